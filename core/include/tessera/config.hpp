@@ -1,0 +1,36 @@
+// Configuration: a tessera.toml file, overridden by environment variables.
+//
+//   [plugins]
+//   search_path = ["plugins"]        # relative paths are relative to the file
+//   load = ["backend-cpu", "./libmy-backend.so"]
+//   [backend]
+//   default = "cpu"
+//   [log]
+//   level = "warn"                   # trace, debug, info, warn, error, off
+//
+// Environment: TESSERA_CONFIG (a file read at start-up), TESSERA_PLUGIN_PATH, TESSERA_LOG_LEVEL.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+struct Config {
+  std::vector<std::filesystem::path> plugin_search_path;
+  std::vector<std::string> plugins_to_load;
+  std::string default_backend = "cpu";
+  std::string log_level = "warn";
+  std::filesystem::path source;  // the file it was read from, if any
+
+  // Parses a TOML file; errors (ConfigError) name the file, line and key.
+  static Config from_file(const std::filesystem::path& file);
+  static Config from_string(const std::string& toml, const std::filesystem::path& source_name = "<string>");
+};
+
+// Applies a configuration to the running process: search path, log level, loads the listed
+// plugins, then sets the default backend.
+void configure(const Config& config);
+
+}  // namespace tessera

@@ -1,0 +1,116 @@
+// Operations on tensors. Binary operations broadcast (NumPy rules) and promote dtypes as PyTorch
+// does; a Scalar operand takes part in promotion as a Python number would.
+#pragma once
+
+#include <vector>
+
+#include "tessera/scalar.hpp"
+#include "tessera/tensor.hpp"
+
+namespace tessera {
+
+// Element-wise binary.
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);  // true division: integer inputs give float32
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+
+#define TESSERA_SCALAR_OVERLOADS(name)                 \
+  Tensor name(const Tensor& a, Scalar b);              \
+  Tensor name(Scalar a, const Tensor& b);
+TESSERA_SCALAR_OVERLOADS(add)
+TESSERA_SCALAR_OVERLOADS(sub)
+TESSERA_SCALAR_OVERLOADS(mul)
+TESSERA_SCALAR_OVERLOADS(div)
+TESSERA_SCALAR_OVERLOADS(pow)
+TESSERA_SCALAR_OVERLOADS(maximum)
+TESSERA_SCALAR_OVERLOADS(minimum)
+TESSERA_SCALAR_OVERLOADS(eq)
+TESSERA_SCALAR_OVERLOADS(ne)
+TESSERA_SCALAR_OVERLOADS(lt)
+TESSERA_SCALAR_OVERLOADS(le)
+TESSERA_SCALAR_OVERLOADS(gt)
+TESSERA_SCALAR_OVERLOADS(ge)
+#undef TESSERA_SCALAR_OVERLOADS
+
+// Element-wise unary. exp, log, sqrt, tanh, sigmoid and gelu give float32 for integer inputs.
+Tensor neg(const Tensor& a);
+Tensor abs(const Tensor& a);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor relu(const Tensor& a);
+Tensor gelu(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor sigmoid(const Tensor& a);
+
+// Reductions. An empty `dims` reduces every dim. sum and prod of integer/bool tensors give int64.
+Tensor sum(const Tensor& a, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& a, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor prod(const Tensor& a, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor max(const Tensor& a, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor min(const Tensor& a, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor all(const Tensor& a, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor any(const Tensor& a, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor argmax(const Tensor& a);  // index into the flattened tensor
+Tensor argmax(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor argmin(const Tensor& a);
+Tensor argmin(const Tensor& a, int64_t dim, bool keepdim = false);
+
+// Linear algebra (torch.matmul rules: 1-d operands, batch broadcasting).
+Tensor matmul(const Tensor& a, const Tensor& b);
+Tensor mm(const Tensor& a, const Tensor& b);  // 2-d x 2-d
+Tensor bmm(const Tensor& a, const Tensor& b);  // 3-d x 3-d, equal batch
+
+Tensor softmax(const Tensor& a, int64_t dim);
+Tensor log_softmax(const Tensor& a, int64_t dim);
+
+// Joining and splitting.
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim = 0);
+
+// Comparison of whole tensors.
+bool equal(const Tensor& a, const Tensor& b);  // same shape and equal values
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+
+// Operators.
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator+(const Tensor& a, Scalar b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, Scalar b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, Scalar b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, Scalar b) { return div(a, b); }
+inline Tensor operator+(Scalar a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(Scalar a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(Scalar a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(Scalar a, const Tensor& b) { return div(a, b); }
+inline Tensor operator-(const Tensor& a) { return neg(a); }
+// Comparison operators are element-wise and return bool tensors, as in libtorch.
+inline Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
+inline Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
+inline Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+inline Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+inline Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+inline Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+inline Tensor operator==(const Tensor& a, Scalar b) { return eq(a, b); }
+inline Tensor operator!=(const Tensor& a, Scalar b) { return ne(a, b); }
+inline Tensor operator<(const Tensor& a, Scalar b) { return lt(a, b); }
+inline Tensor operator<=(const Tensor& a, Scalar b) { return le(a, b); }
+inline Tensor operator>(const Tensor& a, Scalar b) { return gt(a, b); }
+inline Tensor operator>=(const Tensor& a, Scalar b) { return ge(a, b); }
+
+}  // namespace tessera

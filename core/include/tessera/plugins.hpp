@@ -1,0 +1,60 @@
+// Plugins: finding, loading and listing the shared objects that provide backends (and, later,
+// collective algorithms and placement strategies).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+struct ComponentInfo {
+  std::string kind;  // "backend", "collective", "placement"
+  std::string name;  // e.g. "cpu"
+};
+
+struct PluginInfo {
+  std::string name;  // e.g. "backend-cpu"
+  std::string version;
+  std::string description;
+  unsigned sdk_major = 0;
+  unsigned sdk_minor = 0;
+  std::filesystem::path file;
+  std::vector<ComponentInfo> components;
+};
+
+// The outcome of trying one file: accepted with its description, or rejected with the reason.
+struct PluginProbe {
+  std::filesystem::path file;
+  bool accepted = false;
+  PluginInfo info;     // valid when accepted
+  std::string reason;  // why it was rejected (names the file, what it offers, what the host needs)
+};
+
+// Loads a plugin by name ("backend-cpu", found as libtessera-backend-cpu.so on the search path) or
+// by path (anything containing '/' or ending in ".so") and registers its components. Throws
+// PluginError when the file is missing or rejected; the process keeps working either way. Loading
+// an already-loaded file again is a no-op that returns its info.
+PluginInfo load_plugin(const std::string& name_or_path);
+
+// Removes the plugin's components from the registry. The shared object itself stays mapped until
+// the last tensor (or other object) made from it is gone.
+void unload_plugin(const std::string& name);
+
+std::vector<PluginInfo> loaded_plugins();
+
+// The directories searched, in order: TESSERA_PLUGIN_PATH (':'-separated), the configured
+// [plugins].search_path, then the plugin directory beside the Tessera library itself.
+std::vector<std::filesystem::path> plugin_search_path();
+
+// Tries every libtessera-*.so on the search path (without registering anything).
+std::vector<PluginProbe> discover_plugins();
+// Tries one file (without registering anything).
+PluginProbe probe_plugin(const std::filesystem::path& file);
+
+// Names of the registered backends, and the one factories use when no backend is named.
+std::vector<std::string> backend_names();
+std::string default_backend();
+void set_default_backend(const std::string& name);  // loads backend-<name> if needed; throws if unknown
+
+}  // namespace tessera

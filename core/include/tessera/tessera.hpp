@@ -1,0 +1,13 @@
+// Everything a Tessera user needs: #include <tessera/tessera.hpp>.
+#pragma once
+
+#include "tessera/config.hpp"
+#include "tessera/dtype.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/factories.hpp"
+#include "tessera/generator.hpp"
+#include "tessera/ops.hpp"
+#include "tessera/plugins.hpp"
+#include "tessera/scalar.hpp"
+#include "tessera/tensor.hpp"
+#include "tessera/version.hpp"

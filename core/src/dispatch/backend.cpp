@@ -1,0 +1,82 @@
+#include "dispatch/backend.hpp"
+
+#include <fmt/format.h>
+
+#include "observe/log.hpp"
+#include "tessera/errors.hpp"
+
+namespace tessera::dispatch {
+
+DLDataType to_dl(DType dtype) {
+  switch (dtype) {
+    case DType::Bool: return {TESSERA_DL_BOOL_CODE, 8, 1};
+    case DType::Int32: return {kDLInt, 32, 1};
+    case DType::Int64: return {kDLInt, 64, 1};
+    case DType::Float32: return {kDLFloat, 32, 1};
+    case DType::Float64: return {kDLFloat, 64, 1};
+  }
+  return {kDLFloat, 32, 1};
+}
+
+bool from_dl(DLDataType dl, DType* dtype) {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const DLDataType known = to_dl(static_cast<DType>(i));
+    if (known.code == dl.code && known.bits == dl.bits && known.lanes == dl.lanes) {
+      *dtype = static_cast<DType>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+Backend::Backend(const tessera_backend* table, std::shared_ptr<const plugin::LoadedPlugin> owner)
+    : table_(table), owner_(std::move(owner)), name_(table->name) {
+  for (size_t i = 0; i < table->num_kernels; ++i) {
+    const tessera_kernel* entry = table->kernels[i];
+    DType dtype;
+    if (!from_dl(entry->dtype, &dtype)) {
+      observe::logger().warn("backend '{}': kernel '{}' has a dtype Tessera does not know (code {}, {} bits); ignored",
+                             name_, entry->op, entry->dtype.code, entry->dtype.bits);
+      continue;
+    }
+    kernels_by_dtype_[static_cast<size_t>(dtype)].emplace(entry->op, entry->fn);
+  }
+}
+
+tessera_kernel_fn Backend::find_kernel(std::string_view op, DType dtype) const {
+  const KernelMap& map = kernels_by_dtype_[static_cast<size_t>(dtype)];
+  const auto it = map.find(op);
+  return it == map.end() ? nullptr : it->second;
+}
+
+tessera_kernel_fn Backend::kernel(std::string_view op, DType dtype) const {
+  if (tessera_kernel_fn fn = find_kernel(op, dtype)) return fn;
+  std::string supported;
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (find_kernel(op, static_cast<DType>(i)) != nullptr)
+      supported += (supported.empty() ? "" : ", ") + std::string(dtype_name(static_cast<DType>(i)));
+  throw Error(fmt::format("op '{}' has no kernel for dtype {} on backend '{}' (it supports: {})", op,
+                          dtype_name(dtype), name_, supported.empty() ? "no dtype" : supported));
+}
+
+void* Backend::allocate(size_t bytes) const {
+  void* data = nullptr;
+  tessera_error error{};
+  error.struct_size = sizeof(error);
+  if (table_->alloc(table_->context, bytes, &data, &error) != TESSERA_OK) {
+    error.message[sizeof(error.message) - 1] = '\0';
+    throw Error(fmt::format("backend '{}' could not allocate {} bytes: {}", name_, bytes, error.message));
+  }
+  return data;
+}
+
+void Backend::copy(void* dst, const void* src, size_t bytes, int32_t direction) const {
+  tessera_error error{};
+  error.struct_size = sizeof(error);
+  if (table_->copy(table_->context, dst, src, bytes, direction, &error) != TESSERA_OK) {
+    error.message[sizeof(error.message) - 1] = '\0';
+    throw Error(fmt::format("backend '{}' could not copy {} bytes: {}", name_, bytes, error.message));
+  }
+}
+
+}  // namespace tessera::dispatch

@@ -1,0 +1,53 @@
+// A backend component as the core uses it: memory functions and a kernel table indexed for fast
+// lookup by (op, dtype).
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "plugin/loaded_plugin.hpp"
+#include "tessera/dtype.hpp"
+#include "tessera/sdk/backend.h"
+
+namespace tessera::dispatch {
+
+class Backend {
+ public:
+  // `table` was validated by plugin::check_backend; `owner` keeps its library mapped.
+  Backend(const tessera_backend* table, std::shared_ptr<const plugin::LoadedPlugin> owner);
+
+  const std::string& name() const { return name_; }
+  int32_t device_type() const { return table_->device_type; }
+  const plugin::LoadedPlugin& plugin() const { return *owner_; }
+
+  // nullptr when the backend has no kernel for (op, dtype).
+  tessera_kernel_fn find_kernel(std::string_view op, DType dtype) const;
+  // Throws Error naming the op, the dtype and the backend.
+  tessera_kernel_fn kernel(std::string_view op, DType dtype) const;
+  void* context() const { return table_->context; }
+
+  void* allocate(size_t bytes) const;
+  void deallocate(void* data) const noexcept { table_->free(table_->context, data); }
+  void copy(void* dst, const void* src, size_t bytes, int32_t direction) const;
+
+ private:
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using KernelMap = std::unordered_map<std::string, tessera_kernel_fn, StringHash, std::equal_to<>>;
+
+  const tessera_backend* table_;
+  std::shared_ptr<const plugin::LoadedPlugin> owner_;
+  std::string name_;
+  std::array<KernelMap, kNumDTypes> kernels_by_dtype_;
+};
+
+// DType <-> DLDataType. from_dl returns false for a type Tessera does not know.
+DLDataType to_dl(DType dtype);
+bool from_dl(DLDataType dl, DType* dtype);
+
+}  // namespace tessera::dispatch

@@ -1,0 +1,82 @@
+#include "dispatch/kernel_call.hpp"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "tessera/errors.hpp"
+
+namespace tessera::dispatch {
+namespace {
+
+constexpr size_t kMaxOperands = 8;
+constexpr size_t kMaxAttrs = 8;
+
+DLTensor to_dltensor(const Operand& o) {
+  const TensorImpl& t = *o.tensor;
+  DLTensor dl{};
+  dl.data = t.storage()->data;
+  dl.device = {static_cast<DLDeviceType>(t.backend().device_type()), 0};
+  dl.ndim = o.ndim;
+  dl.dtype = to_dl(t.dtype());
+  dl.shape = const_cast<int64_t*>(o.sizes);  // DLTensor's fields are not const; kernels only read them
+  dl.strides = const_cast<int64_t*>(o.strides);
+  dl.byte_offset = static_cast<uint64_t>(t.offset()) * itemsize(t.dtype());
+  return dl;
+}
+
+}  // namespace
+
+void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> inputs,
+                 std::initializer_list<Operand> outputs, std::initializer_list<Attr> attrs) {
+  if (inputs.size() > kMaxOperands || outputs.size() > kMaxOperands || attrs.size() > kMaxAttrs)
+    throw Error(fmt::format("internal: kernel '{}' called with too many operands or attributes", op));
+  const Operand& first = outputs.size() > 0 ? *outputs.begin() : *inputs.begin();
+  const Backend& backend = first.tensor->backend();
+
+  std::array<DLTensor, kMaxOperands> in{};
+  std::array<DLTensor, kMaxOperands> out{};
+  size_t n = 0;
+  for (const Operand& o : inputs) {
+    if (&o.tensor->backend() != &backend)
+      throw Error(fmt::format("{}: tensors are on different backends ('{}' and '{}'); move them to one first", op,
+                              o.tensor->backend().name(), backend.name()));
+    in[n++] = to_dltensor(o);
+  }
+  n = 0;
+  for (const Operand& o : outputs) {
+    if (&o.tensor->backend() != &backend)
+      throw Error(fmt::format("{}: tensors are on different backends ('{}' and '{}'); move them to one first", op,
+                              o.tensor->backend().name(), backend.name()));
+    out[n++] = to_dltensor(o);
+  }
+
+  std::array<tessera_attr, kMaxAttrs> attr_values{};
+  std::array<const tessera_attr*, kMaxAttrs> attr_pointers{};
+  n = 0;
+  for (const Attr& a : attrs) {
+    attr_values[n] = {sizeof(tessera_attr), a.name, a.kind, a.int_value, a.float_value, a.ints.data(), a.ints.size()};
+    attr_pointers[n] = &attr_values[n];
+    ++n;
+  }
+
+  tessera_kernel_call call{};
+  call.struct_size = sizeof(call);
+  call.inputs = in.data();
+  call.num_inputs = inputs.size();
+  call.outputs = out.data();
+  call.num_outputs = outputs.size();
+  call.attrs = attr_pointers.data();
+  call.num_attrs = attrs.size();
+
+  const tessera_kernel_fn fn = backend.kernel(op, key);
+  tessera_error error;
+  error.struct_size = sizeof(error);
+  if (const tessera_status status = fn(backend.context(), &call, &error); status != TESSERA_OK) {
+    error.message[sizeof(error.message) - 1] = '\0';
+    throw Error(fmt::format("{} ({}) on backend '{}' failed: {}", op, dtype_name(key), backend.name(),
+                            error.message));
+  }
+}
+
+}  // namespace tessera::dispatch

@@ -1,0 +1,107 @@
+#include "tessera/config.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <toml++/toml.h>
+
+#include "tessera/errors.hpp"
+
+namespace tessera {
+namespace fs = std::filesystem;
+namespace {
+
+[[noreturn]] void fail(const fs::path& file, const toml::source_region& where, const std::string& key,
+                       const std::string& what) {
+  throw ConfigError(fmt::format("{}:{}: key '{}': {}", file.string(), where.begin.line, key, what));
+}
+
+// Unknown keys are errors: a misspelt key silently ignored is a configuration that does not apply.
+void check_keys(const fs::path& file, const toml::table& table, const std::string& prefix,
+                const std::set<std::string>& known) {
+  for (const auto& [key, node] : table) {
+    const std::string name(key.str());
+    if (known.count(name) == 0) {
+      std::string expected;
+      for (const std::string& k : known) expected += (expected.empty() ? "" : ", ") + prefix + k;
+      fail(file, node.source(), prefix + name, "unknown key; expected one of " + expected);
+    }
+  }
+}
+
+const toml::table* section(const fs::path& file, const toml::table& root, const std::string& name) {
+  const toml::node* node = root.get(name);
+  if (node == nullptr) return nullptr;
+  if (!node->is_table()) fail(file, node->source(), name, "expected a table [" + name + "]");
+  return node->as_table();
+}
+
+std::string string_value(const fs::path& file, const toml::table& table, const std::string& prefix,
+                         const std::string& key, const std::string& fallback) {
+  const toml::node* node = table.get(key);
+  if (node == nullptr) return fallback;
+  if (!node->is_string()) fail(file, node->source(), prefix + key, "expected a string");
+  return node->as_string()->get();
+}
+
+std::vector<std::string> string_list(const fs::path& file, const toml::table& table, const std::string& prefix,
+                                     const std::string& key) {
+  std::vector<std::string> values;
+  const toml::node* node = table.get(key);
+  if (node == nullptr) return values;
+  if (!node->is_array()) fail(file, node->source(), prefix + key, "expected an array of strings");
+  for (const toml::node& item : *node->as_array()) {
+    if (!item.is_string()) fail(file, item.source(), prefix + key, "expected an array of strings");
+    values.push_back(item.as_string()->get());
+  }
+  return values;
+}
+
+Config parse(const toml::table& root, const fs::path& file) {
+  Config config;
+  config.source = file;
+  check_keys(file, root, "", {"plugins", "backend", "log"});
+  const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  if (const toml::table* plugins = section(file, root, "plugins")) {
+    check_keys(file, *plugins, "plugins.", {"search_path", "load"});
+    for (const std::string& dir : string_list(file, *plugins, "plugins.", "search_path"))
+      config.plugin_search_path.push_back(fs::path(dir).is_absolute() ? fs::path(dir) : base / dir);
+    for (const std::string& plugin : string_list(file, *plugins, "plugins.", "load"))
+      // A relative file path is relative to the config file; a bare name is looked up on the path.
+      config.plugins_to_load.push_back(plugin.find('/') != std::string::npos && !fs::path(plugin).is_absolute()
+                                           ? (base / plugin).string()
+                                           : plugin);
+  }
+  if (const toml::table* backend = section(file, root, "backend")) {
+    check_keys(file, *backend, "backend.", {"default"});
+    config.default_backend = string_value(file, *backend, "backend.", "default", config.default_backend);
+  }
+  if (const toml::table* log = section(file, root, "log")) {
+    check_keys(file, *log, "log.", {"level"});
+    config.log_level = string_value(file, *log, "log.", "level", config.log_level);
+  }
+  return config;
+}
+
+}  // namespace
+
+Config Config::from_file(const fs::path& file) {
+  std::error_code error;
+  if (!fs::is_regular_file(file, error))
+    throw ConfigError(fmt::format("configuration file '{}' does not exist", file.string()));
+  try {
+    return parse(toml::parse_file(file.string()), file);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(fmt::format("{}:{}: {}", file.string(), e.source().begin.line, e.description()));
+  }
+}
+
+Config Config::from_string(const std::string& text, const fs::path& source_name) {
+  try {
+    return parse(toml::parse(text, source_name.string()), source_name);
+  } catch (const toml::parse_error& e) {
+    throw ConfigError(fmt::format("{}:{}: {}", source_name.string(), e.source().begin.line, e.description()));
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,52 @@
+// The public plugin functions of tessera/plugins.hpp, over the Registry.
+#include <algorithm>
+#include <set>
+
+#include "plugin/registry.hpp"
+#include "tessera/errors.hpp"
+
+namespace tessera {
+namespace fs = std::filesystem;
+using plugin::Registry;
+
+PluginInfo load_plugin(const std::string& name_or_path) { return Registry::instance().load(name_or_path); }
+void unload_plugin(const std::string& name) { Registry::instance().unload(name); }
+std::vector<PluginInfo> loaded_plugins() { return Registry::instance().loaded(); }
+std::vector<fs::path> plugin_search_path() { return Registry::instance().search_path(); }
+std::vector<std::string> backend_names() { return Registry::instance().backend_names(); }
+std::string default_backend() { return Registry::instance().default_backend_name(); }
+void set_default_backend(const std::string& name) { Registry::instance().set_default_backend(name); }
+
+PluginProbe probe_plugin(const fs::path& file) {
+  PluginProbe probe;
+  probe.file = file;
+  try {
+    probe.info = plugin::LoadedPlugin::open(file)->info();
+    probe.accepted = true;
+  } catch (const PluginError& e) {
+    probe.reason = e.what();
+  }
+  return probe;
+}
+
+std::vector<PluginProbe> discover_plugins() {
+  std::vector<PluginProbe> probes;
+  std::set<std::string> seen;  // a file name found twice: the first directory wins, as in PATH
+  for (const fs::path& dir : plugin_search_path()) {
+    std::error_code error;
+    if (!fs::is_directory(dir, error)) continue;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir, error)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("libtessera-") && name.ends_with(".so")) files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files)
+      if (seen.insert(file.filename().string()).second) probes.push_back(probe_plugin(file));
+  }
+  return probes;
+}
+
+void configure(const Config& config) { Registry::instance().apply(config); }
+
+}  // namespace tessera

@@ -1,0 +1,191 @@
+#include "plugin/registry.hpp"
+
+#include <cstdlib>
+#include <sstream>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <fmt/format.h>
+
+#include "observe/log.hpp"
+#include "tessera/errors.hpp"
+
+namespace tessera::plugin {
+namespace fs = std::filesystem;
+
+std::string plugin_file_name(const std::string& name) { return "libtessera-" + name + ".so"; }
+
+namespace {
+
+bool looks_like_path(const std::string& text) {
+  return text.find('/') != std::string::npos || text.ends_with(".so");
+}
+
+std::vector<fs::path> split_path_list(const char* text) {
+  std::vector<fs::path> dirs;
+  if (text == nullptr) return dirs;
+  std::stringstream stream(text);
+  for (std::string dir; std::getline(stream, dir, ':');)
+    if (!dir.empty()) dirs.emplace_back(dir);
+  return dirs;
+}
+
+// Plugins installed beside libtessera itself: <libdir>/tessera/plugins, in the build tree and after
+// `cmake --install` alike, so no environment variable is needed.
+fs::path bundled_plugin_dir() {
+  return fs::path(boost::dll::this_line_location().parent_path().string()) / "tessera" / "plugins";
+}
+
+std::string join_paths(const std::vector<fs::path>& paths) {
+  std::string text;
+  for (const fs::path& p : paths) text += (text.empty() ? "" : ", ") + p.string();
+  return text;
+}
+
+}  // namespace
+
+Registry& Registry::instance() {
+  static Registry* registry = [] {
+    auto* made = new Registry();  // never destroyed: tensors in static storage may outlive main
+    if (const char* level = std::getenv("TESSERA_LOG_LEVEL")) observe::set_log_level(level);
+    if (const char* file = std::getenv("TESSERA_CONFIG")) made->apply(Config::from_file(file));
+    return made;
+  }();
+  return *registry;
+}
+
+std::vector<fs::path> Registry::search_path() const {
+  std::lock_guard lock(mutex_);
+  return search_path_locked();
+}
+
+std::vector<fs::path> Registry::search_path_locked() const {
+  std::vector<fs::path> dirs = split_path_list(std::getenv("TESSERA_PLUGIN_PATH"));
+  dirs.insert(dirs.end(), configured_search_path_.begin(), configured_search_path_.end());
+  dirs.push_back(bundled_plugin_dir());
+  return dirs;
+}
+
+fs::path Registry::resolve(const std::string& name_or_path) const {
+  if (looks_like_path(name_or_path)) return name_or_path;
+  const std::string file_name = plugin_file_name(name_or_path);
+  const std::vector<fs::path> dirs = search_path_locked();
+  for (const fs::path& dir : dirs) {
+    std::error_code error;
+    if (fs::is_regular_file(dir / file_name, error)) return dir / file_name;
+  }
+  throw PluginError(fmt::format("plugin '{}' not found: no {} in the search path ({})", name_or_path,
+                                file_name, join_paths(dirs)));
+}
+
+PluginInfo Registry::load(const std::string& name_or_path) {
+  std::lock_guard lock(mutex_);
+  return load_locked(name_or_path);
+}
+
+PluginInfo Registry::load_locked(const std::string& name_or_path) {
+  const fs::path file = resolve(name_or_path);
+  std::error_code error;
+  const fs::path canonical = fs::weakly_canonical(file, error);
+  for (const auto& plugin : plugins_)
+    if (plugin->info().file == canonical) return plugin->info();
+
+  std::shared_ptr<LoadedPlugin> plugin = LoadedPlugin::open(file);
+  const tessera_plugin_info& raw = plugin->raw();
+  // Check every component before registering any, so a rejected plugin leaves no trace.
+  for (size_t i = 0; i < raw.num_components; ++i) {
+    const tessera_component* component = raw.components[i];
+    if (component->kind == TESSERA_COMPONENT_BACKEND && backends_.count(component->name) != 0)
+      throw PluginError(fmt::format("plugin '{}' rejected: backend '{}' is already provided by {}",
+                                    file.string(), component->name,
+                                    backends_.at(component->name)->plugin().info().file.string()));
+  }
+  for (size_t i = 0; i < raw.num_components; ++i) {
+    const tessera_component* component = raw.components[i];
+    if (component->kind == TESSERA_COMPONENT_BACKEND)
+      backends_.emplace(component->name, std::make_shared<const dispatch::Backend>(
+                                             static_cast<const tessera_backend*>(component->table), plugin));
+    else
+      observe::logger().info("plugin '{}': component '{}' of kind {} is not used by this host yet",
+                             plugin->info().name, component->name, component->kind);
+  }
+  plugins_.push_back(plugin);
+  observe::logger().info("loaded plugin '{}' {} from {}", plugin->info().name, plugin->info().version,
+                         plugin->info().file.string());
+  return plugin->info();
+}
+
+void Registry::unload(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  auto it = std::find_if(plugins_.begin(), plugins_.end(),
+                         [&](const auto& plugin) { return plugin->info().name == name; });
+  if (it == plugins_.end()) throw PluginError(fmt::format("cannot unload plugin '{}': it is not loaded", name));
+  for (const ComponentInfo& component : (*it)->info().components) {
+    if (component.kind != "backend") continue;
+    backends_.erase(component.name);
+    if (default_backend_ && default_backend_->name() == component.name) default_backend_.reset();
+  }
+  plugins_.erase(it);
+}
+
+std::vector<PluginInfo> Registry::loaded() const {
+  std::lock_guard lock(mutex_);
+  std::vector<PluginInfo> infos;
+  for (const auto& plugin : plugins_) infos.push_back(plugin->info());
+  return infos;
+}
+
+std::shared_ptr<const dispatch::Backend> Registry::backend(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  return backend_locked(name);
+}
+
+std::shared_ptr<const dispatch::Backend> Registry::backend_locked(const std::string& name) {
+  if (auto it = backends_.find(name); it != backends_.end()) return it->second;
+  try {
+    load_locked("backend-" + name);
+  } catch (const PluginError& e) {
+    std::string known;
+    for (const auto& [known_name, unused] : backends_) known += (known.empty() ? "" : ", ") + known_name;
+    throw Error(fmt::format("no backend named '{}' (loaded backends: {}); loading plugin 'backend-{}' failed: {}",
+                            name, known.empty() ? "none" : known, name, e.what()));
+  }
+  if (auto it = backends_.find(name); it != backends_.end()) return it->second;
+  throw Error(fmt::format("no backend named '{}': plugin 'backend-{}' loaded but provides no such backend",
+                          name, name));
+}
+
+std::shared_ptr<const dispatch::Backend> Registry::default_backend() {
+  std::lock_guard lock(mutex_);
+  if (!default_backend_) default_backend_ = backend_locked(default_backend_name_);
+  return default_backend_;
+}
+
+void Registry::set_default_backend(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  default_backend_ = backend_locked(name);
+  default_backend_name_ = name;
+}
+
+std::string Registry::default_backend_name() const {
+  std::lock_guard lock(mutex_);
+  return default_backend_name_;
+}
+
+std::vector<std::string> Registry::backend_names() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> names;
+  for (const auto& [name, unused] : backends_) names.push_back(name);
+  return names;
+}
+
+void Registry::apply(const Config& config) {
+  observe::set_log_level(config.log_level);
+  {
+    std::lock_guard lock(mutex_);
+    configured_search_path_ = config.plugin_search_path;
+    for (const std::string& plugin : config.plugins_to_load) load_locked(plugin);
+  }
+  set_default_backend(config.default_backend);
+}
+
+}  // namespace tessera::plugin

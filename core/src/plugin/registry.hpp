@@ -1,0 +1,55 @@
+// The process-wide registry of loaded plugins and the components they provide.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "dispatch/backend.hpp"
+#include "plugin/loaded_plugin.hpp"
+#include "tessera/config.hpp"
+#include "tessera/plugins.hpp"
+
+namespace tessera::plugin {
+
+class Registry {
+ public:
+  // The first call reads TESSERA_CONFIG and TESSERA_LOG_LEVEL.
+  static Registry& instance();
+
+  PluginInfo load(const std::string& name_or_path);
+  void unload(const std::string& name);
+  std::vector<PluginInfo> loaded() const;
+
+  // Loads backend-<name> from the search path when no loaded plugin provides `name`.
+  std::shared_ptr<const dispatch::Backend> backend(const std::string& name);
+  std::shared_ptr<const dispatch::Backend> default_backend();
+  void set_default_backend(const std::string& name);
+  std::string default_backend_name() const;
+  std::vector<std::string> backend_names() const;
+
+  std::vector<std::filesystem::path> search_path() const;
+  void apply(const Config& config);
+
+ private:
+  Registry() = default;
+  std::vector<std::filesystem::path> search_path_locked() const;
+  std::filesystem::path resolve(const std::string& name_or_path) const;
+  PluginInfo load_locked(const std::string& name_or_path);
+  std::shared_ptr<const dispatch::Backend> backend_locked(const std::string& name);
+
+  mutable std::mutex mutex_;
+  std::vector<std::shared_ptr<LoadedPlugin>> plugins_;
+  std::map<std::string, std::shared_ptr<const dispatch::Backend>, std::less<>> backends_;
+  std::vector<std::filesystem::path> configured_search_path_;
+  std::string default_backend_name_ = "cpu";
+  std::shared_ptr<const dispatch::Backend> default_backend_;
+};
+
+// The file name a plugin called `name` has on disk: libtessera-<name>.so.
+std::string plugin_file_name(const std::string& name);
+
+}  // namespace tessera::plugin

@@ -1,0 +1,72 @@
+#include "plugin/validation.hpp"
+
+#include <fmt/format.h>
+
+#include "tessera/sdk/version.h"
+
+namespace tessera::plugin {
+
+const char* component_kind_name(int32_t kind) {
+  switch (kind) {
+    case TESSERA_COMPONENT_BACKEND: return "backend";
+    case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: return "collective";
+    case TESSERA_COMPONENT_PLACEMENT: return "placement";
+    default: return "unknown";
+  }
+}
+
+std::string check_plugin_info(const tessera_plugin_info* info) {
+  if (info == nullptr) return "tessera_plugin_query returned OK but no plugin info";
+  if (info->struct_size < kPluginInfoSizeV1)
+    return fmt::format("tessera_plugin_info is {} bytes, the host needs at least {} (SDK {}.0)",
+                       info->struct_size, kPluginInfoSizeV1, TESSERA_SDK_VERSION_MAJOR);
+  if (info->sdk_major != TESSERA_SDK_VERSION_MAJOR)
+    return fmt::format("plugin was built for SDK {}.{}, the host supports SDK major {} (up to {}.{})",
+                       info->sdk_major, info->sdk_minor, TESSERA_SDK_VERSION_MAJOR,
+                       TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
+  if (info->name == nullptr || info->name[0] == '\0') return "plugin info has no name";
+  if (info->num_components > 0 && info->components == nullptr)
+    return fmt::format("plugin declares {} components but the components pointer is NULL",
+                       info->num_components);
+  return {};
+}
+
+std::string check_component(const tessera_component* component, size_t index) {
+  if (component == nullptr) return fmt::format("component #{} is NULL", index);
+  if (component->struct_size < kComponentSizeV1)
+    return fmt::format("component #{} struct is {} bytes, the host needs at least {}", index,
+                       component->struct_size, kComponentSizeV1);
+  if (component->name == nullptr || component->name[0] == '\0')
+    return fmt::format("component #{} has no name", index);
+  if (component->table == nullptr)
+    return fmt::format("component #{} ('{}') has a NULL table", index, component->name);
+  if (component->kind == TESSERA_COMPONENT_BACKEND)
+    if (std::string reason = check_backend(static_cast<const tessera_backend*>(component->table));
+        !reason.empty())
+      return fmt::format("backend '{}': {}", component->name, reason);
+  return {};
+}
+
+std::string check_backend(const tessera_backend* backend) {
+  if (backend->struct_size < kBackendSizeV1)
+    return fmt::format("tessera_backend struct is {} bytes, the host needs at least {} (SDK {}.0)",
+                       backend->struct_size, kBackendSizeV1, TESSERA_SDK_VERSION_MAJOR);
+  if (backend->name == nullptr || backend->name[0] == '\0') return "the backend table has no name";
+  if (backend->alloc == nullptr) return "required function 'alloc' is NULL";
+  if (backend->free == nullptr) return "required function 'free' is NULL";
+  if (backend->copy == nullptr) return "required function 'copy' is NULL";
+  if (backend->num_kernels > 0 && backend->kernels == nullptr)
+    return fmt::format("declares {} kernels but the kernels pointer is NULL", backend->num_kernels);
+  for (size_t i = 0; i < backend->num_kernels; ++i) {
+    const tessera_kernel* kernel = backend->kernels[i];
+    if (kernel == nullptr) return fmt::format("kernel #{} is NULL", i);
+    if (kernel->struct_size < kKernelSizeV1)
+      return fmt::format("kernel #{} struct is {} bytes, the host needs at least {}", i, kernel->struct_size,
+                         kKernelSizeV1);
+    if (kernel->op == nullptr) return fmt::format("kernel #{} has no op name", i);
+    if (kernel->fn == nullptr) return fmt::format("kernel #{} ('{}') has a NULL function", i, kernel->op);
+  }
+  return {};
+}
+
+}  // namespace tessera::plugin

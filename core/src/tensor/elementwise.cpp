@@ -1,0 +1,99 @@
+// Element-wise operations: promote, broadcast, run one kernel.
+#include <fmt/format.h>
+
+#include "tensor/internal.hpp"
+#include "tensor/type_promotion.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera {
+namespace {
+
+using detail::impl_of;
+
+enum class BinaryKind { Arithmetic, TrueDivision, Comparison };
+
+Tensor binary(const char* op, BinaryKind kind, DType result, const Tensor& a, const Tensor& b) {
+  DType compute = result;
+  if (kind == BinaryKind::TrueDivision && !is_floating(compute)) compute = kDefaultFloat;
+  const Tensor ca = impl_of(a, op).dtype() == compute ? a : a.to(compute);
+  const Tensor cb = impl_of(b, op).dtype() == compute ? b : b.to(compute);
+  const TensorImpl& ia = *ca.impl();
+  const TensorImpl& ib = *cb.impl();
+  const Shape shape = detail::broadcast_shapes(ia.sizes(), ib.sizes(), op);
+  Tensor out = detail::empty_like_on(ia, shape, kind == BinaryKind::Comparison ? kBool : compute);
+  const std::vector<int64_t> sa = detail::broadcast_strides(ia, shape);
+  const std::vector<int64_t> sb = detail::broadcast_strides(ib, shape);
+  dispatch::call_kernel(op, compute, {dispatch::operand(ia, shape, sa), dispatch::operand(ib, shape, sb)},
+                        {dispatch::operand(*out.impl())});
+  return out;
+}
+
+Tensor binary(const char* op, BinaryKind kind, const Tensor& a, const Tensor& b) {
+  impl_of(a, op);
+  impl_of(b, op);
+  return binary(op, kind, detail::ResultType().add(a).add(b).result(), a, b);
+}
+
+// A scalar operand becomes a 0-d tensor of the result dtype on the tensor's backend.
+Tensor scalar_like(const Tensor& t, Scalar s, DType dtype) {
+  Tensor out = detail::empty_like_on(impl_of(t, "scalar operand"), {}, dtype);
+  out.fill_(s);
+  return out;
+}
+
+Tensor binary(const char* op, BinaryKind kind, const Tensor& a, Scalar b) {
+  impl_of(a, op);
+  const DType result = detail::ResultType().add(a).add(b).result();
+  return binary(op, kind, result, a, scalar_like(a, b, result));
+}
+
+Tensor binary(const char* op, BinaryKind kind, Scalar a, const Tensor& b) {
+  impl_of(b, op);
+  const DType result = detail::ResultType().add(a).add(b).result();
+  return binary(op, kind, result, scalar_like(b, a, result), b);
+}
+
+// Unary ops that are only defined on floats compute integer and bool inputs as float32.
+Tensor unary(const char* op, const Tensor& a, bool float_only) {
+  const TensorImpl& self = impl_of(a, op);
+  const Tensor input = float_only && !is_floating(self.dtype()) ? a.to(kDefaultFloat) : a;
+  const TensorImpl& in = *input.impl();
+  Tensor out = detail::empty_like_on(in, in.sizes(), in.dtype());
+  dispatch::call_kernel(op, in.dtype(), {dispatch::operand(in)}, {dispatch::operand(*out.impl())});
+  return out;
+}
+
+}  // namespace
+
+#define TESSERA_BINARY(name, kind)                                                               \
+  Tensor name(const Tensor& a, const Tensor& b) { return binary(#name, kind, a, b); }            \
+  Tensor name(const Tensor& a, Scalar b) { return binary(#name, kind, a, b); }                   \
+  Tensor name(Scalar a, const Tensor& b) { return binary(#name, kind, a, b); }
+
+TESSERA_BINARY(add, BinaryKind::Arithmetic)
+TESSERA_BINARY(sub, BinaryKind::Arithmetic)
+TESSERA_BINARY(mul, BinaryKind::Arithmetic)
+TESSERA_BINARY(div, BinaryKind::TrueDivision)
+TESSERA_BINARY(pow, BinaryKind::Arithmetic)
+TESSERA_BINARY(maximum, BinaryKind::Arithmetic)
+TESSERA_BINARY(minimum, BinaryKind::Arithmetic)
+TESSERA_BINARY(eq, BinaryKind::Comparison)
+TESSERA_BINARY(ne, BinaryKind::Comparison)
+TESSERA_BINARY(lt, BinaryKind::Comparison)
+TESSERA_BINARY(le, BinaryKind::Comparison)
+TESSERA_BINARY(gt, BinaryKind::Comparison)
+TESSERA_BINARY(ge, BinaryKind::Comparison)
+#undef TESSERA_BINARY
+
+Tensor neg(const Tensor& a) { return unary("neg", a, false); }
+Tensor abs(const Tensor& a) { return unary("abs", a, false); }
+Tensor relu(const Tensor& a) { return unary("relu", a, false); }
+Tensor exp(const Tensor& a) { return unary("exp", a, true); }
+Tensor log(const Tensor& a) { return unary("log", a, true); }
+Tensor sqrt(const Tensor& a) { return unary("sqrt", a, true); }
+Tensor gelu(const Tensor& a) { return unary("gelu", a, true); }
+Tensor tanh(const Tensor& a) { return unary("tanh", a, true); }
+Tensor sigmoid(const Tensor& a) { return unary("sigmoid", a, true); }
+
+}  // namespace tessera

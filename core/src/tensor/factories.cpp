@@ -1,0 +1,169 @@
+// Factories: tensors made from nothing but a shape, a value or a generator.
+#include "tessera/factories.hpp"
+
+#include <cmath>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "tensor/internal.hpp"
+#include "tessera/errors.hpp"
+
+namespace tessera {
+namespace {
+
+DType dtype_or(const TensorOptions& options, DType fallback) {
+  return options.has_dtype ? options.dtype_value : fallback;
+}
+
+Tensor filled(const Shape& shape, Scalar value, DType dtype, const TensorOptions& options) {
+  Tensor out = detail::empty_on(shape, dtype, detail::backend_for(options));
+  out.fill_(value);
+  return out;
+}
+
+Tensor random(const char* op, const Shape& shape, Generator& generator, const TensorOptions& options,
+              uint64_t counters_per_element, std::initializer_list<dispatch::Attr> distribution) {
+  const DType dtype = dtype_or(options, kDefaultFloat);
+  if (!is_floating(dtype))
+    throw Error(fmt::format("{}: dtype {} is not supported; expected float32 or float64", op, dtype_name(dtype)));
+  Tensor out = detail::empty_on(shape, dtype, detail::backend_for(options));
+  const auto numel = static_cast<uint64_t>(out.numel());
+  const uint64_t offset = generator.advance(numel * counters_per_element) / counters_per_element;
+  const dispatch::Attr seed = dispatch::Attr::integer("seed", static_cast<int64_t>(generator.seed()));
+  const dispatch::Attr start = dispatch::Attr::integer("offset", static_cast<int64_t>(offset));
+  const auto it = distribution.begin();
+  dispatch::call_kernel(op, dtype, {}, {dispatch::operand(*out.impl())}, {seed, start, it[0], it[1]});
+  return out;
+}
+
+std::mutex default_generator_mutex;
+
+}  // namespace
+
+Generator& default_generator() {
+  static Generator generator;
+  return generator;
+}
+
+void manual_seed(uint64_t seed) {
+  std::lock_guard lock(default_generator_mutex);
+  default_generator().manual_seed(seed);
+}
+
+Tensor empty(const Shape& shape, TensorOptions options) {
+  return detail::empty_on(shape, dtype_or(options, kFloat32), detail::backend_for(options));
+}
+Tensor zeros(const Shape& shape, TensorOptions options) { return full(shape, 0, options.dtype(dtype_or(options, kFloat32))); }
+Tensor ones(const Shape& shape, TensorOptions options) { return full(shape, 1, options.dtype(dtype_or(options, kFloat32))); }
+
+Tensor full(const Shape& shape, Scalar value, TensorOptions options) {
+  return filled(shape, value, dtype_or(options, value.promotion_dtype()), options);
+}
+
+Tensor scalar_tensor(Scalar value, TensorOptions options) { return full({}, value, options); }
+
+Tensor arange(Scalar end, TensorOptions options) { return arange(0, end, 1, options); }
+
+Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions options) {
+  const bool all_integral = start.is_integral() && end.is_integral() && step.is_integral();
+  const DType dtype = dtype_or(options, all_integral ? kInt64 : kDefaultFloat);
+  if (dtype == kBool) throw Error("arange: dtype bool is not supported; expected a numeric dtype");
+  if (step.to_double() == 0.0) throw Error("arange: step must be nonzero, got 0");
+  const double span = (end.to_double() - start.to_double()) / step.to_double();
+  if (!(span < 9.0e15)) throw Error(fmt::format("arange: the range [{}, {}) with step {} is too large or not finite",
+                                               start.to_string(), end.to_string(), step.to_string()));
+  // Count as torch.arange does: ceil((end - start) / step), computed exactly for integers.
+  int64_t count;
+  if (all_integral) {
+    const int64_t s = step.to_int();
+    const int64_t diff = end.to_int() - start.to_int();
+    count = (diff == 0 || (diff > 0) != (s > 0)) ? 0 : (diff + s - (s > 0 ? 1 : -1)) / s;
+  } else {
+    count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(span)));
+  }
+  Tensor out = detail::empty_on({count}, dtype, detail::backend_for(options));
+  const bool integral = !is_floating(dtype);
+  const dispatch::Attr a = integral ? dispatch::Attr::integer("start", start.to_int())
+                                    : dispatch::Attr::real("start", start.to_double());
+  const dispatch::Attr b = integral ? dispatch::Attr::integer("step", step.to_int())
+                                    : dispatch::Attr::real("step", step.to_double());
+  dispatch::call_kernel("arange", dtype, {}, {dispatch::operand(*out.impl())}, {a, b});
+  return out;
+}
+
+Tensor eye(int64_t n, TensorOptions options) { return eye(n, n, options); }
+
+Tensor eye(int64_t n, int64_t m, TensorOptions options) {
+  if (n < 0 || m < 0) throw Error(fmt::format("eye: sizes must be non-negative, got n={} m={}", n, m));
+  const DType dtype = dtype_or(options, kFloat32);
+  Tensor out = detail::empty_on({n, m}, dtype, detail::backend_for(options));
+  dispatch::call_kernel("eye", dtype, {}, {dispatch::operand(*out.impl())});
+  return out;
+}
+
+Tensor rand(const Shape& shape, TensorOptions options) {
+  std::lock_guard lock(default_generator_mutex);
+  return rand(shape, default_generator(), options);
+}
+Tensor rand(const Shape& shape, Generator& generator, TensorOptions options) {
+  return random("uniform", shape, generator, options, 1,
+                {dispatch::Attr::real("low", 0.0), dispatch::Attr::real("high", 1.0)});
+}
+Tensor randn(const Shape& shape, TensorOptions options) {
+  std::lock_guard lock(default_generator_mutex);
+  return randn(shape, default_generator(), options);
+}
+Tensor randn(const Shape& shape, Generator& generator, TensorOptions options) {
+  // A normal element consumes two counters (Box-Muller), see counter_rng.hpp.
+  return random("normal", shape, generator, options, 2,
+                {dispatch::Attr::real("mean", 0.0), dispatch::Attr::real("std", 1.0)});
+}
+
+namespace {
+TensorOptions like_options(const Tensor& like, TensorOptions options) {
+  if (!options.has_dtype) options.dtype(like.dtype());
+  if (options.backend_name.empty()) options.backend(like.backend());
+  return options;
+}
+}  // namespace
+
+Tensor empty_like(const Tensor& like, TensorOptions options) { return empty(like.sizes(), like_options(like, options)); }
+Tensor zeros_like(const Tensor& like, TensorOptions options) { return zeros(like.sizes(), like_options(like, options)); }
+Tensor ones_like(const Tensor& like, TensorOptions options) { return ones(like.sizes(), like_options(like, options)); }
+Tensor full_like(const Tensor& like, Scalar value, TensorOptions options) {
+  return full(like.sizes(), value, like_options(like, options));
+}
+
+namespace detail {
+void throw_ragged(size_t row, size_t got, size_t expected) {
+  throw Error(fmt::format("tensor: nested values are ragged: row {} has {} elements, expected {}", row, got, expected));
+}
+}  // namespace detail
+
+template <class T>
+Tensor from_values(const std::vector<T>& values, const Shape& shape, TensorOptions options) {
+  if (shape_numel(shape) != static_cast<int64_t>(values.size()))
+    throw Error(fmt::format("from_values: {} values do not fill shape {} ({} elements)", values.size(),
+                            shape_text(shape), shape_numel(shape)));
+  // Python semantics: plain integers become int64.
+  using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t,
+                                    std::conditional_t<std::is_integral_v<T>, int64_t, T>>;
+  DType natural = kInt64;
+  if constexpr (std::is_same_v<T, bool>) natural = kBool;
+  else if constexpr (std::is_floating_point_v<T>) natural = dtype_of<T>();
+  std::vector<Stored> host(values.begin(), values.end());
+  Tensor staged = detail::empty_on(shape, natural, detail::backend_for(options));
+  const TensorImpl& impl = *staged.impl();
+  impl.backend().copy(impl.storage()->data, host.data(), host.size() * sizeof(Stored), TESSERA_COPY_HOST_TO_DEVICE);
+  return staged.to(dtype_or(options, natural));
+}
+
+template Tensor from_values<bool>(const std::vector<bool>&, const Shape&, TensorOptions);
+template Tensor from_values<int>(const std::vector<int>&, const Shape&, TensorOptions);
+template Tensor from_values<long>(const std::vector<long>&, const Shape&, TensorOptions);
+template Tensor from_values<long long>(const std::vector<long long>&, const Shape&, TensorOptions);
+template Tensor from_values<float>(const std::vector<float>&, const Shape&, TensorOptions);
+template Tensor from_values<double>(const std::vector<double>&, const Shape&, TensorOptions);
+
+}  // namespace tessera

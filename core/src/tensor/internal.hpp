@@ -1,0 +1,36 @@
+// Helpers shared by the files that implement tensor operations.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "dispatch/kernel_call.hpp"
+#include "tensor/tensor_impl.hpp"
+#include "tessera/tensor.hpp"
+
+namespace tessera::detail {
+
+// The implementation behind a handle; throws on an undefined tensor, naming the op.
+const TensorImpl& impl_of(const Tensor& t, const char* op);
+
+// A new contiguous tensor on `backend` (uninitialised).
+Tensor empty_on(const Shape& sizes, DType dtype, std::shared_ptr<const dispatch::Backend> backend);
+// A new contiguous tensor like `like` (same backend) with the given sizes and dtype.
+Tensor empty_like_on(const TensorImpl& like, const Shape& sizes, DType dtype);
+
+// The backend factories use when the options name none.
+std::shared_ptr<const dispatch::Backend> backend_for(const TensorOptions& options);
+
+// NumPy broadcasting of two shapes; throws naming both shapes and the op.
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
+// The strides that view `t` as `target` (a shape it broadcasts to): 0 for broadcast dims.
+std::vector<int64_t> broadcast_strides(const TensorImpl& t, const Shape& target);
+
+// Writes `src` (broadcast to dst's shape, same dtype) into the view `dst`.
+void copy_into(const TensorImpl& dst, const TensorImpl& src);
+
+// Reads all elements to host memory, row-major, as `dtype`.
+template <class T>
+std::vector<T> read_values(const TensorImpl& t);
+
+}  // namespace tessera::detail

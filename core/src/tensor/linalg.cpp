@@ -1,0 +1,100 @@
+// Matrix products: mm and bmm kernels; matmul maps torch.matmul's rules onto them.
+#include <fmt/format.h>
+
+#include "tensor/internal.hpp"
+#include "tensor/type_promotion.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera {
+namespace {
+
+using detail::impl_of;
+
+std::pair<Tensor, Tensor> promoted(const char* op, const Tensor& a, const Tensor& b) {
+  impl_of(a, op);
+  impl_of(b, op);
+  const DType dtype = detail::ResultType().add(a).add(b).result();
+  return {a.to(dtype), b.to(dtype)};
+}
+
+[[noreturn]] void inner_mismatch(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {
+  throw Error(fmt::format("{}: inner dimensions do not match: a has shape {} and b has shape {} ({} != {})", op,
+                          shape_text(a.sizes()), shape_text(b.sizes()), ka, kb));
+}
+
+Tensor product(const char* op, const Tensor& a, const Tensor& b, const Shape& out_shape) {
+  const TensorImpl& ia = *a.impl();
+  Tensor out = detail::empty_like_on(ia, out_shape, ia.dtype());
+  dispatch::call_kernel(op, ia.dtype(), {dispatch::operand(ia), dispatch::operand(*b.impl())},
+                        {dispatch::operand(*out.impl())});
+  return out;
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  auto [ca, cb] = promoted("mm", a, b);
+  if (ca.dim() != 2 || cb.dim() != 2)
+    throw Error(fmt::format("mm: expected two 2-d tensors, got shapes {} and {}", shape_text(ca.sizes()),
+                            shape_text(cb.sizes())));
+  if (ca.size(1) != cb.size(0)) inner_mismatch("mm", ca, cb, ca.size(1), cb.size(0));
+  return product("mm", ca, cb, {ca.size(0), cb.size(1)});
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  auto [ca, cb] = promoted("bmm", a, b);
+  if (ca.dim() != 3 || cb.dim() != 3)
+    throw Error(fmt::format("bmm: expected two 3-d tensors, got shapes {} and {}", shape_text(ca.sizes()),
+                            shape_text(cb.sizes())));
+  if (ca.size(0) != cb.size(0))
+    throw Error(fmt::format("bmm: batch sizes differ: a has shape {} and b has shape {} ({} != {})",
+                            shape_text(ca.sizes()), shape_text(cb.sizes()), ca.size(0), cb.size(0)));
+  if (ca.size(2) != cb.size(1)) inner_mismatch("bmm", ca, cb, ca.size(2), cb.size(1));
+  return product("bmm", ca, cb, {ca.size(0), ca.size(1), cb.size(2)});
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  auto [ca, cb] = promoted("matmul", a, b);
+  const int64_t da = ca.dim();
+  const int64_t db = cb.dim();
+  if (da == 0 || db == 0)
+    throw Error(fmt::format("matmul: both operands need at least 1 dim, got shapes {} and {}", shape_text(ca.sizes()),
+                            shape_text(cb.sizes())));
+  const int64_t ka = ca.size(-1);
+  const int64_t kb = db == 1 ? cb.size(0) : cb.size(-2);
+  if (ka != kb) inner_mismatch("matmul", ca, cb, ka, kb);
+
+  if (da <= 2 && db <= 2) {
+    Tensor result = mm(da == 1 ? ca.unsqueeze(0) : ca, db == 1 ? cb.unsqueeze(1) : cb);
+    if (db == 1) result = result.squeeze(-1);
+    if (da == 1) result = result.squeeze(0);
+    return result;
+  }
+  if (db <= 2) {
+    // [..., m, k] x [k, n]: fold the batch into the rows, one gemm.
+    Shape out_shape(ca.sizes().begin(), ca.sizes().end() - 1);
+    Tensor rows = ca.reshape({-1, ka});
+    Tensor result = mm(rows, db == 1 ? cb.unsqueeze(1) : cb);
+    if (db == 2) out_shape.push_back(cb.size(1));
+    return result.reshape(out_shape);
+  }
+
+  // Batched: broadcast the batch dims of both, then one bmm over the flattened batch.
+  const Tensor ma = da == 1 ? ca.unsqueeze(0) : ca;
+  const Shape batch_a(ma.sizes().begin(), ma.sizes().end() - 2);
+  const Shape batch_b(cb.sizes().begin(), cb.sizes().end() - 2);
+  const Shape batch = detail::broadcast_shapes(batch_a, batch_b, "matmul");
+  const int64_t m = ma.size(-2);
+  const int64_t n = cb.size(-1);
+  Shape full_a = batch, full_b = batch;
+  full_a.insert(full_a.end(), {m, ka});
+  full_b.insert(full_b.end(), {kb, n});
+  Tensor result = bmm(ma.expand(full_a).reshape({-1, m, ka}), cb.expand(full_b).reshape({-1, kb, n}));
+  Shape out_shape = batch;
+  if (da != 1) out_shape.push_back(m);
+  out_shape.push_back(n);
+  return result.reshape(out_shape);
+}
+
+}  // namespace tessera

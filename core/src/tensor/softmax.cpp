@@ -1,0 +1,29 @@
+// softmax / log_softmax: move the dim last, run the row kernel, move it back.
+#include <fmt/format.h>
+
+#include "tensor/internal.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera {
+namespace {
+
+Tensor row_op(const char* op, const Tensor& a, int64_t dim) {
+  const TensorImpl& self = detail::impl_of(a, op);
+  const Tensor input = is_floating(self.dtype()) ? a : a.to(kDefaultFloat);
+  if (input.dim() == 0) return row_op(op, input.reshape({1}), 0).reshape({});
+  const int64_t d = normalize_dim(dim, input.dim(), op);
+  const int64_t last = input.dim() - 1;
+  const Tensor moved = input.transpose(d, last);
+  const TensorImpl& in = *moved.impl();
+  Tensor out = detail::empty_like_on(in, in.sizes(), in.dtype());
+  dispatch::call_kernel(op, in.dtype(), {dispatch::operand(in)}, {dispatch::operand(*out.impl())});
+  return out.transpose(d, last).contiguous();
+}
+
+}  // namespace
+
+Tensor softmax(const Tensor& a, int64_t dim) { return row_op("softmax", a, dim); }
+Tensor log_softmax(const Tensor& a, int64_t dim) { return row_op("log_softmax", a, dim); }
+
+}  // namespace tessera

@@ -1,0 +1,177 @@
+// Tensor's accessors, copies and element access.
+#include <fmt/format.h>
+
+#include "plugin/registry.hpp"
+#include "tensor/internal.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera {
+namespace detail {
+
+const TensorImpl& impl_of(const Tensor& t, const char* op) {
+  if (!t.defined()) throw Error(fmt::format("{}: the tensor is undefined (default-constructed)", op));
+  return *t.impl();
+}
+
+Tensor empty_on(const Shape& sizes, DType dtype, std::shared_ptr<const dispatch::Backend> backend) {
+  return Tensor(TensorImpl::allocate(sizes, dtype, std::move(backend)));
+}
+
+Tensor empty_like_on(const TensorImpl& like, const Shape& sizes, DType dtype) {
+  return empty_on(sizes, dtype, like.backend_ptr());
+}
+
+std::shared_ptr<const dispatch::Backend> backend_for(const TensorOptions& options) {
+  auto& registry = plugin::Registry::instance();
+  return options.backend_name.empty() ? registry.default_backend() : registry.backend(options.backend_name);
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  const size_t ndim = std::max(a.size(), b.size());
+  Shape out(ndim);
+  for (size_t i = 0; i < ndim; ++i) {
+    const int64_t da = i < ndim - a.size() ? 1 : a[i - (ndim - a.size())];
+    const int64_t db = i < ndim - b.size() ? 1 : b[i - (ndim - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw Error(fmt::format("{}: shapes {} and {} cannot be broadcast together (dim {}: {} vs {}; sizes must "
+                              "match or one must be 1)",
+                              op, shape_text(a), shape_text(b), i, da, db));
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::vector<int64_t> broadcast_strides(const TensorImpl& t, const Shape& target) {
+  const size_t lead = target.size() - t.sizes().size();
+  std::vector<int64_t> strides(target.size(), 0);
+  for (size_t i = 0; i < t.sizes().size(); ++i)
+    strides[lead + i] = t.sizes()[i] == 1 && target[lead + i] != 1 ? 0 : t.strides()[i];
+  return strides;
+}
+
+void copy_into(const TensorImpl& dst, const TensorImpl& src) {
+  const Shape shape = broadcast_shapes(src.sizes(), dst.sizes(), "copy_");
+  if (shape != dst.sizes())
+    throw Error(fmt::format("copy_: source shape {} does not broadcast to destination shape {}",
+                            shape_text(src.sizes()), shape_text(dst.sizes())));
+  if (src.storage() == dst.storage()) {
+    // Kernels read and write in one pass; overlapping views (a[1:] = a[:-1]) go through a copy.
+    const Tensor staged = Tensor(std::make_shared<TensorImpl>(src)).clone();
+    return copy_into(dst, *staged.impl());
+  }
+  const std::vector<int64_t> src_strides = broadcast_strides(src, dst.sizes());
+  const bool same_dtype = src.dtype() == dst.dtype();
+  dispatch::call_kernel(same_dtype ? "copy" : "cast", src.dtype(),
+                        {dispatch::operand(src, dst.sizes(), src_strides)}, {dispatch::operand(dst)});
+}
+
+template <class T>
+std::vector<T> read_values(const TensorImpl& t) {
+  Tensor converted = Tensor(std::make_shared<TensorImpl>(t)).to(dtype_of<T>()).contiguous();
+  const TensorImpl& c = *converted.impl();
+  std::vector<T> values(static_cast<size_t>(c.numel()));
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<uint8_t> bytes(values.size());
+    c.backend().copy(bytes.data(), static_cast<const char*>(c.storage()->data) + c.offset(), bytes.size(),
+                     TESSERA_COPY_DEVICE_TO_HOST);
+    for (size_t i = 0; i < bytes.size(); ++i) values[i] = bytes[i] != 0;
+  } else {
+    c.backend().copy(values.data(), static_cast<const T*>(c.storage()->data) + c.offset(), values.size() * sizeof(T),
+                     TESSERA_COPY_DEVICE_TO_HOST);
+  }
+  return values;
+}
+
+template std::vector<bool> read_values<bool>(const TensorImpl&);
+template std::vector<int32_t> read_values<int32_t>(const TensorImpl&);
+template std::vector<int64_t> read_values<int64_t>(const TensorImpl&);
+template std::vector<float> read_values<float>(const TensorImpl&);
+template std::vector<double> read_values<double>(const TensorImpl&);
+
+}  // namespace detail
+
+using detail::impl_of;
+
+Tensor::Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+const TensorImpl& Tensor::checked() const { return impl_of(*this, "tensor"); }
+DType Tensor::dtype() const { return checked().dtype(); }
+int64_t Tensor::dim() const { return checked().dim(); }
+const Shape& Tensor::sizes() const { return checked().sizes(); }
+int64_t Tensor::size(int64_t d) const { return sizes()[static_cast<size_t>(normalize_dim(d, dim(), "size"))]; }
+const std::vector<int64_t>& Tensor::strides() const { return checked().strides(); }
+int64_t Tensor::numel() const { return checked().numel(); }
+bool Tensor::is_contiguous() const { return checked().is_contiguous(); }
+const std::string& Tensor::backend() const { return checked().backend().name(); }
+
+Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+
+Tensor Tensor::clone() const {
+  const TensorImpl& self = impl_of(*this, "clone");
+  Tensor out = detail::empty_like_on(self, self.sizes(), self.dtype());
+  dispatch::call_kernel("copy", self.dtype(), {dispatch::operand(self)}, {dispatch::operand(*out.impl())});
+  return out;
+}
+
+Tensor Tensor::to(DType dtype) const {
+  const TensorImpl& self = impl_of(*this, "to");
+  if (self.dtype() == dtype) return *this;
+  Tensor out = detail::empty_like_on(self, self.sizes(), dtype);
+  dispatch::call_kernel("cast", self.dtype(), {dispatch::operand(self)}, {dispatch::operand(*out.impl())});
+  return out;
+}
+
+Tensor& Tensor::copy_(const Tensor& src) {
+  detail::copy_into(impl_of(*this, "copy_"), impl_of(src, "copy_"));
+  return *this;
+}
+
+Tensor& Tensor::fill_(Scalar value) {
+  const TensorImpl& self = impl_of(*this, "fill_");
+  // fill writes contiguous outputs only; fill a temporary and copy it in for strided views.
+  Tensor filled = self.is_contiguous() ? *this : detail::empty_like_on(self, self.sizes(), self.dtype());
+  const dispatch::Attr attr = is_floating(self.dtype()) ? dispatch::Attr::real("value", value.to_double())
+                                                        : dispatch::Attr::integer("value", value.to_int());
+  dispatch::call_kernel("fill", self.dtype(), {}, {dispatch::operand(*filled.impl())}, {attr});
+  if (filled.impl() != impl_) copy_(filled);
+  return *this;
+}
+
+Scalar Tensor::item() const {
+  const TensorImpl& self = impl_of(*this, "item");
+  if (self.numel() != 1)
+    throw Error(fmt::format("item: the tensor has {} elements (shape {}); expected exactly 1", self.numel(),
+                            shape_text(self.sizes())));
+  switch (self.dtype()) {
+    case DType::Bool: return Scalar(detail::read_values<bool>(self)[0]);
+    case DType::Int32: return Scalar(detail::read_values<int32_t>(self)[0]);
+    case DType::Int64: return Scalar(detail::read_values<int64_t>(self)[0]);
+    case DType::Float32: return Scalar(detail::read_values<float>(self)[0]);
+    case DType::Float64: return Scalar(detail::read_values<double>(self)[0]);
+  }
+  return Scalar();
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector() const {
+  return detail::read_values<T>(impl_of(*this, "to_vector"));
+}
+template std::vector<bool> Tensor::to_vector<bool>() const;
+template std::vector<int32_t> Tensor::to_vector<int32_t>() const;
+template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
+template std::vector<float> Tensor::to_vector<float>() const;
+template std::vector<double> Tensor::to_vector<double>() const;
+
+Tensor Tensor::sum() const { return tessera::sum(*this); }
+Tensor Tensor::sum(const std::vector<int64_t>& dims, bool keepdim) const { return tessera::sum(*this, dims, keepdim); }
+Tensor Tensor::mean() const { return tessera::mean(*this); }
+Tensor Tensor::mean(const std::vector<int64_t>& dims, bool keepdim) const {
+  return tessera::mean(*this, dims, keepdim);
+}
+Tensor Tensor::max() const { return tessera::max(*this); }
+Tensor Tensor::min() const { return tessera::min(*this); }
+Tensor Tensor::matmul(const Tensor& other) const { return tessera::matmul(*this, other); }
+Tensor Tensor::softmax(int64_t d) const { return tessera::softmax(*this, d); }
+
+}  // namespace tessera

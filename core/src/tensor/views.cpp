@@ -1,0 +1,272 @@
+// Views: new sizes/strides/offset over the same storage; no kernel runs.
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "tensor/internal.hpp"
+#include "tessera/errors.hpp"
+
+namespace tessera {
+using detail::impl_of;
+
+namespace {
+
+Tensor make_view(const TensorImpl& t, Shape sizes, std::vector<int64_t> strides, int64_t offset) {
+  if (static_cast<int64_t>(sizes.size()) > kMaxDims)
+    throw Error(fmt::format("a tensor may have at most {} dims, the view would have {} (shape {})", kMaxDims,
+                            sizes.size(), shape_text(sizes)));
+  return Tensor(t.view(std::move(sizes), std::move(strides), offset));
+}
+
+// Resolves one -1 in a requested shape against numel; throws when sizes cannot match.
+Shape infer_shape(const Shape& requested, int64_t numel, const char* op) {
+  Shape shape = requested;
+  int64_t known = 1;
+  int infer_at = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      if (infer_at >= 0) throw Error(fmt::format("{}: only one dim may be -1, got {}", op, shape_text(requested)));
+      infer_at = static_cast<int>(i);
+    } else if (shape[i] < 0) {
+      throw Error(fmt::format("{}: invalid size {} in shape {}", op, shape[i], shape_text(requested)));
+    } else {
+      known *= shape[i];
+    }
+  }
+  if (infer_at >= 0) {
+    if (known == 0 || numel % known != 0)
+      throw Error(fmt::format("{}: shape {} is invalid for a tensor of {} elements", op, shape_text(requested), numel));
+    shape[static_cast<size_t>(infer_at)] = numel / known;
+  } else if (known != numel) {
+    throw Error(fmt::format("{}: shape {} is invalid for a tensor of {} elements", op, shape_text(requested), numel));
+  }
+  return shape;
+}
+
+// Strides that let `t` be viewed with `shape` without copying, or false when its layout forbids it.
+// Groups of old dims that are contiguous with each other may be split or merged freely.
+bool view_strides(const TensorImpl& t, const Shape& shape, std::vector<int64_t>& strides) {
+  strides.assign(shape.size(), 0);
+  if (t.numel() == 0 || t.dim() == 0) {
+    strides = contiguous_strides(shape);
+    return true;
+  }
+  const Shape& old_sizes = t.sizes();
+  const std::vector<int64_t>& old_strides = t.strides();
+  int64_t view_d = static_cast<int64_t>(shape.size()) - 1;
+  int64_t chunk_base_stride = old_strides.empty() ? 1 : old_strides.back();
+  int64_t tensor_numel = 1;
+  int64_t view_numel = 1;
+  for (int64_t tensor_d = static_cast<int64_t>(old_sizes.size()) - 1; tensor_d >= 0; --tensor_d) {
+    tensor_numel *= old_sizes[tensor_d];
+    // At the start of a contiguous chunk (or the first dim), fill the view dims it covers.
+    if (tensor_d == 0 ||
+        (old_sizes[tensor_d - 1] != 1 && old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+        strides[view_d] = view_numel * chunk_base_stride;
+        view_numel *= shape[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return false;
+      if (tensor_d > 0) {
+        chunk_base_stride = old_strides[tensor_d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+}  // namespace
+
+Tensor Tensor::view(const Shape& requested) const {
+  const TensorImpl& self = impl_of(*this, "view");
+  const Shape shape = infer_shape(requested, self.numel(), "view");
+  std::vector<int64_t> strides;
+  if (!view_strides(self, shape, strides))
+    throw Error(fmt::format("view: a tensor of shape {} with strides {} cannot be viewed as {} without a copy; "
+                            "use reshape() or contiguous() first",
+                            shape_text(self.sizes()), shape_text(self.strides()), shape_text(shape)));
+  return make_view(self, shape, std::move(strides), self.offset());
+}
+
+Tensor Tensor::reshape(const Shape& requested) const {
+  const TensorImpl& self = impl_of(*this, "reshape");
+  const Shape shape = infer_shape(requested, self.numel(), "reshape");
+  std::vector<int64_t> strides;
+  if (view_strides(self, shape, strides)) return make_view(self, shape, std::move(strides), self.offset());
+  return clone().view(shape);
+}
+
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  const TensorImpl& self = impl_of(*this, "transpose");
+  const auto a = static_cast<size_t>(normalize_dim(dim0, self.dim(), "transpose"));
+  const auto b = static_cast<size_t>(normalize_dim(dim1, self.dim(), "transpose"));
+  Shape sizes = self.sizes();
+  std::vector<int64_t> strides = self.strides();
+  if (self.dim() > 0) {
+    std::swap(sizes[a], sizes[b]);
+    std::swap(strides[a], strides[b]);
+  }
+  return make_view(self, std::move(sizes), std::move(strides), self.offset());
+}
+
+Tensor Tensor::t() const {
+  const int64_t d = dim();
+  if (d > 2) throw Error(fmt::format("t: expects a tensor of at most 2 dims, got {} dims", d));
+  return d < 2 ? *this : transpose(0, 1);
+}
+
+Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
+  const TensorImpl& self = impl_of(*this, "permute");
+  if (static_cast<int64_t>(dims.size()) != self.dim())
+    throw Error(fmt::format("permute: got {} dims {} for a tensor of {} dims", dims.size(), shape_text(dims),
+                            self.dim()));
+  Shape sizes(dims.size());
+  std::vector<int64_t> strides(dims.size());
+  std::vector<bool> used(dims.size(), false);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const auto d = static_cast<size_t>(normalize_dim(dims[i], self.dim(), "permute"));
+    if (used[d]) throw Error(fmt::format("permute: dim {} appears twice in {}", d, shape_text(dims)));
+    used[d] = true;
+    sizes[i] = self.sizes()[d];
+    strides[i] = self.strides()[d];
+  }
+  return make_view(self, std::move(sizes), std::move(strides), self.offset());
+}
+
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  const TensorImpl& self = impl_of(*this, "flatten");
+  if (self.dim() == 0) return reshape({1});
+  const int64_t start = normalize_dim(start_dim, self.dim(), "flatten");
+  const int64_t end = normalize_dim(end_dim, self.dim(), "flatten");
+  if (start > end)
+    throw Error(fmt::format("flatten: start_dim {} comes after end_dim {}", start_dim, end_dim));
+  Shape shape(self.sizes().begin(), self.sizes().begin() + start);
+  shape.push_back(std::accumulate(self.sizes().begin() + start, self.sizes().begin() + end + 1, int64_t{1},
+                                  std::multiplies<>()));
+  shape.insert(shape.end(), self.sizes().begin() + end + 1, self.sizes().end());
+  return reshape(shape);
+}
+
+Tensor Tensor::squeeze() const {
+  const TensorImpl& self = impl_of(*this, "squeeze");
+  Shape sizes;
+  std::vector<int64_t> strides;
+  for (size_t d = 0; d < self.sizes().size(); ++d)
+    if (self.sizes()[d] != 1) {
+      sizes.push_back(self.sizes()[d]);
+      strides.push_back(self.strides()[d]);
+    }
+  return make_view(self, std::move(sizes), std::move(strides), self.offset());
+}
+
+Tensor Tensor::squeeze(int64_t dim) const {
+  const TensorImpl& self = impl_of(*this, "squeeze");
+  if (self.dim() == 0) return *this;
+  const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "squeeze"));
+  if (self.sizes()[d] != 1) return *this;  // as in PyTorch: squeezing a dim that is not 1 is a no-op
+  Shape sizes = self.sizes();
+  std::vector<int64_t> strides = self.strides();
+  sizes.erase(sizes.begin() + static_cast<int64_t>(d));
+  strides.erase(strides.begin() + static_cast<int64_t>(d));
+  return make_view(self, std::move(sizes), std::move(strides), self.offset());
+}
+
+Tensor Tensor::unsqueeze(int64_t dim) const {
+  const TensorImpl& self = impl_of(*this, "unsqueeze");
+  const auto d = static_cast<size_t>(normalize_dim(dim, self.dim() + 1, "unsqueeze"));
+  Shape sizes = self.sizes();
+  std::vector<int64_t> strides = self.strides();
+  const int64_t stride = d < sizes.size() ? sizes[d] * strides[d] : 1;
+  sizes.insert(sizes.begin() + static_cast<int64_t>(d), 1);
+  strides.insert(strides.begin() + static_cast<int64_t>(d), stride);
+  return make_view(self, std::move(sizes), std::move(strides), self.offset());
+}
+
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+  const TensorImpl& self = impl_of(*this, "narrow");
+  const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "narrow"));
+  const int64_t size = self.sizes()[d];
+  if (start < 0) start += size;
+  if (start < 0 || length < 0 || start + length > size)
+    throw Error(fmt::format("narrow: start {} and length {} do not fit dim {} of size {} (need 0 <= start and "
+                            "start + length <= {})",
+                            start, length, d, size, size));
+  Shape sizes = self.sizes();
+  sizes[d] = length;
+  return make_view(self, std::move(sizes), self.strides(), self.offset() + start * self.strides()[d]);
+}
+
+Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) const {
+  const TensorImpl& self = impl_of(*this, "slice");
+  const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "slice"));
+  if (step <= 0) throw Error(fmt::format("slice: step must be positive, got {}", step));
+  const int64_t size = self.sizes()[d];
+  // Python slice semantics: negative bounds count from the end, out-of-range bounds clamp.
+  auto clamp = [size](int64_t i) { return std::clamp(i < 0 ? i + size : i, int64_t{0}, size); };
+  const int64_t lo = clamp(start);
+  const int64_t hi = std::max(lo, clamp(end));
+  Shape sizes = self.sizes();
+  std::vector<int64_t> strides = self.strides();
+  sizes[d] = (hi - lo + step - 1) / step;
+  const int64_t offset = self.offset() + lo * strides[d];
+  strides[d] *= step;
+  return make_view(self, std::move(sizes), std::move(strides), offset);
+}
+
+Tensor Tensor::select(int64_t dim, int64_t index) const {
+  const TensorImpl& self = impl_of(*this, "select");
+  if (self.dim() == 0) throw Error("select: cannot index a 0-d tensor");
+  const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "select"));
+  const int64_t size = self.sizes()[d];
+  if (index < -size || index >= size)
+    throw Error(fmt::format("select: index {} is out of range for dim {} of size {} (expected {}..{})", index, d,
+                            size, -size, size - 1));
+  if (index < 0) index += size;
+  Shape sizes = self.sizes();
+  std::vector<int64_t> strides = self.strides();
+  const int64_t offset = self.offset() + index * strides[d];
+  sizes.erase(sizes.begin() + static_cast<int64_t>(d));
+  strides.erase(strides.begin() + static_cast<int64_t>(d));
+  return make_view(self, std::move(sizes), std::move(strides), offset);
+}
+
+Tensor Tensor::flip(const std::vector<int64_t>& dims) const {
+  const TensorImpl& self = impl_of(*this, "flip");
+  std::vector<int64_t> strides = self.strides();
+  std::vector<bool> flipped(static_cast<size_t>(self.dim()), false);
+  int64_t offset = self.offset();
+  for (int64_t dim : dims) {
+    const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "flip"));
+    if (flipped[d]) throw Error(fmt::format("flip: dim {} appears twice in {}", d, shape_text(dims)));
+    flipped[d] = true;
+    if (self.sizes()[d] > 0) offset += (self.sizes()[d] - 1) * strides[d];
+    strides[d] = -strides[d];
+  }
+  return make_view(self, self.sizes(), std::move(strides), offset);
+}
+
+Tensor Tensor::expand(const Shape& requested) const {
+  const TensorImpl& self = impl_of(*this, "expand");
+  if (requested.size() < self.sizes().size())
+    throw Error(fmt::format("expand: target shape {} has fewer dims than the tensor's shape {}",
+                            shape_text(requested), shape_text(self.sizes())));
+  Shape target = requested;
+  const size_t lead = target.size() - self.sizes().size();
+  for (size_t i = 0; i < target.size(); ++i) {
+    const int64_t own = i < lead ? 1 : self.sizes()[i - lead];
+    if (target[i] == -1) {
+      if (i < lead) throw Error(fmt::format("expand: -1 is not allowed for the new leading dim {}", i));
+      target[i] = own;
+    }
+    if (own != 1 && own != target[i])
+      throw Error(fmt::format("expand: shape {} cannot be expanded to {} (dim {}: {} is neither 1 nor {})",
+                              shape_text(self.sizes()), shape_text(requested), i, own, target[i]));
+  }
+  return make_view(self, target, detail::broadcast_strides(self, target), self.offset());
+}
+
+}  // namespace tessera

@@ -1,0 +1,84 @@
+// copy (same dtype) and cast (any dtype to any), both between arbitrarily strided tensors.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "checks.hpp"
+#include "kernels.hpp"
+#include "tessera/sdk/cpp/strided_loop.hpp"
+
+namespace tessera::cpu {
+namespace {
+
+// One element from S to D. A plain static_cast of an out-of-range or NaN float to an integer is
+// undefined behaviour, hence the explicit rules: NaN -> 0, saturate, otherwise truncate toward zero.
+// Integer to narrower integer wraps (modular since C++20), as in PyTorch.
+template <class D, class S>
+D convert(S x) {
+  if constexpr (std::is_same_v<D, bool>) {
+    return x != S(0);
+  } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
+    using limits = std::numeric_limits<D>;
+    if (std::isnan(x)) return D(0);
+    // S(max) is max itself or, where S cannot hold it, rounds up to 2^digits; either way values at
+    // or above it saturate and values below truncate into range. S(min) = -2^digits is exact.
+    if (x >= static_cast<S>(limits::max())) return limits::max();
+    if (x <= static_cast<S>(limits::min())) return limits::min();
+    return static_cast<D>(x);
+  } else {
+    return static_cast<D>(x);
+  }
+}
+
+template <class S, class D>
+void cast_loop(const DLTensor& a, const DLTensor& out) {
+  const S* x = sdk::data_of<const S>(a);
+  D* y = sdk::data_of<D>(out);
+  sdk::for_each_offset<2>(out.ndim, out.shape, {&a, &out},
+                          [&](const std::array<int64_t, 2>& o) { y[o[1]] = convert<D>(x[o[0]]); });
+}
+
+// Keyed by the source dtype; the destination dtype is whatever the output is.
+template <class S>
+void cast_kernel(sdk::KernelArgs& args) {
+  expect_arity(args, "cast", 1, 1);
+  const DLTensor& a = args.input(0);
+  const DLTensor& out = args.output(0);
+  expect_dtype("cast", "input 0", a, sdk::dtype_of<S>());
+  expect_shape("cast", "output", out, a, "input 0");
+
+  if (sdk::same_dtype(out.dtype, sdk::kFloat32)) return cast_loop<S, float>(a, out);
+  if (sdk::same_dtype(out.dtype, sdk::kFloat64)) return cast_loop<S, double>(a, out);
+  if (sdk::same_dtype(out.dtype, sdk::kInt32)) return cast_loop<S, int32_t>(a, out);
+  if (sdk::same_dtype(out.dtype, sdk::kInt64)) return cast_loop<S, int64_t>(a, out);
+  if (sdk::same_dtype(out.dtype, sdk::kBool)) return cast_loop<S, bool>(a, out);
+  fail("cast: output has dtype " + dtype_name(out.dtype) +
+       ", expected one of float32, float64, int32, int64, bool");
+}
+
+template <class T>
+void copy_kernel(sdk::KernelArgs& args) {
+  expect_arity(args, "copy", 1, 1);
+  const DLTensor& a = args.input(0);
+  const DLTensor& out = args.output(0);
+  expect_dtype("copy", "input 0", a, sdk::dtype_of<T>());
+  expect_dtype("copy", "output", out, sdk::dtype_of<T>());
+  expect_shape("copy", "output", out, a, "input 0");
+  cast_loop<T, T>(a, out);
+}
+
+template <class... Ts>
+void add_kernels(sdk::BackendBuilder& b) {
+  (b.kernel<&copy_kernel<Ts>>("copy", sdk::dtype_of<Ts>()), ...);
+  (b.kernel<&cast_kernel<Ts>>("cast", sdk::dtype_of<Ts>()), ...);
+}
+
+}  // namespace
+
+void register_cast_copy_kernels(sdk::BackendBuilder& b) {
+  add_kernels<float, double, int32_t, int64_t, bool>(b);
+}
+
+}  // namespace tessera::cpu

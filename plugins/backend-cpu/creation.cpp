@@ -1,0 +1,141 @@
+// Kernels without inputs that fill their output: fill, arange, eye, uniform, normal.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "checks.hpp"
+#include "kernels.hpp"
+#include "scalar.hpp"
+#include "tessera/sdk/cpp/counter_rng.hpp"
+#include "tessera/sdk/cpp/strided_loop.hpp"
+
+namespace tessera::cpu {
+namespace {
+
+// A scalar attribute as T: FLOAT (or INT) for float dtypes, INT for integer and bool dtypes.
+template <class T>
+T scalar_attr(const sdk::KernelArgs& args, const char* op, const char* name) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(float_attr(args, op, name));
+  } else {
+    const int64_t value = int_attr(args, op, name);
+    if constexpr (std::is_same_v<T, bool>) {
+      return value != 0;
+    } else {
+      if (value < std::numeric_limits<T>::min() || value > std::numeric_limits<T>::max())
+        fail(std::string(op) + ": attribute '" + name + "' is " + std::to_string(value) +
+             ", which does not fit the output dtype " + dtype_name(sdk::dtype_of<T>()));
+      return static_cast<T>(value);
+    }
+  }
+}
+
+template <class T>
+const DLTensor& checked_output(const sdk::KernelArgs& args, const char* op) {
+  expect_arity(args, op, 0, 1);
+  const DLTensor& out = args.output(0);
+  expect_dtype(op, "output", out, sdk::dtype_of<T>());
+  return out;
+}
+
+template <class T>
+void fill_kernel(sdk::KernelArgs& args) {
+  const DLTensor& out = checked_output<T>(args, "fill");
+  const T value = scalar_attr<T>(args, "fill", "value");
+  T* y = sdk::data_of<T>(out);
+  sdk::for_each_offset<1>(out.ndim, out.shape, {&out},
+                          [&](const std::array<int64_t, 1>& o) { y[o[0]] = value; });
+}
+
+// Integers: computed in int64 with wraparound, then narrowed (modular) to the output type.
+// Floats: computed in double so that f32 outputs get one rounding, not one per step.
+template <class T>
+void arange_kernel(sdk::KernelArgs& args) {
+  const DLTensor& out = checked_output<T>(args, "arange");
+  expect_ndim("arange", "output", out, 1);
+  T* y = sdk::data_of<T>(out);
+  const int64_t n = out.shape[0];
+  const int64_t stride = out.strides[0];
+  if constexpr (std::is_floating_point_v<T>) {
+    const double start = float_attr(args, "arange", "start");
+    const double step = float_attr(args, "arange", "step");
+    for (int64_t i = 0; i < n; ++i) y[i * stride] = static_cast<T>(start + static_cast<double>(i) * step);
+  } else {
+    const int64_t start = int_attr(args, "arange", "start");
+    const int64_t step = int_attr(args, "arange", "step");
+    for (int64_t i = 0; i < n; ++i) y[i * stride] = static_cast<T>(wrap_add(start, wrap_mul(i, step)));
+  }
+}
+
+template <class T>
+void eye_kernel(sdk::KernelArgs& args) {
+  const DLTensor& out = checked_output<T>(args, "eye");
+  expect_ndim("eye", "output", out, 2);
+  T* y = sdk::data_of<T>(out);
+  for (int64_t i = 0; i < out.shape[0]; ++i)
+    for (int64_t j = 0; j < out.shape[1]; ++j) y[i * out.strides[0] + j * out.strides[1]] = T(i == j);
+}
+
+// Element i (row-major) uses counter offset + i, so the result does not depend on the layout of
+// `out` or on how the core splits a tensor between calls.
+template <class T>
+void uniform_kernel(sdk::KernelArgs& args) {
+  const DLTensor& out = checked_output<T>(args, "uniform");
+  const auto seed = static_cast<uint64_t>(int_attr(args, "uniform", "seed"));
+  const auto offset = static_cast<uint64_t>(int_attr(args, "uniform", "offset"));
+  const double low = float_attr(args, "uniform", "low");
+  const double high = float_attr(args, "uniform", "high");
+  T* y = sdk::data_of<T>(out);
+  // Rounding to float32 can carry a value just below `high` up to it; the interval stays half-open.
+  const T below_high = high > low ? std::nextafter(static_cast<T>(high), static_cast<T>(low)) : static_cast<T>(low);
+  uint64_t i = 0;
+  sdk::for_each_offset<1>(out.ndim, out.shape, {&out}, [&](const std::array<int64_t, 1>& o) {
+    const T value = static_cast<T>(low + (high - low) * sdk::counter_rng::uniform(seed, offset + i++));
+    y[o[0]] = value >= static_cast<T>(high) && high > low ? below_high : value;
+  });
+}
+
+template <class T>
+void normal_kernel(sdk::KernelArgs& args) {
+  const DLTensor& out = checked_output<T>(args, "normal");
+  const auto seed = static_cast<uint64_t>(int_attr(args, "normal", "seed"));
+  const auto offset = static_cast<uint64_t>(int_attr(args, "normal", "offset"));
+  const double mean = float_attr(args, "normal", "mean");
+  const double stddev = float_attr(args, "normal", "std");
+  T* y = sdk::data_of<T>(out);
+  uint64_t i = 0;
+  sdk::for_each_offset<1>(out.ndim, out.shape, {&out}, [&](const std::array<int64_t, 1>& o) {
+    y[o[0]] = static_cast<T>(mean + stddev * sdk::counter_rng::normal(seed, offset + i++));
+  });
+}
+
+}  // namespace
+
+void register_creation_kernels(sdk::BackendBuilder& b) {
+  b.kernel<&fill_kernel<float>>("fill", sdk::kFloat32);
+  b.kernel<&fill_kernel<double>>("fill", sdk::kFloat64);
+  b.kernel<&fill_kernel<int32_t>>("fill", sdk::kInt32);
+  b.kernel<&fill_kernel<int64_t>>("fill", sdk::kInt64);
+  b.kernel<&fill_kernel<bool>>("fill", sdk::kBool);
+
+  b.kernel<&arange_kernel<float>>("arange", sdk::kFloat32);
+  b.kernel<&arange_kernel<double>>("arange", sdk::kFloat64);
+  b.kernel<&arange_kernel<int32_t>>("arange", sdk::kInt32);
+  b.kernel<&arange_kernel<int64_t>>("arange", sdk::kInt64);
+
+  b.kernel<&eye_kernel<float>>("eye", sdk::kFloat32);
+  b.kernel<&eye_kernel<double>>("eye", sdk::kFloat64);
+  b.kernel<&eye_kernel<int32_t>>("eye", sdk::kInt32);
+  b.kernel<&eye_kernel<int64_t>>("eye", sdk::kInt64);
+  b.kernel<&eye_kernel<bool>>("eye", sdk::kBool);
+
+  b.kernel<&uniform_kernel<float>>("uniform", sdk::kFloat32);
+  b.kernel<&uniform_kernel<double>>("uniform", sdk::kFloat64);
+  b.kernel<&normal_kernel<float>>("normal", sdk::kFloat32);
+  b.kernel<&normal_kernel<double>>("normal", sdk::kFloat64);
+}
+
+}  // namespace tessera::cpu

@@ -1,0 +1,16 @@
+// Each source file of the CPU backend registers its own kernels; plugin.cpp calls them all.
+#pragma once
+
+#include "tessera/sdk/cpp/backend_builder.hpp"
+
+namespace tessera::cpu {
+
+void register_binary_kernels(sdk::BackendBuilder& b);     // elementwise_binary.cpp
+void register_unary_kernels(sdk::BackendBuilder& b);      // elementwise_unary.cpp
+void register_cast_copy_kernels(sdk::BackendBuilder& b);  // cast_copy.cpp
+void register_creation_kernels(sdk::BackendBuilder& b);   // creation.cpp
+void register_reduction_kernels(sdk::BackendBuilder& b);  // reductions.cpp
+void register_linalg_kernels(sdk::BackendBuilder& b);     // linalg.cpp
+void register_softmax_kernels(sdk::BackendBuilder& b);    // softmax.cpp
+
+}  // namespace tessera::cpu

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Tessera's build needs (DESIGN.md section 8).
+# Idempotent: when everything is present it prints nothing and changes nothing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libboost-dev libboost-graph-dev
+  libspdlog-dev libfmt-dev
+  libopenblas-dev
+  doctest-dev
+  libtomlplusplus-dev
+  nlohmann-json3-dev
+  libdlpack-dev
+  libcli11-dev
+  libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

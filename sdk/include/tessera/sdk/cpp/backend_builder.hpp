@@ -1,0 +1,88 @@
+// Header-only helper that fills a tessera_backend table from C++ functions.
+//
+//   static void add_f32(tessera::sdk::KernelArgs& args) { ... }
+//   tessera::sdk::BackendBuilder b("mycpu", kDLCPU);
+//   b.kernel<&add_f32>("add", tessera::sdk::kFloat32);
+//
+// Kernels are plain C++ functions that may throw tessera::sdk::Error; the generated C trampoline
+// turns any exception into a status and message, so nothing crosses the ABI as an exception.
+#pragma once
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include "tessera/sdk/backend.h"
+#include "tessera/sdk/cpp/errors.hpp"
+#include "tessera/sdk/cpp/kernel_args.hpp"
+
+namespace tessera::sdk {
+
+using KernelFunction = void (*)(KernelArgs&);
+
+template <KernelFunction Fn>
+tessera_status kernel_trampoline(void*, const tessera_kernel_call* call, tessera_error* error) {
+  return guarded(error, [&] {
+    KernelArgs args(call);
+    Fn(args);
+  });
+}
+
+// Host-memory allocation for backends whose device is the CPU.
+namespace host_memory {
+inline tessera_status alloc(void*, size_t bytes, void** out, tessera_error* error) {
+  const size_t rounded = (bytes + 63) / 64 * 64;  // aligned_alloc needs a multiple of the alignment
+  *out = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  if (*out == nullptr) return report(error, TESSERA_OUT_OF_MEMORY, "host allocation failed");
+  return TESSERA_OK;
+}
+inline void free(void*, void* ptr) { std::free(ptr); }
+inline tessera_status copy(void*, void* dst, const void* src, size_t bytes, int32_t, tessera_error*) {
+  if (bytes != 0) std::memcpy(dst, src, bytes);
+  return TESSERA_OK;
+}
+}  // namespace host_memory
+
+class BackendBuilder {
+ public:
+  BackendBuilder(const char* name, int32_t device_type) {
+    table_.struct_size = sizeof(tessera_backend);
+    table_.name = name;
+    table_.device_type = device_type;
+    table_.alloc = &host_memory::alloc;
+    table_.free = &host_memory::free;
+    table_.copy = &host_memory::copy;
+  }
+  BackendBuilder(const BackendBuilder&) = delete;
+  BackendBuilder& operator=(const BackendBuilder&) = delete;
+
+  // Replaces the default host memory functions (for devices other than the CPU).
+  BackendBuilder& memory(decltype(tessera_backend::alloc) alloc, decltype(tessera_backend::free) free,
+                         decltype(tessera_backend::copy) copy, void* context = nullptr) {
+    table_.alloc = alloc;
+    table_.free = free;
+    table_.copy = copy;
+    table_.context = context;
+    return *this;
+  }
+
+  template <KernelFunction Fn>
+  BackendBuilder& kernel(const char* op, DLDataType dtype) {
+    // A deque keeps every entry's address stable while more are added.
+    kernels_.push_back(tessera_kernel{sizeof(tessera_kernel), op, dtype, &kernel_trampoline<Fn>});
+    kernel_pointers_.push_back(&kernels_.back());
+    table_.num_kernels = kernel_pointers_.size();
+    table_.kernels = kernel_pointers_.data();
+    return *this;
+  }
+
+  const tessera_backend* table() const { return &table_; }
+
+ private:
+  tessera_backend table_{};
+  std::deque<tessera_kernel> kernels_;
+  std::vector<const tessera_kernel*> kernel_pointers_;
+};
+
+}  // namespace tessera::sdk

@@ -1,0 +1,98 @@
+// Header-only C++ view of a tessera_kernel_call: typed access to tensors and named attributes.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+
+#include "tessera/sdk/backend.h"
+#include "tessera/sdk/cpp/errors.hpp"
+
+namespace tessera::sdk {
+
+inline constexpr DLDataType kFloat32{kDLFloat, 32, 1};
+inline constexpr DLDataType kFloat64{kDLFloat, 64, 1};
+inline constexpr DLDataType kInt32{kDLInt, 32, 1};
+inline constexpr DLDataType kInt64{kDLInt, 64, 1};
+inline constexpr DLDataType kBool{TESSERA_DL_BOOL_CODE, 8, 1};
+
+// The DLDataType of a C++ element type (bool is stored as one byte, 0 or 1).
+template <class T> constexpr DLDataType dtype_of();
+template <> constexpr DLDataType dtype_of<float>() { return kFloat32; }
+template <> constexpr DLDataType dtype_of<double>() { return kFloat64; }
+template <> constexpr DLDataType dtype_of<int32_t>() { return kInt32; }
+template <> constexpr DLDataType dtype_of<int64_t>() { return kInt64; }
+template <> constexpr DLDataType dtype_of<bool>() { return kBool; }
+
+inline bool same_dtype(DLDataType a, DLDataType b) {
+  return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
+inline int64_t numel(const DLTensor& t) {
+  int64_t n = 1;
+  for (int d = 0; d < t.ndim; ++d) n *= t.shape[d];
+  return n;
+}
+
+template <class T>
+T* data_of(const DLTensor& t) {
+  return reinterpret_cast<T*>(static_cast<char*>(t.data) + t.byte_offset);
+}
+
+class KernelArgs {
+ public:
+  explicit KernelArgs(const tessera_kernel_call* call) : call_(call) {}
+
+  size_t num_inputs() const { return call_->num_inputs; }
+  size_t num_outputs() const { return call_->num_outputs; }
+
+  const DLTensor& input(size_t i) const {
+    if (i >= call_->num_inputs)
+      throw Error(TESSERA_INVALID_ARGUMENT, "kernel expected input " + std::to_string(i) + " but got " +
+                                                std::to_string(call_->num_inputs) + " inputs");
+    return call_->inputs[i];
+  }
+  const DLTensor& output(size_t i) const {
+    if (i >= call_->num_outputs)
+      throw Error(TESSERA_INVALID_ARGUMENT, "kernel expected output " + std::to_string(i) +
+                                                " but got " + std::to_string(call_->num_outputs) +
+                                                " outputs");
+    return call_->outputs[i];
+  }
+
+  const tessera_attr* find(const char* name) const {
+    for (size_t i = 0; i < call_->num_attrs; ++i)
+      if (std::strcmp(call_->attrs[i]->name, name) == 0) return call_->attrs[i];
+    return nullptr;
+  }
+  bool has(const char* name) const { return find(name) != nullptr; }
+
+  int64_t int_attr(const char* name) const { return require(name, TESSERA_ATTR_INT)->int_value; }
+  double float_attr(const char* name) const {
+    const tessera_attr* a = require(name, 0);
+    if (a->kind == TESSERA_ATTR_INT) return static_cast<double>(a->int_value);
+    if (a->kind != TESSERA_ATTR_FLOAT) throw wrong_kind(name);
+    return a->float_value;
+  }
+  std::span<const int64_t> ints_attr(const char* name) const {
+    const tessera_attr* a = require(name, TESSERA_ATTR_INTS);
+    return {a->ints, a->num_ints};
+  }
+
+ private:
+  const tessera_attr* require(const char* name, int32_t kind) const {
+    const tessera_attr* a = find(name);
+    if (a == nullptr)
+      throw Error(TESSERA_INVALID_ARGUMENT, std::string("kernel attribute '") + name + "' is missing");
+    if (kind != 0 && a->kind != kind) throw wrong_kind(name);
+    return a;
+  }
+  static Error wrong_kind(const char* name) {
+    return Error(TESSERA_INVALID_ARGUMENT, std::string("kernel attribute '") + name + "' has the wrong kind");
+  }
+
+  const tessera_kernel_call* call_;
+};
+
+}  // namespace tessera::sdk

@@ -1,0 +1,70 @@
+// Header-only iteration over the elements of N same-shaped strided tensors.
+//
+// The core hands kernels views: transposed, sliced, broadcast (stride 0). A kernel written with
+// for_each_offset sees one callback per element with that element's offset in each tensor, so it
+// stays a plain loop however the data is laid out.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include <dlpack/dlpack.h>
+
+namespace tessera::sdk {
+
+inline bool is_contiguous(const DLTensor& t) {
+  int64_t expected = 1;
+  for (int d = t.ndim - 1; d >= 0; --d) {
+    if (t.shape[d] != 1 && t.strides[d] != expected) return false;
+    expected *= t.shape[d];
+  }
+  return true;
+}
+
+// Calls f(offsets) for every index of `shape` (ndim dims), in row-major order, where offsets[k] is
+// the element offset of that index in tensor k. All tensors must have the given shape.
+template <size_t N, class F>
+void for_each_offset(int ndim, const int64_t* shape, const std::array<const DLTensor*, N>& tensors, F&& f) {
+  int64_t total = 1;
+  for (int d = 0; d < ndim; ++d) total *= shape[d];
+  if (total == 0) return;
+
+  bool all_contiguous = true;
+  for (const DLTensor* t : tensors) all_contiguous = all_contiguous && is_contiguous(*t);
+  std::array<int64_t, N> offsets{};
+  if (all_contiguous) {
+    for (int64_t i = 0; i < total; ++i) {
+      offsets.fill(i);
+      f(offsets);
+    }
+    return;
+  }
+  if (ndim == 0) {
+    f(offsets);
+    return;
+  }
+
+  // Odometer over all dims but the last; the last dim is the inner loop.
+  const int last = ndim - 1;
+  std::array<int64_t, N> inner_stride{};
+  for (size_t k = 0; k < N; ++k) inner_stride[k] = tensors[k]->strides[last];
+  int64_t index[64] = {0};
+  std::array<int64_t, N> base{};
+  const int64_t rows = total / shape[last];
+  for (int64_t row = 0; row < rows; ++row) {
+    offsets = base;
+    for (int64_t j = 0; j < shape[last]; ++j) {
+      f(offsets);
+      for (size_t k = 0; k < N; ++k) offsets[k] += inner_stride[k];
+    }
+    for (int d = last - 1; d >= 0; --d) {
+      ++index[d];
+      for (size_t k = 0; k < N; ++k) base[k] += tensors[k]->strides[d];
+      if (index[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) base[k] -= tensors[k]->strides[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+}  // namespace tessera::sdk

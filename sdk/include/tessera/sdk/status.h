@@ -1,0 +1,40 @@
+/* Errors across the ABI: a status code plus a message.
+ *
+ * Plugins never throw across the boundary. A function that can fail returns a tessera_status and,
+ * on failure, writes a NUL-terminated message into the host-owned tessera_error it was handed. The
+ * host copies the message out and turns it into a C++ exception with context. */
+#ifndef TESSERA_SDK_STATUS_H
+#define TESSERA_SDK_STATUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int32_t tessera_status;
+
+enum {
+  TESSERA_OK = 0,
+  TESSERA_INVALID_ARGUMENT = 1,
+  TESSERA_UNIMPLEMENTED = 2,
+  TESSERA_OUT_OF_MEMORY = 3,
+  TESSERA_VERSION_MISMATCH = 4,
+  TESSERA_INTERNAL = 5
+};
+
+#define TESSERA_ERROR_MESSAGE_CAPACITY 512
+
+/* Owned by the caller (the host); the callee fills it only when it returns a non-OK status. */
+typedef struct tessera_error {
+  size_t struct_size;
+  tessera_status code;
+  char message[TESSERA_ERROR_MESSAGE_CAPACITY];
+} tessera_error;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,13 @@
+/* Tessera SDK version.
+ *
+ * MAJOR changes only for a breaking change to any SDK struct or signature (a field removed,
+ * reordered or retyped). MINOR changes when fields or functions are appended. A host accepts a
+ * plugin whose MAJOR equals its own; fields a plugin built against an older MINOR lacks read as
+ * absent (see struct_size in every struct). */
+#ifndef TESSERA_SDK_VERSION_H
+#define TESSERA_SDK_VERSION_H
+
+#define TESSERA_SDK_VERSION_MAJOR 1
+#define TESSERA_SDK_VERSION_MINOR 0
+
+#endif

@@ -1,0 +1,99 @@
+// Golden layout of every SDK v1 struct (x86-64 / LP64). A change here is an ABI break: it needs a
+// new TESSERA_SDK_VERSION_MAJOR, or — for appended fields only — a new MINOR and new lines below.
+#include <doctest/doctest.h>
+
+#include <cstddef>
+
+#include "tessera/sdk/backend.h"
+#include "tessera/sdk/plugin.h"
+#include "tessera/sdk/status.h"
+#include "tessera/sdk/version.h"
+
+TEST_CASE("SDK version is 1.0") {
+  CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
+  CHECK(TESSERA_SDK_VERSION_MINOR == 0);
+}
+
+TEST_CASE("tessera_error layout") {
+  CHECK(sizeof(tessera_error) == 528);
+  CHECK(offsetof(tessera_error, struct_size) == 0);
+  CHECK(offsetof(tessera_error, code) == 8);
+  CHECK(offsetof(tessera_error, message) == 12);
+  CHECK(TESSERA_ERROR_MESSAGE_CAPACITY == 512);
+}
+
+TEST_CASE("tessera_host_info layout") {
+  CHECK(sizeof(tessera_host_info) == 40);
+  CHECK(offsetof(tessera_host_info, extension) == 8);
+  CHECK(offsetof(tessera_host_info, sdk_major) == 16);
+  CHECK(offsetof(tessera_host_info, sdk_minor) == 20);
+  CHECK(offsetof(tessera_host_info, host_name) == 24);
+  CHECK(offsetof(tessera_host_info, log) == 32);
+}
+
+TEST_CASE("tessera_component layout") {
+  CHECK(sizeof(tessera_component) == 40);
+  CHECK(offsetof(tessera_component, extension) == 8);
+  CHECK(offsetof(tessera_component, kind) == 16);
+  CHECK(offsetof(tessera_component, name) == 24);
+  CHECK(offsetof(tessera_component, table) == 32);
+}
+
+TEST_CASE("tessera_plugin_info layout") {
+  CHECK(sizeof(tessera_plugin_info) == 64);
+  CHECK(offsetof(tessera_plugin_info, extension) == 8);
+  CHECK(offsetof(tessera_plugin_info, sdk_major) == 16);
+  CHECK(offsetof(tessera_plugin_info, sdk_minor) == 20);
+  CHECK(offsetof(tessera_plugin_info, name) == 24);
+  CHECK(offsetof(tessera_plugin_info, version) == 32);
+  CHECK(offsetof(tessera_plugin_info, description) == 40);
+  CHECK(offsetof(tessera_plugin_info, num_components) == 48);
+  CHECK(offsetof(tessera_plugin_info, components) == 56);
+}
+
+TEST_CASE("tessera_attr layout") {
+  CHECK(sizeof(tessera_attr) == 56);
+  CHECK(offsetof(tessera_attr, name) == 8);
+  CHECK(offsetof(tessera_attr, kind) == 16);
+  CHECK(offsetof(tessera_attr, int_value) == 24);
+  CHECK(offsetof(tessera_attr, float_value) == 32);
+  CHECK(offsetof(tessera_attr, ints) == 40);
+  CHECK(offsetof(tessera_attr, num_ints) == 48);
+}
+
+TEST_CASE("tessera_kernel_call layout") {
+  CHECK(sizeof(tessera_kernel_call) == 64);
+  CHECK(offsetof(tessera_kernel_call, extension) == 8);
+  CHECK(offsetof(tessera_kernel_call, inputs) == 16);
+  CHECK(offsetof(tessera_kernel_call, num_inputs) == 24);
+  CHECK(offsetof(tessera_kernel_call, outputs) == 32);
+  CHECK(offsetof(tessera_kernel_call, num_outputs) == 40);
+  CHECK(offsetof(tessera_kernel_call, attrs) == 48);
+  CHECK(offsetof(tessera_kernel_call, num_attrs) == 56);
+}
+
+TEST_CASE("tessera_kernel layout") {
+  CHECK(sizeof(tessera_kernel) == 32);
+  CHECK(offsetof(tessera_kernel, op) == 8);
+  CHECK(offsetof(tessera_kernel, dtype) == 16);
+  CHECK(offsetof(tessera_kernel, fn) == 24);
+}
+
+TEST_CASE("tessera_backend layout") {
+  CHECK(sizeof(tessera_backend) == 80);
+  CHECK(offsetof(tessera_backend, extension) == 8);
+  CHECK(offsetof(tessera_backend, name) == 16);
+  CHECK(offsetof(tessera_backend, device_type) == 24);
+  CHECK(offsetof(tessera_backend, context) == 32);
+  CHECK(offsetof(tessera_backend, alloc) == 40);
+  CHECK(offsetof(tessera_backend, free) == 48);
+  CHECK(offsetof(tessera_backend, copy) == 56);
+  CHECK(offsetof(tessera_backend, num_kernels) == 64);
+  CHECK(offsetof(tessera_backend, kernels) == 72);
+}
+
+TEST_CASE("DLPack structs the SDK embeds") {
+  CHECK(sizeof(DLDataType) == 4);
+  CHECK(sizeof(DLDevice) == 8);
+  CHECK(sizeof(DLTensor) == 48);
+}

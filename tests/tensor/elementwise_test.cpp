@@ -1,0 +1,143 @@
+#include "test_util.hpp"
+
+namespace ts = tessera;
+
+TEST_CASE("binary ops broadcast like NumPy") {
+  ts::Tensor a = ts::tensor({{1.f}, {2.f}});  // [2,1]
+  ts::Tensor b = ts::tensor({10.f, 20.f, 30.f});  // [3]
+  test::check_values<float>(a + b, {2, 3}, {11, 21, 31, 12, 22, 32});
+  test::check_values<float>(b - a, {2, 3}, {9, 19, 29, 8, 18, 28});
+  test::check_values<float>(a * b, {2, 3}, {10, 20, 30, 20, 40, 60});
+  test::check_values<float>(b / a, {2, 3}, {10, 20, 30, 5, 10, 15});
+  test::check_values<float>(ts::maximum(a * 15, b), {2, 3}, {15, 20, 30, 30, 30, 30});
+  test::check_values<float>(ts::minimum(a * 15, b), {2, 3}, {10, 15, 15, 10, 20, 30});
+  test::check_values<float>(ts::pow(a, 2), {2, 1}, {1, 4});
+  CHECK_THROWS_WITH_AS(ts::zeros({2, 3}) + ts::zeros({4}),
+                       doctest::Contains("shapes [2, 3] and [4] cannot be broadcast"), ts::Error);
+}
+
+TEST_CASE("scalar operands on either side") {
+  ts::Tensor x = ts::tensor({1.f, 2.f, 3.f});
+  test::check_values<float>(x * 2, {3}, {2, 4, 6});
+  test::check_values<float>(x + 10, {3}, {11, 12, 13});
+  test::check_values<float>(1 - x, {3}, {0, -1, -2});
+  test::check_values<float>(6 / x, {3}, {6, 3, 2});
+  test::check_values<float>(ts::pow(2, x), {3}, {2, 4, 8});
+  test::check_values<float>(-x, {3}, {-1, -2, -3});
+}
+
+TEST_CASE("comparisons give bool tensors") {
+  ts::Tensor x = ts::tensor({1, 2, 3});
+  ts::Tensor y = ts::tensor({3, 2, 1});
+  test::check_values<bool>(x < y, {3}, {true, false, false});
+  test::check_values<bool>(x <= y, {3}, {true, true, false});
+  test::check_values<bool>(x == y, {3}, {false, true, false});
+  test::check_values<bool>(x != y, {3}, {true, false, true});
+  test::check_values<bool>(x > 1, {3}, {false, true, true});
+  test::check_values<bool>(ts::ge(x, 2.5), {3}, {false, false, true});
+  CHECK((x < y).dtype() == ts::kBool);
+}
+
+TEST_CASE("type promotion follows PyTorch") {
+  ts::Tensor i32 = ts::ones({2}, ts::kInt32);
+  ts::Tensor i64 = ts::ones({2}, ts::kInt64);
+  ts::Tensor f32 = ts::ones({2}, ts::kFloat32);
+  ts::Tensor f64 = ts::ones({2}, ts::kFloat64);
+  ts::Tensor b = ts::ones({2}, ts::kBool);
+  CHECK((i32 + i64).dtype() == ts::kInt64);
+  CHECK((i64 + f32).dtype() == ts::kFloat32);
+  CHECK((f32 + f64).dtype() == ts::kFloat64);
+  CHECK((b + i32).dtype() == ts::kInt32);
+  CHECK((b + b).dtype() == ts::kBool);
+  // Scalars: an int keeps the tensor's type, a float makes integers float32.
+  CHECK((i32 + 1).dtype() == ts::kInt32);
+  CHECK((i32 + 1.5).dtype() == ts::kFloat32);
+  CHECK((f64 + 1.5).dtype() == ts::kFloat64);
+  CHECK((b + 1).dtype() == ts::kInt64);
+  // 0-d tensors count only when they raise the category.
+  CHECK((i32 + ts::scalar_tensor(5)).dtype() == ts::kInt32);
+  CHECK((f32 + ts::scalar_tensor(2.0, ts::kFloat64)).dtype() == ts::kFloat32);
+  CHECK((i32 + ts::scalar_tensor(2.0, ts::kFloat64)).dtype() == ts::kFloat64);
+  // True division of integers is float32.
+  ts::Tensor q = ts::tensor({1, 3}) / 2;
+  CHECK(q.dtype() == ts::kFloat32);
+  test::check_values<float>(q, {2}, {0.5f, 1.5f});
+  // Mixed values really are computed in the promoted type.
+  test::check_values<double>(ts::tensor({1, 2}, ts::kInt32) + ts::tensor({0.5, 0.25}), {2}, {1.5, 2.25});
+}
+
+TEST_CASE("integer arithmetic is exact") {
+  ts::Tensor big = ts::tensor({int64_t{1} << 60, int64_t{3}});
+  test::check_values<int64_t>(big + 1, {2}, {(int64_t{1} << 60) + 1, 4});
+  test::check_values<int64_t>(ts::pow(ts::tensor({3, -2}), 3), {2}, {27, -8});
+  CHECK_THROWS_WITH_AS(ts::pow(ts::tensor({2}), -1), doctest::Contains("negative"), ts::Error);
+}
+
+TEST_CASE("unary ops match the C library") {
+  const std::vector<double> xs = {-2.0, -0.5, 0.0, 0.5, 3.0};
+  ts::Tensor x = ts::tensor({-2.0, -0.5, 0.0, 0.5, 3.0});
+  std::vector<double> e_abs, e_exp, e_relu, e_tanh, e_sig, e_gelu;
+  for (double v : xs) {
+    e_abs.push_back(std::fabs(v));
+    e_exp.push_back(std::exp(v));
+    e_relu.push_back(v > 0 ? v : 0);
+    e_tanh.push_back(std::tanh(v));
+    e_sig.push_back(1 / (1 + std::exp(-v)));
+    e_gelu.push_back(0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
+  }
+  test::check_values<double>(ts::abs(x), {5}, e_abs);
+  test::check_values<double>(ts::exp(x), {5}, e_exp);
+  test::check_values<double>(ts::relu(x), {5}, e_relu);
+  test::check_values<double>(ts::tanh(x), {5}, e_tanh);
+  test::check_values<double>(ts::sigmoid(x), {5}, e_sig);
+  test::check_values<double>(ts::gelu(x), {5}, e_gelu);
+  test::check_values<float>(ts::sqrt(ts::tensor({4, 9})), {2}, {2, 3});  // int -> float32
+  CHECK(ts::sqrt(ts::tensor({4, 9})).dtype() == ts::kFloat32);
+  test::check_values<float>(ts::log(ts::tensor({1.f, 0.f})), {2}, {0.f, -INFINITY});
+  test::check_values<int64_t>(ts::relu(ts::tensor({-3, 4})), {2}, {0, 4});
+}
+
+TEST_CASE("an op without a kernel for the dtype names op, dtype and backend") {
+  ts::Tensor b = ts::tensor({true, false});
+  CHECK_THROWS_WITH_AS(b - b, doctest::Contains("op 'sub' has no kernel for dtype bool on backend 'cpu'"),
+                       ts::Error);
+}
+
+TEST_CASE("to(dtype) converts values") {
+  test::check_values<int32_t>(ts::tensor({1.7f, -1.7f, 0.f}).to(ts::kInt32), {3}, {1, -1, 0});
+  test::check_values<bool>(ts::tensor({2, 0, -1}).to(ts::kBool), {3}, {true, false, true});
+  test::check_values<double>(ts::tensor({true, false}).to(ts::kFloat64), {2}, {1, 0});
+  ts::Tensor x = ts::zeros({2});
+  CHECK(x.to(ts::kFloat32).impl() == x.impl());  // same dtype: the same tensor
+}
+
+TEST_CASE("clone is a deep copy; copy_ casts and broadcasts") {
+  ts::Tensor x = ts::tensor({1.f, 2.f});
+  ts::Tensor c = x.clone();
+  c.fill_(9);
+  test::check_values<float>(x, {2}, {1, 2});
+  ts::Tensor dst = ts::zeros({2, 2}, ts::kFloat64);
+  dst.copy_(ts::tensor({3, 4}));
+  test::check_values<double>(dst, {2, 2}, {3, 4, 3, 4});
+  CHECK_THROWS_WITH_AS(dst.copy_(ts::zeros({3})), doctest::Contains("cannot be broadcast"), ts::Error);
+}
+
+TEST_CASE("equal and allclose") {
+  ts::Tensor a = ts::tensor({1.f, 2.f});
+  CHECK(ts::equal(a, ts::tensor({1.f, 2.f})));
+  CHECK_FALSE(ts::equal(a, ts::tensor({1.f, 2.5f})));
+  CHECK_FALSE(ts::equal(a, ts::tensor({1.f, 2.f, 3.f})));
+  CHECK(ts::allclose(a, a + 1e-7f));
+  CHECK_FALSE(ts::allclose(a, a + 1e-3f));
+  CHECK(ts::allclose(a, a + 1e-3f, 1e-2, 0.0));
+  CHECK(ts::allclose(ts::tensor({INFINITY}), ts::tensor({INFINITY})));
+  CHECK_FALSE(ts::allclose(ts::tensor({NAN}), ts::tensor({NAN})));
+}
+
+TEST_CASE("item and to_vector") {
+  CHECK(ts::tensor({2.5f}).item<float>() == 2.5f);
+  CHECK(ts::scalar_tensor(7).item<int64_t>() == 7);
+  CHECK(ts::full({}, true).item<bool>());
+  CHECK_THROWS_WITH_AS(ts::zeros({2}).item(), doctest::Contains("has 2 elements"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::Tensor().dim(), doctest::Contains("undefined"), ts::Error);
+}
