@@ -33,8 +33,8 @@ Results compute(const tessera::TensorOptions& on) {
 bool agree(const tessera::Tensor& x, const tessera::Tensor& y) {
   const tessera::TensorOptions cpu = tessera::TensorOptions().backend("cpu");
   return x.shape() == y.shape() &&
-         tessera::allclose(tessera::from_values(x.to_vector<float>(), x.shape(), cpu),
-                           tessera::from_values(y.to_vector<float>(), y.shape(), cpu));
+         tessera::allclose(tessera::from_values(x.to_vector<float>(), x.sizes(), cpu),
+                           tessera::from_values(y.to_vector<float>(), y.sizes(), cpu));
 }
 
 void print(const std::string& backend, const Results& r) {

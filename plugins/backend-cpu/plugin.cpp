@@ -1,8 +1,17 @@
 // Entry point of libtessera-backend-cpu.so: one backend, "cpu", holding every kernel of KERNELS.md.
+#include <cblas.h>
+
 #include "kernels.hpp"
 #include "tessera/sdk/cpp/plugin_builder.hpp"
 
 namespace {
+
+// OpenBLAS's own thread pool; the host asks for 1 thread while ranks run in parallel.
+tessera_status set_num_threads(void*, int32_t num_threads, tessera_error*) {
+  static const int default_threads = openblas_get_num_threads();
+  openblas_set_num_threads(num_threads > 0 ? num_threads : default_threads);
+  return TESSERA_OK;
+}
 
 void describe(tessera::sdk::PluginBuilder& plugin) {
   // Static: the host keeps pointers into the table until the plugin is unloaded.
@@ -14,6 +23,7 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
   tessera::cpu::register_reduction_kernels(cpu);
   tessera::cpu::register_linalg_kernels(cpu);
   tessera::cpu::register_softmax_kernels(cpu);
+  cpu.num_threads_function(&set_num_threads);
   plugin.add_backend(cpu);
 }
 

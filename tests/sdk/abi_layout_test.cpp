@@ -80,7 +80,7 @@ TEST_CASE("tessera_kernel layout") {
 }
 
 TEST_CASE("tessera_backend layout") {
-  CHECK(sizeof(tessera_backend) == 80);
+  CHECK(sizeof(tessera_backend) == 88);
   CHECK(offsetof(tessera_backend, extension) == 8);
   CHECK(offsetof(tessera_backend, name) == 16);
   CHECK(offsetof(tessera_backend, device_type) == 24);
@@ -90,6 +90,7 @@ TEST_CASE("tessera_backend layout") {
   CHECK(offsetof(tessera_backend, copy) == 56);
   CHECK(offsetof(tessera_backend, num_kernels) == 64);
   CHECK(offsetof(tessera_backend, kernels) == 72);
+  CHECK(offsetof(tessera_backend, set_num_threads) == 80);
 }
 
 TEST_CASE("DLPack structs the SDK embeds") {

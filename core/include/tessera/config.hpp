@@ -7,8 +7,11 @@
 //   default = "cpu"
 //   [log]
 //   level = "warn"                   # trace, debug, info, warn, error, off
+//   [execution]
+//   threads = 0                      # threads running ranks in parallel; 0 = one per hardware thread
 //
-// Environment: TESSERA_CONFIG (a file read at start-up), TESSERA_PLUGIN_PATH, TESSERA_LOG_LEVEL.
+// Environment: TESSERA_CONFIG (a file read at start-up), TESSERA_PLUGIN_PATH, TESSERA_LOG_LEVEL,
+// TESSERA_THREADS (overrides [execution] threads).
 #pragma once
 
 #include <filesystem>
@@ -22,6 +25,7 @@ struct Config {
   std::vector<std::string> plugins_to_load;
   std::string default_backend = "cpu";
   std::string log_level = "warn";
+  int threads = 0;
   std::filesystem::path source;  // the file it was read from, if any
 
   // Parses a TOML file; errors (ConfigError) name the file, line and key.
@@ -32,5 +36,10 @@ struct Config {
 // Applies a configuration to the running process: search path, log level, loads the listed
 // plugins, then sets the default backend.
 void configure(const Config& config);
+
+// The number of threads that run the ranks of one op in parallel (0 = one per hardware thread;
+// TESSERA_THREADS, when set, wins). Results are bitwise the same for every count.
+void set_threads(int threads);
+int threads();
 
 }  // namespace tessera

@@ -1,4 +1,5 @@
-// Functions that make new tensors.
+// Functions that make new tensors. Inside an enabled LocalMode they make local tensors over the
+// mode's ranks; a shape with per-rank sizes makes a local tensor too.
 #pragma once
 
 #include <initializer_list>
@@ -11,21 +12,21 @@
 
 namespace tessera {
 
-Tensor empty(const Shape& shape, TensorOptions options = {});
-Tensor zeros(const Shape& shape, TensorOptions options = {});
-Tensor ones(const Shape& shape, TensorOptions options = {});
+Tensor empty(const SymShape& shape, TensorOptions options = {});
+Tensor zeros(const SymShape& shape, TensorOptions options = {});
+Tensor ones(const SymShape& shape, TensorOptions options = {});
 // dtype from options, else from the value: bool -> bool, integer -> int64, floating -> float32.
-Tensor full(const Shape& shape, Scalar value, TensorOptions options = {});
+Tensor full(const SymShape& shape, Scalar value, TensorOptions options = {});
 // dtype from options, else int64 when start, end and step are all integers, else float32.
 Tensor arange(Scalar end, TensorOptions options = {});
 Tensor arange(Scalar start, Scalar end, Scalar step = 1, TensorOptions options = {});
 Tensor eye(int64_t n, TensorOptions options = {});
 Tensor eye(int64_t n, int64_t m, TensorOptions options = {});
 // Uniform in [0, 1) and standard normal; float dtypes only. Without a generator: the default one.
-Tensor rand(const Shape& shape, TensorOptions options = {});
-Tensor rand(const Shape& shape, Generator& generator, TensorOptions options = {});
-Tensor randn(const Shape& shape, TensorOptions options = {});
-Tensor randn(const Shape& shape, Generator& generator, TensorOptions options = {});
+Tensor rand(const SymShape& shape, TensorOptions options = {});
+Tensor rand(const SymShape& shape, Generator& generator, TensorOptions options = {});
+Tensor randn(const SymShape& shape, TensorOptions options = {});
+Tensor randn(const SymShape& shape, Generator& generator, TensorOptions options = {});
 
 // Same shape (and dtype/backend unless the options say otherwise) as `like`.
 Tensor empty_like(const Tensor& like, TensorOptions options = {});

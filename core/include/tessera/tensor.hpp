@@ -1,4 +1,8 @@
-// Tensor: a cheap, shared handle to an n-d array on one backend.
+// Tensor: a cheap, shared handle to either
+//  - a dense n-d array on one backend, or
+//  - a local tensor: a rank map of dense tensors, one shard per simulated rank (PyTorch's
+//    LocalTensor). Every op with a local argument runs once per rank (SPMD) and gives a local
+//    result, so user code is written once against Tensor.
 //
 // Copying a Tensor copies the handle, not the data (as in PyTorch). Views (transpose, narrow,
 // reshape of a contiguous tensor, ...) share the data of the tensor they came from; clone() and
@@ -13,13 +17,16 @@
 #include <vector>
 
 #include "tessera/dtype.hpp"
+#include "tessera/rank_map.hpp"
 #include "tessera/scalar.hpp"
+#include "tessera/sym_int.hpp"
 
 namespace tessera {
 
 using Shape = std::vector<int64_t>;
 
 class TensorImpl;
+class LocalTensorImpl;
 
 // Where and of what type a new tensor is made. An empty backend name means the default backend.
 struct TensorOptions {
@@ -38,21 +45,38 @@ class Tensor {
  public:
   Tensor() = default;  // an undefined tensor; every operation on it throws
   explicit Tensor(std::shared_ptr<TensorImpl> impl);
+  explicit Tensor(std::shared_ptr<const LocalTensorImpl> local);
 
-  bool defined() const { return impl_ != nullptr; }
+  bool defined() const { return impl_ != nullptr || local_ != nullptr; }
   DType dtype() const;
   int64_t dim() const;
+  // Per dim: a plain int, or a local int where the shards' sizes differ.
+  SymShape shape() const;
+  SymInt sym_size(int64_t dim) const;
+  // Plain sizes; for a local tensor only when every shard has the same shape (else it throws).
   const Shape& sizes() const;
-  Shape shape() const { return sizes(); }
   int64_t size(int64_t dim) const;  // negative dims count from the end
-  const std::vector<int64_t>& strides() const;
+  const std::vector<int64_t>& strides() const;  // dense tensors only
   int64_t numel() const;
   bool is_contiguous() const;
   const std::string& backend() const;  // the backend's name, e.g. "cpu"
 
+  // Local tensors (see local.hpp). ranks(), shard() and shards() throw on a dense tensor.
+  bool is_local() const { return local_ != nullptr; }
+  RankSet ranks() const;
+  Tensor shard(int rank) const;  // rank's dense tensor
+  const RankMap<Tensor>& shards() const;
+  // One dense copy when every shard is bitwise equal; otherwise an error naming the ranks that
+  // differ from the first, the first differing index and both values.
+  Tensor reconcile() const;
+
+  // A marker for autograd, which lives above this layer; shards of a local tensor must not set it.
+  bool requires_grad() const;
+  Tensor& set_requires_grad(bool requires_grad);
+
   // Views: share storage with *this.
-  Tensor view(const Shape& shape) const;  // needs compatible strides; one dim may be -1
-  Tensor reshape(const Shape& shape) const;  // a view when possible, else a copy
+  Tensor view(const SymShape& shape) const;  // needs compatible strides; one dim may be -1
+  Tensor reshape(const SymShape& shape) const;  // a view when possible, else a copy
   Tensor transpose(int64_t dim0, int64_t dim1) const;
   Tensor t() const;  // transpose of a 2-d (or 1-d) tensor
   Tensor permute(const std::vector<int64_t>& dims) const;
@@ -60,12 +84,12 @@ class Tensor {
   Tensor squeeze() const;
   Tensor squeeze(int64_t dim) const;
   Tensor unsqueeze(int64_t dim) const;
-  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
-  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;  // Python t[start:end:step]
-  Tensor select(int64_t dim, int64_t index) const;  // removes `dim`
+  Tensor narrow(int64_t dim, const SymInt& start, const SymInt& length) const;
+  Tensor slice(int64_t dim, const SymInt& start, const SymInt& end, int64_t step = 1) const;  // t[start:end:step]
+  Tensor select(int64_t dim, const SymInt& index) const;  // removes `dim`
   Tensor operator[](int64_t index) const { return select(0, index); }
   Tensor flip(const std::vector<int64_t>& dims) const;  // a view with negative strides
-  Tensor expand(const Shape& shape) const;  // broadcast view (stride 0), -1 keeps a size
+  Tensor expand(const SymShape& shape) const;  // broadcast view (stride 0), -1 keeps a size
 
   Tensor contiguous() const;
   Tensor clone() const;
@@ -75,10 +99,12 @@ class Tensor {
   Tensor& copy_(const Tensor& src);  // src broadcasts to this shape and is cast to this dtype
   Tensor& fill_(Scalar value);
 
-  // Values. item() needs exactly one element.
+  // Values. item() needs exactly one element. On a local tensor: the common value when all
+  // shards agree; a per-rank Scalar when integral values differ; an error when floats differ.
   Scalar item() const;
   template <class T> T item() const { return item().to<T>(); }
-  template <class T> std::vector<T> to_vector() const;  // all elements, row-major, cast to T
+  // All elements, row-major, cast to T; a local tensor's shards must be equal.
+  template <class T> std::vector<T> to_vector() const;
 
   // Method spellings of the free functions in ops.hpp.
   Tensor sum() const;
@@ -91,11 +117,14 @@ class Tensor {
   Tensor softmax(int64_t dim) const;
 
   std::string to_string() const;
-  const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
+  const std::shared_ptr<TensorImpl>& impl() const { return impl_; }  // null for a local tensor
+  const std::shared_ptr<const LocalTensorImpl>& local_impl() const { return local_; }
 
  private:
   const TensorImpl& checked() const;
+  const LocalTensorImpl& checked_local(const char* op) const;
   std::shared_ptr<TensorImpl> impl_;
+  std::shared_ptr<const LocalTensorImpl> local_;
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);

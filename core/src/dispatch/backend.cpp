@@ -70,6 +70,19 @@ void* Backend::allocate(size_t bytes) const {
   return data;
 }
 
+void Backend::set_num_threads(int32_t num_threads) const {
+  // An optional field: present only when the plugin's struct reaches it.
+  if (table_->struct_size < offsetof(tessera_backend, set_num_threads) + sizeof(void*) ||
+      table_->set_num_threads == nullptr)
+    return;
+  tessera_error error{};
+  error.struct_size = sizeof(error);
+  if (table_->set_num_threads(table_->context, num_threads, &error) != TESSERA_OK) {
+    error.message[sizeof(error.message) - 1] = '\0';
+    observe::logger().warn("backend '{}' could not set its thread count to {}: {}", name_, num_threads, error.message);
+  }
+}
+
 void Backend::copy(void* dst, const void* src, size_t bytes, int32_t direction) const {
   tessera_error error{};
   error.struct_size = sizeof(error);

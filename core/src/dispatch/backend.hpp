@@ -32,6 +32,8 @@ class Backend {
   void* allocate(size_t bytes) const;
   void deallocate(void* data) const noexcept { table_->free(table_->context, data); }
   void copy(void* dst, const void* src, size_t bytes, int32_t direction) const;
+  // Limits the threads one kernel call may use (0 = default); a no-op when the backend lacks it.
+  void set_num_threads(int32_t num_threads) const;
 
  private:
   struct StringHash {

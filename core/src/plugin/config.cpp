@@ -60,7 +60,7 @@ std::vector<std::string> string_list(const fs::path& file, const toml::table& ta
 Config parse(const toml::table& root, const fs::path& file) {
   Config config;
   config.source = file;
-  check_keys(file, root, "", {"plugins", "backend", "log"});
+  check_keys(file, root, "", {"plugins", "backend", "log", "execution"});
   const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
   if (const toml::table* plugins = section(file, root, "plugins")) {
     check_keys(file, *plugins, "plugins.", {"search_path", "load"});
@@ -79,6 +79,14 @@ Config parse(const toml::table& root, const fs::path& file) {
   if (const toml::table* log = section(file, root, "log")) {
     check_keys(file, *log, "log.", {"level"});
     config.log_level = string_value(file, *log, "log.", "level", config.log_level);
+  }
+  if (const toml::table* execution = section(file, root, "execution")) {
+    check_keys(file, *execution, "execution.", {"threads"});
+    if (const toml::node* node = execution->get("threads")) {
+      if (!node->is_integer() || node->as_integer()->get() < 0 || node->as_integer()->get() > 4096)
+        fail(file, node->source(), "execution.threads", "expected an integer 0..4096 (0 = one per hardware thread)");
+      config.threads = static_cast<int>(node->as_integer()->get());
+    }
   }
   return config;
 }

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <set>
 
+#include "dispatch/thread_pool.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 
@@ -47,6 +48,12 @@ std::vector<PluginProbe> discover_plugins() {
   return probes;
 }
 
-void configure(const Config& config) { Registry::instance().apply(config); }
+void configure(const Config& config) {
+  Registry::instance().apply(config);
+  dispatch::set_rank_threads(config.threads);
+}
+
+void set_threads(int threads) { dispatch::set_rank_threads(threads); }
+int threads() { return dispatch::rank_threads(); }
 
 }  // namespace tessera

@@ -178,6 +178,11 @@ std::vector<std::string> Registry::backend_names() const {
   return names;
 }
 
+void Registry::set_backend_threads(int32_t num_threads) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [name, backend] : backends_) backend->set_num_threads(num_threads);
+}
+
 void Registry::apply(const Config& config) {
   observe::set_log_level(config.log_level);
   {

@@ -30,6 +30,7 @@ class Registry {
   void set_default_backend(const std::string& name);
   std::string default_backend_name() const;
   std::vector<std::string> backend_names() const;
+  void set_backend_threads(int32_t num_threads) const;  // every registered backend
 
   std::vector<std::filesystem::path> search_path() const;
   void apply(const Config& config);

@@ -3,6 +3,7 @@
 
 #include "tensor/internal.hpp"
 #include "tensor/type_promotion.hpp"
+#include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
 
@@ -66,10 +67,17 @@ Tensor unary(const char* op, const Tensor& a, bool float_only) {
 
 }  // namespace
 
-#define TESSERA_BINARY(name, kind)                                                               \
-  Tensor name(const Tensor& a, const Tensor& b) { return binary(#name, kind, a, b); }            \
-  Tensor name(const Tensor& a, Scalar b) { return binary(#name, kind, a, b); }                   \
-  Tensor name(Scalar a, const Tensor& b) { return binary(#name, kind, a, b); }
+// Every public op goes through detail::spmd: per rank when an argument is local, else directly.
+#define TESSERA_BINARY(name, kind)                                                                           \
+  Tensor name(const Tensor& a, const Tensor& b) {                                                            \
+    return detail::spmd(#name, [](const Tensor& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
+  }                                                                                                          \
+  Tensor name(const Tensor& a, Scalar b) {                                                                   \
+    return detail::spmd(#name, [](const Tensor& x, const Scalar& y) { return binary(#name, kind, x, y); }, a, b); \
+  }                                                                                                          \
+  Tensor name(Scalar a, const Tensor& b) {                                                                   \
+    return detail::spmd(#name, [](const Scalar& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
+  }
 
 TESSERA_BINARY(add, BinaryKind::Arithmetic)
 TESSERA_BINARY(sub, BinaryKind::Arithmetic)
@@ -86,14 +94,20 @@ TESSERA_BINARY(gt, BinaryKind::Comparison)
 TESSERA_BINARY(ge, BinaryKind::Comparison)
 #undef TESSERA_BINARY
 
-Tensor neg(const Tensor& a) { return unary("neg", a, false); }
-Tensor abs(const Tensor& a) { return unary("abs", a, false); }
-Tensor relu(const Tensor& a) { return unary("relu", a, false); }
-Tensor exp(const Tensor& a) { return unary("exp", a, true); }
-Tensor log(const Tensor& a) { return unary("log", a, true); }
-Tensor sqrt(const Tensor& a) { return unary("sqrt", a, true); }
-Tensor gelu(const Tensor& a) { return unary("gelu", a, true); }
-Tensor tanh(const Tensor& a) { return unary("tanh", a, true); }
-Tensor sigmoid(const Tensor& a) { return unary("sigmoid", a, true); }
+#define TESSERA_UNARY(name, float_only)                                                                   \
+  Tensor name(const Tensor& a) {                                                                          \
+    return detail::spmd(#name, [](const Tensor& x) { return unary(#name, x, float_only); }, a);         \
+  }
+
+TESSERA_UNARY(neg, false)
+TESSERA_UNARY(abs, false)
+TESSERA_UNARY(relu, false)
+TESSERA_UNARY(exp, true)
+TESSERA_UNARY(log, true)
+TESSERA_UNARY(sqrt, true)
+TESSERA_UNARY(gelu, true)
+TESSERA_UNARY(tanh, true)
+TESSERA_UNARY(sigmoid, true)
+#undef TESSERA_UNARY
 
 }  // namespace tessera

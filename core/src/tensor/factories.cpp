@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "tensor/internal.hpp"
+#include "tessera/local.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {
@@ -39,6 +40,25 @@ Tensor random(const char* op, const Shape& shape, Generator& generator, const Te
 
 std::mutex default_generator_mutex;
 
+// Ranks may draw in parallel from copies of one generator; it ends at the furthest any rank got,
+// whatever order they finish in.
+void advance_to_furthest(Generator& generator, const Generator& drawn) {
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  if (drawn.offset() > generator.offset()) generator.advance(drawn.offset() - generator.offset());
+}
+
+// Runs a factory over the active local mode's ranks when there is one (a local tensor), per rank
+// when an argument is local, else once (a plain tensor).
+template <class F, class... Args>
+Tensor make(const char* op, F&& f, const Args&... args) {
+  if (LocalMode* mode = active_local_mode()) {
+    const RankSet ranks = mode->ranks();
+    return detail::spmd_over(op, ranks, f, args...);
+  }
+  return detail::spmd(op, f, args...);
+}
+
 }  // namespace
 
 Generator& default_generator() {
@@ -46,26 +66,27 @@ Generator& default_generator() {
   return generator;
 }
 
-void manual_seed(uint64_t seed) {
-  std::lock_guard lock(default_generator_mutex);
-  default_generator().manual_seed(seed);
+
+Tensor empty(const SymShape& shape, TensorOptions options) {
+  return make("empty", [&](const SymShape& s) {
+    return detail::empty_on(s.to_shape(), dtype_or(options, kFloat32), detail::backend_for(options));
+  }, shape);
+}
+Tensor zeros(const SymShape& shape, TensorOptions options) { return full(shape, 0, options.dtype(dtype_or(options, kFloat32))); }
+Tensor ones(const SymShape& shape, TensorOptions options) { return full(shape, 1, options.dtype(dtype_or(options, kFloat32))); }
+
+Tensor full(const SymShape& shape, Scalar value, TensorOptions options) {
+  return make("full", [&](const SymShape& s, const Scalar& v) {
+    return filled(s.to_shape(), v, dtype_or(options, v.promotion_dtype()), options);
+  }, shape, value);
 }
 
-Tensor empty(const Shape& shape, TensorOptions options) {
-  return detail::empty_on(shape, dtype_or(options, kFloat32), detail::backend_for(options));
-}
-Tensor zeros(const Shape& shape, TensorOptions options) { return full(shape, 0, options.dtype(dtype_or(options, kFloat32))); }
-Tensor ones(const Shape& shape, TensorOptions options) { return full(shape, 1, options.dtype(dtype_or(options, kFloat32))); }
-
-Tensor full(const Shape& shape, Scalar value, TensorOptions options) {
-  return filled(shape, value, dtype_or(options, value.promotion_dtype()), options);
-}
-
-Tensor scalar_tensor(Scalar value, TensorOptions options) { return full({}, value, options); }
+Tensor scalar_tensor(Scalar value, TensorOptions options) { return full(SymShape{}, value, options); }
 
 Tensor arange(Scalar end, TensorOptions options) { return arange(0, end, 1, options); }
 
-Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions options) {
+namespace {
+Tensor dense_arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options) {
   const bool all_integral = start.is_integral() && end.is_integral() && step.is_integral();
   const DType dtype = dtype_or(options, all_integral ? kInt64 : kDefaultFloat);
   if (dtype == kBool) throw Error("arange: dtype bool is not supported; expected a numeric dtype");
@@ -92,32 +113,76 @@ Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions options) {
   return out;
 }
 
-Tensor eye(int64_t n, TensorOptions options) { return eye(n, n, options); }
-
-Tensor eye(int64_t n, int64_t m, TensorOptions options) {
+Tensor dense_eye(int64_t n, int64_t m, const TensorOptions& options) {
   if (n < 0 || m < 0) throw Error(fmt::format("eye: sizes must be non-negative, got n={} m={}", n, m));
   const DType dtype = dtype_or(options, kFloat32);
   Tensor out = detail::empty_on({n, m}, dtype, detail::backend_for(options));
   dispatch::call_kernel("eye", dtype, {}, {dispatch::operand(*out.impl())});
   return out;
 }
+}  // namespace
 
-Tensor rand(const Shape& shape, TensorOptions options) {
+Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions options) {
+  return make("arange", [&](const Scalar& a, const Scalar& b, const Scalar& c) { return dense_arange(a, b, c, options); },
+              start, end, step);
+}
+
+Tensor eye(int64_t n, TensorOptions options) { return eye(n, n, options); }
+
+Tensor eye(int64_t n, int64_t m, TensorOptions options) {
+  return make("eye", [&] { return dense_eye(n, m, options); });
+}
+
+// Inside a local mode each rank draws from its own generator (see LocalMode).
+Tensor rand(const SymShape& shape, TensorOptions options) {
+  if (LocalMode* mode = active_local_mode())
+    return make("rand", [&](const SymShape& s, int64_t rank) {
+      return rand(s, mode->generator(static_cast<int>(rank)), options);
+    }, shape, current_rank());
   std::lock_guard lock(default_generator_mutex);
   return rand(shape, default_generator(), options);
 }
-Tensor rand(const Shape& shape, Generator& generator, TensorOptions options) {
-  return random("uniform", shape, generator, options, 1,
-                {dispatch::Attr::real("low", 0.0), dispatch::Attr::real("high", 1.0)});
-}
-Tensor randn(const Shape& shape, TensorOptions options) {
+Tensor randn(const SymShape& shape, TensorOptions options) {
+  if (LocalMode* mode = active_local_mode())
+    return make("randn", [&](const SymShape& s, int64_t rank) {
+      return randn(s, mode->generator(static_cast<int>(rank)), options);
+    }, shape, current_rank());
   std::lock_guard lock(default_generator_mutex);
   return randn(shape, default_generator(), options);
 }
-Tensor randn(const Shape& shape, Generator& generator, TensorOptions options) {
+
+// With an explicit generator inside a mode, every rank draws the same numbers (each from a copy of
+// the generator's state) and the generator advances once.
+Tensor rand(const SymShape& shape, Generator& generator, TensorOptions options) {
+  const Generator start = generator;
+  Tensor out = make("rand", [&](const SymShape& s) {
+    Generator copy = start;
+    Tensor t = random("uniform", s.to_shape(), copy, options, 1,
+                      {dispatch::Attr::real("low", 0.0), dispatch::Attr::real("high", 1.0)});
+    advance_to_furthest(generator, copy);
+    return t;
+  }, shape);
+  return out;
+}
+Tensor randn(const SymShape& shape, Generator& generator, TensorOptions options) {
+  const Generator start = generator;
   // A normal element consumes two counters (Box-Muller), see counter_rng.hpp.
-  return random("normal", shape, generator, options, 2,
-                {dispatch::Attr::real("mean", 0.0), dispatch::Attr::real("std", 1.0)});
+  Tensor out = make("randn", [&](const SymShape& s) {
+    Generator copy = start;
+    Tensor t = random("normal", s.to_shape(), copy, options, 2,
+                      {dispatch::Attr::real("mean", 0.0), dispatch::Attr::real("std", 1.0)});
+    advance_to_furthest(generator, copy);
+    return t;
+  }, shape);
+  return out;
+}
+
+void manual_seed(uint64_t seed) { manual_seed(SymInt(static_cast<int64_t>(seed))); }
+
+void manual_seed(const SymInt& seed) {
+  if (LocalMode* mode = active_local_mode()) return mode->manual_seed(seed);
+  std::lock_guard lock(default_generator_mutex);
+  default_generator().manual_seed(static_cast<uint64_t>(seed.as_int()));
 }
 
 namespace {
@@ -128,11 +193,20 @@ TensorOptions like_options(const Tensor& like, TensorOptions options) {
 }
 }  // namespace
 
-Tensor empty_like(const Tensor& like, TensorOptions options) { return empty(like.sizes(), like_options(like, options)); }
-Tensor zeros_like(const Tensor& like, TensorOptions options) { return zeros(like.sizes(), like_options(like, options)); }
-Tensor ones_like(const Tensor& like, TensorOptions options) { return ones(like.sizes(), like_options(like, options)); }
+// *_like follow their argument: local when it is local, plain otherwise (even inside a mode).
+Tensor empty_like(const Tensor& like, TensorOptions options) {
+  return detail::spmd("empty_like", [&](const Tensor& t) {
+    DisabledLocalMode plain;
+    return empty(t.sizes(), like_options(t, options));
+  }, like);
+}
+Tensor zeros_like(const Tensor& like, TensorOptions options) { return full_like(like, 0, options); }
+Tensor ones_like(const Tensor& like, TensorOptions options) { return full_like(like, 1, options); }
 Tensor full_like(const Tensor& like, Scalar value, TensorOptions options) {
-  return full(like.sizes(), value, like_options(like, options));
+  return detail::spmd("full_like", [&](const Tensor& t, const Scalar& v) {
+    DisabledLocalMode plain;
+    return full(t.sizes(), v, like_options(t, options));
+  }, like, value);
 }
 
 namespace detail {
@@ -141,8 +215,9 @@ void throw_ragged(size_t row, size_t got, size_t expected) {
 }
 }  // namespace detail
 
+namespace {
 template <class T>
-Tensor from_values(const std::vector<T>& values, const Shape& shape, TensorOptions options) {
+Tensor dense_from_values(const std::vector<T>& values, const Shape& shape, const TensorOptions& options) {
   if (shape_numel(shape) != static_cast<int64_t>(values.size()))
     throw Error(fmt::format("from_values: {} values do not fill shape {} ({} elements)", values.size(),
                             shape_text(shape), shape_numel(shape)));
@@ -157,6 +232,12 @@ Tensor from_values(const std::vector<T>& values, const Shape& shape, TensorOptio
   const TensorImpl& impl = *staged.impl();
   impl.backend().copy(impl.storage()->data, host.data(), host.size() * sizeof(Stored), TESSERA_COPY_HOST_TO_DEVICE);
   return staged.to(dtype_or(options, natural));
+}
+}  // namespace
+
+template <class T>
+Tensor from_values(const std::vector<T>& values, const Shape& shape, TensorOptions options) {
+  return make("tensor", [&] { return dense_from_values(values, shape, options); });
 }
 
 template Tensor from_values<bool>(const std::vector<bool>&, const Shape&, TensorOptions);

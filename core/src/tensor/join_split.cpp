@@ -3,12 +3,14 @@
 
 #include "tensor/internal.hpp"
 #include "tensor/type_promotion.hpp"
+#include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
 
 namespace tessera {
+namespace {
 
-Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+Tensor dense_cat(const std::vector<Tensor>& tensors, int64_t dim) {
   if (tensors.empty()) throw Error("cat: expected a non-empty list of tensors");
   detail::ResultType result;
   for (const Tensor& t : tensors) {
@@ -39,7 +41,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   return out;
 }
 
-Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+Tensor dense_stack(const std::vector<Tensor>& tensors, int64_t dim) {
   if (tensors.empty()) throw Error("stack: expected a non-empty list of tensors");
   for (const Tensor& t : tensors) detail::impl_of(t, "stack");
   const Tensor& first = tensors.front();
@@ -51,10 +53,10 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
                               shape_text(tensors[i].sizes()), shape_text(first.sizes())));
     expanded.push_back(tensors[i].unsqueeze(d));
   }
-  return cat(expanded, d);
+  return dense_cat(expanded, d);
 }
 
-std::vector<Tensor> split(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim) {
+std::vector<Tensor> dense_split(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim) {
   const TensorImpl& self = detail::impl_of(a, "split");
   const int64_t d = normalize_dim(dim, self.dim(), "split");
   int64_t total = 0;
@@ -74,24 +76,42 @@ std::vector<Tensor> split(const Tensor& a, const std::vector<int64_t>& sizes, in
   return parts;
 }
 
-std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
+std::vector<Tensor> dense_split(const Tensor& a, int64_t split_size, int64_t dim) {
   const TensorImpl& self = detail::impl_of(a, "split");
   const int64_t d = normalize_dim(dim, self.dim(), "split");
   if (split_size <= 0) throw Error(fmt::format("split: split_size must be positive, got {}", split_size));
   std::vector<int64_t> sizes;
   for (int64_t left = a.size(d); left > 0; left -= split_size) sizes.push_back(std::min(split_size, left));
   if (sizes.empty()) sizes.push_back(0);  // as torch.split: an empty dim gives one empty piece
-  return split(a, sizes, d);
+  return dense_split(a, sizes, d);
 }
 
-std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
+std::vector<Tensor> dense_chunk(const Tensor& a, int64_t chunks, int64_t dim) {
   const TensorImpl& self = detail::impl_of(a, "chunk");
   if (chunks <= 0) throw Error(fmt::format("chunk: the number of chunks must be positive, got {}", chunks));
   const int64_t d = normalize_dim(dim, self.dim(), "chunk");
   const int64_t size = a.size(d);
   // torch.chunk: pieces of ceil(size / chunks); fewer than `chunks` pieces when that runs out.
   const int64_t piece = std::max<int64_t>(1, (size + chunks - 1) / chunks);
-  return split(a, piece, d);
+  return dense_split(a, piece, d);
+}
+
+}  // namespace
+
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  return detail::spmd("cat", [dim](const std::vector<Tensor>& ts) { return dense_cat(ts, dim); }, tensors);
+}
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  return detail::spmd("stack", [dim](const std::vector<Tensor>& ts) { return dense_stack(ts, dim); }, tensors);
+}
+std::vector<Tensor> split(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim) {
+  return detail::spmd("split", [&](const Tensor& x) { return dense_split(x, sizes, dim); }, a);
+}
+std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
+  return detail::spmd("split", [&](const Tensor& x) { return dense_split(x, split_size, dim); }, a);
+}
+std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
+  return detail::spmd("chunk", [&](const Tensor& x) { return dense_chunk(x, chunks, dim); }, a);
 }
 
 }  // namespace tessera

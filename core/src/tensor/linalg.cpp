@@ -3,6 +3,7 @@
 
 #include "tensor/internal.hpp"
 #include "tensor/type_promotion.hpp"
+#include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
 
@@ -31,9 +32,7 @@ Tensor product(const char* op, const Tensor& a, const Tensor& b, const Shape& ou
   return out;
 }
 
-}  // namespace
-
-Tensor mm(const Tensor& a, const Tensor& b) {
+Tensor dense_mm(const Tensor& a, const Tensor& b) {
   auto [ca, cb] = promoted("mm", a, b);
   if (ca.dim() != 2 || cb.dim() != 2)
     throw Error(fmt::format("mm: expected two 2-d tensors, got shapes {} and {}", shape_text(ca.sizes()),
@@ -42,7 +41,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   return product("mm", ca, cb, {ca.size(0), cb.size(1)});
 }
 
-Tensor bmm(const Tensor& a, const Tensor& b) {
+Tensor dense_bmm(const Tensor& a, const Tensor& b) {
   auto [ca, cb] = promoted("bmm", a, b);
   if (ca.dim() != 3 || cb.dim() != 3)
     throw Error(fmt::format("bmm: expected two 3-d tensors, got shapes {} and {}", shape_text(ca.sizes()),
@@ -54,7 +53,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   return product("bmm", ca, cb, {ca.size(0), ca.size(1), cb.size(2)});
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor dense_matmul(const Tensor& a, const Tensor& b) {
   auto [ca, cb] = promoted("matmul", a, b);
   const int64_t da = ca.dim();
   const int64_t db = cb.dim();
@@ -66,7 +65,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (ka != kb) inner_mismatch("matmul", ca, cb, ka, kb);
 
   if (da <= 2 && db <= 2) {
-    Tensor result = mm(da == 1 ? ca.unsqueeze(0) : ca, db == 1 ? cb.unsqueeze(1) : cb);
+    Tensor result = dense_mm(da == 1 ? ca.unsqueeze(0) : ca, db == 1 ? cb.unsqueeze(1) : cb);
     if (db == 1) result = result.squeeze(-1);
     if (da == 1) result = result.squeeze(0);
     return result;
@@ -75,7 +74,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     // [..., m, k] x [k, n]: fold the batch into the rows, one gemm.
     Shape out_shape(ca.sizes().begin(), ca.sizes().end() - 1);
     Tensor rows = ca.reshape({-1, ka});
-    Tensor result = mm(rows, db == 1 ? cb.unsqueeze(1) : cb);
+    Tensor result = dense_mm(rows, db == 1 ? cb.unsqueeze(1) : cb);
     if (db == 2) out_shape.push_back(cb.size(1));
     return result.reshape(out_shape);
   }
@@ -90,11 +89,17 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Shape full_a = batch, full_b = batch;
   full_a.insert(full_a.end(), {m, ka});
   full_b.insert(full_b.end(), {kb, n});
-  Tensor result = bmm(ma.expand(full_a).reshape({-1, m, ka}), cb.expand(full_b).reshape({-1, kb, n}));
+  Tensor result = dense_bmm(ma.expand(full_a).reshape({-1, m, ka}), cb.expand(full_b).reshape({-1, kb, n}));
   Shape out_shape = batch;
   if (da != 1) out_shape.push_back(m);
   out_shape.push_back(n);
   return result.reshape(out_shape);
 }
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) { return detail::spmd("mm", dense_mm, a, b); }
+Tensor bmm(const Tensor& a, const Tensor& b) { return detail::spmd("bmm", dense_bmm, a, b); }
+Tensor matmul(const Tensor& a, const Tensor& b) { return detail::spmd("matmul", dense_matmul, a, b); }
 
 }  // namespace tessera

@@ -59,6 +59,18 @@ void render(std::ostringstream& out, const Shape& sizes, size_t dim, const std::
 
 std::string Tensor::to_string() const {
   if (!defined()) return "tensor(undefined)";
+  if (is_local()) {
+    // Every rank in rank order, each shard printed as a plain tensor.
+    std::string text = "LocalTensor(";
+    for (const auto& [rank, shard] : shards()) {
+      std::string body = shard.to_string();
+      const std::string indent(std::to_string(rank).size() + 4, ' ');
+      for (size_t at = body.find('\n'); at != std::string::npos; at = body.find('\n', at + 1))
+        body.insert(at + 1, indent);
+      text += fmt::format("\n  {}: {}", rank, body);
+    }
+    return text + ")";
+  }
   const TensorImpl& self = *impl_;
   std::ostringstream out;
   out << "tensor(";

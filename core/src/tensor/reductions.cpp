@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "tensor/internal.hpp"
+#include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
 
@@ -12,7 +13,7 @@ using detail::impl_of;
 
 enum class OutDType { Same, Int64ForIntegral, Int64, Bool };
 
-Tensor reduce(const char* op, const Tensor& a, const std::vector<int64_t>& dims, bool keepdim, OutDType rule) {
+Tensor reduce_dense(const char* op, const Tensor& a, const std::vector<int64_t>& dims, bool keepdim, OutDType rule) {
   const TensorImpl& self = impl_of(a, op);
   const int64_t ndim = self.dim();
   std::vector<bool> reduced(static_cast<size_t>(ndim), dims.empty());
@@ -43,8 +44,13 @@ Tensor reduce(const char* op, const Tensor& a, const std::vector<int64_t>& dims,
   return out;
 }
 
+Tensor reduce(const char* op, const Tensor& a, const std::vector<int64_t>& dims, bool keepdim, OutDType rule) {
+  return detail::spmd(op, [&](const Tensor& x) { return reduce_dense(op, x, dims, keepdim, rule); }, a);
+}
+
 void require_floating(const char* op, const Tensor& a) {
-  if (!is_floating(impl_of(a, op).dtype()))
+  if (!a.defined()) impl_of(a, op);
+  if (!is_floating(a.dtype()))
     throw Error(fmt::format("{}: input dtype {} is not supported; expected float32 or float64 (convert with "
                             ".to(kFloat32) first)",
                             op, dtype_name(a.dtype())));

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "tensor/internal.hpp"
+#include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
 
@@ -23,7 +24,11 @@ Tensor row_op(const char* op, const Tensor& a, int64_t dim) {
 
 }  // namespace
 
-Tensor softmax(const Tensor& a, int64_t dim) { return row_op("softmax", a, dim); }
-Tensor log_softmax(const Tensor& a, int64_t dim) { return row_op("log_softmax", a, dim); }
+Tensor softmax(const Tensor& a, int64_t dim) {
+  return detail::spmd("softmax", [dim](const Tensor& x) { return row_op("softmax", x, dim); }, a);
+}
+Tensor log_softmax(const Tensor& a, int64_t dim) {
+  return detail::spmd("log_softmax", [dim](const Tensor& x) { return row_op("log_softmax", x, dim); }, a);
+}
 
 }  // namespace tessera

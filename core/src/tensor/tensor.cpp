@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 
 #include "plugin/registry.hpp"
+#include "ranks/local_tensor_impl.hpp"
 #include "tensor/internal.hpp"
+#include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
 
@@ -11,6 +13,7 @@ namespace detail {
 
 const TensorImpl& impl_of(const Tensor& t, const char* op) {
   if (!t.defined()) throw Error(fmt::format("{}: the tensor is undefined (default-constructed)", op));
+  if (t.is_local()) throw Error(fmt::format("internal: {} reached the dense path with a local tensor", op));
   return *t.impl();
 }
 
@@ -94,20 +97,82 @@ template std::vector<double> read_values<double>(const TensorImpl&);
 using detail::impl_of;
 
 Tensor::Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+Tensor::Tensor(std::shared_ptr<const LocalTensorImpl> local) : local_(std::move(local)) {}
 
 const TensorImpl& Tensor::checked() const { return impl_of(*this, "tensor"); }
-DType Tensor::dtype() const { return checked().dtype(); }
-int64_t Tensor::dim() const { return checked().dim(); }
-const Shape& Tensor::sizes() const { return checked().sizes(); }
-int64_t Tensor::size(int64_t d) const { return sizes()[static_cast<size_t>(normalize_dim(d, dim(), "size"))]; }
-const std::vector<int64_t>& Tensor::strides() const { return checked().strides(); }
-int64_t Tensor::numel() const { return checked().numel(); }
-bool Tensor::is_contiguous() const { return checked().is_contiguous(); }
-const std::string& Tensor::backend() const { return checked().backend().name(); }
 
-Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
+const LocalTensorImpl& Tensor::checked_local(const char* op) const {
+  if (!local_)
+    throw Error(fmt::format("{}: the tensor is {}, not a local tensor", op, defined() ? "a plain tensor" : "undefined"));
+  return *local_;
+}
+
+DType Tensor::dtype() const { return local_ ? local_->dtype() : checked().dtype(); }
+int64_t Tensor::dim() const { return local_ ? local_->dim() : checked().dim(); }
+
+SymShape Tensor::shape() const { return local_ ? local_->shape() : SymShape(checked().sizes()); }
+
+SymInt Tensor::sym_size(int64_t d) const {
+  return shape()[static_cast<size_t>(normalize_dim(d, dim(), "sym_size"))];
+}
+
+const Shape& Tensor::sizes() const {
+  if (!local_) return checked().sizes();
+  if (!local_->uniform_sizes())
+    throw Error(fmt::format("sizes(): the shards' shapes differ per rank ({}); use shape() for per-rank sizes",
+                            local_->shape().to_string()));
+  return *local_->uniform_sizes();
+}
+
+int64_t Tensor::size(int64_t d) const { return sizes()[static_cast<size_t>(normalize_dim(d, dim(), "size"))]; }
+
+const std::vector<int64_t>& Tensor::strides() const {
+  if (local_) throw Error("strides(): a local tensor has per-rank strides; use shard(rank).strides()");
+  return checked().strides();
+}
+
+int64_t Tensor::numel() const { return local_ ? shape_numel(sizes()) : checked().numel(); }
+
+bool Tensor::is_contiguous() const {
+  if (!local_) return checked().is_contiguous();
+  for (const auto& [rank, shard] : local_->shards())
+    if (!shard.is_contiguous()) return false;
+  return true;
+}
+
+const std::string& Tensor::backend() const {
+  return local_ ? local_->first().backend() : checked().backend().name();
+}
+
+RankSet Tensor::ranks() const { return checked_local("ranks").ranks(); }
+
+Tensor Tensor::shard(int rank) const {
+  const LocalTensorImpl& local = checked_local("shard");
+  if (!local.shards().contains(rank))
+    throw Error(fmt::format("local tensor has no shard for rank {} (its ranks are {})", rank, local.ranks().to_string()));
+  return local.shards().at(rank);
+}
+
+const RankMap<Tensor>& Tensor::shards() const { return checked_local("shards").shards(); }
+
+bool Tensor::requires_grad() const {
+  if (local_) return false;
+  return checked().requires_grad();
+}
+
+Tensor& Tensor::set_requires_grad(bool requires_grad) {
+  if (local_) throw Error("set_requires_grad: not supported on a local tensor (there is no autograd yet)");
+  impl_of(*this, "set_requires_grad").set_requires_grad(requires_grad);
+  return *this;
+}
+
+Tensor Tensor::contiguous() const {
+  if (local_) return detail::spmd("contiguous", [](const Tensor& s) { return s.contiguous(); }, *this);
+  return is_contiguous() ? *this : clone();
+}
 
 Tensor Tensor::clone() const {
+  if (local_) return detail::spmd("clone", [](const Tensor& s) { return s.clone(); }, *this);
   const TensorImpl& self = impl_of(*this, "clone");
   Tensor out = detail::empty_like_on(self, self.sizes(), self.dtype());
   dispatch::call_kernel("copy", self.dtype(), {dispatch::operand(self)}, {dispatch::operand(*out.impl())});
@@ -115,6 +180,7 @@ Tensor Tensor::clone() const {
 }
 
 Tensor Tensor::to(DType dtype) const {
+  if (local_) return detail::spmd("to", [dtype](const Tensor& s) { return s.to(dtype); }, *this);
   const TensorImpl& self = impl_of(*this, "to");
   if (self.dtype() == dtype) return *this;
   Tensor out = detail::empty_like_on(self, self.sizes(), dtype);
@@ -123,11 +189,22 @@ Tensor Tensor::to(DType dtype) const {
 }
 
 Tensor& Tensor::copy_(const Tensor& src) {
+  if (!local_ && src.is_local())
+    throw Error("copy_: cannot copy a local tensor into a plain tensor; reconcile() it or copy into a local tensor");
+  if (local_) {
+    detail::spmd("copy_", [](Tensor dst, const Tensor& s) { dst.copy_(s); }, *this, src);
+    return *this;
+  }
   detail::copy_into(impl_of(*this, "copy_"), impl_of(src, "copy_"));
   return *this;
 }
 
 Tensor& Tensor::fill_(Scalar value) {
+  if (local_ || value.is_local()) {
+    if (!local_) throw Error("fill_: a per-rank value can only fill a local tensor, not a plain one");
+    detail::spmd("fill_", [](Tensor dst, const Scalar& v) { dst.fill_(v); }, *this, value);
+    return *this;
+  }
   const TensorImpl& self = impl_of(*this, "fill_");
   // fill writes contiguous outputs only; fill a temporary and copy it in for strided views.
   Tensor filled = self.is_contiguous() ? *this : detail::empty_like_on(self, self.sizes(), self.dtype());
@@ -139,6 +216,7 @@ Tensor& Tensor::fill_(Scalar value) {
 }
 
 Scalar Tensor::item() const {
+  if (local_) return detail::spmd("item", [](const Tensor& s) { return s.item(); }, *this);
   const TensorImpl& self = impl_of(*this, "item");
   if (self.numel() != 1)
     throw Error(fmt::format("item: the tensor has {} elements (shape {}); expected exactly 1", self.numel(),
@@ -155,6 +233,7 @@ Scalar Tensor::item() const {
 
 template <class T>
 std::vector<T> Tensor::to_vector() const {
+  if (local_) return reconcile().to_vector<T>();
   return detail::read_values<T>(impl_of(*this, "to_vector"));
 }
 template std::vector<bool> Tensor::to_vector<bool>() const;

@@ -43,6 +43,8 @@ class TensorImpl {
   int64_t numel() const { return numel_; }
   int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
   bool is_contiguous() const;
+  bool requires_grad() const { return requires_grad_; }
+  void set_requires_grad(bool value) const { requires_grad_ = value; }
 
  private:
   std::shared_ptr<Storage> storage_;
@@ -51,6 +53,7 @@ class TensorImpl {
   std::vector<int64_t> strides_;
   int64_t offset_;
   int64_t numel_;
+  mutable bool requires_grad_ = false;  // a marker only; no autograd at this layer
 };
 
 // Row-major strides for `sizes`.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "tensor/internal.hpp"
+#include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {
@@ -81,8 +82,11 @@ bool view_strides(const TensorImpl& t, const Shape& shape, std::vector<int64_t>&
 
 }  // namespace
 
-Tensor Tensor::view(const Shape& requested) const {
+Tensor Tensor::view(const SymShape& sym_shape) const {
+  if (detail::common_ranks("view", *this, sym_shape))
+    return detail::spmd("view", [](const Tensor& s, const SymShape& shape) { return s.view(shape); }, *this, sym_shape);
   const TensorImpl& self = impl_of(*this, "view");
+  const Shape requested = sym_shape.to_shape();
   const Shape shape = infer_shape(requested, self.numel(), "view");
   std::vector<int64_t> strides;
   if (!view_strides(self, shape, strides))
@@ -92,8 +96,12 @@ Tensor Tensor::view(const Shape& requested) const {
   return make_view(self, shape, std::move(strides), self.offset());
 }
 
-Tensor Tensor::reshape(const Shape& requested) const {
+Tensor Tensor::reshape(const SymShape& sym_shape) const {
+  if (detail::common_ranks("reshape", *this, sym_shape))
+    return detail::spmd("reshape", [](const Tensor& s, const SymShape& shape) { return s.reshape(shape); }, *this,
+                        sym_shape);
   const TensorImpl& self = impl_of(*this, "reshape");
+  const Shape requested = sym_shape.to_shape();
   const Shape shape = infer_shape(requested, self.numel(), "reshape");
   std::vector<int64_t> strides;
   if (view_strides(self, shape, strides)) return make_view(self, shape, std::move(strides), self.offset());
@@ -101,6 +109,7 @@ Tensor Tensor::reshape(const Shape& requested) const {
 }
 
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
+  if (is_local()) return detail::spmd("transpose", [&](const Tensor& s) { return s.transpose(dim0, dim1); }, *this);
   const TensorImpl& self = impl_of(*this, "transpose");
   const auto a = static_cast<size_t>(normalize_dim(dim0, self.dim(), "transpose"));
   const auto b = static_cast<size_t>(normalize_dim(dim1, self.dim(), "transpose"));
@@ -120,6 +129,7 @@ Tensor Tensor::t() const {
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
+  if (is_local()) return detail::spmd("permute", [&](const Tensor& s) { return s.permute(dims); }, *this);
   const TensorImpl& self = impl_of(*this, "permute");
   if (static_cast<int64_t>(dims.size()) != self.dim())
     throw Error(fmt::format("permute: got {} dims {} for a tensor of {} dims", dims.size(), shape_text(dims),
@@ -138,6 +148,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
 }
 
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  if (is_local()) return detail::spmd("flatten", [&](const Tensor& s) { return s.flatten(start_dim, end_dim); }, *this);
   const TensorImpl& self = impl_of(*this, "flatten");
   if (self.dim() == 0) return reshape({1});
   const int64_t start = normalize_dim(start_dim, self.dim(), "flatten");
@@ -152,6 +163,7 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
 }
 
 Tensor Tensor::squeeze() const {
+  if (is_local()) return detail::spmd("squeeze", [](const Tensor& s) { return s.squeeze(); }, *this);
   const TensorImpl& self = impl_of(*this, "squeeze");
   Shape sizes;
   std::vector<int64_t> strides;
@@ -164,6 +176,7 @@ Tensor Tensor::squeeze() const {
 }
 
 Tensor Tensor::squeeze(int64_t dim) const {
+  if (is_local()) return detail::spmd("squeeze", [&](const Tensor& s) { return s.squeeze(dim); }, *this);
   const TensorImpl& self = impl_of(*this, "squeeze");
   if (self.dim() == 0) return *this;
   const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "squeeze"));
@@ -176,6 +189,7 @@ Tensor Tensor::squeeze(int64_t dim) const {
 }
 
 Tensor Tensor::unsqueeze(int64_t dim) const {
+  if (is_local()) return detail::spmd("unsqueeze", [&](const Tensor& s) { return s.unsqueeze(dim); }, *this);
   const TensorImpl& self = impl_of(*this, "unsqueeze");
   const auto d = static_cast<size_t>(normalize_dim(dim, self.dim() + 1, "unsqueeze"));
   Shape sizes = self.sizes();
@@ -186,8 +200,14 @@ Tensor Tensor::unsqueeze(int64_t dim) const {
   return make_view(self, std::move(sizes), std::move(strides), self.offset());
 }
 
-Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+Tensor Tensor::narrow(int64_t dim, const SymInt& sym_start, const SymInt& sym_length) const {
+  if (detail::common_ranks("narrow", *this, sym_start, sym_length))
+    return detail::spmd(
+        "narrow", [dim](const Tensor& s, int64_t start, int64_t length) { return s.narrow(dim, start, length); },
+        *this, sym_start, sym_length);
   const TensorImpl& self = impl_of(*this, "narrow");
+  int64_t start = sym_start.as_int();
+  const int64_t length = sym_length.as_int();
   const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "narrow"));
   const int64_t size = self.sizes()[d];
   if (start < 0) start += size;
@@ -200,8 +220,14 @@ Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
   return make_view(self, std::move(sizes), self.strides(), self.offset() + start * self.strides()[d]);
 }
 
-Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) const {
+Tensor Tensor::slice(int64_t dim, const SymInt& sym_start, const SymInt& sym_end, int64_t step) const {
+  if (detail::common_ranks("slice", *this, sym_start, sym_end))
+    return detail::spmd(
+        "slice", [dim, step](const Tensor& s, int64_t start, int64_t end) { return s.slice(dim, start, end, step); },
+        *this, sym_start, sym_end);
   const TensorImpl& self = impl_of(*this, "slice");
+  const int64_t start = sym_start.as_int();
+  const int64_t end = sym_end.as_int();
   const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "slice"));
   if (step <= 0) throw Error(fmt::format("slice: step must be positive, got {}", step));
   const int64_t size = self.sizes()[d];
@@ -217,8 +243,12 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) cons
   return make_view(self, std::move(sizes), std::move(strides), offset);
 }
 
-Tensor Tensor::select(int64_t dim, int64_t index) const {
+Tensor Tensor::select(int64_t dim, const SymInt& sym_index) const {
+  if (detail::common_ranks("select", *this, sym_index))
+    return detail::spmd("select", [dim](const Tensor& s, int64_t index) { return s.select(dim, index); }, *this,
+                        sym_index);
   const TensorImpl& self = impl_of(*this, "select");
+  int64_t index = sym_index.as_int();
   if (self.dim() == 0) throw Error("select: cannot index a 0-d tensor");
   const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "select"));
   const int64_t size = self.sizes()[d];
@@ -235,6 +265,7 @@ Tensor Tensor::select(int64_t dim, int64_t index) const {
 }
 
 Tensor Tensor::flip(const std::vector<int64_t>& dims) const {
+  if (is_local()) return detail::spmd("flip", [&](const Tensor& s) { return s.flip(dims); }, *this);
   const TensorImpl& self = impl_of(*this, "flip");
   std::vector<int64_t> strides = self.strides();
   std::vector<bool> flipped(static_cast<size_t>(self.dim()), false);
@@ -249,8 +280,12 @@ Tensor Tensor::flip(const std::vector<int64_t>& dims) const {
   return make_view(self, self.sizes(), std::move(strides), offset);
 }
 
-Tensor Tensor::expand(const Shape& requested) const {
+Tensor Tensor::expand(const SymShape& sym_shape) const {
+  if (detail::common_ranks("expand", *this, sym_shape))
+    return detail::spmd("expand", [](const Tensor& s, const SymShape& shape) { return s.expand(shape); }, *this,
+                        sym_shape);
   const TensorImpl& self = impl_of(*this, "expand");
+  const Shape requested = sym_shape.to_shape();
   if (requested.size() < self.sizes().size())
     throw Error(fmt::format("expand: target shape {} has fewer dims than the tensor's shape {}",
                             shape_text(requested), shape_text(self.sizes())));

@@ -71,7 +71,8 @@ enum {
 };
 
 /* Owned by the plugin; valid until the plugin is unloaded. alloc, free, copy and the kernel table
- * are required (the host rejects a backend lacking any of them); every function is thread-safe. */
+ * are required (the host rejects a backend lacking any of them); every function is thread-safe.
+ * Fields after `kernels` are optional: NULL, or absent when struct_size ends before them. */
 typedef struct tessera_backend {
   size_t struct_size;
   void* extension;
@@ -85,6 +86,10 @@ typedef struct tessera_backend {
                          tessera_error* error);
   size_t num_kernels;
   const tessera_kernel* const* kernels;
+  /* How many threads one kernel call may use; 0 restores the backend's default. The host sets 1
+   * while it runs several ranks' kernels in parallel, so that a multi-threaded library (OpenBLAS)
+   * does not oversubscribe the cores. Optional. */
+  tessera_status (*set_num_threads)(void* context, int32_t num_threads, tessera_error* error);
 } tessera_backend;
 
 #ifdef __cplusplus

@@ -67,6 +67,12 @@ class BackendBuilder {
     return *this;
   }
 
+  // Optional: how many threads one kernel call may use (0 = the backend's default).
+  BackendBuilder& num_threads_function(decltype(tessera_backend::set_num_threads) set_num_threads) {
+    table_.set_num_threads = set_num_threads;
+    return *this;
+  }
+
   template <KernelFunction Fn>
   BackendBuilder& kernel(const char* op, DLDataType dtype) {
     // A deque keeps every entry's address stable while more are added.

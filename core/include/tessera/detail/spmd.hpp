@@ -1,0 +1,193 @@
+// The SPMD fan-out behind every op (internal; public only because run_per_rank is a template).
+//
+// spmd(op, f, args...) calls f(args...) directly when no argument is local. Otherwise it calls f
+// once per rank with each local argument replaced by that rank's value (a local tensor by its
+// shard, a per-rank Scalar or SymInt by its value, a SymShape by that rank's shape) and plain
+// arguments passed unchanged, then combines the per-rank results:
+//   Tensor -> local tensor; int64_t / SymInt -> SymInt (plain when all ranks agree);
+//   Scalar -> one Scalar when all agree, a per-rank Scalar for integers, else an error;
+//   bool / double -> must agree on every rank, else an error showing the values;
+//   std::vector<Tensor> -> a vector of local tensors; void -> nothing.
+// Ranks may run in parallel on the rank thread pool; results never depend on it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tessera/rank_map.hpp"
+#include "tessera/scalar.hpp"
+#include "tessera/sym_int.hpp"
+#include "tessera/tensor.hpp"
+
+namespace tessera {
+
+Tensor local_tensor(RankMap<Tensor> shards);
+
+namespace detail {
+
+// How one kind of argument takes part: is it local, over which ranks, its value on a rank, and
+// roughly how many elements one rank touches (to decide whether ranks run in parallel).
+template <class T>
+struct SpmdArg {
+  static const RankSet* ranks(const T&) { return nullptr; }
+  static const T& at(const T& value, int) { return value; }
+  static int64_t work(const T&) { return 0; }
+};
+
+template <>
+struct SpmdArg<Tensor> {
+  static const RankSet* ranks(const Tensor& t);
+  static Tensor at(const Tensor& t, int rank) { return t.is_local() ? t.shard(rank) : t; }
+  static int64_t work(const Tensor& t);
+};
+
+template <>
+struct SpmdArg<Scalar> {
+  static const RankSet* ranks(const Scalar& s);
+  static Scalar at(const Scalar& s, int rank) { return s.at(rank); }
+  static int64_t work(const Scalar&) { return 0; }
+};
+
+template <>
+struct SpmdArg<SymInt> {
+  static const RankSet* ranks(const SymInt& s);
+  static int64_t at(const SymInt& s, int rank) { return s.at(rank); }
+  static int64_t work(const SymInt&) { return 0; }
+};
+
+template <>
+struct SpmdArg<SymShape> {
+  static const RankSet* ranks(const SymShape& s);
+  static SymShape at(const SymShape& s, int rank) { return SymShape(s.at(rank)); }
+  static int64_t work(const SymShape& s);
+};
+
+template <>
+struct SpmdArg<std::vector<Tensor>> {
+  static const RankSet* ranks(const std::vector<Tensor>& ts);
+  static std::vector<Tensor> at(const std::vector<Tensor>& ts, int rank);
+  static int64_t work(const std::vector<Tensor>& ts);
+};
+
+template <>
+struct SpmdArg<std::vector<SymInt>> {
+  static const RankSet* ranks(const std::vector<SymInt>& v);
+  static std::vector<int64_t> at(const std::vector<SymInt>& v, int rank);
+  static int64_t work(const std::vector<SymInt>&) { return 0; }
+};
+
+// Errors shared by the templates below (defined in the library).
+[[noreturn]] void throw_rank_set_mismatch(const char* op, const RankSet& a, const RankSet& b);
+[[noreturn]] void throw_ranks_disagree(const char* op, const std::string& values);
+
+// Runs task(i) for every rank index i of `ranks`, in parallel when the work is large enough, with
+// local mode disabled on the executing thread; a failure is rethrown naming the op and the lowest
+// failing rank.
+void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, const std::function<void(size_t)>& task);
+
+template <class R>
+struct SpmdResult;
+
+template <>
+struct SpmdResult<Tensor> {
+  static Tensor combine(const char*, const RankSet& ranks, std::vector<std::optional<Tensor>>& values) {
+    std::vector<std::pair<int, Tensor>> shards;
+    for (size_t i = 0; i < ranks.size(); ++i) shards.emplace_back(ranks[i], std::move(*values[i]));
+    return local_tensor(RankMap<Tensor>(std::move(shards)));
+  }
+};
+
+template <>
+struct SpmdResult<std::vector<Tensor>> {
+  static std::vector<Tensor> combine(const char* op, const RankSet& ranks,
+                                     std::vector<std::optional<std::vector<Tensor>>>& values);
+};
+
+template <>
+struct SpmdResult<int64_t> {
+  static SymInt combine(const char*, const RankSet& ranks, std::vector<std::optional<int64_t>>& values) {
+    std::vector<std::pair<int, int64_t>> entries;
+    for (size_t i = 0; i < ranks.size(); ++i) entries.emplace_back(ranks[i], *values[i]);
+    return SymInt(LocalInt(RankMap<int64_t>(std::move(entries))));
+  }
+};
+
+template <>
+struct SpmdResult<SymInt> {
+  static SymInt combine(const char* op, const RankSet& ranks, std::vector<std::optional<SymInt>>& values) {
+    std::vector<std::optional<int64_t>> plain(values.size());
+    for (size_t i = 0; i < values.size(); ++i) plain[i] = values[i]->at(ranks[i]);
+    return SpmdResult<int64_t>::combine(op, ranks, plain);
+  }
+};
+
+template <>
+struct SpmdResult<Scalar> {
+  static Scalar combine(const char* op, const RankSet& ranks, std::vector<std::optional<Scalar>>& values);
+};
+
+// bool, double, and anything else comparable: every rank must give the same answer.
+template <class R>
+struct SpmdResult {
+  static R combine(const char* op, const RankSet& ranks, std::vector<std::optional<R>>& values) {
+    bool agree = true;
+    for (const auto& v : values) agree = agree && *v == *values.front();
+    if (!agree) {
+      std::string text;
+      for (size_t i = 0; i < ranks.size(); ++i) {
+        if constexpr (std::is_arithmetic_v<R>) text += (i ? ", " : "") + std::to_string(ranks[i]) + ": " + std::to_string(*values[i]);
+        else text += (i ? ", " : "") + std::to_string(ranks[i]) + ": <differs>";
+      }
+      throw_ranks_disagree(op, text);
+    }
+    return std::move(*values.front());
+  }
+};
+
+// The rank set shared by every local argument, or nullptr when none is local.
+template <class... Args>
+const RankSet* common_ranks([[maybe_unused]] const char* op, const Args&... args) {
+  const RankSet* found = nullptr;
+  [[maybe_unused]] auto visit = [&](const RankSet* ranks) {
+    if (ranks == nullptr) return;
+    if (found != nullptr && *found != *ranks) throw_rank_set_mismatch(op, *found, *ranks);
+    if (found == nullptr) found = ranks;
+  };
+  (visit(SpmdArg<std::decay_t<Args>>::ranks(args)), ...);
+  return found;
+}
+
+template <class F, class... Args>
+auto spmd_over(const char* op, const RankSet& ranks, F&& f, const Args&... args) {
+  if (const RankSet* own = common_ranks(op, args...); own != nullptr && *own != ranks)
+    throw_rank_set_mismatch(op, ranks, *own);
+  using R = std::invoke_result_t<F&, decltype(SpmdArg<std::decay_t<Args>>::at(args, 0))...>;
+  const int64_t work = (int64_t{0} + ... + SpmdArg<std::decay_t<Args>>::work(args));
+  if constexpr (std::is_void_v<R>) {
+    run_ranks(op, ranks, work, [&](size_t i) { f(SpmdArg<std::decay_t<Args>>::at(args, ranks[i])...); });
+  } else {
+    std::vector<std::optional<R>> values(ranks.size());
+    run_ranks(op, ranks, work, [&](size_t i) { values[i].emplace(f(SpmdArg<std::decay_t<Args>>::at(args, ranks[i])...)); });
+    return SpmdResult<R>::combine(op, ranks, values);
+  }
+}
+
+template <class F, class... Args>
+auto spmd(const char* op, F&& f, const Args&... args)
+    -> decltype(spmd_over(op, std::declval<const RankSet&>(), f, args...)) {
+  if (const RankSet* ranks = common_ranks(op, args...)) return spmd_over(op, *ranks, f, args...);
+  using R = std::invoke_result_t<F&, decltype(SpmdArg<std::decay_t<Args>>::at(args, 0))...>;
+  if constexpr (std::is_void_v<R>) {
+    f(SpmdArg<std::decay_t<Args>>::at(args, 0)...);
+  } else {
+    return R(f(SpmdArg<std::decay_t<Args>>::at(args, 0)...));
+  }
+}
+
+}  // namespace detail
+}  // namespace tessera

@@ -1,0 +1,196 @@
+// The non-template half of detail/spmd.hpp: running ranks, argument rank sets, result combining.
+#include "tessera/detail/spmd.hpp"
+
+#include <atomic>
+#include <exception>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "dispatch/thread_pool.hpp"
+#include "plugin/registry.hpp"
+#include "ranks/local_tensor_impl.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/local.hpp"
+
+namespace tessera {
+namespace {
+
+thread_local bool running_rank_task = false;
+
+// Below this many elements per rank, handing ranks to other threads costs more than it saves.
+constexpr int64_t kParallelWorkThreshold = 1 << 15;
+
+// While ranks run in parallel, each kernel call gets one thread (see tessera_backend
+// set_num_threads); the first parallel region in sets it, the last one out restores it.
+class SingleThreadedKernels {
+ public:
+  SingleThreadedKernels() {
+    std::lock_guard lock(mutex_);
+    if (active_++ == 0) plugin::Registry::instance().set_backend_threads(1);
+  }
+  ~SingleThreadedKernels() {
+    std::lock_guard lock(mutex_);
+    if (--active_ == 0) plugin::Registry::instance().set_backend_threads(0);
+  }
+
+ private:
+  static inline std::mutex mutex_;
+  static inline int active_ = 0;
+};
+
+// Marks the thread as inside a rank task and disables local mode there, restoring both after.
+class RankTaskScope {
+ public:
+  RankTaskScope() : was_running_(running_rank_task) { running_rank_task = true; }
+  ~RankTaskScope() { running_rank_task = was_running_; }
+
+ private:
+  bool was_running_;
+  DisabledLocalMode disabled_;
+};
+
+}  // namespace
+
+bool in_per_rank_region() { return running_rank_task; }
+
+namespace dispatch {
+bool in_rank_task() { return running_rank_task; }
+}  // namespace dispatch
+
+Tensor local_tensor(RankMap<Tensor> shards) {
+  return Tensor(std::make_shared<const LocalTensorImpl>(std::move(shards)));
+}
+
+namespace detail {
+
+const RankSet* SpmdArg<Tensor>::ranks(const Tensor& t) { return t.is_local() ? &t.local_impl()->ranks() : nullptr; }
+
+int64_t SpmdArg<Tensor>::work(const Tensor& t) {
+  if (!t.defined()) return 0;
+  return t.is_local() ? t.local_impl()->first().numel() : 0;
+}
+
+const RankSet* SpmdArg<Scalar>::ranks(const Scalar& s) { return s.is_local() ? &s.local().ranks() : nullptr; }
+const RankSet* SpmdArg<SymInt>::ranks(const SymInt& s) { return s.is_local() ? &s.local().ranks() : nullptr; }
+
+const RankSet* SpmdArg<SymShape>::ranks(const SymShape& s) {
+  for (const SymInt& size : s)
+    if (size.is_local()) return &size.local().ranks();
+  return nullptr;
+}
+
+int64_t SpmdArg<SymShape>::work(const SymShape& s) {
+  int64_t n = 1;
+  for (const SymInt& size : s) n *= size.is_local() ? size.local().rank_values().begin()->second : size.as_int();
+  return n;
+}
+
+const RankSet* SpmdArg<std::vector<Tensor>>::ranks(const std::vector<Tensor>& ts) {
+  for (const Tensor& t : ts)
+    if (t.is_local()) return &t.local_impl()->ranks();
+  return nullptr;
+}
+
+std::vector<Tensor> SpmdArg<std::vector<Tensor>>::at(const std::vector<Tensor>& ts, int rank) {
+  std::vector<Tensor> values;
+  values.reserve(ts.size());
+  for (const Tensor& t : ts) values.push_back(SpmdArg<Tensor>::at(t, rank));
+  return values;
+}
+
+int64_t SpmdArg<std::vector<Tensor>>::work(const std::vector<Tensor>& ts) {
+  int64_t n = 0;
+  for (const Tensor& t : ts) n += SpmdArg<Tensor>::work(t);
+  return n;
+}
+
+const RankSet* SpmdArg<std::vector<SymInt>>::ranks(const std::vector<SymInt>& v) {
+  for (const SymInt& s : v)
+    if (s.is_local()) return &s.local().ranks();
+  return nullptr;
+}
+
+std::vector<int64_t> SpmdArg<std::vector<SymInt>>::at(const std::vector<SymInt>& v, int rank) {
+  std::vector<int64_t> values;
+  for (const SymInt& s : v) values.push_back(s.at(rank));
+  return values;
+}
+
+void throw_rank_set_mismatch(const char* op, const RankSet& a, const RankSet& b) {
+  throw Error(fmt::format("{}: arguments are local over different ranks: {} and {}; every local argument must cover "
+                          "the same ranks",
+                          op, a.to_string(), b.to_string()));
+}
+
+void throw_ranks_disagree(const char* op, const std::string& values) {
+  throw Error(fmt::format("{}: the result differs between ranks ({}); it must be the same on every rank", op, values));
+}
+
+void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, const std::function<void(size_t)>& task) {
+  std::vector<std::exception_ptr> failures(ranks.size());
+  auto guarded = [&](size_t i) {
+    RankTaskScope scope;
+    try {
+      task(i);
+    } catch (...) {
+      failures[i] = std::current_exception();
+    }
+  };
+  const bool parallel = ranks.size() > 1 && work_per_rank >= kParallelWorkThreshold && !running_rank_task &&
+                        dispatch::rank_pool().size() > 1;
+  if (parallel) {
+    SingleThreadedKernels one_thread_per_kernel;
+    dispatch::rank_pool().parallel_for(ranks.size(), guarded);
+  } else {
+    for (size_t i = 0; i < ranks.size(); ++i) guarded(i);
+  }
+  // The lowest failing rank is reported, so the error does not depend on scheduling.
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (!failures[i]) continue;
+    try {
+      std::rethrow_exception(failures[i]);
+    } catch (const std::exception& e) {
+      throw Error(fmt::format("{} on rank {}: {}", op, ranks[i], e.what()));
+    }
+  }
+}
+
+std::vector<Tensor> SpmdResult<std::vector<Tensor>>::combine(const char* op, const RankSet& ranks,
+                                                             std::vector<std::optional<std::vector<Tensor>>>& values) {
+  const size_t count = values.front()->size();
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if (values[i]->size() != count)
+      throw Error(fmt::format("{}: rank {} produced {} tensors but rank {} produced {}", op, ranks[0], count, ranks[i],
+                              values[i]->size()));
+  std::vector<Tensor> combined;
+  for (size_t k = 0; k < count; ++k) {
+    std::vector<std::pair<int, Tensor>> shards;
+    for (size_t i = 0; i < ranks.size(); ++i) shards.emplace_back(ranks[i], (*values[i])[k]);
+    combined.push_back(local_tensor(RankMap<Tensor>(std::move(shards))));
+  }
+  return combined;
+}
+
+Scalar SpmdResult<Scalar>::combine(const char* op, const RankSet& ranks, std::vector<std::optional<Scalar>>& values) {
+  const Scalar& first = *values.front();
+  bool agree = true;
+  for (const auto& v : values)
+    agree = agree && v->kind() == first.kind() &&
+            (first.is_floating() ? v->to_double() == first.to_double() || (v->to_double() != v->to_double() &&
+                                                                          first.to_double() != first.to_double())
+                                 : v->to_int() == first.to_int());
+  if (agree) return first;
+  std::string text;
+  for (size_t i = 0; i < ranks.size(); ++i) text += fmt::format("{}{}: {}", i ? ", " : "", ranks[i], values[i]->to_string());
+  if (first.kind() != Scalar::Kind::Int) throw_ranks_disagree(op, text);
+  std::vector<std::pair<int, int64_t>> per_rank;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (values[i]->kind() != Scalar::Kind::Int) throw_ranks_disagree(op, text);
+    per_rank.emplace_back(ranks[i], values[i]->to_int());
+  }
+  return Scalar(SymInt(LocalInt(RankMap<int64_t>(std::move(per_rank)))));
+}
+
+}  // namespace detail
+}  // namespace tessera

@@ -1,0 +1,85 @@
+// LocalMode: a per-thread stack of modes consulted by the factories.
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tessera/errors.hpp"
+#include "tessera/local.hpp"
+
+namespace tessera {
+namespace {
+
+// nullptr entries are disabled scopes; the innermost entry decides.
+thread_local std::vector<LocalMode*> mode_stack;
+
+void pop(const void* expected) {
+  if (mode_stack.empty() || static_cast<const void*>(mode_stack.back()) != expected) {
+    // Scopes are RAII objects, so this only happens when one is moved to another thread or
+    // destroyed out of order; there is no way to recover the stack from that.
+    std::fprintf(stderr, "tessera: local mode scopes destroyed out of order\n");
+    std::abort();
+  }
+  mode_stack.pop_back();
+}
+
+}  // namespace
+
+DisabledLocalMode::DisabledLocalMode() { mode_stack.push_back(nullptr); }
+DisabledLocalMode::~DisabledLocalMode() { pop(nullptr); }
+
+LocalMode::LocalMode(int num_ranks) : LocalMode(RankSet::range(num_ranks)) {}
+
+LocalMode::LocalMode(RankSet ranks) : ranks_(std::move(ranks)) {
+  if (ranks_.empty()) throw Error("LocalMode needs at least one rank, got an empty rank set");
+  // Every rank starts from the default generator's state: identical random tensors on all ranks.
+  std::vector<std::pair<int, Generator>> generators;
+  for (int r : ranks_) generators.emplace_back(r, default_generator());
+  generators_ = RankMap<Generator>(std::move(generators));
+  mode_stack.push_back(this);
+}
+
+LocalMode::~LocalMode() { pop(this); }
+
+Generator& LocalMode::generator(int rank) { return generators_.at(rank); }
+
+void LocalMode::manual_seed(const SymInt& seed) {
+  if (seed.is_local() && seed.local().ranks() != ranks_)
+    throw Error(fmt::format("manual_seed: per-rank seeds cover ranks {} but the local mode has ranks {}",
+                            seed.local().ranks().to_string(), ranks_.to_string()));
+  for (auto& [rank, generator] : generators_) generator.manual_seed(static_cast<uint64_t>(seed.at(rank)));
+}
+
+LocalMode* active_local_mode() { return mode_stack.empty() ? nullptr : mode_stack.back(); }
+
+DisabledLocalMode maybe_disable_local_mode() { return {}; }
+
+SymInt current_rank() {
+  LocalMode* mode = active_local_mode();
+  if (mode == nullptr) return 0;  // the simulated world is one process holding rank 0's view
+  std::vector<std::pair<int, int64_t>> ranks;
+  for (int r : mode->ranks()) ranks.emplace_back(r, r);
+  return SymInt(LocalInt(RankMap<int64_t>(std::move(ranks))));
+}
+
+Tensor rank_map(const std::function<Tensor(int rank)>& f) {
+  LocalMode* mode = active_local_mode();
+  if (mode == nullptr) return f(static_cast<int>(current_rank().as_int()));
+  const RankSet ranks = mode->ranks();
+  return detail::spmd_over("rank_map", ranks, f, current_rank());
+}
+
+Tensor tensor_map(const Tensor& t, const std::function<Tensor(int rank, const Tensor& shard)>& f) {
+  if (!t.is_local()) return f(static_cast<int>(current_rank().as_int()), t);
+  std::vector<std::pair<int, Tensor>> shards;
+  for (const auto& [rank, shard] : t.shards()) {
+    DisabledLocalMode plain_factories;
+    Tensor mapped = f(rank, shard);
+    if (mapped.defined()) shards.emplace_back(rank, std::move(mapped));
+  }
+  if (shards.empty()) throw Error("tensor_map: the function dropped every rank; a local tensor cannot be empty");
+  return local_tensor(RankMap<Tensor>(std::move(shards)));
+}
+
+}  // namespace tessera

@@ -1,0 +1,47 @@
+#include "ranks/local_tensor_impl.hpp"
+
+#include <fmt/format.h>
+
+#include "tessera/errors.hpp"
+
+namespace tessera {
+
+LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(shards)) {
+  if (shards_.empty()) throw Error("local tensor cannot be empty: it needs a shard for at least one rank");
+  for (const auto& [rank, shard] : shards_) {
+    if (!shard.defined()) throw Error(fmt::format("local tensor: the shard for rank {} is undefined", rank));
+    if (shard.is_local()) throw Error(fmt::format("local tensor: the shard for rank {} is itself a local tensor", rank));
+  }
+  const auto& [first_rank, first_shard] = *shards_.begin();
+  for (const auto& [rank, shard] : shards_)
+    if (shard.dtype() != first_shard.dtype())
+      throw Error(fmt::format("local tensor: shards have different dtypes: rank {} is {} but rank {} is {}", first_rank,
+                              dtype_name(first_shard.dtype()), rank, dtype_name(shard.dtype())));
+  for (const auto& [rank, shard] : shards_)
+    if (shard.backend() != first_shard.backend())
+      throw Error(fmt::format("local tensor: shards are on different backends: rank {} is on '{}' but rank {} is on '{}'",
+                              first_rank, first_shard.backend(), rank, shard.backend()));
+  for (const auto& [rank, shard] : shards_)
+    if (shard.dim() != first_shard.dim())
+      throw Error(fmt::format("local tensor: shards have different numbers of dims: rank {} has {} but rank {} has {}",
+                              first_rank, first_shard.dim(), rank, shard.dim()));
+  for (const auto& [rank, shard] : shards_)
+    if (shard.requires_grad())
+      throw Error(fmt::format("local tensor: the shard for rank {} requires grad; shards must not (set requires_grad "
+                              "on the local tensor's own level instead)",
+                              rank));
+
+  ranks_ = shards_.ranks();
+  std::vector<SymInt> sizes;
+  bool uniform = true;
+  for (int64_t d = 0; d < first_shard.dim(); ++d) {
+    std::vector<std::pair<int, int64_t>> per_rank;
+    for (const auto& [rank, shard] : shards_) per_rank.emplace_back(rank, shard.sizes()[static_cast<size_t>(d)]);
+    sizes.emplace_back(LocalInt(RankMap<int64_t>(std::move(per_rank))));
+    uniform = uniform && !sizes.back().is_local();
+  }
+  shape_ = SymShape(std::move(sizes));
+  if (uniform) uniform_sizes_ = first_shard.sizes();
+}
+
+}  // namespace tessera

@@ -1,0 +1,34 @@
+// What a local Tensor points to: one dense shard per rank, validated once at construction.
+#pragma once
+
+#include <optional>
+
+#include "tessera/rank_map.hpp"
+#include "tessera/sym_int.hpp"
+#include "tessera/tensor.hpp"
+
+namespace tessera {
+
+class LocalTensorImpl {
+ public:
+  // Throws Error for an empty map, undefined or local shards, mixed dtypes or backends, or a shard
+  // that requires grad.
+  explicit LocalTensorImpl(RankMap<Tensor> shards);
+
+  const RankMap<Tensor>& shards() const { return shards_; }
+  const RankSet& ranks() const { return ranks_; }
+  const Tensor& first() const { return shards_.begin()->second; }
+  DType dtype() const { return first().dtype(); }
+  int64_t dim() const { return first().dim(); }
+  const SymShape& shape() const { return shape_; }
+  // The common shape, or nullopt when shards differ in some dim.
+  const std::optional<Shape>& uniform_sizes() const { return uniform_sizes_; }
+
+ private:
+  RankMap<Tensor> shards_;
+  RankSet ranks_;
+  SymShape shape_;
+  std::optional<Shape> uniform_sizes_;
+};
+
+}  // namespace tessera
