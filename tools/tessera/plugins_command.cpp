@@ -1,0 +1,98 @@
+// tessera plugins [--load FILE]: what plugins the search path holds, or whether one file would be
+// accepted. Neither registers anything.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "commands.hpp"
+#include "tessera/plugins.hpp"
+
+namespace tessera::cli {
+namespace {
+namespace fs = std::filesystem;
+
+std::string components_text(const PluginInfo& info) {
+  std::string text;
+  for (const ComponentInfo& component : info.components)
+    text += (text.empty() ? "" : ", ") + component.kind + " " + component.name;
+  return text.empty() ? "none" : text;
+}
+
+std::string sdk_text(const PluginInfo& info) {
+  return "SDK " + std::to_string(info.sdk_major) + "." + std::to_string(info.sdk_minor);
+}
+
+// A bare plugin name ("backend-cpu") that is not a file here is looked up on the search path.
+fs::path resolve(const std::string& name_or_file) {
+  std::error_code error;
+  if (name_or_file.find('/') != std::string::npos || fs::exists(name_or_file, error)) return name_or_file;
+  for (const fs::path& dir : plugin_search_path()) {
+    const fs::path candidate = dir / ("libtessera-" + name_or_file + ".so");
+    if (fs::exists(candidate, error)) return candidate;
+  }
+  return name_or_file;
+}
+
+int list_plugins() {
+  // Everything is gathered before anything is printed, so a failure prints only the error.
+  const std::vector<fs::path> search_path = plugin_search_path();
+  const std::vector<PluginProbe> probes = discover_plugins();
+
+  std::cout << "Plugin search path:\n";
+  for (const fs::path& dir : search_path) {
+    std::error_code error;
+    std::cout << "  " << dir.lexically_normal().string()
+              << (fs::is_directory(dir, error) ? "" : "  (not a directory)") << '\n';
+  }
+
+  size_t accepted = 0;
+  for (const PluginProbe& probe : probes) accepted += probe.accepted ? 1 : 0;
+
+  std::cout << "\nPlugins (" << accepted << "):\n";
+  if (accepted == 0) std::cout << "  none\n";
+  for (const PluginProbe& probe : probes) {
+    if (!probe.accepted) continue;
+    const PluginInfo& info = probe.info;
+    std::cout << "  " << info.name << ' ' << info.version << "  (" << sdk_text(info) << ")\n"
+              << "    components: " << components_text(info) << '\n';
+    if (!info.description.empty()) std::cout << "    description: " << info.description << '\n';
+    std::cout << "    file: " << info.file.string() << '\n';
+  }
+
+  if (accepted != probes.size()) {
+    std::cout << "\nRejected files (" << probes.size() - accepted << "):\n";
+    for (const PluginProbe& probe : probes)
+      if (!probe.accepted) std::cout << "  " << probe.file.string() << "\n    " << probe.reason << '\n';
+  }
+  return 0;
+}
+
+int probe_one(const std::string& name_or_file) {
+  const PluginProbe probe = probe_plugin(resolve(name_or_file));
+  if (!probe.accepted) {
+    std::cout << "rejected: " << probe.reason << '\n';
+    return 1;
+  }
+  const PluginInfo& info = probe.info;
+  std::cout << "accepted: " << info.name << ' ' << info.version << " (" << sdk_text(info)
+            << ") components: " << components_text(info) << '\n'
+            << "  file: " << info.file.string() << '\n';
+  return 0;
+}
+
+}  // namespace
+
+Command add_plugins_command(CLI::App& app) {
+  auto file = std::make_shared<std::string>();
+  CLI::App* sub = app.add_subcommand("plugins", "List the plugins on the search path, or check one file");
+  CLI::Option* load = sub->add_option("--load", *file,
+                                      "Check whether this plugin file (or name on the search path) would be "
+                                      "accepted; exit status 0 if so, 1 if not")
+                          ->type_name("FILE");
+  return {sub, [file, load] { return load->count() > 0 ? probe_one(*file) : list_plugins(); }};
+}
+
+}  // namespace tessera::cli
