@@ -150,3 +150,20 @@ TEST_CASE("results do not depend on the thread count") {
     CHECK(std::memcmp(s.data(), p.data(), s.size() * sizeof(float)) == 0);
   }
 }
+
+TEST_CASE("the thread count comes from configuration, and TESSERA_THREADS wins") {
+  ts::Config config = ts::Config::from_string("[execution]\nthreads = 3\n");
+  CHECK(config.threads == 3);
+  CHECK_THROWS_WITH_AS(ts::Config::from_string("[execution]\nthreads = -1\n", "t.toml"),
+                       doctest::Contains("t.toml:2: key 'execution.threads'"), ts::ConfigError);
+  ts::set_threads(3);
+  CHECK(ts::threads() == 3);
+  setenv("TESSERA_THREADS", "2", 1);
+  ts::set_threads(3);
+  CHECK(ts::threads() == 2);
+  setenv("TESSERA_THREADS", "many", 1);
+  CHECK_THROWS_WITH_AS(ts::set_threads(0), doctest::Contains("TESSERA_THREADS='many' is not a thread count"), ts::Error);
+  unsetenv("TESSERA_THREADS");
+  ts::set_threads(0);
+  CHECK(ts::threads() >= 1);
+}

@@ -111,7 +111,7 @@ TEST_CASE("to(dtype) converts values") {
   CHECK(x.to(ts::kFloat32).impl() == x.impl());  // same dtype: the same tensor
 }
 
-TEST_CASE("clone is a deep copy; copy_ casts and broadcasts") {
+TEST_CASE("clone is a deep copy and copy_ casts and broadcasts") {
   ts::Tensor x = ts::tensor({1.f, 2.f});
   ts::Tensor c = x.clone();
   c.fill_(9);

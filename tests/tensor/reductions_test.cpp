@@ -31,7 +31,7 @@ TEST_CASE("sum over all dims, one dim, several dims, with keepdim") {
   CHECK(ts::equal(ts::sum(x.transpose(0, 2), {1}), ts::sum(x.transpose(0, 2).contiguous(), {1})));
 }
 
-TEST_CASE("sum and prod of integers give int64; of bool counts") {
+TEST_CASE("sum and prod of integers give int64 and of bool count") {
   ts::Tensor x = iota({4}, ts::kInt32) + 1;  // 1 2 3 4
   CHECK(ts::sum(x).dtype() == ts::kInt64);
   CHECK(ts::sum(x).item<int64_t>() == 10);

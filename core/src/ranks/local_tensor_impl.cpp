@@ -32,16 +32,21 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
                               rank));
 
   ranks_ = shards_.ranks();
-  std::vector<SymInt> sizes;
   bool uniform = true;
+  for (const auto& [rank, shard] : shards_) uniform = uniform && shard.sizes() == first_shard.sizes();
+  if (uniform) {
+    // The common case (every op on evenly shaped shards): no per-rank sizes to build.
+    shape_ = SymShape(first_shard.sizes());
+    uniform_sizes_ = first_shard.sizes();
+    return;
+  }
+  std::vector<SymInt> sizes;
   for (int64_t d = 0; d < first_shard.dim(); ++d) {
     std::vector<std::pair<int, int64_t>> per_rank;
     for (const auto& [rank, shard] : shards_) per_rank.emplace_back(rank, shard.sizes()[static_cast<size_t>(d)]);
     sizes.emplace_back(LocalInt(RankMap<int64_t>(std::move(per_rank))));
-    uniform = uniform && !sizes.back().is_local();
   }
   shape_ = SymShape(std::move(sizes));
-  if (uniform) uniform_sizes_ = first_shard.sizes();
 }
 
 }  // namespace tessera

@@ -1,0 +1,23 @@
+// The scenarios in tutorial order, as the demo runs them.
+#include "scenarios.hpp"
+
+namespace tutorial {
+
+std::vector<Scenario> all_scenarios() {
+  return {
+      {"1 basic", "create a local tensor from per-rank tensors", [] { return check(create_local_tensor()); }},
+      {"1 basic", "per-rank arithmetic (* 2, + 10)", [] { return check(arithmetic_operations()); }},
+      {"1 basic", "reconcile identical shards", [] { return check(reconcile_identical_shards()); }},
+      {"1 basic", "local mode makes ones(2, 3) local over 4 ranks", [] { return check(use_local_mode()); }},
+      {"1 basic", "access individual shards", [] { return check(access_individual_shards()); }},
+      {"4 uneven", "shards of 1, 2, 1 rows give a local-int dim", [] { return check(create_uneven_shards()); }},
+      {"4 uneven", "local int add and mul", [] { return check(local_int_arithmetic()); }},
+      {"5 rank-specific", "rank_map: shard r filled with r", [] { return check(use_rank_map()); }},
+      {"5 rank-specific", "tensor_map: (r + 1)^2", [] { return check(use_tensor_map()); }},
+      {"5 rank-specific", "disable: local inside, plain disabled", [] { return check(disable_mode_temporarily()); }},
+      {"5 rank-specific", "maybe_disable: plain outside and inside", [] { return check(use_maybe_disable()); }},
+      {"5 rank-specific", "run_per_rank: rank r reads [4r, 4r + 3]", [] { return check(per_rank_data_offset()); }},
+  };
+}
+
+}  // namespace tutorial

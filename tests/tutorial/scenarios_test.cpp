@@ -1,0 +1,54 @@
+// The tutorial's scenarios, through the same functions the demo runs: each returns (actual,
+// expected) and the tests only compare.
+#include <doctest/doctest.h>
+
+#include "scenarios.hpp"
+
+#define CHECK_OUTCOME(call)                                         \
+  do {                                                              \
+    const auto outcome = (call);                                    \
+    INFO("actual:   " << tutorial::describe(outcome.first));        \
+    INFO("expected: " << tutorial::describe(outcome.second));       \
+    CHECK(tutorial::same(outcome.first, outcome.second));           \
+  } while (false)
+
+TEST_CASE("scenario 1: basic operations") {
+  CHECK_OUTCOME(tutorial::create_local_tensor());
+  CHECK_OUTCOME(tutorial::arithmetic_operations());
+  CHECK_OUTCOME(tutorial::reconcile_identical_shards());
+  CHECK_OUTCOME(tutorial::access_individual_shards());
+  for (int world : {1, 3, 4, 7}) CHECK_OUTCOME(tutorial::use_local_mode(world));
+}
+
+TEST_CASE("scenario 4: uneven shards and local ints") {
+  CHECK_OUTCOME(tutorial::create_uneven_shards());
+  CHECK_OUTCOME(tutorial::local_int_arithmetic());
+}
+
+TEST_CASE("scenario 5: rank-specific computation") {
+  for (int world : {1, 3, 4, 7}) {
+    CAPTURE(world);
+    CHECK_OUTCOME(tutorial::use_rank_map(world));
+    CHECK_OUTCOME(tutorial::use_tensor_map(world));
+    CHECK_OUTCOME(tutorial::disable_mode_temporarily(world));
+    CHECK_OUTCOME(tutorial::per_rank_data_offset(world, 4));
+  }
+  CHECK_OUTCOME(tutorial::use_maybe_disable());
+  CHECK_OUTCOME(tutorial::per_rank_data_offset(3, 0));  // empty slices
+}
+
+TEST_CASE("every scenario in the demo's catalogue matches") {
+  for (const tutorial::Scenario& scenario : tutorial::all_scenarios()) {
+    CAPTURE(scenario.name);
+    CHECK(scenario.run().ok);
+  }
+}
+
+TEST_CASE("the comparison used by the scenarios can fail") {
+  // A guard against a vacuous same(): different values, ranks or kinds must compare unequal.
+  namespace ts = tessera;
+  CHECK_FALSE(tutorial::same(ts::tensor({1.f}), ts::tensor({2.f})));
+  CHECK_FALSE(tutorial::same(ts::local_tensor({{0, ts::tensor({1.f})}}), ts::tensor({1.f})));
+  CHECK_FALSE(tutorial::same(std::map<int, float>{{0, 1.f}}, std::map<int, float>{{1, 1.f}}));
+  CHECK_FALSE(tutorial::same(std::pair<bool, int>{true, 3}, std::pair<bool, int>{true, 4}));
+}
