@@ -19,6 +19,12 @@ std::pair<ts::Tensor, ts::Tensor> reconcile_identical_shards();
 std::pair<std::pair<bool, int>, std::pair<bool, int>> use_local_mode(int world_size = 4);
 std::pair<std::vector<ts::Tensor>, std::vector<ts::Tensor>> access_individual_shards();
 
+// 2. collectives (world 3)
+std::pair<ts::Tensor, ts::Tensor> all_reduce_sum();
+std::pair<ts::Tensor, ts::Tensor> broadcast_from_rank(int src = 0);
+std::pair<std::vector<ts::Tensor>, std::vector<ts::Tensor>> all_gather_tensors();
+std::pair<std::vector<ts::Tensor>, std::vector<ts::Tensor>> reduce_scatter_tensors();
+
 // 4. uneven (local tensor and local int parts)
 using UnevenShapes = std::pair<bool, std::map<int, ts::Shape>>;
 std::pair<UnevenShapes, UnevenShapes> create_uneven_shards();

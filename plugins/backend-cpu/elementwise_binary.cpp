@@ -1,4 +1,4 @@
-// Element-wise a (op) b -> out: arithmetic, maximum/minimum, pow and comparisons.
+// Element-wise a (op) b -> out: arithmetic, maximum/minimum, bitwise, pow and comparisons.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -70,6 +70,31 @@ struct Minimum {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
     return b < a ? b : a;
+  }
+};
+
+// Bitwise ops for integers and bool (the BAND/BOR/BXOR reductions of collectives).
+struct BitwiseAnd {
+  static constexpr const char* name = "bitwise_and";
+  template <class T>
+  static T apply(T a, T b) {
+    return static_cast<T>(a & b);
+  }
+};
+
+struct BitwiseOr {
+  static constexpr const char* name = "bitwise_or";
+  template <class T>
+  static T apply(T a, T b) {
+    return static_cast<T>(a | b);
+  }
+};
+
+struct BitwiseXor {
+  static constexpr const char* name = "bitwise_xor";
+  template <class T>
+  static T apply(T a, T b) {
+    return static_cast<T>(a ^ b);
   }
 };
 
@@ -155,6 +180,19 @@ void binary_kernel(sdk::KernelArgs& args) {
   const T* x = sdk::data_of<const T>(a);
   const T* y = sdk::data_of<const T>(b);
   R* z = sdk::data_of<R>(out);
+  if (sdk::is_contiguous(a) && sdk::is_contiguous(b) && sdk::is_contiguous(out)) {
+    // Flat loops the compiler vectorises. In-place (out is a, as the collective executor reduces)
+    // gets its own loop: with z == x the general one would fail the vectoriser's overlap check.
+    const int64_t n = sdk::numel(out);
+    if constexpr (std::is_same_v<R, T>) {
+      if (static_cast<const void*>(z) == static_cast<const void*>(x) && x != y) {
+        for (int64_t i = 0; i < n; ++i) z[i] = Op::apply(z[i], y[i]);
+        return;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) z[i] = Op::apply(x[i], y[i]);
+    return;
+  }
   sdk::for_each_offset<3>(out.ndim, out.shape, {&a, &b, &out},
                           [&](const std::array<int64_t, 3>& o) { z[o[2]] = Op::apply(x[o[0]], y[o[1]]); });
 }
@@ -173,6 +211,9 @@ void register_binary_kernels(sdk::BackendBuilder& b) {
   add_kernels<Maximum, float, double, int32_t, int64_t, bool>(b);
   add_kernels<Minimum, float, double, int32_t, int64_t, bool>(b);
   add_kernels<Div, float, double>(b);
+  add_kernels<BitwiseAnd, int32_t, int64_t, bool>(b);
+  add_kernels<BitwiseOr, int32_t, int64_t, bool>(b);
+  add_kernels<BitwiseXor, int32_t, int64_t, bool>(b);
   add_kernels<Pow, float, double, int32_t, int64_t>(b);
   add_kernels<Eq, float, double, int32_t, int64_t, bool>(b);
   add_kernels<Ne, float, double, int32_t, int64_t, bool>(b);

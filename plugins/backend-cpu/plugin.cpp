@@ -1,6 +1,7 @@
 // Entry point of libtessera-backend-cpu.so: one backend, "cpu", holding every kernel of KERNELS.md.
 #include <cblas.h>
 
+#include "caching_allocator.hpp"
 #include "kernels.hpp"
 #include "tessera/sdk/cpp/plugin_builder.hpp"
 
@@ -24,6 +25,7 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
   tessera::cpu::register_linalg_kernels(cpu);
   tessera::cpu::register_softmax_kernels(cpu);
   cpu.num_threads_function(&set_num_threads);
+  cpu.memory(&tessera::cpu::cached_alloc, &tessera::cpu::cached_free, &tessera::sdk::host_memory::copy);
   plugin.add_backend(cpu);
 }
 

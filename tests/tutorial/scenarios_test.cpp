@@ -20,6 +20,20 @@ TEST_CASE("scenario 1: basic operations") {
   for (int world : {1, 3, 4, 7}) CHECK_OUTCOME(tutorial::use_local_mode(world));
 }
 
+TEST_CASE("scenario 2: collectives with every algorithm") {
+  const std::string saved = tessera::dist::algorithms();
+  for (const char* rules : {"*:direct", "all_reduce:ring;broadcast:tree;all_gather:bruck;reduce_scatter:ring;*:direct",
+                            "all_reduce:rd;all_gather:ring;*:direct", "all_reduce:rabenseifner;*:direct"}) {
+    CAPTURE(rules);
+    tessera::dist::set_algorithms(rules);
+    CHECK_OUTCOME(tutorial::all_reduce_sum());
+    for (int src : {0, 1, 2}) CHECK_OUTCOME(tutorial::broadcast_from_rank(src));
+    CHECK_OUTCOME(tutorial::all_gather_tensors());
+    CHECK_OUTCOME(tutorial::reduce_scatter_tensors());
+  }
+  tessera::dist::set_algorithms(saved);
+}
+
 TEST_CASE("scenario 4: uneven shards and local ints") {
   CHECK_OUTCOME(tutorial::create_uneven_shards());
   CHECK_OUTCOME(tutorial::local_int_arithmetic());

@@ -9,9 +9,11 @@
 //   level = "warn"                   # trace, debug, info, warn, error, off
 //   [execution]
 //   threads = 0                      # threads running ranks in parallel; 0 = one per hardware thread
+//   [collectives]
+//   algorithms = "all_reduce:ring;*:direct"   # see ts::dist::set_algorithms
 //
 // Environment: TESSERA_CONFIG (a file read at start-up), TESSERA_PLUGIN_PATH, TESSERA_LOG_LEVEL,
-// TESSERA_THREADS (overrides [execution] threads).
+// TESSERA_THREADS (overrides [execution] threads), TESSERA_COLL (overrides [collectives] algorithms).
 #pragma once
 
 #include <filesystem>
@@ -26,6 +28,7 @@ struct Config {
   std::string default_backend = "cpu";
   std::string log_level = "warn";
   int threads = 0;
+  std::string collective_algorithms;  // empty: the built-in defaults
   std::filesystem::path source;  // the file it was read from, if any
 
   // Parses a TOML file; errors (ConfigError) name the file, line and key.

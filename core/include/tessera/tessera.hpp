@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tessera/config.hpp"
+#include "tessera/dist.hpp"
 #include "tessera/dtype.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
@@ -9,6 +10,7 @@
 #include "tessera/local.hpp"
 #include "tessera/ops.hpp"
 #include "tessera/plugins.hpp"
+#include "tessera/process_group.hpp"
 #include "tessera/rank_map.hpp"
 #include "tessera/scalar.hpp"
 #include "tessera/sym_int.hpp"

@@ -60,7 +60,7 @@ std::vector<std::string> string_list(const fs::path& file, const toml::table& ta
 Config parse(const toml::table& root, const fs::path& file) {
   Config config;
   config.source = file;
-  check_keys(file, root, "", {"plugins", "backend", "log", "execution"});
+  check_keys(file, root, "", {"plugins", "backend", "log", "execution", "collectives"});
   const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
   if (const toml::table* plugins = section(file, root, "plugins")) {
     check_keys(file, *plugins, "plugins.", {"search_path", "load"});
@@ -87,6 +87,10 @@ Config parse(const toml::table& root, const fs::path& file) {
         fail(file, node->source(), "execution.threads", "expected an integer 0..4096 (0 = one per hardware thread)");
       config.threads = static_cast<int>(node->as_integer()->get());
     }
+  }
+  if (const toml::table* collectives = section(file, root, "collectives")) {
+    check_keys(file, *collectives, "collectives.", {"algorithms"});
+    config.collective_algorithms = string_value(file, *collectives, "collectives.", "algorithms", "");
   }
   return config;
 }

@@ -2,6 +2,9 @@
 #include <algorithm>
 #include <set>
 
+#include <fmt/format.h>
+
+#include "comm/selection.hpp"
 #include "dispatch/thread_pool.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
@@ -51,6 +54,13 @@ std::vector<PluginProbe> discover_plugins() {
 void configure(const Config& config) {
   Registry::instance().apply(config);
   dispatch::set_rank_threads(config.threads);
+  if (!config.collective_algorithms.empty()) {
+    try {
+      comm::set_rules(config.collective_algorithms, /*from_config=*/true);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: [collectives] algorithms: {}", config.source.string(), e.what()));
+    }
+  }
 }
 
 void set_threads(int threads) { dispatch::set_rank_threads(threads); }

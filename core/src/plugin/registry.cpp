@@ -1,6 +1,8 @@
 #include "plugin/registry.hpp"
 
 #include <cstdlib>
+#include <algorithm>
+#include <set>
 #include <sstream>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -98,12 +100,20 @@ PluginInfo Registry::load_locked(const std::string& name_or_path) {
       throw PluginError(fmt::format("plugin '{}' rejected: backend '{}' is already provided by {}",
                                     file.string(), component->name,
                                     backends_.at(component->name)->plugin().info().file.string()));
+    if (component->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM && algorithms_.count(component->name) != 0)
+      throw PluginError(fmt::format("plugin '{}' rejected: collective algorithm '{}' is already provided by {}",
+                                    file.string(), component->name,
+                                    algorithms_.at(component->name)->plugin().info().file.string()));
   }
   for (size_t i = 0; i < raw.num_components; ++i) {
     const tessera_component* component = raw.components[i];
     if (component->kind == TESSERA_COMPONENT_BACKEND)
       backends_.emplace(component->name, std::make_shared<const dispatch::Backend>(
                                              static_cast<const tessera_backend*>(component->table), plugin));
+    else if (component->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM)
+      algorithms_.emplace(component->name,
+                          std::make_shared<const comm::CollectiveAlgorithm>(
+                              static_cast<const tessera_collective_algorithm*>(component->table), plugin));
     else
       observe::logger().info("plugin '{}': component '{}' of kind {} is not used by this host yet",
                              plugin->info().name, component->name, component->kind);
@@ -120,6 +130,7 @@ void Registry::unload(const std::string& name) {
                          [&](const auto& plugin) { return plugin->info().name == name; });
   if (it == plugins_.end()) throw PluginError(fmt::format("cannot unload plugin '{}': it is not loaded", name));
   for (const ComponentInfo& component : (*it)->info().components) {
+    if (component.kind == "collective") algorithms_.erase(component.name);
     if (component.kind != "backend") continue;
     backends_.erase(component.name);
     if (default_backend_ && default_backend_->name() == component.name) default_backend_.reset();
@@ -175,6 +186,46 @@ std::vector<std::string> Registry::backend_names() const {
   std::lock_guard lock(mutex_);
   std::vector<std::string> names;
   for (const auto& [name, unused] : backends_) names.push_back(name);
+  return names;
+}
+
+void Registry::discover_collectives_locked() {
+  if (collectives_discovered_) return;
+  collectives_discovered_ = true;
+  std::set<std::string> seen;  // the first directory with a given file name wins, as in PATH
+  for (const fs::path& dir : search_path_locked()) {
+    std::error_code error;
+    if (!fs::is_directory(dir, error)) continue;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir, error)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with("libtessera-coll-") && name.ends_with(".so") && seen.insert(name).second)
+        files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files) {
+      try {
+        load_locked(file.string());
+      } catch (const PluginError& e) {
+        observe::logger().warn("skipping collective plugin: {}", e.what());
+      }
+    }
+  }
+}
+
+std::shared_ptr<const comm::CollectiveAlgorithm> Registry::algorithm(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  if (auto it = algorithms_.find(name); it != algorithms_.end()) return it->second;
+  discover_collectives_locked();
+  if (auto it = algorithms_.find(name); it != algorithms_.end()) return it->second;
+  return nullptr;
+}
+
+std::vector<std::string> Registry::algorithm_names() {
+  std::lock_guard lock(mutex_);
+  discover_collectives_locked();
+  std::vector<std::string> names;
+  for (const auto& [name, unused] : algorithms_) names.push_back(name);
   return names;
 }
 

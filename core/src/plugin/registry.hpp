@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/algorithm.hpp"
 #include "dispatch/backend.hpp"
 #include "plugin/loaded_plugin.hpp"
 #include "tessera/config.hpp"
@@ -32,6 +33,10 @@ class Registry {
   std::vector<std::string> backend_names() const;
   void set_backend_threads(int32_t num_threads) const;  // every registered backend
 
+  // Collective algorithms by name; the first call loads every coll-* plugin on the search path.
+  std::shared_ptr<const comm::CollectiveAlgorithm> algorithm(const std::string& name);
+  std::vector<std::string> algorithm_names();
+
   std::vector<std::filesystem::path> search_path() const;
   void apply(const Config& config);
 
@@ -41,10 +46,13 @@ class Registry {
   std::filesystem::path resolve(const std::string& name_or_path) const;
   PluginInfo load_locked(const std::string& name_or_path);
   std::shared_ptr<const dispatch::Backend> backend_locked(const std::string& name);
+  void discover_collectives_locked();
 
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<LoadedPlugin>> plugins_;
   std::map<std::string, std::shared_ptr<const dispatch::Backend>, std::less<>> backends_;
+  std::map<std::string, std::shared_ptr<const comm::CollectiveAlgorithm>, std::less<>> algorithms_;
+  bool collectives_discovered_ = false;
   std::vector<std::filesystem::path> configured_search_path_;
   std::string default_backend_name_ = "cpu";
   std::shared_ptr<const dispatch::Backend> default_backend_;

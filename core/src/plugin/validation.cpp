@@ -44,6 +44,11 @@ std::string check_component(const tessera_component* component, size_t index) {
     if (std::string reason = check_backend(static_cast<const tessera_backend*>(component->table));
         !reason.empty())
       return fmt::format("backend '{}': {}", component->name, reason);
+  if (component->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM)
+    if (std::string reason =
+            check_collective_algorithm(static_cast<const tessera_collective_algorithm*>(component->table));
+        !reason.empty())
+      return fmt::format("collective algorithm '{}': {}", component->name, reason);
   return {};
 }
 
@@ -66,6 +71,19 @@ std::string check_backend(const tessera_backend* backend) {
     if (kernel->op == nullptr) return fmt::format("kernel #{} has no op name", i);
     if (kernel->fn == nullptr) return fmt::format("kernel #{} ('{}') has a NULL function", i, kernel->op);
   }
+  return {};
+}
+
+std::string check_collective_algorithm(const tessera_collective_algorithm* algorithm) {
+  if (algorithm->struct_size < kAlgorithmSizeV1)
+    return fmt::format("tessera_collective_algorithm struct is {} bytes, the host needs at least {} (SDK {}.0)",
+                       algorithm->struct_size, kAlgorithmSizeV1, TESSERA_SDK_VERSION_MAJOR);
+  if (algorithm->name == nullptr || algorithm->name[0] == '\0') return "the algorithm table has no name";
+  if (algorithm->check == nullptr) return "required function 'check' is NULL";
+  if (algorithm->build == nullptr) return "required function 'build' is NULL";
+  if (algorithm->collectives >> TESSERA_COLL_COUNT != 0)
+    return fmt::format("offers unknown collectives (mask {:#x}; this host knows {})", algorithm->collectives,
+                       TESSERA_COLL_COUNT);
   return {};
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tessera/sdk/backend.h"
+#include "tessera/sdk/collective.h"
 #include "tessera/sdk/plugin.h"
 
 namespace tessera::plugin {
@@ -13,11 +14,13 @@ inline constexpr size_t kPluginInfoSizeV1 = offsetof(tessera_plugin_info, compon
 inline constexpr size_t kComponentSizeV1 = offsetof(tessera_component, table) + sizeof(void*);
 inline constexpr size_t kBackendSizeV1 = offsetof(tessera_backend, kernels) + sizeof(void*);
 inline constexpr size_t kKernelSizeV1 = offsetof(tessera_kernel, fn) + sizeof(void*);
+inline constexpr size_t kAlgorithmSizeV1 = offsetof(tessera_collective_algorithm, build) + sizeof(void*);
 
 // Each returns an empty string when valid, else the reason (without the file name).
 std::string check_plugin_info(const tessera_plugin_info* info);
 std::string check_component(const tessera_component* component, size_t index);
 std::string check_backend(const tessera_backend* backend);
+std::string check_collective_algorithm(const tessera_collective_algorithm* algorithm);
 
 const char* component_kind_name(int32_t kind);
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/sdk/cpp/algorithm_builder.hpp"
 #include "tessera/sdk/cpp/backend_builder.hpp"
 #include "tessera/sdk/plugin.h"
 
@@ -43,6 +44,10 @@ class PluginBuilder {
   }
   PluginBuilder& add_backend(const BackendBuilder& backend) {
     return add_component(TESSERA_COMPONENT_BACKEND, backend.table()->name, backend.table());
+  }
+
+  PluginBuilder& add_algorithm(const AlgorithmBuilder& algorithm) {
+    return add_component(TESSERA_COMPONENT_COLLECTIVE_ALGORITHM, algorithm.table()->name, algorithm.table());
   }
 
   const tessera_plugin_info* info() const { return &info_; }

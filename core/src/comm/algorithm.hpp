@@ -1,0 +1,31 @@
+// A collective-algorithm component as the core uses it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "comm/schedule.hpp"
+#include "plugin/loaded_plugin.hpp"
+
+namespace tessera::comm {
+
+class CollectiveAlgorithm {
+ public:
+  // `table` was validated by plugin::check_collective_algorithm; `owner` keeps it mapped.
+  CollectiveAlgorithm(const tessera_collective_algorithm* table, std::shared_ptr<const plugin::LoadedPlugin> owner);
+
+  const std::string& name() const { return name_; }
+  const plugin::LoadedPlugin& plugin() const { return *owner_; }
+  bool offers(int32_t collective) const { return (table_->collectives >> collective) & 1u; }
+  // Empty when the algorithm applies to the request; otherwise the precondition that fails.
+  std::string check(const tessera_collective_request& request) const;
+  // The recorded schedule; throws Error when the plugin fails or emits an invalid schedule.
+  Schedule build(const tessera_collective_request& request) const;
+
+ private:
+  const tessera_collective_algorithm* table_;
+  std::shared_ptr<const plugin::LoadedPlugin> owner_;
+  std::string name_;
+};
+
+}  // namespace tessera::comm

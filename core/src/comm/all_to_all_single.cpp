@@ -1,0 +1,125 @@
+// all_to_all_single with per-rank splits: every block is padded to the largest one, moved with the
+// uniform all_to_all schedule, and trimmed again on arrival.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "comm/mailbox.hpp"
+#include "comm/run_collective.hpp"
+#include "tensor/tensor_impl.hpp"
+#include "tessera/dist.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/factories.hpp"
+#include "tessera/local.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera::dist {
+namespace {
+
+// The splits of one rank: given ones (local ints allowed), or equal splits of dim 0.
+std::vector<int64_t> splits_on(const char* what, const std::vector<SymInt>& splits, int rank, int64_t rows,
+                               size_t group_size) {
+  if (splits.empty()) {
+    if (rows % static_cast<int64_t>(group_size) != 0)
+      throw Error(fmt::format("all_to_all_single: {} on rank {} has {} rows, which the group size {} does not divide; "
+                              "pass explicit splits",
+                              what, rank, rows, group_size));
+    return std::vector<int64_t>(group_size, rows / static_cast<int64_t>(group_size));
+  }
+  if (splits.size() != group_size)
+    throw Error(fmt::format("all_to_all_single: {} splits have {} entries, expected one per group rank ({})", what,
+                            splits.size(), group_size));
+  std::vector<int64_t> values;
+  int64_t total = 0;
+  for (const SymInt& s : splits) {
+    values.push_back(s.at(rank));
+    if (values.back() < 0)
+      throw Error(fmt::format("all_to_all_single: {} split {} is negative on rank {}", what, values.back(), rank));
+    total += values.back();
+  }
+  if (total != rows)
+    throw Error(fmt::format("all_to_all_single: {} splits on rank {} sum to {}, but dim 0 has {} rows", what, rank,
+                            total, rows));
+  return values;
+}
+
+int64_t row_size(const Tensor& shard) {
+  return shard.dim() == 0 ? 1 : (shard.size(0) == 0 ? shape_numel(Shape(shard.sizes().begin() + 1, shard.sizes().end()))
+                                                     : shard.numel() / shard.size(0));
+}
+
+}  // namespace
+
+void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<SymInt>& output_splits,
+                       const std::vector<SymInt>& input_splits, const ProcessGroup& group) {
+  const char* op = "all_to_all_single";
+  if (in_per_rank_region()) throw Error("all_to_all_single: cannot be issued inside run_per_rank");
+  comm::require_no_pending_messages(op);
+  if (!input.defined() || !input.is_local() || !output.defined() || !output.is_local())
+    throw Error("all_to_all_single: input and output must be local tensors");
+  if (input.ranks() != output.ranks())
+    throw Error(fmt::format("all_to_all_single: input ranks {} and output ranks {} differ", input.ranks().to_string(),
+                            output.ranks().to_string()));
+  const std::vector<std::vector<int>> fibres =
+      group.is_default() ? std::vector<std::vector<int>>{input.ranks().ranks()} : group.fibres();
+  for (const std::vector<int>& members : fibres) {
+    if (std::none_of(members.begin(), members.end(), [&](int r) { return input.ranks().contains(r); })) continue;
+    for (int r : members)
+      if (!input.ranks().contains(r))
+        throw Error(fmt::format("all_to_all_single: group fibre {{{}}} needs rank {}, which the tensor lacks",
+                                fmt::join(members, ","), r));
+    const size_t p = members.size();
+    std::vector<std::vector<int64_t>> send(p), expect(p);
+    const int64_t row = row_size(input.shard(members[0]));
+    for (size_t i = 0; i < p; ++i) {
+      const Tensor in = input.shard(members[i]);
+      const Tensor out = output.shard(members[i]);
+      if (row_size(in) != row || row_size(out) != row)
+        throw Error(fmt::format("all_to_all_single: rows on rank {} hold {} (input) and {} (output) elements, expected {}",
+                                members[i], row_size(in), row_size(out), row));
+      send[i] = splits_on("input", input_splits, members[i], in.dim() == 0 ? 1 : in.size(0), p);
+      expect[i] = splits_on("output", output_splits, members[i], out.dim() == 0 ? 1 : out.size(0), p);
+    }
+    int64_t widest = 0;
+    for (size_t i = 0; i < p; ++i)
+      for (size_t j = 0; j < p; ++j) {
+        if (send[i][j] != expect[j][i])
+          throw Error(fmt::format("all_to_all_single: rank {} sends {} rows to rank {}, but rank {} expects {} rows "
+                                  "from rank {}",
+                                  members[i], send[i][j], members[j], members[j], expect[j][i], members[i]));
+        widest = std::max(widest, send[i][j] * row);
+      }
+    // Pad every block to the widest so one uniform schedule moves them all.
+    std::vector<Tensor> buffers;
+    {
+      DisabledLocalMode plain;
+      for (size_t i = 0; i < p; ++i) {
+        const Tensor flat_in = input.shard(members[i]).contiguous().reshape({-1});
+        Tensor buffer = zeros({static_cast<int64_t>(p) * widest}, TensorOptions(input.dtype()).backend(input.backend()));
+        int64_t offset = 0;
+        for (size_t j = 0; j < p; ++j) {
+          const int64_t n = send[i][j] * row;
+          buffer.narrow(0, static_cast<int64_t>(j) * widest, n).copy_(flat_in.narrow(0, offset, n));
+          offset += n;
+        }
+        buffers.push_back(buffer);
+      }
+    }
+    const std::vector<Tensor> results = comm::run_collective(TESSERA_COLL_ALL_TO_ALL, buffers, widest);
+    for (size_t j = 0; j < p; ++j) {
+      Tensor out = output.shard(members[j]);
+      Tensor flat_out = out.reshape({-1});
+      const bool is_view = flat_out.is_contiguous() && out.is_contiguous();
+      Tensor staging = is_view ? flat_out : zeros_like(flat_out);
+      int64_t offset = 0;
+      for (size_t i = 0; i < p; ++i) {
+        const int64_t n = expect[j][i] * row;
+        staging.narrow(0, offset, n).copy_(results[j].narrow(0, static_cast<int64_t>(i) * widest, n));
+        offset += n;
+      }
+      if (!is_view) out.copy_(staging.reshape(out.sizes()));
+    }
+  }
+}
+
+}  // namespace tessera::dist

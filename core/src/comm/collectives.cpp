@@ -1,0 +1,349 @@
+// tessera::dist collectives on local tensors: split the call into fibres, lay each member's data
+// out as the collective's input buffer, run the schedule, write the outputs back in place.
+#include <fmt/format.h>
+
+#include "comm/mailbox.hpp"
+#include "comm/run_collective.hpp"
+#include "tensor/tensor_impl.hpp"
+#include "tessera/dist.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/factories.hpp"
+#include "tessera/local.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera {
+
+std::string ReduceOp::to_string() const {
+  switch (kind_) {
+    case SUM: return "SUM";
+    case AVG: return "AVG";
+    case PRODUCT: return "PRODUCT";
+    case MIN: return "MIN";
+    case MAX: return "MAX";
+    case BAND: return "BAND";
+    case BOR: return "BOR";
+    case BXOR: return "BXOR";
+    case PREMUL_SUM: return fmt::format("PREMUL_SUM({})", factor_);
+  }
+  return "unknown";
+}
+
+namespace dist {
+namespace {
+
+using Fibre = std::vector<int>;  // global ranks in group-rank order
+
+void enter(const char* op) {
+  if (in_per_rank_region())
+    throw Error(fmt::format("{}: collectives cannot be issued inside run_per_rank or any per-rank function; issue "
+                            "it on the local tensor outside",
+                            op));
+  comm::require_no_pending_messages(op);
+}
+
+void require_local(const char* op, const Tensor& t, const char* what) {
+  if (!t.defined()) throw Error(fmt::format("{}: {} is undefined", op, what));
+  if (!t.is_local())
+    throw Error(fmt::format("{}: {} must be a local tensor (one shard per rank); got a plain tensor", op, what));
+}
+
+// The fibres of `group` the tensor covers; a fibre covered only in part is an error.
+std::vector<Fibre> fibres_of(const char* op, const RankSet& ranks, const ProcessGroup& group) {
+  if (group.is_default()) return {ranks.ranks()};
+  std::vector<Fibre> covered;
+  for (const Fibre& fibre : group.fibres()) {
+    Fibre missing;
+    for (int r : fibre)
+      if (!ranks.contains(r)) missing.push_back(r);
+    if (missing.empty()) covered.push_back(fibre);
+    else if (missing.size() != fibre.size())
+      throw Error(fmt::format("{}: the tensor has ranks {} but group fibre {{{}}} also needs ranks {{{}}}; a collective "
+                              "needs every member of a group",
+                              op, ranks.to_string(), fmt::join(fibre, ","), fmt::join(missing, ",")));
+  }
+  if (covered.empty())
+    throw Error(fmt::format("{}: the tensor's ranks {} cover no fibre of group {}", op, ranks.to_string(),
+                            group.to_string()));
+  return covered;
+}
+
+// Maps the user's op onto the schedule's (AVG and PREMUL_SUM are a SUM with scaling around it)
+// after checking it suits the dtype.
+int32_t schedule_op(const char* op, const ReduceOp& reduce, DType dtype) {
+  const bool integer_only = reduce.kind() == ReduceOp::BAND || reduce.kind() == ReduceOp::BOR || reduce.kind() == ReduceOp::BXOR;
+  const bool float_only = reduce.kind() == ReduceOp::AVG || reduce.kind() == ReduceOp::PREMUL_SUM;
+  if (integer_only && !is_integral(dtype, true))
+    throw Error(fmt::format("{}: reduce op {} needs an integer or bool tensor, got {}", op, reduce.to_string(),
+                            dtype_name(dtype)));
+  if (float_only && !is_floating(dtype))
+    throw Error(fmt::format("{}: reduce op {} needs a floating tensor, got {}", op, reduce.to_string(), dtype_name(dtype)));
+  switch (reduce.kind()) {
+    case ReduceOp::PRODUCT: return TESSERA_REDUCE_PRODUCT;
+    case ReduceOp::MIN: return TESSERA_REDUCE_MIN;
+    case ReduceOp::MAX: return TESSERA_REDUCE_MAX;
+    case ReduceOp::BAND: return TESSERA_REDUCE_BAND;
+    case ReduceOp::BOR: return TESSERA_REDUCE_BOR;
+    case ReduceOp::BXOR: return TESSERA_REDUCE_BXOR;
+    default: return TESSERA_REDUCE_SUM;
+  }
+}
+
+Tensor before_reduce(const Tensor& input, const ReduceOp& reduce) {
+  return reduce.kind() == ReduceOp::PREMUL_SUM ? input * reduce.factor() : input;
+}
+Tensor after_reduce(const Tensor& output, const ReduceOp& reduce, int group_size) {
+  return reduce.kind() == ReduceOp::AVG ? output / group_size : output;
+}
+
+Tensor flat(const Tensor& t) { return t.contiguous().reshape({-1}); }
+
+void require_root(const char* op, int root, size_t group_size) {
+  if (root < 0 || static_cast<size_t>(root) >= group_size)
+    throw Error(fmt::format("{}: root {} is not a group rank; expected 0..{}", op, root, group_size - 1));
+}
+
+// Every member's shard of `t` must have the same shape (the collective moves equal blocks).
+Shape common_shape(const char* op, const Tensor& t, const Fibre& members, const char* what) {
+  const Shape& first = t.shard(members.front()).sizes();
+  for (int m : members)
+    if (t.shard(m).sizes() != first)
+      throw Error(fmt::format("{}: {} has shape {} on rank {} but {} on rank {}; every member needs the same shape", op,
+                              what, shape_text(first), members.front(), shape_text(t.shard(m).sizes()), m));
+  return first;
+}
+
+void require_list(const char* op, const std::vector<Tensor>& list, size_t group_size, const RankSet& ranks,
+                  const char* what) {
+  if (list.size() != group_size)
+    throw Error(fmt::format("{}: {} has {} tensors, expected one per group rank ({})", op, what, list.size(), group_size));
+  for (const Tensor& t : list) {
+    require_local(op, t, what);
+    if (t.ranks() != ranks)
+      throw Error(fmt::format("{}: {} holds a tensor over ranks {}, expected {}", op, what, t.ranks().to_string(),
+                              ranks.to_string()));
+  }
+}
+
+void write_back(Tensor shard, const Tensor& block) { shard.copy_(block.reshape(shard.sizes())); }
+
+std::vector<Fibre> fibres_for(const char* op, const Tensor& t, const ProcessGroup& group) {
+  enter(op);
+  require_local(op, t, "the tensor");
+  return fibres_of(op, t.ranks(), group);
+}
+
+}  // namespace
+
+void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
+  for (const Fibre& members : fibres_for("all_reduce", tensor, group)) {
+    common_shape("all_reduce", tensor, members, "the tensor");
+    const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
+    std::vector<Tensor> inputs;
+    for (int m : members) inputs.push_back(flat(before_reduce(tensor.shard(m), op)));
+    const std::vector<Tensor> outputs = comm::run_collective(TESSERA_COLL_ALL_REDUCE, inputs, inputs[0].numel(), sop);
+    for (size_t i = 0; i < members.size(); ++i)
+      write_back(tensor.shard(members[i]), after_reduce(outputs[i], op, static_cast<int>(members.size())));
+  }
+}
+
+void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
+  for (const Fibre& members : fibres_for("broadcast", tensor, group)) {
+    require_root("broadcast", src, members.size());
+    common_shape("broadcast", tensor, members, "the tensor");
+    std::vector<Tensor> inputs;
+    for (int m : members) inputs.push_back(flat(tensor.shard(m)));
+    const std::vector<Tensor> outputs =
+        comm::run_collective(TESSERA_COLL_BROADCAST, inputs, inputs[0].numel(), TESSERA_REDUCE_SUM, src);
+    for (size_t i = 0; i < members.size(); ++i) write_back(tensor.shard(members[i]), outputs[i]);
+  }
+}
+
+void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
+  for (const Fibre& members : fibres_for("reduce", tensor, group)) {
+    require_root("reduce", dst, members.size());
+    common_shape("reduce", tensor, members, "the tensor");
+    const int32_t sop = schedule_op("reduce", op, tensor.dtype());
+    std::vector<Tensor> inputs;
+    for (int m : members) inputs.push_back(flat(before_reduce(tensor.shard(m), op)));
+    const std::vector<Tensor> outputs = comm::run_collective(TESSERA_COLL_REDUCE, inputs, inputs[0].numel(), sop, dst);
+    write_back(tensor.shard(members[static_cast<size_t>(dst)]),
+               after_reduce(outputs[static_cast<size_t>(dst)], op, static_cast<int>(members.size())));
+  }
+}
+
+void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const ProcessGroup& group) {
+  for (const Fibre& members : fibres_for("all_gather", tensor, group)) {
+    require_list("all_gather", outputs, members.size(), tensor.ranks(), "the output list");
+    const Shape shape = common_shape("all_gather", tensor, members, "the tensor");
+    std::vector<Tensor> inputs;
+    for (int m : members) inputs.push_back(flat(tensor.shard(m)));
+    const int64_t n = inputs[0].numel();
+    const std::vector<Tensor> gathered = comm::run_collective(TESSERA_COLL_ALL_GATHER, inputs, n);
+    for (size_t j = 0; j < members.size(); ++j)
+      for (size_t i = 0; i < members.size(); ++i)
+        write_back(outputs[i].shard(members[j]), gathered[j].narrow(0, static_cast<int64_t>(i) * n, n));
+  }
+}
+
+void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGroup& group) {
+  for (const Fibre& members : fibres_for("all_gather_into_tensor", input, group)) {
+    require_local("all_gather_into_tensor", output, "the output");
+    const Shape shape = common_shape("all_gather_into_tensor", input, members, "the input");
+    Shape expected = shape.empty() ? Shape{static_cast<int64_t>(members.size())} : shape;
+    if (!shape.empty()) expected[0] *= static_cast<int64_t>(members.size());
+    std::vector<Tensor> inputs;
+    for (int m : members) {
+      if (output.shard(m).sizes() != expected)
+        throw Error(fmt::format("all_gather_into_tensor: the output on rank {} has shape {}, expected {} (the input's "
+                                "dim 0 times the group size {})",
+                                m, shape_text(output.shard(m).sizes()), shape_text(expected), members.size()));
+      inputs.push_back(flat(input.shard(m)));
+    }
+    const std::vector<Tensor> gathered = comm::run_collective(TESSERA_COLL_ALL_GATHER, inputs, inputs[0].numel());
+    for (size_t j = 0; j < members.size(); ++j) write_back(output.shard(members[j]), gathered[j]);
+  }
+}
+
+void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op, const ProcessGroup& group) {
+  for (const Fibre& members : fibres_for("reduce_scatter", output, group)) {
+    require_list("reduce_scatter", inputs, members.size(), output.ranks(), "the input list");
+    const Shape shape = common_shape("reduce_scatter", output, members, "the output");
+    const int32_t sop = schedule_op("reduce_scatter", op, output.dtype());
+    std::vector<Tensor> buffers;
+    for (int m : members) {
+      std::vector<Tensor> blocks;
+      for (size_t i = 0; i < members.size(); ++i) {
+        if (inputs[i].shard(m).sizes() != shape)
+          throw Error(fmt::format("reduce_scatter: input {} has shape {} on rank {}, expected the output's shape {}", i,
+                                  shape_text(inputs[i].shard(m).sizes()), m, shape_text(shape)));
+        blocks.push_back(flat(before_reduce(inputs[i].shard(m), op)));
+      }
+      buffers.push_back(cat(blocks));
+    }
+    const std::vector<Tensor> results =
+        comm::run_collective(TESSERA_COLL_REDUCE_SCATTER, buffers, shape_numel(shape), sop);
+    for (size_t i = 0; i < members.size(); ++i)
+      write_back(output.shard(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
+  }
+}
+
+void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, const ProcessGroup& group) {
+  for (const Fibre& members : fibres_for("reduce_scatter_tensor", input, group)) {
+    require_local("reduce_scatter_tensor", output, "the output");
+    const Shape in_shape = common_shape("reduce_scatter_tensor", input, members, "the input");
+    const Shape out_shape = common_shape("reduce_scatter_tensor", output, members, "the output");
+    if (shape_numel(in_shape) != shape_numel(out_shape) * static_cast<int64_t>(members.size()))
+      throw Error(fmt::format("reduce_scatter_tensor: input shape {} must hold group size ({}) times the output shape {}",
+                              shape_text(in_shape), members.size(), shape_text(out_shape)));
+    const int32_t sop = schedule_op("reduce_scatter_tensor", op, input.dtype());
+    std::vector<Tensor> buffers;
+    for (int m : members) buffers.push_back(flat(before_reduce(input.shard(m), op)));
+    const std::vector<Tensor> results =
+        comm::run_collective(TESSERA_COLL_REDUCE_SCATTER, buffers, shape_numel(out_shape), sop);
+    for (size_t i = 0; i < members.size(); ++i)
+      write_back(output.shard(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
+  }
+}
+
+void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, const ProcessGroup& group) {
+  if (inputs.empty()) throw Error("all_to_all: the input list is empty");
+  for (const Fibre& members : fibres_for("all_to_all", inputs.front(), group)) {
+    require_list("all_to_all", inputs, members.size(), inputs.front().ranks(), "the input list");
+    require_list("all_to_all", outputs, members.size(), inputs.front().ranks(), "the output list");
+    const Shape shape = common_shape("all_to_all", inputs.front(), members, "input 0");
+    std::vector<Tensor> buffers;
+    for (int m : members) {
+      std::vector<Tensor> blocks;
+      for (size_t j = 0; j < members.size(); ++j) {
+        if (inputs[j].shard(m).sizes() != shape)
+          throw Error(fmt::format("all_to_all: input {} has shape {} on rank {}, expected {} like input 0", j,
+                                  shape_text(inputs[j].shard(m).sizes()), m, shape_text(shape)));
+        blocks.push_back(flat(inputs[j].shard(m)));
+      }
+      buffers.push_back(cat(blocks));
+    }
+    const int64_t n = shape_numel(shape);
+    const std::vector<Tensor> results = comm::run_collective(TESSERA_COLL_ALL_TO_ALL, buffers, n);
+    for (size_t j = 0; j < members.size(); ++j)
+      for (size_t i = 0; i < members.size(); ++i)
+        write_back(outputs[i].shard(members[j]), results[j].narrow(0, static_cast<int64_t>(i) * n, n));
+  }
+}
+
+void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const ProcessGroup& group) {
+  for (const Fibre& members : fibres_for("scatter", output, group)) {
+    require_root("scatter", src, members.size());
+    require_list("scatter", inputs, members.size(), output.ranks(), "the input list");
+    const Shape shape = common_shape("scatter", output, members, "the output");
+    const int root = members[static_cast<size_t>(src)];
+    std::vector<Tensor> root_blocks;
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (inputs[i].shard(root).sizes() != shape)
+        throw Error(fmt::format("scatter: input {} on the root (rank {}) has shape {}, expected the output's shape {}",
+                                i, root, shape_text(inputs[i].shard(root).sizes()), shape_text(shape)));
+      root_blocks.push_back(flat(inputs[i].shard(root)));
+    }
+    const Tensor root_buffer = cat(root_blocks);
+    std::vector<Tensor> buffers;
+    for (int m : members) buffers.push_back(m == root ? root_buffer : zeros_like(root_buffer));
+    const std::vector<Tensor> results =
+        comm::run_collective(TESSERA_COLL_SCATTER, buffers, shape_numel(shape), TESSERA_REDUCE_SUM, src);
+    for (size_t i = 0; i < members.size(); ++i) write_back(output.shard(members[i]), results[i]);
+  }
+}
+
+void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const ProcessGroup& group) {
+  for (const Fibre& members : fibres_for("gather", tensor, group)) {
+    require_root("gather", dst, members.size());
+    require_list("gather", outputs, members.size(), tensor.ranks(), "the output list");
+    const Shape shape = common_shape("gather", tensor, members, "the tensor");
+    std::vector<Tensor> inputs;
+    for (int m : members) inputs.push_back(flat(tensor.shard(m)));
+    const int64_t n = inputs[0].numel();
+    const std::vector<Tensor> results =
+        comm::run_collective(TESSERA_COLL_GATHER, inputs, n, TESSERA_REDUCE_SUM, dst);
+    const int root = members[static_cast<size_t>(dst)];
+    for (size_t i = 0; i < members.size(); ++i)
+      write_back(outputs[i].shard(root), results[static_cast<size_t>(dst)].narrow(0, static_cast<int64_t>(i) * n, n));
+  }
+}
+
+void barrier(const Tensor& participants, const ProcessGroup& group) {
+  for (const Fibre& members : fibres_for("barrier", participants, group)) {
+    std::vector<Tensor> none;
+    DisabledLocalMode plain;
+    for (size_t i = 0; i < members.size(); ++i) none.push_back(empty({0}, TensorOptions(participants.dtype())));
+    comm::run_collective(TESSERA_COLL_BARRIER, none, 0);
+  }
+}
+
+void check_messages() { comm::require_no_pending_messages("check_messages"); }
+
+void send(const Tensor& tensor, const SymInt& dst) {
+  if (in_per_rank_region()) throw Error("send: cannot be issued inside run_per_rank or any per-rank function");
+  require_local("send", tensor, "the tensor");
+  for (const auto& [rank, shard] : tensor.shards()) {
+    const int64_t to = dst.at(rank);
+    if (to < 0) continue;
+    if (to == rank) throw Error(fmt::format("send: rank {} sends to itself", rank));
+    comm::post(rank, static_cast<int>(to), shard.clone());
+  }
+}
+
+void recv(Tensor& tensor, const SymInt& src) {
+  if (in_per_rank_region()) throw Error("recv: cannot be issued inside run_per_rank or any per-rank function");
+  require_local("recv", tensor, "the tensor");
+  for (const auto& [rank, shard] : tensor.shards()) {
+    const int64_t from = src.at(rank);
+    if (from < 0) continue;
+    const Tensor message = comm::take(static_cast<int>(from), rank);
+    if (message.sizes() != shard.sizes())
+      throw Error(fmt::format("recv on rank {} from rank {}: the message has shape {} but the receiving tensor has {}",
+                              rank, from, shape_text(message.sizes()), shape_text(shard.sizes())));
+    Tensor target = shard;
+    target.copy_(message);
+  }
+}
+
+}  // namespace dist
+}  // namespace tessera

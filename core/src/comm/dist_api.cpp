@@ -1,0 +1,63 @@
+// Algorithm selection and schedule verification in tessera::dist.
+#include <fmt/format.h>
+
+#include "comm/checker.hpp"
+#include "comm/run_collective.hpp"
+#include "comm/selection.hpp"
+#include "plugin/registry.hpp"
+#include "tessera/dist.hpp"
+#include "tessera/errors.hpp"
+
+namespace tessera::dist {
+namespace {
+
+int32_t collective_or_throw(const std::string& collective) {
+  const int32_t c = comm::collective_from_name(collective);
+  if (c < 0)
+    throw Error(fmt::format("unknown collective '{}'; expected one of all_reduce, broadcast, reduce, all_gather, "
+                            "reduce_scatter, all_to_all, scatter, gather, barrier",
+                            collective));
+  return c;
+}
+
+int32_t schedule_op(const ReduceOp& op) {
+  switch (op.kind()) {
+    case ReduceOp::PRODUCT: return TESSERA_REDUCE_PRODUCT;
+    case ReduceOp::MIN: return TESSERA_REDUCE_MIN;
+    case ReduceOp::MAX: return TESSERA_REDUCE_MAX;
+    case ReduceOp::BAND: return TESSERA_REDUCE_BAND;
+    case ReduceOp::BOR: return TESSERA_REDUCE_BOR;
+    case ReduceOp::BXOR: return TESSERA_REDUCE_BXOR;
+    default: return TESSERA_REDUCE_SUM;
+  }
+}
+
+}  // namespace
+
+void set_algorithms(const std::string& rules) { comm::set_rules(rules); }
+std::string algorithms() { return comm::current_rules(); }
+std::vector<std::string> algorithm_names() { return plugin::Registry::instance().algorithm_names(); }
+
+std::string algorithm_for(const std::string& collective, int group_size, int64_t bytes) {
+  const tessera_collective_request request =
+      comm::make_request(collective_or_throw(collective), group_size, bytes, kInt64, TESSERA_REDUCE_SUM, 0);
+  return comm::choose(request, bytes)->name();
+}
+
+std::string verify_schedule(const std::string& algorithm, const std::string& collective, int group_size, int64_t count,
+                            int root, ReduceOp op) {
+  if (group_size < 1) throw Error(fmt::format("verify_schedule: group size must be at least 1, got {}", group_size));
+  if (count < 0) throw Error(fmt::format("verify_schedule: count must be non-negative, got {}", count));
+  const tessera_collective_request request =
+      comm::make_request(collective_or_throw(collective), group_size, count, kFloat32, schedule_op(op), root);
+  auto chosen = plugin::Registry::instance().algorithm(algorithm);
+  if (chosen == nullptr) throw Error(fmt::format("verify_schedule: no collective algorithm named '{}' is loaded", algorithm));
+  if (std::string reason = chosen->check(request); !reason.empty()) return "not applicable: " + reason;
+  try {
+    return comm::verify(chosen->build(request));
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+}  // namespace tessera::dist

@@ -1,0 +1,64 @@
+#include "comm/run_collective.hpp"
+
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "comm/executor.hpp"
+#include "comm/selection.hpp"
+#include "dispatch/backend.hpp"
+#include "plugin/registry.hpp"
+#include "tessera/errors.hpp"
+
+namespace tessera::comm {
+namespace {
+
+using CacheKey = std::tuple<std::string, int32_t, int32_t, int64_t, uint8_t, uint8_t, int32_t, int32_t>;
+
+std::mutex cache_mutex;
+std::map<CacheKey, std::shared_ptr<const Schedule>> cache;
+constexpr size_t kCacheLimit = 4096;  // distinct (shape, algorithm) combinations kept
+
+}  // namespace
+
+tessera_collective_request make_request(int32_t collective, int group_size, int64_t count, DType dtype,
+                                        int32_t reduce_op, int32_t root) {
+  tessera_collective_request request{};
+  request.struct_size = sizeof(request);
+  request.collective = collective;
+  request.group_size = group_size;
+  request.count = count;
+  request.dtype = dispatch::to_dl(dtype);
+  request.reduce_op = reduce_op;
+  request.root = root;
+  return request;
+}
+
+std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& q) {
+  const CacheKey key{algorithm, q.collective, q.group_size, q.count, q.dtype.code, q.dtype.bits, q.reduce_op, q.root};
+  {
+    std::lock_guard lock(cache_mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  std::shared_ptr<const CollectiveAlgorithm> chosen = plugin::Registry::instance().algorithm(algorithm);
+  if (chosen == nullptr) throw Error(fmt::format("no collective algorithm named '{}' is loaded", algorithm));
+  auto schedule = std::make_shared<const Schedule>(chosen->build(q));
+  std::lock_guard lock(cache_mutex);
+  if (cache.size() >= kCacheLimit) cache.clear();
+  cache.emplace(key, schedule);
+  return schedule;
+}
+
+std::vector<Tensor> run_collective(int32_t collective, const std::vector<Tensor>& inputs, int64_t count,
+                                   int32_t reduce_op, int32_t root) {
+  const DType dtype = inputs.front().dtype();
+  const tessera_collective_request request =
+      make_request(collective, static_cast<int>(inputs.size()), count, dtype, reduce_op, root);
+  const int64_t bytes = static_cast<int64_t>(itemsize(dtype)) * inputs.front().numel();
+  const std::shared_ptr<const CollectiveAlgorithm> algorithm = choose(request, bytes);
+  return execute(*cached_schedule(algorithm->name(), request), inputs);
+}
+
+}  // namespace tessera::comm

@@ -1,0 +1,23 @@
+// One collective over one fibre: choose the algorithm, fetch (or build) its schedule, execute it.
+#pragma once
+
+#include <vector>
+
+#include "comm/schedule.hpp"
+#include "tessera/tensor.hpp"
+
+namespace tessera::comm {
+
+// inputs[i]: group rank i's input buffer (1-d, contiguous, the size collective.h gives for
+// `count`). Returns every group rank's output buffer.
+std::vector<Tensor> run_collective(int32_t collective, const std::vector<Tensor>& inputs, int64_t count,
+                                   int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0);
+
+// The schedule an algorithm builds for a request, cached per (algorithm, collective, group size,
+// count, dtype, op, root).
+std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& request);
+
+tessera_collective_request make_request(int32_t collective, int group_size, int64_t count, DType dtype,
+                                        int32_t reduce_op, int32_t root);
+
+}  // namespace tessera::comm

@@ -1,0 +1,106 @@
+#include "comm/schedule_recorder.hpp"
+
+#include <fmt/format.h>
+
+#include "tessera/errors.hpp"
+
+namespace tessera::comm {
+
+ScheduleRecorder::ScheduleRecorder(std::string algorithm, const tessera_collective_request& request) {
+  schedule_.algorithm = std::move(algorithm);
+  schedule_.request = request;
+  schedule_.ranks.resize(static_cast<size_t>(request.group_size));
+  for (int r = 0; r < request.group_size; ++r) {
+    const auto [in, out] = io_sizes(request, r);
+    schedule_.ranks[static_cast<size_t>(r)].buffer_sizes = {in, out};
+  }
+  builder_.struct_size = sizeof(builder_);
+  builder_.context = this;
+  builder_.add_buffer = [](void* c, int32_t rank, int64_t count) -> int32_t {
+    ScheduleRecorder& r = self(c);
+    if (!r.valid_rank(rank, "add_buffer")) return -1;
+    if (count < 0) {
+      r.fail(fmt::format("add_buffer for rank {} with negative size {}", rank, count));
+      return -1;
+    }
+    auto& sizes = r.schedule_.ranks[static_cast<size_t>(rank)].buffer_sizes;
+    sizes.push_back(count);
+    return static_cast<int32_t>(sizes.size() - 1);
+  };
+  builder_.send = [](void* c, int32_t rank, tessera_chunk chunk, int32_t peer) {
+    ScheduleRecorder& r = self(c);
+    if (r.valid_rank(rank, "send") && r.valid_peer(rank, peer) && r.valid_chunk(rank, chunk, false))
+      r.add(rank, {StepKind::Send, chunk, peer, {}});
+  };
+  builder_.recv = [](void* c, int32_t rank, tessera_chunk chunk, int32_t peer) {
+    ScheduleRecorder& r = self(c);
+    if (r.valid_rank(rank, "recv") && r.valid_peer(rank, peer) && r.valid_chunk(rank, chunk, true))
+      r.add(rank, {StepKind::Recv, chunk, peer, {}});
+  };
+  builder_.recv_reduce = [](void* c, int32_t rank, tessera_chunk chunk, int32_t peer) {
+    ScheduleRecorder& r = self(c);
+    if (r.valid_rank(rank, "recv_reduce") && r.valid_peer(rank, peer) && r.valid_chunk(rank, chunk, true))
+      r.add(rank, {StepKind::RecvReduce, chunk, peer, {}});
+  };
+  builder_.copy = [](void* c, int32_t rank, tessera_chunk dst, tessera_chunk src) {
+    self(c).add_local(rank, dst, src, StepKind::Copy, "copy");
+  };
+  builder_.reduce = [](void* c, int32_t rank, tessera_chunk dst, tessera_chunk src) {
+    self(c).add_local(rank, dst, src, StepKind::Reduce, "reduce");
+  };
+}
+
+void ScheduleRecorder::add_local(int32_t rank, tessera_chunk dst, tessera_chunk src, StepKind kind, const char* what) {
+  if (!valid_rank(rank, what) || !valid_chunk(rank, dst, true) || !valid_chunk(rank, src, false)) return;
+  if (dst.count != src.count)
+    return fail(fmt::format("rank {}: {} between chunks of {} and {} elements", rank, what, dst.count, src.count));
+  add(rank, {kind, dst, -1, src});
+}
+
+void ScheduleRecorder::fail(const std::string& message) {
+  if (error_.empty()) error_ = message;
+}
+
+bool ScheduleRecorder::valid_rank(int32_t rank, const char* what) {
+  if (rank >= 0 && rank < schedule_.group_size()) return true;
+  fail(fmt::format("{} for rank {}, but the group has ranks 0..{}", what, rank, schedule_.group_size() - 1));
+  return false;
+}
+
+bool ScheduleRecorder::valid_peer(int32_t rank, int32_t peer) {
+  if (peer >= 0 && peer < schedule_.group_size() && peer != rank) return true;
+  fail(fmt::format("rank {} names peer {}, expected another rank in 0..{}", rank, peer, schedule_.group_size() - 1));
+  return false;
+}
+
+bool ScheduleRecorder::valid_chunk(int32_t rank, const tessera_chunk& chunk, bool written) {
+  const auto& sizes = schedule_.ranks[static_cast<size_t>(rank)].buffer_sizes;
+  if (chunk.buffer < 0 || static_cast<size_t>(chunk.buffer) >= sizes.size()) {
+    fail(fmt::format("rank {} uses buffer {}, but it has buffers 0..{}", rank, chunk.buffer, sizes.size() - 1));
+    return false;
+  }
+  const int64_t size = sizes[static_cast<size_t>(chunk.buffer)];
+  if (chunk.offset < 0 || chunk.count < 0 || chunk.offset + chunk.count > size) {
+    fail(fmt::format("rank {}: chunk [{}:{}] of buffer {} is out of bounds (size {})", rank, chunk.offset,
+                     chunk.offset + chunk.count, chunk.buffer, size));
+    return false;
+  }
+  if (written && chunk.buffer == TESSERA_BUFFER_INPUT) {
+    fail(fmt::format("rank {} writes into its input buffer (chunk [{}:{}]); inputs are read-only", rank, chunk.offset,
+                     chunk.offset + chunk.count));
+    return false;
+  }
+  return true;
+}
+
+void ScheduleRecorder::add(int32_t rank, Step step) { schedule_.ranks[static_cast<size_t>(rank)].steps.push_back(step); }
+
+Schedule ScheduleRecorder::take() {
+  if (!error_.empty())
+    throw Error(fmt::format("algorithm '{}' emitted an invalid schedule for {} (group size {}, count {}): {}",
+                            schedule_.algorithm, collective_name(schedule_.request.collective),
+                            schedule_.request.group_size, schedule_.request.count, error_));
+  return std::move(schedule_);
+}
+
+}  // namespace tessera::comm

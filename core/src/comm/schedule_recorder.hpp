@@ -1,0 +1,33 @@
+// Builds a Schedule from an algorithm's builder calls, checking each step as it arrives (ranks,
+// peers, buffers and bounds) so a bad schedule is reported at the step that made it bad.
+#pragma once
+
+#include <string>
+
+#include "comm/schedule.hpp"
+
+namespace tessera::comm {
+
+class ScheduleRecorder {
+ public:
+  ScheduleRecorder(std::string algorithm, const tessera_collective_request& request);
+
+  const tessera_schedule_builder* builder() const { return &builder_; }
+  // The recorded schedule; throws Error naming the algorithm and the first invalid step.
+  Schedule take();
+
+ private:
+  static ScheduleRecorder& self(void* context) { return *static_cast<ScheduleRecorder*>(context); }
+  bool valid_rank(int32_t rank, const char* what);
+  bool valid_peer(int32_t rank, int32_t peer);
+  bool valid_chunk(int32_t rank, const tessera_chunk& chunk, bool written);
+  void add(int32_t rank, Step step);
+  void add_local(int32_t rank, tessera_chunk dst, tessera_chunk src, StepKind kind, const char* what);
+  void fail(const std::string& message);
+
+  Schedule schedule_;
+  tessera_schedule_builder builder_{};
+  std::string error_;
+};
+
+}  // namespace tessera::comm

@@ -1,0 +1,164 @@
+#include "comm/selection.hpp"
+
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "observe/log.hpp"
+#include "plugin/registry.hpp"
+#include "tessera/errors.hpp"
+
+namespace tessera::comm {
+namespace {
+
+std::string trim(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t");
+  if (a == std::string::npos) return {};
+  return s.substr(a, s.find_last_not_of(" \t") - a + 1);
+}
+
+int64_t parse_bytes(const std::string& text, const std::string& rule) {
+  if (text.empty()) return -1;
+  size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  int64_t scale = 1;
+  const std::string suffix = text.substr(used);
+  if (suffix == "K" || suffix == "k") scale = int64_t{1} << 10;
+  else if (suffix == "M" || suffix == "m") scale = int64_t{1} << 20;
+  else if (suffix == "G" || suffix == "g") scale = int64_t{1} << 30;
+  else if (!suffix.empty()) used = 0;
+  if (used == 0 || value < 0)
+    throw ConfigError(fmt::format("collective rule '{}': size '{}' is not a byte count (expected e.g. 4096, 64K, 1M)",
+                                  rule, text));
+  return value * scale;
+}
+
+std::string known_algorithms() {
+  std::string names;
+  for (const std::string& name : plugin::Registry::instance().algorithm_names()) names += (names.empty() ? "" : ", ") + name;
+  return names.empty() ? "none loaded" : names;
+}
+
+std::mutex rules_mutex;
+std::vector<SelectionRule>& rules_slot() {
+  static std::vector<SelectionRule> rules;
+  return rules;
+}
+bool rules_initialised = false;
+
+// Lazily: TESSERA_COLL, else the defaults. Called with rules_mutex held.
+std::vector<SelectionRule>& active_rules() {
+  if (!rules_initialised) {
+    const char* env = std::getenv("TESSERA_COLL");
+    rules_slot() = parse_rules(env != nullptr ? env : kDefaultRules, env != nullptr);
+    rules_initialised = true;
+  }
+  return rules_slot();
+}
+
+}  // namespace
+
+std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names) {
+  std::vector<SelectionRule> rules;
+  std::stringstream stream(text);
+  for (std::string item; std::getline(stream, item, ';');) {
+    const std::string rule = trim(item);
+    if (rule.empty()) continue;
+    const size_t colon = rule.rfind(':');
+    if (colon == std::string::npos)
+      throw ConfigError(fmt::format("collective rule '{}' has no ':'; expected <collective>[<min>-<max>]:<algorithm>",
+                                    rule));
+    SelectionRule parsed;
+    parsed.algorithm = trim(rule.substr(colon + 1));
+    std::string what = trim(rule.substr(0, colon));
+    if (const size_t open = what.find('['); open != std::string::npos) {
+      const size_t close = what.find(']', open);
+      const size_t dash = what.find('-', open);
+      if (close == std::string::npos || close != what.size() - 1 || dash == std::string::npos || dash > close)
+        throw ConfigError(fmt::format("collective rule '{}': size range must look like [<min>-<max>] (max may be empty)",
+                                      rule));
+      parsed.min_bytes = std::max<int64_t>(0, parse_bytes(trim(what.substr(open + 1, dash - open - 1)), rule));
+      const int64_t max = parse_bytes(trim(what.substr(dash + 1, close - dash - 1)), rule);
+      parsed.max_bytes = max < 0 ? INT64_MAX : max;
+      if (parsed.max_bytes < parsed.min_bytes)
+        throw ConfigError(fmt::format("collective rule '{}': the size range is empty", rule));
+      what = trim(what.substr(0, open));
+    }
+    if (what != "*") {
+      parsed.collective = collective_from_name(what);
+      if (parsed.collective < 0)
+        throw ConfigError(fmt::format("collective rule '{}': unknown collective '{}'; expected one of all_reduce, "
+                                      "broadcast, reduce, all_gather, reduce_scatter, all_to_all, scatter, gather, "
+                                      "barrier or *",
+                                      rule, what));
+    }
+    if (check_names && plugin::Registry::instance().algorithm(parsed.algorithm) == nullptr)
+      throw ConfigError(fmt::format("collective rule '{}': unknown algorithm '{}'; known algorithms: {}", rule,
+                                    parsed.algorithm, known_algorithms()));
+    rules.push_back(std::move(parsed));
+  }
+  return rules;
+}
+
+std::string rules_text(const std::vector<SelectionRule>& rules) {
+  std::string text;
+  for (const SelectionRule& r : rules) {
+    if (!text.empty()) text += ';';
+    text += r.collective < 0 ? "*" : collective_name(r.collective);
+    if (r.min_bytes != 0 || r.max_bytes != INT64_MAX)
+      text += fmt::format("[{}-{}]", r.min_bytes, r.max_bytes == INT64_MAX ? "" : std::to_string(r.max_bytes));
+    text += ':' + r.algorithm;
+  }
+  return text;
+}
+
+void set_rules(const std::string& text, bool from_config) {
+  std::vector<SelectionRule> parsed = parse_rules(text);
+  std::lock_guard lock(rules_mutex);
+  if (from_config && std::getenv("TESSERA_COLL") != nullptr) {
+    active_rules();
+    observe::logger().info("TESSERA_COLL overrides the configured collective rules '{}'", text);
+    return;
+  }
+  rules_slot() = std::move(parsed);
+  rules_initialised = true;
+}
+
+std::string current_rules() {
+  std::lock_guard lock(rules_mutex);
+  return rules_text(active_rules());
+}
+
+std::shared_ptr<const CollectiveAlgorithm> choose(const tessera_collective_request& request, int64_t bytes) {
+  std::vector<SelectionRule> rules;
+  {
+    std::lock_guard lock(rules_mutex);
+    rules = active_rules();
+  }
+  auto& registry = plugin::Registry::instance();
+  for (const SelectionRule& rule : rules) {
+    if ((rule.collective >= 0 && rule.collective != request.collective) || bytes < rule.min_bytes ||
+        bytes > rule.max_bytes)
+      continue;
+    std::shared_ptr<const CollectiveAlgorithm> algorithm = registry.algorithm(rule.algorithm);
+    if (algorithm == nullptr || !algorithm->offers(request.collective)) continue;
+    const std::string reason = algorithm->check(request);
+    if (reason.empty()) return algorithm;
+    observe::logger().info("collective {} (group size {}, {} bytes): '{}' does not apply ({}); falling back",
+                           collective_name(request.collective), request.group_size, bytes, rule.algorithm, reason);
+  }
+  std::shared_ptr<const CollectiveAlgorithm> direct = registry.algorithm("direct");
+  if (direct == nullptr)
+    throw Error(fmt::format("no algorithm applies to {} and the 'direct' fallback is not loaded (known algorithms: {})",
+                            collective_name(request.collective), known_algorithms()));
+  return direct;
+}
+
+}  // namespace tessera::comm

@@ -1,0 +1,38 @@
+// Which algorithm computes a collective call (DESIGN.md section 5): ordered rules like
+// "all_reduce:ring;all_gather[0-64K]:rd;*:direct", first match whose algorithm accepts wins,
+// "direct" as the last resort.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/algorithm.hpp"
+
+namespace tessera::comm {
+
+struct SelectionRule {
+  int32_t collective = -1;  // -1: any
+  int64_t min_bytes = 0;
+  int64_t max_bytes = INT64_MAX;  // inclusive
+  std::string algorithm;
+};
+
+// Parses rules; throws ConfigError for malformed text or an unknown collective name, and (when
+// check_names) for an algorithm name no loaded plugin provides, listing the known ones.
+std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names = true);
+std::string rules_text(const std::vector<SelectionRule>& rules);
+
+// The rules in force: set in code, else TESSERA_COLL, else a configuration file's, else the
+// built-in defaults. Rules from a configuration file (from_config) do not replace TESSERA_COLL.
+void set_rules(const std::string& text, bool from_config = false);
+std::string current_rules();
+
+// The algorithm for a request of `bytes` per rank, after precondition fallbacks (each logged).
+std::shared_ptr<const CollectiveAlgorithm> choose(const tessera_collective_request& request, int64_t bytes);
+
+inline constexpr const char* kDefaultRules =
+    "all_reduce:ring;all_gather:ring;reduce_scatter:ring;broadcast:tree;reduce:tree;all_to_all:bruck;*:direct";
+
+}  // namespace tessera::comm

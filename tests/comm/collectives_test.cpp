@@ -1,0 +1,234 @@
+// Collective semantics on local tensors: SPEC.md section 5's golden values, groups and fibres,
+// point-to-point messages and every error the issue names. Algorithm choice: direct (the oracle).
+#include <doctest/doctest.h>
+
+#include <tessera/tessera.hpp>
+
+namespace ts = tessera;
+
+namespace {
+
+// Runs the test body with the direct algorithm, restoring the rules after.
+struct DirectAlgorithms {
+  DirectAlgorithms() : saved(ts::dist::algorithms()) { ts::dist::set_algorithms("*:direct"); }
+  ~DirectAlgorithms() { ts::dist::set_algorithms(saved); }
+  std::string saved;
+};
+
+template <class F>
+ts::Tensor per_rank(int n, F&& f) {
+  std::vector<std::pair<int, ts::Tensor>> shards;
+  for (int r = 0; r < n; ++r) shards.emplace_back(r, f(r));
+  return ts::local_tensor(ts::RankMap<ts::Tensor>(std::move(shards)));
+}
+
+}  // namespace
+
+TEST_CASE("golden: all_reduce SUM on world 3") {
+  DirectAlgorithms direct;
+  ts::Tensor lt = ts::local_tensor({{0, ts::tensor({{1.f, 2.f}, {3.f, 4.f}})},
+                                    {1, ts::tensor({{5.f, 6.f}, {7.f, 8.f}})},
+                                    {2, ts::tensor({{9.f, 10.f}, {11.f, 12.f}})}});
+  ts::dist::all_reduce(lt, ts::ReduceOp::SUM);
+  CHECK(ts::equal(lt.reconcile(), ts::tensor({{15.f, 18.f}, {21.f, 24.f}})));
+}
+
+TEST_CASE("golden: broadcast from 0 on world 3") {
+  DirectAlgorithms direct;
+  ts::Tensor lt = ts::local_tensor({{0, ts::tensor({10.f, 20.f, 30.f})},
+                                    {1, ts::tensor({40.f, 50.f, 60.f})},
+                                    {2, ts::tensor({70.f, 80.f, 90.f})}});
+  ts::dist::broadcast(lt, 0);
+  CHECK(ts::equal(lt.reconcile(), ts::tensor({10.f, 20.f, 30.f})));
+}
+
+TEST_CASE("golden: reduce_scatter_tensor SUM on world 3") {
+  DirectAlgorithms direct;
+  ts::Tensor in = per_rank(3, [](int r) { return ts::tensor({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}) * (r + 1); });
+  ts::Tensor out = per_rank(3, [](int) { return ts::zeros({1, 2}); });
+  ts::dist::reduce_scatter_tensor(out, in, ts::ReduceOp::SUM);
+  CHECK(ts::equal(out.shard(0), ts::tensor({{6.f, 12.f}})));
+  CHECK(ts::equal(out.shard(1), ts::tensor({{18.f, 24.f}})));
+  CHECK(ts::equal(out.shard(2), ts::tensor({{30.f, 36.f}})));
+}
+
+TEST_CASE("golden: all_to_all_single with splits [2,2,2] on world 3") {
+  DirectAlgorithms direct;
+  ts::Tensor in = per_rank(3, [](int r) { return ts::full({6}, r); });
+  ts::Tensor out = per_rank(3, [](int) { return ts::zeros({6}, ts::kInt64); });
+  ts::dist::all_to_all_single(out, in, {2, 2, 2}, {2, 2, 2});
+  CHECK(ts::equal(out.reconcile(), ts::tensor({0, 0, 1, 1, 2, 2})));
+}
+
+TEST_CASE("all_gather, all_gather_into_tensor, reduce, scatter, gather, all_to_all") {
+  DirectAlgorithms direct;
+  ts::Tensor t = per_rank(3, [](int r) { return ts::tensor({{float(r), float(10 * r)}}); });
+  std::vector<ts::Tensor> gathered;
+  for (int i = 0; i < 3; ++i) gathered.push_back(ts::zeros_like(t));
+  ts::dist::all_gather(gathered, t);
+  for (int i = 0; i < 3; ++i) CHECK(ts::equal(gathered[i].reconcile(), t.shard(i)));
+
+  ts::Tensor stacked = per_rank(3, [](int) { return ts::zeros({3, 2}); });
+  ts::dist::all_gather_into_tensor(stacked, t);
+  CHECK(ts::equal(stacked.reconcile(), ts::tensor({{0.f, 0.f}, {1.f, 10.f}, {2.f, 20.f}})));
+
+  ts::Tensor r = t.clone();
+  ts::dist::reduce(r, 1, ts::ReduceOp::MAX);
+  CHECK(ts::equal(r.shard(1), ts::tensor({{2.f, 20.f}})));
+  CHECK(ts::equal(r.shard(0), t.shard(0)));  // others unchanged
+  CHECK(ts::equal(r.shard(2), t.shard(2)));
+
+  std::vector<ts::Tensor> pieces;
+  for (int i = 0; i < 3; ++i) pieces.push_back(per_rank(3, [&](int rank) { return ts::full({2}, float(100 * rank + i)); }));
+  ts::Tensor received = per_rank(3, [](int) { return ts::zeros({2}); });
+  ts::dist::scatter(received, pieces, 2);
+  for (int i = 0; i < 3; ++i) CHECK(ts::equal(received.shard(i), ts::full({2}, float(200 + i))));
+
+  std::vector<ts::Tensor> collected;
+  for (int i = 0; i < 3; ++i) collected.push_back(per_rank(3, [](int) { return ts::full({1, 2}, -1.f); }));
+  ts::dist::gather(collected, t, 0);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(ts::equal(collected[i].shard(0), t.shard(i)));
+    CHECK(ts::equal(collected[i].shard(1), ts::full({1, 2}, -1.f)));  // only the root receives
+  }
+
+  std::vector<ts::Tensor> outs;
+  for (int i = 0; i < 3; ++i) outs.push_back(per_rank(3, [](int) { return ts::zeros({2}); }));
+  ts::dist::all_to_all(outs, pieces);
+  // member j's out[i] = member i's in[j]
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 3; ++i) CHECK(ts::equal(outs[i].shard(j), ts::full({2}, float(100 * i + j))));
+
+  std::vector<ts::Tensor> scatter_in;
+  for (int i = 0; i < 3; ++i) scatter_in.push_back(per_rank(3, [&](int rank) { return ts::full({2}, float(rank + i)); }));
+  ts::Tensor summed = per_rank(3, [](int) { return ts::zeros({2}); });
+  ts::dist::reduce_scatter(summed, scatter_in, ts::ReduceOp::SUM);
+  for (int i = 0; i < 3; ++i) CHECK(ts::equal(summed.shard(i), ts::full({2}, float(0 + 1 + 2 + 3 * i))));
+}
+
+TEST_CASE("reduce ops: AVG, PRODUCT, MIN, BAND, BOR, BXOR, PREMUL_SUM") {
+  DirectAlgorithms direct;
+  auto run = [](ts::Tensor t, ts::ReduceOp op) {
+    ts::dist::all_reduce(t, op);
+    return t.reconcile();
+  };
+  ts::Tensor f = per_rank(4, [](int r) { return ts::tensor({float(r + 1), float(-r)}); });
+  CHECK(ts::equal(run(f.clone(), ts::ReduceOp::AVG), ts::tensor({2.5f, -1.5f})));
+  CHECK(ts::equal(run(f.clone(), ts::ReduceOp::PRODUCT), ts::tensor({24.f, 0.f})));
+  CHECK(ts::equal(run(f.clone(), ts::ReduceOp::MIN), ts::tensor({1.f, -3.f})));
+  CHECK(ts::equal(run(f.clone(), ts::ReduceOp::premul_sum(0.5)), ts::tensor({5.f, -3.f})));
+  ts::Tensor i = per_rank(3, [](int r) { return ts::tensor({int64_t{6} >> r, int64_t{1} << r}); });  // 6,3,1 / 1,2,4
+  CHECK(ts::equal(run(i.clone(), ts::ReduceOp::BAND), ts::tensor({int64_t{6 & 3 & 1}, int64_t{0}})));
+  CHECK(ts::equal(run(i.clone(), ts::ReduceOp::BOR), ts::tensor({int64_t{7}, int64_t{7}})));
+  CHECK(ts::equal(run(i.clone(), ts::ReduceOp::BXOR), ts::tensor({int64_t{6 ^ 3 ^ 1}, int64_t{7}})));
+  CHECK_THROWS_WITH_AS(run(f.clone(), ts::ReduceOp::BXOR), doctest::Contains("BXOR needs an integer or bool tensor, got float32"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(run(i.clone(), ts::ReduceOp::AVG), doctest::Contains("AVG needs a floating tensor, got int64"),
+                       ts::Error);
+}
+
+TEST_CASE("world size 1 and 7") {
+  DirectAlgorithms direct;
+  ts::Tensor one = per_rank(1, [](int) { return ts::tensor({3.f}); });
+  ts::dist::all_reduce(one);
+  CHECK(ts::equal(one.shard(0), ts::tensor({3.f})));
+  ts::Tensor seven = per_rank(7, [](int r) { return ts::full({5}, float(r)); });
+  ts::dist::all_reduce(seven);
+  CHECK(ts::equal(seven.reconcile(), ts::full({5}, 21.f)));
+}
+
+TEST_CASE("sub-groups: fibres of a 2-d mesh layout run together") {
+  DirectAlgorithms direct;
+  ts::Tensor t = per_rank(8, [](int r) { return ts::tensor({float(r)}); });
+  ts::ProcessGroup dp = ts::ProcessGroup::from_fibres({{0, 2, 4, 6}, {1, 3, 5, 7}});
+  ts::dist::all_reduce(t, ts::ReduceOp::SUM, dp);
+  for (int r = 0; r < 8; ++r) CHECK(t.shard(r).item<float>() == (r % 2 == 0 ? 12.f : 16.f));
+  // A single fibre: the other ranks are not members and keep their values.
+  ts::Tensor u = per_rank(8, [](int r) { return ts::tensor({float(r)}); });
+  ts::dist::broadcast(u, 1, ts::ProcessGroup({0, 2, 4, 6}));  // group rank 1 = global rank 2
+  for (int r = 0; r < 8; ++r) CHECK(u.shard(r).item<float>() == (r % 2 == 0 ? 2.f : float(r)));
+}
+
+TEST_CASE("a group only partly covered by the tensor is an error") {
+  ts::Tensor t = per_rank(3, [](int) { return ts::ones({1}); });
+  CHECK_THROWS_WITH_AS(ts::dist::all_reduce(t, ts::ReduceOp::SUM, ts::ProcessGroup({1, 2, 3})),
+                       doctest::Contains("also needs ranks {3}"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::dist::all_reduce(t, ts::ReduceOp::SUM, ts::ProcessGroup({5, 6})),
+                       doctest::Contains("cover no fibre"), ts::Error);
+}
+
+TEST_CASE("all_to_all_single with uneven splits, local-int splits, and the mismatch error") {
+  DirectAlgorithms direct;
+  // rank r sends r + 1 rows to each rank; rank j expects (i + 1) rows from each rank i.
+  ts::Tensor in = per_rank(3, [](int r) { return ts::full({3 * (r + 1), 2}, float(r)); });
+  ts::Tensor out = per_rank(3, [](int) { return ts::zeros({6, 2}); });
+  ts::SymInt send = ts::LocalInt({{0, 1}, {1, 2}, {2, 3}});
+  ts::dist::all_to_all_single(out, in, {1, 2, 3}, {send, send, send});
+  CHECK(ts::equal(out.reconcile(), ts::tensor({{0.f, 0.f}, {1.f, 1.f}, {1.f, 1.f}, {2.f, 2.f}, {2.f, 2.f}, {2.f, 2.f}})));
+  // Empty blocks too.
+  ts::Tensor in0 = per_rank(2, [](int r) { return ts::full({r == 0 ? 0 : 2}, 5.f); });
+  ts::Tensor out0 = per_rank(2, [](int r) { return ts::zeros({r == 0 ? 1 : 1}); });
+  const ts::SymInt from_rank1 = ts::LocalInt({{0, 0}, {1, 1}});
+  ts::dist::all_to_all_single(out0, in0, {ts::SymInt(0), ts::SymInt(1)}, {from_rank1, from_rank1});
+  CHECK(out0.shard(0).item<float>() == 5.f);
+  CHECK(out0.shard(1).item<float>() == 5.f);
+  ts::Tensor bad_out = per_rank(3, [](int) { return ts::zeros({6, 2}); });
+  CHECK_THROWS_WITH_AS(ts::dist::all_to_all_single(bad_out, in, {2, 2, 2}, {send, send, send}),
+                       doctest::Contains("rank 0 sends 1 rows to rank 0, but rank 0 expects 2 rows from rank 0"),
+                       ts::Error);
+}
+
+TEST_CASE("collective argument errors") {
+  DirectAlgorithms direct;
+  ts::Tensor plain = ts::ones({2});
+  CHECK_THROWS_WITH_AS(ts::dist::all_reduce(plain), doctest::Contains("must be a local tensor"), ts::Error);
+  ts::Tensor uneven = ts::local_tensor({{0, ts::ones({2})}, {1, ts::ones({3})}});
+  CHECK_THROWS_WITH_AS(ts::dist::all_reduce(uneven),
+                       doctest::Contains("has shape [2] on rank 0 but [3] on rank 1"), ts::Error);
+  ts::Tensor t = per_rank(2, [](int) { return ts::ones({2}); });
+  CHECK_THROWS_WITH_AS(ts::dist::broadcast(t, 2), doctest::Contains("root 2 is not a group rank; expected 0..1"),
+                       ts::Error);
+  std::vector<ts::Tensor> too_few = {ts::zeros_like(t)};
+  CHECK_THROWS_WITH_AS(ts::dist::all_gather(too_few, t), doctest::Contains("has 1 tensors, expected one per group rank (2)"),
+                       ts::Error);
+}
+
+TEST_CASE("collectives inside run_per_rank are an error") {
+  ts::Tensor t = per_rank(2, [](int) { return ts::ones({2}); });
+  ts::LocalMode mode(2);
+  CHECK_THROWS_WITH_AS(ts::run_per_rank([&](int64_t) {
+                         ts::dist::all_reduce(t);
+                         return int64_t{0};
+                       }, ts::current_rank()),
+                       doctest::Contains("cannot be issued inside run_per_rank"), ts::Error);
+}
+
+TEST_CASE("send and recv pair up; unmatched ones are errors, never hangs") {
+  // A pipeline of 3 stages: stage r sends to r + 1.
+  ts::Tensor x = per_rank(3, [](int r) { return ts::full({2}, float(r + 1)); });
+  ts::Tensor y = per_rank(3, [](int) { return ts::zeros({2}); });
+  ts::dist::send(x, ts::LocalInt({{0, 1}, {1, 2}, {2, -1}}));
+  ts::dist::recv(y, ts::LocalInt({{0, -1}, {1, 0}, {2, 1}}));
+  CHECK(ts::equal(y.shard(0), ts::zeros({2})));
+  CHECK(ts::equal(y.shard(1), ts::full({2}, 1.f)));
+  CHECK(ts::equal(y.shard(2), ts::full({2}, 2.f)));
+  CHECK_NOTHROW(ts::dist::check_messages());
+
+  CHECK_THROWS_WITH_AS(ts::dist::recv(y, ts::LocalInt({{0, 2}, {1, -1}, {2, -1}})),
+                       doctest::Contains("recv on rank 0 from rank 2: no matching send"), ts::Error);
+  ts::dist::send(x, ts::LocalInt({{0, 1}, {1, -1}, {2, -1}}));
+  CHECK_THROWS_WITH_AS(ts::dist::all_reduce(x), doctest::Contains("1 message(s) from rank 0 to rank 1 never received"),
+                       ts::Error);
+  CHECK_NOTHROW(ts::dist::check_messages());  // the error dropped them
+  ts::dist::send(x, ts::LocalInt({{0, 1}, {1, -1}, {2, -1}}));
+  ts::Tensor wrong = per_rank(3, [](int) { return ts::zeros({5}); });
+  CHECK_THROWS_WITH_AS(ts::dist::recv(wrong, ts::LocalInt({{0, -1}, {1, 0}, {2, -1}})),
+                       doctest::Contains("the message has shape [2] but the receiving tensor has [5]"), ts::Error);
+}
+
+TEST_CASE("barrier completes for any group size") {
+  for (int n : {1, 2, 5}) {
+    ts::Tensor t = per_rank(n, [](int) { return ts::zeros({1}); });
+    CHECK_NOTHROW(ts::dist::barrier(t));
+  }
+}

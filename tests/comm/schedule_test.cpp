@@ -1,0 +1,75 @@
+// The schedule machinery through the direct algorithm: symbolic verification of every collective,
+// selection rules, fallbacks and configuration errors.
+#include <doctest/doctest.h>
+
+#include <tessera/tessera.hpp>
+
+namespace ts = tessera;
+
+namespace {
+const std::vector<std::string> kCollectives = {"all_reduce", "broadcast",  "reduce",  "all_gather", "reduce_scatter",
+                                               "all_to_all", "scatter",    "gather",  "barrier"};
+}
+
+TEST_CASE("the direct schedules verify for every collective and group size") {
+  for (const std::string& collective : kCollectives)
+    for (int p : {1, 2, 3, 4, 5, 7, 8, 16})
+      for (int64_t count : {int64_t{0}, int64_t{1}, int64_t{5}})
+        for (int root : {0, p - 1}) {
+          CAPTURE(collective);
+          CAPTURE(p);
+          CAPTURE(count);
+          CAPTURE(root);
+          CHECK(ts::dist::verify_schedule("direct", collective, p, count, root) == "");
+        }
+}
+
+TEST_CASE("verification names what is wrong") {
+  CHECK_THROWS_WITH_AS(ts::dist::verify_schedule("direct", "all_scatter", 2, 1), doctest::Contains("unknown collective"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::dist::verify_schedule("nosuch", "all_reduce", 2, 1),
+                       doctest::Contains("no collective algorithm named 'nosuch'"), ts::Error);
+  CHECK(ts::dist::verify_schedule("direct", "broadcast", 3, 4, 3).find("out of bounds") == std::string::npos);
+}
+
+TEST_CASE("selection rules: order, size ranges, wildcard and errors") {
+  const std::string saved = ts::dist::algorithms();
+  ts::dist::set_algorithms("all_reduce[0-1K]:direct;all_reduce:ring;*:direct");
+  CHECK(ts::dist::algorithm_for("all_reduce", 4, 512) == "direct");
+  CHECK(ts::dist::algorithm_for("all_reduce", 4, 4096) == "ring");
+  CHECK(ts::dist::algorithm_for("gather", 4, 4096) == "direct");
+  CHECK(ts::dist::algorithms() == "all_reduce[0-1024]:direct;all_reduce:ring;*:direct");
+  CHECK_THROWS_WITH_AS(ts::dist::set_algorithms("all_reduce:warp"),
+                       doctest::Contains("unknown algorithm 'warp'; known algorithms: "), ts::ConfigError);
+  CHECK_THROWS_WITH_AS(ts::dist::set_algorithms("all_reduse:ring"), doctest::Contains("unknown collective 'all_reduse'"),
+                       ts::ConfigError);
+  CHECK_THROWS_WITH_AS(ts::dist::set_algorithms("all_reduce[1M-1K]:ring"), doctest::Contains("the size range is empty"),
+                       ts::ConfigError);
+  CHECK_THROWS_WITH_AS(ts::dist::set_algorithms("all_reduce ring"), doctest::Contains("has no ':'"), ts::ConfigError);
+  // A failed set leaves the rules as they were.
+  CHECK(ts::dist::algorithms() == "all_reduce[0-1024]:direct;all_reduce:ring;*:direct");
+  ts::dist::set_algorithms(saved);
+}
+
+TEST_CASE("an algorithm whose precondition fails falls back to the next rule") {
+  const std::string saved = ts::dist::algorithms();
+  ts::dist::set_algorithms("all_gather:rd;all_gather:bruck;*:direct");
+  CHECK(ts::dist::algorithm_for("all_gather", 8, 64) == "rd");     // power of two
+  CHECK(ts::dist::algorithm_for("all_gather", 6, 64) == "bruck");  // rd needs a power of two
+  ts::dist::set_algorithms("gather:ring");                          // ring has no gather: direct
+  CHECK(ts::dist::algorithm_for("gather", 4, 64) == "direct");
+  ts::dist::set_algorithms(saved);
+}
+
+TEST_CASE("collective rules from a configuration file") {
+  ts::Config config = ts::Config::from_string("[collectives]\nalgorithms = \"*:direct\"\n");
+  CHECK(config.collective_algorithms == "*:direct");
+  CHECK_THROWS_WITH_AS(ts::Config::from_string("[collectives]\nalgos = 1\n", "c.toml"),
+                       doctest::Contains("c.toml:2: key 'collectives.algos': unknown key"), ts::ConfigError);
+}
+
+TEST_CASE("every bundled algorithm is loaded") {
+  const std::vector<std::string> names = ts::dist::algorithm_names();
+  for (const char* name : {"direct", "ring", "tree", "rd", "rabenseifner", "bruck"})
+    CHECK(std::find(names.begin(), names.end(), name) != names.end());
+}
