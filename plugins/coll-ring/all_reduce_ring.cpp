@@ -10,7 +10,8 @@
 // or last received) and receives block r - s, overwriting its partial copy.
 //
 // Each block is reduced on exactly one chain and then only copied, so every rank ends with
-// bitwise the same values.
+// bitwise the same values. With a ring order from the topology, positions k round the ring take
+// the place of ranks in the steps above (k is r itself for the natural order).
 #include "ring.hpp"
 
 namespace tessera::ring {
@@ -25,18 +26,19 @@ void all_reduce(const tessera_collective_request& request, const Schedule& s) {
     return sdk::chunk(TESSERA_BUFFER_OUTPUT, offsets[b], offsets[b + 1] - offsets[b]);
   };
 
-  for (int32_t r = 0; r < p; ++r) {
-    const int32_t right = right_of(r, p), left = left_of(r, p);
+  const Ring ring(request);
+  for (int32_t k = 0; k < p; ++k) {
+    const int32_t r = ring.rank_at(k), right = ring.rank_at(k + 1), left = ring.rank_at(k - 1);
     s.copy(r, sdk::chunk(TESSERA_BUFFER_OUTPUT, 0, n), sdk::chunk(TESSERA_BUFFER_INPUT, 0, n));
     // Reduce-scatter: afterwards rank r owns the reduced block r + 1.
     for (int32_t step = 0; step < p - 1; ++step) {
-      s.send(r, block(r - step), right);
-      s.recv_reduce(r, block(r - step - 1), left);
+      s.send(r, block(k - step), right);
+      s.recv_reduce(r, block(k - step - 1), left);
     }
     // All-gather: pass the finished blocks round the ring once.
     for (int32_t step = 0; step < p - 1; ++step) {
-      s.send(r, block(r + 1 - step), right);
-      s.recv(r, block(r - step), left);
+      s.send(r, block(k + 1 - step), right);
+      s.recv(r, block(k - step), left);
     }
   }
 }

@@ -1,5 +1,6 @@
-// Ring reduce-scatter: the first half of the ring all-reduce, shifted by one block so that rank r
-// ends owning block r (the collective's definition) rather than block r + 1.
+// Ring reduce-scatter: the first half of the ring all-reduce, shifted by one block so that every
+// rank ends owning its own block (the collective's definition). Positions k round the ring stand
+// in for ranks below (k is r itself when the ring is in rank order).
 //
 // The input may not be written and the output holds only one block, so every rank first copies its
 // input into a scratch buffer of p * n elements. Step s = 0 .. p-2: rank r sends scratch block
@@ -15,16 +16,18 @@ void reduce_scatter(const tessera_collective_request& request, const Schedule& s
   const int32_t p = request.group_size;
   const int64_t n = request.count;
 
-  for (int32_t r = 0; r < p; ++r) {
-    const int32_t right = right_of(r, p), left = left_of(r, p);
+  const Ring ring(request);
+  for (int32_t k = 0; k < p; ++k) {
+    const int32_t r = ring.rank_at(k), right = ring.rank_at(k + 1), left = ring.rank_at(k - 1);
     const int32_t scratch = s.add_buffer(r, p * n);
-    auto block = [&](int64_t index) { return sdk::chunk(scratch, wrap(index, p) * n, n); };
+    // Positions round the ring name blocks: the block of position j is destined for its rank.
+    auto block = [&](int64_t position) { return sdk::chunk(scratch, ring.rank_at(position) * n, n); };
     s.copy(r, sdk::chunk(scratch, 0, p * n), sdk::chunk(TESSERA_BUFFER_INPUT, 0, p * n));
     for (int32_t step = 0; step < p - 1; ++step) {
-      s.send(r, block(r - step - 1), right);
-      s.recv_reduce(r, block(r - step - 2), left);
+      s.send(r, block(k - step - 1), right);
+      s.recv_reduce(r, block(k - step - 2), left);
     }
-    s.copy(r, sdk::chunk(TESSERA_BUFFER_OUTPUT, 0, n), block(r));
+    s.copy(r, sdk::chunk(TESSERA_BUFFER_OUTPUT, 0, n), block(k));
   }
 }
 

@@ -73,3 +73,34 @@ TEST_CASE("every bundled algorithm is loaded") {
   for (const char* name : {"direct", "ring", "tree", "rd", "rabenseifner", "bruck"})
     CHECK(std::find(names.begin(), names.end(), name) != names.end());
 }
+
+TEST_CASE("ring schedules follow a ring order and stay correct") {
+  for (const char* collective : {"all_reduce", "all_gather", "reduce_scatter"})
+    for (int64_t count : {int64_t{1}, int64_t{7}}) {
+      CAPTURE(collective);
+      CHECK(ts::dist::verify_schedule("ring", collective, 5, count, 0, ts::ReduceOp::SUM, {3, 0, 4, 1, 2}) == "");
+      CHECK(ts::dist::verify_schedule("ring", collective, 8, count, 0, ts::ReduceOp::SUM, {0, 2, 4, 6, 1, 3, 5, 7}) == "");
+    }
+  CHECK_THROWS_WITH_AS(ts::dist::verify_schedule("ring", "all_reduce", 3, 1, 0, ts::ReduceOp::SUM, {0, 0, 1}),
+                       doctest::Contains("permutation"), ts::Error);
+}
+
+TEST_CASE("collectives on a group that straddles nodes use the topology's ring order") {
+  const std::string saved = ts::dist::algorithms();
+  ts::set_default_topology("nodes:4");
+  // Interleaved across two nodes of four: the ring visits each node's ranks together.
+  const std::vector<int> members = {0, 4, 1, 5, 2, 6, 3, 7};
+  std::vector<std::pair<int, ts::Tensor>> shards;
+  for (int r = 0; r < 8; ++r) shards.emplace_back(r, ts::arange(10).to(ts::kFloat64) * (r + 1));
+  ts::Tensor ring_result = ts::local_tensor(ts::RankMap<ts::Tensor>(shards));
+  ts::Tensor direct_result = ts::local_tensor(ts::RankMap<ts::Tensor>(shards)).clone();
+  ring_result = ring_result.clone();
+  ts::dist::set_algorithms("all_reduce:ring;all_gather:ring;*:direct");
+  ts::dist::all_reduce(ring_result, ts::ReduceOp::SUM, ts::ProcessGroup(members));
+  ts::dist::set_algorithms("*:direct");
+  ts::dist::all_reduce(direct_result, ts::ReduceOp::SUM, ts::ProcessGroup(members));
+  CHECK(ts::equal(ring_result, direct_result));
+  CHECK(ts::default_topology(8).ring_order(members) == std::vector<int>{0, 1, 2, 3, 7, 4, 5, 6});
+  ts::set_default_topology("");
+  ts::dist::set_algorithms(saved);
+}

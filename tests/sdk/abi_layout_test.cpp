@@ -5,6 +5,8 @@
 #include <cstddef>
 
 #include "tessera/sdk/backend.h"
+#include "tessera/sdk/collective.h"
+#include "tessera/sdk/placement.h"
 #include "tessera/sdk/plugin.h"
 #include "tessera/sdk/status.h"
 #include "tessera/sdk/version.h"
@@ -97,4 +99,44 @@ TEST_CASE("DLPack structs the SDK embeds") {
   CHECK(sizeof(DLDataType) == 4);
   CHECK(sizeof(DLDevice) == 8);
   CHECK(sizeof(DLTensor) == 48);
+}
+
+TEST_CASE("collective algorithm structs layout") {
+  CHECK(sizeof(tessera_chunk) == 24);
+  CHECK(offsetof(tessera_chunk, offset) == 8);
+  CHECK(offsetof(tessera_chunk, count) == 16);
+  CHECK(sizeof(tessera_collective_request) == 56);
+  CHECK(offsetof(tessera_collective_request, extension) == 8);
+  CHECK(offsetof(tessera_collective_request, collective) == 16);
+  CHECK(offsetof(tessera_collective_request, group_size) == 20);
+  CHECK(offsetof(tessera_collective_request, count) == 24);
+  CHECK(offsetof(tessera_collective_request, dtype) == 32);
+  CHECK(offsetof(tessera_collective_request, reduce_op) == 36);
+  CHECK(offsetof(tessera_collective_request, root) == 40);
+  CHECK(offsetof(tessera_collective_request, ring_order) == 48);
+  CHECK(sizeof(tessera_schedule_builder) == 64);
+  CHECK(offsetof(tessera_schedule_builder, context) == 8);
+  CHECK(offsetof(tessera_schedule_builder, add_buffer) == 16);
+  CHECK(offsetof(tessera_schedule_builder, send) == 24);
+  CHECK(offsetof(tessera_schedule_builder, recv) == 32);
+  CHECK(offsetof(tessera_schedule_builder, recv_reduce) == 40);
+  CHECK(offsetof(tessera_schedule_builder, copy) == 48);
+  CHECK(offsetof(tessera_schedule_builder, reduce) == 56);
+  CHECK(sizeof(tessera_collective_algorithm) == 56);
+  CHECK(offsetof(tessera_collective_algorithm, name) == 16);
+  CHECK(offsetof(tessera_collective_algorithm, context) == 24);
+  CHECK(offsetof(tessera_collective_algorithm, collectives) == 32);
+  CHECK(offsetof(tessera_collective_algorithm, check) == 40);
+  CHECK(offsetof(tessera_collective_algorithm, build) == 48);
+}
+
+TEST_CASE("placement strategy structs layout") {
+  CHECK(sizeof(tessera_segment) == 16);
+  CHECK(offsetof(tessera_segment, length) == 8);
+  CHECK(sizeof(tessera_placement_strategy) == 56);
+  CHECK(offsetof(tessera_placement_strategy, name) == 16);
+  CHECK(offsetof(tessera_placement_strategy, prefix) == 24);
+  CHECK(offsetof(tessera_placement_strategy, kind) == 32);
+  CHECK(offsetof(tessera_placement_strategy, context) == 40);
+  CHECK(offsetof(tessera_placement_strategy, layout) == 48);
 }

@@ -11,6 +11,8 @@
 //   threads = 0                      # threads running ranks in parallel; 0 = one per hardware thread
 //   [collectives]
 //   algorithms = "all_reduce:ring;*:direct"   # see ts::dist::set_algorithms
+//   [topology]
+//   preset = "nodes:4"               # fully_connected, ring, torus:RxC, nodes:K (see topology.hpp)
 //
 // Environment: TESSERA_CONFIG (a file read at start-up), TESSERA_PLUGIN_PATH, TESSERA_LOG_LEVEL,
 // TESSERA_THREADS (overrides [execution] threads), TESSERA_COLL (overrides [collectives] algorithms).
@@ -29,6 +31,7 @@ struct Config {
   std::string log_level = "warn";
   int threads = 0;
   std::string collective_algorithms;  // empty: the built-in defaults
+  std::string topology;               // empty: fully connected
   std::filesystem::path source;  // the file it was read from, if any
 
   // Parses a TOML file; errors (ConfigError) name the file, line and key.

@@ -82,8 +82,10 @@ std::string algorithm_for(const std::string& collective, int group_size, int64_t
 // Builds the named algorithm's schedule for a request and verifies it symbolically: every rank ends
 // with exactly the chunks it should, every receive matches a send, nothing deadlocks, no input is
 // written. Returns an empty string when valid, else what is wrong. For plugin authors and tests.
+// ring_order (group ranks, a permutation) is what ring-shaped algorithms are asked to follow.
 std::string verify_schedule(const std::string& algorithm, const std::string& collective, int group_size,
-                            int64_t count, int root = 0, ReduceOp op = ReduceOp::SUM);
+                            int64_t count, int root = 0, ReduceOp op = ReduceOp::SUM,
+                            const std::vector<int>& ring_order = {});
 
 }  // namespace dist
 }  // namespace tessera

@@ -105,7 +105,7 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
         buffers.push_back(buffer);
       }
     }
-    const std::vector<Tensor> results = comm::run_collective(TESSERA_COLL_ALL_TO_ALL, buffers, widest);
+    const std::vector<Tensor> results = comm::run_collective(TESSERA_COLL_ALL_TO_ALL, members, buffers, widest);
     for (size_t j = 0; j < p; ++j) {
       Tensor out = output.shard(members[j]);
       Tensor flat_out = out.reshape({-1});

@@ -140,7 +140,7 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
     const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
     std::vector<Tensor> inputs;
     for (int m : members) inputs.push_back(flat(before_reduce(tensor.shard(m), op)));
-    const std::vector<Tensor> outputs = comm::run_collective(TESSERA_COLL_ALL_REDUCE, inputs, inputs[0].numel(), sop);
+    const std::vector<Tensor> outputs = comm::run_collective(TESSERA_COLL_ALL_REDUCE, members, inputs, inputs[0].numel(), sop);
     for (size_t i = 0; i < members.size(); ++i)
       write_back(tensor.shard(members[i]), after_reduce(outputs[i], op, static_cast<int>(members.size())));
   }
@@ -153,7 +153,7 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
     std::vector<Tensor> inputs;
     for (int m : members) inputs.push_back(flat(tensor.shard(m)));
     const std::vector<Tensor> outputs =
-        comm::run_collective(TESSERA_COLL_BROADCAST, inputs, inputs[0].numel(), TESSERA_REDUCE_SUM, src);
+        comm::run_collective(TESSERA_COLL_BROADCAST, members, inputs, inputs[0].numel(), TESSERA_REDUCE_SUM, src);
     for (size_t i = 0; i < members.size(); ++i) write_back(tensor.shard(members[i]), outputs[i]);
   }
 }
@@ -165,7 +165,7 @@ void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
     const int32_t sop = schedule_op("reduce", op, tensor.dtype());
     std::vector<Tensor> inputs;
     for (int m : members) inputs.push_back(flat(before_reduce(tensor.shard(m), op)));
-    const std::vector<Tensor> outputs = comm::run_collective(TESSERA_COLL_REDUCE, inputs, inputs[0].numel(), sop, dst);
+    const std::vector<Tensor> outputs = comm::run_collective(TESSERA_COLL_REDUCE, members, inputs, inputs[0].numel(), sop, dst);
     write_back(tensor.shard(members[static_cast<size_t>(dst)]),
                after_reduce(outputs[static_cast<size_t>(dst)], op, static_cast<int>(members.size())));
   }
@@ -178,7 +178,7 @@ void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const Proces
     std::vector<Tensor> inputs;
     for (int m : members) inputs.push_back(flat(tensor.shard(m)));
     const int64_t n = inputs[0].numel();
-    const std::vector<Tensor> gathered = comm::run_collective(TESSERA_COLL_ALL_GATHER, inputs, n);
+    const std::vector<Tensor> gathered = comm::run_collective(TESSERA_COLL_ALL_GATHER, members, inputs, n);
     for (size_t j = 0; j < members.size(); ++j)
       for (size_t i = 0; i < members.size(); ++i)
         write_back(outputs[i].shard(members[j]), gathered[j].narrow(0, static_cast<int64_t>(i) * n, n));
@@ -199,7 +199,7 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
                                 m, shape_text(output.shard(m).sizes()), shape_text(expected), members.size()));
       inputs.push_back(flat(input.shard(m)));
     }
-    const std::vector<Tensor> gathered = comm::run_collective(TESSERA_COLL_ALL_GATHER, inputs, inputs[0].numel());
+    const std::vector<Tensor> gathered = comm::run_collective(TESSERA_COLL_ALL_GATHER, members, inputs, inputs[0].numel());
     for (size_t j = 0; j < members.size(); ++j) write_back(output.shard(members[j]), gathered[j]);
   }
 }
@@ -221,7 +221,7 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
       buffers.push_back(cat(blocks));
     }
     const std::vector<Tensor> results =
-        comm::run_collective(TESSERA_COLL_REDUCE_SCATTER, buffers, shape_numel(shape), sop);
+        comm::run_collective(TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
       write_back(output.shard(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
   }
@@ -239,7 +239,7 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, con
     std::vector<Tensor> buffers;
     for (int m : members) buffers.push_back(flat(before_reduce(input.shard(m), op)));
     const std::vector<Tensor> results =
-        comm::run_collective(TESSERA_COLL_REDUCE_SCATTER, buffers, shape_numel(out_shape), sop);
+        comm::run_collective(TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(out_shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
       write_back(output.shard(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
   }
@@ -263,7 +263,7 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
       buffers.push_back(cat(blocks));
     }
     const int64_t n = shape_numel(shape);
-    const std::vector<Tensor> results = comm::run_collective(TESSERA_COLL_ALL_TO_ALL, buffers, n);
+    const std::vector<Tensor> results = comm::run_collective(TESSERA_COLL_ALL_TO_ALL, members, buffers, n);
     for (size_t j = 0; j < members.size(); ++j)
       for (size_t i = 0; i < members.size(); ++i)
         write_back(outputs[i].shard(members[j]), results[j].narrow(0, static_cast<int64_t>(i) * n, n));
@@ -287,7 +287,7 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
     std::vector<Tensor> buffers;
     for (int m : members) buffers.push_back(m == root ? root_buffer : zeros_like(root_buffer));
     const std::vector<Tensor> results =
-        comm::run_collective(TESSERA_COLL_SCATTER, buffers, shape_numel(shape), TESSERA_REDUCE_SUM, src);
+        comm::run_collective(TESSERA_COLL_SCATTER, members, buffers, shape_numel(shape), TESSERA_REDUCE_SUM, src);
     for (size_t i = 0; i < members.size(); ++i) write_back(output.shard(members[i]), results[i]);
   }
 }
@@ -301,7 +301,7 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
     for (int m : members) inputs.push_back(flat(tensor.shard(m)));
     const int64_t n = inputs[0].numel();
     const std::vector<Tensor> results =
-        comm::run_collective(TESSERA_COLL_GATHER, inputs, n, TESSERA_REDUCE_SUM, dst);
+        comm::run_collective(TESSERA_COLL_GATHER, members, inputs, n, TESSERA_REDUCE_SUM, dst);
     const int root = members[static_cast<size_t>(dst)];
     for (size_t i = 0; i < members.size(); ++i)
       write_back(outputs[i].shard(root), results[static_cast<size_t>(dst)].narrow(0, static_cast<int64_t>(i) * n, n));
@@ -313,7 +313,7 @@ void barrier(const Tensor& participants, const ProcessGroup& group) {
     std::vector<Tensor> none;
     DisabledLocalMode plain;
     for (size_t i = 0; i < members.size(); ++i) none.push_back(empty({0}, TensorOptions(participants.dtype())));
-    comm::run_collective(TESSERA_COLL_BARRIER, none, 0);
+    comm::run_collective(TESSERA_COLL_BARRIER, members, none, 0);
   }
 }
 

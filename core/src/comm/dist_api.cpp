@@ -1,4 +1,6 @@
 // Algorithm selection and schedule verification in tessera::dist.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "comm/checker.hpp"
@@ -45,11 +47,20 @@ std::string algorithm_for(const std::string& collective, int group_size, int64_t
 }
 
 std::string verify_schedule(const std::string& algorithm, const std::string& collective, int group_size, int64_t count,
-                            int root, ReduceOp op) {
+                            int root, ReduceOp op, const std::vector<int>& ring_order) {
   if (group_size < 1) throw Error(fmt::format("verify_schedule: group size must be at least 1, got {}", group_size));
   if (count < 0) throw Error(fmt::format("verify_schedule: count must be non-negative, got {}", count));
-  const tessera_collective_request request =
+  tessera_collective_request request =
       comm::make_request(collective_or_throw(collective), group_size, count, kFloat32, schedule_op(op), root);
+  std::vector<int32_t> ring(ring_order.begin(), ring_order.end());
+  if (!ring.empty()) {
+    std::vector<int32_t> sorted = ring;
+    std::sort(sorted.begin(), sorted.end());
+    for (int i = 0; i < group_size; ++i)
+      if (sorted.size() != static_cast<size_t>(group_size) || sorted[static_cast<size_t>(i)] != i)
+        throw Error(fmt::format("verify_schedule: the ring order must be a permutation of 0..{}", group_size - 1));
+    request.ring_order = ring.data();
+  }
   auto chosen = plugin::Registry::instance().algorithm(algorithm);
   if (chosen == nullptr) throw Error(fmt::format("verify_schedule: no collective algorithm named '{}' is loaded", algorithm));
   if (std::string reason = chosen->check(request); !reason.empty()) return "not applicable: " + reason;

@@ -1,5 +1,6 @@
 #include "comm/run_collective.hpp"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -11,17 +12,21 @@
 #include "dispatch/backend.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
+#include "tessera/topology.hpp"
 
 namespace tessera::comm {
 namespace {
 
-using CacheKey = std::tuple<std::string, int32_t, int32_t, int64_t, uint8_t, uint8_t, int32_t, int32_t>;
+using CacheKey =
+    std::tuple<std::string, int32_t, int32_t, int64_t, uint8_t, uint8_t, int32_t, int32_t, std::vector<int32_t>>;
 
 std::mutex cache_mutex;
 std::map<CacheKey, std::shared_ptr<const Schedule>> cache;
 constexpr size_t kCacheLimit = 4096;  // distinct (shape, algorithm) combinations kept
 
 }  // namespace
+
+std::vector<int32_t> ring_order_of(const std::vector<int>& members);
 
 tessera_collective_request make_request(int32_t collective, int group_size, int64_t count, DType dtype,
                                         int32_t reduce_op, int32_t root) {
@@ -37,7 +42,10 @@ tessera_collective_request make_request(int32_t collective, int group_size, int6
 }
 
 std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& q) {
-  const CacheKey key{algorithm, q.collective, q.group_size, q.count, q.dtype.code, q.dtype.bits, q.reduce_op, q.root};
+  std::vector<int32_t> ring;
+  if (q.ring_order != nullptr) ring.assign(q.ring_order, q.ring_order + q.group_size);
+  const CacheKey key{algorithm, q.collective, q.group_size, q.count, q.dtype.code, q.dtype.bits, q.reduce_op, q.root,
+                     ring};
   {
     std::lock_guard lock(cache_mutex);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -51,11 +59,27 @@ std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, co
   return schedule;
 }
 
-std::vector<Tensor> run_collective(int32_t collective, const std::vector<Tensor>& inputs, int64_t count,
-                                   int32_t reduce_op, int32_t root) {
+// The members' positions round the topology's ring, as group ranks; empty for the natural order.
+std::vector<int32_t> ring_order_of(const std::vector<int>& members) {
+  const int world = *std::max_element(members.begin(), members.end()) + 1;
+  const std::vector<int> order = default_topology(world).ring_order(members);
+  std::vector<int32_t> ring;
+  bool natural = true;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto at = std::find(members.begin(), members.end(), order[k]);
+    ring.push_back(static_cast<int32_t>(at - members.begin()));
+    natural = natural && ring.back() == static_cast<int32_t>(k);
+  }
+  return natural ? std::vector<int32_t>{} : ring;
+}
+
+std::vector<Tensor> run_collective(int32_t collective, const std::vector<int>& members,
+                                   const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root) {
   const DType dtype = inputs.front().dtype();
-  const tessera_collective_request request =
+  tessera_collective_request request =
       make_request(collective, static_cast<int>(inputs.size()), count, dtype, reduce_op, root);
+  const std::vector<int32_t> ring = ring_order_of(members);
+  request.ring_order = ring.empty() ? nullptr : ring.data();
   const int64_t bytes = static_cast<int64_t>(itemsize(dtype)) * inputs.front().numel();
   const std::shared_ptr<const CollectiveAlgorithm> algorithm = choose(request, bytes);
   return execute(*cached_schedule(algorithm->name(), request), inputs);

@@ -8,13 +8,15 @@
 
 namespace tessera::comm {
 
-// inputs[i]: group rank i's input buffer (1-d, contiguous, the size collective.h gives for
-// `count`). Returns every group rank's output buffer.
-std::vector<Tensor> run_collective(int32_t collective, const std::vector<Tensor>& inputs, int64_t count,
+// members[i]: group rank i's global rank; inputs[i]: its input buffer (1-d, contiguous, the size
+// collective.h gives for `count`). Returns every group rank's output buffer. Ring-shaped
+// algorithms visit the members in the default topology's ring order.
+std::vector<Tensor> run_collective(int32_t collective, const std::vector<int>& members,
+                                   const std::vector<Tensor>& inputs, int64_t count,
                                    int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0);
 
 // The schedule an algorithm builds for a request, cached per (algorithm, collective, group size,
-// count, dtype, op, root).
+// count, dtype, op, root, ring order).
 std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& request);
 
 tessera_collective_request make_request(int32_t collective, int group_size, int64_t count, DType dtype,

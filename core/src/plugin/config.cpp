@@ -60,7 +60,7 @@ std::vector<std::string> string_list(const fs::path& file, const toml::table& ta
 Config parse(const toml::table& root, const fs::path& file) {
   Config config;
   config.source = file;
-  check_keys(file, root, "", {"plugins", "backend", "log", "execution", "collectives"});
+  check_keys(file, root, "", {"plugins", "backend", "log", "execution", "collectives", "topology"});
   const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
   if (const toml::table* plugins = section(file, root, "plugins")) {
     check_keys(file, *plugins, "plugins.", {"search_path", "load"});
@@ -91,6 +91,10 @@ Config parse(const toml::table& root, const fs::path& file) {
   if (const toml::table* collectives = section(file, root, "collectives")) {
     check_keys(file, *collectives, "collectives.", {"algorithms"});
     config.collective_algorithms = string_value(file, *collectives, "collectives.", "algorithms", "");
+  }
+  if (const toml::table* topology = section(file, root, "topology")) {
+    check_keys(file, *topology, "topology.", {"preset"});
+    config.topology = string_value(file, *topology, "topology.", "preset", "");
   }
   return config;
 }

@@ -8,6 +8,7 @@
 #include "dispatch/thread_pool.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
+#include "tessera/topology.hpp"
 
 namespace tessera {
 namespace fs = std::filesystem;
@@ -54,6 +55,13 @@ std::vector<PluginProbe> discover_plugins() {
 void configure(const Config& config) {
   Registry::instance().apply(config);
   dispatch::set_rank_threads(config.threads);
+  if (!config.topology.empty()) {
+    try {
+      set_default_topology(config.topology);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: [topology] preset: {}", config.source.string(), e.what()));
+    }
+  }
   if (!config.collective_algorithms.empty()) {
     try {
       comm::set_rules(config.collective_algorithms, /*from_config=*/true);

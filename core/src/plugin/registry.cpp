@@ -100,6 +100,15 @@ PluginInfo Registry::load_locked(const std::string& name_or_path) {
       throw PluginError(fmt::format("plugin '{}' rejected: backend '{}' is already provided by {}",
                                     file.string(), component->name,
                                     backends_.at(component->name)->plugin().info().file.string()));
+    if (component->kind == TESSERA_COMPONENT_PLACEMENT) {
+      const auto* table = static_cast<const tessera_placement_strategy*>(component->table);
+      for (const auto& [name, strategy] : placements_)
+        if (name == table->name || strategy->prefix() == table->prefix)
+          throw PluginError(fmt::format("plugin '{}' rejected: placement '{}' (prefix '{}') clashes with '{}' (prefix "
+                                        "'{}') from {}",
+                                        file.string(), table->name, table->prefix, name, strategy->prefix(),
+                                        strategy->plugin().info().file.string()));
+    }
     if (component->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM && algorithms_.count(component->name) != 0)
       throw PluginError(fmt::format("plugin '{}' rejected: collective algorithm '{}' is already provided by {}",
                                     file.string(), component->name,
@@ -110,6 +119,10 @@ PluginInfo Registry::load_locked(const std::string& name_or_path) {
     if (component->kind == TESSERA_COMPONENT_BACKEND)
       backends_.emplace(component->name, std::make_shared<const dispatch::Backend>(
                                              static_cast<const tessera_backend*>(component->table), plugin));
+    else if (component->kind == TESSERA_COMPONENT_PLACEMENT)
+      placements_.emplace(component->name,
+                          std::make_shared<const dtensor::PlacementStrategy>(
+                              static_cast<const tessera_placement_strategy*>(component->table), plugin));
     else if (component->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM)
       algorithms_.emplace(component->name,
                           std::make_shared<const comm::CollectiveAlgorithm>(
@@ -131,6 +144,7 @@ void Registry::unload(const std::string& name) {
   if (it == plugins_.end()) throw PluginError(fmt::format("cannot unload plugin '{}': it is not loaded", name));
   for (const ComponentInfo& component : (*it)->info().components) {
     if (component.kind == "collective") algorithms_.erase(component.name);
+    if (component.kind == "placement") placements_.erase(component.name);
     if (component.kind != "backend") continue;
     backends_.erase(component.name);
     if (default_backend_ && default_backend_->name() == component.name) default_backend_.reset();
@@ -189,9 +203,9 @@ std::vector<std::string> Registry::backend_names() const {
   return names;
 }
 
-void Registry::discover_collectives_locked() {
-  if (collectives_discovered_) return;
-  collectives_discovered_ = true;
+void Registry::discover_locked(const std::string& family) {
+  if (!discovered_families_.insert(family).second) return;
+  const std::string prefix = "libtessera-" + family + "-";
   std::set<std::string> seen;  // the first directory with a given file name wins, as in PATH
   for (const fs::path& dir : search_path_locked()) {
     std::error_code error;
@@ -199,7 +213,7 @@ void Registry::discover_collectives_locked() {
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(dir, error)) {
       const std::string name = entry.path().filename().string();
-      if (name.starts_with("libtessera-coll-") && name.ends_with(".so") && seen.insert(name).second)
+      if (name.starts_with(prefix) && name.ends_with(".so") && seen.insert(name).second)
         files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end());
@@ -207,7 +221,7 @@ void Registry::discover_collectives_locked() {
       try {
         load_locked(file.string());
       } catch (const PluginError& e) {
-        observe::logger().warn("skipping collective plugin: {}", e.what());
+        observe::logger().warn("skipping {} plugin: {}", family, e.what());
       }
     }
   }
@@ -216,14 +230,37 @@ void Registry::discover_collectives_locked() {
 std::shared_ptr<const comm::CollectiveAlgorithm> Registry::algorithm(const std::string& name) {
   std::lock_guard lock(mutex_);
   if (auto it = algorithms_.find(name); it != algorithms_.end()) return it->second;
-  discover_collectives_locked();
+  discover_locked("coll");
   if (auto it = algorithms_.find(name); it != algorithms_.end()) return it->second;
   return nullptr;
 }
 
+std::shared_ptr<const dtensor::PlacementStrategy> Registry::placement(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  discover_locked("placement");
+  auto it = placements_.find(name);
+  return it == placements_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const dtensor::PlacementStrategy> Registry::placement_by_prefix(const std::string& prefix) {
+  std::lock_guard lock(mutex_);
+  discover_locked("placement");
+  for (const auto& [name, strategy] : placements_)
+    if (strategy->prefix() == prefix) return strategy;
+  return nullptr;
+}
+
+std::vector<std::string> Registry::placement_prefixes() {
+  std::lock_guard lock(mutex_);
+  discover_locked("placement");
+  std::vector<std::string> prefixes;
+  for (const auto& [name, strategy] : placements_) prefixes.push_back(strategy->prefix());
+  return prefixes;
+}
+
 std::vector<std::string> Registry::algorithm_names() {
   std::lock_guard lock(mutex_);
-  discover_collectives_locked();
+  discover_locked("coll");
   std::vector<std::string> names;
   for (const auto& [name, unused] : algorithms_) names.push_back(name);
   return names;

@@ -5,11 +5,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "comm/algorithm.hpp"
 #include "dispatch/backend.hpp"
+#include "dtensor/placement_strategy.hpp"
 #include "plugin/loaded_plugin.hpp"
 #include "tessera/config.hpp"
 #include "tessera/plugins.hpp"
@@ -36,6 +38,10 @@ class Registry {
   // Collective algorithms by name; the first call loads every coll-* plugin on the search path.
   std::shared_ptr<const comm::CollectiveAlgorithm> algorithm(const std::string& name);
   std::vector<std::string> algorithm_names();
+  // Placement strategies by name or text prefix; the first call loads every placement-* plugin.
+  std::shared_ptr<const dtensor::PlacementStrategy> placement(const std::string& name);
+  std::shared_ptr<const dtensor::PlacementStrategy> placement_by_prefix(const std::string& prefix);
+  std::vector<std::string> placement_prefixes();
 
   std::vector<std::filesystem::path> search_path() const;
   void apply(const Config& config);
@@ -46,13 +52,15 @@ class Registry {
   std::filesystem::path resolve(const std::string& name_or_path) const;
   PluginInfo load_locked(const std::string& name_or_path);
   std::shared_ptr<const dispatch::Backend> backend_locked(const std::string& name);
-  void discover_collectives_locked();
+  // Loads every libtessera-<family>-*.so on the search path once ("coll", "placement").
+  void discover_locked(const std::string& family);
 
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<LoadedPlugin>> plugins_;
   std::map<std::string, std::shared_ptr<const dispatch::Backend>, std::less<>> backends_;
   std::map<std::string, std::shared_ptr<const comm::CollectiveAlgorithm>, std::less<>> algorithms_;
-  bool collectives_discovered_ = false;
+  std::map<std::string, std::shared_ptr<const dtensor::PlacementStrategy>, std::less<>> placements_;
+  std::set<std::string> discovered_families_;
   std::vector<std::filesystem::path> configured_search_path_;
   std::string default_backend_name_ = "cpu";
   std::shared_ptr<const dispatch::Backend> default_backend_;

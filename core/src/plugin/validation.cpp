@@ -1,5 +1,7 @@
 #include "plugin/validation.hpp"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "tessera/sdk/version.h"
@@ -49,6 +51,10 @@ std::string check_component(const tessera_component* component, size_t index) {
             check_collective_algorithm(static_cast<const tessera_collective_algorithm*>(component->table));
         !reason.empty())
       return fmt::format("collective algorithm '{}': {}", component->name, reason);
+  if (component->kind == TESSERA_COMPONENT_PLACEMENT)
+    if (std::string reason = check_placement(static_cast<const tessera_placement_strategy*>(component->table));
+        !reason.empty())
+      return fmt::format("placement '{}': {}", component->name, reason);
   return {};
 }
 
@@ -84,6 +90,22 @@ std::string check_collective_algorithm(const tessera_collective_algorithm* algor
   if (algorithm->collectives >> TESSERA_COLL_COUNT != 0)
     return fmt::format("offers unknown collectives (mask {:#x}; this host knows {})", algorithm->collectives,
                        TESSERA_COLL_COUNT);
+  return {};
+}
+
+std::string check_placement(const tessera_placement_strategy* placement) {
+  if (placement->struct_size < kPlacementSizeV1)
+    return fmt::format("tessera_placement_strategy struct is {} bytes, the host needs at least {} (SDK {}.0)",
+                       placement->struct_size, kPlacementSizeV1, TESSERA_SDK_VERSION_MAJOR);
+  if (placement->name == nullptr || placement->name[0] == '\0') return "the placement table has no name";
+  if (placement->prefix == nullptr || placement->prefix[0] == '\0') return "the placement has no text prefix";
+  for (const char* c = placement->prefix; *c != '\0'; ++c)
+    if (!std::isalpha(static_cast<unsigned char>(*c)))
+      return fmt::format("prefix '{}' must be letters only", placement->prefix);
+  if (placement->kind < TESSERA_PLACEMENT_SHARD || placement->kind > TESSERA_PLACEMENT_PARTIAL)
+    return fmt::format("unknown kind {}", placement->kind);
+  if (placement->kind == TESSERA_PLACEMENT_SHARD && placement->layout == nullptr)
+    return "a shard-like placement needs a layout function";
   return {};
 }
 

@@ -59,6 +59,7 @@ std::shared_ptr<TensorImpl> TensorImpl::view(Shape sizes, std::vector<int64_t> s
 }
 
 bool TensorImpl::is_contiguous() const {
+  if (numel_ == 0) return true;
   int64_t expected = 1;
   for (size_t d = sizes_.size(); d-- > 0;) {
     if (sizes_[d] != 1 && strides_[d] != expected) return false;

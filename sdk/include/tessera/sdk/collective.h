@@ -85,6 +85,9 @@ typedef struct tessera_collective_request {
   DLDataType dtype;
   int32_t reduce_op;  /* TESSERA_REDUCE_*, for reducing collectives */
   int32_t root;       /* group rank, for BROADCAST, REDUCE, SCATTER, GATHER */
+  /* The order in which ring-shaped algorithms should visit the group ranks (a permutation of
+   * 0..p-1 taken from the topology so that neighbours are close), or NULL for 0, 1, ..., p-1. */
+  const int32_t* ring_order;
 } tessera_collective_request;
 
 /* Host-owned; valid during build(). Every function records one step for `rank` (a group rank). */

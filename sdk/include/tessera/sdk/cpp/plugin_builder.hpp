@@ -17,6 +17,7 @@
 
 #include "tessera/sdk/cpp/algorithm_builder.hpp"
 #include "tessera/sdk/cpp/backend_builder.hpp"
+#include "tessera/sdk/cpp/placement_builder.hpp"
 #include "tessera/sdk/plugin.h"
 
 namespace tessera::sdk {
@@ -48,6 +49,10 @@ class PluginBuilder {
 
   PluginBuilder& add_algorithm(const AlgorithmBuilder& algorithm) {
     return add_component(TESSERA_COMPONENT_COLLECTIVE_ALGORITHM, algorithm.table()->name, algorithm.table());
+  }
+
+  PluginBuilder& add_placement(const PlacementBuilder& placement) {
+    return add_component(TESSERA_COMPONENT_PLACEMENT, placement.table()->name, placement.table());
   }
 
   const tessera_plugin_info* info() const { return &info_; }

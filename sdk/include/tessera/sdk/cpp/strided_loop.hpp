@@ -12,7 +12,10 @@
 
 namespace tessera::sdk {
 
+// Row-major with no gaps; an empty tensor counts as contiguous whatever its strides say.
 inline bool is_contiguous(const DLTensor& t) {
+  for (int d = 0; d < t.ndim; ++d)
+    if (t.shape[d] == 0) return true;
   int64_t expected = 1;
   for (int d = t.ndim - 1; d >= 0; --d) {
     if (t.shape[d] != 1 && t.strides[d] != expected) return false;

@@ -1,0 +1,76 @@
+// DeviceMesh: an n-d array of global ranks (PyTorch: torch.distributed.device_mesh).
+//
+// init_device_mesh("cpu", {4, 2}, {"dp", "tp"}) arranges ranks 0..7 row-major; the coordinate of
+// rank r is coord[i] = (r / prod(shape[i+1:])) % shape[i]. A mesh sliced by name ("tp") holds one
+// sub-mesh per combination of the other dims — in simulation every rank's own sub-mesh at once —
+// as *fibres* of equal shape; collectives and DTensors on it run on every fibre together.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "tessera/process_group.hpp"
+#include "tessera/sym_int.hpp"
+#include "tessera/topology.hpp"
+
+namespace tessera {
+
+class DeviceMesh {
+ public:
+  // fibres: each a row-major array of prod(shape) global ranks; default one fibre 0..size-1.
+  DeviceMesh(std::string device_type, std::vector<int64_t> shape, std::vector<std::string> dim_names = {},
+             std::vector<std::vector<int>> fibres = {});
+
+  const std::string& device_type() const { return device_type_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t ndim() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t size() const;  // ranks per fibre (the product of the shape)
+  int64_t size(int64_t dim) const;
+  const std::vector<std::string>& dim_names() const { return dim_names_; }
+  int64_t dim_index(const std::string& name) const;  // throws for an unknown name or unnamed mesh
+  const std::vector<std::vector<int>>& fibres() const { return fibres_; }
+  std::vector<int> ranks() const;  // every rank of every fibre, ascending
+
+  // The coordinate of a global rank within its fibre; throws when the rank is not in the mesh.
+  std::vector<int64_t> coordinate_of(int rank) const;
+  // The group along one dim: one fibre per line of ranks along that dim, over all fibres.
+  ProcessGroup group(int64_t dim) const;
+  ProcessGroup group(const std::string& name) const;
+  // Per rank (local ints in simulation).
+  SymInt local_rank(int64_t dim) const;
+  SymInt local_rank(const std::string& name) const;
+  std::vector<SymInt> coordinate() const;
+
+  // The sub-mesh of the named dims (in mesh order) containing each rank.
+  DeviceMesh operator[](const std::string& name) const;
+  DeviceMesh operator[](const std::vector<std::string>& names) const;
+  // mesh[{"dp", "tp"}]: without it the braces would also match std::string's (first, last)
+  // iterator constructor and the call would be ambiguous.
+  DeviceMesh operator[](std::initializer_list<std::string> names) const {
+    return (*this)[std::vector<std::string>(names)];
+  }
+  // One dim holding every rank in row-major order.
+  DeviceMesh flatten(const std::string& name = "") const;
+
+  const Topology& topology() const { return topology_; }
+  DeviceMesh with_topology(Topology topology) const;
+
+  std::string to_string() const;  // DeviceMesh('cpu', [[0, 1], [2, 3]], mesh_dim_names=('dp', 'tp'))
+  bool operator==(const DeviceMesh& other) const;
+
+ private:
+  std::string device_type_;
+  std::vector<int64_t> shape_;
+  std::vector<std::string> dim_names_;
+  std::vector<std::vector<int>> fibres_;
+  Topology topology_;
+};
+
+// A mesh over ranks 0..prod(shape)-1. Inside a LocalMode the product must equal the mode's rank
+// count (the world), else an error naming both.
+DeviceMesh init_device_mesh(const std::string& device_type, const std::vector<int64_t>& shape,
+                            const std::vector<std::string>& dim_names = {});
+
+}  // namespace tessera

@@ -1,0 +1,54 @@
+// Placements: how a DTensor is laid out along each mesh dim (PyTorch: Shard, Replicate, Partial).
+//
+// Text forms parse back: "S(0)" shard (torch.chunk layout), "B(0)" balanced shard, "R"
+// replicate, "P(sum)" partial with a pending reduction (sum, avg, min, max, product, band, bor,
+// bxor). Shard-like layouts come from placement plugins, so a new one needs only a plugin.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+class Placement {
+ public:
+  enum class Kind { Shard, Replicate, Partial };
+
+  // A shard-like placement of tensor dim `dim` by the named strategy ("shard", "balanced_shard", ...).
+  static Placement shard(int64_t dim, std::string strategy = "shard");
+  static Placement replicate();
+  static Placement partial(std::string reduce_op = "sum");
+  // One placement ("S(0)", "R", "P(max)", "B(1)"); throws Error naming the text and the forms known.
+  static Placement parse(const std::string& text);
+
+  Kind kind() const { return kind_; }
+  bool is_shard() const { return kind_ == Kind::Shard; }
+  bool is_shard(int64_t dim) const { return kind_ == Kind::Shard && dim_ == dim; }
+  bool is_replicate() const { return kind_ == Kind::Replicate; }
+  bool is_partial() const { return kind_ == Kind::Partial; }
+  int64_t dim() const { return dim_; }  // shard dim (may be negative until bound to a tensor)
+  const std::string& strategy() const { return strategy_; }
+  const std::string& reduce_op() const { return reduce_op_; }  // partial only
+  Placement with_dim(int64_t dim) const;
+  std::string to_string() const;
+  bool operator==(const Placement& other) const;
+
+ private:
+  Kind kind_ = Kind::Replicate;
+  std::string strategy_ = "replicate";
+  int64_t dim_ = 0;
+  std::string reduce_op_;
+};
+
+inline Placement Shard(int64_t dim) { return Placement::shard(dim); }
+inline Placement BalancedShard(int64_t dim) { return Placement::shard(dim, "balanced_shard"); }
+inline Placement Replicate() { return Placement::replicate(); }
+inline Placement Partial(std::string reduce_op = "sum") { return Placement::partial(std::move(reduce_op)); }
+
+using Placements = std::vector<Placement>;
+// "S(0),R" <-> {Shard(0), Replicate()}.
+Placements parse_placements(const std::string& text);
+std::string placements_text(const Placements& placements);
+
+}  // namespace tessera

@@ -1,0 +1,58 @@
+// The links between ranks: a graph whose vertices are global ranks and whose edges are links with
+// a bandwidth and a latency. It feeds the cost model (alpha-beta per link, shortest paths for
+// ranks that are not directly linked) and the order in which ring algorithms visit ranks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+struct Link {
+  int a;
+  int b;
+  double bandwidth;  // bytes per second
+  double latency;    // seconds
+};
+
+class Topology {
+ public:
+  // Presets over `world` ranks. Bandwidths in bytes/s, latencies in seconds.
+  static Topology fully_connected(int world, double bandwidth = 100e9, double latency = 2e-6);
+  static Topology ring(int world, double bandwidth = 100e9, double latency = 2e-6);
+  // rows x cols ranks, row-major, each linked to its four neighbours with wrap-around.
+  static Topology torus_2d(int rows, int cols, double bandwidth = 100e9, double latency = 2e-6);
+  // Nodes of `ranks_per_node` consecutive ranks: fully connected fast links inside a node, and a
+  // slower link between every pair of ranks with the same local index on different nodes.
+  static Topology nodes(int world, int ranks_per_node, double intra_bandwidth = 300e9, double intra_latency = 1e-6,
+                        double inter_bandwidth = 25e9, double inter_latency = 10e-6);
+  // "fully_connected", "ring", "torus:RxC", "nodes:K" (e.g. "nodes:4") over `world` ranks; throws
+  // ConfigError naming the text and the accepted forms.
+  static Topology preset(const std::string& text, int world);
+  // Any graph: `world` vertices and the given undirected links.
+  static Topology custom(int world, std::vector<Link> links, std::string name = "custom");
+
+  int world() const;
+  const std::string& name() const;
+  const std::vector<Link>& links() const;
+  // The cheapest path (by latency + bytes / bandwidth for `bytes`) from a to b, as ranks a..b.
+  std::vector<int> path(int a, int b, int64_t bytes = 0) const;
+  // Alpha-beta time of sending `bytes` from a to b along that path (store-and-forward per hop).
+  double transfer_time(int a, int b, int64_t bytes) const;
+  // An order of `ranks` for ring algorithms that keeps consecutive ranks close (greedy nearest
+  // neighbour from ranks[0] by latency); the natural order when every link is equal.
+  std::vector<int> ring_order(const std::vector<int>& ranks) const;
+
+ private:
+  struct Graph;
+  std::shared_ptr<const Graph> graph_;
+};
+
+// The topology collectives and cost estimates use when none is given: the configured preset
+// ([topology] preset = "...") or fully connected over the ranks involved.
+Topology default_topology(int world);
+void set_default_topology(const std::string& preset);  // "" = fully connected
+
+}  // namespace tessera

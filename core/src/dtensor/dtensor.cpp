@@ -1,0 +1,100 @@
+// DTensor construction, distribute_tensor, from_local, full_tensor, redistribute.
+#include "tessera/dtensor.hpp"
+
+#include <fmt/format.h>
+
+#include "dtensor/layout.hpp"
+#include "dtensor/redistribute.hpp"
+#include "tensor/tensor_impl.hpp"
+#include "tessera/dist.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/local.hpp"
+
+namespace tessera {
+namespace {
+
+void require_mesh_ranks(const char* op, const Tensor& local, const DeviceMesh& mesh) {
+  const RankSet mesh_ranks(mesh.ranks());
+  if (local.ranks() != mesh_ranks)
+    throw Error(fmt::format("{}: the local tensor has ranks {} but the mesh has ranks {}", op, local.ranks().to_string(),
+                            mesh_ranks.to_string()));
+}
+
+}  // namespace
+
+DTensor::DTensor(Tensor local, DeviceMesh mesh, Placements placements, Shape global_shape)
+    : local_(std::move(local)), mesh_(std::move(mesh)), global_shape_(std::move(global_shape)) {
+  if (!local_.defined() || !local_.is_local())
+    throw Error("DTensor: the local part must be a local tensor (one shard per mesh rank)");
+  require_mesh_ranks("DTensor", local_, mesh_);
+  placements_ = dtensor::bind(placements, mesh_.ndim(), static_cast<int64_t>(global_shape_.size()), "DTensor");
+  for (const auto& [rank, shard] : local_.shards()) {
+    const Shape expected = dtensor::local_shape(global_shape_, placements_, mesh_.shape(), mesh_.coordinate_of(rank));
+    if (shard.sizes() != expected)
+      throw Error(fmt::format("DTensor: rank {} holds a shard of shape {}, but {} of a {} tensor gives it {}", rank,
+                              shape_text(shard.sizes()), placements_text(placements_), shape_text(global_shape_),
+                              shape_text(expected)));
+  }
+}
+
+int64_t DTensor::size(int64_t d) const { return global_shape_[static_cast<size_t>(normalize_dim(d, dim(), "size"))]; }
+
+Tensor DTensor::full_tensor() const { return redistribute(Placements(placements_.size(), Replicate())).to_local(); }
+
+DTensor DTensor::redistribute(const Placements& placements) const {
+  return DTensor(dtensor::redistribute_local(*this, placements, false), mesh_, placements, global_shape_);
+}
+
+DTensor DTensor::redistribute(const DeviceMesh& mesh, const Placements& placements) const {
+  if (!(mesh == mesh_))
+    throw Error(fmt::format("redistribute: moving between meshes is not supported ({} -> {}); distribute the full "
+                            "tensor on the new mesh instead",
+                            mesh_.to_string(), mesh.to_string()));
+  return redistribute(placements);
+}
+
+std::string DTensor::to_string() const {
+  return fmt::format("DTensor(shape={}, placements={}, mesh={}, dtype={})", shape_text(global_shape_),
+                     placements_text(placements_), mesh_.to_string(), dtype_name(dtype()));
+}
+
+DTensor distribute_tensor(const Tensor& tensor, const DeviceMesh& mesh, Placements placements) {
+  if (!tensor.defined()) throw Error("distribute_tensor: the tensor is undefined");
+  for (const Placement& p : placements)
+    if (p.is_partial())
+      throw Error(fmt::format("distribute_tensor: {} is not allowed (a pending reduction has no source value); use "
+                              "Shard or Replicate",
+                              p.to_string()));
+  const Placements bound = dtensor::bind(placements, mesh.ndim(), tensor.dim(), "distribute_tensor");
+  Tensor replicated;
+  if (tensor.is_local()) {
+    require_mesh_ranks("distribute_tensor", tensor, mesh);
+    // Group rank 0 of every mesh dim is the source, as in PyTorch: broadcast dim by dim.
+    replicated = tensor.clone();
+    for (int64_t i = 0; i < mesh.ndim(); ++i) dist::broadcast(replicated, 0, mesh.group(i));
+  } else {
+    std::vector<std::pair<int, Tensor>> copies;
+    DisabledLocalMode plain;
+    for (int r : mesh.ranks()) copies.emplace_back(r, tensor.clone());
+    replicated = local_tensor(RankMap<Tensor>(std::move(copies)));
+  }
+  const Shape global = replicated.sizes();
+  const DTensor all_replicated(replicated, mesh, Placements(bound.size(), Replicate()), global);
+  return DTensor(dtensor::redistribute_local(all_replicated, bound, false), mesh, bound, global);
+}
+
+DTensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements, std::optional<Shape> shape) {
+  if (!local.defined() || !local.is_local())
+    throw Error("from_local: expects a local tensor (one shard per mesh rank)");
+  require_mesh_ranks("from_local", local, mesh);
+  const Placements bound = dtensor::bind(placements, mesh.ndim(), local.dim(), "from_local");
+  if (shape) return DTensor(local, mesh, bound, *shape);
+  // Even layout: each sharded dim is the local size times the number of shards along it.
+  const Shape& sizes = local.sizes();  // throws when shards differ: then the shape must be given
+  Shape global = sizes;
+  for (size_t i = 0; i < bound.size(); ++i)
+    if (bound[i].is_shard()) global[static_cast<size_t>(bound[i].dim())] *= mesh.size(static_cast<int64_t>(i));
+  return DTensor(local, mesh, bound, global);
+}
+
+}  // namespace tessera

@@ -1,0 +1,19 @@
+// Shared by the DTensor op files: running a local op under a prepared plan.
+#pragma once
+
+#include "dtensor/propagation.hpp"
+#include "tessera/dtensor_ops.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera::dtensor {
+
+// Placements that are Replicate on every mesh dim of `mesh`.
+inline Placements all_replicate(const DeviceMesh& mesh) { return Placements(static_cast<size_t>(mesh.ndim()), Replicate()); }
+
+// True for partial placements whose pending reduction is linear (sum, avg): ops that are linear in
+// their input may run on the terms.
+inline bool linear_partial(const Placement& p) {
+  return p.is_partial() && (p.reduce_op() == "sum" || p.reduce_op() == "avg");
+}
+
+}  // namespace tessera::dtensor

@@ -1,0 +1,154 @@
+#include "dtensor/redistribute.hpp"
+
+#include <fmt/format.h>
+
+#include "dtensor/layout.hpp"
+#include "observe/log.hpp"
+#include "tessera/dist.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/factories.hpp"
+#include "tessera/local.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera::dtensor {
+namespace {
+
+ReduceOp reduce_op_of(const Placement& partial) {
+  const std::string& op = partial.reduce_op();
+  if (op == "avg") return ReduceOp::AVG;
+  if (op == "min") return ReduceOp::MIN;
+  if (op == "max") return ReduceOp::MAX;
+  if (op == "product") return ReduceOp::PRODUCT;
+  if (op == "band") return ReduceOp::BAND;
+  if (op == "bor") return ReduceOp::BOR;
+  if (op == "bxor") return ReduceOp::BXOR;
+  return ReduceOp::SUM;
+}
+
+// Mesh dim i, currently Shard(d), becomes Replicate: every member's piece, padded to the longest,
+// is gathered along the mesh dim's group, then each piece is trimmed and put back at the
+// positions its layout gives it within the parent range.
+Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placements& current, size_t i) {
+  const Placement& placement = current[i];
+  const int64_t d = placement.dim();
+  const int64_t shards = mesh.size(static_cast<int64_t>(i));
+  int64_t widest = 0;
+  for (const auto& [rank, shard] : local.shards()) widest = std::max(widest, shard.size(d));
+
+  const Tensor padded = map_ranks(local, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
+    Shape shape = shard.sizes();
+    shape[static_cast<size_t>(d)] = widest;
+    Tensor out = zeros(shape, TensorOptions(shard.dtype()));
+    out.narrow(d, 0, shard.size(d)).copy_(shard);
+    return out.transpose(0, d).contiguous();  // gather along dim 0
+  });
+  Tensor gathered = map_ranks(padded, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
+    Shape shape = shard.sizes();
+    shape[0] *= shards;
+    return empty(shape, TensorOptions(shard.dtype()));
+  });
+  dist::all_gather_into_tensor(gathered, padded, mesh.group(static_cast<int64_t>(i)));
+
+  return map_ranks(gathered, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& all) {
+    const int64_t parent = total_length(held(global[static_cast<size_t>(d)], d, current, mesh.shape(), coord, i));
+    Shape shape = all.sizes();
+    shape[0] = parent;
+    Tensor out = empty(shape, TensorOptions(all.dtype()));
+    for (int64_t k = 0; k < shards; ++k) {
+      int64_t consumed = 0;
+      for (const tessera_segment& s : split(placement, parent, shards, k)) {
+        out.narrow(0, s.offset, s.length).copy_(all.narrow(0, k * widest + consumed, s.length));
+        consumed += s.length;
+      }
+    }
+    return out.transpose(0, d).contiguous();
+  });
+}
+
+// Mesh dim i, currently Replicate, becomes `target` (a shard: a local slice; a partial: the
+// value split so that the pending reduction gives it back).
+Tensor replace_replicate(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placements& current,
+                         size_t i, const Placement& target) {
+  const int64_t shards = mesh.size(static_cast<int64_t>(i));
+  if (target.is_shard()) {
+    const int64_t d = target.dim();
+    return map_ranks(local, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& shard) {
+      const int64_t parent = total_length(held(global[static_cast<size_t>(d)], d, current, mesh.shape(), coord, i));
+      return take(shard, d, split(target, parent, shards, coord[i])).contiguous();
+    });
+  }
+  const std::string& op = target.reduce_op();
+  if (op == "avg" || op == "min" || op == "max" || op == "band" || op == "bor") return local;
+  if (op != "sum")
+    throw Error(fmt::format("redistribute: a replicated tensor cannot be made {} (no exact split for that op)",
+                            target.to_string()));
+  return map_ranks(local, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& shard) {
+    // Floats: every member holds value / n (as PyTorch). Integers: group rank 0 holds it, the
+    // others zero, which sums back exactly.
+    if (is_floating(shard.dtype())) return shard / shards;
+    return coord[i] == 0 ? shard.clone() : zeros_like(shard);
+  });
+}
+
+}  // namespace
+
+Tensor map_ranks(const Tensor& local, const DeviceMesh& mesh,
+                 const std::function<Tensor(int rank, const std::vector<int64_t>& coord, const Tensor& shard)>& f) {
+  std::vector<std::pair<int, Tensor>> shards;
+  DisabledLocalMode plain;
+  for (const auto& [rank, shard] : local.shards()) shards.emplace_back(rank, f(rank, mesh.coordinate_of(rank), shard));
+  return local_tensor(RankMap<Tensor>(std::move(shards)));
+}
+
+Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_partial_targets) {
+  const DeviceMesh& mesh = from.device_mesh();
+  const Placements target = bind(to, mesh.ndim(), from.dim(), "redistribute");
+  Placements current = from.placements();
+  const size_t n = current.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (target[i].is_partial() && current[i] != target[i]) {
+      if (current[i].is_partial())
+        throw Error(fmt::format("redistribute: {} -> {} on mesh dim {} is not supported (a pending reduction cannot "
+                                "change its op)",
+                                current[i].to_string(), target[i].to_string(), i));
+      if (current[i].is_shard())
+        throw Error(fmt::format("redistribute: {} -> {} on mesh dim {} is not supported (a shard cannot become a "
+                                "partial)",
+                                current[i].to_string(), target[i].to_string(), i));
+      if (!allow_partial_targets)
+        throw Error(fmt::format("redistribute: Replicate -> {} on mesh dim {} is internal only; request Shard or "
+                                "Replicate",
+                                target[i].to_string(), i));
+    }
+  }
+  Tensor local = from.to_local();
+  const Shape& global = from.shape();
+
+  // 1. Pending reductions that do not stay pending.
+  for (size_t i = 0; i < n; ++i)
+    if (current[i].is_partial() && current[i] != target[i]) {
+      local = local.clone();
+      dist::all_reduce(local, reduce_op_of(current[i]), mesh.group(static_cast<int64_t>(i)));
+      current[i] = Replicate();
+    }
+  // 2. Unshard, right to left: a shard that changes, or nests inside a mesh dim that changes.
+  for (size_t i = n; i-- > 0;) {
+    if (!current[i].is_shard()) continue;
+    const int64_t d = current[i].dim();
+    bool changes = current[i] != target[i];
+    for (size_t j = 0; j < i && !changes; ++j)
+      changes = (current[j].is_shard(d) || target[j].is_shard(d)) && current[j] != target[j];
+    if (!changes) continue;
+    local = unshard(local, mesh, global, current, i);
+    current[i] = Replicate();
+  }
+  // 3. Shard or make partial, left to right.
+  for (size_t i = 0; i < n; ++i) {
+    if (current[i] == target[i]) continue;
+    local = replace_replicate(local, mesh, global, current, i, target[i]);
+    current[i] = target[i];
+  }
+  return local;
+}
+
+}  // namespace tessera::dtensor

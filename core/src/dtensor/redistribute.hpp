@@ -1,0 +1,20 @@
+// Moving a DTensor's data from one set of placements to another (SPEC.md section 7).
+#pragma once
+
+#include <functional>
+
+#include "tessera/dtensor.hpp"
+
+namespace tessera::dtensor {
+
+// The local tensor of `from` laid out as `to`. Plan: reduce the Partial dims that change
+// (all_reduce), unshard right to left every Shard dim that changes or nests inside one that does
+// (padded all_gather, trimmed by the layouts), then shard or make partial left to right (local
+// slices, no communication). Exact for uneven and empty shards and for nested shards.
+Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_partial_targets);
+
+// Per-rank map over a DTensor's local tensor with each rank's mesh coordinate.
+Tensor map_ranks(const Tensor& local, const DeviceMesh& mesh,
+                 const std::function<Tensor(int rank, const std::vector<int64_t>& coord, const Tensor& shard)>& f);
+
+}  // namespace tessera::dtensor

@@ -1,0 +1,190 @@
+// Topology: the link graph and its shortest paths. The graph is a Boost.Graph adjacency list whose
+// edges carry (bandwidth, latency); edge weights depend on the message size (alpha-beta:
+// latency + bytes / bandwidth), so Dijkstra runs per query with a weight map computed on the fly
+// rather than with weights stored once.
+#include "tessera/topology.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/property_map/function_property_map.hpp>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <utility>
+
+#include "tessera/errors.hpp"
+
+namespace tessera {
+namespace {
+
+struct LinkCost {
+  // Initialised: Boost default-constructs edge properties when it copies a graph.
+  double bandwidth = 0;
+  double latency = 0;
+};
+
+using LinkGraph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property, LinkCost>;
+
+}  // namespace
+
+struct Topology::Graph {
+  int world = 0;
+  std::string name;
+  std::vector<Link> links;
+  LinkGraph graph;
+};
+
+namespace {
+
+// Shortest-path tree from `source` for messages of `bytes`: distance and predecessor per rank.
+struct ShortestPaths {
+  std::vector<double> time;
+  std::vector<LinkGraph::vertex_descriptor> previous;
+};
+
+ShortestPaths shortest_paths(const LinkGraph& graph, int source, int64_t bytes) {
+  const auto vertices = boost::num_vertices(graph);
+  ShortestPaths paths{std::vector<double>(vertices), std::vector<LinkGraph::vertex_descriptor>(vertices)};
+  const double size = static_cast<double>(bytes);
+  auto hop_time = boost::make_function_property_map<LinkGraph::edge_descriptor, double>(
+      [&graph, size](LinkGraph::edge_descriptor e) { return graph[e].latency + size / graph[e].bandwidth; });
+  boost::dijkstra_shortest_paths(graph, static_cast<LinkGraph::vertex_descriptor>(source),
+                                 boost::weight_map(hop_time)
+                                     .distance_map(boost::make_iterator_property_map(
+                                         paths.time.begin(), boost::get(boost::vertex_index, graph)))
+                                     .predecessor_map(boost::make_iterator_property_map(
+                                         paths.previous.begin(), boost::get(boost::vertex_index, graph))));
+  return paths;
+}
+
+}  // namespace
+
+Topology Topology::custom(int world, std::vector<Link> links, std::string name) {
+  if (world <= 0)
+    throw Error(fmt::format("Topology '{}': the world must have at least one rank, got {}", name, world));
+  auto graph = std::make_shared<Graph>();
+  graph->world = world;
+  graph->name = std::move(name);
+  graph->graph = LinkGraph(static_cast<LinkGraph::vertices_size_type>(world));
+  for (const Link& link : links) {
+    for (int end : {link.a, link.b})
+      if (end < 0 || end >= world)
+        throw Error(fmt::format("Topology '{}': link {}-{} names rank {}, outside 0..{}", graph->name, link.a,
+                                link.b, end, world - 1));
+    if (link.a == link.b)
+      throw Error(
+          fmt::format("Topology '{}': link {}-{} joins a rank to itself", graph->name, link.a, link.b));
+    // Written as negations so that NaN is rejected too.
+    if (!(link.bandwidth > 0))
+      throw Error(
+          fmt::format("Topology '{}': link {}-{} has bandwidth {}; bandwidth must be positive (bytes/s)",
+                      graph->name, link.a, link.b, link.bandwidth));
+    if (!(link.latency >= 0))
+      throw Error(
+          fmt::format("Topology '{}': link {}-{} has latency {}; latency must be non-negative (seconds)",
+                      graph->name, link.a, link.b, link.latency));
+    boost::add_edge(static_cast<LinkGraph::vertex_descriptor>(link.a),
+                    static_cast<LinkGraph::vertex_descriptor>(link.b), LinkCost{link.bandwidth, link.latency},
+                    graph->graph);
+  }
+  graph->links = std::move(links);
+  Topology topology;
+  topology.graph_ = std::move(graph);
+  return topology;
+}
+
+int Topology::world() const { return graph_ ? graph_->world : 0; }
+
+const std::string& Topology::name() const {
+  static const std::string none = "empty";
+  return graph_ ? graph_->name : none;
+}
+
+const std::vector<Link>& Topology::links() const {
+  static const std::vector<Link> none;
+  return graph_ ? graph_->links : none;
+}
+
+namespace {
+
+void check_rank(const std::string& name, int world, int rank) {
+  if (rank < 0 || rank >= world)
+    throw Error(world == 0 ? fmt::format("Topology: rank {} asked of an empty topology (no ranks)", rank)
+                           : fmt::format("Topology '{}': rank {} is outside 0..{}", name, rank, world - 1));
+}
+
+}  // namespace
+
+std::vector<int> Topology::path(int a, int b, int64_t bytes) const {
+  check_rank(name(), world(), a);
+  check_rank(name(), world(), b);
+  if (bytes < 0)
+    throw Error(
+        fmt::format("Topology '{}': a path for {} bytes; the size must be non-negative", name(), bytes));
+  if (a == b) return {a};
+  const ShortestPaths paths = shortest_paths(graph_->graph, a, bytes);
+  if (paths.time[static_cast<size_t>(b)] == std::numeric_limits<double>::max() ||
+      std::isinf(paths.time[static_cast<size_t>(b)]))
+    throw Error(fmt::format("Topology '{}': no path from rank {} to rank {} (the graph is disconnected)",
+                            name(), a, b));
+  std::vector<int> ranks{b};
+  for (auto v = static_cast<LinkGraph::vertex_descriptor>(b);
+       v != static_cast<LinkGraph::vertex_descriptor>(a);) {
+    v = paths.previous[v];
+    ranks.push_back(static_cast<int>(v));
+  }
+  std::reverse(ranks.begin(), ranks.end());
+  return ranks;
+}
+
+double Topology::transfer_time(int a, int b, int64_t bytes) const {
+  const std::vector<int> hops = path(a, b, bytes);
+  // Store-and-forward: every hop pays its latency and moves the whole message. Recomputed along the
+  // path (rather than taken from Dijkstra's distance) so that the sum is always in hop order.
+  double time = 0;
+  for (size_t i = 1; i < hops.size(); ++i) {
+    double best = std::numeric_limits<double>::infinity();
+    const auto [edges, end] =
+        boost::out_edges(static_cast<LinkGraph::vertex_descriptor>(hops[i - 1]), graph_->graph);
+    for (auto e = edges; e != end; ++e) {
+      if (boost::target(*e, graph_->graph) != static_cast<LinkGraph::vertex_descriptor>(hops[i])) continue;
+      const LinkCost& link = graph_->graph[*e];
+      best = std::min(best, link.latency + static_cast<double>(bytes) / link.bandwidth);
+    }
+    time += best;
+  }
+  return time;
+}
+
+std::vector<int> Topology::ring_order(const std::vector<int>& ranks) const {
+  std::set<int> seen;
+  for (int r : ranks) {
+    check_rank(name(), world(), r);
+    if (!seen.insert(r).second)
+      throw Error(fmt::format("Topology '{}': ring_order: rank {} appears twice", name(), r));
+  }
+  if (ranks.empty()) return {};
+  // Greedy nearest neighbour by latency (0-byte transfer time) from ranks[0]; ties go to the
+  // smallest rank, so equal links give back the natural order.
+  std::vector<int> order{ranks.front()};
+  std::set<int> left(ranks.begin() + 1, ranks.end());
+  while (!left.empty()) {
+    const ShortestPaths paths = shortest_paths(graph_->graph, order.back(), 0);
+    int nearest = *left.begin();
+    for (int r : left)
+      if (paths.time[static_cast<size_t>(r)] < paths.time[static_cast<size_t>(nearest)]) nearest = r;
+    const double time = paths.time[static_cast<size_t>(nearest)];
+    if (time == std::numeric_limits<double>::max() || std::isinf(time))
+      throw Error(fmt::format("Topology '{}': no path from rank {} to rank {} (the graph is disconnected)",
+                              name(), order.back(), nearest));
+    order.push_back(nearest);
+    left.erase(nearest);
+  }
+  return order;
+}
+
+}  // namespace tessera

@@ -1,0 +1,186 @@
+// The preset topologies, their text form ("ring", "torus:2x4", ...) and the process-wide default
+// that collectives and meshes use when no topology is given.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <mutex>
+#include <set>
+#include <utility>
+
+#include "tessera/errors.hpp"
+#include "tessera/topology.hpp"
+
+namespace tessera {
+namespace {
+
+void check_world(const char* preset, int world) {
+  if (world <= 0)
+    throw Error(fmt::format("Topology::{}: the world must have at least one rank, got {}", preset, world));
+}
+
+// Undirected links without repeats: small tori wrap onto the same neighbour twice (2 rows: up and
+// down are one rank), which is one link, not two.
+class LinkSet {
+ public:
+  void add(int a, int b, double bandwidth, double latency) {
+    if (a == b || !pairs_.insert(std::minmax(a, b)).second) return;
+    links_.push_back(Link{a, b, bandwidth, latency});
+  }
+  std::vector<Link> take() { return std::move(links_); }
+
+ private:
+  std::set<std::pair<int, int>> pairs_;
+  std::vector<Link> links_;
+};
+
+}  // namespace
+
+Topology Topology::fully_connected(int world, double bandwidth, double latency) {
+  check_world("fully_connected", world);
+  LinkSet links;
+  for (int a = 0; a < world; ++a)
+    for (int b = a + 1; b < world; ++b) links.add(a, b, bandwidth, latency);
+  return custom(world, links.take(), "fully_connected");
+}
+
+Topology Topology::ring(int world, double bandwidth, double latency) {
+  check_world("ring", world);
+  LinkSet links;
+  for (int r = 0; r < world; ++r) links.add(r, (r + 1) % world, bandwidth, latency);
+  return custom(world, links.take(), "ring");
+}
+
+Topology Topology::torus_2d(int rows, int cols, double bandwidth, double latency) {
+  if (rows <= 0 || cols <= 0)
+    throw Error(fmt::format(
+        "Topology::torus_2d: {}x{} has a non-positive side; rows and cols must be positive", rows, cols));
+  LinkSet links;
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      // Right and down neighbours; left and up are some other rank's right and down.
+      links.add(i * cols + j, i * cols + (j + 1) % cols, bandwidth, latency);
+      links.add(i * cols + j, ((i + 1) % rows) * cols + j, bandwidth, latency);
+    }
+  return custom(rows * cols, links.take(), fmt::format("torus:{}x{}", rows, cols));
+}
+
+Topology Topology::nodes(int world, int ranks_per_node, double intra_bandwidth, double intra_latency,
+                         double inter_bandwidth, double inter_latency) {
+  check_world("nodes", world);
+  if (ranks_per_node <= 0 || world % ranks_per_node != 0)
+    throw Error(fmt::format("Topology::nodes: {} ranks per node does not divide the world of {} ranks",
+                            ranks_per_node, world));
+  LinkSet links;
+  for (int a = 0; a < world; ++a)
+    for (int b = a + 1; b < world; ++b) {
+      if (a / ranks_per_node == b / ranks_per_node)
+        links.add(a, b, intra_bandwidth, intra_latency);
+      else if (a % ranks_per_node == b % ranks_per_node)
+        links.add(a, b, inter_bandwidth, inter_latency);
+    }
+  return custom(world, links.take(), fmt::format("nodes:{}", ranks_per_node));
+}
+
+namespace {
+
+constexpr const char* kAcceptedForms =
+    "accepted forms: \"fully_connected\", \"ring\", \"torus:RxC\" (R*C = world), \"nodes:K\" (K divides "
+    "world)";
+
+// A preset's text, parsed but not yet sized to a world.
+struct PresetForm {
+  enum Kind { kFullyConnected, kRing, kTorus, kNodes } kind;
+  int rows = 0;            // torus
+  int cols = 0;            // torus
+  int ranks_per_node = 0;  // nodes
+};
+
+// A positive decimal integer filling all of `text`, or 0.
+int parse_positive(const std::string& text) {
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return error == std::errc() && end == text.data() + text.size() && value > 0 ? value : 0;
+}
+
+PresetForm parse_preset(const std::string& text) {
+  const auto bad = [&text] {
+    return ConfigError(fmt::format("topology preset '{}' is not valid; {}", text, kAcceptedForms));
+  };
+  if (text == "fully_connected") return {PresetForm::kFullyConnected};
+  if (text == "ring") return {PresetForm::kRing};
+  if (text.rfind("torus:", 0) == 0) {
+    const std::string sides = text.substr(6);
+    const size_t x = sides.find('x');
+    if (x == std::string::npos) throw bad();
+    PresetForm form{PresetForm::kTorus, parse_positive(sides.substr(0, x)),
+                    parse_positive(sides.substr(x + 1))};
+    if (form.rows == 0 || form.cols == 0) throw bad();
+    return form;
+  }
+  if (text.rfind("nodes:", 0) == 0) {
+    PresetForm form{PresetForm::kNodes};
+    form.ranks_per_node = parse_positive(text.substr(6));
+    if (form.ranks_per_node == 0) throw bad();
+    return form;
+  }
+  throw bad();
+}
+
+}  // namespace
+
+Topology Topology::preset(const std::string& text, int world) {
+  const PresetForm form = parse_preset(text);
+  if (world <= 0)
+    throw ConfigError(
+        fmt::format("topology preset '{}': the world must have at least one rank, got {}", text, world));
+  switch (form.kind) {
+    case PresetForm::kFullyConnected:
+      return fully_connected(world);
+    case PresetForm::kRing:
+      return ring(world);
+    case PresetForm::kTorus:
+      if (static_cast<int64_t>(form.rows) * form.cols != world)
+        throw ConfigError(fmt::format("topology preset '{}' has {}x{} = {} ranks but the world has {}; {}",
+                                      text, form.rows, form.cols, static_cast<int64_t>(form.rows) * form.cols,
+                                      world, kAcceptedForms));
+      return torus_2d(form.rows, form.cols);
+    case PresetForm::kNodes:
+      if (world % form.ranks_per_node != 0)
+        throw ConfigError(
+            fmt::format("topology preset '{}': {} ranks per node does not divide the world of {} ranks; {}",
+                        text, form.ranks_per_node, world, kAcceptedForms));
+      return nodes(world, form.ranks_per_node);
+  }
+  throw Error(fmt::format("topology preset '{}': unhandled form", text));  // every form is handled above
+}
+
+namespace {
+
+std::mutex default_mutex;
+std::string default_preset;  // "" = fully connected
+// Built topologies by (preset, world): meshes ask for the default each time they are made, and a
+// fully connected graph has world^2/2 links. Topologies are immutable, so sharing them is safe.
+std::map<std::pair<std::string, int>, Topology> default_cache;
+
+}  // namespace
+
+Topology default_topology(int world) {
+  std::lock_guard lock(default_mutex);
+  const auto key = std::make_pair(default_preset, world);
+  if (auto it = default_cache.find(key); it != default_cache.end()) return it->second;
+  Topology topology =
+      default_preset.empty() ? Topology::fully_connected(world) : Topology::preset(default_preset, world);
+  default_cache.emplace(key, topology);
+  return topology;
+}
+
+void set_default_topology(const std::string& preset) {
+  // Checked now for its form; whether its size fits a world is known only when a world asks.
+  if (!preset.empty()) parse_preset(preset);
+  std::lock_guard lock(default_mutex);
+  default_preset = preset;
+}
+
+}  // namespace tessera

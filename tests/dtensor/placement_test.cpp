@@ -1,0 +1,68 @@
+// Placements and layouts: SPEC.md section 7's golden shard sizes, text forms, parsing errors.
+#include <doctest/doctest.h>
+
+#include <tessera/tessera.hpp>
+
+namespace ts = tessera;
+
+namespace {
+// Rows each rank of a 1-d mesh of k ranks holds of n rows under `placement`.
+std::vector<int64_t> rows(int64_t n, int k, const ts::Placement& placement) {
+  ts::LocalMode mode(k);
+  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {k});
+  ts::DTensor d = ts::distribute_tensor(ts::zeros({n, 2}), mesh, {placement});
+  std::vector<int64_t> sizes;
+  for (int r = 0; r < k; ++r) sizes.push_back(d.to_local().shard(r).size(0));
+  return sizes;
+}
+}  // namespace
+
+TEST_CASE("golden: default shard layout (torch.chunk)") {
+  CHECK(rows(10, 3, ts::Shard(0)) == std::vector<int64_t>{4, 4, 2});
+  CHECK(rows(10, 4, ts::Shard(0)) == std::vector<int64_t>{3, 3, 3, 1});
+  CHECK(rows(2, 4, ts::Shard(0)) == std::vector<int64_t>{1, 1, 0, 0});
+  CHECK(rows(0, 3, ts::Shard(0)) == std::vector<int64_t>{0, 0, 0});
+  CHECK(rows(9, 4, ts::Shard(0)) == std::vector<int64_t>{3, 3, 3, 0});
+  CHECK(rows(12, 8, ts::Shard(0)) == std::vector<int64_t>{2, 2, 2, 2, 2, 2, 0, 0});
+}
+
+TEST_CASE("golden: balanced shard layout") {
+  CHECK(rows(10, 3, ts::BalancedShard(0)) == std::vector<int64_t>{4, 3, 3});
+  CHECK(rows(10, 4, ts::BalancedShard(0)) == std::vector<int64_t>{3, 3, 2, 2});
+}
+
+TEST_CASE("golden: two mesh dims sharding one tensor dim nest") {
+  ts::LocalMode mode(4);
+  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2});
+  ts::Tensor x = ts::arange(10).reshape({10, 1});
+  ts::DTensor d = ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Shard(0)});
+  const std::vector<int64_t> sizes = {3, 2, 3, 2};
+  const std::vector<int64_t> offsets = {0, 3, 5, 8};
+  for (int r = 0; r < 4; ++r) {
+    const ts::Tensor shard = d.to_local().shard(r);
+    CHECK(shard.size(0) == sizes[static_cast<size_t>(r)]);
+    CHECK(shard[0].item<int64_t>() == offsets[static_cast<size_t>(r)]);
+  }
+}
+
+TEST_CASE("placements print and parse back") {
+  const ts::Placements p = {ts::Shard(0), ts::Replicate(), ts::Partial("max"), ts::BalancedShard(1), ts::Partial()};
+  CHECK(ts::placements_text(p) == "S(0),R,P(max),B(1),P(sum)");
+  CHECK(ts::parse_placements("S(0),R,P(max),B(1),P(sum)") == p);
+  CHECK(ts::parse_placements(" S( 1 ) , R ") == ts::Placements{ts::Shard(1), ts::Replicate()});
+  CHECK(ts::Shard(0) == ts::Shard(0));
+  CHECK_FALSE(ts::Shard(0) == ts::BalancedShard(0));
+  CHECK_FALSE(ts::Shard(0) == ts::Shard(1));
+  CHECK(ts::Shard(0).is_shard());
+  CHECK(ts::Replicate().is_replicate());
+  CHECK(ts::Partial().is_partial());
+}
+
+TEST_CASE("malformed placement text is an error") {
+  CHECK_THROWS_WITH_AS(ts::Placement::parse("X(0)"), doctest::Contains("unknown prefix 'X'"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::Placement::parse("S"), doctest::Contains("S needs a tensor dim"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::Placement::parse("S(a)"), doctest::Contains("needs a tensor dim"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::Placement::parse("R(0)"), doctest::Contains("takes no argument"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::Placement::parse("S(0"), doctest::Contains("is malformed"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::Placement::parse("P(mean)"), doctest::Contains("unknown reduce op 'mean'"), ts::Error);
+}

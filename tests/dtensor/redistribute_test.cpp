@@ -1,0 +1,172 @@
+// distribute -> redistribute through every placement pair -> full_tensor, against the original
+// tensor; SPEC.md section 7's golden transitions; bad input.
+#include <doctest/doctest.h>
+
+#include <tessera/tessera.hpp>
+
+namespace ts = tessera;
+
+namespace {
+
+// Every placement one mesh dim may take for a tensor of `ndim` dims (Partial is reached by ops).
+std::vector<ts::Placement> choices(int64_t ndim) {
+  std::vector<ts::Placement> all = {ts::Replicate()};
+  for (int64_t d = 0; d < ndim; ++d) {
+    all.push_back(ts::Shard(d));
+    all.push_back(ts::BalancedShard(d));
+  }
+  return all;
+}
+
+// Every placement list for a mesh of `mesh_ndim` dims.
+std::vector<ts::Placements> all_placements(int64_t mesh_ndim, int64_t ndim) {
+  std::vector<ts::Placements> result = {{}};
+  for (int64_t i = 0; i < mesh_ndim; ++i) {
+    std::vector<ts::Placements> next;
+    for (const ts::Placements& prefix : result)
+      for (const ts::Placement& p : choices(ndim)) {
+        ts::Placements extended = prefix;
+        extended.push_back(p);
+        next.push_back(extended);
+      }
+    result = next;
+  }
+  return result;
+}
+
+void round_trips(const std::vector<int64_t>& mesh_shape, const ts::Shape& tensor_shape, size_t stride) {
+  int world = 1;
+  for (int64_t s : mesh_shape) world *= static_cast<int>(s);
+  ts::LocalMode mode(world);
+  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", mesh_shape);
+  ts::Tensor original;
+  {
+    auto off = mode.disable();
+    int64_t n = 1;
+    for (int64_t s : tensor_shape) n *= s;
+    original = ts::arange(n).reshape(tensor_shape).to(ts::kFloat32);
+  }
+  const std::vector<ts::Placements> all = all_placements(static_cast<int64_t>(mesh_shape.size()), original.dim());
+  // Every source placement, to a spread of targets (stride keeps large meshes fast).
+  for (size_t a = 0; a < all.size(); ++a) {
+    const ts::DTensor source = ts::distribute_tensor(original, mesh, all[a]);
+    for (size_t b = a % stride; b < all.size(); b += stride) {
+      CAPTURE(ts::placements_text(all[a]));
+      CAPTURE(ts::placements_text(all[b]));
+      const ts::DTensor moved = source.redistribute(all[b]);
+      CHECK(moved.placements() == all[b]);
+      CHECK(ts::equal(moved.full_tensor().reconcile(), original));
+      // And the shards are exactly what distributing straight to the target gives.
+      CHECK(ts::equal(moved.to_local(), ts::distribute_tensor(original, mesh, all[b]).to_local()));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("round trips on 1-d meshes, including sizes smaller than the mesh and 0") {
+  round_trips({1}, {3, 2}, 1);
+  round_trips({3}, {10, 2}, 1);
+  round_trips({3}, {2, 5}, 1);
+  round_trips({4}, {0, 3}, 1);
+  round_trips({4}, {9}, 1);
+}
+
+TEST_CASE("round trips on 2-d meshes") {
+  round_trips({2, 2}, {10, 3}, 1);
+  round_trips({4, 2}, {6, 5}, 3);
+}
+
+TEST_CASE("round trips on a 3-d mesh") { round_trips({2, 3, 4}, {5, 7}, 37); }
+
+TEST_CASE("golden: 10 rows S(0) on 4 ranks back to R, and (S0,S0)->(R,S0) on 2x2") {
+  ts::LocalMode mode(4);
+  ts::Tensor rows;
+  {
+    auto off = mode.disable();
+    rows = ts::arange(10).reshape({10, 1});
+  }
+  ts::DeviceMesh line = ts::init_device_mesh("cpu", {4});
+  ts::DTensor d = ts::distribute_tensor(rows, line, {ts::Shard(0)});
+  CHECK(ts::equal(d.redistribute({ts::Replicate()}).to_local().reconcile(), rows));
+  ts::DeviceMesh square = ts::init_device_mesh("cpu", {2, 2});
+  ts::DTensor nested = ts::distribute_tensor(rows, square, {ts::Shard(0), ts::Shard(0)});
+  ts::DTensor half = nested.redistribute({ts::Replicate(), ts::Shard(0)});
+  CHECK(ts::equal(half.full_tensor().reconcile(), rows));
+  // (R, S0): mesh dim 1 splits all 10 rows: 5 and 5.
+  CHECK(half.to_local().shard(0).size(0) == 5);
+  CHECK(half.to_local().shard(1).size(0) == 5);
+}
+
+TEST_CASE("golden: mesh (2,3,4) [R,S(0),S(2)] of an [8,16,32] tensor round-trips exactly") {
+  ts::LocalMode mode(24);
+  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 3, 4}, {"pp", "dp", "tp"});
+  ts::Tensor t;
+  {
+    auto off = mode.disable();
+    ts::Generator g(3);
+    t = ts::randn({8, 16, 32}, g);
+  }
+  ts::DTensor d = ts::distribute_tensor(t, mesh, {ts::Replicate(), ts::Shard(0), ts::Shard(2)});
+  CHECK(ts::equal(d.full_tensor().reconcile(), t));
+}
+
+TEST_CASE("partial placements reduce on redistribute") {
+  ts::LocalMode mode(4);
+  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4});
+  // Rank r holds [r, r, r]; as P(sum) the tensor is [6, 6, 6].
+  ts::Tensor terms = ts::rank_map([](int r) { return ts::full({3, 2}, float(r)); });
+  ts::DTensor p = ts::from_local(terms, mesh, {ts::Partial()});
+  CHECK(ts::equal(p.full_tensor().reconcile(), ts::full({3, 2}, 6.f)));
+  ts::DTensor s = p.redistribute({ts::Shard(0)});
+  CHECK(s.to_local().shard(0).size(0) == 1);
+  CHECK(ts::equal(s.full_tensor().reconcile(), ts::full({3, 2}, 6.f)));
+  ts::DTensor pmax = ts::from_local(terms, mesh, {ts::Partial("max")});
+  CHECK(ts::equal(pmax.full_tensor().reconcile(), ts::full({3, 2}, 3.f)));
+  CHECK(p.redistribute({ts::Partial()}).placements()[0].is_partial());  // keeping it is fine
+}
+
+TEST_CASE("redistribute errors") {
+  ts::LocalMode mode(2);
+  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2});
+  ts::Tensor x;
+  {
+    auto off = mode.disable();
+    x = ts::ones({4, 2});
+  }
+  ts::DTensor s = ts::distribute_tensor(x, mesh, {ts::Shard(0)});
+  CHECK_THROWS_WITH_AS(s.redistribute({ts::Partial()}), doctest::Contains("a shard cannot become a partial"), ts::Error);
+  ts::DTensor r = ts::distribute_tensor(x, mesh, {ts::Replicate()});
+  CHECK_THROWS_WITH_AS(r.redistribute({ts::Partial()}), doctest::Contains("internal only"), ts::Error);
+  ts::DTensor p = ts::from_local(ts::ones({4, 2}), mesh, {ts::Partial()});
+  CHECK_THROWS_WITH_AS(p.redistribute({ts::Partial("max")}), doctest::Contains("cannot change its op"), ts::Error);
+  CHECK_THROWS_WITH_AS(s.redistribute({ts::Shard(0), ts::Replicate()}), doctest::Contains("2 placements"), ts::Error);
+  ts::DeviceMesh other = ts::init_device_mesh("cpu", {2}, {"x"});
+  CHECK_THROWS_WITH_AS(s.redistribute(other, {ts::Replicate()}), doctest::Contains("moving between meshes"), ts::Error);
+}
+
+TEST_CASE("distribute_tensor and from_local errors") {
+  ts::LocalMode mode(4);
+  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2});
+  ts::Tensor x;
+  {
+    auto off = mode.disable();
+    x = ts::ones({4, 4});
+  }
+  CHECK_THROWS_WITH_AS(ts::distribute_tensor(x, mesh, {ts::Shard(0)}), doctest::Contains("1 placements (S(0)) for a mesh of 2 dims"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::distribute_tensor(x, mesh, {ts::Shard(2), ts::Replicate()}),
+                       doctest::Contains("shard dim 2 is out of range for a tensor of 2 dims"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::distribute_tensor(x, mesh, {ts::Partial(), ts::Replicate()}),
+                       doctest::Contains("P(sum) is not allowed"), ts::Error);
+  // Negative dims are normalised.
+  CHECK(ts::distribute_tensor(x, mesh, {ts::Shard(-1), ts::Replicate()}).placements()[0] == ts::Shard(1));
+  // Uneven local shards need an explicit shape, and a wrong one is named.
+  ts::Tensor uneven = ts::rank_map([](int r) { return ts::ones({r == 3 ? 1 : 3, 2}); });
+  ts::DeviceMesh line = ts::init_device_mesh("cpu", {4});
+  CHECK_THROWS_WITH_AS(ts::from_local(uneven, line, {ts::Shard(0)}), doctest::Contains("differ per rank"), ts::Error);
+  CHECK(ts::from_local(uneven, line, {ts::Shard(0)}, ts::Shape{10, 2}).shape() == ts::Shape{10, 2});
+  CHECK_THROWS_WITH_AS(ts::from_local(uneven, line, {ts::Shard(0)}, ts::Shape{11, 2}),
+                       doctest::Contains("rank 3 holds a shard of shape [1, 2], but S(0) of a [11, 2] tensor gives it [2, 2]"),
+                       ts::Error);
+}
