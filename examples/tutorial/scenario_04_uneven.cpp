@@ -1,5 +1,8 @@
 // Scenario 4: shards of different sizes give per-rank (local int) dimensions; local ints compute
-// per rank.
+// per rank; a DTensor with rows that do not divide evenly round-trips exactly with either shard
+// layout.
+#include <algorithm>
+
 #include "scenarios.hpp"
 
 namespace tutorial {
@@ -29,6 +32,43 @@ std::pair<IntMaps, IntMaps> local_int_arithmetic() {
     expected.first[rank] = value + b.at(rank);
     expected.second[rank] = value * b.at(rank);
   }
+  return {actual, expected};
+}
+
+namespace {
+// Rows per shard, from SPEC.md section 7: torch.chunk (f = ceil(n/k); shard i gets
+// max(0, min(f, n - f*i))) or balanced (the first n % k shards get one extra).
+RowsPerRank chunk_rows(int64_t n, int k) {
+  const int64_t f = (n + k - 1) / k;
+  RowsPerRank rows;
+  for (int i = 0; i < k; ++i) rows[i] = std::max<int64_t>(0, std::min<int64_t>(f, n - f * i));
+  return rows;
+}
+RowsPerRank balanced_rows(int64_t n, int k) {
+  RowsPerRank rows;
+  for (int i = 0; i < k; ++i) rows[i] = n / k + (i < n % k ? 1 : 0);
+  return rows;
+}
+}  // namespace
+
+std::pair<UnevenRoundTrip, UnevenRoundTrip> dtensor_uneven_sharding(int64_t rows, int world) {
+  ts::Tensor original;
+  {
+    auto off = ts::maybe_disable_local_mode();
+    original = ts::arange(rows * 4).reshape({rows, 4}).to(ts::kFloat32);
+  }
+  ts::LocalMode mode(world);
+  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {world});
+  ts::DTensor by_chunk = ts::distribute_tensor(original, mesh, {ts::Shard(0)});
+  ts::DTensor balanced = ts::distribute_tensor(original, mesh, {ts::BalancedShard(0)});
+  UnevenRoundTrip actual{
+      {}, {{by_chunk.full_tensor().reconcile(), true}, {balanced.full_tensor().reconcile(), true}}};
+  for (int rank = 0; rank < world; ++rank) {
+    actual.first.first[rank] = by_chunk.to_local().shard(rank).size(0);
+    actual.first.second[rank] = balanced.to_local().shard(rank).size(0);
+  }
+  UnevenRoundTrip expected{{chunk_rows(rows, world), balanced_rows(rows, world)},
+                           {{original, true}, {original, true}}};
   return {actual, expected};
 }
 

@@ -66,3 +66,29 @@ TEST_CASE("malformed placement text is an error") {
   CHECK_THROWS_WITH_AS(ts::Placement::parse("S(0"), doctest::Contains("is malformed"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::Placement::parse("P(mean)"), doctest::Contains("unknown reduce op 'mean'"), ts::Error);
 }
+
+TEST_CASE("visualize_sharding draws which ranks hold which block") {
+  ts::LocalMode mode(4);
+  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2});
+  ts::Tensor x;
+  {
+    auto off = mode.disable();
+    x = ts::zeros({10, 6});
+  }
+  const std::string grid = ts::visualize_sharding(ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Shard(1)}));
+  CHECK(grid.find("          cols 0-2  cols 3-5\nrows 0-4  rank 0    rank 1\nrows 5-9  rank 2    rank 3\n") !=
+        std::string::npos);
+  const std::string replicated = ts::visualize_sharding(ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Replicate()}));
+  CHECK(replicated.find("rows 0-4  ranks 0,1") != std::string::npos);
+  ts::DeviceMesh line = ts::init_device_mesh("cpu", {4});
+  ts::Tensor v;
+  {
+    auto off = mode.disable();
+    v = ts::zeros({2});
+  }
+  const std::string sparse = ts::visualize_sharding(ts::distribute_tensor(v, line, {ts::Shard(0)}));
+  CHECK(sparse.find("elements (none)  ranks 2,3\nelements 0       rank 0\nelements 1       rank 1\n") !=
+        std::string::npos);
+  CHECK_THROWS_WITH_AS(ts::visualize_sharding(ts::distribute_tensor(ts::zeros({2, 2, 2}), line, {ts::Replicate()})),
+                       doctest::Contains("only 1-d and 2-d"), ts::Error);
+}

@@ -34,9 +34,36 @@ TEST_CASE("scenario 2: collectives with every algorithm") {
   tessera::dist::set_algorithms(saved);
 }
 
+TEST_CASE("scenario 3: DTensor with several collective algorithms") {
+  const std::string saved = tessera::dist::algorithms();
+  for (const char* rules : {"*:direct", "all_reduce:ring;broadcast:tree;all_gather:bruck;reduce_scatter:ring;*:direct",
+                            "all_reduce:rd;all_gather:ring;*:direct"}) {
+    CAPTURE(rules);
+    tessera::dist::set_algorithms(rules);
+    CHECK_OUTCOME(tutorial::distribute_and_verify());
+    for (uint64_t seed : {1, 2}) {
+      CAPTURE(seed);
+      CHECK_OUTCOME(tutorial::dtensor_matmul(seed));
+      CHECK_OUTCOME(tutorial::dtensor_linear_layer(seed));
+    }
+  }
+  tessera::dist::set_algorithms(saved);
+}
+
 TEST_CASE("scenario 4: uneven shards and local ints") {
   CHECK_OUTCOME(tutorial::create_uneven_shards());
   CHECK_OUTCOME(tutorial::local_int_arithmetic());
+}
+
+TEST_CASE("scenario 4: uneven DTensor shards round-trip exactly") {
+  CHECK_OUTCOME(tutorial::dtensor_uneven_sharding());  // 10 rows on 3 ranks: 4,4,2 and 4,3,3
+  // SPEC.md section 7's other golden layouts, including empty shards.
+  const std::vector<std::pair<int64_t, int>> layouts = {{10, 4}, {9, 4}, {2, 4}, {12, 8}, {12, 4}, {0, 3}, {1, 1}};
+  for (auto [rows, world] : layouts) {
+    CAPTURE(rows);
+    CAPTURE(world);
+    CHECK_OUTCOME(tutorial::dtensor_uneven_sharding(rows, world));
+  }
 }
 
 TEST_CASE("scenario 5: rank-specific computation") {
@@ -49,6 +76,22 @@ TEST_CASE("scenario 5: rank-specific computation") {
   }
   CHECK_OUTCOME(tutorial::use_maybe_disable());
   CHECK_OUTCOME(tutorial::per_rank_data_offset(3, 0));  // empty slices
+}
+
+TEST_CASE("scenario 6: multi-dim meshes with several collective algorithms") {
+  CHECK_OUTCOME(tutorial::create_2d_mesh());
+  const std::string saved = tessera::dist::algorithms();
+  for (const char* rules : {"*:direct", "all_reduce:ring;broadcast:tree;all_gather:bruck;reduce_scatter:ring;*:direct",
+                            "all_reduce:rd;all_gather:ring;*:direct"}) {
+    CAPTURE(rules);
+    tessera::dist::set_algorithms(rules);
+    for (uint64_t seed : {1, 2}) {
+      CAPTURE(seed);
+      CHECK_OUTCOME(tutorial::hybrid_parallelism(seed));
+    }
+    CHECK_OUTCOME(tutorial::create_3d_mesh(1));
+  }
+  tessera::dist::set_algorithms(saved);
 }
 
 TEST_CASE("every scenario in the demo's catalogue matches") {
@@ -65,4 +108,10 @@ TEST_CASE("the comparison used by the scenarios can fail") {
   CHECK_FALSE(tutorial::same(ts::local_tensor({{0, ts::tensor({1.f})}}), ts::tensor({1.f})));
   CHECK_FALSE(tutorial::same(std::map<int, float>{{0, 1.f}}, std::map<int, float>{{1, 1.f}}));
   CHECK_FALSE(tutorial::same(std::pair<bool, int>{true, 3}, std::pair<bool, int>{true, 4}));
+  // Summarized tensors: exact compares bitwise; otherwise allclose; shapes must match.
+  const ts::Tensor a = ts::tensor({1.f, 2.f});
+  CHECK(tutorial::same(tutorial::Summarized{a}, tutorial::Summarized{a + 1e-6f}));
+  CHECK_FALSE(tutorial::same(tutorial::Summarized{a, true}, tutorial::Summarized{a + 1e-6f, true}));
+  CHECK_FALSE(tutorial::same(tutorial::Summarized{a}, tutorial::Summarized{a + 1e-3f}));
+  CHECK_FALSE(tutorial::same(tutorial::Summarized{a}, tutorial::Summarized{ts::tensor({{1.f, 2.f}})}));
 }

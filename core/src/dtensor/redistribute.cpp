@@ -65,6 +65,64 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
   });
 }
 
+// Pads `t` with zeros up to `size` along `dim`.
+Tensor pad_to(const Tensor& t, int64_t dim, int64_t size) {
+  if (t.size(dim) == size) return t.contiguous();
+  Shape shape = t.sizes();
+  shape[static_cast<size_t>(dim)] = size;
+  Tensor out = zeros(shape, TensorOptions(t.dtype()));
+  out.narrow(dim, 0, t.size(dim)).copy_(t);
+  return out;
+}
+
+// One segment per shard, in member order (what an all_to_all can move block by block).
+bool single_ordered_segments(const Placement& p, int64_t size, int64_t shards) {
+  int64_t next = 0;
+  for (int64_t k = 0; k < shards; ++k) {
+    const Segments s = split(p, size, shards, k);
+    if (s.size() != 1 || (s[0].length > 0 && s[0].offset != next)) return false;
+    next += s[0].length;
+  }
+  return true;
+}
+
+// Mesh dim i moves its shard from tensor dim d to tensor dim e in one all_to_all: every member
+// sends member k the part of its piece of d that k will hold of e, and concatenates what arrives
+// along d. Only for layouts of one ordered segment per shard, with no other mesh dim on d or e.
+Tensor move_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placement& from,
+                  const Placement& to, size_t i) {
+  const int64_t d = from.dim(), e = to.dim();
+  const int64_t shards = mesh.size(static_cast<int64_t>(i));
+  std::vector<Segments> piece_d, piece_e;
+  int64_t widest_d = 0, widest_e = 0;
+  for (int64_t k = 0; k < shards; ++k) {
+    piece_d.push_back(split(from, global[static_cast<size_t>(d)], shards, k));
+    piece_e.push_back(split(to, global[static_cast<size_t>(e)], shards, k));
+    widest_d = std::max(widest_d, piece_d.back()[0].length);
+    widest_e = std::max(widest_e, piece_e.back()[0].length);
+  }
+  std::vector<Tensor> inputs, outputs;
+  for (int64_t k = 0; k < shards; ++k) {
+    inputs.push_back(map_ranks(local, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
+      const tessera_segment part = piece_e[static_cast<size_t>(k)][0];
+      return pad_to(pad_to(shard.narrow(e, part.offset, part.length), e, widest_e), d, widest_d);
+    }));
+    outputs.push_back(map_ranks(inputs.back(), mesh, [](int, const std::vector<int64_t>&, const Tensor& t) {
+      return empty(t.sizes(), TensorOptions(t.dtype()));
+    }));
+  }
+  dist::all_to_all(outputs, inputs, mesh.group(static_cast<int64_t>(i)));
+  return map_ranks(local, mesh, [&](int rank, const std::vector<int64_t>& coord, const Tensor&) {
+    std::vector<Tensor> parts;
+    for (int64_t j = 0; j < shards; ++j)
+      parts.push_back(outputs[static_cast<size_t>(j)]
+                          .shard(rank)
+                          .narrow(d, 0, piece_d[static_cast<size_t>(j)][0].length)
+                          .narrow(e, 0, piece_e[static_cast<size_t>(coord[i])][0].length));
+    return cat(parts, d);
+  });
+}
+
 // Mesh dim i, currently Replicate, becomes `target` (a shard: a local slice; a partial: the
 // value split so that the pending reduction gives it back).
 Tensor replace_replicate(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placements& current,
@@ -131,7 +189,23 @@ Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_
       dist::all_reduce(local, reduce_op_of(current[i]), mesh.group(static_cast<int64_t>(i)));
       current[i] = Replicate();
     }
-  // 2. Unshard, right to left: a shard that changes, or nests inside a mesh dim that changes.
+  // 2. A shard that only moves to another tensor dim, touching no dim another mesh dim shards:
+  //    one all_to_all.
+  for (size_t i = 0; i < n; ++i) {
+    if (!current[i].is_shard() || !target[i].is_shard() || current[i].dim() == target[i].dim()) continue;
+    const int64_t d = current[i].dim(), e = target[i].dim();
+    bool alone = true;
+    for (size_t j = 0; j < n && alone; ++j)
+      alone = j == i || !(current[j].is_shard(d) || current[j].is_shard(e) || target[j].is_shard(d) ||
+                          target[j].is_shard(e));
+    const int64_t shards = mesh.size(static_cast<int64_t>(i));
+    if (!alone || !single_ordered_segments(current[i], global[static_cast<size_t>(d)], shards) ||
+        !single_ordered_segments(target[i], global[static_cast<size_t>(e)], shards))
+      continue;
+    local = move_shard(local, mesh, global, current[i], target[i], i);
+    current[i] = target[i];
+  }
+  // 3. Unshard, right to left: a shard that changes, or nests inside a mesh dim that changes.
   for (size_t i = n; i-- > 0;) {
     if (!current[i].is_shard()) continue;
     const int64_t d = current[i].dim();
@@ -142,7 +216,7 @@ Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_
     local = unshard(local, mesh, global, current, i);
     current[i] = Replicate();
   }
-  // 3. Shard or make partial, left to right.
+  // 4. Shard or make partial, left to right.
   for (size_t i = 0; i < n; ++i) {
     if (current[i] == target[i]) continue;
     local = replace_replicate(local, mesh, global, current, i, target[i]);

@@ -8,9 +8,10 @@
 namespace tessera::dtensor {
 
 // The local tensor of `from` laid out as `to`. Plan: reduce the Partial dims that change
-// (all_reduce), unshard right to left every Shard dim that changes or nests inside one that does
-// (padded all_gather, trimmed by the layouts), then shard or make partial left to right (local
-// slices, no communication). Exact for uneven and empty shards and for nested shards.
+// (all_reduce); move a shard between tensor dims with one all_to_all where nothing else shards
+// them; unshard right to left every Shard dim that changes or nests inside one that does (padded
+// all_gather, trimmed by the layouts); then shard or make partial left to right (local slices, no
+// communication). Exact for uneven and empty shards and for nested shards.
 Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_partial_targets);
 
 // Per-rank map over a DTensor's local tensor with each rank's mesh coordinate.
