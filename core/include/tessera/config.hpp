@@ -13,9 +13,12 @@
 //   algorithms = "all_reduce:ring;*:direct"   # see ts::dist::set_algorithms
 //   [topology]
 //   preset = "nodes:4"               # fully_connected, ring, torus:RxC, nodes:K (see topology.hpp)
+//   [trace]
+//   file = "trace.json"              # Chrome/Perfetto trace, written at exit (see observe.hpp)
 //
 // Environment: TESSERA_CONFIG (a file read at start-up), TESSERA_PLUGIN_PATH, TESSERA_LOG_LEVEL,
-// TESSERA_THREADS (overrides [execution] threads), TESSERA_COLL (overrides [collectives] algorithms).
+// TESSERA_THREADS (overrides [execution] threads), TESSERA_COLL (overrides [collectives] algorithms),
+// TESSERA_TRACE (a trace file, as [trace] file).
 #pragma once
 
 #include <filesystem>
@@ -32,6 +35,7 @@ struct Config {
   int threads = 0;
   std::string collective_algorithms;  // empty: the built-in defaults
   std::string topology;               // empty: fully connected
+  std::filesystem::path trace_file;   // empty: no trace
   std::filesystem::path source;  // the file it was read from, if any
 
   // Parses a TOML file; errors (ConfigError) name the file, line and key.

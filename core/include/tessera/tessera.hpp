@@ -11,6 +11,7 @@
 #include "tessera/factories.hpp"
 #include "tessera/generator.hpp"
 #include "tessera/local.hpp"
+#include "tessera/observe.hpp"
 #include "tessera/ops.hpp"
 #include "tessera/placement.hpp"
 #include "tessera/plugins.hpp"

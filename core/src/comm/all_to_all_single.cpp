@@ -6,6 +6,7 @@
 
 #include "comm/mailbox.hpp"
 #include "comm/run_collective.hpp"
+#include "observe/comm_events.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
@@ -52,6 +53,7 @@ int64_t row_size(const Tensor& shard) {
 
 void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<SymInt>& output_splits,
                        const std::vector<SymInt>& input_splits, const ProcessGroup& group) {
+  const observe::CollectiveCall call;
   const char* op = "all_to_all_single";
   if (in_per_rank_region()) throw Error("all_to_all_single: cannot be issued inside run_per_rank");
   comm::require_no_pending_messages(op);
@@ -105,7 +107,7 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
         buffers.push_back(buffer);
       }
     }
-    const std::vector<Tensor> results = comm::run_collective(TESSERA_COLL_ALL_TO_ALL, members, buffers, widest);
+    const std::vector<Tensor> results = comm::run_collective(comm::world_of(input), TESSERA_COLL_ALL_TO_ALL, members, buffers, widest);
     for (size_t j = 0; j < p; ++j) {
       Tensor out = output.shard(members[j]);
       Tensor flat_out = out.reshape({-1});

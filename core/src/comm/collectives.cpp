@@ -4,6 +4,7 @@
 
 #include "comm/mailbox.hpp"
 #include "comm/run_collective.hpp"
+#include "observe/comm_events.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
@@ -126,59 +127,67 @@ void require_list(const char* op, const std::vector<Tensor>& list, size_t group_
 
 void write_back(Tensor shard, const Tensor& block) { shard.copy_(block.reshape(shard.sizes())); }
 
+// The topology of a call spans every rank of its tensor (set by fibres_for for the call).
+thread_local int world = 0;
+
 std::vector<Fibre> fibres_for(const char* op, const Tensor& t, const ProcessGroup& group) {
   enter(op);
   require_local(op, t, "the tensor");
+  world = comm::world_of(t);
   return fibres_of(op, t.ranks(), group);
 }
 
 }  // namespace
 
 void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
+  const observe::CollectiveCall call;
   for (const Fibre& members : fibres_for("all_reduce", tensor, group)) {
     common_shape("all_reduce", tensor, members, "the tensor");
     const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
     std::vector<Tensor> inputs;
     for (int m : members) inputs.push_back(flat(before_reduce(tensor.shard(m), op)));
-    const std::vector<Tensor> outputs = comm::run_collective(TESSERA_COLL_ALL_REDUCE, members, inputs, inputs[0].numel(), sop);
+    const std::vector<Tensor> outputs = comm::run_collective(world, TESSERA_COLL_ALL_REDUCE, members, inputs, inputs[0].numel(), sop);
     for (size_t i = 0; i < members.size(); ++i)
       write_back(tensor.shard(members[i]), after_reduce(outputs[i], op, static_cast<int>(members.size())));
   }
 }
 
 void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
+  const observe::CollectiveCall call;
   for (const Fibre& members : fibres_for("broadcast", tensor, group)) {
     require_root("broadcast", src, members.size());
     common_shape("broadcast", tensor, members, "the tensor");
     std::vector<Tensor> inputs;
     for (int m : members) inputs.push_back(flat(tensor.shard(m)));
     const std::vector<Tensor> outputs =
-        comm::run_collective(TESSERA_COLL_BROADCAST, members, inputs, inputs[0].numel(), TESSERA_REDUCE_SUM, src);
+        comm::run_collective(world, TESSERA_COLL_BROADCAST, members, inputs, inputs[0].numel(), TESSERA_REDUCE_SUM, src);
     for (size_t i = 0; i < members.size(); ++i) write_back(tensor.shard(members[i]), outputs[i]);
   }
 }
 
 void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
+  const observe::CollectiveCall call;
   for (const Fibre& members : fibres_for("reduce", tensor, group)) {
     require_root("reduce", dst, members.size());
     common_shape("reduce", tensor, members, "the tensor");
     const int32_t sop = schedule_op("reduce", op, tensor.dtype());
     std::vector<Tensor> inputs;
     for (int m : members) inputs.push_back(flat(before_reduce(tensor.shard(m), op)));
-    const std::vector<Tensor> outputs = comm::run_collective(TESSERA_COLL_REDUCE, members, inputs, inputs[0].numel(), sop, dst);
+    const std::vector<Tensor> outputs = comm::run_collective(world, TESSERA_COLL_REDUCE, members, inputs, inputs[0].numel(), sop, dst);
     write_back(tensor.shard(members[static_cast<size_t>(dst)]),
                after_reduce(outputs[static_cast<size_t>(dst)], op, static_cast<int>(members.size())));
   }
 }
 
 void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const ProcessGroup& group) {
+  const observe::CollectiveCall call;
   for (const Fibre& members : fibres_for("all_gather", tensor, group)) {
     require_list("all_gather", outputs, members.size(), tensor.ranks(), "the output list");
     const Shape shape = common_shape("all_gather", tensor, members, "the tensor");
     std::vector<Tensor> inputs;
     for (int m : members) inputs.push_back(flat(tensor.shard(m)));
     const int64_t n = inputs[0].numel();
-    const std::vector<Tensor> gathered = comm::run_collective(TESSERA_COLL_ALL_GATHER, members, inputs, n);
+    const std::vector<Tensor> gathered = comm::run_collective(world, TESSERA_COLL_ALL_GATHER, members, inputs, n);
     for (size_t j = 0; j < members.size(); ++j)
       for (size_t i = 0; i < members.size(); ++i)
         write_back(outputs[i].shard(members[j]), gathered[j].narrow(0, static_cast<int64_t>(i) * n, n));
@@ -186,6 +195,7 @@ void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const Proces
 }
 
 void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGroup& group) {
+  const observe::CollectiveCall call;
   for (const Fibre& members : fibres_for("all_gather_into_tensor", input, group)) {
     require_local("all_gather_into_tensor", output, "the output");
     const Shape shape = common_shape("all_gather_into_tensor", input, members, "the input");
@@ -199,12 +209,13 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
                                 m, shape_text(output.shard(m).sizes()), shape_text(expected), members.size()));
       inputs.push_back(flat(input.shard(m)));
     }
-    const std::vector<Tensor> gathered = comm::run_collective(TESSERA_COLL_ALL_GATHER, members, inputs, inputs[0].numel());
+    const std::vector<Tensor> gathered = comm::run_collective(world, TESSERA_COLL_ALL_GATHER, members, inputs, inputs[0].numel());
     for (size_t j = 0; j < members.size(); ++j) write_back(output.shard(members[j]), gathered[j]);
   }
 }
 
 void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op, const ProcessGroup& group) {
+  const observe::CollectiveCall call;
   for (const Fibre& members : fibres_for("reduce_scatter", output, group)) {
     require_list("reduce_scatter", inputs, members.size(), output.ranks(), "the input list");
     const Shape shape = common_shape("reduce_scatter", output, members, "the output");
@@ -221,13 +232,14 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
       buffers.push_back(cat(blocks));
     }
     const std::vector<Tensor> results =
-        comm::run_collective(TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(shape), sop);
+        comm::run_collective(world, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
       write_back(output.shard(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
   }
 }
 
 void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, const ProcessGroup& group) {
+  const observe::CollectiveCall call;
   for (const Fibre& members : fibres_for("reduce_scatter_tensor", input, group)) {
     require_local("reduce_scatter_tensor", output, "the output");
     const Shape in_shape = common_shape("reduce_scatter_tensor", input, members, "the input");
@@ -239,13 +251,14 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, con
     std::vector<Tensor> buffers;
     for (int m : members) buffers.push_back(flat(before_reduce(input.shard(m), op)));
     const std::vector<Tensor> results =
-        comm::run_collective(TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(out_shape), sop);
+        comm::run_collective(world, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(out_shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
       write_back(output.shard(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
   }
 }
 
 void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, const ProcessGroup& group) {
+  const observe::CollectiveCall call;
   if (inputs.empty()) throw Error("all_to_all: the input list is empty");
   for (const Fibre& members : fibres_for("all_to_all", inputs.front(), group)) {
     require_list("all_to_all", inputs, members.size(), inputs.front().ranks(), "the input list");
@@ -263,7 +276,7 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
       buffers.push_back(cat(blocks));
     }
     const int64_t n = shape_numel(shape);
-    const std::vector<Tensor> results = comm::run_collective(TESSERA_COLL_ALL_TO_ALL, members, buffers, n);
+    const std::vector<Tensor> results = comm::run_collective(world, TESSERA_COLL_ALL_TO_ALL, members, buffers, n);
     for (size_t j = 0; j < members.size(); ++j)
       for (size_t i = 0; i < members.size(); ++i)
         write_back(outputs[i].shard(members[j]), results[j].narrow(0, static_cast<int64_t>(i) * n, n));
@@ -271,6 +284,7 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
 }
 
 void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const ProcessGroup& group) {
+  const observe::CollectiveCall call;
   for (const Fibre& members : fibres_for("scatter", output, group)) {
     require_root("scatter", src, members.size());
     require_list("scatter", inputs, members.size(), output.ranks(), "the input list");
@@ -287,12 +301,13 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
     std::vector<Tensor> buffers;
     for (int m : members) buffers.push_back(m == root ? root_buffer : zeros_like(root_buffer));
     const std::vector<Tensor> results =
-        comm::run_collective(TESSERA_COLL_SCATTER, members, buffers, shape_numel(shape), TESSERA_REDUCE_SUM, src);
+        comm::run_collective(world, TESSERA_COLL_SCATTER, members, buffers, shape_numel(shape), TESSERA_REDUCE_SUM, src);
     for (size_t i = 0; i < members.size(); ++i) write_back(output.shard(members[i]), results[i]);
   }
 }
 
 void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const ProcessGroup& group) {
+  const observe::CollectiveCall call;
   for (const Fibre& members : fibres_for("gather", tensor, group)) {
     require_root("gather", dst, members.size());
     require_list("gather", outputs, members.size(), tensor.ranks(), "the output list");
@@ -301,7 +316,7 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
     for (int m : members) inputs.push_back(flat(tensor.shard(m)));
     const int64_t n = inputs[0].numel();
     const std::vector<Tensor> results =
-        comm::run_collective(TESSERA_COLL_GATHER, members, inputs, n, TESSERA_REDUCE_SUM, dst);
+        comm::run_collective(world, TESSERA_COLL_GATHER, members, inputs, n, TESSERA_REDUCE_SUM, dst);
     const int root = members[static_cast<size_t>(dst)];
     for (size_t i = 0; i < members.size(); ++i)
       write_back(outputs[i].shard(root), results[static_cast<size_t>(dst)].narrow(0, static_cast<int64_t>(i) * n, n));
@@ -309,11 +324,12 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
 }
 
 void barrier(const Tensor& participants, const ProcessGroup& group) {
+  const observe::CollectiveCall call;
   for (const Fibre& members : fibres_for("barrier", participants, group)) {
     std::vector<Tensor> none;
     DisabledLocalMode plain;
     for (size_t i = 0; i < members.size(); ++i) none.push_back(empty({0}, TensorOptions(participants.dtype())));
-    comm::run_collective(TESSERA_COLL_BARRIER, members, none, 0);
+    comm::run_collective(world, TESSERA_COLL_BARRIER, members, none, 0);
   }
 }
 

@@ -7,9 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "comm/cost_model.hpp"
 #include "comm/executor.hpp"
 #include "comm/selection.hpp"
 #include "dispatch/backend.hpp"
+#include "observe/comm_events.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/topology.hpp"
@@ -26,7 +28,9 @@ constexpr size_t kCacheLimit = 4096;  // distinct (shape, algorithm) combination
 
 }  // namespace
 
-std::vector<int32_t> ring_order_of(const std::vector<int>& members);
+std::vector<int32_t> ring_order_of(int world, const std::vector<int>& members);
+
+int world_of(const Tensor& tensor) { return tensor.ranks().ranks().back() + 1; }
 
 tessera_collective_request make_request(int32_t collective, int group_size, int64_t count, DType dtype,
                                         int32_t reduce_op, int32_t root) {
@@ -60,8 +64,7 @@ std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, co
 }
 
 // The members' positions round the topology's ring, as group ranks; empty for the natural order.
-std::vector<int32_t> ring_order_of(const std::vector<int>& members) {
-  const int world = *std::max_element(members.begin(), members.end()) + 1;
+std::vector<int32_t> ring_order_of(int world, const std::vector<int>& members) {
   const std::vector<int> order = default_topology(world).ring_order(members);
   std::vector<int32_t> ring;
   bool natural = true;
@@ -73,16 +76,21 @@ std::vector<int32_t> ring_order_of(const std::vector<int>& members) {
   return natural ? std::vector<int32_t>{} : ring;
 }
 
-std::vector<Tensor> run_collective(int32_t collective, const std::vector<int>& members,
+std::vector<Tensor> run_collective(int world, int32_t collective, const std::vector<int>& members,
                                    const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root) {
   const DType dtype = inputs.front().dtype();
   tessera_collective_request request =
       make_request(collective, static_cast<int>(inputs.size()), count, dtype, reduce_op, root);
-  const std::vector<int32_t> ring = ring_order_of(members);
+  world = std::max(world, *std::max_element(members.begin(), members.end()) + 1);
+  const std::vector<int32_t> ring = ring_order_of(world, members);
   request.ring_order = ring.empty() ? nullptr : ring.data();
   const int64_t bytes = static_cast<int64_t>(itemsize(dtype)) * inputs.front().numel();
   const std::shared_ptr<const CollectiveAlgorithm> algorithm = choose(request, bytes);
-  return execute(*cached_schedule(algorithm->name(), request), inputs);
+  const std::shared_ptr<const Schedule> schedule = cached_schedule(algorithm->name(), request);
+  if (observe::wants_collectives()) {
+    observe::report_collective(*schedule, members, estimate(*schedule, members, default_topology(world), itemsize(dtype)));
+  }
+  return execute(*schedule, inputs);
 }
 
 }  // namespace tessera::comm

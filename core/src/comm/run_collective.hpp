@@ -8,16 +8,21 @@
 
 namespace tessera::comm {
 
-// members[i]: group rank i's global rank; inputs[i]: its input buffer (1-d, contiguous, the size
+// world: the number of ranks the topology spans (one more than the largest rank of the
+// collective's tensor); members[i]: group rank i's global rank; inputs[i]: its input buffer (1-d, contiguous, the size
 // collective.h gives for `count`). Returns every group rank's output buffer. Ring-shaped
 // algorithms visit the members in the default topology's ring order.
-std::vector<Tensor> run_collective(int32_t collective, const std::vector<int>& members,
+std::vector<Tensor> run_collective(int world, int32_t collective, const std::vector<int>& members,
                                    const std::vector<Tensor>& inputs, int64_t count,
                                    int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0);
 
 // The schedule an algorithm builds for a request, cached per (algorithm, collective, group size,
 // count, dtype, op, root, ring order).
 std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& request);
+
+// One more than the largest rank a local tensor (or the first of a list) has: the world its
+// collectives see.
+int world_of(const Tensor& tensor);
 
 tessera_collective_request make_request(int32_t collective, int group_size, int64_t count, DType dtype,
                                         int32_t reduce_op, int32_t root);

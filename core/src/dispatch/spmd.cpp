@@ -2,12 +2,14 @@
 #include "tessera/detail/spmd.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include "dispatch/thread_pool.hpp"
+#include "observe/comm_events.hpp"
 #include "plugin/registry.hpp"
 #include "ranks/local_tensor_impl.hpp"
 #include "tessera/errors.hpp"
@@ -129,13 +131,18 @@ void throw_ranks_disagree(const char* op, const std::string& values) {
 
 void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, const std::function<void(size_t)>& task) {
   std::vector<std::exception_ptr> failures(ranks.size());
+  const bool traced = observe::wants_rank_ops();
   auto guarded = [&](size_t i) {
     RankTaskScope scope;
+    const auto begin = traced ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     try {
       task(i);
     } catch (...) {
       failures[i] = std::current_exception();
     }
+    if (traced)
+      observe::report_rank_op(op, ranks[i],
+                              std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   };
   const bool parallel = ranks.size() > 1 && work_per_rank >= kParallelWorkThreshold && !running_rank_task &&
                         dispatch::rank_pool().size() > 1;

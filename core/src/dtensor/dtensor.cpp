@@ -9,6 +9,7 @@
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
+#include "tessera/observe.hpp"
 
 namespace tessera {
 namespace {
@@ -71,7 +72,11 @@ DTensor distribute_tensor(const Tensor& tensor, const DeviceMesh& mesh, Placemen
     require_mesh_ranks("distribute_tensor", tensor, mesh);
     // Group rank 0 of every mesh dim is the source, as in PyTorch: broadcast dim by dim.
     replicated = tensor.clone();
-    for (int64_t i = 0; i < mesh.ndim(); ++i) dist::broadcast(replicated, 0, mesh.group(i));
+    for (int64_t i = 0; i < mesh.ndim(); ++i) {
+      const CommLabel along(mesh.dim_names().empty() ? fmt::format("dim {}", i) : mesh.dim_names()[static_cast<size_t>(i)],
+                            "distribute_tensor");
+      dist::broadcast(replicated, 0, mesh.group(i));
+    }
   } else {
     std::vector<std::pair<int, Tensor>> copies;
     DisabledLocalMode plain;

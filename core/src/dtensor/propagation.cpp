@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include "dtensor/redistribute.hpp"
+#include "observe/comm_events.hpp"
 #include "observe/log.hpp"
+#include "tessera/observe.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera::dtensor {
@@ -85,6 +87,8 @@ Prepared prepare(const char* op, const std::vector<DTensor>& inputs, const Strat
     }
     observe::logger().info("implicit communication: {} redistributes input {} from {} to {}", op, k,
                            placements_text(t.placements()), placements_text(wanted[k]));
+    observe::report_implicit(op, static_cast<int64_t>(k), placements_text(t.placements()), placements_text(wanted[k]));
+    const CommLabel caused_by("", op);
     prepared.inputs.emplace_back(redistribute_local(t, wanted[k], /*allow_partial_targets=*/true), t.device_mesh(),
                                  wanted[k], t.shape());
   }

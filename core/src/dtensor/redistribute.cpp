@@ -8,10 +8,16 @@
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
 #include "tessera/local.hpp"
+#include "tessera/observe.hpp"
 #include "tessera/ops.hpp"
 
 namespace tessera::dtensor {
 namespace {
+
+// The label counters and traces show for communication along mesh dim i.
+std::string mesh_dim_label(const DeviceMesh& mesh, size_t i) {
+  return mesh.dim_names().empty() ? fmt::format("dim {}", i) : mesh.dim_names()[i];
+}
 
 ReduceOp reduce_op_of(const Placement& partial) {
   const std::string& op = partial.reduce_op();
@@ -47,7 +53,10 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
     shape[0] *= shards;
     return empty(shape, TensorOptions(shard.dtype()));
   });
-  dist::all_gather_into_tensor(gathered, padded, mesh.group(static_cast<int64_t>(i)));
+  {
+    const CommLabel along(mesh_dim_label(mesh, i));
+    dist::all_gather_into_tensor(gathered, padded, mesh.group(static_cast<int64_t>(i)));
+  }
 
   return map_ranks(gathered, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& all) {
     const int64_t parent = total_length(held(global[static_cast<size_t>(d)], d, current, mesh.shape(), coord, i));
@@ -111,7 +120,10 @@ Tensor move_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& glob
       return empty(t.sizes(), TensorOptions(t.dtype()));
     }));
   }
-  dist::all_to_all(outputs, inputs, mesh.group(static_cast<int64_t>(i)));
+  {
+    const CommLabel along(mesh_dim_label(mesh, i));
+    dist::all_to_all(outputs, inputs, mesh.group(static_cast<int64_t>(i)));
+  }
   return map_ranks(local, mesh, [&](int rank, const std::vector<int64_t>& coord, const Tensor&) {
     std::vector<Tensor> parts;
     for (int64_t j = 0; j < shards; ++j)
@@ -186,6 +198,7 @@ Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_
   for (size_t i = 0; i < n; ++i)
     if (current[i].is_partial() && current[i] != target[i]) {
       local = local.clone();
+      const CommLabel along(mesh_dim_label(mesh, i));
       dist::all_reduce(local, reduce_op_of(current[i]), mesh.group(static_cast<int64_t>(i)));
       current[i] = Replicate();
     }

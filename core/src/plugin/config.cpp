@@ -60,7 +60,7 @@ std::vector<std::string> string_list(const fs::path& file, const toml::table& ta
 Config parse(const toml::table& root, const fs::path& file) {
   Config config;
   config.source = file;
-  check_keys(file, root, "", {"plugins", "backend", "log", "execution", "collectives", "topology"});
+  check_keys(file, root, "", {"plugins", "backend", "log", "execution", "collectives", "topology", "trace"});
   const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
   if (const toml::table* plugins = section(file, root, "plugins")) {
     check_keys(file, *plugins, "plugins.", {"search_path", "load"});
@@ -95,6 +95,11 @@ Config parse(const toml::table& root, const fs::path& file) {
   if (const toml::table* topology = section(file, root, "topology")) {
     check_keys(file, *topology, "topology.", {"preset"});
     config.topology = string_value(file, *topology, "topology.", "preset", "");
+  }
+  if (const toml::table* trace = section(file, root, "trace")) {
+    check_keys(file, *trace, "trace.", {"file"});
+    const std::string path = string_value(file, *trace, "trace.", "file", "");
+    if (!path.empty()) config.trace_file = fs::path(path).is_absolute() ? fs::path(path) : base / path;
   }
   return config;
 }

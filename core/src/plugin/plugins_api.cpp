@@ -1,5 +1,7 @@
 // The public plugin functions of tessera/plugins.hpp, over the Registry.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 
 #include <fmt/format.h>
@@ -8,6 +10,7 @@
 #include "dispatch/thread_pool.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
+#include "tessera/observe.hpp"
 #include "tessera/topology.hpp"
 
 namespace tessera {
@@ -55,6 +58,17 @@ std::vector<PluginProbe> discover_plugins() {
 void configure(const Config& config) {
   Registry::instance().apply(config);
   dispatch::set_rank_threads(config.threads);
+  if (!config.trace_file.empty() && !tracing()) {
+    start_trace(config.trace_file.string());
+    static const bool written_at_exit = (std::atexit([] {
+      try {
+        stop_trace();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "tessera: %s\n", e.what());
+      }
+    }), true);
+    (void)written_at_exit;
+  }
   if (!config.topology.empty()) {
     try {
       set_default_topology(config.topology);

@@ -1,5 +1,6 @@
 #include "plugin/registry.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <algorithm>
 #include <set>
@@ -10,6 +11,7 @@
 
 #include "observe/log.hpp"
 #include "tessera/errors.hpp"
+#include "tessera/observe.hpp"
 
 namespace tessera::plugin {
 namespace fs = std::filesystem;
@@ -50,6 +52,16 @@ Registry& Registry::instance() {
     auto* made = new Registry();  // never destroyed: tensors in static storage may outlive main
     if (const char* level = std::getenv("TESSERA_LOG_LEVEL")) observe::set_log_level(level);
     if (const char* file = std::getenv("TESSERA_CONFIG")) made->apply(Config::from_file(file));
+    if (const char* trace = std::getenv("TESSERA_TRACE"); trace != nullptr && trace[0] != '\0') {
+      start_trace(trace);
+      std::atexit([] {
+        try {
+          stop_trace();
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "tessera: %s\n", e.what());
+        }
+      });
+    }
     return made;
   }();
   return *registry;
