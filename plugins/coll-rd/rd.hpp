@@ -58,15 +58,7 @@ void reduce_scatter_halving(const Schedule& s, const PowerOfTwoFold& fold,
 void all_gather_doubling(const Schedule& s, const PowerOfTwoFold& fold, const std::vector<int32_t>& buffers,
                          const std::vector<int64_t>& offsets);
 
-// A group of one has nothing to exchange and count 0 nothing to move: the schedule is at most the
-// local copy the collective's definition asks for. Returns true when it handled the request.
-inline bool schedule_trivial(const tessera_collective_request& request, const Schedule& s) {
-  if (request.count == 0) return true;
-  if (request.group_size > 1) return false;
-  s.copy(0, sdk::chunk(TESSERA_BUFFER_OUTPUT, 0, request.count),
-         sdk::chunk(TESSERA_BUFFER_INPUT, 0, request.count));
-  return true;
-}
+using sdk::schedule_trivial;
 
 void all_reduce(const tessera_collective_request& request, const Schedule& s);
 void all_gather(const tessera_collective_request& request, const Schedule& s);

@@ -14,7 +14,7 @@ namespace tessera::ring {
 
 using sdk::Schedule;
 
-inline int32_t wrap(int64_t rank, int32_t p) { return static_cast<int32_t>(((rank % p) + p) % p); }
+using sdk::wrap;
 
 // The ring the ranks form: the host's ring order (neighbours close in the topology) when it gives
 // one, else 0, 1, ..., p-1. The algorithms work on positions round the ring; rank_at maps a
@@ -34,16 +34,7 @@ class Ring {
   std::vector<int32_t> order_;
 };
 
-// A group of one has nothing to exchange and count 0 nothing to move: the schedule is at most the
-// local copy the collective's definition asks for. Returns true when it handled the request.
-inline bool schedule_trivial(const tessera_collective_request& request, const Schedule& s) {
-  if (request.count == 0) return true;
-  if (request.group_size > 1) return false;
-  // In and out have the same size when p == 1, whatever the collective.
-  s.copy(0, sdk::chunk(TESSERA_BUFFER_OUTPUT, 0, request.count),
-         sdk::chunk(TESSERA_BUFFER_INPUT, 0, request.count));
-  return true;
-}
+using sdk::schedule_trivial;
 
 void all_reduce(const tessera_collective_request& request, const Schedule& s);
 void all_gather(const tessera_collective_request& request, const Schedule& s);

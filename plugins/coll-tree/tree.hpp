@@ -32,15 +32,7 @@ inline BinomialNode binomial_node(int32_t rank, int32_t root, int32_t p) {
   return node;
 }
 
-// A group of one has nothing to exchange and count 0 nothing to move: the schedule is at most the
-// local copy the collective's definition asks for. Returns true when it handled the request.
-inline bool schedule_trivial(const tessera_collective_request& request, const Schedule& s) {
-  if (request.count == 0) return true;
-  if (request.group_size > 1) return false;
-  s.copy(0, sdk::chunk(TESSERA_BUFFER_OUTPUT, 0, request.count),
-         sdk::chunk(TESSERA_BUFFER_INPUT, 0, request.count));
-  return true;
-}
+using sdk::schedule_trivial;
 
 // The two halves, shared by all_reduce. Reduce: every rank with children folds its input and its
 // children's partial results into an accumulator (the output at `root`; elsewhere the output when

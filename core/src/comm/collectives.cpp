@@ -78,15 +78,7 @@ int32_t schedule_op(const char* op, const ReduceOp& reduce, DType dtype) {
                             dtype_name(dtype)));
   if (float_only && !is_floating(dtype))
     throw Error(fmt::format("{}: reduce op {} needs a floating tensor, got {}", op, reduce.to_string(), dtype_name(dtype)));
-  switch (reduce.kind()) {
-    case ReduceOp::PRODUCT: return TESSERA_REDUCE_PRODUCT;
-    case ReduceOp::MIN: return TESSERA_REDUCE_MIN;
-    case ReduceOp::MAX: return TESSERA_REDUCE_MAX;
-    case ReduceOp::BAND: return TESSERA_REDUCE_BAND;
-    case ReduceOp::BOR: return TESSERA_REDUCE_BOR;
-    case ReduceOp::BXOR: return TESSERA_REDUCE_BXOR;
-    default: return TESSERA_REDUCE_SUM;
-  }
+  return comm::schedule_reduce_op(reduce);
 }
 
 Tensor before_reduce(const Tensor& input, const ReduceOp& reduce) {

@@ -22,18 +22,6 @@ int32_t collective_or_throw(const std::string& collective) {
   return c;
 }
 
-int32_t schedule_op(const ReduceOp& op) {
-  switch (op.kind()) {
-    case ReduceOp::PRODUCT: return TESSERA_REDUCE_PRODUCT;
-    case ReduceOp::MIN: return TESSERA_REDUCE_MIN;
-    case ReduceOp::MAX: return TESSERA_REDUCE_MAX;
-    case ReduceOp::BAND: return TESSERA_REDUCE_BAND;
-    case ReduceOp::BOR: return TESSERA_REDUCE_BOR;
-    case ReduceOp::BXOR: return TESSERA_REDUCE_BXOR;
-    default: return TESSERA_REDUCE_SUM;
-  }
-}
-
 }  // namespace
 
 void set_algorithms(const std::string& rules) { comm::set_rules(rules); }
@@ -51,7 +39,7 @@ std::string verify_schedule(const std::string& algorithm, const std::string& col
   if (group_size < 1) throw Error(fmt::format("verify_schedule: group size must be at least 1, got {}", group_size));
   if (count < 0) throw Error(fmt::format("verify_schedule: count must be non-negative, got {}", count));
   tessera_collective_request request =
-      comm::make_request(collective_or_throw(collective), group_size, count, kFloat32, schedule_op(op), root);
+      comm::make_request(collective_or_throw(collective), group_size, count, kFloat32, comm::schedule_reduce_op(op), root);
   std::vector<int32_t> ring(ring_order.begin(), ring_order.end());
   if (!ring.empty()) {
     std::vector<int32_t> sorted = ring;

@@ -30,6 +30,18 @@ constexpr size_t kCacheLimit = 4096;  // distinct (shape, algorithm) combination
 
 std::vector<int32_t> ring_order_of(int world, const std::vector<int>& members);
 
+int32_t schedule_reduce_op(const ReduceOp& op) {
+  switch (op.kind()) {
+    case ReduceOp::PRODUCT: return TESSERA_REDUCE_PRODUCT;
+    case ReduceOp::MIN: return TESSERA_REDUCE_MIN;
+    case ReduceOp::MAX: return TESSERA_REDUCE_MAX;
+    case ReduceOp::BAND: return TESSERA_REDUCE_BAND;
+    case ReduceOp::BOR: return TESSERA_REDUCE_BOR;
+    case ReduceOp::BXOR: return TESSERA_REDUCE_BXOR;
+    default: return TESSERA_REDUCE_SUM;
+  }
+}
+
 int world_of(const Tensor& tensor) { return tensor.ranks().ranks().back() + 1; }
 
 tessera_collective_request make_request(int32_t collective, int group_size, int64_t count, DType dtype,

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "comm/schedule.hpp"
+#include "tessera/dist.hpp"
 #include "tessera/tensor.hpp"
 
 namespace tessera::comm {
@@ -19,6 +20,10 @@ std::vector<Tensor> run_collective(int world, int32_t collective, const std::vec
 // The schedule an algorithm builds for a request, cached per (algorithm, collective, group size,
 // count, dtype, op, root, ring order).
 std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& request);
+
+// The reduction a schedule performs for a user's op: AVG and PREMUL_SUM are sums with scaling
+// around them, done by the caller.
+int32_t schedule_reduce_op(const ReduceOp& op);
 
 // One more than the largest rank a local tensor (or the first of a list) has: the world its
 // collectives see.

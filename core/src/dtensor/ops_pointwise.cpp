@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "dtensor/ops_common.hpp"
-#include "tensor/tensor_impl.hpp"
+#include "tensor/internal.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {
@@ -22,19 +22,6 @@ std::atomic<bool> implicit_replication_enabled{false};
 
 enum class Linearity { None, Additive, Multiplicative, Divisive, Max, Min };
 
-Shape broadcast(const char* op, const Shape& a, const Shape& b) {
-  const size_t n = std::max(a.size(), b.size());
-  Shape out(n);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1)
-      throw Error(fmt::format("{}: shapes {} and {} cannot be broadcast together", op, shape_text(a), shape_text(b)));
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 // The operand dim that output dim `o` comes from, when the operand has it at full size.
 std::optional<int64_t> source_dim(const Shape& operand, const Shape& out, int64_t o) {
   const int64_t d = o - static_cast<int64_t>(out.size() - operand.size());
@@ -44,7 +31,7 @@ std::optional<int64_t> source_dim(const Shape& operand, const Shape& out, int64_
 
 DTensor binary(const char* op, const DTensor& a, const DTensor& b, Linearity linearity,
                Tensor (*local_op)(const Tensor&, const Tensor&)) {
-  const Shape out = broadcast(op, a.shape(), b.shape());
+  const Shape out = detail::broadcast_shapes(a.shape(), b.shape(), op);
   const dtensor::Prepared plan = dtensor::prepare(op, {a, b}, [&](size_t i) {
     const Placement& pa = a.placements()[i];
     const Placement& pb = b.placements()[i];

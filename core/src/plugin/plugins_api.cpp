@@ -39,19 +39,7 @@ PluginProbe probe_plugin(const fs::path& file) {
 
 std::vector<PluginProbe> discover_plugins() {
   std::vector<PluginProbe> probes;
-  std::set<std::string> seen;  // a file name found twice: the first directory wins, as in PATH
-  for (const fs::path& dir : plugin_search_path()) {
-    std::error_code error;
-    if (!fs::is_directory(dir, error)) continue;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir, error)) {
-      const std::string name = entry.path().filename().string();
-      if (name.starts_with("libtessera-") && name.ends_with(".so")) files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const fs::path& file : files)
-      if (seen.insert(file.filename().string()).second) probes.push_back(probe_plugin(file));
-  }
+  for (const fs::path& file : plugin::plugin_files(plugin_search_path(), "libtessera-")) probes.push_back(probe_plugin(file));
   return probes;
 }
 

@@ -18,6 +18,23 @@ namespace fs = std::filesystem;
 
 std::string plugin_file_name(const std::string& name) { return "libtessera-" + name + ".so"; }
 
+std::vector<fs::path> plugin_files(const std::vector<fs::path>& dirs, const std::string& prefix) {
+  std::vector<fs::path> found;
+  std::set<std::string> seen;
+  for (const fs::path& dir : dirs) {
+    std::error_code error;
+    if (!fs::is_directory(dir, error)) continue;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir, error)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with(prefix) && name.ends_with(".so") && seen.insert(name).second) files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    found.insert(found.end(), files.begin(), files.end());
+  }
+  return found;
+}
+
 namespace {
 
 bool looks_like_path(const std::string& text) {
@@ -217,24 +234,11 @@ std::vector<std::string> Registry::backend_names() const {
 
 void Registry::discover_locked(const std::string& family) {
   if (!discovered_families_.insert(family).second) return;
-  const std::string prefix = "libtessera-" + family + "-";
-  std::set<std::string> seen;  // the first directory with a given file name wins, as in PATH
-  for (const fs::path& dir : search_path_locked()) {
-    std::error_code error;
-    if (!fs::is_directory(dir, error)) continue;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir, error)) {
-      const std::string name = entry.path().filename().string();
-      if (name.starts_with(prefix) && name.ends_with(".so") && seen.insert(name).second)
-        files.push_back(entry.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const fs::path& file : files) {
-      try {
-        load_locked(file.string());
-      } catch (const PluginError& e) {
-        observe::logger().warn("skipping {} plugin: {}", family, e.what());
-      }
+  for (const fs::path& file : plugin_files(search_path_locked(), "libtessera-" + family + "-")) {
+    try {
+      load_locked(file.string());
+    } catch (const PluginError& e) {
+      observe::logger().warn("skipping {} plugin: {}", family, e.what());
     }
   }
 }

@@ -69,4 +69,9 @@ class Registry {
 // The file name a plugin called `name` has on disk: libtessera-<name>.so.
 std::string plugin_file_name(const std::string& name);
 
+// Every <prefix>*.so in `dirs`; a file name found twice is taken from the first directory, as in
+// PATH. Sorted by name within a directory.
+std::vector<std::filesystem::path> plugin_files(const std::vector<std::filesystem::path>& dirs,
+                                                const std::string& prefix);
+
 }  // namespace tessera::plugin

@@ -133,48 +133,52 @@ Tensor eye(int64_t n, int64_t m, TensorOptions options) {
   return make("eye", [&] { return dense_eye(n, m, options); });
 }
 
-// Inside a local mode each rank draws from its own generator (see LocalMode).
-Tensor rand(const SymShape& shape, TensorOptions options) {
-  if (LocalMode* mode = active_local_mode())
-    return make("rand", [&](const SymShape& s, int64_t rank) {
-      return rand(s, mode->generator(static_cast<int>(rank)), options);
-    }, shape, current_rank());
-  std::lock_guard lock(default_generator_mutex);
-  return rand(shape, default_generator(), options);
-}
-Tensor randn(const SymShape& shape, TensorOptions options) {
-  if (LocalMode* mode = active_local_mode())
-    return make("randn", [&](const SymShape& s, int64_t rank) {
-      return randn(s, mode->generator(static_cast<int>(rank)), options);
-    }, shape, current_rank());
-  std::lock_guard lock(default_generator_mutex);
-  return randn(shape, default_generator(), options);
-}
+namespace {
+
+// A distribution: its kernel, how many counters one element consumes, and its parameters.
+struct Distribution {
+  const char* op;
+  const char* kernel;
+  uint64_t counters_per_element;
+  dispatch::Attr first;
+  dispatch::Attr second;
+};
+const Distribution kUniform{"rand", "uniform", 1, dispatch::Attr::real("low", 0.0), dispatch::Attr::real("high", 1.0)};
+// A normal element consumes two counters (Box-Muller), see counter_rng.hpp.
+const Distribution kNormal{"randn", "normal", 2, dispatch::Attr::real("mean", 0.0), dispatch::Attr::real("std", 1.0)};
 
 // With an explicit generator inside a mode, every rank draws the same numbers (each from a copy of
 // the generator's state) and the generator advances once.
-Tensor rand(const SymShape& shape, Generator& generator, TensorOptions options) {
+Tensor draw(const Distribution& d, const SymShape& shape, Generator& generator, const TensorOptions& options) {
   const Generator start = generator;
-  Tensor out = make("rand", [&](const SymShape& s) {
+  return make(d.op, [&](const SymShape& s) {
     Generator copy = start;
-    Tensor t = random("uniform", s.to_shape(), copy, options, 1,
-                      {dispatch::Attr::real("low", 0.0), dispatch::Attr::real("high", 1.0)});
+    Tensor t = random(d.kernel, s.to_shape(), copy, options, d.counters_per_element, {d.first, d.second});
     advance_to_furthest(generator, copy);
     return t;
   }, shape);
-  return out;
+}
+
+// Inside a local mode each rank draws from its own generator (see LocalMode); outside, from the
+// default generator.
+Tensor draw(const Distribution& d, const SymShape& shape, const TensorOptions& options) {
+  if (LocalMode* mode = active_local_mode())
+    return make(d.op, [&](const SymShape& s, int64_t rank) {
+      return draw(d, s, mode->generator(static_cast<int>(rank)), options);
+    }, shape, current_rank());
+  std::lock_guard lock(default_generator_mutex);
+  return draw(d, shape, default_generator(), options);
+}
+
+}  // namespace
+
+Tensor rand(const SymShape& shape, TensorOptions options) { return draw(kUniform, shape, options); }
+Tensor randn(const SymShape& shape, TensorOptions options) { return draw(kNormal, shape, options); }
+Tensor rand(const SymShape& shape, Generator& generator, TensorOptions options) {
+  return draw(kUniform, shape, generator, options);
 }
 Tensor randn(const SymShape& shape, Generator& generator, TensorOptions options) {
-  const Generator start = generator;
-  // A normal element consumes two counters (Box-Muller), see counter_rng.hpp.
-  Tensor out = make("randn", [&](const SymShape& s) {
-    Generator copy = start;
-    Tensor t = random("normal", s.to_shape(), copy, options, 2,
-                      {dispatch::Attr::real("mean", 0.0), dispatch::Attr::real("std", 1.0)});
-    advance_to_furthest(generator, copy);
-    return t;
-  }, shape);
-  return out;
+  return draw(kNormal, shape, generator, options);
 }
 
 void manual_seed(uint64_t seed) { manual_seed(SymInt(static_cast<int64_t>(seed))); }

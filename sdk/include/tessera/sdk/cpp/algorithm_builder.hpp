@@ -29,6 +29,16 @@ inline std::vector<int64_t> block_offsets(int64_t n, int64_t parts) {
   return offsets;
 }
 
+// `index` mod p, for any sign: ring positions and relative ranks wrap around the group.
+inline int32_t wrap(int64_t index, int32_t p) { return static_cast<int32_t>(((index % p) + p) % p); }
+
+// A group of one has nothing to exchange and count 0 nothing to move: the schedule is at most the
+// local copy the collective's definition asks for (input and output have the same size when
+// p == 1). Returns true when it handled the request, so an algorithm can start with
+//   if (tessera::sdk::schedule_trivial(request, s)) return;
+class Schedule;
+bool schedule_trivial(const tessera_collective_request& request, const Schedule& s);
+
 inline const char* collective_name(int32_t collective) {
   static constexpr std::array<const char*, TESSERA_COLL_COUNT> names = {
       "all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter", "all_to_all", "scatter", "gather", "barrier"};
@@ -49,6 +59,13 @@ class Schedule {
  private:
   const tessera_schedule_builder* b_;
 };
+
+inline bool schedule_trivial(const tessera_collective_request& request, const Schedule& s) {
+  if (request.count == 0) return true;
+  if (request.group_size > 1) return false;
+  s.copy(0, chunk(TESSERA_BUFFER_OUTPUT, 0, request.count), chunk(TESSERA_BUFFER_INPUT, 0, request.count));
+  return true;
+}
 
 // Throws sdk::Error(TESSERA_UNIMPLEMENTED, reason) when the request does not fit the algorithm.
 using CheckFunction = void (*)(const tessera_collective_request&);
