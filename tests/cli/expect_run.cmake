@@ -1,6 +1,8 @@
-# cmake -DEXPECT_RC=<n> [-DEXPECT_REGEX=<regex>] [-DREJECT_REGEX=<regex>] -P expect_run.cmake -- <command> <args...>
+# cmake -DEXPECT_RC=<n> [-DEXPECT_REGEX=<regex>] [-DREJECT_REGEX=<regex>] [-DEXPECT_FILE=<path>]
+#       -P expect_run.cmake -- <command> <args...>
 # Runs the command and fails unless its exit status is EXPECT_RC and its output (stdout and stderr
-# together) matches EXPECT_REGEX and does not match REJECT_REGEX.
+# together) matches EXPECT_REGEX and does not match REJECT_REGEX. EXPECT_FILE is deleted before the
+# run (so a stale one cannot pass) and must exist, non-empty, after it.
 set(command "")
 set(seen_separator FALSE)
 math(EXPR last "${CMAKE_ARGC} - 1")
@@ -15,6 +17,9 @@ if(NOT command)
   message(FATAL_ERROR "expect_run.cmake: no command after --")
 endif()
 
+if(DEFINED EXPECT_FILE)
+  file(REMOVE "${EXPECT_FILE}")
+endif()
 execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(output "${out}${err}")
 message("${output}")
@@ -26,4 +31,10 @@ if(DEFINED EXPECT_REGEX AND NOT output MATCHES "${EXPECT_REGEX}")
 endif()
 if(DEFINED REJECT_REGEX AND output MATCHES "${REJECT_REGEX}")
   message(FATAL_ERROR "output matches what it must not: ${REJECT_REGEX}")
+endif()
+if(DEFINED EXPECT_FILE)
+  file(SIZE "${EXPECT_FILE}" size)  # fails the script when the file is missing
+  if(NOT size GREATER 0)
+    message(FATAL_ERROR "${EXPECT_FILE} is empty")
+  endif()
 endif()

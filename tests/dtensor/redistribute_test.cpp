@@ -170,3 +170,34 @@ TEST_CASE("distribute_tensor and from_local errors") {
                        doctest::Contains("rank 3 holds a shard of shape [1, 2], but S(0) of a [11, 2] tensor gives it [2, 2]"),
                        ts::Error);
 }
+
+TEST_CASE("distribute_tensor of a local tensor scatters and broadcasts from group rank 0") {
+  ts::LocalMode mode(4);
+  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2}, {"dp", "tp"});
+  // Every rank holds a different tensor; rank 0's (the mesh's first rank) is the source.
+  ts::Tensor per_rank = ts::rank_map([](int rank) { return ts::arange(30).reshape({10, 3}).to(ts::kFloat32) + 100 * rank; });
+  ts::Tensor source;
+  {
+    auto off = mode.disable();
+    source = ts::arange(30).reshape({10, 3}).to(ts::kFloat32);
+  }
+  for (const ts::Placements& placements : std::vector<ts::Placements>{{ts::Shard(0), ts::Shard(1)},
+                                                                       {ts::Replicate(), ts::Shard(0)},
+                                                                       {ts::BalancedShard(0), ts::Replicate()},
+                                                                       {ts::Shard(0), ts::Shard(0)}}) {
+    CAPTURE(ts::placements_text(placements));
+    ts::CommCounter counter;
+    const ts::DTensor d = ts::distribute_tensor(per_rank, mesh, placements);
+    CHECK(ts::equal(d.full_tensor().reconcile(), source));
+    CHECK(ts::equal(d.to_local(), ts::distribute_tensor(source, mesh, placements).to_local()));
+    int64_t scatters = 0, broadcasts = 0;
+    for (const auto& e : counter.entries()) {
+      if (e.collective == "scatter") scatters += e.calls;
+      if (e.collective == "broadcast") broadcasts += e.calls;
+    }
+    int64_t shard_dims = 0;
+    for (const ts::Placement& p : placements) shard_dims += p.is_shard() ? 1 : 0;
+    CHECK(scatters == shard_dims);
+    CHECK(broadcasts == 2 - shard_dims);
+  }
+}

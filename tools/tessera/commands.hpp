@@ -15,5 +15,10 @@ struct Command {
 };
 
 Command add_plugins_command(CLI::App& app);
+Command add_plan_command(CLI::App& app);
+Command add_config_command(CLI::App& app);
+#ifdef TESSERA_CLI_HAS_TOUR  // only when the tutorial scenarios are built (TESSERA_BUILD_EXAMPLES)
+Command add_tour_command(CLI::App& app);
+#endif
 
 }  // namespace tessera::cli

@@ -16,6 +16,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);  // none is reported below; this way an unknown one is named
 
   const std::vector<tessera::cli::Command> commands = {
+#ifdef TESSERA_CLI_HAS_TOUR
+      tessera::cli::add_tour_command(app),
+#endif
+      tessera::cli::add_plan_command(app),
+      tessera::cli::add_config_command(app),
       tessera::cli::add_plugins_command(app),
   };
 

@@ -67,25 +67,34 @@ DTensor distribute_tensor(const Tensor& tensor, const DeviceMesh& mesh, Placemen
                               "Shard or Replicate",
                               p.to_string()));
   const Placements bound = dtensor::bind(placements, mesh.ndim(), tensor.dim(), "distribute_tensor");
-  Tensor replicated;
   if (tensor.is_local()) {
+    // Group rank 0 of every mesh dim is the source, as in PyTorch: mesh dims left to right, a
+    // Shard scatters the pieces of what group rank 0 holds, a Replicate broadcasts it.
     require_mesh_ranks("distribute_tensor", tensor, mesh);
-    // Group rank 0 of every mesh dim is the source, as in PyTorch: broadcast dim by dim.
-    replicated = tensor.clone();
-    for (int64_t i = 0; i < mesh.ndim(); ++i) {
-      const CommLabel along(mesh.dim_names().empty() ? fmt::format("dim {}", i) : mesh.dim_names()[static_cast<size_t>(i)],
+    const Shape global = tensor.sizes();  // shards must agree in shape
+    Tensor local = tensor.clone();
+    Placements applied(bound.size(), Replicate());
+    for (size_t i = 0; i < bound.size(); ++i) {
+      if (bound[i].is_shard()) {
+        local = dtensor::scatter_shard(local, mesh, global, applied, i, bound[i]);
+        applied[i] = bound[i];
+        continue;
+      }
+      const CommLabel along(mesh.dim_names().empty() ? fmt::format("dim {}", i) : mesh.dim_names()[i],
                             "distribute_tensor");
-      dist::broadcast(replicated, 0, mesh.group(i));
+      dist::broadcast(local, 0, mesh.group(static_cast<int64_t>(i)));
     }
-  } else {
-    std::vector<std::pair<int, Tensor>> copies;
+    return DTensor(local, mesh, bound, global);
+  }
+  // A plain tensor is what every rank holds already: each takes its part, no communication.
+  std::vector<std::pair<int, Tensor>> copies;
+  {
     DisabledLocalMode plain;
     for (int r : mesh.ranks()) copies.emplace_back(r, tensor.clone());
-    replicated = local_tensor(RankMap<Tensor>(std::move(copies)));
   }
-  const Shape global = replicated.sizes();
-  const DTensor all_replicated(replicated, mesh, Placements(bound.size(), Replicate()), global);
-  return DTensor(dtensor::redistribute_local(all_replicated, bound, false), mesh, bound, global);
+  const DTensor all_replicated(local_tensor(RankMap<Tensor>(std::move(copies))), mesh,
+                               Placements(bound.size(), Replicate()), tensor.sizes());
+  return DTensor(dtensor::redistribute_local(all_replicated, bound, false), mesh, bound, tensor.sizes());
 }
 
 DTensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements, std::optional<Shape> shape) {

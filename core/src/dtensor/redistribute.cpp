@@ -162,6 +162,36 @@ Tensor replace_replicate(const Tensor& local, const DeviceMesh& mesh, const Shap
 
 }  // namespace
 
+Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placements& current,
+                     size_t i, const Placement& target) {
+  const int64_t d = target.dim();
+  const int64_t shards = mesh.size(static_cast<int64_t>(i));
+  auto pieces_at = [&](const std::vector<int64_t>& coord) {
+    const int64_t parent = total_length(held(global[static_cast<size_t>(d)], d, current, mesh.shape(), coord, i));
+    std::vector<Segments> pieces;
+    for (int64_t k = 0; k < shards; ++k) pieces.push_back(split(target, parent, shards, k));
+    return pieces;
+  };
+  int64_t widest = 0;
+  for (int rank : mesh.ranks())
+    for (const Segments& piece : pieces_at(mesh.coordinate_of(rank))) widest = std::max(widest, total_length(piece));
+  std::vector<Tensor> inputs;
+  for (int64_t k = 0; k < shards; ++k)
+    inputs.push_back(map_ranks(local, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& shard) {
+      return pad_to(take(shard, d, pieces_at(coord)[static_cast<size_t>(k)]), d, widest);
+    }));
+  Tensor received = map_ranks(inputs.front(), mesh, [](int, const std::vector<int64_t>&, const Tensor& t) {
+    return empty(t.sizes(), TensorOptions(t.dtype()));
+  });
+  {
+    const CommLabel along(mesh_dim_label(mesh, i), "distribute_tensor");
+    dist::scatter(received, inputs, 0, mesh.group(static_cast<int64_t>(i)));
+  }
+  return map_ranks(received, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& piece) {
+    return piece.narrow(d, 0, total_length(pieces_at(coord)[static_cast<size_t>(coord[i])])).contiguous();
+  });
+}
+
 Tensor map_ranks(const Tensor& local, const DeviceMesh& mesh,
                  const std::function<Tensor(int rank, const std::vector<int64_t>& coord, const Tensor& shard)>& f) {
   std::vector<std::pair<int, Tensor>> shards;

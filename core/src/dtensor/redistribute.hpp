@@ -14,6 +14,12 @@ namespace tessera::dtensor {
 // communication). Exact for uneven and empty shards and for nested shards.
 Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_partial_targets);
 
+// distribute_tensor's step for a Shard mesh dim: group rank 0 of mesh dim i splits what it holds
+// along the shard dim by the layout and scatters the pieces (padded to the longest, trimmed on
+// arrival). `current` holds the placements already applied on the mesh dims before i.
+Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placements& current,
+                     size_t i, const Placement& target);
+
 // Per-rank map over a DTensor's local tensor with each rank's mesh coordinate.
 Tensor map_ranks(const Tensor& local, const DeviceMesh& mesh,
                  const std::function<Tensor(int rank, const std::vector<int64_t>& coord, const Tensor& shard)>& f);
