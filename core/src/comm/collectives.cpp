@@ -5,7 +5,7 @@
 #include "comm/mailbox.hpp"
 #include "comm/run_collective.hpp"
 #include "observe/comm_events.hpp"
-#include "tensor/tensor_impl.hpp"
+#include "tensor/internal.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
@@ -117,7 +117,11 @@ void require_list(const char* op, const std::vector<Tensor>& list, size_t group_
   }
 }
 
-void write_back(Tensor shard, const Tensor& block) { shard.copy_(block.reshape(shard.sizes())); }
+// A result lands in the user's shard in place. A whole-buffer result exchanges memory with the
+// shard instead of being copied (the buffer is discarded right after).
+void write_back(Tensor shard, const Tensor& block) {
+  if (!detail::exchange_storage(shard, block)) shard.copy_(block.reshape(shard.sizes()));
+}
 
 // The topology of a call spans every rank of its tensor (set by fibres_for for the call).
 thread_local int world = 0;

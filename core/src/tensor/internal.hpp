@@ -29,6 +29,12 @@ std::vector<int64_t> broadcast_strides(const TensorImpl& t, const Shape& target)
 // Writes `src` (broadcast to dst's shape, same dtype) into the view `dst`.
 void copy_into(const TensorImpl& dst, const TensorImpl& src);
 
+// Moves `src`'s elements into `dst` by exchanging their storages' memory, when both are dense,
+// contiguous, of one dtype, backend and element count, and each spans its whole storage; every
+// view of dst's storage then sees the new values, as after an in-place copy. `src` is left with
+// dst's old elements. Returns false (and changes nothing) when the layouts do not allow it.
+bool exchange_storage(const Tensor& dst, const Tensor& src);
+
 // Reads all elements to host memory, row-major, as `dtype`.
 template <class T>
 std::vector<T> read_values(const TensorImpl& t);

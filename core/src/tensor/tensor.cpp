@@ -69,6 +69,21 @@ void copy_into(const TensorImpl& dst, const TensorImpl& src) {
                         {dispatch::operand(src, dst.sizes(), src_strides)}, {dispatch::operand(dst)});
 }
 
+bool exchange_storage(const Tensor& dst, const Tensor& src) {
+  if (!dst.defined() || !src.defined() || dst.is_local() || src.is_local()) return false;
+  const TensorImpl& d = *dst.impl();
+  const TensorImpl& s = *src.impl();
+  auto spans_storage = [](const TensorImpl& t) {
+    return t.is_contiguous() && t.offset() == 0 &&
+           static_cast<size_t>(t.numel()) * itemsize(t.dtype()) == t.storage()->bytes;
+  };
+  if (d.dtype() != s.dtype() || d.numel() != s.numel() || &d.backend() != &s.backend() || d.storage() == s.storage() ||
+      !spans_storage(d) || !spans_storage(s))
+    return false;
+  std::swap(d.storage()->data, s.storage()->data);
+  return true;
+}
+
 template <class T>
 std::vector<T> read_values(const TensorImpl& t) {
   Tensor converted = Tensor(std::make_shared<TensorImpl>(t)).to(dtype_of<T>()).contiguous();
