@@ -141,3 +141,11 @@ TEST_CASE("item and to_vector") {
   CHECK_THROWS_WITH_AS(ts::zeros({2}).item(), doctest::Contains("has 2 elements"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::Tensor().dim(), doctest::Contains("undefined"), ts::Error);
 }
+
+TEST_CASE("a float scalar that does not fit an integer tensor is an error") {
+  ts::Tensor i = ts::zeros({2}, ts::kInt64);
+  CHECK_THROWS_WITH_AS(i.fill_(NAN), doctest::Contains("cannot be converted to an integer"), ts::Error);
+  CHECK_THROWS_WITH_AS(i.fill_(1e30), doctest::Contains("cannot be converted to an integer"), ts::Error);
+  i.fill_(2.9);
+  CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{2, 2});
+}

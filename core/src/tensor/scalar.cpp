@@ -27,7 +27,11 @@ void Scalar::require_single(const char* what) const {
 
 int64_t Scalar::to_int() const {
   require_single("to_int()");
-  return kind_ == Kind::Float ? static_cast<int64_t>(f_) : i_;
+  if (kind_ != Kind::Float) return i_;
+  // Casting NaN or an out-of-range double to int64 is undefined; say so instead.
+  if (!(f_ > -9.2233720368547758e18 && f_ < 9.2233720368547758e18))
+    throw Error(fmt::format("scalar {} cannot be converted to an integer without overflow", f_));
+  return static_cast<int64_t>(f_);
 }
 double Scalar::to_double() const {
   require_single("to_double()");
