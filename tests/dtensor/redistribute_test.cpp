@@ -118,11 +118,22 @@ TEST_CASE("partial placements reduce on redistribute") {
   ts::Tensor terms = ts::rank_map([](int r) { return ts::full({3, 2}, float(r)); });
   ts::DTensor p = ts::from_local(terms, mesh, {ts::Partial()});
   CHECK(ts::equal(p.full_tensor().reconcile(), ts::full({3, 2}, 6.f)));
+  ts::CommCounter counter;
   ts::DTensor s = p.redistribute({ts::Shard(0)});
+  CHECK(counter.calls("reduce_scatter") == 1);  // P -> S is one reduce_scatter (SPEC 7)
+  CHECK(counter.calls() == 1);
   CHECK(s.to_local().shard(0).size(0) == 1);
   CHECK(ts::equal(s.full_tensor().reconcile(), ts::full({3, 2}, 6.f)));
   ts::DTensor pmax = ts::from_local(terms, mesh, {ts::Partial("max")});
   CHECK(ts::equal(pmax.full_tensor().reconcile(), ts::full({3, 2}, 3.f)));
+  CHECK(ts::equal(pmax.redistribute({ts::BalancedShard(1)}).full_tensor().reconcile(), ts::full({3, 2}, 3.f)));
+  // S(d) -> S(e) is one all_to_all.
+  ts::DTensor rows = ts::distribute_tensor(ts::arange(12).reshape({4, 3}), mesh, {ts::Shard(0)});
+  ts::CommCounter moves;
+  ts::DTensor cols = rows.redistribute({ts::Shard(1)});
+  CHECK(moves.calls("all_to_all") == 1);
+  CHECK(moves.calls() == 1);
+  CHECK(ts::equal(cols.full_tensor().reconcile(), ts::arange(12).reshape({4, 3})));
   CHECK(p.redistribute({ts::Partial()}).placements()[0].is_partial());  // keeping it is fine
 }
 

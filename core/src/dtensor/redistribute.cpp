@@ -135,6 +135,39 @@ Tensor move_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& glob
   });
 }
 
+// Mesh dim i goes from a pending reduction straight to Shard(d) with one reduce_scatter: every
+// member lays its terms out as the shards' blocks (padded to the widest) and receives its own
+// block reduced. Only for one ordered segment per shard, with no other mesh dim on d.
+Tensor reduce_scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placement& from,
+                            const Placement& to, size_t i) {
+  const int64_t d = to.dim();
+  const int64_t shards = mesh.size(static_cast<int64_t>(i));
+  std::vector<Segments> pieces;
+  int64_t widest = 0;
+  for (int64_t k = 0; k < shards; ++k) {
+    pieces.push_back(split(to, global[static_cast<size_t>(d)], shards, k));
+    widest = std::max(widest, pieces.back()[0].length);
+  }
+  const Tensor blocks = map_ranks(local, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
+    std::vector<Tensor> padded;
+    for (const Segments& piece : pieces)
+      padded.push_back(pad_to(shard.narrow(d, piece[0].offset, piece[0].length), d, widest).transpose(0, d));
+    return cat(padded, 0).contiguous();
+  });
+  Tensor reduced = map_ranks(blocks, mesh, [&](int, const std::vector<int64_t>&, const Tensor& all) {
+    Shape shape = all.sizes();
+    shape[0] = widest;
+    return empty(shape, TensorOptions(all.dtype()));
+  });
+  {
+    const CommLabel along(mesh_dim_label(mesh, i));
+    dist::reduce_scatter_tensor(reduced, blocks, reduce_op_of(from), mesh.group(static_cast<int64_t>(i)));
+  }
+  return map_ranks(reduced, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& block) {
+    return block.narrow(0, 0, pieces[static_cast<size_t>(coord[i])][0].length).transpose(0, d).contiguous();
+  });
+}
+
 // Mesh dim i, currently Replicate, becomes `target` (a shard: a local slice; a partial: the
 // value split so that the pending reduction gives it back).
 Tensor replace_replicate(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placements& current,
@@ -224,7 +257,24 @@ Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_
   Tensor local = from.to_local();
   const Shape& global = from.shape();
 
-  // 1. Pending reductions that do not stay pending.
+  // Whether mesh dim i alone touches tensor dims d and e (in both layouts).
+  auto alone_on = [&](size_t i, int64_t d, int64_t e) {
+    for (size_t j = 0; j < n; ++j)
+      if (j != i && (current[j].is_shard(d) || current[j].is_shard(e) || target[j].is_shard(d) || target[j].is_shard(e)))
+        return false;
+    return true;
+  };
+  // 1. Pending reductions that do not stay pending: straight into a shard with one reduce_scatter
+  //    where nothing else shards that dim, else all_reduce (and slice later).
+  for (size_t i = 0; i < n; ++i)
+    if (current[i].is_partial() && target[i].is_shard()) {
+      const int64_t d = target[i].dim();
+      if (!alone_on(i, d, d) ||
+          !single_ordered_segments(target[i], global[static_cast<size_t>(d)], mesh.size(static_cast<int64_t>(i))))
+        continue;
+      local = reduce_scatter_shard(local, mesh, global, current[i], target[i], i);
+      current[i] = target[i];
+    }
   for (size_t i = 0; i < n; ++i)
     if (current[i].is_partial() && current[i] != target[i]) {
       local = local.clone();
@@ -237,12 +287,8 @@ Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_
   for (size_t i = 0; i < n; ++i) {
     if (!current[i].is_shard() || !target[i].is_shard() || current[i].dim() == target[i].dim()) continue;
     const int64_t d = current[i].dim(), e = target[i].dim();
-    bool alone = true;
-    for (size_t j = 0; j < n && alone; ++j)
-      alone = j == i || !(current[j].is_shard(d) || current[j].is_shard(e) || target[j].is_shard(d) ||
-                          target[j].is_shard(e));
     const int64_t shards = mesh.size(static_cast<int64_t>(i));
-    if (!alone || !single_ordered_segments(current[i], global[static_cast<size_t>(d)], shards) ||
+    if (!alone_on(i, d, e) || !single_ordered_segments(current[i], global[static_cast<size_t>(d)], shards) ||
         !single_ordered_segments(target[i], global[static_cast<size_t>(e)], shards))
       continue;
     local = move_shard(local, mesh, global, current[i], target[i], i);

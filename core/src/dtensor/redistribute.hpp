@@ -8,7 +8,7 @@
 namespace tessera::dtensor {
 
 // The local tensor of `from` laid out as `to`. Plan: reduce the Partial dims that change
-// (all_reduce); move a shard between tensor dims with one all_to_all where nothing else shards
+// (reduce_scatter straight into a shard where nothing else shards that dim, else all_reduce); move a shard between tensor dims with one all_to_all where nothing else shards
 // them; unshard right to left every Shard dim that changes or nests inside one that does (padded
 // all_gather, trimmed by the layouts); then shard or make partial left to right (local slices, no
 // communication). Exact for uneven and empty shards and for nested shards.
