@@ -155,7 +155,7 @@ void check_algorithm_against_direct(const std::string& algorithm) {
   int64_t salt = 0;
   for (const Offer& offer : offers()) {
     if (offer.algorithm != algorithm) continue;
-    for (int p : {1, 2, 3, 4, 5, 7, 8}) {
+    for (int p : {1, 2, 3, 4, 5, 7, 8, 16}) {
       for (int64_t n : {int64_t{1}, int64_t{2 * p + 3}}) {
         const std::vector<int> roots =
             is_rooted(offer.collective) ? std::vector<int>{0, p - 1} : std::vector<int>{0};
