@@ -77,7 +77,16 @@ std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, co
 
 // The members' positions round the topology's ring, as group ranks; empty for the natural order.
 std::vector<int32_t> ring_order_of(int world, const std::vector<int>& members) {
-  const std::vector<int> order = default_topology(world).ring_order(members);
+  // Shortest paths per pair make this costly; a program uses few groups, so remember them.
+  static std::mutex mutex;
+  static std::map<std::tuple<std::string, int, std::vector<int>>, std::vector<int32_t>> known;
+  const Topology topology = default_topology(world);
+  const auto key = std::make_tuple(topology.name(), world, members);
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = known.find(key); it != known.end()) return it->second;
+  }
+  const std::vector<int> order = topology.ring_order(members);
   std::vector<int32_t> ring;
   bool natural = true;
   for (size_t k = 0; k < order.size(); ++k) {
@@ -85,7 +94,11 @@ std::vector<int32_t> ring_order_of(int world, const std::vector<int>& members) {
     ring.push_back(static_cast<int32_t>(at - members.begin()));
     natural = natural && ring.back() == static_cast<int32_t>(k);
   }
-  return natural ? std::vector<int32_t>{} : ring;
+  if (natural) ring.clear();
+  std::lock_guard lock(mutex);
+  if (known.size() >= kCacheLimit) known.clear();
+  known.emplace(key, ring);
+  return ring;
 }
 
 std::vector<Tensor> run_collective(int world, int32_t collective, const std::vector<int>& members,
