@@ -1,6 +1,7 @@
-/* Shared pieces of the deliberately broken test plugins: working host-memory functions and a
- * kernel that does nothing, so that each plugin's one defect is the only thing wrong with it.
- * Every plugin fills its tables by hand with the C structs, to make the defect explicit. */
+/* Shared pieces of the deliberately broken test plugins: a complete, valid plugin (one backend
+ * with working host memory and a "fill" kernel that does nothing), filled by hand with the C
+ * structs. Each test plugin starts from it and breaks exactly one field, so that defect is the
+ * only thing wrong with it and stands out in its source. */
 #ifndef TESSERA_TEST_BAD_PLUGIN_H
 #define TESSERA_TEST_BAD_PLUGIN_H
 
@@ -44,5 +45,61 @@ static inline tessera_status bad_plugin_noop_kernel(void* context, const tessera
   (void)error;
   return TESSERA_OK;
 }
+
+/* Everything one valid plugin needs, with two kernel slots (the second unused unless a plugin adds
+ * one). */
+struct bad_plugin {
+  tessera_kernel kernels[2];
+  const tessera_kernel* kernel_list[2];
+  tessera_backend backend;
+  tessera_component component;
+  const tessera_component* component_list[1];
+  tessera_plugin_info info;
+};
+
+/* Fills `p` as a valid plugin and backend both called `name`; returns its info. */
+static inline tessera_plugin_info* bad_plugin_valid(struct bad_plugin* p, const char* name, const char* description) {
+  const tessera_kernel fill = {sizeof(tessera_kernel), "fill", BAD_PLUGIN_FLOAT32, bad_plugin_noop_kernel};
+  memset(p, 0, sizeof(*p));
+  p->kernels[0] = fill;
+  p->kernel_list[0] = &p->kernels[0];
+  p->kernel_list[1] = &p->kernels[1];
+  p->backend.struct_size = sizeof(tessera_backend);
+  p->backend.name = name;
+  p->backend.device_type = kDLCPU;
+  p->backend.alloc = bad_plugin_alloc;
+  p->backend.free = bad_plugin_free;
+  p->backend.copy = bad_plugin_copy;
+  p->backend.num_kernels = 1;
+  p->backend.kernels = p->kernel_list;
+  p->component.struct_size = sizeof(tessera_component);
+  p->component.kind = TESSERA_COMPONENT_BACKEND;
+  p->component.name = name;
+  p->component.table = &p->backend;
+  p->component_list[0] = &p->component;
+  p->info.struct_size = sizeof(tessera_plugin_info);
+  p->info.sdk_major = TESSERA_SDK_VERSION_MAJOR;
+  p->info.sdk_minor = TESSERA_SDK_VERSION_MINOR;
+  p->info.name = name;
+  p->info.version = "1.0";
+  p->info.description = description;
+  p->info.num_components = 1;
+  p->info.components = p->component_list;
+  return &p->info;
+}
+
+/* The entry point of a plugin whose one defect `BREAK` (a statement on `plugin`) applies to an
+ * otherwise valid plugin. */
+#define BAD_PLUGIN_QUERY(NAME, DESCRIPTION, BREAK)                                                  \
+  static struct bad_plugin plugin;                                                                  \
+  BAD_PLUGIN_EXPORT tessera_status tessera_plugin_query(const tessera_host_info* host,              \
+                                                        const tessera_plugin_info** out,            \
+                                                        tessera_error* error) {                     \
+    (void)host;                                                                                     \
+    (void)error;                                                                                    \
+    *out = bad_plugin_valid(&plugin, NAME, DESCRIPTION);                                            \
+    BREAK;                                                                                          \
+    return TESSERA_OK;                                                                              \
+  }
 
 #endif
