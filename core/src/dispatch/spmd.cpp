@@ -56,10 +56,6 @@ class RankTaskScope {
 
 bool in_per_rank_region() { return running_rank_task; }
 
-namespace dispatch {
-bool in_rank_task() { return running_rank_task; }
-}  // namespace dispatch
-
 Tensor local_tensor(RankMap<Tensor> shards) {
   return Tensor(std::make_shared<const LocalTensorImpl>(std::move(shards)));
 }

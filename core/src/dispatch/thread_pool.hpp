@@ -48,7 +48,4 @@ ThreadPool& rank_pool();
 void set_rank_threads(int threads);  // 0 = the hardware's count
 int rank_threads();
 
-// True on a thread while it runs a rank task (nested fan-outs then run serially).
-bool in_rank_task();
-
 }  // namespace tessera::dispatch

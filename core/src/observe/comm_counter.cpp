@@ -1,5 +1,6 @@
 // CommCounter and CommLabel: collective reports aggregated per (collective, mesh dim, algorithm).
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <set>
@@ -25,6 +26,8 @@ std::set<CommCounter::State*>& active_counters() {
   static auto* counters = new std::set<CommCounter::State*>();
   return *counters;
 }
+
+std::atomic<int> live_counters{0};  // read on every collective: no lock
 
 thread_local std::string label_mesh_dim;
 thread_local std::string label_op;
@@ -58,13 +61,7 @@ void count(const std::string& collective, const std::string& mesh_dim, const std
 
 namespace observe {
 
-bool wants_collectives() {
-  {
-    std::lock_guard lock(counters_mutex);
-    if (!active_counters().empty()) return true;
-  }
-  return trace_recorder_active();
-}
+bool wants_collectives() { return live_counters.load(std::memory_order_relaxed) > 0 || trace_recorder_active(); }
 
 void report_collective(const comm::Schedule& schedule, const std::vector<int>& members,
                        const comm::CostEstimate& cost) {
@@ -103,12 +100,14 @@ const std::string& current_op() { return label_op; }
 CommCounter::CommCounter() : state_(new State()) {
   std::lock_guard lock(counters_mutex);
   active_counters().insert(state_);
+  ++live_counters;
 }
 
 CommCounter::~CommCounter() {
   {
     std::lock_guard lock(counters_mutex);
     active_counters().erase(state_);
+    --live_counters;
   }
   delete state_;
 }

@@ -1,5 +1,6 @@
 #include "observe/trace_recorder.hpp"
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -19,7 +20,7 @@ namespace {
 
 struct Recorder {
   std::mutex mutex;
-  bool active = false;
+  std::atomic<bool> active{false};  // read on every per-rank op: no lock
   std::string path;
   nlohmann::json events = nlohmann::json::array();
   std::map<int, double> clock;  // rank -> microseconds
@@ -69,11 +70,7 @@ void write(Recorder& r) {
 
 namespace observe {
 
-bool trace_recorder_active() {
-  Recorder& r = recorder();
-  std::lock_guard lock(r.mutex);
-  return r.active;
-}
+bool trace_recorder_active() { return recorder().active.load(std::memory_order_relaxed); }
 
 bool wants_rank_ops() { return trace_recorder_active(); }
 
