@@ -123,21 +123,26 @@ void write_back(Tensor shard, const Tensor& block) {
   if (!detail::exchange_storage(shard, block)) shard.copy_(block.reshape(shard.sizes()));
 }
 
-// The topology of a call spans every rank of its tensor (set by fibres_for for the call).
-thread_local int world = 0;
+// What one API call runs on: the fibres it covers, and the world its topology spans (every rank of
+// its tensor).
+struct Fibres {
+  std::vector<Fibre> fibres;
+  int world;
+};
 
-std::vector<Fibre> fibres_for(const char* op, const Tensor& t, const ProcessGroup& group) {
+Fibres fibres_for(const char* op, const Tensor& t, const ProcessGroup& group) {
   enter(op);
   require_local(op, t, "the tensor");
-  world = comm::world_of(t);
-  return fibres_of(op, t.ranks(), group);
+  return {fibres_of(op, t.ranks(), group), comm::world_of(t)};
 }
 
 }  // namespace
 
 void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  for (const Fibre& members : fibres_for("all_reduce", tensor, group)) {
+  const Fibres covered = fibres_for("all_reduce", tensor, group);
+  const int world = covered.world;
+  for (const Fibre& members : covered.fibres) {
     common_shape("all_reduce", tensor, members, "the tensor");
     const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
     std::vector<Tensor> inputs;
@@ -150,7 +155,9 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
 
 void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  for (const Fibre& members : fibres_for("broadcast", tensor, group)) {
+  const Fibres covered = fibres_for("broadcast", tensor, group);
+  const int world = covered.world;
+  for (const Fibre& members : covered.fibres) {
     require_root("broadcast", src, members.size());
     common_shape("broadcast", tensor, members, "the tensor");
     std::vector<Tensor> inputs;
@@ -163,7 +170,9 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
 
 void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  for (const Fibre& members : fibres_for("reduce", tensor, group)) {
+  const Fibres covered = fibres_for("reduce", tensor, group);
+  const int world = covered.world;
+  for (const Fibre& members : covered.fibres) {
     require_root("reduce", dst, members.size());
     common_shape("reduce", tensor, members, "the tensor");
     const int32_t sop = schedule_op("reduce", op, tensor.dtype());
@@ -177,7 +186,9 @@ void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
 
 void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  for (const Fibre& members : fibres_for("all_gather", tensor, group)) {
+  const Fibres covered = fibres_for("all_gather", tensor, group);
+  const int world = covered.world;
+  for (const Fibre& members : covered.fibres) {
     require_list("all_gather", outputs, members.size(), tensor.ranks(), "the output list");
     const Shape shape = common_shape("all_gather", tensor, members, "the tensor");
     std::vector<Tensor> inputs;
@@ -192,7 +203,9 @@ void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const Proces
 
 void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  for (const Fibre& members : fibres_for("all_gather_into_tensor", input, group)) {
+  const Fibres covered = fibres_for("all_gather_into_tensor", input, group);
+  const int world = covered.world;
+  for (const Fibre& members : covered.fibres) {
     require_local("all_gather_into_tensor", output, "the output");
     const Shape shape = common_shape("all_gather_into_tensor", input, members, "the input");
     Shape expected = shape.empty() ? Shape{static_cast<int64_t>(members.size())} : shape;
@@ -212,7 +225,9 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
 
 void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  for (const Fibre& members : fibres_for("reduce_scatter", output, group)) {
+  const Fibres covered = fibres_for("reduce_scatter", output, group);
+  const int world = covered.world;
+  for (const Fibre& members : covered.fibres) {
     require_list("reduce_scatter", inputs, members.size(), output.ranks(), "the input list");
     const Shape shape = common_shape("reduce_scatter", output, members, "the output");
     const int32_t sop = schedule_op("reduce_scatter", op, output.dtype());
@@ -236,7 +251,9 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
 
 void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  for (const Fibre& members : fibres_for("reduce_scatter_tensor", input, group)) {
+  const Fibres covered = fibres_for("reduce_scatter_tensor", input, group);
+  const int world = covered.world;
+  for (const Fibre& members : covered.fibres) {
     require_local("reduce_scatter_tensor", output, "the output");
     const Shape in_shape = common_shape("reduce_scatter_tensor", input, members, "the input");
     const Shape out_shape = common_shape("reduce_scatter_tensor", output, members, "the output");
@@ -256,7 +273,9 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, con
 void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, const ProcessGroup& group) {
   const observe::CollectiveCall call;
   if (inputs.empty()) throw Error("all_to_all: the input list is empty");
-  for (const Fibre& members : fibres_for("all_to_all", inputs.front(), group)) {
+  const Fibres covered = fibres_for("all_to_all", inputs.front(), group);
+  const int world = covered.world;
+  for (const Fibre& members : covered.fibres) {
     require_list("all_to_all", inputs, members.size(), inputs.front().ranks(), "the input list");
     require_list("all_to_all", outputs, members.size(), inputs.front().ranks(), "the output list");
     const Shape shape = common_shape("all_to_all", inputs.front(), members, "input 0");
@@ -281,7 +300,9 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
 
 void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  for (const Fibre& members : fibres_for("scatter", output, group)) {
+  const Fibres covered = fibres_for("scatter", output, group);
+  const int world = covered.world;
+  for (const Fibre& members : covered.fibres) {
     require_root("scatter", src, members.size());
     require_list("scatter", inputs, members.size(), output.ranks(), "the input list");
     const Shape shape = common_shape("scatter", output, members, "the output");
@@ -304,7 +325,9 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
 
 void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  for (const Fibre& members : fibres_for("gather", tensor, group)) {
+  const Fibres covered = fibres_for("gather", tensor, group);
+  const int world = covered.world;
+  for (const Fibre& members : covered.fibres) {
     require_root("gather", dst, members.size());
     require_list("gather", outputs, members.size(), tensor.ranks(), "the output list");
     const Shape shape = common_shape("gather", tensor, members, "the tensor");
@@ -321,7 +344,9 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
 
 void barrier(const Tensor& participants, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  for (const Fibre& members : fibres_for("barrier", participants, group)) {
+  const Fibres covered = fibres_for("barrier", participants, group);
+  const int world = covered.world;
+  for (const Fibre& members : covered.fibres) {
     std::vector<Tensor> none;
     DisabledLocalMode plain;
     for (size_t i = 0; i < members.size(); ++i) none.push_back(empty({0}, TensorOptions(participants.dtype())));
