@@ -1,20 +1,47 @@
 // Matrix products: mm ([m, k] x [k, n]) and bmm (the same per batch). f32/f64 go to OpenBLAS gemm;
 // i32/i64 are a plain i-k-j loop with wraparound accumulation in the element type.
+//
+// Same bits for every thread count (DESIGN §7): OpenBLAS always runs single-threaded (plugin.cpp
+// pins it when the plugin loads). A large product is split into panels of the output whose layout
+// depends only on (m, n, k); each panel is one single-threaded gemm call over the whole inner dim,
+// so every element is computed by the same call whichever thread runs it and however many there
+// are. The configured thread count only decides how many threads share out the panels.
 #include <cblas.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "checks.hpp"
 #include "kernels.hpp"
+#include "parallel_tasks.hpp"
 #include "scalar.hpp"
 
 namespace tessera::cpu {
 namespace {
+
+// The host's tessera_backend set_num_threads value: 0 for the default (the CPUs this process may
+// run on), 1 while it runs ranks in parallel.
+std::atomic<int32_t> configured_threads{0};
+
+int available_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+int product_threads() {
+  const int32_t configured = configured_threads.load(std::memory_order_relaxed);
+  if (configured > 0) return configured;
+  static const int default_threads = available_cpus();
+  return default_threads;
+}
 
 // Sizes and element strides of one call; mm is bmm with batch 1 and batch strides 0.
 struct Product {
@@ -83,13 +110,76 @@ void pack(const T* src, int64_t rows, int64_t cols, int64_t row_stride, int64_t 
 }
 
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k, const float* a,
-          blasint lda, const float* b, blasint ldb, float* c) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
+          blasint lda, const float* b, blasint ldb, float* c, blasint ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
 }
 
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k, const double* a,
-          blasint lda, const double* b, blasint ldb, double* c) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, n);
+          blasint lda, const double* b, blasint ldb, double* c, blasint ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
+}
+
+// Below this many multiply-adds a panel is not worth a thread of its own: a product this small stays
+// one panel, and panels grow until they reach it.
+constexpr int64_t kMinPanelWork = int64_t{1} << 21;
+// The starting edge of a panel: large enough that packing its operands costs little next to the
+// product, small enough that a 1024x1024 product has 16 panels to share out.
+constexpr int64_t kPanelEdge = 256;
+
+// m * n * k, or the int64 maximum when that overflows (only compared against thresholds).
+int64_t work_of(int64_t m, int64_t n, int64_t k) {
+  int64_t mn = 0, mnk = 0;
+  if (__builtin_mul_overflow(m, n, &mn) || __builtin_mul_overflow(mn, k, &mnk))
+    return std::numeric_limits<int64_t>::max();
+  return mnk;
+}
+
+// How one output matrix is cut into panels of `rows` x `cols` (the last ones in each direction
+// smaller). A function of the shape alone: never of the thread count.
+struct PanelGrid {
+  int64_t rows, cols;
+  int64_t row_panels, col_panels;
+  int64_t count() const { return row_panels * col_panels; }
+};
+
+PanelGrid plan_panels(int64_t m, int64_t n, int64_t k) {
+  int64_t rows = m, cols = n;
+  if (work_of(m, n, k) >= 2 * kMinPanelWork) {
+    rows = std::min(m, kPanelEdge);
+    cols = std::min(n, kPanelEdge);
+    while (work_of(rows, cols, k) < kMinPanelWork && (rows < m || cols < n)) {
+      if (rows < m)
+        rows = std::min(m, rows * 2);
+      else
+        cols = std::min(n, cols * 2);
+    }
+  }
+  return {rows, cols, (m + rows - 1) / rows, (n + cols - 1) / cols};
+}
+
+// One panel of batch item `s`: output rows [i0, i0 + rows) and cols [j0, j0 + cols), one gemm over
+// the whole inner dim. An operand gemm cannot read in place is packed, just the part this panel reads.
+template <class T>
+void panel_product(const T* a, const T* b, T* c, const Product& p, const Operand& pa, const Operand& pb, int64_t s,
+                   int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
+  const T* as = a + s * p.a_batch + i0 * p.a_row;
+  const T* bs = b + s * p.b_batch + j0 * p.b_col;
+  Operand qa = pa, qb = pb;
+  std::vector<T> a_packed, b_packed;
+  if (!pa.in_place) {
+    a_packed.resize(static_cast<size_t>(rows * p.k));
+    pack(as, rows, p.k, p.a_row, p.a_col, a_packed.data());
+    as = a_packed.data();
+    qa = {true, CblasNoTrans, static_cast<blasint>(p.k)};
+  }
+  if (!pb.in_place) {
+    b_packed.resize(static_cast<size_t>(p.k * cols));
+    pack(bs, p.k, cols, p.b_row, p.b_col, b_packed.data());
+    bs = b_packed.data();
+    qb = {true, CblasNoTrans, static_cast<blasint>(cols)};
+  }
+  gemm(qa.trans, qb.trans, static_cast<blasint>(rows), static_cast<blasint>(cols), static_cast<blasint>(p.k), as,
+       qa.ld, bs, qb.ld, c + (s * p.m + i0) * p.n + j0, static_cast<blasint>(p.n));
 }
 
 // Requires m, n, k >= 1: gemm rejects leading dimensions of 0.
@@ -101,22 +191,18 @@ void blas_product(const char* op, const T* a, const T* b, T* c, const Product& p
          std::to_string(p.n) + " exceed the BLAS integer range, expected each <= " + std::to_string(kMax));
   const Operand pa = plan_operand(p.m, p.k, p.a_row, p.a_col);
   const Operand pb = plan_operand(p.k, p.n, p.b_row, p.b_col);
-  std::vector<T> a_packed(pa.in_place ? 0 : p.m * p.k);
-  std::vector<T> b_packed(pb.in_place ? 0 : p.k * p.n);
-  for (int64_t i = 0; i < p.batch; ++i) {
-    const T* ai = a + i * p.a_batch;
-    const T* bi = b + i * p.b_batch;
-    if (!pa.in_place) {
-      pack(ai, p.m, p.k, p.a_row, p.a_col, a_packed.data());
-      ai = a_packed.data();
-    }
-    if (!pb.in_place) {
-      pack(bi, p.k, p.n, p.b_row, p.b_col, b_packed.data());
-      bi = b_packed.data();
-    }
-    gemm(pa.trans, pb.trans, static_cast<blasint>(p.m), static_cast<blasint>(p.n), static_cast<blasint>(p.k),
-         ai, pa.ld, bi, pb.ld, c + i * p.m * p.n);
-  }
+  const PanelGrid grid = plan_panels(p.m, p.n, p.k);
+  // Tasks are (batch item, panel); how many threads share them depends on the work, not the bits.
+  const int64_t tasks = p.batch * grid.count();
+  const int64_t work = work_of(p.batch, p.m, work_of(p.n, p.k, 1));
+  const int threads = static_cast<int>(std::min<int64_t>(product_threads(), std::max<int64_t>(1, work / kMinPanelWork)));
+  run_tasks(tasks, threads, [&](int64_t task) {
+    const int64_t s = task / grid.count();
+    const int64_t panel = task % grid.count();
+    const int64_t i0 = panel / grid.col_panels * grid.rows;
+    const int64_t j0 = panel % grid.col_panels * grid.cols;
+    panel_product(a, b, c, p, pa, pb, s, i0, std::min(grid.rows, p.m - i0), j0, std::min(grid.cols, p.n - j0));
+  });
 }
 
 // i-k-j order: the inner loop runs along a row of b and of out.
@@ -165,6 +251,8 @@ void bmm_kernel(sdk::KernelArgs& args) {
 }
 
 }  // namespace
+
+void set_product_threads(int32_t num_threads) { configured_threads.store(std::max(0, num_threads)); }
 
 void register_linalg_kernels(sdk::BackendBuilder& b) {
   b.kernel<&mm_kernel<float>>("mm", sdk::kFloat32);

@@ -5,18 +5,28 @@
 #include "kernels.hpp"
 #include "tessera/sdk/cpp/plugin_builder.hpp"
 
+// Tests build a second copy of this backend under another name (tests/dtensor: "cpu2"), to check
+// that code keeps tensors on the backend they came from.
+#ifndef TESSERA_CPU_BACKEND_NAME
+#define TESSERA_CPU_BACKEND_NAME "cpu"
+#endif
+
 namespace {
 
-// OpenBLAS's own thread pool; the host asks for 1 thread while ranks run in parallel.
+// The host asks for 1 thread while ranks run in parallel, 0 (the default) otherwise. Only large
+// matrix products use more than one; the count never changes their bits (see linalg.cpp).
 tessera_status set_num_threads(void*, int32_t num_threads, tessera_error*) {
-  static const int default_threads = openblas_get_num_threads();
-  openblas_set_num_threads(num_threads > 0 ? num_threads : default_threads);
+  tessera::cpu::set_product_threads(num_threads);
   return TESSERA_OK;
 }
 
 void describe(tessera::sdk::PluginBuilder& plugin) {
+  // OpenBLAS splits a product's inner sums differently for different thread counts, so its bits
+  // would follow the thread count; it runs single-threaded for good, and linalg.cpp parallelises
+  // over panels of the output instead.
+  openblas_set_num_threads(1);
   // Static: the host keeps pointers into the table until the plugin is unloaded.
-  static tessera::sdk::BackendBuilder cpu("cpu", kDLCPU);
+  static tessera::sdk::BackendBuilder cpu(TESSERA_CPU_BACKEND_NAME, kDLCPU);
   tessera::cpu::register_binary_kernels(cpu);
   tessera::cpu::register_unary_kernels(cpu);
   tessera::cpu::register_cast_copy_kernels(cpu);
@@ -31,5 +41,5 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
 
 }  // namespace
 
-TESSERA_DEFINE_PLUGIN("backend-cpu", "0.1.0", "CPU kernels: strided loops, OpenBLAS for float matmul",
-                      describe)
+TESSERA_DEFINE_PLUGIN("backend-" TESSERA_CPU_BACKEND_NAME, "0.1.0",
+                      "CPU kernels: strided loops, OpenBLAS for float matmul", describe)

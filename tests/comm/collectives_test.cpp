@@ -44,7 +44,9 @@ TEST_CASE("golden: broadcast from 0 on world 3") {
 
 TEST_CASE("golden: reduce_scatter_tensor SUM on world 3") {
   DirectAlgorithms direct;
-  ts::Tensor in = per_rank(3, [](int r) { return ts::tensor({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}) * (r + 1); });
+  ts::Tensor in = per_rank(3, [](int r) {
+    return ts::tensor({{1.f, 2.f}, {3.f, 4.f}, {5.f, 6.f}}) * (r + 1);
+  });
   ts::Tensor out = per_rank(3, [](int) { return ts::zeros({1, 2}); });
   ts::dist::reduce_scatter_tensor(out, in, ts::ReduceOp::SUM);
   CHECK(ts::equal(out.shard(0), ts::tensor({{6.f, 12.f}})));
@@ -79,7 +81,8 @@ TEST_CASE("all_gather, all_gather_into_tensor, reduce, scatter, gather, all_to_a
   CHECK(ts::equal(r.shard(2), t.shard(2)));
 
   std::vector<ts::Tensor> pieces;
-  for (int i = 0; i < 3; ++i) pieces.push_back(per_rank(3, [&](int rank) { return ts::full({2}, float(100 * rank + i)); }));
+  for (int i = 0; i < 3; ++i)
+    pieces.push_back(per_rank(3, [&](int rank) { return ts::full({2}, float(100 * rank + i)); }));
   ts::Tensor received = per_rank(3, [](int) { return ts::zeros({2}); });
   ts::dist::scatter(received, pieces, 2);
   for (int i = 0; i < 3; ++i) CHECK(ts::equal(received.shard(i), ts::full({2}, float(200 + i))));
@@ -100,7 +103,8 @@ TEST_CASE("all_gather, all_gather_into_tensor, reduce, scatter, gather, all_to_a
     for (int i = 0; i < 3; ++i) CHECK(ts::equal(outs[i].shard(j), ts::full({2}, float(100 * i + j))));
 
   std::vector<ts::Tensor> scatter_in;
-  for (int i = 0; i < 3; ++i) scatter_in.push_back(per_rank(3, [&](int rank) { return ts::full({2}, float(rank + i)); }));
+  for (int i = 0; i < 3; ++i)
+    scatter_in.push_back(per_rank(3, [&](int rank) { return ts::full({2}, float(rank + i)); }));
   ts::Tensor summed = per_rank(3, [](int) { return ts::zeros({2}); });
   ts::dist::reduce_scatter(summed, scatter_in, ts::ReduceOp::SUM);
   for (int i = 0; i < 3; ++i) CHECK(ts::equal(summed.shard(i), ts::full({2}, float(0 + 1 + 2 + 3 * i))));
@@ -117,14 +121,16 @@ TEST_CASE("reduce ops: AVG, PRODUCT, MIN, BAND, BOR, BXOR, PREMUL_SUM") {
   CHECK(ts::equal(run(f.clone(), ts::ReduceOp::PRODUCT), ts::tensor({24.f, 0.f})));
   CHECK(ts::equal(run(f.clone(), ts::ReduceOp::MIN), ts::tensor({1.f, -3.f})));
   CHECK(ts::equal(run(f.clone(), ts::ReduceOp::premul_sum(0.5)), ts::tensor({5.f, -3.f})));
-  ts::Tensor i = per_rank(3, [](int r) { return ts::tensor({int64_t{6} >> r, int64_t{1} << r}); });  // 6,3,1 / 1,2,4
+  ts::Tensor i = per_rank(3, [](int r) {
+    return ts::tensor({int64_t{6} >> r, int64_t{1} << r});
+  });  // 6,3,1 / 1,2,4
   CHECK(ts::equal(run(i.clone(), ts::ReduceOp::BAND), ts::tensor({int64_t{6 & 3 & 1}, int64_t{0}})));
   CHECK(ts::equal(run(i.clone(), ts::ReduceOp::BOR), ts::tensor({int64_t{7}, int64_t{7}})));
   CHECK(ts::equal(run(i.clone(), ts::ReduceOp::BXOR), ts::tensor({int64_t{6 ^ 3 ^ 1}, int64_t{7}})));
-  CHECK_THROWS_WITH_AS(run(f.clone(), ts::ReduceOp::BXOR), doctest::Contains("BXOR needs an integer or bool tensor, got float32"),
-                       ts::Error);
-  CHECK_THROWS_WITH_AS(run(i.clone(), ts::ReduceOp::AVG), doctest::Contains("AVG needs a floating tensor, got int64"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(run(f.clone(), ts::ReduceOp::BXOR),
+                       doctest::Contains("BXOR needs an integer or bool tensor, got float32"), ts::Error);
+  CHECK_THROWS_WITH_AS(run(i.clone(), ts::ReduceOp::AVG),
+                       doctest::Contains("AVG needs a floating tensor, got int64"), ts::Error);
 }
 
 TEST_CASE("world size 1 and 7") {
@@ -157,6 +163,21 @@ TEST_CASE("a group only partly covered by the tensor is an error") {
                        doctest::Contains("cover no fibre"), ts::Error);
 }
 
+TEST_CASE("all_to_all_single on a group the tensor does not cover is an error like every collective's") {
+  // Was: it did nothing and returned, leaving `out` as it was.
+  ts::Tensor in = per_rank(3, [](int r) { return ts::full({3}, float(r)); });
+  ts::Tensor out = per_rank(3, [](int) { return ts::zeros({3}); });
+  CHECK_THROWS_WITH_AS(
+      ts::dist::all_to_all_single(out, in, {}, {}, ts::ProcessGroup({5, 6})),
+      doctest::Contains("all_to_all_single: the tensor's ranks {0, 1, 2} cover no fibre of group"),
+      ts::Error);
+  CHECK_THROWS_WITH_AS(
+      ts::dist::all_to_all_single(out, in, {}, {}, ts::ProcessGroup({1, 2, 3})),
+      doctest::Contains("all_to_all_single: the tensor has ranks {0, 1, 2} but group fibre {1,2,3} "
+                        "also needs ranks {3}"),
+      ts::Error);
+}
+
 TEST_CASE("all_to_all_single with uneven splits, local-int splits, and the mismatch error") {
   DirectAlgorithms direct;
   // rank r sends r + 1 rows to each rank; rank j expects (i + 1) rows from each rank i.
@@ -164,7 +185,8 @@ TEST_CASE("all_to_all_single with uneven splits, local-int splits, and the misma
   ts::Tensor out = per_rank(3, [](int) { return ts::zeros({6, 2}); });
   ts::SymInt send = ts::LocalInt({{0, 1}, {1, 2}, {2, 3}});
   ts::dist::all_to_all_single(out, in, {1, 2, 3}, {send, send, send});
-  CHECK(ts::equal(out.reconcile(), ts::tensor({{0.f, 0.f}, {1.f, 1.f}, {1.f, 1.f}, {2.f, 2.f}, {2.f, 2.f}, {2.f, 2.f}})));
+  CHECK(ts::equal(out.reconcile(),
+                  ts::tensor({{0.f, 0.f}, {1.f, 1.f}, {1.f, 1.f}, {2.f, 2.f}, {2.f, 2.f}, {2.f, 2.f}})));
   // Empty blocks too.
   ts::Tensor in0 = per_rank(2, [](int r) { return ts::full({r == 0 ? 0 : 2}, 5.f); });
   ts::Tensor out0 = per_rank(2, [](int r) { return ts::zeros({r == 0 ? 1 : 1}); });
@@ -173,9 +195,9 @@ TEST_CASE("all_to_all_single with uneven splits, local-int splits, and the misma
   CHECK(out0.shard(0).item<float>() == 5.f);
   CHECK(out0.shard(1).item<float>() == 5.f);
   ts::Tensor bad_out = per_rank(3, [](int) { return ts::zeros({6, 2}); });
-  CHECK_THROWS_WITH_AS(ts::dist::all_to_all_single(bad_out, in, {2, 2, 2}, {send, send, send}),
-                       doctest::Contains("rank 0 sends 1 rows to rank 0, but rank 0 expects 2 rows from rank 0"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(
+      ts::dist::all_to_all_single(bad_out, in, {2, 2, 2}, {send, send, send}),
+      doctest::Contains("rank 0 sends 1 rows to rank 0, but rank 0 expects 2 rows from rank 0"), ts::Error);
 }
 
 TEST_CASE("collective argument errors") {
@@ -186,20 +208,22 @@ TEST_CASE("collective argument errors") {
   CHECK_THROWS_WITH_AS(ts::dist::all_reduce(uneven),
                        doctest::Contains("has shape [2] on rank 0 but [3] on rank 1"), ts::Error);
   ts::Tensor t = per_rank(2, [](int) { return ts::ones({2}); });
-  CHECK_THROWS_WITH_AS(ts::dist::broadcast(t, 2), doctest::Contains("root 2 is not a group rank; expected 0..1"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::dist::broadcast(t, 2),
+                       doctest::Contains("root 2 is not a group rank; expected 0..1"), ts::Error);
   std::vector<ts::Tensor> too_few = {ts::zeros_like(t)};
-  CHECK_THROWS_WITH_AS(ts::dist::all_gather(too_few, t), doctest::Contains("has 1 tensors, expected one per group rank (2)"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::dist::all_gather(too_few, t),
+                       doctest::Contains("has 1 tensors, expected one per group rank (2)"), ts::Error);
 }
 
 TEST_CASE("collectives inside run_per_rank are an error") {
   ts::Tensor t = per_rank(2, [](int) { return ts::ones({2}); });
   ts::LocalMode mode(2);
-  CHECK_THROWS_WITH_AS(ts::run_per_rank([&](int64_t) {
-                         ts::dist::all_reduce(t);
-                         return int64_t{0};
-                       }, ts::current_rank()),
+  CHECK_THROWS_WITH_AS(ts::run_per_rank(
+                           [&](int64_t) {
+                             ts::dist::all_reduce(t);
+                             return int64_t{0};
+                           },
+                           ts::current_rank()),
                        doctest::Contains("cannot be issued inside run_per_rank"), ts::Error);
 }
 
@@ -217,13 +241,14 @@ TEST_CASE("send and recv pair up; unmatched ones are errors, never hangs") {
   CHECK_THROWS_WITH_AS(ts::dist::recv(y, ts::LocalInt({{0, 2}, {1, -1}, {2, -1}})),
                        doctest::Contains("recv on rank 0 from rank 2: no matching send"), ts::Error);
   ts::dist::send(x, ts::LocalInt({{0, 1}, {1, -1}, {2, -1}}));
-  CHECK_THROWS_WITH_AS(ts::dist::all_reduce(x), doctest::Contains("1 message(s) from rank 0 to rank 1 never received"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::dist::all_reduce(x),
+                       doctest::Contains("1 message(s) from rank 0 to rank 1 never received"), ts::Error);
   CHECK_NOTHROW(ts::dist::check_messages());  // the error dropped them
   ts::dist::send(x, ts::LocalInt({{0, 1}, {1, -1}, {2, -1}}));
   ts::Tensor wrong = per_rank(3, [](int) { return ts::zeros({5}); });
   CHECK_THROWS_WITH_AS(ts::dist::recv(wrong, ts::LocalInt({{0, -1}, {1, 0}, {2, -1}})),
-                       doctest::Contains("the message has shape [2] but the receiving tensor has [5]"), ts::Error);
+                       doctest::Contains("the message has shape [2] but the receiving tensor has [5]"),
+                       ts::Error);
 }
 
 TEST_CASE("barrier completes for any group size") {

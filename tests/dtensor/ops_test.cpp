@@ -203,3 +203,51 @@ TEST_CASE("op errors name the op and the inputs") {
   CHECK_THROWS_WITH_AS(ts::matmul(ts::distribute_tensor(x, a, {ts::Shard(0)}), ts::distribute_tensor(world.randn({3, 2}), a, {ts::Replicate()})),
                        doctest::Contains("inner dimensions do not match"), ts::Error);
 }
+
+TEST_CASE("reductions on uneven shards and 2-d meshes match the dense op") {
+  World world(6);
+  ts::DeviceMesh line = ts::init_device_mesh("cpu", {6});
+  ts::DeviceMesh grid = ts::init_device_mesh("cpu", {3, 2});
+  ts::Tensor x = world.randn({7, 5});  // 7 rows over 6: 2,2,2,1,0,0; over 3 then 2: nested and uneven
+  for (const auto& [mesh, placements] : std::vector<std::pair<ts::DeviceMesh, ts::Placements>>{
+           {line, {ts::Shard(0)}},
+           {line, {ts::BalancedShard(1)}},
+           {grid, {ts::Shard(0), ts::Shard(1)}},
+           {grid, {ts::Shard(0), ts::Shard(0)}},
+           {grid, {ts::BalancedShard(1), ts::Shard(0)}},
+           {grid, {ts::Replicate(), ts::Shard(1)}}}) {
+    CAPTURE(ts::placements_text(placements));
+    const ts::DTensor d = ts::distribute_tensor(x, mesh, placements);
+    for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{0}, {1}, {}, {0, 1}}) {
+      CAPTURE(dims.size());
+      check_close(ts::sum(d, dims), ts::sum(x, dims), 1e-4);
+      check_close(ts::mean(d, dims, true), ts::mean(x, dims, true), 1e-5);
+      check_close(ts::max(d, dims), ts::max(x, dims));
+      check_close(ts::min(d, dims, true), ts::min(x, dims, true));
+    }
+  }
+}
+
+TEST_CASE("reshape on 2-d meshes, nested and uneven shards") {
+  World world(6);
+  ts::DeviceMesh grid = ts::init_device_mesh("cpu", {3, 2});
+  ts::Tensor x = world.randn({6, 4, 5});
+  struct Case {
+    ts::Placements placements;
+    ts::Shape target;
+  };
+  for (const Case& c : std::vector<Case>{{{ts::Shard(0), ts::Shard(1)}, {6, 20}},
+                                         {{ts::Shard(0), ts::Shard(0)}, {120}},
+                                         {{ts::Shard(0), ts::Shard(0)}, {2, 3, 20}},
+                                         {{ts::Shard(2), ts::Shard(0)}, {24, 5}},
+                                         {{ts::BalancedShard(1), ts::Replicate()}, {6, 2, 2, 5}},
+                                         {{ts::Shard(1), ts::Shard(2)}, {3, 2, 20}},
+                                         {{ts::Replicate(), ts::Shard(2)}, {5, 24}}}) {
+    CAPTURE(ts::placements_text(c.placements));
+    const ts::DTensor d = ts::distribute_tensor(x, grid, c.placements);
+    check_close(ts::reshape(d, c.target), x.reshape(c.target), 0.0);
+  }
+  // [6,4,5] S(0),S(1) -> [6,20]: dim 0 survives, dim 1 leads a merge of 4 (2 per rank) with 5.
+  const ts::DTensor kept = ts::reshape(ts::distribute_tensor(x, grid, {ts::Shard(0), ts::Shard(1)}), {6, 20});
+  CHECK(kept.placements() == ts::Placements{ts::Shard(0), ts::Shard(1)});
+}

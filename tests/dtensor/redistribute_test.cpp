@@ -4,7 +4,11 @@
 
 #include <tessera/tessera.hpp>
 
+#include "layout_oracle.hpp"
+
 namespace ts = tessera;
+using layout_oracle::check_layout;
+using layout_oracle::values;
 
 namespace {
 
@@ -50,14 +54,14 @@ void round_trips(const std::vector<int64_t>& mesh_shape, const ts::Shape& tensor
   // Every source placement, to a spread of targets (stride keeps large meshes fast).
   for (size_t a = 0; a < all.size(); ++a) {
     const ts::DTensor source = ts::distribute_tensor(original, mesh, all[a]);
+    check_layout(source, original, 0.0, "distributed " + ts::placements_text(all[a]));
     for (size_t b = a % stride; b < all.size(); b += stride) {
       CAPTURE(ts::placements_text(all[a]));
       CAPTURE(ts::placements_text(all[b]));
       const ts::DTensor moved = source.redistribute(all[b]);
       CHECK(moved.placements() == all[b]);
-      CHECK(ts::equal(moved.full_tensor().reconcile(), original));
-      // And the shards are exactly what distributing straight to the target gives.
-      CHECK(ts::equal(moved.to_local(), ts::distribute_tensor(original, mesh, all[b]).to_local()));
+      // Every shard is what the layout arithmetic of SPEC 7 (written out in the oracle) gives it.
+      check_layout(moved, original);
     }
   }
 }
@@ -114,27 +118,66 @@ TEST_CASE("golden: mesh (2,3,4) [R,S(0),S(2)] of an [8,16,32] tensor round-trips
 TEST_CASE("partial placements reduce on redistribute") {
   ts::LocalMode mode(4);
   ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4});
-  // Rank r holds [r, r, r]; as P(sum) the tensor is [6, 6, 6].
-  ts::Tensor terms = ts::rank_map([](int r) { return ts::full({3, 2}, float(r)); });
+  // Rank r holds 10 r + (0..5) as [3,2]: every element differs, within and across ranks. As P(sum)
+  // element i is 4 i + 60; as P(max) it is i + 30.
+  ts::Tensor terms = ts::rank_map([](int r) { return (ts::arange(6) + 10 * r).reshape({3, 2}).to(ts::kFloat32); });
+  ts::Tensor sum, max;
+  {
+    ts::DisabledLocalMode plain;
+    sum = ts::tensor({{60.f, 64.f}, {68.f, 72.f}, {76.f, 80.f}});
+    max = ts::tensor({{30.f, 31.f}, {32.f, 33.f}, {34.f, 35.f}});
+  }
   ts::DTensor p = ts::from_local(terms, mesh, {ts::Partial()});
-  CHECK(ts::equal(p.full_tensor().reconcile(), ts::full({3, 2}, 6.f)));
+  check_layout(p, sum);
   ts::CommCounter counter;
   ts::DTensor s = p.redistribute({ts::Shard(0)});
   CHECK(counter.calls("reduce_scatter") == 1);  // P -> S is one reduce_scatter (SPEC 7)
   CHECK(counter.calls() == 1);
-  CHECK(s.to_local().shard(0).size(0) == 1);
-  CHECK(ts::equal(s.full_tensor().reconcile(), ts::full({3, 2}, 6.f)));
+  // 3 rows over 4 ranks: 1,1,1,0; rank r holds row r.
+  CHECK(values(s.to_local().shard(0)) == std::vector<double>{60, 64});
+  CHECK(values(s.to_local().shard(2)) == std::vector<double>{76, 80});
+  CHECK(s.to_local().shard(3).size(0) == 0);
+  check_layout(s, sum);
   ts::DTensor pmax = ts::from_local(terms, mesh, {ts::Partial("max")});
-  CHECK(ts::equal(pmax.full_tensor().reconcile(), ts::full({3, 2}, 3.f)));
-  CHECK(ts::equal(pmax.redistribute({ts::BalancedShard(1)}).full_tensor().reconcile(), ts::full({3, 2}, 3.f)));
+  check_layout(pmax, max);
+  ts::DTensor balanced = pmax.redistribute({ts::BalancedShard(1)});  // 2 columns over 4: 1,1,0,0
+  CHECK(values(balanced.to_local().shard(1)) == std::vector<double>{31, 33, 35});
+  check_layout(balanced, max);
   // S(d) -> S(e) is one all_to_all.
-  ts::DTensor rows = ts::distribute_tensor(ts::arange(12).reshape({4, 3}), mesh, {ts::Shard(0)});
+  ts::Tensor grid;
+  {
+    ts::DisabledLocalMode plain;
+    grid = ts::arange(12).reshape({4, 3});
+  }
+  ts::DTensor rows = ts::distribute_tensor(grid, mesh, {ts::Shard(0)});
   ts::CommCounter moves;
   ts::DTensor cols = rows.redistribute({ts::Shard(1)});
   CHECK(moves.calls("all_to_all") == 1);
   CHECK(moves.calls() == 1);
-  CHECK(ts::equal(cols.full_tensor().reconcile(), ts::arange(12).reshape({4, 3})));
+  // 3 columns over 4 ranks: rank 1 holds column 1 (1, 4, 7, 10).
+  CHECK(values(cols.to_local().shard(1)) == std::vector<double>{1, 4, 7, 10});
+  check_layout(cols, grid);
   CHECK(p.redistribute({ts::Partial()}).placements()[0].is_partial());  // keeping it is fine
+  // Nested partial and shard on a 2-d mesh: rows by mesh dim 0, terms over mesh dim 1.
+  ts::DeviceMesh square = ts::init_device_mesh("cpu", {2, 2});
+  ts::Tensor halves = ts::rank_map([](int r) {
+    // Rank (i, j) holds rows of block i plus j * 100 (the sum over j adds 100 to block i's rows).
+    const int64_t i = r / 2, j = r % 2;
+    return (ts::arange(i == 0 ? 4 : 2) + 10 * i + 100 * j).reshape({i == 0 ? 2 : 1, 2}).to(ts::kFloat32);
+  });
+  ts::Tensor expected;
+  {
+    ts::DisabledLocalMode plain;
+    expected = ts::tensor({{100.f, 102.f}, {104.f, 106.f}, {120.f, 122.f}});
+  }
+  ts::DTensor mixed = ts::from_local(halves, square, {ts::Shard(0), ts::Partial()}, ts::Shape{3, 2});
+  for (const ts::Placements& to : std::vector<ts::Placements>{{ts::Replicate(), ts::Replicate()},
+                                                               {ts::Shard(0), ts::Shard(0)},
+                                                               {ts::Replicate(), ts::Shard(1)},
+                                                               {ts::Shard(1), ts::BalancedShard(0)}}) {
+    CAPTURE(ts::placements_text(to));
+    check_layout(mixed.redistribute(to), expected);
+  }
 }
 
 TEST_CASE("redistribute errors") {

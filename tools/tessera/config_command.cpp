@@ -2,7 +2,10 @@
 // without applying it: the file parses (unknown keys are errors), and everything it names exists
 // (plugins, default backend, collective algorithms, topology preset, log level, trace directory).
 // Every problem found is reported, not only the first.
+// tessera config show: the configuration in force in this process (TESSERA_CONFIG, then the
+// environment variables over it), read back from the library.
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -30,19 +33,6 @@ std::vector<fs::path> search_dirs(const Config& config) {
   return dirs;
 }
 
-// As load_plugin reads its argument: a path when it contains '/' or ends in ".so", else a name.
-fs::path resolve_plugin(const std::string& name_or_path, const std::vector<fs::path>& dirs) {
-  if (name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".so")) return name_or_path;
-  std::vector<std::string> tried;
-  for (const fs::path& dir : dirs) {
-    const fs::path candidate = dir / ("libtessera-" + name_or_path + ".so");
-    std::error_code error;
-    if (fs::exists(candidate, error)) return candidate;
-    tried.push_back(dir.lexically_normal().string());
-  }
-  throw PluginError(fmt::format("no libtessera-{}.so in the search path ({})", name_or_path, fmt::join(tried, ", ")));
-}
-
 int check(const std::string& file) {
   const Config config = Config::from_file(file);  // syntax and unknown keys: throws naming file:line:key
   std::vector<std::string> problems;
@@ -68,7 +58,7 @@ int check(const std::string& file) {
   std::vector<std::string> plugins;
   for (const std::string& plugin : config.plugins_to_load)
     attempt(fmt::format("[plugins] load '{}'", plugin), [&] {
-      const PluginInfo info = load_plugin(resolve_plugin(plugin, dirs).string());
+      const PluginInfo info = load_plugin(find_plugin(plugin, dirs).string());
       plugins.push_back(fmt::format("{} {} ({})", info.name, info.version, info.file.string()));
     });
 
@@ -80,7 +70,7 @@ int check(const std::string& file) {
     // As set_default_backend does: a backend not loaded yet comes from plugin backend-<name>.
     if (!known()) {
       try {
-        load_plugin(resolve_plugin("backend-" + config.default_backend, dirs).string());
+        load_plugin(find_plugin("backend-" + config.default_backend, dirs).string());
       } catch (const PluginError&) {  // reported below as an unknown backend
       }
     }
@@ -139,16 +129,45 @@ int check(const std::string& file) {
   return 0;
 }
 
+// Each value is read back from what the library uses, not from the file, so what is shown is
+// what a program started with this environment gets.
+int show() {
+  const char* file = std::getenv("TESSERA_CONFIG");
+  const Config in_force = with_environment(Config::from_environment());
+  std::vector<std::string> dirs;
+  for (const fs::path& dir : plugin_search_path()) dirs.push_back(dir.lexically_normal().string());
+  std::vector<std::string> plugins;
+  for (const PluginInfo& info : loaded_plugins()) plugins.push_back(info.name + " " + info.version);
+  const std::string topology = default_topology_preset();
+  std::cout << "file:        " << (file != nullptr && file[0] != '\0' ? file : "none (TESSERA_CONFIG is not set)") << '\n'
+            << "plugin path: " << fmt::format("{}", fmt::join(dirs, ", ")) << '\n'
+            << "plugins:     " << (plugins.empty() ? "none loaded" : fmt::format("{}", fmt::join(plugins, ", "))) << '\n'
+            << "backend:     " << default_backend() << '\n'
+            << "log level:   " << in_force.log_level << '\n'
+            << "threads:     " << threads() << '\n'
+            << "rules:       " << dist::algorithms() << '\n'
+            << "topology:    " << (topology.empty() ? "fully_connected (default)" : topology) << '\n'
+            << "trace:       "
+            << (tracing() ? "recording, written at exit to " + in_force.trace_file.string() : std::string("none")) << '\n';
+  return 0;
+}
+
 }  // namespace
 
 Command add_config_command(CLI::App& app) {
   auto file = std::make_shared<std::string>();
-  CLI::App* sub = app.add_subcommand("config", "Work with tessera.toml configuration files");
-  sub->require_subcommand(1);
+  CLI::App* sub = app.add_subcommand("config", "Check configuration files, or show the configuration in force");
+  sub->require_subcommand(0, 1);  // none is reported as main reports it for tessera itself
   CLI::App* check_sub = sub->add_subcommand(
       "check", "Check a configuration file and everything it names, without applying it; exit status 0 if it is good");
   check_sub->add_option("FILE", *file, "The tessera.toml to check")->required();
-  return {sub, [file] { return check(*file); }};
+  CLI::App* show_sub = sub->add_subcommand(
+      "show", "Show the configuration in force: TESSERA_CONFIG's file with the environment variables over it");
+  return {sub, [sub, check_sub, show_sub, file] {
+            if (check_sub->parsed()) return check(*file);
+            if (show_sub->parsed()) return show();
+            throw subcommand_required(*sub);
+          }};
 }
 
 }  // namespace tessera::cli

@@ -1,13 +1,31 @@
 // tessera: the command-line tool. Every failure is reported as "tessera: error: ..." with exit
-// status 1; no exception escapes main.
+// status 1; no exception escapes main. A usage mistake also says which --help to read.
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include <tessera/config.hpp>
+
 #include "commands.hpp"
 #include "tessera/version.hpp"
+
+namespace {
+
+// The innermost subcommand given, so a usage mistake points at its own --help.
+const CLI::App& innermost(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands())
+    if (sub->parsed() > 0) return innermost(*sub);
+  return app;
+}
+
+int usage_error(const std::string& command, const std::string& message) {
+  std::cerr << "tessera: error: " << message << "\nRun '" << command << " --help' for usage.\n";
+  return 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app("Tessera: simulate distributed tensor programs.", "tessera");
@@ -22,19 +40,25 @@ int main(int argc, char** argv) {
       tessera::cli::add_plan_command(app),
       tessera::cli::add_config_command(app),
       tessera::cli::add_plugins_command(app),
+      tessera::cli::add_help_command(app),
   };
 
   try {
     app.parse(argc, argv);
-    for (const tessera::cli::Command& command : commands)
-      if (command.app->parsed()) return command.run();
-    std::cerr << "tessera: error: a subcommand is required\nRun 'tessera --help' for usage.\n";
-    return 1;
+    for (const tessera::cli::Command& command : commands) {
+      if (!command.app->parsed()) continue;
+      // TESSERA_CONFIG and the environment are applied before the command starts, so a mistake in
+      // them is reported as theirs, not as one of whatever option first used the library.
+      if (command.configures) tessera::configure_from_environment();
+      return command.run();
+    }
+    throw tessera::cli::subcommand_required(app);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
       return app.exit(e);  // --help, --version
-    std::cerr << "tessera: error: " << e.what() << "\nRun 'tessera --help' for usage.\n";
-    return 1;
+    return usage_error(tessera::cli::command_path(innermost(app)), e.what());
+  } catch (const tessera::cli::UsageError& e) {
+    return usage_error(e.command(), e.what());
   } catch (const std::exception& e) {
     std::cerr << "tessera: error: " << e.what() << '\n';
     return 1;

@@ -25,15 +25,11 @@ std::string sdk_text(const PluginInfo& info) {
   return "SDK " + std::to_string(info.sdk_major) + "." + std::to_string(info.sdk_minor);
 }
 
-// A bare plugin name ("backend-cpu") that is not a file here is looked up on the search path.
+// A file here, else a plugin name ("backend-cpu") looked up on the search path.
 fs::path resolve(const std::string& name_or_file) {
   std::error_code error;
-  if (name_or_file.find('/') != std::string::npos || fs::exists(name_or_file, error)) return name_or_file;
-  for (const fs::path& dir : plugin_search_path()) {
-    const fs::path candidate = dir / ("libtessera-" + name_or_file + ".so");
-    if (fs::exists(candidate, error)) return candidate;
-  }
-  return name_or_file;
+  if (fs::exists(name_or_file, error)) return name_or_file;
+  return find_plugin(name_or_file, plugin_search_path());
 }
 
 int list_plugins() {
@@ -71,7 +67,12 @@ int list_plugins() {
 }
 
 int probe_one(const std::string& name_or_file) {
-  const PluginProbe probe = probe_plugin(resolve(name_or_file));
+  PluginProbe probe;
+  try {
+    probe = probe_plugin(resolve(name_or_file));
+  } catch (const PluginError& e) {  // a name found nowhere on the search path
+    probe.reason = e.what();
+  }
   if (!probe.accepted) {
     std::cout << "rejected: " << probe.reason << '\n';
     return 1;

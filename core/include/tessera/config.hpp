@@ -16,9 +16,14 @@
 //   [trace]
 //   file = "trace.json"              # Chrome/Perfetto trace, written at exit (see observe.hpp)
 //
-// Environment: TESSERA_CONFIG (a file read at start-up), TESSERA_PLUGIN_PATH, TESSERA_LOG_LEVEL,
-// TESSERA_THREADS (overrides [execution] threads), TESSERA_COLL (overrides [collectives] algorithms),
-// TESSERA_TRACE (a trace file, as [trace] file).
+// Precedence, for every key: environment variable > configuration (file or code) > built-in default.
+//   TESSERA_PLUGIN_PATH  directories searched before [plugins] search_path
+//   TESSERA_LOG_LEVEL    [log] level
+//   TESSERA_THREADS      [execution] threads
+//   TESSERA_COLL         [collectives] algorithms
+//   TESSERA_TRACE        [trace] file
+// TESSERA_CONFIG names a file applied, with the variables above over it, when the library is first
+// used; ts::configure applies a configuration the same way later.
 #pragma once
 
 #include <filesystem>
@@ -41,11 +46,25 @@ struct Config {
   // Parses a TOML file; errors (ConfigError) name the file, line and key.
   static Config from_file(const std::filesystem::path& file);
   static Config from_string(const std::string& toml, const std::filesystem::path& source_name = "<string>");
+  // TESSERA_CONFIG's file when the variable is set (a ConfigError naming it when the file cannot
+  // be read), else the defaults. The environment's overrides are not applied: see with_environment.
+  static Config from_environment();
 };
 
-// Applies a configuration to the running process: search path, log level, loads the listed
-// plugins, then sets the default backend.
+// `config` with every environment variable that is set put over it (TESSERA_LOG_LEVEL,
+// TESSERA_THREADS, TESSERA_COLL, TESSERA_TRACE; TESSERA_PLUGIN_PATH is searched first whatever the
+// configuration says). A malformed variable is a ConfigError naming it.
+Config with_environment(Config config);
+
+// Applies with_environment(config) to the running process, every key: log level, plugin search
+// path and plugins to load, default backend, thread count, topology preset and collective rules
+// (empty = the built-in default), and a trace written at exit (empty = tracing left as it is).
+// Errors name the key and where its value came from (file or variable).
 void configure(const Config& config);
+
+// Applies Config::from_environment() as configure does, once per process. The first use of the
+// library does it; call it to get a bad TESSERA_CONFIG reported at a point of your choosing.
+void configure_from_environment();
 
 // The number of threads that run the ranks of one op in parallel (0 = one per hardware thread;
 // TESSERA_THREADS, when set, wins). Results are bitwise the same for every count.

@@ -79,10 +79,15 @@ std::vector<std::string> algorithm_names();  // every loaded algorithm
 // The algorithm the rules pick for a call (after precondition fallbacks).
 std::string algorithm_for(const std::string& collective, int group_size, int64_t bytes);
 
-// Builds the named algorithm's schedule for a request and verifies it symbolically: every rank ends
-// with exactly the chunks it should, every receive matches a send, nothing deadlocks, no input is
-// written. Returns an empty string when valid, else what is wrong. For plugin authors and tests.
+// Builds the named algorithm's schedule for a request and verifies it symbolically, as every
+// collective call does once per schedule: every chunk is in bounds, every receive matches a send,
+// nothing deadlocks, no input is written, and every rank ends with exactly the contributions its
+// collective promises. Returns an empty string when valid, else what is wrong (naming the plugin
+// and file) — also for a malformed request (a group size outside 1..65536, a negative count, a root
+// outside the group) and for a plugin that fails to build. For plugin authors and tests.
 // ring_order (group ranks, a permutation) is what ring-shaped algorithms are asked to follow.
+// Throws Error only for names it does not know (collective, algorithm) and a ring order that is
+// not a permutation.
 std::string verify_schedule(const std::string& algorithm, const std::string& collective, int group_size,
                             int64_t count, int root = 0, ReduceOp op = ReduceOp::SUM,
                             const std::vector<int>& ring_order = {});

@@ -10,6 +10,7 @@
 #include "tessera/rank_map.hpp"
 #include "tessera/sym_int.hpp"
 #include "tessera/tensor.hpp"
+#include "tessera/world.hpp"
 
 namespace tessera {
 
@@ -38,15 +39,22 @@ class [[nodiscard]] DisabledLocalMode {
 // over its ranks. Modes nest; destroying one restores the outer. Each rank has its own random
 // generator; all start from the default generator's state, so random tensors are identical on
 // every rank until reseeded per rank with manual_seed(LocalInt).
+//
+// A mode is bound to a world (tessera/world.hpp) for its lifetime: what the thread issues inside it
+// (messages, collectives, what counters and traces see) goes to that world. Given a number or a
+// rank set, a mode makes a new simulated world of its own (observed by the counters and trace
+// scopes of the world it was opened in); given a World, it joins it.
 class LocalMode {
  public:
-  explicit LocalMode(int num_ranks);  // ranks 0..num_ranks-1
-  explicit LocalMode(RankSet ranks);
+  explicit LocalMode(int num_ranks);  // ranks 0..num_ranks-1 of a new world of num_ranks
+  explicit LocalMode(RankSet ranks);  // a new world of (largest rank + 1) ranks
+  explicit LocalMode(const World& world);  // the ranks this process hosts in `world`
   ~LocalMode();
   LocalMode(const LocalMode&) = delete;
   LocalMode& operator=(const LocalMode&) = delete;
 
   const RankSet& ranks() const { return ranks_; }
+  World world() const { return World(world_); }
   DisabledLocalMode disable() const { return {}; }
 
   Generator& generator(int rank);
@@ -54,8 +62,11 @@ class LocalMode {
   void manual_seed(const SymInt& seed);
 
  private:
+  LocalMode(RankSet ranks, std::shared_ptr<world::WorldState> world);
+
   RankSet ranks_;
   RankMap<Generator> generators_;
+  std::shared_ptr<world::WorldState> world_;
 };
 
 // The innermost enabled mode on this thread; nullptr when none is (or it is disabled).

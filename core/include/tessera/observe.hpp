@@ -7,10 +7,13 @@
 
 namespace tessera {
 
-// While alive, counts every collective issued (on any thread): per collective and mesh dim, the
+// While alive, counts every collective issued into its world: per collective and mesh dim, the
 // calls, the bytes one rank sends (the most any rank of the group sends) and the time the cost
 // model estimates over the topology; and which user op caused each implicit redistribution.
-// Counters may nest; each sees everything issued while it is alive.
+// Its world is the calling thread's when it is made (see tessera/world.hpp): the innermost
+// LocalMode's, or the thread's own default world, together with the worlds of every LocalMode the
+// thread opens inside it. Other threads' independent worlds are never counted. Counters may nest;
+// each sees everything issued while it is alive.
 class CommCounter {
  public:
   struct Entry {
@@ -63,18 +66,32 @@ class CommLabel {
 
 // Chrome/Perfetto trace (open it at https://ui.perfetto.dev): one track per rank; per-rank op
 // slices (measured) and collective steps (timed by the cost model) with bytes and peers as
-// arguments. Started in code, by [trace] file in tessera.toml, or by TESSERA_TRACE=file.json
-// (written at exit).
-void start_trace(const std::string& path);  // throws Error when the path cannot be written
+// arguments.
+//
+// The program's trace sees every world in the process (independent worlds, e.g. two threads'
+// modes, are separate trace processes). It is started by TESSERA_TRACE=file.json or [trace] file in
+// tessera.toml (written at exit), or in code with start_trace/stop_trace.
+void start_trace(const std::string& path);  // throws Error when the path cannot be written or a
+                                            // program trace is already running
 void stop_trace();                          // writes the file; a no-op when not tracing
+// True when what the calling thread issues is being recorded (the program's trace or a TraceScope).
 bool tracing();
 
+// A trace of one scope, alongside the program's trace if there is one: it records what is issued
+// into the calling thread's world (as CommCounter counts it) while it is alive, and writes the file
+// when it ends. Two threads with their own TraceScopes and worlds write separate files.
 class TraceScope {
  public:
-  explicit TraceScope(const std::string& path) { start_trace(path); }
-  ~TraceScope() { stop_trace(); }
+  explicit TraceScope(const std::string& path);  // throws Error when the path cannot be written
+  ~TraceScope();                                 // writes the file unless close() did (errors are logged)
+  void close();                                  // stops recording and writes the file; throws Error on failure
   TraceScope(const TraceScope&) = delete;
   TraceScope& operator=(const TraceScope&) = delete;
+
+  struct State;
+
+ private:
+  State* state_;
 };
 
 }  // namespace tessera

@@ -22,3 +22,4 @@
 #include "tessera/tensor.hpp"
 #include "tessera/topology.hpp"
 #include "tessera/version.hpp"
+#include "tessera/world.hpp"

@@ -44,9 +44,16 @@ class Topology {
   // An order of `ranks` for ring algorithms that keeps consecutive ranks close (greedy nearest
   // neighbour from ranks[0] by latency); the natural order when every link is equal.
   std::vector<int> ring_order(const std::vector<int>& ranks) const;
+  // The link joining neighbours a and b (the last one given when several do); throws when none does.
+  Link link(int a, int b) const;
+
+  // Shortest paths are computed once per (source, message size) and remembered; copies of a
+  // Topology share them, and sharing one between threads is safe.
+  struct Graph;  // the implementation's
 
  private:
-  struct Graph;
+  // Fully connected with equal links, without building world^2/2 links up front.
+  static Topology uniform_complete(int world, double bandwidth, double latency, std::string name);
   std::shared_ptr<const Graph> graph_;
 };
 
@@ -54,5 +61,6 @@ class Topology {
 // ([topology] preset = "...") or fully connected over the ranks involved.
 Topology default_topology(int world);
 void set_default_topology(const std::string& preset);  // "" = fully connected
+std::string default_topology_preset();                  // "" = fully connected
 
 }  // namespace tessera

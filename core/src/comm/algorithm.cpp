@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "comm/checker.hpp"
 #include "comm/schedule_recorder.hpp"
+#include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera::comm {
@@ -11,8 +13,14 @@ CollectiveAlgorithm::CollectiveAlgorithm(const tessera_collective_algorithm* tab
                                          std::shared_ptr<const plugin::LoadedPlugin> owner)
     : table_(table), owner_(std::move(owner)), name_(table->name) {}
 
+std::string CollectiveAlgorithm::origin() const {
+  return fmt::format("collective algorithm '{}' of plugin '{}' ({})", name_, owner_->info().name,
+                     owner_->info().file.string());
+}
+
 std::string CollectiveAlgorithm::check(const tessera_collective_request& request) const {
-  if (!offers(request.collective)) return fmt::format("'{}' does not implement {}", name_, collective_name(request.collective));
+  if (!offers(request.collective))
+    return fmt::format("'{}' does not implement {}", name_, collective_name(request.collective));
   tessera_error error{};
   error.struct_size = sizeof(error);
   if (table_->check(table_->context, &request, &error) == TESSERA_OK) return {};
@@ -21,15 +29,23 @@ std::string CollectiveAlgorithm::check(const tessera_collective_request& request
 }
 
 Schedule CollectiveAlgorithm::build(const tessera_collective_request& request) const {
+  if (std::string problem = request_problem(request); !problem.empty())
+    throw Error(fmt::format("{} cannot be asked for {}: {}", origin(), describe_request(request), problem));
   ScheduleRecorder recorder(name_, request);
   tessera_error error{};
   error.struct_size = sizeof(error);
-  if (table_->build(table_->context, &request, recorder.builder(), &error) != TESSERA_OK) {
-    error.message[sizeof(error.message) - 1] = '\0';
-    throw Error(fmt::format("algorithm '{}' could not build {} (group size {}, count {}): {}", name_,
-                            collective_name(request.collective), request.group_size, request.count, error.message));
-  }
-  return recorder.take();
+  const tessera_status status = table_->build(table_->context, &request, recorder.builder(), &error);
+  if (status != TESSERA_OK)
+    throw Error(fmt::format("{} could not build {}: status {}: {}", origin(), describe_request(request),
+                            static_cast<int>(status), plugin::error_text(error)));
+  std::string problem = recorder.problem();
+  Schedule schedule = recorder.take();
+  // A plugin's schedule is trusted only once the checker has run it symbolically.
+  if (problem.empty()) problem = verify(schedule);
+  if (!problem.empty())
+    throw Error(
+        fmt::format("{} built a wrong schedule for {}: {}", origin(), describe_request(request), problem));
+  return schedule;
 }
 
 }  // namespace tessera::comm

@@ -12,15 +12,20 @@ namespace tessera::comm {
 class CollectiveAlgorithm {
  public:
   // `table` was validated by plugin::check_collective_algorithm; `owner` keeps it mapped.
-  CollectiveAlgorithm(const tessera_collective_algorithm* table, std::shared_ptr<const plugin::LoadedPlugin> owner);
+  CollectiveAlgorithm(const tessera_collective_algorithm* table,
+                      std::shared_ptr<const plugin::LoadedPlugin> owner);
 
   const std::string& name() const { return name_; }
   const plugin::LoadedPlugin& plugin() const { return *owner_; }
   bool offers(int32_t collective) const { return (table_->collectives >> collective) & 1u; }
   // Empty when the algorithm applies to the request; otherwise the precondition that fails.
   std::string check(const tessera_collective_request& request) const;
-  // The recorded schedule; throws Error when the plugin fails or emits an invalid schedule.
+  // The recorded schedule, verified symbolically (checker.hpp); throws Error naming the algorithm,
+  // its plugin and file, the request and what is wrong when the plugin fails or the schedule is
+  // invalid or computes something other than the collective.
   Schedule build(const tessera_collective_request& request) const;
+  // "collective algorithm 'ring' of plugin 'coll-ring' (/path/libtessera-coll-ring.so)".
+  std::string origin() const;
 
  private:
   const tessera_collective_algorithm* table_;

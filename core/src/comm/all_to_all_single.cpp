@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/fibres.hpp"
 #include "comm/mailbox.hpp"
 #include "comm/run_collective.hpp"
 #include "observe/comm_events.hpp"
@@ -62,14 +63,7 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
   if (input.ranks() != output.ranks())
     throw Error(fmt::format("all_to_all_single: input ranks {} and output ranks {} differ", input.ranks().to_string(),
                             output.ranks().to_string()));
-  const std::vector<std::vector<int>> fibres =
-      group.is_default() ? std::vector<std::vector<int>>{input.ranks().ranks()} : group.fibres();
-  for (const std::vector<int>& members : fibres) {
-    if (std::none_of(members.begin(), members.end(), [&](int r) { return input.ranks().contains(r); })) continue;
-    for (int r : members)
-      if (!input.ranks().contains(r))
-        throw Error(fmt::format("all_to_all_single: group fibre {{{}}} needs rank {}, which the tensor lacks",
-                                fmt::join(members, ","), r));
+  for (const std::vector<int>& members : comm::covered_fibres(op, input.ranks(), group)) {
     const size_t p = members.size();
     std::vector<std::vector<int64_t>> send(p), expect(p);
     const int64_t row = row_size(input.shard(members[0]));

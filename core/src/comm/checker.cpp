@@ -1,145 +1,319 @@
 #include "comm/checker.hpp"
 
-#include <algorithm>
-#include <utility>
-
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <utility>
 
 #include "comm/schedule_runner.hpp"
 
 namespace tessera::comm {
 namespace {
 
-// One symbolic element: the multiset of (source rank, input index) it combines, sorted.
-using Value = std::vector<std::pair<int32_t, int64_t>>;
-// Output and scratch buffers start unspecified; reducing into such an element keeps this marker,
-// so a schedule that forgets to initialise before reducing fails verification.
-const Value kUnspecified = {{-1, -1}};
+// One contribution at an interval's first element: input element `index` of group rank `rank`;
+// the interval's t-th element holds input element index + t. Two markers stand for values no
+// collective ever wants, and absorb whatever is combined with them.
+struct Term {
+  int32_t rank;
+  int64_t index;
+  auto operator<=>(const Term&) const = default;
+};
+constexpr int32_t kUnspecified = -1;  // an output or scratch element read before it was written
+constexpr int32_t kRepeated = -2;     // combines one rank's input more than once
+using Terms = std::vector<Term>;      // sorted
+
+bool is_marker(const Terms& terms, int32_t marker) { return terms.size() == 1 && terms[0].rank == marker; }
+
+Terms shifted(Terms terms, int64_t delta) {
+  for (Term& t : terms)
+    if (t.rank >= 0) t.index += delta;
+  return terms;
+}
+
+Terms combined(const Terms& a, const Terms& b) {
+  for (int32_t marker : {kUnspecified, kRepeated}) {
+    if (is_marker(a, marker)) return a;
+    if (is_marker(b, marker)) return b;
+  }
+  Terms out;
+  out.reserve(a.size() + b.size());
+  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  // No collective wants one rank twice in an element, and no later step can take it out again; so
+  // the list never grows past the group size, however often a schedule reduces a buffer into itself.
+  for (size_t i = 1; i < out.size(); ++i)
+    if (out[i].rank == out[i - 1].rank) return {{kRepeated, 0}};
+  return out;
+}
+
+// Consecutive intervals of a chunk, as read from or written to a buffer.
+struct Piece {
+  int64_t length;
+  Terms terms;
+};
+
+// A buffer as a sorted map from interval start to the terms at that start; an interval runs to
+// the next start (the last one to the buffer's size). Callers pass chunks checked to be in bounds.
+class IntervalBuffer {
+ public:
+  IntervalBuffer(int64_t size, Terms initial) : size_(size) {
+    if (size > 0) intervals_.emplace(0, std::move(initial));
+  }
+
+  std::vector<Piece> read(int64_t offset, int64_t count) const {
+    std::vector<Piece> pieces;
+    if (count == 0) return pieces;  // an empty buffer has no interval to start from
+    const int64_t end = offset + count;
+    for (auto it = containing(offset); offset < end; ++it) {
+      const int64_t stop = std::min(end_of(it), end);
+      pieces.push_back({stop - offset, shifted(it->second, offset - it->first)});
+      offset = stop;
+    }
+    return pieces;
+  }
+
+  void write(int64_t offset, const std::vector<Piece>& pieces, bool reduce) {
+    int64_t end = offset;
+    for (const Piece& p : pieces) end += p.length;
+    if (offset == end) return;
+    split(offset);
+    split(end);
+    if (!reduce) {
+      intervals_.erase(intervals_.lower_bound(offset), intervals_.lower_bound(end));
+      for (const Piece& p : pieces) {
+        if (p.length > 0) intervals_.emplace(offset, p.terms);
+        offset += p.length;
+      }
+      return;
+    }
+    for (const Piece& p : pieces) {
+      split(offset + p.length);
+      for (auto it = intervals_.lower_bound(offset); it != intervals_.end() && it->first < offset + p.length;
+           ++it)
+        it->second = combined(it->second, shifted(p.terms, it->first - offset));
+      offset += p.length;
+    }
+  }
+
+  // The terms at element `at` and where the interval holding it ends.
+  std::pair<Terms, int64_t> at(int64_t position) const {
+    const auto it = containing(position);
+    return {shifted(it->second, position - it->first), end_of(it)};
+  }
+
+ private:
+  using Map = std::map<int64_t, Terms>;
+  Map::const_iterator containing(int64_t position) const {
+    return std::prev(intervals_.upper_bound(position));
+  }
+  int64_t end_of(Map::const_iterator it) const {
+    const auto next = std::next(it);
+    return next == intervals_.end() ? size_ : next->first;
+  }
+  void split(int64_t position) {
+    if (position <= 0 || position >= size_) return;
+    const auto it = containing(position);
+    if (it->first != position)
+      intervals_.emplace_hint(std::next(it), position, shifted(it->second, position - it->first));
+  }
+
+  int64_t size_;
+  Map intervals_;
+};
+
+// Which ranks a rank has (transitively) heard from: only tracked for barriers.
+using Heard = std::vector<bool>;
 
 class SymbolicModel {
  public:
   struct Payload {
     int64_t count;
-    std::vector<Value> values;
-    std::vector<bool> heard;
+    std::vector<Piece> pieces;
+    Heard heard;
   };
 
-  explicit SymbolicModel(const Schedule& schedule) {
+  explicit SymbolicModel(const Schedule& schedule)
+      : track_heard_(schedule.request.collective == TESSERA_COLL_BARRIER) {
     const int p = schedule.group_size();
     buffers_.resize(static_cast<size_t>(p));
-    heard_.assign(static_cast<size_t>(p), std::vector<bool>(static_cast<size_t>(p), false));
+    if (track_heard_) heard_.assign(static_cast<size_t>(p), Heard(static_cast<size_t>(p), false));
     for (int r = 0; r < p; ++r) {
       const RankProgram& program = schedule.ranks[static_cast<size_t>(r)];
-      for (int64_t size : program.buffer_sizes)
-        buffers_[static_cast<size_t>(r)].emplace_back(static_cast<size_t>(size), kUnspecified);
-      auto& input = buffers_[static_cast<size_t>(r)][TESSERA_BUFFER_INPUT];
-      for (size_t k = 0; k < input.size(); ++k) input[k] = {{r, static_cast<int64_t>(k)}};
-      heard_[static_cast<size_t>(r)][static_cast<size_t>(r)] = true;
+      auto& buffers = buffers_[static_cast<size_t>(r)];
+      for (size_t b = 0; b < program.buffer_sizes.size(); ++b)
+        buffers.emplace_back(program.buffer_sizes[b],
+                             b == TESSERA_BUFFER_INPUT ? Terms{{r, 0}} : Terms{{kUnspecified, 0}});
+      if (track_heard_) heard_[static_cast<size_t>(r)][static_cast<size_t>(r)] = true;
     }
   }
 
   Payload capture(int rank, const tessera_chunk& c) {
-    return {c.count, read(rank, c), heard_[static_cast<size_t>(rank)]};
+    return {c.count, buffer(rank, c).read(c.offset, c.count),
+            track_heard_ ? heard_[static_cast<size_t>(rank)] : Heard{}};
   }
   void deliver(int rank, const tessera_chunk& c, Payload& payload, bool reduce) {
-    auto& heard = heard_[static_cast<size_t>(rank)];
-    for (size_t i = 0; i < heard.size(); ++i) heard[i] = heard[i] || payload.heard[i];
-    write(rank, c, payload.values, reduce);
+    if (track_heard_) {
+      Heard& heard = heard_[static_cast<size_t>(rank)];
+      for (size_t i = 0; i < heard.size(); ++i) heard[i] = heard[i] || payload.heard[i];
+    }
+    buffer(rank, c).write(c.offset, payload.pieces, reduce);
   }
-  void copy(int rank, const tessera_chunk& dst, const tessera_chunk& src) { write(rank, dst, read(rank, src), false); }
-  void reduce(int rank, const tessera_chunk& dst, const tessera_chunk& src) { write(rank, dst, read(rank, src), true); }
+  void copy(int rank, const tessera_chunk& dst, const tessera_chunk& src) {
+    buffer(rank, dst).write(dst.offset, buffer(rank, src).read(src.offset, src.count), false);
+  }
+  void reduce(int rank, const tessera_chunk& dst, const tessera_chunk& src) {
+    buffer(rank, dst).write(dst.offset, buffer(rank, src).read(src.offset, src.count), true);
+  }
 
-  const Value& output(int rank, int64_t index) const {
-    return buffers_[static_cast<size_t>(rank)][TESSERA_BUFFER_OUTPUT][static_cast<size_t>(index)];
+  const IntervalBuffer& output(int rank) const {
+    return buffers_[static_cast<size_t>(rank)][TESSERA_BUFFER_OUTPUT];
   }
   bool heard_everyone(int rank) const {
-    const auto& heard = heard_[static_cast<size_t>(rank)];
+    const Heard& heard = heard_[static_cast<size_t>(rank)];
     return std::all_of(heard.begin(), heard.end(), [](bool b) { return b; });
   }
 
  private:
-  std::vector<Value> read(int rank, const tessera_chunk& c) const {
-    const auto& buffer = buffers_[static_cast<size_t>(rank)][static_cast<size_t>(c.buffer)];
-    return {buffer.begin() + c.offset, buffer.begin() + c.offset + c.count};
-  }
-  void write(int rank, const tessera_chunk& c, const std::vector<Value>& values, bool reduce) {
-    auto& buffer = buffers_[static_cast<size_t>(rank)][static_cast<size_t>(c.buffer)];
-    for (int64_t i = 0; i < c.count; ++i) {
-      Value& target = buffer[static_cast<size_t>(c.offset + i)];
-      if (!reduce) {
-        target = values[static_cast<size_t>(i)];
-        continue;
-      }
-      target.insert(target.end(), values[static_cast<size_t>(i)].begin(), values[static_cast<size_t>(i)].end());
-      std::sort(target.begin(), target.end());
-    }
+  IntervalBuffer& buffer(int rank, const tessera_chunk& c) {
+    return buffers_[static_cast<size_t>(rank)][static_cast<size_t>(c.buffer)];
   }
 
-  std::vector<std::vector<std::vector<Value>>> buffers_;
-  std::vector<std::vector<bool>> heard_;
+  bool track_heard_;
+  std::vector<std::vector<IntervalBuffer>> buffers_;
+  std::vector<Heard> heard_;
 };
 
-std::string value_text(const Value& v) {
+// At most this many terms are listed in a message; a group of 1024 would drown the point.
+constexpr size_t kTermsShown = 12;
+
+std::string terms_text(const Terms& terms) {
+  if (is_marker(terms, kUnspecified))
+    return "an unspecified value (never written, or reduced into before being written)";
+  if (is_marker(terms, kRepeated)) return "a value that combines one rank's input more than once";
   std::string text = "{";
-  for (size_t i = 0; i < v.size(); ++i)
-    text += v[i].first < 0 ? fmt::format("{}<unspecified>", i ? ", " : "")
-                           : fmt::format("{}r{}[{}]", i ? ", " : "", v[i].first, v[i].second);
+  for (size_t i = 0; i < terms.size() && i < kTermsShown; ++i)
+    text += fmt::format("{}r{}[{}]", i ? ", " : "", terms[i].rank, terms[i].index);
+  if (terms.size() > kTermsShown) text += fmt::format(", ... ({} more)", terms.size() - kTermsShown);
   return text + "}";
 }
 
-// What output element `index` of group rank `rank` must hold; nullopt-like (false) when unchecked.
-bool expected(const tessera_collective_request& q, int rank, int64_t index, Value& out) {
-  const int p = q.group_size;
+std::string difference_text(const Terms& have, const Terms& want) {
+  if (!have.empty() && have[0].rank < 0) return {};
+  Terms missing;
+  Terms extra;
+  std::set_difference(want.begin(), want.end(), have.begin(), have.end(), std::back_inserter(missing));
+  std::set_difference(have.begin(), have.end(), want.begin(), want.end(), std::back_inserter(extra));
+  std::string text;
+  if (!missing.empty()) text += "; missing " + terms_text(missing);
+  if (!extra.empty()) text += "; not wanted " + terms_text(extra);
+  return text;
+}
+
+// What rank `rank`'s output must hold, as (start, terms at the start) intervals; false when the
+// collective leaves that rank's output unspecified.
+bool expected(const tessera_collective_request& q, int rank, std::vector<std::pair<int64_t, Terms>>& out) {
+  const int32_t p = q.group_size;
   const int64_t n = q.count;
   out.clear();
-  auto all_ranks = [&](int64_t source_index) {
-    for (int i = 0; i < p; ++i) out.emplace_back(i, source_index);
+  auto every_rank = [&](int64_t index) {
+    Terms terms;
+    for (int32_t i = 0; i < p; ++i) terms.push_back({i, index});
+    return terms;
   };
   switch (q.collective) {
-    case TESSERA_COLL_ALL_REDUCE: all_ranks(index); return true;
-    case TESSERA_COLL_BROADCAST: out.emplace_back(q.root, index); return true;
+    case TESSERA_COLL_ALL_REDUCE:
+      out.emplace_back(0, every_rank(0));
+      return true;
+    case TESSERA_COLL_BROADCAST:
+      out.emplace_back(0, Terms{{q.root, 0}});
+      return true;
     case TESSERA_COLL_REDUCE:
       if (rank != q.root) return false;
-      all_ranks(index);
+      out.emplace_back(0, every_rank(0));
       return true;
-    case TESSERA_COLL_ALL_GATHER: out.emplace_back(static_cast<int32_t>(index / n), index % n); return true;
-    case TESSERA_COLL_REDUCE_SCATTER: all_ranks(rank * n + index); return true;
-    case TESSERA_COLL_ALL_TO_ALL: out.emplace_back(static_cast<int32_t>(index / n), rank * n + index % n); return true;
-    case TESSERA_COLL_SCATTER: out.emplace_back(q.root, rank * n + index); return true;
+    case TESSERA_COLL_REDUCE_SCATTER:
+      out.emplace_back(0, every_rank(rank * n));
+      return true;
+    case TESSERA_COLL_SCATTER:
+      out.emplace_back(0, Terms{{q.root, rank * n}});
+      return true;
     case TESSERA_COLL_GATHER:
       if (rank != q.root) return false;
-      out.emplace_back(static_cast<int32_t>(index / n), index % n);
+      [[fallthrough]];
+    case TESSERA_COLL_ALL_GATHER:
+      for (int32_t i = 0; i < p; ++i) out.emplace_back(i * n, Terms{{i, 0}});
       return true;
-    default: return false;
+    case TESSERA_COLL_ALL_TO_ALL:
+      for (int32_t i = 0; i < p; ++i) out.emplace_back(i * n, Terms{{i, rank * n}});
+      return true;
+    default:
+      return false;
   }
+}
+
+// The first element of `actual` (of `size` elements) that differs from `want`; empty if none.
+std::string first_mismatch(const IntervalBuffer& actual, const std::vector<std::pair<int64_t, Terms>>& want,
+                           int64_t size, int rank) {
+  size_t w = 0;
+  for (int64_t position = 0; position < size;) {
+    while (w + 1 < want.size() && want[w + 1].first <= position) ++w;
+    const int64_t want_end = w + 1 < want.size() ? want[w + 1].first : size;
+    const Terms wanted = shifted(want[w].second, position - want[w].first);
+    auto [have, have_end] = actual.at(position);
+    // Both sides are affine in the position, so agreeing at the start of an overlap means agreeing
+    // throughout it.
+    if (have != wanted)
+      return fmt::format("rank {} output[{}] holds {} but should hold {}{}", rank, position, terms_text(have),
+                         terms_text(wanted), difference_text(have, wanted));
+    position = std::min(want_end, have_end);
+  }
+  return {};
+}
+
+std::string check_outputs(const Schedule& schedule, const SymbolicModel& model) {
+  const tessera_collective_request& q = schedule.request;
+  std::vector<std::pair<int64_t, Terms>> want;
+  for (int r = 0; r < schedule.group_size(); ++r) {
+    if (q.collective == TESSERA_COLL_BARRIER && !model.heard_everyone(r))
+      return fmt::format("rank {} can finish the barrier before hearing from every other rank", r);
+    if (!expected(q, r, want)) continue;
+    if (std::string problem = first_mismatch(model.output(r), want, io_sizes(q, r).second, r);
+        !problem.empty())
+      return problem;
+  }
+  return {};
+}
+
+std::string buffer_size_problem(const Schedule& schedule) {
+  for (int r = 0; r < schedule.group_size(); ++r) {
+    const auto [in, out] = io_sizes(schedule.request, r);
+    const auto& sizes = schedule.ranks[static_cast<size_t>(r)].buffer_sizes;
+    if (sizes.size() < 2 || sizes[0] != in || sizes[1] != out)
+      return fmt::format("rank {} has input and output buffers of other sizes than {} and {}", r, in, out);
+    if (std::any_of(sizes.begin(), sizes.end(), [](int64_t s) { return s < 0; }))
+      return fmt::format("rank {} has a buffer of negative size", r);
+  }
+  return {};
 }
 
 }  // namespace
 
 std::string verify(const Schedule& schedule) {
-  SymbolicModel model(schedule);
+  if (std::string problem = request_problem(schedule.request); !problem.empty())
+    return "malformed request: " + problem;
+  if (schedule.group_size() != schedule.request.group_size)
+    return fmt::format("the schedule has programs for {} ranks, the group has {}", schedule.group_size(),
+                       schedule.request.group_size);
+  if (std::string problem = buffer_size_problem(schedule); !problem.empty()) return problem;
+  if (std::string problem = structure_problem(schedule); !problem.empty()) return problem;
   try {
+    SymbolicModel model(schedule);
     run_schedule(schedule, model);
+    return check_outputs(schedule, model);
   } catch (const std::exception& e) {
     return e.what();
   }
-  const tessera_collective_request& q = schedule.request;
-  Value want;
-  for (int r = 0; r < schedule.group_size(); ++r) {
-    if (q.collective == TESSERA_COLL_BARRIER && !model.heard_everyone(r))
-      return fmt::format("schedule '{}' for barrier: rank {} can finish before hearing from every other rank",
-                         schedule.algorithm, r);
-    const int64_t out_size = io_sizes(q, r).second;
-    for (int64_t k = 0; k < out_size; ++k) {
-      if (!expected(q, r, k, want)) continue;
-      if (model.output(r, k) != want)
-        return fmt::format("schedule '{}' for {} (group size {}, count {}, root {}): rank {} output[{}] holds {} but "
-                           "should hold {}",
-                           schedule.algorithm, collective_name(q.collective), q.group_size, q.count, q.root, r, k,
-                           value_text(model.output(r, k)), value_text(want));
-    }
-  }
-  return {};
 }
 
 }  // namespace tessera::comm

@@ -2,6 +2,7 @@
 // out as the collective's input buffer, run the schedule, write the outputs back in place.
 #include <fmt/format.h>
 
+#include "comm/fibres.hpp"
 #include "comm/mailbox.hpp"
 #include "comm/run_collective.hpp"
 #include "observe/comm_events.hpp"
@@ -46,26 +47,6 @@ void require_local(const char* op, const Tensor& t, const char* what) {
   if (!t.defined()) throw Error(fmt::format("{}: {} is undefined", op, what));
   if (!t.is_local())
     throw Error(fmt::format("{}: {} must be a local tensor (one shard per rank); got a plain tensor", op, what));
-}
-
-// The fibres of `group` the tensor covers; a fibre covered only in part is an error.
-std::vector<Fibre> fibres_of(const char* op, const RankSet& ranks, const ProcessGroup& group) {
-  if (group.is_default()) return {ranks.ranks()};
-  std::vector<Fibre> covered;
-  for (const Fibre& fibre : group.fibres()) {
-    Fibre missing;
-    for (int r : fibre)
-      if (!ranks.contains(r)) missing.push_back(r);
-    if (missing.empty()) covered.push_back(fibre);
-    else if (missing.size() != fibre.size())
-      throw Error(fmt::format("{}: the tensor has ranks {} but group fibre {{{}}} also needs ranks {{{}}}; a collective "
-                              "needs every member of a group",
-                              op, ranks.to_string(), fmt::join(fibre, ","), fmt::join(missing, ",")));
-  }
-  if (covered.empty())
-    throw Error(fmt::format("{}: the tensor's ranks {} cover no fibre of group {}", op, ranks.to_string(),
-                            group.to_string()));
-  return covered;
 }
 
 // Maps the user's op onto the schedule's (AVG and PREMUL_SUM are a SUM with scaling around it)
@@ -133,7 +114,7 @@ struct Fibres {
 Fibres fibres_for(const char* op, const Tensor& t, const ProcessGroup& group) {
   enter(op);
   require_local(op, t, "the tensor");
-  return {fibres_of(op, t.ranks(), group), comm::world_of(t)};
+  return {comm::covered_fibres(op, t.ranks(), group), comm::world_of(t)};
 }
 
 }  // namespace
@@ -359,6 +340,8 @@ void check_messages() { comm::require_no_pending_messages("check_messages"); }
 void send(const Tensor& tensor, const SymInt& dst) {
   if (in_per_rank_region()) throw Error("send: cannot be issued inside run_per_rank or any per-rank function");
   require_local("send", tensor, "the tensor");
+  const int world = comm::world_of(tensor);
+  for (const auto& [rank, shard] : tensor.shards()) comm::require_in_world("send", rank, dst.at(rank), world);
   for (const auto& [rank, shard] : tensor.shards()) {
     const int64_t to = dst.at(rank);
     if (to < 0) continue;

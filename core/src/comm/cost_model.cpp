@@ -12,31 +12,17 @@ using DirectedLink = std::pair<int, int>;
 struct Message {
   int64_t bytes;
   std::vector<DirectedLink> hops;
+  std::vector<Link> links;  // hops[i]'s link
   double depart = 0.0;
   double duration = 0.0;  // latency + bytes / (bandwidth / sharing), summed over hops
   int sharing = 1;        // most messages seen on one of its links at once (itself included)
 };
 
-class LinkTable {
- public:
-  explicit LinkTable(const Topology& topology) {
-    for (const Link& l : topology.links()) {
-      links_[{l.a, l.b}] = l;
-      links_[{l.b, l.a}] = l;
-    }
-  }
-  double duration(const Message& m) const {
-    double t = 0.0;
-    for (const DirectedLink& hop : m.hops) {
-      const Link& l = links_.at(hop);
-      t += l.latency + static_cast<double>(m.bytes) * m.sharing / l.bandwidth;
-    }
-    return t;
-  }
-
- private:
-  std::map<DirectedLink, Link> links_;
-};
+double duration(const Message& m) {
+  double t = 0.0;
+  for (const Link& l : m.links) t += l.latency + static_cast<double>(m.bytes) * m.sharing / l.bandwidth;
+  return t;
+}
 
 // Replays the schedule in dependency order. Sends depart at the sender's clock; a receive ends
 // when its message arrives (depart + duration). Returns per-step timings and fills departures.
@@ -85,7 +71,6 @@ CostEstimate estimate(const Schedule& schedule, const std::vector<int>& members,
   const int p = schedule.group_size();
   CostEstimate result;
   result.bytes_sent.assign(static_cast<size_t>(p), 0);
-  const LinkTable links(topology);
 
   // Messages in the order the replay sends them (rank by rank, as the runner interleaves them).
   std::vector<Message> messages;
@@ -103,8 +88,11 @@ CostEstimate estimate(const Schedule& schedule, const std::vector<int>& members,
             m.bytes = step.chunk.count * static_cast<int64_t>(itemsize);
             const int from = members[static_cast<size_t>(r)], to = members[static_cast<size_t>(step.peer)];
             const std::vector<int> path = topology.path(from, to, m.bytes);
-            for (size_t h = 1; h < path.size(); ++h) m.hops.emplace_back(path[h - 1], path[h]);
-            m.duration = links.duration(m);
+            for (size_t h = 1; h < path.size(); ++h) {
+              m.hops.emplace_back(path[h - 1], path[h]);
+              m.links.push_back(topology.link(path[h - 1], path[h]));
+            }
+            m.duration = duration(m);
             messages.push_back(std::move(m));
             result.bytes_sent[static_cast<size_t>(r)] += messages.back().bytes;
             pending[static_cast<size_t>(r * p + step.peer)].push_back(1);
@@ -121,26 +109,31 @@ CostEstimate estimate(const Schedule& schedule, const std::vector<int>& members,
 
   // Uncontended timing first; then messages overlapping on a directed link share it, re-timed
   // until the sharing settles (a few rounds; the model is an estimate, not a network simulator).
+  // Only messages on the same directed link can share it: compare within each link's users
+  // (a direct collective over p ranks has p^2 messages but one per link).
+  std::map<DirectedLink, std::vector<size_t>> users;
+  for (size_t m = 0; m < messages.size(); ++m)
+    if (messages[m].bytes != 0)
+      for (const DirectedLink& hop : messages[m].hops) users[hop].push_back(m);
   result.steps = replay(schedule, messages);
   for (int round = 0; round < 4; ++round) {
     std::vector<int> sharing(messages.size(), 1);
-    for (size_t m = 0; m < messages.size(); ++m) {
-      if (messages[m].bytes == 0) continue;
-      std::map<DirectedLink, int> on_link;
-      for (size_t o = 0; o < messages.size(); ++o) {
-        if (o == m || messages[o].bytes == 0) continue;
-        const bool overlap = messages[o].depart < messages[m].depart + messages[m].duration &&
-                             messages[m].depart < messages[o].depart + messages[o].duration;
-        if (!overlap) continue;
-        for (const DirectedLink& hop : messages[o].hops) ++on_link[hop];
+    for (const auto& [hop, on_link] : users) {
+      for (size_t m : on_link) {
+        int others = 0;
+        for (size_t o : on_link) {
+          const bool overlap = messages[o].depart < messages[m].depart + messages[m].duration &&
+                               messages[m].depart < messages[o].depart + messages[o].duration;
+          if (o != m && overlap) ++others;
+        }
+        sharing[m] = std::max(sharing[m], 1 + others);
       }
-      for (const DirectedLink& hop : messages[m].hops) sharing[m] = std::max(sharing[m], 1 + on_link[hop]);
     }
     bool changed = false;
     for (size_t m = 0; m < messages.size(); ++m) {
       changed = changed || sharing[m] != messages[m].sharing;
       messages[m].sharing = sharing[m];
-      messages[m].duration = links.duration(messages[m]);
+      messages[m].duration = duration(messages[m]);
     }
     if (!changed) break;
     result.steps = replay(schedule, messages);

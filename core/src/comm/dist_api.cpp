@@ -3,7 +3,6 @@
 
 #include <fmt/format.h>
 
-#include "comm/checker.hpp"
 #include "comm/run_collective.hpp"
 #include "comm/selection.hpp"
 #include "plugin/registry.hpp"
@@ -36,8 +35,6 @@ std::string algorithm_for(const std::string& collective, int group_size, int64_t
 
 std::string verify_schedule(const std::string& algorithm, const std::string& collective, int group_size, int64_t count,
                             int root, ReduceOp op, const std::vector<int>& ring_order) {
-  if (group_size < 1) throw Error(fmt::format("verify_schedule: group size must be at least 1, got {}", group_size));
-  if (count < 0) throw Error(fmt::format("verify_schedule: count must be non-negative, got {}", count));
   tessera_collective_request request =
       comm::make_request(collective_or_throw(collective), group_size, count, kFloat32, comm::schedule_reduce_op(op), root);
   std::vector<int32_t> ring(ring_order.begin(), ring_order.end());
@@ -51,10 +48,15 @@ std::string verify_schedule(const std::string& algorithm, const std::string& col
   }
   auto chosen = plugin::Registry::instance().algorithm(algorithm);
   if (chosen == nullptr) throw Error(fmt::format("verify_schedule: no collective algorithm named '{}' is loaded", algorithm));
-  if (std::string reason = chosen->check(request); !reason.empty()) return "not applicable: " + reason;
+  // Past the names, everything is a diagnosis: a malformed request, a plugin that fails or a
+  // schedule that is wrong is what this function is for, so it is returned, not thrown.
   try {
-    return comm::verify(chosen->build(request));
-  } catch (const Error& e) {
+    if (std::string problem = comm::request_problem(request); !problem.empty())
+      return fmt::format("invalid request {}: {}", comm::describe_request(request), problem);
+    if (std::string reason = chosen->check(request); !reason.empty()) return "not applicable: " + reason;
+    chosen->build(request);  // verifies
+    return {};
+  } catch (const std::exception& e) {
     return e.what();
   }
 }

@@ -1,46 +1,49 @@
 #include "comm/mailbox.hpp"
 
-#include <deque>
-#include <map>
-#include <mutex>
-
 #include <fmt/format.h>
 
 #include "tessera/errors.hpp"
+#include "world/world.hpp"
 
 namespace tessera::comm {
-namespace {
-std::mutex mutex;
-std::map<std::pair<int, int>, std::deque<Tensor>> messages;
-}  // namespace
 
-void post(int from, int to, Tensor data) {
-  std::lock_guard lock(mutex);
-  messages[{from, to}].push_back(std::move(data));
+void Mailbox::post(int from, int to, Tensor data) {
+  std::lock_guard lock(mutex_);
+  messages_[{from, to}].push_back(std::move(data));
 }
 
-Tensor take(int from, int to) {
-  std::lock_guard lock(mutex);
-  auto it = messages.find({from, to});
-  if (it == messages.end() || it->second.empty())
+Tensor Mailbox::take(int from, int to) {
+  std::lock_guard lock(mutex_);
+  auto it = messages_.find({from, to});
+  if (it == messages_.end() || it->second.empty())
     throw Error(fmt::format("recv on rank {} from rank {}: no matching send (rank {} sent nothing to rank {} that is "
                             "still unreceived)",
                             to, from, from, to));
   Tensor data = std::move(it->second.front());
   it->second.pop_front();
-  if (it->second.empty()) messages.erase(it);
+  if (it->second.empty()) messages_.erase(it);
   return data;
 }
 
-void require_no_pending_messages(const char* where) {
-  std::lock_guard lock(mutex);
-  if (messages.empty()) return;
+void Mailbox::require_empty(const char* where) {
+  std::lock_guard lock(mutex_);
+  if (messages_.empty()) return;
   std::string pending;
-  for (const auto& [pair, queue] : messages)
+  for (const auto& [pair, queue] : messages_)
     pending += fmt::format("{}{} message(s) from rank {} to rank {}", pending.empty() ? "" : ", ", queue.size(),
                            pair.first, pair.second);
-  messages.clear();
+  messages_.clear();
   throw Error(fmt::format("{}: unmatched send(s): {} never received", where, pending));
+}
+
+void post(int from, int to, Tensor data) { world::current().mailbox().post(from, to, std::move(data)); }
+Tensor take(int from, int to) { return world::current().mailbox().take(from, to); }
+void require_no_pending_messages(const char* where) { world::current().mailbox().require_empty(where); }
+
+void require_in_world(const char* op, int from, int64_t to, int world) {
+  if (to >= world)
+    throw Error(fmt::format("{}: rank {} sends to rank {}, which is outside the world of {} rank(s) (0..{})", op, from,
+                            to, world, world - 1));
 }
 
 }  // namespace tessera::comm

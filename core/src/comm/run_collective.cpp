@@ -15,6 +15,7 @@
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/topology.hpp"
+#include "world/world.hpp"
 
 namespace tessera::comm {
 namespace {
@@ -28,8 +29,6 @@ constexpr size_t kCacheLimit = 4096;  // distinct (shape, algorithm) combination
 
 }  // namespace
 
-std::vector<int32_t> ring_order_of(int world, const std::vector<int>& members);
-
 int32_t schedule_reduce_op(const ReduceOp& op) {
   switch (op.kind()) {
     case ReduceOp::PRODUCT: return TESSERA_REDUCE_PRODUCT;
@@ -42,7 +41,16 @@ int32_t schedule_reduce_op(const ReduceOp& op) {
   }
 }
 
-int world_of(const Tensor& tensor) { return tensor.ranks().ranks().back() + 1; }
+int world_of(const Tensor& tensor) {
+  const int extent = tensor.ranks().ranks().back() + 1;
+  const world::WorldState& w = world::current();
+  if (!w.sized()) return extent;
+  if (extent > w.size())
+    throw Error(fmt::format("the tensor has rank {} but the calling thread's world has {} rank(s) (0..{}); use it "
+                            "in the mode (world) it was made in",
+                            extent - 1, w.size(), w.size() - 1));
+  return w.size();
+}
 
 tessera_collective_request make_request(int32_t collective, int group_size, int64_t count, DType dtype,
                                         int32_t reduce_op, int32_t root) {
@@ -68,6 +76,7 @@ std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, co
   }
   std::shared_ptr<const CollectiveAlgorithm> chosen = plugin::Registry::instance().algorithm(algorithm);
   if (chosen == nullptr) throw Error(fmt::format("no collective algorithm named '{}' is loaded", algorithm));
+  // build() verifies the schedule: only schedules the checker accepted are cached and executed.
   auto schedule = std::make_shared<const Schedule>(chosen->build(q));
   std::lock_guard lock(cache_mutex);
   if (cache.size() >= kCacheLimit) cache.clear();
@@ -75,30 +84,9 @@ std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, co
   return schedule;
 }
 
-// The members' positions round the topology's ring, as group ranks; empty for the natural order.
-std::vector<int32_t> ring_order_of(int world, const std::vector<int>& members) {
-  // Shortest paths per pair make this costly; a program uses few groups, so remember them.
-  static std::mutex mutex;
-  static std::map<std::tuple<std::string, int, std::vector<int>>, std::vector<int32_t>> known;
-  const Topology topology = default_topology(world);
-  const auto key = std::make_tuple(topology.name(), world, members);
-  {
-    std::lock_guard lock(mutex);
-    if (auto it = known.find(key); it != known.end()) return it->second;
-  }
-  const std::vector<int> order = topology.ring_order(members);
-  std::vector<int32_t> ring;
-  bool natural = true;
-  for (size_t k = 0; k < order.size(); ++k) {
-    const auto at = std::find(members.begin(), members.end(), order[k]);
-    ring.push_back(static_cast<int32_t>(at - members.begin()));
-    natural = natural && ring.back() == static_cast<int32_t>(k);
-  }
-  if (natural) ring.clear();
-  std::lock_guard lock(mutex);
-  if (known.size() >= kCacheLimit) known.clear();
-  known.emplace(key, ring);
-  return ring;
+void forget_schedules(const std::string& algorithm) {
+  std::lock_guard lock(cache_mutex);
+  std::erase_if(cache, [&](const auto& entry) { return std::get<0>(entry.first) == algorithm; });
 }
 
 std::vector<Tensor> run_collective(int world, int32_t collective, const std::vector<int>& members,
@@ -107,13 +95,14 @@ std::vector<Tensor> run_collective(int world, int32_t collective, const std::vec
   tessera_collective_request request =
       make_request(collective, static_cast<int>(inputs.size()), count, dtype, reduce_op, root);
   world = std::max(world, *std::max_element(members.begin(), members.end()) + 1);
-  const std::vector<int32_t> ring = ring_order_of(world, members);
+  tessera::world::WorldState& in = tessera::world::current();  // `world` is the size here
+  const std::vector<int32_t> ring = in.ring_order(world, members);
   request.ring_order = ring.empty() ? nullptr : ring.data();
   const int64_t bytes = static_cast<int64_t>(itemsize(dtype)) * inputs.front().numel();
   const std::shared_ptr<const CollectiveAlgorithm> algorithm = choose(request, bytes);
   const std::shared_ptr<const Schedule> schedule = cached_schedule(algorithm->name(), request);
   if (observe::wants_collectives()) {
-    observe::report_collective(*schedule, members, estimate(*schedule, members, default_topology(world), itemsize(dtype)));
+    observe::report_collective(*schedule, members, estimate(*schedule, members, in.topology(world), itemsize(dtype)));
   }
   return execute(*schedule, inputs);
 }

@@ -9,24 +9,29 @@
 
 namespace tessera::comm {
 
-// world: the number of ranks the topology spans (one more than the largest rank of the
-// collective's tensor); members[i]: group rank i's global rank; inputs[i]: its input buffer (1-d, contiguous, the size
-// collective.h gives for `count`). Returns every group rank's output buffer. Ring-shaped
+// world: the number of ranks the topology spans (world_of the collective's tensor); members[i]:
+// group rank i's global rank; inputs[i]: its input buffer (1-d, contiguous, the size collective.h
+// gives for `count`). Runs in the calling thread's world (its topology and ring orders). Returns every group rank's output buffer. Ring-shaped
 // algorithms visit the members in the default topology's ring order.
 std::vector<Tensor> run_collective(int world, int32_t collective, const std::vector<int>& members,
                                    const std::vector<Tensor>& inputs, int64_t count,
                                    int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0);
 
 // The schedule an algorithm builds for a request, cached per (algorithm, collective, group size,
-// count, dtype, op, root, ring order).
+// count, dtype, op, root, ring order). Each is verified once, when built; a wrong one is an Error
+// naming the plugin, the algorithm, the request and what is wrong.
 std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& request);
+// Drops the cached schedules of `algorithm`: its plugin was unloaded, and one loaded later under
+// the same name must build (and pass verification) afresh.
+void forget_schedules(const std::string& algorithm);
 
 // The reduction a schedule performs for a user's op: AVG and PREMUL_SUM are sums with scaling
 // around them, done by the caller.
 int32_t schedule_reduce_op(const ReduceOp& op);
 
-// One more than the largest rank a local tensor (or the first of a list) has: the world its
-// collectives see.
+// The number of ranks a collective on this local tensor spans: the calling thread's world's size
+// (an Error when the tensor has a rank outside it), or in a thread's default world, which has no
+// fixed size, one more than the tensor's largest rank.
 int world_of(const Tensor& tensor);
 
 tessera_collective_request make_request(int32_t collective, int group_size, int64_t count, DType dtype,

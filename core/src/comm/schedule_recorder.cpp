@@ -2,17 +2,18 @@
 
 #include <fmt/format.h>
 
-#include "tessera/errors.hpp"
-
 namespace tessera::comm {
 
 ScheduleRecorder::ScheduleRecorder(std::string algorithm, const tessera_collective_request& request) {
   schedule_.algorithm = std::move(algorithm);
   schedule_.request = request;
-  schedule_.ranks.resize(static_cast<size_t>(request.group_size));
-  for (int r = 0; r < request.group_size; ++r) {
-    const auto [in, out] = io_sizes(request, r);
-    schedule_.ranks[static_cast<size_t>(r)].buffer_sizes = {in, out};
+  error_ = request_problem(request);
+  if (error_.empty()) {
+    schedule_.ranks.resize(static_cast<size_t>(request.group_size));
+    for (int r = 0; r < request.group_size; ++r) {
+      const auto [in, out] = io_sizes(request, r);
+      schedule_.ranks[static_cast<size_t>(r)].buffer_sizes = {in, out};
+    }
   }
   builder_.struct_size = sizeof(builder_);
   builder_.context = this;
@@ -24,6 +25,10 @@ ScheduleRecorder::ScheduleRecorder(std::string algorithm, const tessera_collecti
       return -1;
     }
     auto& sizes = r.schedule_.ranks[static_cast<size_t>(rank)].buffer_sizes;
+    if (sizes.size() >= static_cast<size_t>(INT32_MAX)) {
+      r.fail(fmt::format("add_buffer for rank {}: it already has {} buffers", rank, sizes.size()));
+      return -1;
+    }
     sizes.push_back(count);
     return static_cast<int32_t>(sizes.size() - 1);
   };
@@ -50,10 +55,12 @@ ScheduleRecorder::ScheduleRecorder(std::string algorithm, const tessera_collecti
   };
 }
 
-void ScheduleRecorder::add_local(int32_t rank, tessera_chunk dst, tessera_chunk src, StepKind kind, const char* what) {
+void ScheduleRecorder::add_local(int32_t rank, tessera_chunk dst, tessera_chunk src, StepKind kind,
+                                 const char* what) {
   if (!valid_rank(rank, what) || !valid_chunk(rank, dst, true) || !valid_chunk(rank, src, false)) return;
   if (dst.count != src.count)
-    return fail(fmt::format("rank {}: {} between chunks of {} and {} elements", rank, what, dst.count, src.count));
+    return fail(
+        fmt::format("rank {}: {} between chunks of {} and {} elements", rank, what, dst.count, src.count));
   add(rank, {kind, dst, -1, src});
 }
 
@@ -69,38 +76,20 @@ bool ScheduleRecorder::valid_rank(int32_t rank, const char* what) {
 
 bool ScheduleRecorder::valid_peer(int32_t rank, int32_t peer) {
   if (peer >= 0 && peer < schedule_.group_size() && peer != rank) return true;
-  fail(fmt::format("rank {} names peer {}, expected another rank in 0..{}", rank, peer, schedule_.group_size() - 1));
+  fail(fmt::format("rank {} names peer {}, expected another rank in 0..{}", rank, peer,
+                   schedule_.group_size() - 1));
   return false;
 }
 
 bool ScheduleRecorder::valid_chunk(int32_t rank, const tessera_chunk& chunk, bool written) {
-  const auto& sizes = schedule_.ranks[static_cast<size_t>(rank)].buffer_sizes;
-  if (chunk.buffer < 0 || static_cast<size_t>(chunk.buffer) >= sizes.size()) {
-    fail(fmt::format("rank {} uses buffer {}, but it has buffers 0..{}", rank, chunk.buffer, sizes.size() - 1));
-    return false;
-  }
-  const int64_t size = sizes[static_cast<size_t>(chunk.buffer)];
-  if (chunk.offset < 0 || chunk.count < 0 || chunk.offset + chunk.count > size) {
-    fail(fmt::format("rank {}: chunk [{}:{}] of buffer {} is out of bounds (size {})", rank, chunk.offset,
-                     chunk.offset + chunk.count, chunk.buffer, size));
-    return false;
-  }
-  if (written && chunk.buffer == TESSERA_BUFFER_INPUT) {
-    fail(fmt::format("rank {} writes into its input buffer (chunk [{}:{}]); inputs are read-only", rank, chunk.offset,
-                     chunk.offset + chunk.count));
-    return false;
-  }
-  return true;
+  std::string problem = chunk_problem(schedule_.ranks[static_cast<size_t>(rank)], rank, chunk, written);
+  if (problem.empty()) return true;
+  fail(problem);
+  return false;
 }
 
-void ScheduleRecorder::add(int32_t rank, Step step) { schedule_.ranks[static_cast<size_t>(rank)].steps.push_back(step); }
-
-Schedule ScheduleRecorder::take() {
-  if (!error_.empty())
-    throw Error(fmt::format("algorithm '{}' emitted an invalid schedule for {} (group size {}, count {}): {}",
-                            schedule_.algorithm, collective_name(schedule_.request.collective),
-                            schedule_.request.group_size, schedule_.request.count, error_));
-  return std::move(schedule_);
+void ScheduleRecorder::add(int32_t rank, Step step) {
+  schedule_.ranks[static_cast<size_t>(rank)].steps.push_back(step);
 }
 
 }  // namespace tessera::comm

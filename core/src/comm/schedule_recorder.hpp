@@ -10,11 +10,14 @@ namespace tessera::comm {
 
 class ScheduleRecorder {
  public:
+  // A malformed request (see request_problem) records no steps and is the recorder's problem.
   ScheduleRecorder(std::string algorithm, const tessera_collective_request& request);
 
   const tessera_schedule_builder* builder() const { return &builder_; }
-  // The recorded schedule; throws Error naming the algorithm and the first invalid step.
-  Schedule take();
+  // Empty while every call so far was valid; otherwise the first invalid one, with why.
+  const std::string& problem() const { return error_; }
+  // The recorded schedule (the valid steps only when problem() is not empty).
+  Schedule take() { return std::move(schedule_); }
 
  private:
   static ScheduleRecorder& self(void* context) { return *static_cast<ScheduleRecorder*>(context); }

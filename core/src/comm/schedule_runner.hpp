@@ -8,11 +8,13 @@
 // send. Both are errors naming the ranks and steps, never a hang.
 #pragma once
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <deque>
 #include <string>
+#include <unordered_map>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "comm/schedule.hpp"
 #include "tessera/errors.hpp"
@@ -28,8 +30,10 @@ template <class Model>
 void run_schedule(const Schedule& schedule, Model& model) {
   const int p = schedule.group_size();
   std::vector<size_t> next(static_cast<size_t>(p), 0);
-  std::vector<std::deque<typename Model::Payload>> mailbox(static_cast<size_t>(p) * static_cast<size_t>(p));
-  auto queue = [&](int from, int to) -> auto& { return mailbox[static_cast<size_t>(from * p + to)]; };
+  // Only pairs that exchange messages get a queue: a dense p x p table would cost more than the
+  // schedule for large groups.
+  std::unordered_map<int64_t, std::deque<typename Model::Payload>> mailbox;
+  auto queue = [&](int from, int to) -> auto& { return mailbox[int64_t{from} * p + to]; };
 
   for (bool progress = true; progress;) {
     progress = false;
@@ -43,8 +47,8 @@ void run_schedule(const Schedule& schedule, Model& model) {
           auto& incoming = queue(step.peer, r);
           if (incoming.empty()) break;  // wait for the peer
           if (incoming.front().count != step.chunk.count)
-            throw Error(fmt::format("schedule '{}': {} expects {} elements, but the message from rank {} has {}",
-                                    schedule.algorithm, schedule.describe_step(r, i), step.chunk.count, step.peer,
+            throw Error(fmt::format("{} expects {} elements, but the message from rank {} has {}",
+                                    schedule.describe_step(r, i), step.chunk.count, step.peer,
                                     incoming.front().count));
           model.deliver(r, step.chunk, incoming.front(), step.kind == StepKind::RecvReduce);
           incoming.pop_front();
@@ -58,22 +62,29 @@ void run_schedule(const Schedule& schedule, Model& model) {
     }
   }
 
+  // A deadlock or unmatched send in a large group can involve every rank; the first few say what
+  // is wrong.
+  constexpr size_t kListed = 8;
   std::string stuck;
+  size_t stuck_ranks = 0;
   for (int r = 0; r < p; ++r)
-    if (next[static_cast<size_t>(r)] < schedule.ranks[static_cast<size_t>(r)].steps.size())
+    if (next[static_cast<size_t>(r)] < schedule.ranks[static_cast<size_t>(r)].steps.size() &&
+        stuck_ranks++ < kListed)
       stuck += "\n  " + schedule.describe_step(r, next[static_cast<size_t>(r)]) + " waits forever";
-  if (!stuck.empty())
-    throw Error(fmt::format("schedule '{}' for {} deadlocks:{}", schedule.algorithm,
-                            collective_name(schedule.request.collective), stuck));
-  std::string unmatched;
-  for (int from = 0; from < p; ++from)
-    for (int to = 0; to < p; ++to)
-      if (!queue(from, to).empty())
-        unmatched += fmt::format("\n  {} message(s) from rank {} to rank {} never received", queue(from, to).size(),
-                                 from, to);
-  if (!unmatched.empty())
-    throw Error(fmt::format("schedule '{}' for {} has unmatched sends:{}", schedule.algorithm,
-                            collective_name(schedule.request.collective), unmatched));
+  if (stuck_ranks > kListed) stuck += fmt::format("\n  ... and {} more ranks", stuck_ranks - kListed);
+  if (stuck_ranks > 0) throw Error("the schedule deadlocks:" + stuck);
+  std::vector<std::pair<int64_t, size_t>> unmatched;  // (from * p + to, messages left)
+  for (const auto& [pair, messages] : mailbox)
+    if (!messages.empty()) unmatched.emplace_back(pair, messages.size());
+  if (unmatched.empty()) return;
+  std::sort(unmatched.begin(), unmatched.end());
+  std::string listed;
+  for (size_t k = 0; k < unmatched.size() && k < kListed; ++k)
+    listed += fmt::format("\n  {} message(s) from rank {} to rank {} never received", unmatched[k].second,
+                          unmatched[k].first / p, unmatched[k].first % p);
+  if (unmatched.size() > kListed)
+    listed += fmt::format("\n  ... and {} more pairs of ranks", unmatched.size() - kListed);
+  throw Error("the schedule has unmatched sends:" + listed);
 }
 
 }  // namespace tessera::comm

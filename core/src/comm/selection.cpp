@@ -1,10 +1,11 @@
 #include "comm/selection.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "observe/log.hpp"
 #include "plugin/registry.hpp"
@@ -30,37 +31,62 @@ int64_t parse_bytes(const std::string& text, const std::string& rule) {
   }
   int64_t scale = 1;
   const std::string suffix = text.substr(used);
-  if (suffix == "K" || suffix == "k") scale = int64_t{1} << 10;
-  else if (suffix == "M" || suffix == "m") scale = int64_t{1} << 20;
-  else if (suffix == "G" || suffix == "g") scale = int64_t{1} << 30;
-  else if (!suffix.empty()) used = 0;
+  if (suffix == "K" || suffix == "k")
+    scale = int64_t{1} << 10;
+  else if (suffix == "M" || suffix == "m")
+    scale = int64_t{1} << 20;
+  else if (suffix == "G" || suffix == "g")
+    scale = int64_t{1} << 30;
+  else if (!suffix.empty())
+    used = 0;
   if (used == 0 || value < 0)
-    throw ConfigError(fmt::format("collective rule '{}': size '{}' is not a byte count (expected e.g. 4096, 64K, 1M)",
-                                  rule, text));
+    throw ConfigError(fmt::format(
+        "collective rule '{}': size '{}' is not a byte count (expected e.g. 4096, 64K, 1M)", rule, text));
   return value * scale;
 }
 
 std::string known_algorithms() {
   std::string names;
-  for (const std::string& name : plugin::Registry::instance().algorithm_names()) names += (names.empty() ? "" : ", ") + name;
+  for (const std::string& name : plugin::Registry::instance().algorithm_names())
+    names += (names.empty() ? "" : ", ") + name;
   return names.empty() ? "none loaded" : names;
 }
 
 std::mutex rules_mutex;
+
+// Takes rules_mutex once the process configuration is applied. The first use of the registry
+// applies it (TESSERA_COLL, a configuration file), which sets the rules through set_rules: taking
+// the lock first would deadlock on it.
+std::unique_lock<std::mutex> lock_rules() {
+  (void)plugin::Registry::instance();
+  return std::unique_lock(rules_mutex);
+}
 std::vector<SelectionRule>& rules_slot() {
   static std::vector<SelectionRule> rules;
   return rules;
 }
 bool rules_initialised = false;
+// Whether the rules in force were chosen by the user (in code, TESSERA_COLL or a configuration
+// file) rather than being the built-in defaults: only a user's rule naming an algorithm that is
+// not loaded is an error; a default one falls back.
+bool rules_explicit = false;
 
 // Lazily: TESSERA_COLL, else the defaults. Called with rules_mutex held.
 std::vector<SelectionRule>& active_rules() {
   if (!rules_initialised) {
     const char* env = std::getenv("TESSERA_COLL");
+    // A mistake in TESSERA_COLL is reported naming the variable by configure(), which applies the
+    // environment before anything gets here (plugin/plugins_api.cpp).
     rules_slot() = parse_rules(env != nullptr ? env : kDefaultRules, env != nullptr);
+    rules_explicit = env != nullptr;
     rules_initialised = true;
   }
   return rules_slot();
+}
+
+bool matches(const SelectionRule& rule, const tessera_collective_request& request, int64_t bytes) {
+  return (rule.collective < 0 || rule.collective == request.collective) && bytes >= rule.min_bytes &&
+         bytes <= rule.max_bytes;
 }
 
 }  // namespace
@@ -73,8 +99,8 @@ std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names
     if (rule.empty()) continue;
     const size_t colon = rule.rfind(':');
     if (colon == std::string::npos)
-      throw ConfigError(fmt::format("collective rule '{}' has no ':'; expected <collective>[<min>-<max>]:<algorithm>",
-                                    rule));
+      throw ConfigError(fmt::format(
+          "collective rule '{}' has no ':'; expected <collective>[<min>-<max>]:<algorithm>", rule));
     SelectionRule parsed;
     parsed.algorithm = trim(rule.substr(colon + 1));
     std::string what = trim(rule.substr(0, colon));
@@ -82,9 +108,10 @@ std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names
       const size_t close = what.find(']', open);
       const size_t dash = what.find('-', open);
       if (close == std::string::npos || close != what.size() - 1 || dash == std::string::npos || dash > close)
-        throw ConfigError(fmt::format("collective rule '{}': size range must look like [<min>-<max>] (max may be empty)",
-                                      rule));
-      parsed.min_bytes = std::max<int64_t>(0, parse_bytes(trim(what.substr(open + 1, dash - open - 1)), rule));
+        throw ConfigError(fmt::format(
+            "collective rule '{}': size range must look like [<min>-<max>] (max may be empty)", rule));
+      parsed.min_bytes =
+          std::max<int64_t>(0, parse_bytes(trim(what.substr(open + 1, dash - open - 1)), rule));
       const int64_t max = parse_bytes(trim(what.substr(dash + 1, close - dash - 1)), rule);
       parsed.max_bytes = max < 0 ? INT64_MAX : max;
       if (parsed.max_bytes < parsed.min_bytes)
@@ -94,14 +121,15 @@ std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names
     if (what != "*") {
       parsed.collective = collective_from_name(what);
       if (parsed.collective < 0)
-        throw ConfigError(fmt::format("collective rule '{}': unknown collective '{}'; expected one of all_reduce, "
-                                      "broadcast, reduce, all_gather, reduce_scatter, all_to_all, scatter, gather, "
-                                      "barrier or *",
-                                      rule, what));
+        throw ConfigError(
+            fmt::format("collective rule '{}': unknown collective '{}'; expected one of all_reduce, "
+                        "broadcast, reduce, all_gather, reduce_scatter, all_to_all, scatter, gather, "
+                        "barrier or *",
+                        rule, what));
     }
     if (check_names && plugin::Registry::instance().algorithm(parsed.algorithm) == nullptr)
-      throw ConfigError(fmt::format("collective rule '{}': unknown algorithm '{}'; known algorithms: {}", rule,
-                                    parsed.algorithm, known_algorithms()));
+      throw ConfigError(fmt::format("collective rule '{}': unknown algorithm '{}'; known algorithms: {}",
+                                    rule, parsed.algorithm, known_algorithms()));
     rules.push_back(std::move(parsed));
   }
   return rules;
@@ -113,7 +141,8 @@ std::string rules_text(const std::vector<SelectionRule>& rules) {
     if (!text.empty()) text += ';';
     text += r.collective < 0 ? "*" : collective_name(r.collective);
     if (r.min_bytes != 0 || r.max_bytes != INT64_MAX)
-      text += fmt::format("[{}-{}]", r.min_bytes, r.max_bytes == INT64_MAX ? "" : std::to_string(r.max_bytes));
+      text +=
+          fmt::format("[{}-{}]", r.min_bytes, r.max_bytes == INT64_MAX ? "" : std::to_string(r.max_bytes));
     text += ':' + r.algorithm;
   }
   return text;
@@ -121,7 +150,7 @@ std::string rules_text(const std::vector<SelectionRule>& rules) {
 
 void set_rules(const std::string& text, bool from_config) {
   std::vector<SelectionRule> parsed = parse_rules(text);
-  std::lock_guard lock(rules_mutex);
+  const auto lock = lock_rules();
   if (from_config && std::getenv("TESSERA_COLL") != nullptr) {
     active_rules();
     observe::logger().info("TESSERA_COLL overrides the configured collective rules '{}'", text);
@@ -129,35 +158,72 @@ void set_rules(const std::string& text, bool from_config) {
   }
   rules_slot() = std::move(parsed);
   rules_initialised = true;
+  rules_explicit = true;
+}
+
+std::string rules_naming(const std::vector<std::string>& algorithms) {
+  std::vector<SelectionRule> rules;
+  {
+    const auto lock = lock_rules();
+    if (rules_initialised) {
+      if (!rules_explicit) return {};
+      rules = rules_slot();
+    } else if (const char* env = std::getenv("TESSERA_COLL")) {
+      try {
+        rules = parse_rules(env, false);  // unchecked: the names may be the very ones just unloaded
+      } catch (const ConfigError&) {
+        return {};  // the first collective reports the mistake
+      }
+    }
+  }
+  std::vector<SelectionRule> naming;
+  for (const SelectionRule& rule : rules)
+    if (std::find(algorithms.begin(), algorithms.end(), rule.algorithm) != algorithms.end())
+      naming.push_back(rule);
+  return rules_text(naming);
 }
 
 std::string current_rules() {
-  std::lock_guard lock(rules_mutex);
+  const auto lock = lock_rules();
   return rules_text(active_rules());
 }
 
 std::shared_ptr<const CollectiveAlgorithm> choose(const tessera_collective_request& request, int64_t bytes) {
   std::vector<SelectionRule> rules;
+  bool explicit_rules = false;
   {
-    std::lock_guard lock(rules_mutex);
+    const auto lock = lock_rules();
     rules = active_rules();
+    explicit_rules = rules_explicit;
   }
   auto& registry = plugin::Registry::instance();
   for (const SelectionRule& rule : rules) {
-    if ((rule.collective >= 0 && rule.collective != request.collective) || bytes < rule.min_bytes ||
-        bytes > rule.max_bytes)
-      continue;
+    if (!matches(rule, request, bytes)) continue;
     std::shared_ptr<const CollectiveAlgorithm> algorithm = registry.algorithm(rule.algorithm);
-    if (algorithm == nullptr || !algorithm->offers(request.collective)) continue;
+    if (algorithm == nullptr && explicit_rules)
+      throw Error(
+          fmt::format("collective {} (group size {}, {} bytes): the rule '{}' in force names algorithm '{}', "
+                      "which is not loaded (was its plugin unloaded?); known algorithms: {}. Load its plugin "
+                      "again or set other rules (ts::dist::set_algorithms, TESSERA_COLL)",
+                      collective_name(request.collective), request.group_size, bytes, rules_text({rule}),
+                      rule.algorithm, known_algorithms()));
+    if (algorithm == nullptr) {
+      observe::logger().info("collective {}: the default rule's algorithm '{}' is not loaded; falling back",
+                             collective_name(request.collective), rule.algorithm);
+      continue;
+    }
+    if (!algorithm->offers(request.collective)) continue;
     const std::string reason = algorithm->check(request);
     if (reason.empty()) return algorithm;
     observe::logger().info("collective {} (group size {}, {} bytes): '{}' does not apply ({}); falling back",
-                           collective_name(request.collective), request.group_size, bytes, rule.algorithm, reason);
+                           collective_name(request.collective), request.group_size, bytes, rule.algorithm,
+                           reason);
   }
   std::shared_ptr<const CollectiveAlgorithm> direct = registry.algorithm("direct");
   if (direct == nullptr)
-    throw Error(fmt::format("no algorithm applies to {} and the 'direct' fallback is not loaded (known algorithms: {})",
-                            collective_name(request.collective), known_algorithms()));
+    throw Error(fmt::format(
+        "no algorithm applies to {} and the 'direct' fallback is not loaded (known algorithms: {})",
+        collective_name(request.collective), known_algorithms()));
   return direct;
 }
 

@@ -28,11 +28,17 @@ std::string rules_text(const std::vector<SelectionRule>& rules);
 // built-in defaults. Rules from a configuration file (from_config) do not replace TESSERA_COLL.
 void set_rules(const std::string& text, bool from_config = false);
 std::string current_rules();
+// The rules a user set (not the built-in defaults) that name one of `algorithms`, as text; empty
+// when none do. Unloading a plugin warns with it: those rules make collectives fail until it is back.
+std::string rules_naming(const std::vector<std::string>& algorithms);
 
 // The algorithm for a request of `bytes` per rank, after precondition fallbacks (each logged).
+// Throws Error when a user-set rule that matches names an algorithm that is not loaded (its plugin
+// was unloaded since): an unknown name is an error, never a silent default.
 std::shared_ptr<const CollectiveAlgorithm> choose(const tessera_collective_request& request, int64_t bytes);
 
 inline constexpr const char* kDefaultRules =
-    "all_reduce:ring;all_gather:ring;reduce_scatter:ring;broadcast:tree;reduce:tree;all_to_all:bruck;*:direct";
+    "all_reduce:ring;all_gather:ring;reduce_scatter:ring;broadcast:tree;reduce:tree;all_to_all:bruck;*:"
+    "direct";
 
 }  // namespace tessera::comm

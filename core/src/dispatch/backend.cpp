@@ -2,18 +2,27 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <mutex>
+
 #include "observe/log.hpp"
+#include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera::dispatch {
 
 DLDataType to_dl(DType dtype) {
   switch (dtype) {
-    case DType::Bool: return {TESSERA_DL_BOOL_CODE, 8, 1};
-    case DType::Int32: return {kDLInt, 32, 1};
-    case DType::Int64: return {kDLInt, 64, 1};
-    case DType::Float32: return {kDLFloat, 32, 1};
-    case DType::Float64: return {kDLFloat, 64, 1};
+    case DType::Bool:
+      return {TESSERA_DL_BOOL_CODE, 8, 1};
+    case DType::Int32:
+      return {kDLInt, 32, 1};
+    case DType::Int64:
+      return {kDLInt, 64, 1};
+    case DType::Float32:
+      return {kDLFloat, 32, 1};
+    case DType::Float64:
+      return {kDLFloat, 64, 1};
   }
   return {kDLFloat, 32, 1};
 }
@@ -35,12 +44,27 @@ Backend::Backend(const tessera_backend* table, std::shared_ptr<const plugin::Loa
     const tessera_kernel* entry = table->kernels[i];
     DType dtype;
     if (!from_dl(entry->dtype, &dtype)) {
-      observe::logger().warn("backend '{}': kernel '{}' has a dtype Tessera does not know (code {}, {} bits); ignored",
-                             name_, entry->op, entry->dtype.code, entry->dtype.bits);
+      observe::logger().warn(
+          "backend '{}': kernel '{}' has a dtype Tessera does not know (code {}, {} bits); ignored", name_,
+          entry->op, entry->dtype.code, entry->dtype.bits);
       continue;
     }
     kernels_by_dtype_[static_cast<size_t>(dtype)].emplace(entry->op, entry->fn);
   }
+}
+
+std::shared_ptr<const Backend> Backend::of(const tessera_backend* table,
+                                           std::shared_ptr<const plugin::LoadedPlugin> owner) {
+  // Keyed by the table's address, which is the library's own: process-wide like the mapping itself.
+  static std::mutex mutex;
+  static std::map<const tessera_backend*, std::weak_ptr<const Backend>> alive;
+  std::lock_guard lock(mutex);
+  std::erase_if(alive, [](const auto& entry) { return entry.second.expired(); });
+  if (auto it = alive.find(table); it != alive.end())
+    if (std::shared_ptr<const Backend> existing = it->second.lock()) return existing;
+  auto made = std::make_shared<const Backend>(table, std::move(owner));
+  alive[table] = made;
+  return made;
 }
 
 tessera_kernel_fn Backend::find_kernel(std::string_view op, DType dtype) const {
@@ -64,8 +88,8 @@ void* Backend::allocate(size_t bytes) const {
   tessera_error error{};
   error.struct_size = sizeof(error);
   if (table_->alloc(table_->context, bytes, &data, &error) != TESSERA_OK) {
-    error.message[sizeof(error.message) - 1] = '\0';
-    throw Error(fmt::format("backend '{}' could not allocate {} bytes: {}", name_, bytes, error.message));
+    throw Error(
+        fmt::format("backend '{}' could not allocate {} bytes: {}", name_, bytes, plugin::error_text(error)));
   }
   return data;
 }
@@ -78,8 +102,8 @@ void Backend::set_num_threads(int32_t num_threads) const {
   tessera_error error{};
   error.struct_size = sizeof(error);
   if (table_->set_num_threads(table_->context, num_threads, &error) != TESSERA_OK) {
-    error.message[sizeof(error.message) - 1] = '\0';
-    observe::logger().warn("backend '{}' could not set its thread count to {}: {}", name_, num_threads, error.message);
+    observe::logger().warn("backend '{}' could not set its thread count to {}: {}", name_, num_threads,
+                           plugin::error_text(error));
   }
 }
 
@@ -87,8 +111,8 @@ void Backend::copy(void* dst, const void* src, size_t bytes, int32_t direction) 
   tessera_error error{};
   error.struct_size = sizeof(error);
   if (table_->copy(table_->context, dst, src, bytes, direction, &error) != TESSERA_OK) {
-    error.message[sizeof(error.message) - 1] = '\0';
-    throw Error(fmt::format("backend '{}' could not copy {} bytes: {}", name_, bytes, error.message));
+    throw Error(
+        fmt::format("backend '{}' could not copy {} bytes: {}", name_, bytes, plugin::error_text(error)));
   }
 }
 

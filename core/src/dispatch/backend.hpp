@@ -18,6 +18,12 @@ class Backend {
  public:
   // `table` was validated by plugin::check_backend; `owner` keeps its library mapped.
   Backend(const tessera_backend* table, std::shared_ptr<const plugin::LoadedPlugin> owner);
+  // The one Backend of `table` while any is alive, else a new one. Tensors keep their backend's
+  // library mapped, and loading a mapped library again gives back the same table; so a plugin
+  // unloaded and reloaded while tensors of it live provides the very backend they are on, and old
+  // and new tensors mix (identity is the object, compared by address everywhere).
+  static std::shared_ptr<const Backend> of(const tessera_backend* table,
+                                           std::shared_ptr<const plugin::LoadedPlugin> owner);
 
   const std::string& name() const { return name_; }
   int32_t device_type() const { return table_->device_type; }

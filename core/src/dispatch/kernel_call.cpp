@@ -1,9 +1,10 @@
 #include "dispatch/kernel_call.hpp"
 
-#include <array>
-
 #include <fmt/format.h>
 
+#include <array>
+
+#include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera::dispatch {
@@ -25,6 +26,19 @@ DLTensor to_dltensor(const Operand& o) {
   return dl;
 }
 
+void check_same_backend(std::string_view op, const Backend& a, const Backend& b) {
+  if (&a == &b) return;
+  // Two backends of one name come from two different files (a reload of the same file gives the
+  // same backend): the files are what tells them apart.
+  if (a.name() == b.name())
+    throw Error(
+        fmt::format("{}: tensors are on two different backends named '{}', one from {} and one from {}; move "
+                    "them to one first",
+                    op, a.name(), a.plugin().info().file.string(), b.plugin().info().file.string()));
+  throw Error(fmt::format("{}: tensors are on different backends ('{}' and '{}'); move them to one first", op,
+                          a.name(), b.name()));
+}
+
 }  // namespace
 
 void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> inputs,
@@ -38,16 +52,12 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
   std::array<DLTensor, kMaxOperands> out{};
   size_t n = 0;
   for (const Operand& o : inputs) {
-    if (&o.tensor->backend() != &backend)
-      throw Error(fmt::format("{}: tensors are on different backends ('{}' and '{}'); move them to one first", op,
-                              o.tensor->backend().name(), backend.name()));
+    check_same_backend(op, o.tensor->backend(), backend);
     in[n++] = to_dltensor(o);
   }
   n = 0;
   for (const Operand& o : outputs) {
-    if (&o.tensor->backend() != &backend)
-      throw Error(fmt::format("{}: tensors are on different backends ('{}' and '{}'); move them to one first", op,
-                              o.tensor->backend().name(), backend.name()));
+    check_same_backend(op, o.tensor->backend(), backend);
     out[n++] = to_dltensor(o);
   }
 
@@ -55,7 +65,8 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
   std::array<const tessera_attr*, kMaxAttrs> attr_pointers{};
   n = 0;
   for (const Attr& a : attrs) {
-    attr_values[n] = {sizeof(tessera_attr), a.name, a.kind, a.int_value, a.float_value, a.ints.data(), a.ints.size()};
+    attr_values[n] = {sizeof(tessera_attr), a.name,        a.kind,       a.int_value,
+                      a.float_value,        a.ints.data(), a.ints.size()};
     attr_pointers[n] = &attr_values[n];
     ++n;
   }
@@ -70,12 +81,11 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
   call.num_attrs = attrs.size();
 
   const tessera_kernel_fn fn = backend.kernel(op, key);
-  tessera_error error;
+  tessera_error error{};  // zeroed: a plugin that fails without writing a message leaves it empty
   error.struct_size = sizeof(error);
   if (const tessera_status status = fn(backend.context(), &call, &error); status != TESSERA_OK) {
-    error.message[sizeof(error.message) - 1] = '\0';
-    throw Error(fmt::format("{} ({}) on backend '{}' failed: {}", op, dtype_name(key), backend.name(),
-                            error.message));
+    throw Error(fmt::format("{} ({}) on backend '{}' failed with status {}: {}", op, dtype_name(key),
+                            backend.name(), static_cast<int>(status), plugin::error_text(error)));
   }
 }
 

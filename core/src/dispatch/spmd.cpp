@@ -14,6 +14,7 @@
 #include "ranks/local_tensor_impl.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
+#include "world/world.hpp"
 
 namespace tessera {
 namespace {
@@ -128,7 +129,11 @@ void throw_ranks_disagree(const char* op, const std::string& values) {
 void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, const std::function<void(size_t)>& task) {
   std::vector<std::exception_ptr> failures(ranks.size());
   const bool traced = observe::wants_rank_ops();
+  // Rank tasks run in the issuing thread's world, also on pool threads (their trace slices, and
+  // anything else that asks for the world, must not land in a pool thread's own default world).
+  world::WorldState* const issuer = &world::current();
   auto guarded = [&](size_t i) {
+    const world::Bound in_issuers_world(issuer);
     RankTaskScope scope;
     const auto begin = traced ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     try {
@@ -140,11 +145,13 @@ void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, cons
       observe::report_rank_op(op, ranks[i],
                               std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   };
-  const bool parallel = ranks.size() > 1 && work_per_rank >= kParallelWorkThreshold && !running_rank_task &&
-                        dispatch::rank_pool().size() > 1;
-  if (parallel) {
+  // The pool is held for the whole job: set_threads on another thread may replace it meanwhile.
+  const std::shared_ptr<dispatch::ThreadPool> pool =
+      ranks.size() > 1 && work_per_rank >= kParallelWorkThreshold && !running_rank_task ? dispatch::rank_pool()
+                                                                                        : nullptr;
+  if (pool && pool->size() > 1) {
     SingleThreadedKernels one_thread_per_kernel;
-    dispatch::rank_pool().parallel_for(ranks.size(), guarded);
+    pool->parallel_for(ranks.size(), guarded);
   } else {
     for (size_t i = 0; i < ranks.size(); ++i) guarded(i);
   }

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -80,27 +81,33 @@ int resolve_threads(int requested) {
 }
 
 std::mutex pool_mutex;
-std::unique_ptr<ThreadPool>& pool_slot() {
-  static std::unique_ptr<ThreadPool>* slot = new std::unique_ptr<ThreadPool>();  // outlives static tensors
+std::shared_ptr<ThreadPool>& pool_slot() {
+  static auto* slot = new std::shared_ptr<ThreadPool>();  // outlives static tensors
   return *slot;
 }
 
 }  // namespace
 
-ThreadPool& rank_pool() {
+std::shared_ptr<ThreadPool> rank_pool() {
   std::lock_guard lock(pool_mutex);
   auto& slot = pool_slot();
-  if (!slot) slot = std::make_unique<ThreadPool>(resolve_threads(configured_threads));
-  return *slot;
+  if (!slot) slot = std::make_shared<ThreadPool>(resolve_threads(configured_threads));
+  return slot;
 }
 
 void set_rank_threads(int threads) {
   if (threads < 0) throw Error(fmt::format("thread count must be 0 (automatic) or positive, got {}", threads));
-  std::lock_guard lock(pool_mutex);
-  configured_threads = threads;
-  pool_slot() = std::make_unique<ThreadPool>(resolve_threads(threads));
+  // Built before taking the lock, and the old pool released after it: a job running on the old
+  // pool holds its own reference and finishes there; its workers are joined by whoever lets go last.
+  auto replacement = std::make_shared<ThreadPool>(resolve_threads(threads));
+  std::shared_ptr<ThreadPool> old;
+  {
+    std::lock_guard lock(pool_mutex);
+    configured_threads = threads;
+    old = std::exchange(pool_slot(), std::move(replacement));
+  }
 }
 
-int rank_threads() { return rank_pool().size(); }
+int rank_threads() { return rank_pool()->size(); }
 
 }  // namespace tessera::dispatch

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -43,8 +44,10 @@ class ThreadPool {
 };
 
 // The process-wide rank pool. Its size comes from TESSERA_THREADS, the configuration, or the
-// number of hardware threads, in that order of precedence.
-ThreadPool& rank_pool();
+// number of hardware threads, in that order of precedence. Callers hold the returned pool for the
+// whole job: set_rank_threads may replace the pool meanwhile, and the old one lives until its
+// last job lets go of it.
+std::shared_ptr<ThreadPool> rank_pool();
 void set_rank_threads(int threads);  // 0 = the hardware's count
 int rank_threads();
 

@@ -86,15 +86,20 @@ DTensor distribute_tensor(const Tensor& tensor, const DeviceMesh& mesh, Placemen
     }
     return DTensor(local, mesh, bound, global);
   }
-  // A plain tensor is what every rank holds already: each takes its part, no communication.
-  std::vector<std::pair<int, Tensor>> copies;
+  // A plain tensor is what every rank holds already: each takes its part, no communication. Only
+  // that part is copied (once, into storage of the part's size), never the whole tensor per rank.
+  std::vector<std::pair<int, Tensor>> shards;
   {
     DisabledLocalMode plain;
-    for (int r : mesh.ranks()) copies.emplace_back(r, tensor.clone());
+    for (int r : mesh.ranks()) {
+      const std::vector<int64_t> coord = mesh.coordinate_of(r);
+      Tensor part = tensor;
+      for (int64_t d = 0; d < tensor.dim(); ++d)
+        part = dtensor::take(part, d, dtensor::held(tensor.size(d), d, bound, mesh.shape(), coord, bound.size()));
+      shards.emplace_back(r, part.clone());
+    }
   }
-  const DTensor all_replicated(local_tensor(RankMap<Tensor>(std::move(copies))), mesh,
-                               Placements(bound.size(), Replicate()), tensor.sizes());
-  return DTensor(dtensor::redistribute_local(all_replicated, bound, false), mesh, bound, tensor.sizes());
+  return DTensor(local_tensor(RankMap<Tensor>(std::move(shards))), mesh, bound, tensor.sizes());
 }
 
 DTensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements, std::optional<Shape> shape) {
@@ -104,8 +109,15 @@ DTensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements place
   const Placements bound = dtensor::bind(placements, mesh.ndim(), local.dim(), "from_local");
   if (shape) return DTensor(local, mesh, bound, *shape);
   // Even layout: each sharded dim is the local size times the number of shards along it.
-  const Shape& sizes = local.sizes();  // throws when shards differ: then the shape must be given
-  Shape global = sizes;
+  const auto& shards = local.shards();
+  const auto& [first_rank, first] = *shards.begin();
+  for (const auto& [rank, shard] : shards)
+    if (shard.sizes() != first.sizes())
+      throw Error(fmt::format("from_local: the local shards' shapes differ per rank (rank {} holds {}, rank {} holds "
+                              "{}), so the global shape cannot be inferred; an uneven layout needs it given: pass "
+                              "shape=... (the DTensor's global shape)",
+                              first_rank, shape_text(first.sizes()), rank, shape_text(shard.sizes())));
+  Shape global = first.sizes();
   for (size_t i = 0; i < bound.size(); ++i)
     if (bound[i].is_shard()) global[static_cast<size_t>(bound[i].dim())] *= mesh.size(static_cast<int64_t>(i));
   return DTensor(local, mesh, bound, global);

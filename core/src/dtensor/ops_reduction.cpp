@@ -2,7 +2,8 @@
 // that mesh dim (sum -> P(sum), max -> P(max), min -> P(min), prod -> P(product)); mean becomes
 // P(avg) only when every shard holds the same number of elements of that dim (else it replicates
 // first: averaging uneven shards' means is wrong, PyTorch bug #162692). Dims kept keep their
-// shards; sum of a sum-partial stays partial.
+// shards; sum of a sum-partial stays partial. max and min (no identity) replicate a dim first when
+// some rank holds none of it.
 #include <fmt/format.h>
 
 #include "dtensor/layout.hpp"
@@ -30,6 +31,17 @@ bool evenly_sharded(const DTensor& a, size_t mesh_dim) {
   return true;
 }
 
+// Whether some rank holds none of tensor dim d. max and min have no identity, so such a rank has
+// no partial term to offer: those reductions gather the dim first instead.
+bool some_shard_empty(const DTensor& a, int64_t d) {
+  const DeviceMesh& mesh = a.device_mesh();
+  for (int rank : mesh.ranks())
+    if (dtensor::total_length(dtensor::held(a.shape()[static_cast<size_t>(d)], d, a.placements(), mesh.shape(),
+                                            mesh.coordinate_of(rank), a.placements().size())) == 0)
+      return true;
+  return false;
+}
+
 DTensor reduce(const char* op, const DTensor& a, const std::vector<int64_t>& dims, bool keepdim, const char* partial_op,
                Tensor (*local_op)(const Tensor&, const std::vector<int64_t>&, bool)) {
   std::vector<bool> reduced(static_cast<size_t>(a.dim()), dims.empty());
@@ -42,13 +54,14 @@ DTensor reduce(const char* op, const DTensor& a, const std::vector<int64_t>& dim
     out_shape.push_back(reduced[static_cast<size_t>(d)] ? 1 : a.shape()[static_cast<size_t>(d)]);
   }
   const bool is_mean = std::string(op) == "mean";
+  const bool needs_elements = std::string(op) == "max" || std::string(op) == "min";
   const dtensor::Prepared plan = dtensor::prepare(op, {a}, [&](size_t i) {
     const Placement& p = a.placements()[i];
     std::vector<Strategy> s = {{{Replicate()}, Replicate()}};
     if (p.is_shard()) {
       if (!reduced[static_cast<size_t>(p.dim())]) {
         s.push_back({{p}, dtensor::shard_like(p, new_index[static_cast<size_t>(p.dim())])});
-      } else if (partial_op != nullptr && (!is_mean || evenly_sharded(a, i))) {
+      } else if ((!is_mean || evenly_sharded(a, i)) && (!needs_elements || !some_shard_empty(a, p.dim()))) {
         s.push_back({{p}, Partial(partial_op)});
       }
     }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "dtensor/layout.hpp"
 #include "dtensor/ops_common.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
@@ -15,23 +16,33 @@ namespace {
 
 using dtensor::Strategy;
 
-// Groups of input dims and output dims with equal products, in order (as a reshape pairs them).
+// Groups of input dims and output dims with equal products, in order (as a reshape pairs them),
+// over the dims of size other than 1 (those come and go freely). For tensors with elements only.
 struct DimGroup {
   std::vector<int64_t> in;
   std::vector<int64_t> out;
 };
 
+std::vector<int64_t> dims_not_one(const Shape& shape) {
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1) dims.push_back(static_cast<int64_t>(d));
+  return dims;
+}
+
 std::vector<DimGroup> dim_groups(const Shape& in, const Shape& out) {
+  const std::vector<int64_t> ins = dims_not_one(in), outs = dims_not_one(out);
   std::vector<DimGroup> groups;
   size_t i = 0, o = 0;
-  while (i < in.size() || o < out.size()) {
+  // Partial products never exceed the element count, which exists: no overflow.
+  while (i < ins.size() && o < outs.size()) {
     DimGroup g;
-    int64_t pin = 1, pout = 1;
-    if (i < in.size()) pin = in[i], g.in.push_back(static_cast<int64_t>(i++));
-    if (o < out.size()) pout = out[o], g.out.push_back(static_cast<int64_t>(o++));
+    int64_t pin = in[static_cast<size_t>(ins[i])], pout = out[static_cast<size_t>(outs[o])];
+    g.in.push_back(ins[i++]);
+    g.out.push_back(outs[o++]);
     while (pin != pout) {
-      if (pin < pout && i < in.size()) pin *= in[i], g.in.push_back(static_cast<int64_t>(i++));
-      else if (pout < pin && o < out.size()) pout *= out[o], g.out.push_back(static_cast<int64_t>(o++));
+      if (pin < pout && i < ins.size()) pin *= in[static_cast<size_t>(ins[i])], g.in.push_back(ins[i++]);
+      else if (pout < pin && o < outs.size()) pout *= out[static_cast<size_t>(outs[o])], g.out.push_back(outs[o++]);
       else break;
     }
     groups.push_back(std::move(g));
@@ -39,67 +50,167 @@ std::vector<DimGroup> dim_groups(const Shape& in, const Shape& out) {
   return groups;
 }
 
-// Where shard dim d of `in` lands in `out`, when a shard can follow the reshape without moving.
-std::optional<int64_t> follow(const Shape& in, const Shape& out, int64_t d, int64_t shards) {
-  for (const DimGroup& g : dim_groups(in, out)) {
-    if (std::find(g.in.begin(), g.in.end(), d) == g.in.end()) continue;
-    if (g.in.size() == 1 && g.out.size() == 1) return g.out[0];  // the dim survives whole
-    if (g.in.front() != d || in[static_cast<size_t>(d)] % shards != 0) return std::nullopt;
-    // Leading dim of a merge, or a split whose leading output dim still divides evenly.
-    if (g.out.size() == 1) return g.out[0];
-    if (g.in.size() == 1 && out[static_cast<size_t>(g.out[0])] % shards == 0) return g.out[0];
-    return std::nullopt;
-  }
+// How input dim d lands in the output: flattened with the dims after it in its group, index j of
+// d is elements [j * in_tail, (j + 1) * in_tail), which are out_tail elements per index of out_dim.
+struct DimMap {
+  int64_t out_dim;
+  int64_t in_tail;
+  int64_t out_tail;
+};
+
+int64_t product_after_first(const Shape& shape, const std::vector<int64_t>& dims) {
+  int64_t p = 1;
+  for (size_t k = 1; k < dims.size(); ++k) p *= shape[static_cast<size_t>(dims[k])];
+  return p;
+}
+
+// Only the first dim of a group can carry a shard into the output (its blocks are whole runs of
+// the flattened group); a dim of size 1 belongs to no group.
+std::optional<DimMap> map_dim(const std::vector<DimGroup>& groups, const Shape& in, const Shape& out, int64_t d) {
+  for (const DimGroup& g : groups)
+    if (g.in.front() == d) return DimMap{g.out.front(), product_after_first(in, g.in), product_after_first(out, g.out)};
   return std::nullopt;
 }
 
-DTensor reshaped(const char* op, const DTensor& a, const Shape& requested, bool may_move) {
-  // Resolve -1 with the global element count.
-  Shape shape = requested;
-  int64_t known = 1, infer = -1, total = 1;
-  for (int64_t s : a.shape()) total *= s;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == -1) infer = static_cast<int64_t>(i);
-    else known *= shape[i];
+// Segments without empty pieces, adjacent ones joined: two layouts are the same when these match.
+dtensor::Segments normalized(const dtensor::Segments& segments) {
+  dtensor::Segments result;
+  for (const tessera_segment& s : segments) {
+    if (s.length == 0) continue;
+    if (!result.empty() && result.back().offset + result.back().length == s.offset) result.back().length += s.length;
+    else result.push_back(s);
   }
-  if (infer >= 0 && known != 0) shape[static_cast<size_t>(infer)] = total / known;
-  int64_t product = 1;
-  for (int64_t s : shape) product *= s;
-  if (product != total)
+  return result;
+}
+
+// Whether a shard of `length` input elements along the mapped dim, split by `p` into `shards` and
+// taken at `index`, is exactly what the same split gives the output dim: the input pieces,
+// flattened, must be whole runs of output rows at the same places.
+bool lines_up(const Placement& p, int64_t length, int64_t shards, int64_t index, const DimMap& m) {
+  int64_t flat = 0;
+  if (__builtin_mul_overflow(length, m.in_tail, &flat) || flat % m.out_tail != 0) return false;
+  dtensor::Segments scaled;
+  for (const tessera_segment& s : dtensor::split(p, length, shards, index)) {
+    int64_t offset = 0, count = 0;
+    if (__builtin_mul_overflow(s.offset, m.in_tail, &offset) || __builtin_mul_overflow(s.length, m.in_tail, &count) ||
+        offset % m.out_tail != 0 || count % m.out_tail != 0)
+      return false;
+    scaled.push_back({offset / m.out_tail, count / m.out_tail});
+  }
+  const dtensor::Segments want = normalized(dtensor::split(p, flat / m.out_tail, shards, index));
+  const dtensor::Segments got = normalized(scaled);
+  if (want.size() != got.size()) return false;
+  for (size_t k = 0; k < want.size(); ++k)
+    if (want[k].offset != got[k].offset || want[k].length != got[k].length) return false;
+  return true;
+}
+
+// Per mesh dim: the output placement a shard keeps through the reshape without moving data, or
+// nothing when it must be replicated first. Mesh dims sharding one tensor dim nest, so each is
+// checked against the range the earlier ones leave on every rank (those that cannot follow are
+// replicated, so the later ones split what is left of them).
+std::vector<std::optional<Placement>> followed_placements(const DTensor& a, const Shape& out) {
+  const DeviceMesh& mesh = a.device_mesh();
+  const Shape& in = a.shape();
+  std::vector<std::optional<Placement>> result(a.placements().size());
+  int64_t total = 1;
+  for (int64_t s : in) total *= s;
+  if (total == 0) return result;  // nothing to keep: every layout of no elements is the same
+  const std::vector<DimGroup> groups = dim_groups(in, out);
+  Placements effective = a.placements();
+  for (size_t i = 0; i < effective.size(); ++i) {
+    const Placement& p = effective[i];
+    if (!p.is_shard()) continue;
+    const int64_t d = p.dim();
+    const std::optional<DimMap> m = map_dim(groups, in, out, d);
+    const int64_t shards = mesh.size(static_cast<int64_t>(i));
+    bool follows = m.has_value();
+    if (shards == 1) {
+      // One shard holds all its parent holds: any placement of the output says the same.
+      result[i] = m ? dtensor::shard_like(p, m->out_dim) : Replicate();
+      continue;
+    }
+    for (int rank : mesh.ranks()) {
+      if (!follows) break;
+      const std::vector<int64_t> coord = mesh.coordinate_of(rank);
+      const int64_t parent = dtensor::total_length(dtensor::held(in[static_cast<size_t>(d)], d, effective, mesh.shape(),
+                                                                 coord, i));
+      follows = lines_up(p, parent, shards, coord[i], *m);
+    }
+    if (follows) {
+      result[i] = dtensor::shard_like(p, m->out_dim);
+    } else {
+      effective[i] = Replicate();
+    }
+  }
+  return result;
+}
+
+// The requested shape with -1 resolved by the global element count; checked for overflow.
+Shape resolve_shape(const char* op, const Shape& requested, int64_t total) {
+  Shape shape = requested;
+  int64_t known = 1;
+  std::optional<size_t> infer;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1 && !infer) {
+      infer = i;
+      continue;
+    }
+    if (shape[i] < 0)
+      throw Error(fmt::format("{}: shape {} is invalid: size {} at dim {} (only one dim may be -1, the others >= 0)",
+                              op, shape_text(requested), shape[i], i));
+    if (__builtin_mul_overflow(known, shape[i], &known))
+      throw Error(fmt::format("{}: shape {} has more elements than int64 can count", op, shape_text(requested)));
+  }
+  if (infer) {
+    if (known == 0 || total % known != 0)
+      throw Error(fmt::format("{}: shape {} is invalid for a DTensor of {} elements{}", op, shape_text(requested),
+                              total, known == 0 ? " (the -1 could be any size)" : ""));
+    shape[*infer] = total / known;
+  } else if (known != total) {
     throw Error(fmt::format("{}: shape {} is invalid for a DTensor of {} elements", op, shape_text(requested), total));
+  }
+  return shape;
+}
+
+DTensor reshaped(const char* op, const DTensor& a, const Shape& requested, bool is_view) {
+  int64_t total = 1;
+  for (int64_t s : a.shape()) total *= s;  // a's shards exist, so its element count fits
+  const Shape shape = resolve_shape(op, requested, total);
+  const std::vector<std::optional<Placement>> kept = followed_placements(a, shape);
 
   const dtensor::Prepared plan = dtensor::prepare(op, {a}, [&](size_t i) {
     const Placement& p = a.placements()[i];
-    std::vector<Strategy> s = {{{Replicate()}, Replicate()}};
+    std::vector<Strategy> s;
+    // Keeping the shard comes first: on a mesh dim of one rank it costs the same as replicating.
+    if (kept[i]) s.push_back({{p}, *kept[i]});
+    else if (p.is_shard() && is_view && total != 0)
+      throw Error(fmt::format("{}: shard {} of a {} DTensor cannot follow the view to {} without moving data; use "
+                              "reshape",
+                              op, p.to_string(), shape_text(a.shape()), shape_text(shape)));
+    s.push_back({{Replicate()}, Replicate()});
     if (p.is_partial()) s.push_back({{p}, p});
-    if (p.is_shard()) {
-      if (auto o = follow(a.shape(), shape, p.dim(), a.device_mesh().size(static_cast<int64_t>(i)))) {
-        s.push_back({{p}, dtensor::shard_like(p, *o)});
-      } else if (!may_move) {
-        throw Error(fmt::format("{}: shard {} of a {} DTensor cannot follow the view to {} without moving data; use "
-                                "reshape",
-                                op, p.to_string(), shape_text(a.shape()), shape_text(shape)));
-      }
-    }
     return s;
   });
-  // Each rank reshapes its own shard. A sharded output dim o that follows input dim d holds
-  // out[o] * (local d / in[d]) elements: the same fraction of it as the shard holds of d.
+  // Each rank reshapes its own shard; an output dim that a shard followed holds the shard's
+  // elements of the input dim, flattened and regrouped (exact, checked by lines_up).
   const DTensor& input = plan.inputs[0];
-  const DeviceMesh& mesh = a.device_mesh();
-  std::vector<std::pair<int64_t, int64_t>> followed;  // (input dim, output dim)
+  const Shape& in = a.shape();
+  const std::vector<DimGroup> groups = total == 0 ? std::vector<DimGroup>{} : dim_groups(in, shape);
+  std::vector<std::pair<int64_t, DimMap>> followed;  // (input dim, where it lands)
   for (size_t i = 0; i < plan.output.size(); ++i)
-    if (plan.output[i].is_shard()) followed.emplace_back(input.placements()[i].dim(), plan.output[i].dim());
+    if (plan.output[i].is_shard()) {
+      const int64_t d = input.placements()[i].dim();
+      followed.emplace_back(d, *map_dim(groups, in, shape, d));
+    }
   std::vector<std::pair<int, Tensor>> shards;
   for (const auto& [rank, shard] : input.to_local().shards()) {
     Shape local = shape;
-    for (const auto& [d, o] : followed) {
-      const int64_t whole = a.shape()[static_cast<size_t>(d)];
-      local[static_cast<size_t>(o)] = whole == 0 ? 0 : shape[static_cast<size_t>(o)] * shard.size(d) / whole;
-    }
-    shards.emplace_back(rank, shard.reshape(local));
+    for (const auto& [d, m] : followed)
+      local[static_cast<size_t>(m.out_dim)] = shard.size(d) * m.in_tail / m.out_tail;  // <= the output dim: fits
+    shards.emplace_back(rank, is_view ? shard.view(local) : shard.reshape(local));
   }
-  return DTensor(local_tensor(RankMap<Tensor>(std::move(shards))), mesh, plan.output, shape);
+  return DTensor(local_tensor(RankMap<Tensor>(std::move(shards))), a.device_mesh(), plan.output, shape);
 }
 
 }  // namespace
@@ -128,7 +239,7 @@ DTensor permute(const DTensor& a, const std::vector<int64_t>& dims) {
   return DTensor(a.to_local().permute(dims), a.device_mesh(), out, shape);
 }
 
-DTensor reshape(const DTensor& a, const Shape& shape) { return reshaped("reshape", a, shape, true); }
-DTensor view(const DTensor& a, const Shape& shape) { return reshaped("view", a, shape, false); }
+DTensor reshape(const DTensor& a, const Shape& shape) { return reshaped("reshape", a, shape, false); }
+DTensor view(const DTensor& a, const Shape& shape) { return reshaped("view", a, shape, true); }
 
 }  // namespace tessera

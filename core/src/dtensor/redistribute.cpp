@@ -19,6 +19,10 @@ std::string mesh_dim_label(const DeviceMesh& mesh, size_t i) {
   return mesh.dim_names().empty() ? fmt::format("dim {}", i) : mesh.dim_names()[i];
 }
 
+// Options for a new buffer beside `t`: its dtype on its backend (never the default backend, or
+// a DTensor on any other backend would mix backends mid-redistribution).
+TensorOptions beside(const Tensor& t) { return TensorOptions(t.dtype()).backend(t.backend()); }
+
 ReduceOp reduce_op_of(const Placement& partial) {
   const std::string& op = partial.reduce_op();
   if (op == "avg") return ReduceOp::AVG;
@@ -44,14 +48,14 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
   const Tensor padded = map_ranks(local, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
     Shape shape = shard.sizes();
     shape[static_cast<size_t>(d)] = widest;
-    Tensor out = zeros(shape, TensorOptions(shard.dtype()));
+    Tensor out = zeros(shape, beside(shard));
     out.narrow(d, 0, shard.size(d)).copy_(shard);
     return out.transpose(0, d).contiguous();  // gather along dim 0
   });
   Tensor gathered = map_ranks(padded, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
     Shape shape = shard.sizes();
     shape[0] *= shards;
-    return empty(shape, TensorOptions(shard.dtype()));
+    return empty(shape, beside(shard));
   });
   {
     const CommLabel along(mesh_dim_label(mesh, i));
@@ -62,7 +66,7 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
     const int64_t parent = total_length(held(global[static_cast<size_t>(d)], d, current, mesh.shape(), coord, i));
     Shape shape = all.sizes();
     shape[0] = parent;
-    Tensor out = empty(shape, TensorOptions(all.dtype()));
+    Tensor out = empty(shape, beside(all));
     for (int64_t k = 0; k < shards; ++k) {
       int64_t consumed = 0;
       for (const tessera_segment& s : split(placement, parent, shards, k)) {
@@ -79,7 +83,7 @@ Tensor pad_to(const Tensor& t, int64_t dim, int64_t size) {
   if (t.size(dim) == size) return t.contiguous();
   Shape shape = t.sizes();
   shape[static_cast<size_t>(dim)] = size;
-  Tensor out = zeros(shape, TensorOptions(t.dtype()));
+  Tensor out = zeros(shape, beside(t));
   out.narrow(dim, 0, t.size(dim)).copy_(t);
   return out;
 }
@@ -117,7 +121,7 @@ Tensor move_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& glob
       return pad_to(pad_to(shard.narrow(e, part.offset, part.length), e, widest_e), d, widest_d);
     }));
     outputs.push_back(map_ranks(inputs.back(), mesh, [](int, const std::vector<int64_t>&, const Tensor& t) {
-      return empty(t.sizes(), TensorOptions(t.dtype()));
+      return empty(t.sizes(), beside(t));
     }));
   }
   {
@@ -157,7 +161,7 @@ Tensor reduce_scatter_shard(const Tensor& local, const DeviceMesh& mesh, const S
   Tensor reduced = map_ranks(blocks, mesh, [&](int, const std::vector<int64_t>&, const Tensor& all) {
     Shape shape = all.sizes();
     shape[0] = widest;
-    return empty(shape, TensorOptions(all.dtype()));
+    return empty(shape, beside(all));
   });
   {
     const CommLabel along(mesh_dim_label(mesh, i));
@@ -214,7 +218,7 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
       return pad_to(take(shard, d, pieces_at(coord)[static_cast<size_t>(k)]), d, widest);
     }));
   Tensor received = map_ranks(inputs.front(), mesh, [](int, const std::vector<int64_t>&, const Tensor& t) {
-    return empty(t.sizes(), TensorOptions(t.dtype()));
+    return empty(t.sizes(), beside(t));
   });
   {
     const CommLabel along(mesh_dim_label(mesh, i), "distribute_tensor");

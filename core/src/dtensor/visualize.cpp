@@ -1,5 +1,6 @@
 // visualize_sharding: which ranks hold which block of a 1-d or 2-d DTensor, as a text grid (like
-// jax.debug.visualize_array_sharding). Ranges are inclusive; replicas list every rank.
+// jax.debug.visualize_array_sharding). Ranges are inclusive; replicas list every rank; ranks
+// holding an empty shard are named on a last line.
 #include <map>
 #include <set>
 
@@ -14,7 +15,6 @@ namespace {
 using Range = std::pair<int64_t, int64_t>;  // first, last (inclusive); empty when last < first
 
 std::string range_text(const char* what, const Range& r) {
-  if (r.second < r.first) return fmt::format("{} (none)", what);
   return r.first == r.second ? fmt::format("{} {}", what, r.first) : fmt::format("{} {}-{}", what, r.first, r.second);
 }
 
@@ -28,6 +28,7 @@ std::string visualize_sharding(const DTensor& tensor) {
   // (row range, column range) -> ranks holding that block.
   std::map<std::pair<Range, Range>, std::set<int>> blocks;
   std::set<Range> rows, cols;
+  std::set<int> empty_ranks;
   for (int rank : mesh.ranks()) {
     const std::vector<int64_t> coord = mesh.coordinate_of(rank);
     auto ranges = [&](int64_t dim) {
@@ -35,12 +36,17 @@ std::string visualize_sharding(const DTensor& tensor) {
       for (const tessera_segment& s :
            dtensor::held(tensor.shape()[static_cast<size_t>(dim)], dim, tensor.placements(), mesh.shape(), coord,
                          tensor.placements().size()))
-        result.emplace_back(s.offset, s.offset + s.length - 1);
+        if (s.length > 0) result.emplace_back(s.offset, s.offset + s.length - 1);
       if (result.empty()) result.emplace_back(0, -1);
       return result;
     };
     const std::vector<Range> row_ranges = ranges(0);
     const std::vector<Range> col_ranges = two_d ? ranges(1) : std::vector<Range>{{0, 0}};
+    // A rank with an empty shard holds no block: it is listed after the grid, not as a row.
+    if (row_ranges.front().second < row_ranges.front().first || col_ranges.front().second < col_ranges.front().first) {
+      empty_ranks.insert(rank);
+      continue;
+    }
     for (const Range& r : row_ranges)
       for (const Range& c : col_ranges) {
         blocks[{r, c}].insert(rank);
@@ -80,6 +86,9 @@ std::string visualize_sharding(const DTensor& tensor) {
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
   }
+  if (!empty_ranks.empty())
+    out += fmt::format("rank{} {} hold{} no elements\n", empty_ranks.size() > 1 ? "s" : "", fmt::join(empty_ranks, ","),
+                       empty_ranks.size() > 1 ? "" : "s");
   return out;
 }
 

@@ -1,7 +1,7 @@
 // Topology: the link graph and its shortest paths. The graph is a Boost.Graph adjacency list whose
 // edges carry (bandwidth, latency); edge weights depend on the message size (alpha-beta:
-// latency + bytes / bandwidth), so Dijkstra runs per query with a weight map computed on the fly
-// rather than with weights stored once.
+// latency + bytes / bandwidth), so Dijkstra runs with a weight map computed on the fly, once per
+// (source, message size): the trees are remembered by the topology.
 #include "tessera/topology.hpp"
 
 #include <fmt/format.h>
@@ -12,6 +12,9 @@
 #include <boost/property_map/function_property_map.hpp>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -31,20 +34,37 @@ using LinkGraph =
 
 }  // namespace
 
-struct Topology::Graph {
-  int world = 0;
-  std::string name;
-  std::vector<Link> links;
-  LinkGraph graph;
-};
-
 namespace {
 
-// Shortest-path tree from `source` for messages of `bytes`: distance and predecessor per rank.
+// Shortest-path tree from one source for messages of one size: distance and predecessor per rank.
 struct ShortestPaths {
   std::vector<double> time;
   std::vector<LinkGraph::vertex_descriptor> previous;
 };
+
+// Trees kept per topology before the cache starts over (in ranks: world x trees).
+constexpr size_t kTreeCacheRanks = size_t{1} << 24;
+
+}  // namespace
+
+struct Topology::Graph {
+  int world = 0;
+  std::string name;
+  // Set for a fully connected topology of equal links: every path is the direct link, so neither
+  // the graph nor the link list is built unless links() asks; a world of thousands costs nothing.
+  std::optional<LinkCost> uniform;
+  LinkGraph graph;  // empty when uniform
+  std::map<std::pair<int, int>, size_t> link_at;  // (a, b) either way -> index in links; the last given wins
+
+  // Filled on first use (links() of a uniform topology, shortest-path trees of any): a Topology is
+  // immutable to its users, these only remember what was computed.
+  mutable std::once_flag links_made;
+  mutable std::vector<Link> links;
+  mutable std::mutex trees_mutex;
+  mutable std::map<std::pair<int, int64_t>, std::shared_ptr<const ShortestPaths>> trees;  // (source, bytes)
+};
+
+namespace {
 
 ShortestPaths shortest_paths(const LinkGraph& graph, int source, int64_t bytes) {
   const auto vertices = boost::num_vertices(graph);
@@ -61,6 +81,37 @@ ShortestPaths shortest_paths(const LinkGraph& graph, int source, int64_t bytes) 
   return paths;
 }
 
+// The tree from `source` for `bytes`: Dijkstra runs once per (topology, source, size), however
+// many messages ask (a collective over p ranks sends up to p^2 of them).
+std::shared_ptr<const ShortestPaths> tree_from(const Topology::Graph& g, int source, int64_t bytes) {
+  const auto key = std::make_pair(source, bytes);
+  {
+    std::lock_guard lock(g.trees_mutex);
+    if (auto it = g.trees.find(key); it != g.trees.end()) return it->second;
+  }
+  auto tree = std::make_shared<const ShortestPaths>(shortest_paths(g.graph, source, bytes));
+  std::lock_guard lock(g.trees_mutex);
+  if ((g.trees.size() + 1) * static_cast<size_t>(g.world) > kTreeCacheRanks) g.trees.clear();
+  return g.trees.emplace(key, std::move(tree)).first->second;
+}
+
+bool unreachable(double time) { return time == std::numeric_limits<double>::max() || std::isinf(time); }
+
+void check_link(const std::string& name, int world, const Link& link) {
+  for (int end : {link.a, link.b})
+    if (end < 0 || end >= world)
+      throw Error(fmt::format("Topology '{}': link {}-{} names rank {}, outside 0..{}", name, link.a, link.b, end,
+                              world - 1));
+  if (link.a == link.b) throw Error(fmt::format("Topology '{}': link {}-{} joins a rank to itself", name, link.a, link.b));
+  // Written as negations so that NaN is rejected too.
+  if (!(link.bandwidth > 0))
+    throw Error(fmt::format("Topology '{}': link {}-{} has bandwidth {}; bandwidth must be positive (bytes/s)", name,
+                            link.a, link.b, link.bandwidth));
+  if (!(link.latency >= 0))
+    throw Error(fmt::format("Topology '{}': link {}-{} has latency {}; latency must be non-negative (seconds)", name,
+                            link.a, link.b, link.latency));
+}
+
 }  // namespace
 
 Topology Topology::custom(int world, std::vector<Link> links, std::string name) {
@@ -70,28 +121,30 @@ Topology Topology::custom(int world, std::vector<Link> links, std::string name) 
   graph->world = world;
   graph->name = std::move(name);
   graph->graph = LinkGraph(static_cast<LinkGraph::vertices_size_type>(world));
-  for (const Link& link : links) {
-    for (int end : {link.a, link.b})
-      if (end < 0 || end >= world)
-        throw Error(fmt::format("Topology '{}': link {}-{} names rank {}, outside 0..{}", graph->name, link.a,
-                                link.b, end, world - 1));
-    if (link.a == link.b)
-      throw Error(
-          fmt::format("Topology '{}': link {}-{} joins a rank to itself", graph->name, link.a, link.b));
-    // Written as negations so that NaN is rejected too.
-    if (!(link.bandwidth > 0))
-      throw Error(
-          fmt::format("Topology '{}': link {}-{} has bandwidth {}; bandwidth must be positive (bytes/s)",
-                      graph->name, link.a, link.b, link.bandwidth));
-    if (!(link.latency >= 0))
-      throw Error(
-          fmt::format("Topology '{}': link {}-{} has latency {}; latency must be non-negative (seconds)",
-                      graph->name, link.a, link.b, link.latency));
+  for (size_t i = 0; i < links.size(); ++i) {
+    const Link& link = links[i];
+    check_link(graph->name, world, link);
     boost::add_edge(static_cast<LinkGraph::vertex_descriptor>(link.a),
                     static_cast<LinkGraph::vertex_descriptor>(link.b), LinkCost{link.bandwidth, link.latency},
                     graph->graph);
+    graph->link_at[{link.a, link.b}] = i;
+    graph->link_at[{link.b, link.a}] = i;
   }
   graph->links = std::move(links);
+  std::call_once(graph->links_made, [] {});
+  Topology topology;
+  topology.graph_ = std::move(graph);
+  return topology;
+}
+
+Topology Topology::uniform_complete(int world, double bandwidth, double latency, std::string name) {
+  if (world <= 0)
+    throw Error(fmt::format("Topology '{}': the world must have at least one rank, got {}", name, world));
+  if (world > 1) check_link(name, world, Link{0, 1, bandwidth, latency});
+  auto graph = std::make_shared<Graph>();
+  graph->world = world;
+  graph->name = std::move(name);
+  graph->uniform = LinkCost{bandwidth, latency};
   Topology topology;
   topology.graph_ = std::move(graph);
   return topology;
@@ -106,7 +159,12 @@ const std::string& Topology::name() const {
 
 const std::vector<Link>& Topology::links() const {
   static const std::vector<Link> none;
-  return graph_ ? graph_->links : none;
+  if (!graph_) return none;
+  std::call_once(graph_->links_made, [g = graph_.get()] {
+    for (int a = 0; a < g->world; ++a)
+      for (int b = a + 1; b < g->world; ++b) g->links.push_back(Link{a, b, g->uniform->bandwidth, g->uniform->latency});
+  });
+  return graph_->links;
 }
 
 namespace {
@@ -119,6 +177,16 @@ void check_rank(const std::string& name, int world, int rank) {
 
 }  // namespace
 
+Link Topology::link(int a, int b) const {
+  check_rank(name(), world(), a);
+  check_rank(name(), world(), b);
+  if (a != b && graph_->uniform) return Link{a, b, graph_->uniform->bandwidth, graph_->uniform->latency};
+  const auto it = graph_->link_at.find({a, b});
+  if (it == graph_->link_at.end())
+    throw Error(fmt::format("Topology '{}': no link joins rank {} and rank {}", name(), a, b));
+  return graph_->links[it->second];
+}
+
 std::vector<int> Topology::path(int a, int b, int64_t bytes) const {
   check_rank(name(), world(), a);
   check_rank(name(), world(), b);
@@ -126,15 +194,15 @@ std::vector<int> Topology::path(int a, int b, int64_t bytes) const {
     throw Error(
         fmt::format("Topology '{}': a path for {} bytes; the size must be non-negative", name(), bytes));
   if (a == b) return {a};
-  const ShortestPaths paths = shortest_paths(graph_->graph, a, bytes);
-  if (paths.time[static_cast<size_t>(b)] == std::numeric_limits<double>::max() ||
-      std::isinf(paths.time[static_cast<size_t>(b)]))
+  if (graph_->uniform) return {a, b};
+  const std::shared_ptr<const ShortestPaths> paths = tree_from(*graph_, a, bytes);
+  if (unreachable(paths->time[static_cast<size_t>(b)]))
     throw Error(fmt::format("Topology '{}': no path from rank {} to rank {} (the graph is disconnected)",
                             name(), a, b));
   std::vector<int> ranks{b};
   for (auto v = static_cast<LinkGraph::vertex_descriptor>(b);
        v != static_cast<LinkGraph::vertex_descriptor>(a);) {
-    v = paths.previous[v];
+    v = paths->previous[v];
     ranks.push_back(static_cast<int>(v));
   }
   std::reverse(ranks.begin(), ranks.end());
@@ -143,6 +211,8 @@ std::vector<int> Topology::path(int a, int b, int64_t bytes) const {
 
 double Topology::transfer_time(int a, int b, int64_t bytes) const {
   const std::vector<int> hops = path(a, b, bytes);
+  if (graph_->uniform)
+    return hops.size() == 1 ? 0.0 : graph_->uniform->latency + static_cast<double>(bytes) / graph_->uniform->bandwidth;
   // Store-and-forward: every hop pays its latency and moves the whole message. Recomputed along the
   // path (rather than taken from Dijkstra's distance) so that the sum is always in hop order.
   double time = 0;
@@ -172,13 +242,18 @@ std::vector<int> Topology::ring_order(const std::vector<int>& ranks) const {
   // smallest rank, so equal links give back the natural order.
   std::vector<int> order{ranks.front()};
   std::set<int> left(ranks.begin() + 1, ranks.end());
+  // Every link equal: each step's nearest is the smallest rank left.
+  if (graph_->uniform) {
+    order.insert(order.end(), left.begin(), left.end());
+    return order;
+  }
   while (!left.empty()) {
-    const ShortestPaths paths = shortest_paths(graph_->graph, order.back(), 0);
+    const std::shared_ptr<const ShortestPaths> paths = tree_from(*graph_, order.back(), 0);
     int nearest = *left.begin();
     for (int r : left)
-      if (paths.time[static_cast<size_t>(r)] < paths.time[static_cast<size_t>(nearest)]) nearest = r;
-    const double time = paths.time[static_cast<size_t>(nearest)];
-    if (time == std::numeric_limits<double>::max() || std::isinf(time))
+      if (paths->time[static_cast<size_t>(r)] < paths->time[static_cast<size_t>(nearest)]) nearest = r;
+    const double time = paths->time[static_cast<size_t>(nearest)];
+    if (unreachable(time))
       throw Error(fmt::format("Topology '{}': no path from rank {} to rank {} (the graph is disconnected)",
                               name(), order.back(), nearest));
     order.push_back(nearest);

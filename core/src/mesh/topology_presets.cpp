@@ -39,10 +39,7 @@ class LinkSet {
 
 Topology Topology::fully_connected(int world, double bandwidth, double latency) {
   check_world("fully_connected", world);
-  LinkSet links;
-  for (int a = 0; a < world; ++a)
-    for (int b = a + 1; b < world; ++b) links.add(a, b, bandwidth, latency);
-  return custom(world, links.take(), "fully_connected");
+  return uniform_complete(world, bandwidth, latency, "fully_connected");
 }
 
 Topology Topology::ring(int world, double bandwidth, double latency) {
@@ -159,21 +156,20 @@ Topology Topology::preset(const std::string& text, int world) {
 namespace {
 
 std::mutex default_mutex;
-std::string default_preset;  // "" = fully connected
-// Built topologies by (preset, world): meshes ask for the default each time they are made, and a
-// fully connected graph has world^2/2 links. Topologies are immutable, so sharing them is safe.
-std::map<std::pair<std::string, int>, Topology> default_cache;
+std::string default_preset;  // "" = fully connected (configuration: process-wide by design)
 
 }  // namespace
 
+// Built afresh each time (a fully connected one is not materialised, so this is cheap): whoever
+// asks often keeps its own (a world keeps its topology and the paths computed on it).
 Topology default_topology(int world) {
+  const std::string preset = default_topology_preset();
+  return preset.empty() ? Topology::fully_connected(world) : Topology::preset(preset, world);
+}
+
+std::string default_topology_preset() {
   std::lock_guard lock(default_mutex);
-  const auto key = std::make_pair(default_preset, world);
-  if (auto it = default_cache.find(key); it != default_cache.end()) return it->second;
-  Topology topology =
-      default_preset.empty() ? Topology::fully_connected(world) : Topology::preset(default_preset, world);
-  default_cache.emplace(key, topology);
-  return topology;
+  return default_preset;
 }
 
 void set_default_topology(const std::string& preset) {

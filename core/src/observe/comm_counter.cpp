@@ -1,33 +1,28 @@
 // CommCounter and CommLabel: collective reports aggregated per (collective, mesh dim, algorithm).
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <map>
 #include <mutex>
-#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "observe/comm_events.hpp"
+#include "observe/listeners.hpp"
 #include "observe/trace_recorder.hpp"
 #include "tessera/observe.hpp"
+#include "world/world.hpp"
 
 namespace tessera {
 
 struct CommCounter::State {
+  std::shared_ptr<observe::Listeners> listeners;  // its mutex guards what follows
   std::map<std::tuple<std::string, std::string, std::string>, Entry> entries;
   std::vector<Implicit> implicit;
 };
 
 namespace {
-
-std::mutex counters_mutex;
-std::set<CommCounter::State*>& active_counters() {
-  static auto* counters = new std::set<CommCounter::State*>();
-  return *counters;
-}
-
-std::atomic<int> live_counters{0};  // read on every collective: no lock
 
 thread_local std::string label_mesh_dim;
 thread_local std::string label_op;
@@ -45,8 +40,10 @@ thread_local PendingCall* pending_call = nullptr;
 
 void count(const std::string& collective, const std::string& mesh_dim, const std::string& algorithm, int64_t bytes,
            double seconds) {
-  std::lock_guard lock(counters_mutex);
-  for (CommCounter::State* state : active_counters()) {
+  observe::Listeners& listeners = world::current().listeners();
+  if (listeners.live_counters.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard lock(listeners.mutex);
+  for (CommCounter::State* state : listeners.counters) {
     CommCounter::Entry& e = state->entries[{collective, mesh_dim, algorithm}];
     e.collective = collective;
     e.mesh_dim = mesh_dim;
@@ -61,7 +58,9 @@ void count(const std::string& collective, const std::string& mesh_dim, const std
 
 namespace observe {
 
-bool wants_collectives() { return live_counters.load(std::memory_order_relaxed) > 0 || trace_recorder_active(); }
+bool wants_collectives() {
+  return world::current().listeners().live_counters.load(std::memory_order_relaxed) > 0 || trace_recorder_active();
+}
 
 void report_collective(const comm::Schedule& schedule, const std::vector<int>& members,
                        const comm::CostEstimate& cost) {
@@ -88,8 +87,9 @@ CollectiveCall::~CollectiveCall() {
 }
 
 void report_implicit(const std::string& op, int64_t input, const std::string& from, const std::string& to) {
-  std::lock_guard lock(counters_mutex);
-  for (CommCounter::State* state : active_counters()) state->implicit.push_back({op, input, from, to});
+  observe::Listeners& listeners = world::current().listeners();
+  std::lock_guard lock(listeners.mutex);
+  for (CommCounter::State* state : listeners.counters) state->implicit.push_back({op, input, from, to});
 }
 
 const std::string& current_mesh_dim() { return label_mesh_dim; }
@@ -97,30 +97,32 @@ const std::string& current_op() { return label_op; }
 
 }  // namespace observe
 
-CommCounter::CommCounter() : state_(new State()) {
-  std::lock_guard lock(counters_mutex);
-  active_counters().insert(state_);
-  ++live_counters;
+CommCounter::CommCounter() : state_(new State{world::current().shared_listeners(), {}, {}}) {
+  observe::Listeners& listeners = *state_->listeners;
+  std::lock_guard lock(listeners.mutex);
+  listeners.counters.insert(state_);
+  ++listeners.live_counters;
 }
 
 CommCounter::~CommCounter() {
   {
-    std::lock_guard lock(counters_mutex);
-    active_counters().erase(state_);
-    --live_counters;
+    observe::Listeners& listeners = *state_->listeners;
+    std::lock_guard lock(listeners.mutex);
+    listeners.counters.erase(state_);
+    --listeners.live_counters;
   }
   delete state_;
 }
 
 std::vector<CommCounter::Entry> CommCounter::entries() const {
-  std::lock_guard lock(counters_mutex);
+  std::lock_guard lock(state_->listeners->mutex);
   std::vector<Entry> result;
   for (const auto& [key, entry] : state_->entries) result.push_back(entry);
   return result;
 }
 
 std::vector<CommCounter::Implicit> CommCounter::implicit_redistributions() const {
-  std::lock_guard lock(counters_mutex);
+  std::lock_guard lock(state_->listeners->mutex);
   return state_->implicit;
 }
 

@@ -1,49 +1,21 @@
 #include "observe/trace_recorder.hpp"
 
 #include <atomic>
-#include <cstdlib>
 #include <fstream>
-#include <map>
-#include <set>
-#include <mutex>
+#include <memory>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "observe/comm_events.hpp"
+#include "observe/listeners.hpp"
 #include "observe/log.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/observe.hpp"
+#include "world/world.hpp"
 
 namespace tessera {
+namespace observe {
 namespace {
-
-struct Recorder {
-  std::mutex mutex;
-  std::atomic<bool> active{false};  // read on every per-rank op: no lock
-  std::string path;
-  nlohmann::json events = nlohmann::json::array();
-  std::map<int, double> clock;  // rank -> microseconds
-  std::set<int> ranks_seen;
-
-  void slice(int rank, const std::string& name, const std::string& category, double start_us, double duration_us,
-             nlohmann::json args) {
-    ranks_seen.insert(rank);
-    events.push_back({{"name", name},
-                      {"cat", category},
-                      {"ph", "X"},
-                      {"pid", 0},
-                      {"tid", rank},
-                      {"ts", start_us},
-                      {"dur", duration_us},
-                      {"args", std::move(args)}});
-  }
-};
-
-Recorder& recorder() {
-  static auto* r = new Recorder();
-  return *r;
-}
 
 // The file is opened before anything is recorded, so an unwritable path fails at start.
 void check_writable(const std::string& path) {
@@ -53,43 +25,70 @@ void check_writable(const std::string& path) {
                             path));
 }
 
-void write(Recorder& r) {
-  nlohmann::json file;
-  file["traceEvents"] = r.events;
-  file["displayTimeUnit"] = "ns";
-  for (int rank : r.ranks_seen)
-    file["traceEvents"].push_back(
-        {{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", rank}, {"args", {{"name", fmt::format("rank {}", rank)}}}});
-  file["traceEvents"].push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "tessera"}}}});
-  std::ofstream out(r.path, std::ios::trunc);
-  if (!out) throw Error(fmt::format("trace: cannot write '{}'", r.path));
-  out << file.dump(1) << "\n";
+// The program's trace: configuration (TESSERA_TRACE, [trace] file) or start_trace starts it, so it
+// is process-wide by design, and it sees every world.
+struct ProgramTrace {
+  std::mutex mutex;
+  std::unique_ptr<TraceRecorder> recorder;
+  std::atomic<bool> active{false};  // read on every per-rank op: no lock
+};
+
+ProgramTrace& program_trace() {
+  static auto* trace = new ProgramTrace();  // outlives static tensors and the exit-time write
+  return *trace;
+}
+
+bool program_trace_active() { return program_trace().active.load(std::memory_order_relaxed); }
+
+// Calls f(recorder) for every recorder that sees what the calling thread issues, with its source.
+template <class F>
+void each_recorder(F&& f) {
+  if (program_trace_active()) {
+    ProgramTrace& program = program_trace();
+    std::lock_guard lock(program.mutex);
+    if (program.recorder) f(*program.recorder, world::current().listeners().id);
+  }
+  Listeners& listeners = world::current().listeners();
+  if (listeners.live_recorders.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard lock(listeners.mutex);
+  for (TraceRecorder* recorder : listeners.recorders) f(*recorder, listeners.id);
 }
 
 }  // namespace
 
-namespace observe {
+TraceRecorder::TraceRecorder(std::string path) : path_(std::move(path)) { check_writable(path_); }
 
-bool trace_recorder_active() { return recorder().active.load(std::memory_order_relaxed); }
+int TraceRecorder::pid_of(uint64_t source) {
+  return pids_.try_emplace(source, static_cast<int>(pids_.size())).first->second;
+}
 
-bool wants_rank_ops() { return trace_recorder_active(); }
+void TraceRecorder::slice(int pid, int rank, const std::string& name, const std::string& category, double start_us,
+                          double duration_us, nlohmann::json args) {
+  tracks_.insert({pid, rank});
+  events_.push_back({{"name", name},
+                     {"cat", category},
+                     {"ph", "X"},
+                     {"pid", pid},
+                     {"tid", rank},
+                     {"ts", start_us},
+                     {"dur", duration_us},
+                     {"args", std::move(args)}});
+}
 
-void report_rank_op(const char* op, int rank, double seconds) {
-  Recorder& r = recorder();
-  std::lock_guard lock(r.mutex);
-  if (!r.active) return;
-  double& now = r.clock[rank];
-  r.slice(rank, op, "op", now, seconds * 1e6, nlohmann::json::object());
+void TraceRecorder::rank_op(uint64_t source, const char* op, int rank, double seconds) {
+  std::lock_guard lock(mutex_);
+  const int pid = pid_of(source);
+  double& now = clock_[{pid, rank}];
+  slice(pid, rank, op, "op", now, seconds * 1e6, nlohmann::json::object());
   now += seconds * 1e6;
 }
 
-void trace_collective(const comm::Schedule& schedule, const std::vector<int>& members, const comm::CostEstimate& cost,
-                      const std::string& caused_by) {
-  Recorder& r = recorder();
-  std::lock_guard lock(r.mutex);
-  if (!r.active) return;
+void TraceRecorder::collective(uint64_t source, const comm::Schedule& schedule, const std::vector<int>& members,
+                               const comm::CostEstimate& cost, const std::string& caused_by) {
+  std::lock_guard lock(mutex_);
+  const int pid = pid_of(source);
   double start = 0.0;
-  for (int m : members) start = std::max(start, r.clock[m]);
+  for (int m : members) start = std::max(start, clock_[{pid, m}]);
   const std::string name = fmt::format("{} ({})", comm::collective_name(schedule.request.collective), schedule.algorithm);
   for (size_t i = 0; i < members.size(); ++i) {
     nlohmann::json args = {{"group", members},
@@ -97,42 +96,121 @@ void trace_collective(const comm::Schedule& schedule, const std::vector<int>& me
                            {"bytes_sent", cost.bytes_sent[i]},
                            {"elements", schedule.request.count}};
     if (!caused_by.empty()) args["caused_by"] = caused_by;
-    r.slice(members[i], name, "collective", start, cost.seconds * 1e6, args);
+    slice(pid, members[i], name, "collective", start, cost.seconds * 1e6, args);
   }
   for (const comm::StepTiming& t : cost.steps) {
     const comm::Step& step = schedule.ranks[static_cast<size_t>(t.rank)].steps[t.step];
     const bool send = step.kind == comm::StepKind::Send;
     const int64_t bytes = step.chunk.count * static_cast<int64_t>(schedule.request.dtype.bits / 8);
     const int peer = members[static_cast<size_t>(step.peer)];
-    r.slice(members[static_cast<size_t>(t.rank)], fmt::format("{} {} B {} rank {}", send ? "send" : "recv", bytes,
-                                                             send ? "to" : "from", peer),
-            "step", start + t.start * 1e6, std::max(0.001, (t.end - t.start) * 1e6),
-            {{"bytes", bytes}, {"peer", peer}, {"step", t.step}});
+    slice(pid, members[static_cast<size_t>(t.rank)],
+          fmt::format("{} {} B {} rank {}", send ? "send" : "recv", bytes, send ? "to" : "from", peer), "step",
+          start + t.start * 1e6, std::max(0.001, (t.end - t.start) * 1e6),
+          {{"bytes", bytes}, {"peer", peer}, {"step", t.step}});
   }
-  for (int m : members) r.clock[m] = start + cost.seconds * 1e6;
+  for (int m : members) clock_[{pid, m}] = start + cost.seconds * 1e6;
+}
+
+void TraceRecorder::write() {
+  std::lock_guard lock(mutex_);
+  nlohmann::json file;
+  file["traceEvents"] = events_;
+  file["displayTimeUnit"] = "ns";
+  for (const auto& [pid, rank] : tracks_)
+    file["traceEvents"].push_back({{"name", "thread_name"},
+                                   {"ph", "M"},
+                                   {"pid", pid},
+                                   {"tid", rank},
+                                   {"args", {{"name", fmt::format("rank {}", rank)}}}});
+  for (const auto& [source, pid] : pids_)
+    file["traceEvents"].push_back({{"name", "process_name"},
+                                   {"ph", "M"},
+                                   {"pid", pid},
+                                   {"args", {{"name", pid == 0 ? std::string("tessera")
+                                                               : fmt::format("tessera (world {})", pid)}}}});
+  if (pids_.empty())
+    file["traceEvents"].push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "tessera"}}}});
+  std::ofstream out(path_, std::ios::trunc);
+  if (!out) throw Error(fmt::format("trace: cannot write '{}'", path_));
+  out << file.dump(1) << "\n";
+  if (!out.flush()) throw Error(fmt::format("trace: cannot write '{}'", path_));
+}
+
+bool trace_recorder_active() {
+  return program_trace_active() || world::current().listeners().live_recorders.load(std::memory_order_relaxed) > 0;
+}
+
+bool wants_rank_ops() { return trace_recorder_active(); }
+
+void report_rank_op(const char* op, int rank, double seconds) {
+  each_recorder([&](TraceRecorder& r, uint64_t source) { r.rank_op(source, op, rank, seconds); });
+}
+
+void trace_collective(const comm::Schedule& schedule, const std::vector<int>& members, const comm::CostEstimate& cost,
+                      const std::string& caused_by) {
+  each_recorder([&](TraceRecorder& r, uint64_t source) { r.collective(source, schedule, members, cost, caused_by); });
 }
 
 }  // namespace observe
 
 void start_trace(const std::string& path) {
-  check_writable(path);
-  Recorder& r = recorder();
-  std::lock_guard lock(r.mutex);
-  r.active = true;
-  r.path = path;
-  r.events = nlohmann::json::array();
-  r.clock.clear();
-  r.ranks_seen.clear();
+  observe::ProgramTrace& program = observe::program_trace();
+  std::lock_guard lock(program.mutex);
+  // Replacing a running trace would leave its file empty (TESSERA_TRACE, [trace] file): refuse.
+  if (program.recorder)
+    throw Error(fmt::format("trace: the program's trace is already being recorded to '{}', so '{}' cannot start; "
+                            "stop it first, or record a scope with TraceScope",
+                            program.recorder->path(), path));
+  program.recorder = std::make_unique<observe::TraceRecorder>(path);
+  program.active = true;
 }
 
 void stop_trace() {
-  Recorder& r = recorder();
-  std::lock_guard lock(r.mutex);
-  if (!r.active) return;
-  r.active = false;
-  write(r);
+  observe::ProgramTrace& program = observe::program_trace();
+  std::unique_ptr<observe::TraceRecorder> recorder;
+  {
+    std::lock_guard lock(program.mutex);
+    program.active = false;
+    recorder = std::move(program.recorder);
+  }
+  if (recorder) recorder->write();
 }
 
 bool tracing() { return observe::trace_recorder_active(); }
+
+struct TraceScope::State {
+  std::shared_ptr<observe::Listeners> listeners;
+  observe::TraceRecorder recorder;
+  bool closed = false;
+};
+
+TraceScope::TraceScope(const std::string& path)
+    : state_(new State{world::current().shared_listeners(), observe::TraceRecorder(path)}) {
+  observe::Listeners& listeners = *state_->listeners;
+  std::lock_guard lock(listeners.mutex);
+  listeners.recorders.insert(&state_->recorder);
+  ++listeners.live_recorders;
+}
+
+void TraceScope::close() {
+  if (state_->closed) return;
+  state_->closed = true;
+  {
+    observe::Listeners& listeners = *state_->listeners;
+    std::lock_guard lock(listeners.mutex);
+    listeners.recorders.erase(&state_->recorder);
+    --listeners.live_recorders;
+  }
+  state_->recorder.write();
+}
+
+TraceScope::~TraceScope() {
+  try {
+    close();
+  } catch (const std::exception& e) {  // a destructor must not throw: say so instead
+    observe::logger().error("{}", e.what());
+  }
+  delete state_;
+}
 
 }  // namespace tessera

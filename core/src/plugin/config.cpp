@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <set>
 #include <toml++/toml.h>
 
@@ -104,7 +105,42 @@ Config parse(const toml::table& root, const fs::path& file) {
   return config;
 }
 
+// A variable's value; unset and empty are the same (an empty value overrides nothing).
+const char* variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && value[0] != '\0' ? value : nullptr;
+}
+
+int threads_variable(const char* text) {
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value < 0 || value > 4096)
+    throw ConfigError(fmt::format("TESSERA_THREADS='{}' is not a thread count; expected an integer 0..4096 (0 = one "
+                                  "per hardware thread)",
+                                  text));
+  return static_cast<int>(value);
+}
+
 }  // namespace
+
+Config Config::from_environment() {
+  const char* file = variable("TESSERA_CONFIG");
+  if (file == nullptr) return Config{};
+  try {
+    return from_file(file);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("TESSERA_CONFIG='{}': {}", file, e.what()));
+  }
+}
+
+Config with_environment(Config config) {
+  if (const char* level = variable("TESSERA_LOG_LEVEL")) config.log_level = level;
+  // Set but empty is malformed here, as the rank pool reads it (dispatch/thread_pool.cpp).
+  if (const char* threads = std::getenv("TESSERA_THREADS")) config.threads = threads_variable(threads);
+  if (const char* rules = variable("TESSERA_COLL")) config.collective_algorithms = rules;
+  if (const char* trace = variable("TESSERA_TRACE")) config.trace_file = trace;
+  return config;
+}
 
 Config Config::from_file(const fs::path& file) {
   std::error_code error;

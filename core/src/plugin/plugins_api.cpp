@@ -2,12 +2,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "comm/selection.hpp"
 #include "dispatch/thread_pool.hpp"
+#include "observe/log.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/observe.hpp"
@@ -43,37 +45,87 @@ std::vector<PluginProbe> discover_plugins() {
   return probes;
 }
 
-void configure(const Config& config) {
-  Registry::instance().apply(config);
-  dispatch::set_rank_threads(config.threads);
-  if (!config.trace_file.empty() && !tracing()) {
-    start_trace(config.trace_file.string());
-    static const bool written_at_exit = (std::atexit([] {
-      try {
-        stop_trace();
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "tessera: %s\n", e.what());
-      }
-    }), true);
-    (void)written_at_exit;
+namespace {
+
+// Where a key's value came from, for messages: the variable (if any) when it is set, else the file.
+std::string origin(const Config& config, const char* variable, const char* key) {
+  if (const char* value = variable != nullptr ? std::getenv(variable) : nullptr; value != nullptr && value[0] != '\0')
+    return fmt::format("{}='{}'", variable, value);
+  return fmt::format("{}: {}", config.source.empty() ? "configuration" : config.source.string(), key);
+}
+
+// Runs `apply`; a ConfigError from it is rethrown prefixed with `where`.
+template <typename Apply>
+void applying(const std::string& where, Apply&& apply) {
+  try {
+    apply();
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("{}: {}", where, e.what()));
   }
-  if (!config.topology.empty()) {
+}
+
+// A trace started by configuration is written when the process exits. Registered after the first
+// start_trace, so the trace state (constructed by it) is still alive when the handler runs.
+void write_trace_at_exit() {
+  static const bool registered = (std::atexit([] {
     try {
-      set_default_topology(config.topology);
-    } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("{}: [topology] preset: {}", config.source.string(), e.what()));
+      stop_trace();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tessera: %s\n", e.what());
     }
-  }
-  if (!config.collective_algorithms.empty()) {
-    try {
-      comm::set_rules(config.collective_algorithms, /*from_config=*/true);
-    } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("{}: [collectives] algorithms: {}", config.source.string(), e.what()));
+  }), true);
+  (void)registered;
+}
+
+}  // namespace
+
+// The one place a configuration is applied: the precedence is settled first (with_environment),
+// then every key is applied in an order where each step may use the previous ones (plugins before
+// the default backend and the rules that name what they provide).
+void configure(const Config& requested) {
+  const Config config = with_environment(requested);
+  applying(origin(config, "TESSERA_LOG_LEVEL", "[log] level"), [&] { observe::set_log_level(config.log_level); });
+  Registry::instance().apply(config);
+  applying(origin(config, "TESSERA_THREADS", "[execution] threads"), [&] { dispatch::set_rank_threads(config.threads); });
+  if (!config.topology.empty())
+    applying(origin(config, nullptr, "[topology] preset"), [&] { set_default_topology(config.topology); });
+  if (!config.collective_algorithms.empty())
+    applying(origin(config, "TESSERA_COLL", "[collectives] algorithms"),
+             [&] { comm::set_rules(config.collective_algorithms); });
+  if (!config.trace_file.empty()) {
+    if (tracing()) {
+      observe::logger().info("a trace is already being recorded; {} is not started",
+                             origin(config, "TESSERA_TRACE", "[trace] file"));
+    } else {
+      applying(origin(config, "TESSERA_TRACE", "[trace] file"), [&] { start_trace(config.trace_file.string()); });
+      write_trace_at_exit();
     }
   }
 }
 
-void set_threads(int threads) { dispatch::set_rank_threads(threads); }
-int threads() { return dispatch::rank_threads(); }
+void configure_from_environment() {
+  // configure() itself reaches Registry::instance(), which calls this: a nested call on the thread
+  // doing the work returns at once, while other threads wait for it to finish.
+  thread_local bool applying_here = false;
+  if (applying_here) return;
+  static std::once_flag once;
+  applying_here = true;
+  try {
+    std::call_once(once, [] { configure(Config::from_environment()); });
+  } catch (...) {
+    applying_here = false;
+    throw;  // the once_flag stays unset: the next use reports the same mistake
+  }
+  applying_here = false;
+}
+
+void set_threads(int threads) {
+  configure_from_environment();  // first, so start-up configuration cannot later undo this call
+  dispatch::set_rank_threads(threads);
+}
+int threads() {
+  configure_from_environment();  // the configured count, even when nothing else was used yet
+  return dispatch::rank_threads();
+}
 
 }  // namespace tessera

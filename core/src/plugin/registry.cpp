@@ -9,6 +9,8 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <fmt/format.h>
 
+#include "comm/run_collective.hpp"
+#include "comm/selection.hpp"
 #include "observe/log.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/observe.hpp"
@@ -65,22 +67,9 @@ std::string join_paths(const std::vector<fs::path>& paths) {
 }  // namespace
 
 Registry& Registry::instance() {
-  static Registry* registry = [] {
-    auto* made = new Registry();  // never destroyed: tensors in static storage may outlive main
-    if (const char* level = std::getenv("TESSERA_LOG_LEVEL")) observe::set_log_level(level);
-    if (const char* file = std::getenv("TESSERA_CONFIG")) made->apply(Config::from_file(file));
-    if (const char* trace = std::getenv("TESSERA_TRACE"); trace != nullptr && trace[0] != '\0') {
-      start_trace(trace);
-      std::atexit([] {
-        try {
-          stop_trace();
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "tessera: %s\n", e.what());
-        }
-      });
-    }
-    return made;
-  }();
+  static Registry* const registry = new Registry();  // never destroyed: tensors in static storage may outlive main
+  // Outside the static's initialiser: configuring uses the registry, so it must exist first.
+  configure_from_environment();
   return *registry;
 }
 
@@ -146,8 +135,8 @@ PluginInfo Registry::load_locked(const std::string& name_or_path) {
   for (size_t i = 0; i < raw.num_components; ++i) {
     const tessera_component* component = raw.components[i];
     if (component->kind == TESSERA_COMPONENT_BACKEND)
-      backends_.emplace(component->name, std::make_shared<const dispatch::Backend>(
-                                             static_cast<const tessera_backend*>(component->table), plugin));
+      backends_.emplace(component->name,
+                        dispatch::Backend::of(static_cast<const tessera_backend*>(component->table), plugin));
     else if (component->kind == TESSERA_COMPONENT_PLACEMENT)
       placements_.emplace(component->name,
                           std::make_shared<const dtensor::PlacementStrategy>(
@@ -167,18 +156,32 @@ PluginInfo Registry::load_locked(const std::string& name_or_path) {
 }
 
 void Registry::unload(const std::string& name) {
-  std::lock_guard lock(mutex_);
-  auto it = std::find_if(plugins_.begin(), plugins_.end(),
-                         [&](const auto& plugin) { return plugin->info().name == name; });
-  if (it == plugins_.end()) throw PluginError(fmt::format("cannot unload plugin '{}': it is not loaded", name));
-  for (const ComponentInfo& component : (*it)->info().components) {
-    if (component.kind == "collective") algorithms_.erase(component.name);
-    if (component.kind == "placement") placements_.erase(component.name);
-    if (component.kind != "backend") continue;
-    backends_.erase(component.name);
-    if (default_backend_ && default_backend_->name() == component.name) default_backend_.reset();
+  std::vector<std::string> algorithms;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = std::find_if(plugins_.begin(), plugins_.end(),
+                           [&](const auto& plugin) { return plugin->info().name == name; });
+    if (it == plugins_.end()) throw PluginError(fmt::format("cannot unload plugin '{}': it is not loaded", name));
+    for (const ComponentInfo& component : (*it)->info().components) {
+      if (component.kind == "collective") {
+        algorithms_.erase(component.name);
+        algorithms.push_back(component.name);
+      }
+      if (component.kind == "placement") placements_.erase(component.name);
+      if (component.kind != "backend") continue;
+      // Tensors on the backend keep its library mapped and go on working; loading the plugin again
+      // gives them back the same backend (dispatch::Backend::of).
+      backends_.erase(component.name);
+      if (default_backend_ && default_backend_->name() == component.name) default_backend_.reset();
+    }
+    plugins_.erase(it);
   }
-  plugins_.erase(it);
+  // Outside the registry's lock: the rules may look algorithms up.
+  for (const std::string& algorithm : algorithms) comm::forget_schedules(algorithm);
+  if (const std::string rules = comm::rules_naming(algorithms); !rules.empty())
+    observe::logger().warn("unloaded plugin '{}', but the collective rules in force name its algorithms ({}): "
+                           "collectives those rules select fail until it is loaded again or other rules are set",
+                           name, rules);
 }
 
 std::vector<PluginInfo> Registry::loaded() const {
@@ -198,10 +201,17 @@ std::shared_ptr<const dispatch::Backend> Registry::backend_locked(const std::str
   try {
     load_locked("backend-" + name);
   } catch (const PluginError& e) {
-    std::string known;
-    for (const auto& [known_name, unused] : backends_) known += (known.empty() ? "" : ", ") + known_name;
-    throw Error(fmt::format("no backend named '{}' (loaded backends: {}); loading plugin 'backend-{}' failed: {}",
-                            name, known.empty() ? "none" : known, name, e.what()));
+    // Backends are loaded when first asked for, so those available include the ones on the path.
+    std::set<std::string> available;
+    for (const auto& [known_name, unused] : backends_) available.insert(known_name);
+    const std::string prefix = "libtessera-backend-";
+    for (const fs::path& file : plugin_files(search_path_locked(), prefix)) {
+      const std::string file_name = file.filename().string();
+      available.insert(file_name.substr(prefix.size(), file_name.size() - prefix.size() - 3));  // less ".so"
+    }
+    throw Error(fmt::format("no backend named '{}' (available backends: {}); loading plugin 'backend-{}' failed: {}",
+                            name, available.empty() ? "none" : fmt::format("{}", fmt::join(available, ", ")), name,
+                            e.what()));
   }
   if (auto it = backends_.find(name); it != backends_.end()) return it->second;
   throw Error(fmt::format("no backend named '{}': plugin 'backend-{}' loaded but provides no such backend",
@@ -288,7 +298,6 @@ void Registry::set_backend_threads(int32_t num_threads) const {
 }
 
 void Registry::apply(const Config& config) {
-  observe::set_log_level(config.log_level);
   {
     std::lock_guard lock(mutex_);
     configured_search_path_ = config.plugin_search_path;

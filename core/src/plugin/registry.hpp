@@ -20,7 +20,7 @@ namespace tessera::plugin {
 
 class Registry {
  public:
-  // The first call reads TESSERA_CONFIG and TESSERA_LOG_LEVEL.
+  // The first call applies the start-up configuration (configure_from_environment).
   static Registry& instance();
 
   PluginInfo load(const std::string& name_or_path);
@@ -44,6 +44,7 @@ class Registry {
   std::vector<std::string> placement_prefixes();
 
   std::vector<std::filesystem::path> search_path() const;
+  // The plugin part of configure(): search path, plugins to load, default backend.
   void apply(const Config& config);
 
  private:

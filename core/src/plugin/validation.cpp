@@ -109,4 +109,9 @@ std::string check_placement(const tessera_placement_strategy* placement) {
   return {};
 }
 
+std::string error_text(tessera_error& error) {
+  error.message[sizeof(error.message) - 1] = '\0';
+  return error.message[0] != '\0' ? error.message : "no message";
+}
+
 }  // namespace tessera::plugin

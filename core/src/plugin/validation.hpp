@@ -27,4 +27,8 @@ std::string check_placement(const tessera_placement_strategy* placement);
 
 const char* component_kind_name(int32_t kind);
 
+// The message a plugin put in `error` when a call failed, terminated inside its array (a plugin may
+// fill all of it) and "no message" when the plugin left it empty.
+std::string error_text(tessera_error& error);
+
 }  // namespace tessera::plugin

@@ -1,12 +1,14 @@
 // LocalMode: a per-thread stack of modes consulted by the factories.
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
+#include "world/world.hpp"
 
 namespace tessera {
 namespace {
@@ -29,18 +31,43 @@ void pop(const void* expected) {
 DisabledLocalMode::DisabledLocalMode() { mode_stack.push_back(nullptr); }
 DisabledLocalMode::~DisabledLocalMode() { pop(nullptr); }
 
+namespace {
+
+// The new world of a mode given by its ranks: every rank up to the largest, observed by the
+// listeners of the world the mode is opened in.
+std::shared_ptr<world::WorldState> world_for(const RankSet& ranks) {
+  if (ranks.empty()) throw Error("LocalMode needs at least one rank, got an empty rank set");
+  if (ranks.ranks().front() < 0)
+    throw Error(fmt::format("LocalMode: rank {} is negative; ranks are 0 or more", ranks.ranks().front()));
+  const int largest = ranks.ranks().back();
+  if (largest == std::numeric_limits<int>::max())
+    throw Error(fmt::format("LocalMode: rank {} leaves no room for a world of largest rank + 1 ranks", largest));
+  return world::make_world(largest + 1, world::current().shared_listeners());
+}
+
+}  // namespace
+
 LocalMode::LocalMode(int num_ranks) : LocalMode(RankSet::range(num_ranks)) {}
 
-LocalMode::LocalMode(RankSet ranks) : ranks_(std::move(ranks)) {
+LocalMode::LocalMode(RankSet ranks) : LocalMode(ranks, world_for(ranks)) {}
+
+LocalMode::LocalMode(const World& world) : LocalMode(world.ranks(), world.state()) {}
+
+LocalMode::LocalMode(RankSet ranks, std::shared_ptr<world::WorldState> world)
+    : ranks_(std::move(ranks)), world_(std::move(world)) {
   if (ranks_.empty()) throw Error("LocalMode needs at least one rank, got an empty rank set");
   // Every rank starts from the default generator's state: identical random tensors on all ranks.
   std::vector<std::pair<int, Generator>> generators;
   for (int r : ranks_) generators.emplace_back(r, default_generator());
   generators_ = RankMap<Generator>(std::move(generators));
   mode_stack.push_back(this);
+  world::bind(world_.get());
 }
 
-LocalMode::~LocalMode() { pop(this); }
+LocalMode::~LocalMode() {
+  world::unbind(world_.get());
+  pop(this);
+}
 
 Generator& LocalMode::generator(int rank) { return generators_.at(rank); }
 

@@ -97,9 +97,14 @@ Tensor dense_arange(const Scalar& start, const Scalar& end, const Scalar& step, 
   // Count as torch.arange does: ceil((end - start) / step), computed exactly for integers.
   int64_t count;
   if (all_integral) {
-    const int64_t s = step.to_int();
-    const int64_t diff = end.to_int() - start.to_int();
-    count = (diff == 0 || (diff > 0) != (s > 0)) ? 0 : (diff + s - (s > 0 ? 1 : -1)) / s;
+    // In 128 bits: end - start overflows int64 for bounds of opposite sign near the extremes.
+    const __int128 s = step.to_int();
+    const __int128 diff = static_cast<__int128>(end.to_int()) - start.to_int();
+    const __int128 n = (diff == 0 || (diff > 0) != (s > 0)) ? 0 : (diff - (s > 0 ? 1 : -1)) / s + 1;
+    if (n > INT64_MAX)
+      throw Error(fmt::format("arange: the range [{}, {}) with step {} has more than {} elements", start.to_string(),
+                              end.to_string(), step.to_string(), INT64_MAX));
+    count = static_cast<int64_t>(n);
   } else {
     count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(span)));
   }

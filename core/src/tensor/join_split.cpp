@@ -1,6 +1,7 @@
 // cat / stack write inputs into slices of one output; split / chunk return narrow views.
 #include <fmt/format.h>
 
+#include "tensor/checked_arith.hpp"
 #include "tensor/internal.hpp"
 #include "tensor/type_promotion.hpp"
 #include "tessera/detail/spmd.hpp"
@@ -30,7 +31,9 @@ Tensor dense_cat(const std::vector<Tensor>& tensors, int64_t dim) {
     if (!compatible)
       throw Error(fmt::format("cat: tensor {} has shape {}, which does not match tensor 0's shape {} outside dim {}",
                               i, shape_text(t.sizes()), shape_text(first.sizes()), d));
-    out_shape[static_cast<size_t>(d)] += t.size(d);
+    out_shape[static_cast<size_t>(d)] = detail::checked_add(out_shape[static_cast<size_t>(d)], t.size(d), [&] {
+      return fmt::format("cat: the sizes of dim {} of tensors 0..{}", d, i);
+    });
   }
   Tensor out = detail::empty_like_on(*first.impl(), out_shape, dtype);
   int64_t offset = 0;
@@ -62,7 +65,7 @@ std::vector<Tensor> dense_split(const Tensor& a, const std::vector<int64_t>& siz
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0) throw Error(fmt::format("split: section sizes must be non-negative, got {}", shape_text(sizes)));
-    total += s;
+    total = detail::checked_add(total, s, [&] { return fmt::format("split: the section sizes {}", shape_text(sizes)); });
   }
   if (total != a.size(d))
     throw Error(fmt::format("split: section sizes {} sum to {}, but dim {} has size {}", shape_text(sizes), total, d,
@@ -92,7 +95,7 @@ std::vector<Tensor> dense_chunk(const Tensor& a, int64_t chunks, int64_t dim) {
   const int64_t d = normalize_dim(dim, self.dim(), "chunk");
   const int64_t size = a.size(d);
   // torch.chunk: pieces of ceil(size / chunks); fewer than `chunks` pieces when that runs out.
-  const int64_t piece = std::max<int64_t>(1, (size + chunks - 1) / chunks);
+  const int64_t piece = size == 0 ? 1 : (size - 1) / chunks + 1;
   return dense_split(a, piece, d);
 }
 

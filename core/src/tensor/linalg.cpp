@@ -72,8 +72,9 @@ Tensor dense_matmul(const Tensor& a, const Tensor& b) {
   }
   if (db <= 2) {
     // [..., m, k] x [k, n]: fold the batch into the rows, one gemm.
+    // Sizes spelled out, not -1: with k = 0 the row count cannot be inferred from the element count.
     Shape out_shape(ca.sizes().begin(), ca.sizes().end() - 1);
-    Tensor rows = ca.reshape({-1, ka});
+    Tensor rows = ca.reshape({shape_numel(out_shape, "matmul"), ka});
     Tensor result = dense_mm(rows, db == 1 ? cb.unsqueeze(1) : cb);
     if (db == 2) out_shape.push_back(cb.size(1));
     return result.reshape(out_shape);
@@ -89,7 +90,9 @@ Tensor dense_matmul(const Tensor& a, const Tensor& b) {
   Shape full_a = batch, full_b = batch;
   full_a.insert(full_a.end(), {m, ka});
   full_b.insert(full_b.end(), {kb, n});
-  Tensor result = dense_bmm(ma.expand(full_a).reshape({-1, m, ka}), cb.expand(full_b).reshape({-1, kb, n}));
+  const int64_t batch_numel = shape_numel(batch, "matmul");
+  Tensor result =
+      dense_bmm(ma.expand(full_a).reshape({batch_numel, m, ka}), cb.expand(full_b).reshape({batch_numel, kb, n}));
   Shape out_shape = batch;
   if (da != 1) out_shape.push_back(m);
   out_shape.push_back(n);

@@ -1,25 +1,81 @@
 #include "tensor/tensor_impl.hpp"
 
+#include <cstddef>
+
 #include <fmt/format.h>
 
+#include "tensor/checked_arith.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {
+namespace {
+
+// The lowest and highest element index (relative to the storage start) a non-empty view reaches.
+struct ElementRange {
+  int64_t lowest;
+  int64_t highest;
+};
+
+ElementRange element_range(const Shape& sizes, const std::vector<int64_t>& strides, int64_t offset, const char* op) {
+  auto what = [&] {
+    return fmt::format("{}: the elements of a view of shape {} with strides {} at offset {}", op, shape_text(sizes),
+                       shape_text(strides), offset);
+  };
+  ElementRange range{offset, offset};
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    const int64_t span = detail::checked_mul(sizes[d] - 1, strides[d], what);
+    (span < 0 ? range.lowest : range.highest) = detail::checked_add(span < 0 ? range.lowest : range.highest, span, what);
+  }
+  return range;
+}
+
+// Throws unless every element of the view lies inside `storage` (see TensorImpl's invariant).
+void check_fits_storage(const Storage& storage, DType dtype, const Shape& sizes, const std::vector<int64_t>& strides,
+                        int64_t offset, const char* op) {
+  const ElementRange range = element_range(sizes, strides, offset, op);
+  const auto item = static_cast<int64_t>(itemsize(dtype));
+  const auto available = static_cast<int64_t>(storage.bytes / itemsize(dtype));
+  if (range.lowest < 0 || range.highest >= available)
+    throw Error(fmt::format("{}: a view of shape {} with strides {} at offset {} reaches elements {}..{}, outside its "
+                            "storage of {} elements ({} bytes of {}, {} bytes each)",
+                            op, shape_text(sizes), shape_text(strides), offset, range.lowest, range.highest, available,
+                            storage.bytes, dtype_name(dtype), item));
+}
+
+}  // namespace
 
 std::vector<int64_t> contiguous_strides(const Shape& sizes) {
   std::vector<int64_t> strides(sizes.size());
   int64_t stride = 1;
   for (size_t d = sizes.size(); d-- > 0;) {
     strides[d] = stride;
-    stride *= std::max<int64_t>(sizes[d], 1);
+    stride = detail::checked_mul(stride, std::max<int64_t>(sizes[d], 1),
+                                 [&] { return fmt::format("the contiguous strides of shape {}", shape_text(sizes)); });
   }
   return strides;
 }
 
-int64_t shape_numel(const Shape& sizes) {
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  return n;
+int64_t shape_numel(const Shape& sizes, const char* op) {
+  // The product of the sizes with 0 taken as 1 must fit too: it is the largest contiguous stride,
+  // and a shape's validity must not depend on where its zeros are.
+  int64_t capacity = 1;
+  bool empty = false;
+  for (int64_t s : sizes) {
+    if (s < 0) throw Error(fmt::format("{}: negative size {} in shape {}", op, s, shape_text(sizes)));
+    empty = empty || s == 0;
+    capacity = detail::checked_mul(capacity, std::max<int64_t>(s, 1), [&] {
+      return fmt::format("{}: shape {} has too many elements", op, shape_text(sizes));
+    });
+  }
+  return empty ? 0 : capacity;
+}
+
+size_t shape_bytes(const Shape& sizes, DType dtype, const char* op) {
+  const int64_t numel = shape_numel(sizes, op);
+  const int64_t bytes = detail::checked_mul(numel, static_cast<int64_t>(itemsize(dtype)), [&] {
+    return fmt::format("{}: the byte size of shape {} of {}", op, shape_text(sizes), dtype_name(dtype));
+  });
+  return static_cast<size_t>(bytes);
 }
 
 int64_t normalize_dim(int64_t dim, int64_t ndim, const char* op) {
@@ -34,28 +90,36 @@ int64_t normalize_dim(int64_t dim, int64_t ndim, const char* op) {
 std::string shape_text(const Shape& sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
 
 TensorImpl::TensorImpl(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, std::vector<int64_t> strides,
-                       int64_t offset)
+                       int64_t offset, const char* op)
     : storage_(std::move(storage)),
       dtype_(dtype),
       sizes_(std::move(sizes)),
       strides_(std::move(strides)),
       offset_(offset),
-      numel_(shape_numel(sizes_)) {}
+      numel_(shape_numel(sizes_, op)) {
+  if (static_cast<int64_t>(sizes_.size()) > kMaxDims)
+    throw Error(fmt::format("{}: a tensor may have at most {} dims, got {} (shape {})", op, kMaxDims, sizes_.size(),
+                            shape_text(sizes_)));
+  if (strides_.size() != sizes_.size())
+    throw Error(fmt::format("internal: {}: shape {} has {} dims but strides {} have {}", op, shape_text(sizes_),
+                            sizes_.size(), shape_text(strides_), strides_.size()));
+  // An empty view addresses no element, so its offset and strides may point anywhere.
+  if (numel_ > 0) check_fits_storage(*storage_, dtype_, sizes_, strides_, offset_, op);
+}
 
 std::shared_ptr<TensorImpl> TensorImpl::allocate(const Shape& sizes, DType dtype,
                                                  std::shared_ptr<const dispatch::Backend> backend) {
   if (static_cast<int64_t>(sizes.size()) > kMaxDims)
     throw Error(fmt::format("a tensor may have at most {} dims, got {} (shape {})", kMaxDims, sizes.size(),
                             shape_text(sizes)));
-  for (int64_t s : sizes)
-    if (s < 0) throw Error(fmt::format("negative size {} in shape {}", s, shape_text(sizes)));
-  const size_t bytes = static_cast<size_t>(shape_numel(sizes)) * itemsize(dtype);
+  const size_t bytes = shape_bytes(sizes, dtype, "allocate");
   auto storage = std::make_shared<Storage>(std::move(backend), bytes);
-  return std::make_shared<TensorImpl>(std::move(storage), dtype, sizes, contiguous_strides(sizes), 0);
+  return std::make_shared<TensorImpl>(std::move(storage), dtype, sizes, contiguous_strides(sizes), 0, "allocate");
 }
 
-std::shared_ptr<TensorImpl> TensorImpl::view(Shape sizes, std::vector<int64_t> strides, int64_t offset) const {
-  return std::make_shared<TensorImpl>(storage_, dtype_, std::move(sizes), std::move(strides), offset);
+std::shared_ptr<TensorImpl> TensorImpl::view(Shape sizes, std::vector<int64_t> strides, int64_t offset,
+                                             const char* op) const {
+  return std::make_shared<TensorImpl>(storage_, dtype_, std::move(sizes), std::move(strides), offset, op);
 }
 
 bool TensorImpl::is_contiguous() const {

@@ -22,16 +22,21 @@ struct Storage {
   size_t bytes;
 };
 
+// Invariant, checked on construction: sizes are non-negative, their product fits int64 (as does the
+// product with every 0 taken as 1, so contiguous strides never overflow), and every element the
+// view can address lies inside its storage. Breaking it is a tessera::Error naming `op`.
 class TensorImpl {
  public:
   TensorImpl(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, std::vector<int64_t> strides,
-             int64_t offset);
+             int64_t offset, const char* op = "tensor");
 
   // A fresh contiguous tensor; its elements are uninitialised.
   static std::shared_ptr<TensorImpl> allocate(const Shape& sizes, DType dtype,
                                               std::shared_ptr<const dispatch::Backend> backend);
-  // A view of the same storage with other sizes, strides and element offset.
-  std::shared_ptr<TensorImpl> view(Shape sizes, std::vector<int64_t> strides, int64_t offset) const;
+  // A view of the same storage with other sizes, strides and element offset; `op` names the view
+  // in the error thrown when the layout reaches outside the storage.
+  std::shared_ptr<TensorImpl> view(Shape sizes, std::vector<int64_t> strides, int64_t offset,
+                                   const char* op = "view") const;
 
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   const dispatch::Backend& backend() const { return *storage_->backend; }
@@ -56,9 +61,13 @@ class TensorImpl {
   mutable bool requires_grad_ = false;  // a marker only; no autograd at this layer
 };
 
-// Row-major strides for `sizes`.
+// Row-major strides for `sizes` (a shape shape_numel accepts).
 std::vector<int64_t> contiguous_strides(const Shape& sizes);
-int64_t shape_numel(const Shape& sizes);
+// The number of elements of `sizes`; throws when a size is negative or the sizes multiply past
+// int64 (see TensorImpl's invariant). `op` prefixes the message.
+int64_t shape_numel(const Shape& sizes, const char* op = "shape");
+// The bytes a contiguous tensor of `sizes` and `dtype` needs; throws when they do not fit ptrdiff_t.
+size_t shape_bytes(const Shape& sizes, DType dtype, const char* op = "shape");
 // Normalises a possibly negative dim against `ndim` dims; throws naming the op when out of range.
 int64_t normalize_dim(int64_t dim, int64_t ndim, const char* op);
 std::string shape_text(const Shape& sizes);

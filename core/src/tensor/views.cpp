@@ -1,9 +1,9 @@
 // Views: new sizes/strides/offset over the same storage; no kernel runs.
 #include <algorithm>
-#include <numeric>
 
 #include <fmt/format.h>
 
+#include "tensor/checked_arith.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
@@ -13,30 +13,44 @@ using detail::impl_of;
 
 namespace {
 
-Tensor make_view(const TensorImpl& t, Shape sizes, std::vector<int64_t> strides, int64_t offset) {
-  if (static_cast<int64_t>(sizes.size()) > kMaxDims)
-    throw Error(fmt::format("a tensor may have at most {} dims, the view would have {} (shape {})", kMaxDims,
-                            sizes.size(), shape_text(sizes)));
-  return Tensor(t.view(std::move(sizes), std::move(strides), offset));
+// The TensorImpl constructor checks the view against its storage and names `op` when it does not fit.
+Tensor make_view(const char* op, const TensorImpl& t, Shape sizes, std::vector<int64_t> strides, int64_t offset) {
+  return Tensor(t.view(std::move(sizes), std::move(strides), offset, op));
+}
+
+// `base` (the view's offset unless given) moved `index` steps along dim `d`: the offset of a
+// narrowed, sliced, selected or flipped view.
+int64_t view_offset(const char* op, const TensorImpl& t, size_t d, int64_t index, int64_t base) {
+  auto what = [&] {
+    return fmt::format("{}: the offset of index {} of dim {} in a tensor of shape {} with strides {}", op, index, d,
+                       shape_text(t.sizes()), shape_text(t.strides()));
+  };
+  return detail::checked_add(base, detail::checked_mul(index, t.strides()[d], what), what);
+}
+int64_t view_offset(const char* op, const TensorImpl& t, size_t d, int64_t index) {
+  return view_offset(op, t, d, index, t.offset());
 }
 
 // Resolves one -1 in a requested shape against numel; throws when sizes cannot match.
 Shape infer_shape(const Shape& requested, int64_t numel, const char* op) {
   Shape shape = requested;
-  int64_t known = 1;
   int infer_at = -1;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       if (infer_at >= 0) throw Error(fmt::format("{}: only one dim may be -1, got {}", op, shape_text(requested)));
       infer_at = static_cast<int>(i);
+      shape[i] = 1;  // counted as 1 until inferred
     } else if (shape[i] < 0) {
       throw Error(fmt::format("{}: invalid size {} in shape {}", op, shape[i], shape_text(requested)));
-    } else {
-      known *= shape[i];
     }
   }
+  const int64_t known = shape_numel(shape, op);
   if (infer_at >= 0) {
-    if (known == 0 || numel % known != 0)
+    if (known == 0)
+      throw Error(fmt::format("{}: the -1 in shape {} cannot be inferred: another size is 0, so any value would fit "
+                              "a tensor of {} elements",
+                              op, shape_text(requested), numel));
+    if (numel % known != 0)
       throw Error(fmt::format("{}: shape {} is invalid for a tensor of {} elements", op, shape_text(requested), numel));
     shape[static_cast<size_t>(infer_at)] = numel / known;
   } else if (known != numel) {
@@ -65,7 +79,10 @@ bool view_strides(const TensorImpl& t, const Shape& shape, std::vector<int64_t>&
     if (tensor_d == 0 ||
         (old_sizes[tensor_d - 1] != 1 && old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride)) {
       while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
-        strides[view_d] = view_numel * chunk_base_stride;
+        strides[view_d] = detail::checked_mul(view_numel, chunk_base_stride, [&] {
+          return fmt::format("view: the strides of shape {} over a tensor of strides {}", shape_text(shape),
+                             shape_text(old_strides));
+        });
         view_numel *= shape[view_d];
         --view_d;
       }
@@ -93,7 +110,7 @@ Tensor Tensor::view(const SymShape& sym_shape) const {
     throw Error(fmt::format("view: a tensor of shape {} with strides {} cannot be viewed as {} without a copy; "
                             "use reshape() or contiguous() first",
                             shape_text(self.sizes()), shape_text(self.strides()), shape_text(shape)));
-  return make_view(self, shape, std::move(strides), self.offset());
+  return make_view("view", self, shape, std::move(strides), self.offset());
 }
 
 Tensor Tensor::reshape(const SymShape& sym_shape) const {
@@ -104,7 +121,7 @@ Tensor Tensor::reshape(const SymShape& sym_shape) const {
   const Shape requested = sym_shape.to_shape();
   const Shape shape = infer_shape(requested, self.numel(), "reshape");
   std::vector<int64_t> strides;
-  if (view_strides(self, shape, strides)) return make_view(self, shape, std::move(strides), self.offset());
+  if (view_strides(self, shape, strides)) return make_view("reshape", self, shape, std::move(strides), self.offset());
   return clone().view(shape);
 }
 
@@ -119,7 +136,7 @@ Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
     std::swap(sizes[a], sizes[b]);
     std::swap(strides[a], strides[b]);
   }
-  return make_view(self, std::move(sizes), std::move(strides), self.offset());
+  return make_view("transpose", self, std::move(sizes), std::move(strides), self.offset());
 }
 
 Tensor Tensor::t() const {
@@ -144,7 +161,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
     sizes[i] = self.sizes()[d];
     strides[i] = self.strides()[d];
   }
-  return make_view(self, std::move(sizes), std::move(strides), self.offset());
+  return make_view("permute", self, std::move(sizes), std::move(strides), self.offset());
 }
 
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
@@ -156,8 +173,7 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   if (start > end)
     throw Error(fmt::format("flatten: start_dim {} comes after end_dim {}", start_dim, end_dim));
   Shape shape(self.sizes().begin(), self.sizes().begin() + start);
-  shape.push_back(std::accumulate(self.sizes().begin() + start, self.sizes().begin() + end + 1, int64_t{1},
-                                  std::multiplies<>()));
+  shape.push_back(shape_numel(Shape(self.sizes().begin() + start, self.sizes().begin() + end + 1), "flatten"));
   shape.insert(shape.end(), self.sizes().begin() + end + 1, self.sizes().end());
   return reshape(shape);
 }
@@ -172,7 +188,7 @@ Tensor Tensor::squeeze() const {
       sizes.push_back(self.sizes()[d]);
       strides.push_back(self.strides()[d]);
     }
-  return make_view(self, std::move(sizes), std::move(strides), self.offset());
+  return make_view("squeeze", self, std::move(sizes), std::move(strides), self.offset());
 }
 
 Tensor Tensor::squeeze(int64_t dim) const {
@@ -185,7 +201,7 @@ Tensor Tensor::squeeze(int64_t dim) const {
   std::vector<int64_t> strides = self.strides();
   sizes.erase(sizes.begin() + static_cast<int64_t>(d));
   strides.erase(strides.begin() + static_cast<int64_t>(d));
-  return make_view(self, std::move(sizes), std::move(strides), self.offset());
+  return make_view("squeeze", self, std::move(sizes), std::move(strides), self.offset());
 }
 
 Tensor Tensor::unsqueeze(int64_t dim) const {
@@ -194,10 +210,14 @@ Tensor Tensor::unsqueeze(int64_t dim) const {
   const auto d = static_cast<size_t>(normalize_dim(dim, self.dim() + 1, "unsqueeze"));
   Shape sizes = self.sizes();
   std::vector<int64_t> strides = self.strides();
-  const int64_t stride = d < sizes.size() ? sizes[d] * strides[d] : 1;
+  // The new dim has size 1, so its stride is never stepped over; the row-major value keeps views
+  // of the result contiguous where the input was.
+  const int64_t stride = d < sizes.size() ? detail::checked_mul(sizes[d], strides[d], [&] {
+    return fmt::format("unsqueeze: the stride of new dim {} of shape {}", d, shape_text(self.sizes()));
+  }) : 1;
   sizes.insert(sizes.begin() + static_cast<int64_t>(d), 1);
   strides.insert(strides.begin() + static_cast<int64_t>(d), stride);
-  return make_view(self, std::move(sizes), std::move(strides), self.offset());
+  return make_view("unsqueeze", self, std::move(sizes), std::move(strides), self.offset());
 }
 
 Tensor Tensor::narrow(int64_t dim, const SymInt& sym_start, const SymInt& sym_length) const {
@@ -211,13 +231,14 @@ Tensor Tensor::narrow(int64_t dim, const SymInt& sym_start, const SymInt& sym_le
   const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "narrow"));
   const int64_t size = self.sizes()[d];
   if (start < 0) start += size;
-  if (start < 0 || length < 0 || start + length > size)
+  // Compared as `length > size - start` (never forming start + length, which may overflow).
+  if (start < 0 || start > size || length < 0 || length > size - start)
     throw Error(fmt::format("narrow: start {} and length {} do not fit dim {} of size {} (need 0 <= start and "
                             "start + length <= {})",
-                            start, length, d, size, size));
+                            sym_start.as_int(), length, d, size, size));
   Shape sizes = self.sizes();
   sizes[d] = length;
-  return make_view(self, std::move(sizes), self.strides(), self.offset() + start * self.strides()[d]);
+  return make_view("narrow", self, std::move(sizes), self.strides(), view_offset("narrow", self, d, start));
 }
 
 Tensor Tensor::slice(int64_t dim, const SymInt& sym_start, const SymInt& sym_end, int64_t step) const {
@@ -237,10 +258,16 @@ Tensor Tensor::slice(int64_t dim, const SymInt& sym_start, const SymInt& sym_end
   const int64_t hi = std::max(lo, clamp(end));
   Shape sizes = self.sizes();
   std::vector<int64_t> strides = self.strides();
-  sizes[d] = (hi - lo + step - 1) / step;
-  const int64_t offset = self.offset() + lo * strides[d];
-  strides[d] *= step;
-  return make_view(self, std::move(sizes), std::move(strides), offset);
+  // ceil((hi - lo) / step) without forming hi - lo + step - 1, which overflows for a huge step.
+  sizes[d] = hi == lo ? 0 : (hi - lo - 1) / step + 1;
+  const int64_t offset = view_offset("slice", self, d, lo);
+  // A dim of size 0 or 1 is never stepped over: keep its stride rather than overflow step * stride.
+  if (sizes[d] > 1)
+    strides[d] = detail::checked_mul(strides[d], step, [&] {
+      return fmt::format("slice: the stride of dim {} (step {}) of a tensor of strides {}", d, step,
+                         shape_text(self.strides()));
+    });
+  return make_view("slice", self, std::move(sizes), std::move(strides), offset);
 }
 
 Tensor Tensor::select(int64_t dim, const SymInt& sym_index) const {
@@ -258,10 +285,10 @@ Tensor Tensor::select(int64_t dim, const SymInt& sym_index) const {
   if (index < 0) index += size;
   Shape sizes = self.sizes();
   std::vector<int64_t> strides = self.strides();
-  const int64_t offset = self.offset() + index * strides[d];
+  const int64_t offset = view_offset("select", self, d, index);
   sizes.erase(sizes.begin() + static_cast<int64_t>(d));
   strides.erase(strides.begin() + static_cast<int64_t>(d));
-  return make_view(self, std::move(sizes), std::move(strides), offset);
+  return make_view("select", self, std::move(sizes), std::move(strides), offset);
 }
 
 Tensor Tensor::flip(const std::vector<int64_t>& dims) const {
@@ -274,10 +301,12 @@ Tensor Tensor::flip(const std::vector<int64_t>& dims) const {
     const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "flip"));
     if (flipped[d]) throw Error(fmt::format("flip: dim {} appears twice in {}", d, shape_text(dims)));
     flipped[d] = true;
-    if (self.sizes()[d] > 0) offset += (self.sizes()[d] - 1) * strides[d];
-    strides[d] = -strides[d];
+    if (self.sizes()[d] > 0) offset = view_offset("flip", self, d, self.sizes()[d] - 1, offset);
+    strides[d] = detail::checked_mul(strides[d], -1, [&] {
+      return fmt::format("flip: the stride of dim {} of a tensor of strides {}", d, shape_text(self.strides()));
+    });
   }
-  return make_view(self, self.sizes(), std::move(strides), offset);
+  return make_view("flip", self, self.sizes(), std::move(strides), offset);
 }
 
 Tensor Tensor::expand(const SymShape& sym_shape) const {
@@ -297,11 +326,15 @@ Tensor Tensor::expand(const SymShape& sym_shape) const {
       if (i < lead) throw Error(fmt::format("expand: -1 is not allowed for the new leading dim {}", i));
       target[i] = own;
     }
+    if (target[i] < 0)
+      throw Error(fmt::format("expand: invalid size {} at dim {} of shape {} (expected a size >= 0, or -1 to keep "
+                              "the tensor's own)",
+                              target[i], i, shape_text(requested)));
     if (own != 1 && own != target[i])
       throw Error(fmt::format("expand: shape {} cannot be expanded to {} (dim {}: {} is neither 1 nor {})",
                               shape_text(self.sizes()), shape_text(requested), i, own, target[i]));
   }
-  return make_view(self, target, detail::broadcast_strides(self, target), self.offset());
+  return make_view("expand", self, target, detail::broadcast_strides(self, target), self.offset());
 }
 
 }  // namespace tessera

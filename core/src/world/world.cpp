@@ -1,0 +1,105 @@
+#include "world/world.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
+#include "comm/mailbox.hpp"
+#include "observe/listeners.hpp"
+
+namespace tessera {
+namespace observe {
+
+Listeners::Listeners() : id([] {
+  static std::atomic<uint64_t> next{0};  // an id source, not shared state: ids are only compared
+  return next++;
+}()) {}
+
+}  // namespace observe
+
+namespace world {
+namespace {
+
+constexpr size_t kTopologiesKept = 16;  // a default world sees one per tensor extent it meets
+constexpr size_t kRingsKept = 4096;     // distinct groups per topology
+
+// The worlds bound on this thread, innermost last; the thread's default world when none is.
+thread_local std::vector<WorldState*> bound;
+thread_local std::shared_ptr<WorldState> default_world;
+
+}  // namespace
+
+WorldState::WorldState(int size, std::shared_ptr<observe::Listeners> listeners)
+    : size_(size),
+      mailbox_(std::make_unique<comm::Mailbox>()),
+      listeners_(listeners ? std::move(listeners) : std::make_shared<observe::Listeners>()) {}
+
+WorldState::~WorldState() = default;
+
+WorldState::Built& WorldState::built_locked(int ranks) {
+  const auto key = std::make_pair(default_topology_preset(), ranks);
+  if (auto it = topologies_.find(key); it != topologies_.end()) return it->second;
+  if (topologies_.size() >= kTopologiesKept) topologies_.clear();
+  return topologies_.emplace(key, Built{default_topology(ranks), {}}).first->second;
+}
+
+Topology WorldState::topology(int ranks) {
+  std::lock_guard lock(topology_mutex_);
+  return built_locked(ranks).topology;
+}
+
+std::vector<int32_t> WorldState::ring_order(int ranks, const std::vector<int>& members) {
+  Topology topology;
+  {
+    std::lock_guard lock(topology_mutex_);
+    Built& built = built_locked(ranks);
+    if (auto it = built.rings.find(members); it != built.rings.end()) return it->second;
+    topology = built.topology;
+  }
+  const std::vector<int> order = topology.ring_order(members);
+  std::vector<int32_t> ring;
+  bool natural = true;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto at = std::find(members.begin(), members.end(), order[k]);
+    ring.push_back(static_cast<int32_t>(at - members.begin()));
+    natural = natural && ring.back() == static_cast<int32_t>(k);
+  }
+  if (natural) ring.clear();
+  std::lock_guard lock(topology_mutex_);
+  Built& built = built_locked(ranks);
+  if (built.rings.size() >= kRingsKept) built.rings.clear();
+  built.rings.emplace(members, ring);
+  return ring;
+}
+
+std::shared_ptr<WorldState> make_world(int size, std::shared_ptr<observe::Listeners> listeners) {
+  return std::make_shared<WorldState>(size, std::move(listeners));
+}
+
+std::shared_ptr<WorldState> current_shared() {
+  if (!bound.empty()) return bound.back()->shared_from_this();
+  if (!default_world) default_world = make_world(0);
+  return default_world;
+}
+
+WorldState& current() {
+  if (!bound.empty()) return *bound.back();
+  if (!default_world) default_world = make_world(0);
+  return *default_world;
+}
+
+void bind(WorldState* world) { bound.push_back(world); }
+
+void unbind(WorldState* world) {
+  if (bound.empty() || bound.back() != world) {
+    // Bindings are scopes (LocalMode, rank tasks); this only happens when one is moved to another
+    // thread or destroyed out of order, and the thread's world is then unknowable.
+    std::fprintf(stderr, "tessera: world bindings released out of order\n");
+    std::abort();
+  }
+  bound.pop_back();
+}
+
+}  // namespace world
+}  // namespace tessera

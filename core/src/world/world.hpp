@@ -1,0 +1,98 @@
+// The world a call runs in (SPEC §11, DESIGN §4): what one run of a program shares, and nothing that
+// another world in the same process can see.
+//
+// A world owns its size, its point-to-point mailbox, the listeners (comm counters and trace scopes)
+// that observe it, and its topology with the paths and ring orders computed on it. Configuration
+// (algorithm rules, thread count, the topology preset) stays process-wide.
+//
+// How code finds its world (world::current()): the world bound last on the calling thread. A
+// LocalMode binds its world for its lifetime (DisabledLocalMode scopes do not unbind it, so ops and
+// collectives on existing local tensors still go to the mode's world); a rank task run on a pool
+// thread binds the world of the thread that issued the op (see run_ranks). A thread with nothing
+// bound is in its own default world, created on first use and never shared with another thread.
+//
+// Listeners: a world made by `LocalMode(n)` without an explicit World shares the listeners of the
+// world that was current where it was made, so a CommCounter or TraceScope sees the modes its
+// thread opens inside it. An explicit ts::World has listeners of its own; threads that share it
+// deliberately share them too.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tessera/topology.hpp"
+
+namespace tessera::comm {
+class Mailbox;
+}
+namespace tessera::observe {
+struct Listeners;
+}
+
+namespace tessera::world {
+
+class WorldState : public std::enable_shared_from_this<WorldState> {
+ public:
+  // size 0: a thread's default world, which has no fixed size: each collective's topology spans
+  // its tensor's ranks (one more than the largest).
+  WorldState(int size, std::shared_ptr<observe::Listeners> listeners);
+  ~WorldState();
+  WorldState(const WorldState&) = delete;
+  WorldState& operator=(const WorldState&) = delete;
+
+  int size() const { return size_; }   // 0 for a thread's default world
+  bool sized() const { return size_ > 0; }
+
+  comm::Mailbox& mailbox() { return *mailbox_; }
+  observe::Listeners& listeners() { return *listeners_; }
+  const std::shared_ptr<observe::Listeners>& shared_listeners() const { return listeners_; }
+
+  // The default topology ([topology] preset) over `ranks` ranks (the world's size when it has one),
+  // built once per preset and kept with the paths computed on it.
+  Topology topology(int ranks);
+  // The members' positions round that topology's ring, as group ranks; empty for the natural order.
+  std::vector<int32_t> ring_order(int ranks, const std::vector<int>& members);
+
+ private:
+  struct Built {
+    Topology topology;
+    std::map<std::vector<int>, std::vector<int32_t>> rings;  // members -> ring order
+  };
+  Built& built_locked(int ranks);
+
+  const int size_;
+  std::unique_ptr<comm::Mailbox> mailbox_;
+  std::shared_ptr<observe::Listeners> listeners_;
+  std::mutex topology_mutex_;
+  std::map<std::pair<std::string, int>, Built> topologies_;  // (preset, ranks)
+};
+
+// A simulated world of `size` ranks. Without listeners it gets its own.
+std::shared_ptr<WorldState> make_world(int size, std::shared_ptr<observe::Listeners> listeners = nullptr);
+
+// The calling thread's world (see above). Never null.
+WorldState& current();
+std::shared_ptr<WorldState> current_shared();
+
+// Binds a world to the calling thread for a scope; scopes nest and unbind in reverse order. The
+// caller keeps the world alive while it is bound.
+void bind(WorldState* world);
+void unbind(WorldState* world);
+
+class Bound {
+ public:
+  explicit Bound(WorldState* world) : world_(world) { bind(world_); }
+  ~Bound() { unbind(world_); }
+  Bound(const Bound&) = delete;
+  Bound& operator=(const Bound&) = delete;
+
+ private:
+  WorldState* world_;
+};
+
+}  // namespace tessera::world

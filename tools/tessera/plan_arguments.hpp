@@ -1,0 +1,48 @@
+// The arguments of `tessera plan`, parsed and checked without running anything: kept apart from the
+// command so that they can be fuzzed (tests/fuzz/plan_arguments_fuzzer.cpp).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <tessera/tessera.hpp>
+
+namespace tessera::cli {
+
+// The options as given on the command line.
+struct PlanOptions {
+  std::string mesh;
+  std::string shape;
+  std::string from;
+  std::string to;
+  std::string topology;  // "" = the configured default (fully connected unless configured)
+  std::string dtype = "float32";
+  std::string names;
+};
+
+// A plan that can be run: every option parsed and checked against the others.
+struct PlanRequest {
+  std::vector<int64_t> mesh_shape;
+  std::vector<std::string> names;  // empty, or one per mesh dim
+  std::vector<int64_t> shape;
+  DType dtype = kFloat32;
+  Placements from;
+  Placements to;
+  std::string topology;
+  int64_t world = 1;
+  int64_t bytes = 0;  // the global tensor's
+};
+
+// The simulation holds the tensor once and a shard of up to its size on every rank.
+inline constexpr int64_t kPlanMaxRanks = 65536;
+inline constexpr int64_t kPlanMaxMemory = int64_t{8} << 30;  // (ranks + 1) x tensor bytes
+
+void add_plan_options(CLI::App& sub, PlanOptions& options);
+// Every mistake is a UsageError naming the option, the value given and what was expected.
+PlanRequest check_plan(const PlanOptions& options);
+// As `tessera plan ARGS...` would read ARGS (without "tessera plan"), stopping before the run.
+PlanRequest parse_plan_arguments(const std::vector<std::string>& args);
+
+}  // namespace tessera::cli
