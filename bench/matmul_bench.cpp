@@ -1,5 +1,9 @@
-// 1024x1024 float32 matmul through Tessera (dispatch + CPU plugin + OpenBLAS) against calling
-// cblas_sgemm directly on preallocated buffers. Target: ratio <= 1.05.
+// Square float32 matmul through Tessera (dispatch + CPU plugin, which cuts large products into panels
+// of single-threaded OpenBLAS gemm calls and runs them on its own threads) against calling
+// cblas_sgemm directly on preallocated buffers with the same number of OpenBLAS threads.
+// Arguments: n (the matrices are n x n) and threads (the backend's kernel thread count, set as the
+// host does through tessera_backend set_num_threads; for cblas, openblas_set_num_threads).
+// Target: Tessera / cblas <= 1.05 at n = 1024 for the same thread count.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -7,32 +11,56 @@
 
 #include <tessera/tessera.hpp>
 
-namespace ts = tessera;
-constexpr int kN = 1024;
+#include "plugin/registry.hpp"
 
-static void BM_TesseraMatmul1024(benchmark::State& state) {
+namespace ts = tessera;
+
+namespace {
+
+double flops(int64_t n) { return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n); }
+
+void BM_TesseraMatmul(benchmark::State& state) {
+  const int64_t n = state.range(0);
   ts::Generator g(1);
-  ts::Tensor a = ts::rand({kN, kN}, g);
-  ts::Tensor b = ts::rand({kN, kN}, g);
+  ts::Tensor a = ts::rand({n, n}, g);
+  ts::Tensor b = ts::rand({n, n}, g);
+  ts::plugin::Registry::instance().set_backend_threads(static_cast<int32_t>(state.range(1)));
   for (auto _ : state) {
     ts::Tensor c = ts::matmul(a, b);
     benchmark::DoNotOptimize(c.impl().get());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kN * kN * kN, benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+  ts::plugin::Registry::instance().set_backend_threads(0);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops(n), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_TesseraMatmul1024)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-static void BM_CblasSgemm1024(benchmark::State& state) {
-  std::vector<float> a(kN * kN, 0.5f), b(kN * kN, 0.25f), c(kN * kN);
+void BM_CblasSgemm(benchmark::State& state) {
+  const int n = static_cast<int>(state.range(0));
+  std::vector<float> a(static_cast<size_t>(n) * n, 0.5f), b(static_cast<size_t>(n) * n, 0.25f),
+      c(static_cast<size_t>(n) * n);
+  // Process-wide: the CPU plugin pins OpenBLAS to 1 thread when it loads, so put that back after.
+  openblas_set_num_threads(static_cast<int>(state.range(1)));
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.f, a.data(), kN, b.data(), kN, 0.f,
-                c.data(), kN);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(),
+                n);
     benchmark::DoNotOptimize(c.data());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kN * kN * kN, benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+  openblas_set_num_threads(1);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(flops(n), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_CblasSgemm1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK(BM_TesseraMatmul)
+    ->ArgsProduct({{256, 512, 1024, 2048}, {1, 2}})
+    ->ArgNames({"n", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_CblasSgemm)
+    ->ArgsProduct({{256, 512, 1024, 2048}, {1, 2}})
+    ->ArgNames({"n", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -1,6 +1,7 @@
 #include "caching_allocator.hpp"
 
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <algorithm>
@@ -72,6 +73,11 @@ BlockCache& cache() {
 }  // namespace
 
 tessera_status cached_alloc(void*, size_t bytes, void** out, tessera_error* error) {
+  // Rounding up (and the header) would wrap such a size to a small block; no host has that much.
+  if (bytes > std::numeric_limits<size_t>::max() - 2 * kAlignment) {
+    *out = nullptr;
+    return sdk::report(error, TESSERA_OUT_OF_MEMORY, "host allocation failed: the size does not fit size_t");
+  }
   const size_t size = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
   *out = size >= kLargeBlock ? cache().take(size) : nullptr;
   if (*out == nullptr) *out = new_block(size);

@@ -87,3 +87,30 @@ TEST_CASE("inner dimension mismatch and empty products") {
   test::check_values<float>(ts::mm(ts::ones({2, 0}), ts::ones({0, 3})), {2, 3}, std::vector<float>(6, 0.f));
   CHECK(ts::mm(ts::ones({0, 4}), ts::ones({4, 3})).sizes() == ts::Shape{0, 3});
 }
+
+// Issue 17: an empty inner dim is an empty sum, so every output element is 0 (torch gives zeros
+// too), for every dtype, batched or not. The output is fresh memory that is never read, so a block
+// the allocator hands out again (still holding 7s) shows an output that was left unwritten.
+TEST_CASE("products with an empty inner dim are zeros") {
+  for (const ts::DType dtype : {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64}) {
+    CAPTURE(ts::dtype_name(dtype));
+    { ts::Tensor dirty = ts::full({512, 1024}, 7, dtype); }  // >= 1 MiB: cached for reuse when freed
+    const ts::Tensor c = ts::mm(ts::ones({512, 0}, dtype), ts::ones({0, 1024}, dtype));
+    REQUIRE(c.sizes() == ts::Shape{512, 1024});
+    CHECK(c.dtype() == dtype);
+    CHECK(ts::equal(c, ts::zeros({512, 1024}, dtype)));
+    test::check_values<double>(ts::mm(ts::ones({3, 0}, dtype), ts::ones({0, 4}, dtype)).to(ts::kFloat64), {3, 4},
+                               std::vector<double>(12, 0.0));
+    test::check_values<double>(ts::bmm(ts::ones({2, 3, 0}, dtype), ts::ones({2, 0, 4}, dtype)).to(ts::kFloat64),
+                               {2, 3, 4}, std::vector<double>(24, 0.0));
+    // Broadcast batch dims, and vector . vector (a 0-d zero).
+    test::check_values<double>(ts::matmul(ts::ones({2, 1, 3, 0}, dtype), ts::ones({5, 0, 4}, dtype)).to(ts::kFloat64),
+                               {2, 5, 3, 4}, std::vector<double>(120, 0.0));
+    const ts::Tensor dot = ts::matmul(ts::ones({0}, dtype), ts::ones({0}, dtype));
+    CHECK(dot.dim() == 0);
+    CHECK(dot.to(ts::kFloat64).item<double>() == 0.0);
+    // Empty outputs stay empty, whatever k is.
+    CHECK(ts::bmm(ts::ones({0, 3, 0}, dtype), ts::ones({0, 0, 4}, dtype)).sizes() == ts::Shape{0, 3, 4});
+    CHECK(ts::mm(ts::ones({0, 0}, dtype), ts::ones({0, 4}, dtype)).sizes() == ts::Shape{0, 4});
+  }
+}

@@ -38,7 +38,11 @@ DTensor::DTensor(Tensor local, DeviceMesh mesh, Placements placements, Shape glo
   }
 }
 
-int64_t DTensor::size(int64_t d) const { return global_shape_[static_cast<size_t>(normalize_dim(d, dim(), "size"))]; }
+int64_t DTensor::size(int64_t d) const {
+  // normalize_dim accepts dims 0 and -1 of a 0-d tensor (as torch's dim wrapping does), which has no size to read.
+  if (dim() == 0) throw Error(fmt::format("size: cannot take dim {} of a 0-d DTensor, which has no dims", d));
+  return global_shape_[static_cast<size_t>(normalize_dim(d, dim(), "size"))];
+}
 
 Tensor DTensor::full_tensor() const { return redistribute(Placements(placements_.size(), Replicate())).to_local(); }
 

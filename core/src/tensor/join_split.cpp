@@ -61,6 +61,7 @@ Tensor dense_stack(const std::vector<Tensor>& tensors, int64_t dim) {
 
 std::vector<Tensor> dense_split(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim) {
   const TensorImpl& self = detail::impl_of(a, "split");
+  if (self.dim() == 0) throw Error("split: cannot split a 0-d tensor");
   const int64_t d = normalize_dim(dim, self.dim(), "split");
   int64_t total = 0;
   for (int64_t s : sizes) {
@@ -81,6 +82,7 @@ std::vector<Tensor> dense_split(const Tensor& a, const std::vector<int64_t>& siz
 
 std::vector<Tensor> dense_split(const Tensor& a, int64_t split_size, int64_t dim) {
   const TensorImpl& self = detail::impl_of(a, "split");
+  if (self.dim() == 0) throw Error("split: cannot split a 0-d tensor");
   const int64_t d = normalize_dim(dim, self.dim(), "split");
   if (split_size <= 0) throw Error(fmt::format("split: split_size must be positive, got {}", split_size));
   std::vector<int64_t> sizes;
@@ -92,6 +94,7 @@ std::vector<Tensor> dense_split(const Tensor& a, int64_t split_size, int64_t dim
 std::vector<Tensor> dense_chunk(const Tensor& a, int64_t chunks, int64_t dim) {
   const TensorImpl& self = detail::impl_of(a, "chunk");
   if (chunks <= 0) throw Error(fmt::format("chunk: the number of chunks must be positive, got {}", chunks));
+  if (self.dim() == 0) throw Error("chunk: cannot chunk a 0-d tensor");
   const int64_t d = normalize_dim(dim, self.dim(), "chunk");
   const int64_t size = a.size(d);
   // torch.chunk: pieces of ceil(size / chunks); fewer than `chunks` pieces when that runs out.

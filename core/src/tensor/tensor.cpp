@@ -128,6 +128,9 @@ int64_t Tensor::dim() const { return local_ ? local_->dim() : checked().dim(); }
 SymShape Tensor::shape() const { return local_ ? local_->shape() : SymShape(checked().sizes()); }
 
 SymInt Tensor::sym_size(int64_t d) const {
+  // normalize_dim accepts dim 0 of a 0-d tensor (as a dim argument of transpose, flip, ...), but
+  // there is no size to return for it.
+  if (dim() == 0) throw Error(fmt::format("sym_size: cannot take dim {} of a 0-d tensor, which has no dims", d));
   return shape()[static_cast<size_t>(normalize_dim(d, dim(), "sym_size"))];
 }
 
@@ -139,7 +142,10 @@ const Shape& Tensor::sizes() const {
   return *local_->uniform_sizes();
 }
 
-int64_t Tensor::size(int64_t d) const { return sizes()[static_cast<size_t>(normalize_dim(d, dim(), "size"))]; }
+int64_t Tensor::size(int64_t d) const {
+  if (dim() == 0) throw Error(fmt::format("size: cannot take dim {} of a 0-d tensor, which has no dims", d));
+  return sizes()[static_cast<size_t>(normalize_dim(d, dim(), "size"))];
+}
 
 const std::vector<int64_t>& Tensor::strides() const {
   if (local_) throw Error("strides(): a local tensor has per-rank strides; use shard(rank).strides()");

@@ -167,9 +167,9 @@ Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   if (is_local()) return detail::spmd("flatten", [&](const Tensor& s) { return s.flatten(start_dim, end_dim); }, *this);
   const TensorImpl& self = impl_of(*this, "flatten");
-  if (self.dim() == 0) return reshape({1});
   const int64_t start = normalize_dim(start_dim, self.dim(), "flatten");
   const int64_t end = normalize_dim(end_dim, self.dim(), "flatten");
+  if (self.dim() == 0) return reshape({1});  // dims 0 and -1 name the one implicit dim, as in PyTorch
   if (start > end)
     throw Error(fmt::format("flatten: start_dim {} comes after end_dim {}", start_dim, end_dim));
   Shape shape(self.sizes().begin(), self.sizes().begin() + start);
@@ -194,8 +194,8 @@ Tensor Tensor::squeeze() const {
 Tensor Tensor::squeeze(int64_t dim) const {
   if (is_local()) return detail::spmd("squeeze", [&](const Tensor& s) { return s.squeeze(dim); }, *this);
   const TensorImpl& self = impl_of(*this, "squeeze");
-  if (self.dim() == 0) return *this;
   const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "squeeze"));
+  if (self.dim() == 0) return *this;  // dim 0 or -1 of a 0-d tensor, as in PyTorch
   if (self.sizes()[d] != 1) return *this;  // as in PyTorch: squeezing a dim that is not 1 is a no-op
   Shape sizes = self.sizes();
   std::vector<int64_t> strides = self.strides();
@@ -228,6 +228,7 @@ Tensor Tensor::narrow(int64_t dim, const SymInt& sym_start, const SymInt& sym_le
   const TensorImpl& self = impl_of(*this, "narrow");
   int64_t start = sym_start.as_int();
   const int64_t length = sym_length.as_int();
+  if (self.dim() == 0) throw Error("narrow: cannot narrow a 0-d tensor");
   const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "narrow"));
   const int64_t size = self.sizes()[d];
   if (start < 0) start += size;
@@ -249,6 +250,7 @@ Tensor Tensor::slice(int64_t dim, const SymInt& sym_start, const SymInt& sym_end
   const TensorImpl& self = impl_of(*this, "slice");
   const int64_t start = sym_start.as_int();
   const int64_t end = sym_end.as_int();
+  if (self.dim() == 0) throw Error("slice: cannot slice a 0-d tensor");
   const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "slice"));
   if (step <= 0) throw Error(fmt::format("slice: step must be positive, got {}", step));
   const int64_t size = self.sizes()[d];
@@ -295,12 +297,14 @@ Tensor Tensor::flip(const std::vector<int64_t>& dims) const {
   if (is_local()) return detail::spmd("flip", [&](const Tensor& s) { return s.flip(dims); }, *this);
   const TensorImpl& self = impl_of(*this, "flip");
   std::vector<int64_t> strides = self.strides();
-  std::vector<bool> flipped(static_cast<size_t>(self.dim()), false);
+  // A 0-d tensor accepts dim 0 (or -1), as in PyTorch, and has nothing to reverse.
+  std::vector<bool> flipped(static_cast<size_t>(std::max<int64_t>(self.dim(), 1)), false);
   int64_t offset = self.offset();
   for (int64_t dim : dims) {
     const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "flip"));
     if (flipped[d]) throw Error(fmt::format("flip: dim {} appears twice in {}", d, shape_text(dims)));
     flipped[d] = true;
+    if (self.dim() == 0) continue;
     if (self.sizes()[d] > 0) offset = view_offset("flip", self, d, self.sizes()[d] - 1, offset);
     strides[d] = detail::checked_mul(strides[d], -1, [&] {
       return fmt::format("flip: the stride of dim {} of a tensor of strides {}", d, shape_text(self.strides()));
