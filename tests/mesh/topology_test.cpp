@@ -187,3 +187,36 @@ TEST_CASE("the topology preset comes from the configuration file") {
   CHECK_THROWS_WITH_AS(tessera::configure(config), doctest::Contains("[topology] preset"), tessera::ConfigError);
   tessera::set_default_topology("");
 }
+
+TEST_CASE("shortest paths are computed once per (source, message size) and shared by copies") {
+  const ts::Topology ring = ts::Topology::ring(8);
+  CHECK(ring.shortest_path_trees() == 0);
+  // Every pair, twice: one tree per source for this size, however many paths ask.
+  for (int round = 0; round < 2; ++round)
+    for (int a = 0; a < 8; ++a)
+      for (int b = 0; b < 8; ++b) ring.path(a, b, 1000);
+  CHECK(ring.shortest_path_trees() == 8);  // one per source
+  const ts::Topology copy = ring;           // a copy shares the trees
+  CHECK(copy.path(3, 6, 1000) == std::vector<int>{3, 4, 5, 6});
+  CHECK(copy.shortest_path_trees() == 8);
+  copy.path(3, 7, 2000);  // another size: another tree
+  CHECK(ring.shortest_path_trees() == 9);
+  // A fresh topology of the same shape computes afresh and agrees with the cached one.
+  const ts::Topology fresh = ts::Topology::ring(8);
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b) {
+      CHECK(fresh.path(a, b, 1000) == ring.path(a, b, 1000));
+      CHECK(fresh.transfer_time(a, b, 1000) == ring.transfer_time(a, b, 1000));
+    }
+}
+
+TEST_CASE("a fully connected topology over thousands of ranks is implicit") {
+  const ts::Topology big = ts::Topology::fully_connected(3001, 10e9, 3e-6);
+  CHECK(big.world() == 3001);
+  CHECK(big.path(0, 3000, 1 << 20) == std::vector<int>{0, 3000});
+  CHECK(big.link(1, 3000).bandwidth == 10e9);
+  CHECK(big.transfer_time(3000, 1, 1000) == doctest::Approx(3e-6 + 1000 / 10e9));
+  CHECK(big.ring_order({3000, 1, 0}) == std::vector<int>{3000, 0, 1});
+  CHECK(big.shortest_path_trees() == 0);  // every path is the direct link: no search
+  CHECK(ts::default_topology(3001).path(2999, 3000) == std::vector<int>{2999, 3000});
+}

@@ -85,3 +85,68 @@ TEST_CASE("nodes topology: a group inside a node is cheaper than one across node
   CHECK(time_of(ts::ProcessGroup({0, 1})) == doctest::Approx(1e-6 + bytes / 300e9).epsilon(1e-9));
   CHECK(time_of(ts::ProcessGroup({0, 4})) == doctest::Approx(10e-6 + bytes / 25e9).epsilon(1e-9));
 }
+
+TEST_CASE("messages sharing a link: direct broadcast on a ring of 5, by hand") {
+  Settings settings;
+  ts::set_default_topology("ring");
+  ts::dist::set_algorithms("*:direct");
+  // Rank 0 sends to 1, 2, 3, 4 at once. 0->1 and 0->4 are direct; 0->2 goes 0-1-2 and 0->3 goes
+  // 0-4-3, so links 0->1 and 0->4 each carry two messages for their whole time: each moves at half
+  // the bandwidth. The farthest arrive after two such hops.
+  const int64_t n = 1 << 14;
+  const double bytes = 4.0 * n;
+  ts::Tensor t = ones_on(5, n);
+  ts::CommCounter counter;
+  ts::dist::broadcast(t, 0);
+  CHECK(counter.seconds() == doctest::Approx(2 * (kLatency + 2 * bytes / kBandwidth)).epsilon(1e-12));
+  CHECK(counter.bytes_per_rank() == static_cast<int64_t>(4 * bytes));
+}
+
+TEST_CASE("cost estimates do not change when paths come from the cache or another world") {
+  Settings settings;
+  ts::set_default_topology("ring");
+  ts::dist::set_algorithms("*:direct");
+  auto estimate = [] {
+    ts::Tensor t = ts::rank_map([](int r) { return ts::full({1000}, static_cast<float>(r)); });
+    ts::CommCounter counter;
+    ts::dist::all_reduce(t);
+    ts::dist::broadcast(t, 3);
+    return std::make_pair(counter.seconds(), counter.bytes_per_rank());
+  };
+  ts::LocalMode mode(7);
+  const auto uncached = estimate();  // a new world: its topology computes every path
+  CHECK(uncached.first > 0);
+  CHECK(estimate() == uncached);     // the same world: cached paths
+  ts::LocalMode other(7);
+  CHECK(estimate() == uncached);     // another world, computed afresh
+}
+
+TEST_CASE("a sparse rank set {0, 1, 3000} runs collectives under a counter like {0, 1, 2}") {
+  Settings settings;
+  // The world is 3001 ranks; the default (fully connected) topology over it is implicit, so this is
+  // as cheap as three ranks, and on equal links rank ids do not change the estimate.
+  auto run = [](const ts::RankSet& ranks) {
+    ts::LocalMode mode(ranks);
+    ts::Tensor t = ts::ones({256});
+    ts::CommCounter counter;
+    ts::dist::all_reduce(t);
+    for (int r : ranks) CHECK(t.shard(r).to_vector<float>() == std::vector<float>(256, 3.0f));
+    CHECK(counter.calls("all_reduce") == 1);
+    return std::make_pair(counter.seconds(), counter.bytes_per_rank());
+  };
+  const auto dense = run(ts::RankSet{0, 1, 2});
+  CHECK(dense.first > 0);
+  CHECK(run(ts::RankSet{0, 1, 3000}) == dense);
+  // On a ring of 3001 ranks rank 3000 is next to rank 0, and 1 -> 3000 goes through 0. Direct
+  // all_reduce sends every buffer to every other rank at once: 1 -> 3000 shares link 1->0 with
+  // 1 -> 0 and link 0->3000 with 0 -> 3000, so it takes two hops at half the bandwidth.
+  ts::set_default_topology("ring");
+  ts::dist::set_algorithms("*:direct");
+  ts::LocalMode mode(ts::RankSet{0, 1, 3000});
+  ts::Tensor t = ts::ones({256});
+  ts::CommCounter counter;
+  ts::dist::all_reduce(t);
+  CHECK(counter.calls("all_reduce") == 1);
+  const double bytes = 4.0 * 256;
+  CHECK(counter.seconds() == doctest::Approx(2 * (kLatency + 2 * bytes / kBandwidth)).epsilon(1e-12));
+}

@@ -2,6 +2,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
+#include <string>
 #include <set>
 #include <fstream>
 
@@ -54,4 +56,65 @@ TEST_CASE("an unwritable trace path is a clear error") {
 TEST_CASE("the trace file comes from the configuration") {
   const ts::Config config = ts::Config::from_string("[trace]\nfile = \"t.json\"\n", "/tmp/x/tessera.toml");
   CHECK(config.trace_file == std::filesystem::path("/tmp/x/t.json"));
+}
+
+namespace {
+
+// The collective slices in a trace file, per collective name (one slice per member rank per call).
+std::map<std::string, int> collective_slices(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in);
+  const nlohmann::json file = nlohmann::json::parse(in);
+  std::map<std::string, int> count;
+  for (const auto& e : file.at("traceEvents"))
+    if (e.at("ph") == "X" && e.at("cat") == "collective") {
+      const std::string name = e.at("name");
+      ++count[name.substr(0, name.find(' '))];
+    }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("the program's trace and a TraceScope inside it both get the whole of what they saw") {
+  // Issue 9: TESSERA_TRACE (the program's trace) with a TraceScope left the program's file empty.
+  const std::string dir = TESSERA_TEST_OUTPUT_DIR;
+  const std::string program = dir + "/trace_program.json", scope = dir + "/trace_scope.json";
+  std::filesystem::remove(program);
+  std::filesystem::remove(scope);
+  CHECK(ts::trace_path().empty());
+  ts::start_trace(program);
+  CHECK(ts::trace_path() == program);
+  {
+    ts::LocalMode mode(3);
+    ts::Tensor before = ts::ones({4});
+    ts::dist::all_reduce(before);  // the program's trace only
+    ts::TraceScope trace(scope);
+    ts::Tensor t = ts::ones({4});
+    ts::dist::all_reduce(t);
+    ts::dist::broadcast(t, 1);
+  }
+  CHECK(ts::tracing());
+  ts::stop_trace();
+  CHECK(ts::trace_path().empty());
+  CHECK_FALSE(ts::tracing());
+  CHECK(collective_slices(program) == std::map<std::string, int>{{"all_reduce", 6}, {"broadcast", 3}});
+  CHECK(collective_slices(scope) == std::map<std::string, int>{{"all_reduce", 3}, {"broadcast", 3}});
+}
+
+TEST_CASE("a second program trace is refused and the first keeps recording") {
+  const std::string dir = TESSERA_TEST_OUTPUT_DIR;
+  const std::string first = dir + "/trace_first.json", second = dir + "/trace_second.json";
+  std::filesystem::remove(second);
+  ts::start_trace(first);
+  const std::string refused = "already being recorded to '" + first + "'";
+  CHECK_THROWS_WITH_AS(ts::start_trace(second), doctest::Contains(refused.c_str()), ts::Error);
+  {
+    ts::LocalMode mode(2);
+    ts::Tensor t = ts::ones({4});
+    ts::dist::all_reduce(t);
+  }
+  ts::stop_trace();
+  CHECK(collective_slices(first) == std::map<std::string, int>{{"all_reduce", 2}});
+  CHECK_FALSE(std::filesystem::exists(second));
 }

@@ -1,9 +1,15 @@
 // tessera tour [--trace FILE]: the main demo. Runs the tutorial's six scenarios (each printed with
 // what it computed and, when it differs, what it should be), draws how a few DTensors are sharded,
-// and shows the communication everything issued: a CommCounter table and a Perfetto trace.
+// and shows the communication everything issued: a CommCounter table and, when asked for, a
+// Perfetto trace.
+//
+// Traces: --trace FILE records the tour into FILE (a TraceScope); TESSERA_TRACE or [trace] file,
+// when set, records the program's trace, which sees the whole run, into its own file. Both may be
+// given; each file gets the complete trace. Without either, no trace is written.
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -15,17 +21,6 @@
 namespace tessera::cli {
 namespace {
 namespace fs = std::filesystem;
-
-// Stops the trace if the tour ends by an exception. The normal path calls stop_trace() itself so
-// that a failure to write the file is reported; a destructor must not throw.
-struct TraceGuard {
-  ~TraceGuard() {
-    try {
-      stop_trace();
-    } catch (const std::exception&) {  // the run's own error is the one worth reporting
-    }
-  }
-};
 
 // Runs every tutorial scenario; returns how many did not match.
 int run_scenarios() {
@@ -68,14 +63,21 @@ void sharding_pictures() {
   }
 }
 
-int tour(const std::string& trace_file) {
-  // Asking for the backend first reads the configuration (TESSERA_CONFIG, TESSERA_TRACE) now
-  // rather than in the middle of the tour, where a configured trace would replace this one.
-  std::cout << "== Tessera tour on backend '" << default_backend() << "'\n\n";
+std::string shown(const std::string& file) {
+  std::error_code error;
+  const fs::path absolute = fs::absolute(file, error);
+  return (error ? fs::path(file) : absolute).string();
+}
 
-  // Started before any work so that an unwritable path fails at once (start_trace checks it).
-  start_trace(trace_file);
-  TraceGuard guard;
+int tour(const std::string& trace_file) {
+  // Everything that can refuse the run is checked before the first line is printed: the
+  // configuration (asking for the backend reads it, and starts a configured trace) and the
+  // --trace file (a TraceScope opens it at once).
+  const std::string backend = default_backend();
+  std::optional<TraceScope> scope;
+  if (!trace_file.empty()) scope.emplace(trace_file);
+
+  std::cout << "== Tessera tour on backend '" << backend << "'\n\n";
   int failures = 0;
   std::string table;
   {
@@ -84,7 +86,10 @@ int tour(const std::string& trace_file) {
     sharding_pictures();
     table = counter.table();
   }
-  stop_trace();
+  // Written now rather than at exit, so that a failure to write is this command's error.
+  if (scope) scope->close();
+  const std::string configured = trace_path();
+  if (!configured.empty()) stop_trace();
 
   std::cout << "== communication (every collective above; time estimated over the topology)\n\n"
             << table << "\nplugins used: ";
@@ -92,10 +97,13 @@ int tour(const std::string& trace_file) {
   for (const PluginInfo& plugin : loaded_plugins())
     std::cout << std::exchange(separator, ", ") << plugin.name << ' ' << plugin.version;
   std::cout << "\n\n";
-  std::error_code error;
-  const fs::path shown = fs::absolute(trace_file, error);
-  std::cout << "== trace written to " << (error ? fs::path(trace_file) : shown).string()
-            << "\n   open it at https://ui.perfetto.dev (one track per rank)\n\n";
+  if (scope) std::cout << "== trace written to " << shown(trace_file) << "\n";
+  if (!configured.empty())
+    std::cout << "== trace (TESSERA_TRACE or [trace] file) written to " << shown(configured) << "\n";
+  if (scope || !configured.empty())
+    std::cout << "   open it at https://ui.perfetto.dev (one track per rank)\n\n";
+  else
+    std::cout << "== no trace written (tessera tour --trace FILE records one)\n\n";
   std::cout << (failures == 0 ? "all scenarios match" : std::to_string(failures) + " scenario(s) differ") << "\n";
   return failures == 0 ? 0 : 1;
 }
@@ -103,13 +111,13 @@ int tour(const std::string& trace_file) {
 }  // namespace
 
 Command add_tour_command(CLI::App& app) {
-  auto trace_file = std::make_shared<std::string>("tessera-trace.json");
+  auto trace_file = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand(
       "tour", "The main demo: run the tutorial scenarios, draw shardings, count communication, write a trace");
-  sub->footer("Exit status 0 when every scenario matches. --trace replaces a TESSERA_TRACE or [trace] file.");
-  sub->add_option("--trace", *trace_file, "Chrome/Perfetto trace file to write")
-      ->type_name("FILE")
-      ->capture_default_str();
+  sub->footer(
+      "Exit status 0 when every scenario matches. No trace is written unless --trace FILE, TESSERA_TRACE or "
+      "[trace] file asks for one; when both are given, each file gets the whole trace.");
+  sub->add_option("--trace", *trace_file, "Chrome/Perfetto trace file to write")->type_name("FILE");
   return {sub, [trace_file] { return tour(*trace_file); }};
 }
 

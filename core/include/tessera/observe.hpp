@@ -74,6 +74,8 @@ class CommLabel {
 void start_trace(const std::string& path);  // throws Error when the path cannot be written or a
                                             // program trace is already running
 void stop_trace();                          // writes the file; a no-op when not tracing
+// The file the program's trace is being recorded to; "" when none is.
+std::string trace_path();
 // True when what the calling thread issues is being recorded (the program's trace or a TraceScope).
 bool tracing();
 

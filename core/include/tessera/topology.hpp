@@ -48,7 +48,12 @@ class Topology {
   Link link(int a, int b) const;
 
   // Shortest paths are computed once per (source, message size) and remembered; copies of a
-  // Topology share them, and sharing one between threads is safe.
+  // Topology share them, and sharing one between threads is safe. A fully connected topology of
+  // equal links needs none (every path is the direct link) and builds no link list unless links()
+  // asks, so one over thousands of ranks costs nothing.
+  // How many shortest-path trees this topology and its copies have computed (diagnostics: the
+  // number stays put while cached paths are reused).
+  int64_t shortest_path_trees() const;
   struct Graph;  // the implementation's
 
  private:

@@ -41,6 +41,10 @@ Tensor take(int from, int to) { return world::current().mailbox().take(from, to)
 void require_no_pending_messages(const char* where) { world::current().mailbox().require_empty(where); }
 
 void require_in_world(const char* op, int from, int64_t to, int world) {
+  if (to < -1)
+    throw Error(fmt::format("{}: rank {} sends to rank {}; a destination is a rank of the world of {} rank(s) (0..{}), "
+                            "or -1 for no send",
+                            op, from, to, world, world - 1));
   if (to >= world)
     throw Error(fmt::format("{}: rank {} sends to rank {}, which is outside the world of {} rank(s) (0..{})", op, from,
                             to, world, world - 1));

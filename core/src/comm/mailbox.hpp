@@ -30,7 +30,8 @@ void post(int from, int to, Tensor data);
 Tensor take(int from, int to);
 void require_no_pending_messages(const char* where);
 
-// Throws naming `op`, both ranks and the world when `to` is not a rank of a world of `world` ranks.
+// Throws naming `op`, both ranks and the world when `to` is neither a rank of a world of `world` ranks
+// nor -1 (no send).
 void require_in_world(const char* op, int from, int64_t to, int world);
 
 }  // namespace tessera::comm

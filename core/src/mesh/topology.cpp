@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/property_map/function_property_map.hpp>
@@ -62,6 +63,7 @@ struct Topology::Graph {
   mutable std::vector<Link> links;
   mutable std::mutex trees_mutex;
   mutable std::map<std::pair<int, int64_t>, std::shared_ptr<const ShortestPaths>> trees;  // (source, bytes)
+  mutable std::atomic<int64_t> trees_computed{0};
 };
 
 namespace {
@@ -90,6 +92,7 @@ std::shared_ptr<const ShortestPaths> tree_from(const Topology::Graph& g, int sou
     if (auto it = g.trees.find(key); it != g.trees.end()) return it->second;
   }
   auto tree = std::make_shared<const ShortestPaths>(shortest_paths(g.graph, source, bytes));
+  ++g.trees_computed;
   std::lock_guard lock(g.trees_mutex);
   if ((g.trees.size() + 1) * static_cast<size_t>(g.world) > kTreeCacheRanks) g.trees.clear();
   return g.trees.emplace(key, std::move(tree)).first->second;
@@ -151,6 +154,8 @@ Topology Topology::uniform_complete(int world, double bandwidth, double latency,
 }
 
 int Topology::world() const { return graph_ ? graph_->world : 0; }
+
+int64_t Topology::shortest_path_trees() const { return graph_ ? graph_->trees_computed.load() : 0; }
 
 const std::string& Topology::name() const {
   static const std::string none = "empty";

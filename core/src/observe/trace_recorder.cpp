@@ -176,6 +176,12 @@ void stop_trace() {
   if (recorder) recorder->write();
 }
 
+std::string trace_path() {
+  observe::ProgramTrace& program = observe::program_trace();
+  std::lock_guard lock(program.mutex);
+  return program.recorder ? program.recorder->path() : std::string();
+}
+
 bool tracing() { return observe::trace_recorder_active(); }
 
 struct TraceScope::State {
