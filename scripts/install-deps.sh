@@ -14,6 +14,8 @@ packages=(
   libdlpack-dev
   libcli11-dev
   libbenchmark-dev
+  # The fuzzers (scripts/fuzz.sh): clang, and libFuzzer with clang's sanitizer runtimes.
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -1,11 +1,39 @@
 #!/usr/bin/env bash
-# Quick start, command 2: install what is missing, build everything, run the whole test suite.
-#   scripts/test.sh            the default preset (build/)
-#   scripts/test.sh asan       AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+# Quick start, command 2: install what is missing, build, run the whole test suite.
+#   scripts/test.sh            every stage below, in order (what CI runs; ~30 minutes on 2 cores)
+#   scripts/test.sh default    the default preset (build/): all tests, the quick check while working
+#   scripts/test.sh asan       the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#   scripts/test.sh tsan       the thread-pool, mode and collective tests under ThreadSanitizer (build-tsan/)
+#   scripts/test.sh fuzz       every libFuzzer target for 30 s (build-fuzz/); FUZZ_SECONDS overrides
+# A stage fails on the first failing test, sanitizer report or fuzzer crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-preset="${1:-default}"
+
+run_preset() {
+  local preset="$1"
+  echo "== test.sh: $preset preset"
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset"
+  ctest --preset "$preset" -j2
+}
+
+run_stage() {
+  case "$1" in
+    default | asan) run_preset "$1" ;;
+    tsan) echo "== test.sh: tsan"; bash scripts/tsan.sh ;;
+    fuzz) echo "== test.sh: fuzz"; bash scripts/fuzz.sh "${FUZZ_SECONDS:-30}" ;;
+    *)
+      echo "test.sh: unknown stage '$1'; expected one of default, asan, tsan, fuzz (or none for all)" >&2
+      exit 2
+      ;;
+  esac
+}
+
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(default asan tsan fuzz)
+for stage in "${stages[@]}"; do  # a typo fails before minutes of building
+  case "$stage" in default | asan | tsan | fuzz) ;; *) run_stage "$stage" ;; esac
+done
+
 bash scripts/install-deps.sh
-cmake --preset "$preset" >/dev/null
-cmake --build --preset "$preset"
-ctest --preset "$preset" -j2
+for stage in "${stages[@]}"; do run_stage "$stage"; done

@@ -1,8 +1,9 @@
 # cmake -DEXPECT_RC=<n> [-DEXPECT_REGEX=<regex>] [-DREJECT_REGEX=<regex>] [-DEXPECT_FILE=<path>]
-#       -P expect_run.cmake -- <command> <args...>
-# Runs the command and fails unless its exit status is EXPECT_RC and its output (stdout and stderr
-# together) matches EXPECT_REGEX and does not match REJECT_REGEX. EXPECT_FILE is deleted before the
-# run (so a stale one cannot pass) and must exist, non-empty, after it.
+#       [-DEXPECT_FILE_REGEX=<regex>] [-DREJECT_FILE=<path>] -P expect_run.cmake -- <command> <args...>
+# Runs the command and fails unless its exit status is EXPECT_RC and its output (stdout, then
+# stderr) matches EXPECT_REGEX and does not match REJECT_REGEX. EXPECT_FILE and REJECT_FILE are
+# deleted before the run (so a stale one cannot decide it); after it EXPECT_FILE must exist,
+# non-empty and matching EXPECT_FILE_REGEX when given, and REJECT_FILE must not exist.
 set(command "")
 set(seen_separator FALSE)
 math(EXPR last "${CMAKE_ARGC} - 1")
@@ -17,9 +18,11 @@ if(NOT command)
   message(FATAL_ERROR "expect_run.cmake: no command after --")
 endif()
 
-if(DEFINED EXPECT_FILE)
-  file(REMOVE "${EXPECT_FILE}")
-endif()
+foreach(path EXPECT_FILE REJECT_FILE)
+  if(DEFINED ${path})
+    file(REMOVE "${${path}}")
+  endif()
+endforeach()
 execute_process(COMMAND ${command} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(output "${out}${err}")
 message("${output}")
@@ -37,4 +40,13 @@ if(DEFINED EXPECT_FILE)
   if(NOT size GREATER 0)
     message(FATAL_ERROR "${EXPECT_FILE} is empty")
   endif()
+endif()
+if(DEFINED EXPECT_FILE_REGEX)
+  file(READ "${EXPECT_FILE}" content)
+  if(NOT content MATCHES "${EXPECT_FILE_REGEX}")
+    message(FATAL_ERROR "${EXPECT_FILE} does not match: ${EXPECT_FILE_REGEX}")
+  endif()
+endif()
+if(DEFINED REJECT_FILE AND EXISTS "${REJECT_FILE}")
+  message(FATAL_ERROR "${REJECT_FILE} was written, but must not be")
 endif()

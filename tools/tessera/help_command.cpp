@@ -29,7 +29,9 @@ Command add_help_command(CLI::App& app) {
               }
               shown = next;
             }
-            std::cout << shown->help();
+            // Not shown->help(): CLI11 hands that on to the subcommand parsed, which for `tessera help`
+            // is this very one. The formatter prints exactly `shown`, named as --help names it.
+            std::cout << shown->get_formatter()->make_help(shown, command_path(*shown), CLI::AppFormatMode::Normal);
             return 0;
           },
           /*configures=*/false};

@@ -58,8 +58,9 @@ Config with_environment(Config config);
 
 // Applies with_environment(config) to the running process, every key: log level, plugin search
 // path and plugins to load, default backend, thread count, topology preset and collective rules
-// (empty = the built-in default), and a trace written at exit (empty = tracing left as it is).
-// Errors name the key and where its value came from (file or variable).
+// (empty = left as they are: the built-in defaults unless set before), and a trace written at exit
+// (empty = tracing left as it is). Errors name the key and where its value came from (file or
+// variable); a plugin that cannot be loaded is a PluginError.
 void configure(const Config& config);
 
 // Applies Config::from_environment() as configure does, once per process. The first use of the

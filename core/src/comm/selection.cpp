@@ -42,6 +42,10 @@ int64_t parse_bytes(const std::string& text, const std::string& rule) {
   if (used == 0 || value < 0)
     throw ConfigError(fmt::format(
         "collective rule '{}': size '{}' is not a byte count (expected e.g. 4096, 64K, 1M)", rule, text));
+  // Checked before multiplying: "9000000000000G" would overflow (found by tests/fuzz/rules_fuzzer).
+  if (value > INT64_MAX / scale)
+    throw ConfigError(fmt::format("collective rule '{}': size '{}' is too large (at most {} bytes)", rule, text,
+                                  INT64_MAX));
   return value * scale;
 }
 

@@ -54,13 +54,17 @@ std::string origin(const Config& config, const char* variable, const char* key) 
   return fmt::format("{}: {}", config.source.empty() ? "configuration" : config.source.string(), key);
 }
 
-// Runs `apply`; a ConfigError from it is rethrown prefixed with `where`.
+// Runs `apply`; an error from it is rethrown, of the same type, prefixed with `where`.
 template <typename Apply>
 void applying(const std::string& where, Apply&& apply) {
   try {
     apply();
   } catch (const ConfigError& e) {
     throw ConfigError(fmt::format("{}: {}", where, e.what()));
+  } catch (const PluginError& e) {
+    throw PluginError(fmt::format("{}: {}", where, e.what()));
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", where, e.what()));
   }
 }
 
@@ -85,7 +89,9 @@ void write_trace_at_exit() {
 void configure(const Config& requested) {
   const Config config = with_environment(requested);
   applying(origin(config, "TESSERA_LOG_LEVEL", "[log] level"), [&] { observe::set_log_level(config.log_level); });
-  Registry::instance().apply(config);
+  applying(origin(config, nullptr, "[plugins] load"), [&] { Registry::instance().apply(config); });
+  applying(origin(config, nullptr, "[backend] default"),
+           [&] { Registry::instance().set_default_backend(config.default_backend); });
   applying(origin(config, "TESSERA_THREADS", "[execution] threads"), [&] { dispatch::set_rank_threads(config.threads); });
   if (!config.topology.empty())
     applying(origin(config, nullptr, "[topology] preset"), [&] { set_default_topology(config.topology); });

@@ -298,12 +298,9 @@ void Registry::set_backend_threads(int32_t num_threads) const {
 }
 
 void Registry::apply(const Config& config) {
-  {
-    std::lock_guard lock(mutex_);
-    configured_search_path_ = config.plugin_search_path;
-    for (const std::string& plugin : config.plugins_to_load) load_locked(plugin);
-  }
-  set_default_backend(config.default_backend);
+  std::lock_guard lock(mutex_);
+  configured_search_path_ = config.plugin_search_path;
+  for (const std::string& plugin : config.plugins_to_load) load_locked(plugin);
 }
 
 }  // namespace tessera::plugin

@@ -44,7 +44,8 @@ class Registry {
   std::vector<std::string> placement_prefixes();
 
   std::vector<std::filesystem::path> search_path() const;
-  // The plugin part of configure(): search path, plugins to load, default backend.
+  // The plugin part of configure(): the search path, then the plugins to load (the default backend
+  // is configure()'s next step, through set_default_backend).
   void apply(const Config& config);
 
  private:
