@@ -81,10 +81,13 @@ void record(Outcome& outcome, const ts::Tensor& dense) {
   const ts::Tensor c = dense.contiguous();
   outcome.values.push_back(c.to(ts::kFloat64).to_vector<double>());
   std::string raw(static_cast<size_t>(c.numel()) * ts::itemsize(c.dtype()), '\0');
-  if (c.dtype() == ts::kFloat32) std::memcpy(raw.data(), c.to_vector<float>().data(), raw.size());
-  if (c.dtype() == ts::kFloat64) std::memcpy(raw.data(), c.to_vector<double>().data(), raw.size());
-  if (c.dtype() == ts::kInt32) std::memcpy(raw.data(), c.to_vector<int32_t>().data(), raw.size());
-  if (c.dtype() == ts::kInt64) std::memcpy(raw.data(), c.to_vector<int64_t>().data(), raw.size());
+  // An empty output has no bytes (and an empty vector's data() may be null, which memcpy rejects).
+  if (!raw.empty()) {
+    if (c.dtype() == ts::kFloat32) std::memcpy(raw.data(), c.to_vector<float>().data(), raw.size());
+    if (c.dtype() == ts::kFloat64) std::memcpy(raw.data(), c.to_vector<double>().data(), raw.size());
+    if (c.dtype() == ts::kInt32) std::memcpy(raw.data(), c.to_vector<int32_t>().data(), raw.size());
+    if (c.dtype() == ts::kInt64) std::memcpy(raw.data(), c.to_vector<int64_t>().data(), raw.size());
+  }
   outcome.bytes.push_back(raw);
 }
 
