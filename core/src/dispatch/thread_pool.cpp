@@ -61,6 +61,16 @@ void ThreadPool::parallel_for(size_t count, const std::function<void(size_t)>& t
   task_ = nullptr;
 }
 
+int threads_variable(const char* text) {
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value < 0 || value > 4096)
+    throw ConfigError(fmt::format("TESSERA_THREADS='{}' is not a thread count; expected an integer 0..4096 (0 = one "
+                                  "per hardware thread)",
+                                  text));
+  return static_cast<int>(value);
+}
+
 namespace {
 
 int configured_threads = 0;  // 0: not set by configuration
@@ -68,15 +78,7 @@ int configured_threads = 0;  // 0: not set by configuration
 int hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
 int resolve_threads(int requested) {
-  if (const char* env = std::getenv("TESSERA_THREADS")) {
-    char* end = nullptr;
-    const long value = std::strtol(env, &end, 10);
-    if (end == env || *end != '\0' || value < 0 || value > 4096)
-      throw Error(fmt::format("TESSERA_THREADS='{}' is not a thread count; expected an integer 0..4096 (0 = one per "
-                              "hardware thread)",
-                              env));
-    requested = static_cast<int>(value);
-  }
+  if (const char* env = std::getenv("TESSERA_THREADS")) requested = threads_variable(env);
   return requested > 0 ? requested : hardware_threads();
 }
 

@@ -49,6 +49,9 @@ class ThreadPool {
 // last job lets go of it.
 std::shared_ptr<ThreadPool> rank_pool();
 void set_rank_threads(int threads);  // 0 = the hardware's count
+// TESSERA_THREADS's text as a thread count (0..4096); throws ConfigError naming the variable. The
+// one reading of it, for the pool and for configuration alike.
+int threads_variable(const char* text);
 int rank_threads();
 
 }  // namespace tessera::dispatch

@@ -6,6 +6,7 @@
 #include <set>
 #include <toml++/toml.h>
 
+#include "dispatch/thread_pool.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {
@@ -111,16 +112,6 @@ const char* variable(const char* name) {
   return value != nullptr && value[0] != '\0' ? value : nullptr;
 }
 
-int threads_variable(const char* text) {
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || value < 0 || value > 4096)
-    throw ConfigError(fmt::format("TESSERA_THREADS='{}' is not a thread count; expected an integer 0..4096 (0 = one "
-                                  "per hardware thread)",
-                                  text));
-  return static_cast<int>(value);
-}
-
 }  // namespace
 
 Config Config::from_environment() {
@@ -136,7 +127,7 @@ Config Config::from_environment() {
 Config with_environment(Config config) {
   if (const char* level = variable("TESSERA_LOG_LEVEL")) config.log_level = level;
   // Set but empty is malformed here, as the rank pool reads it (dispatch/thread_pool.cpp).
-  if (const char* threads = std::getenv("TESSERA_THREADS")) config.threads = threads_variable(threads);
+  if (const char* threads = std::getenv("TESSERA_THREADS")) config.threads = dispatch::threads_variable(threads);
   if (const char* rules = variable("TESSERA_COLL")) config.collective_algorithms = rules;
   if (const char* trace = variable("TESSERA_TRACE")) config.trace_file = trace;
   return config;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tessera/sdk/collective.h"
+#include "one_component.h"
 #include "tessera/sdk/plugin.h"
 
 #define BAD_COLLECTIVE_EXPORT __attribute__((visibility("default")))
@@ -94,20 +95,8 @@ static inline tessera_plugin_info* bad_collective_valid(struct bad_collective* p
   p->algorithm.collectives = (uint64_t)1 << TESSERA_COLL_ALL_REDUCE;
   p->algorithm.check = bad_collective_check;
   p->algorithm.build = bad_collective_build;
-  p->component.struct_size = sizeof(tessera_component);
-  p->component.kind = TESSERA_COMPONENT_COLLECTIVE_ALGORITHM;
-  p->component.name = name;
-  p->component.table = &p->algorithm;
-  p->component_list[0] = &p->component;
-  p->info.struct_size = sizeof(tessera_plugin_info);
-  p->info.sdk_major = TESSERA_SDK_VERSION_MAJOR;
-  p->info.sdk_minor = TESSERA_SDK_VERSION_MINOR;
-  p->info.name = name;
-  p->info.version = "1.0";
-  p->info.description = description;
-  p->info.num_components = 1;
-  p->info.components = p->component_list;
-  return &p->info;
+  return one_component_plugin(&p->info, &p->component, p->component_list,
+                              TESSERA_COMPONENT_COLLECTIVE_ALGORITHM, &p->algorithm, name, description);
 }
 
 /* The entry point of a collective plugin whose schedule has the one defect `DEFECT`. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tessera/sdk/backend.h"
+#include "one_component.h"
 #include "tessera/sdk/plugin.h"
 
 #define BAD_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -72,20 +73,8 @@ static inline tessera_plugin_info* bad_plugin_valid(struct bad_plugin* p, const 
   p->backend.copy = bad_plugin_copy;
   p->backend.num_kernels = 1;
   p->backend.kernels = p->kernel_list;
-  p->component.struct_size = sizeof(tessera_component);
-  p->component.kind = TESSERA_COMPONENT_BACKEND;
-  p->component.name = name;
-  p->component.table = &p->backend;
-  p->component_list[0] = &p->component;
-  p->info.struct_size = sizeof(tessera_plugin_info);
-  p->info.sdk_major = TESSERA_SDK_VERSION_MAJOR;
-  p->info.sdk_minor = TESSERA_SDK_VERSION_MINOR;
-  p->info.name = name;
-  p->info.version = "1.0";
-  p->info.description = description;
-  p->info.num_components = 1;
-  p->info.components = p->component_list;
-  return &p->info;
+  return one_component_plugin(&p->info, &p->component, p->component_list, TESSERA_COMPONENT_BACKEND, &p->backend,
+                              name, description);
 }
 
 /* The entry point of a plugin whose one defect `BREAK` (a statement on `plugin`) applies to an
