@@ -2,8 +2,8 @@
 // backend cuts a large product into panels whose layout depends only on (m, n, k) and runs each
 // as one single-threaded gemm, so the thread count decides only who computes a panel, never how.
 // The products here are large enough to be cut into several panels (plan_panels in
-// plugins/backend-cpu/linalg.cpp: 256 x 256 panels once m*n*k reaches 2^22), with sizes that are
-// not multiples of 256 and inputs that are distinct non-integers, so that any change in the order
+// plugins/backend-cpu/linalg.cpp: 512 x 512 panels once m*n*k reaches 2^22), with sizes that are
+// not multiples of 512 and inputs that are distinct non-integers, so that any change in the order
 // of a sum would show in the bits.
 #include <cmath>
 #include <cstring>
@@ -85,9 +85,9 @@ void check_against_reference(const ts::Tensor& a, const ts::Tensor& b, const ts:
 
 TEST_CASE("a product cut into panels has the same bits for every kernel thread count") {
   ts::Generator g(91);
-  // plan_panels(700, 500, 600): a grid of 3 x 2 panels of at most 256 x 256, the last ones partial.
-  const ts::Tensor a = ts::randn({700, 600}, g, ts::kFloat64);
-  const ts::Tensor b = ts::randn({600, 500}, g, ts::kFloat64);
+  // plan_panels(1300, 1100, 200): a grid of 3 x 3 panels of at most 512 x 512, the last ones partial.
+  const ts::Tensor a = ts::randn({1300, 200}, g, ts::kFloat64);
+  const ts::Tensor b = ts::randn({200, 1100}, g, ts::kFloat64);
   SUBCASE("float32") {
     const ts::Tensor a32 = a.to(ts::kFloat32), b32 = b.to(ts::kFloat32);
     const ts::Tensor c = same_bits_for_every_thread_count<float>([&] { return ts::mm(a32, b32); });
