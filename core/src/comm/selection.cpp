@@ -7,7 +7,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "observe/log.hpp"
+#include "log/log.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 
@@ -80,7 +80,7 @@ std::vector<SelectionRule>& active_rules() {
   if (!rules_initialised) {
     const char* env = std::getenv("TESSERA_COLL");
     // A mistake in TESSERA_COLL is reported naming the variable by configure(), which applies the
-    // environment before anything gets here (plugin/plugins_api.cpp).
+    // environment before anything gets here (api/plugins_api.cpp).
     rules_slot() = parse_rules(env != nullptr ? env : kDefaultRules, env != nullptr);
     rules_explicit = env != nullptr;
     rules_initialised = true;

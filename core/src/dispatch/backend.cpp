@@ -5,7 +5,7 @@
 #include <map>
 #include <mutex>
 
-#include "observe/log.hpp"
+#include "log/log.hpp"
 #include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 

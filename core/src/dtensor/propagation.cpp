@@ -6,7 +6,7 @@
 
 #include "dtensor/redistribute.hpp"
 #include "observe/comm_events.hpp"
-#include "observe/log.hpp"
+#include "log/log.hpp"
 #include "tessera/observe.hpp"
 #include "tessera/errors.hpp"
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "dtensor/layout.hpp"
-#include "observe/log.hpp"
+#include "log/log.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"

@@ -8,7 +8,7 @@
 
 #include "observe/comm_events.hpp"
 #include "observe/listeners.hpp"
-#include "observe/log.hpp"
+#include "log/log.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/observe.hpp"
 #include "world/world.hpp"

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "observe/log.hpp"
+#include "log/log.hpp"
 #include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/version.hpp"

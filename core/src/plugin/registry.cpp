@@ -11,9 +11,8 @@
 
 #include "comm/run_collective.hpp"
 #include "comm/selection.hpp"
-#include "observe/log.hpp"
+#include "log/log.hpp"
 #include "tessera/errors.hpp"
-#include "tessera/observe.hpp"
 
 namespace tessera::plugin {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "observe/log.hpp"
+#include "log/log.hpp"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 

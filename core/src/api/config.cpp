@@ -1,3 +1,5 @@
+// Config parsing (tessera/config.hpp). In the top "api" layer with configure(): it checks values
+// against the components they configure (the thread count against dispatch).
 #include "tessera/config.hpp"
 
 #include <fmt/format.h>

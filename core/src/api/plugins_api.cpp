@@ -1,4 +1,6 @@
-// The public plugin functions of tessera/plugins.hpp, over the Registry.
+// The public plugin functions of tessera/plugins.hpp, over the Registry, and configure(), which
+// applies a Config to every component: hence the top layer (core/src/README.md), which may include
+// any other.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -9,7 +11,7 @@
 
 #include "comm/selection.hpp"
 #include "dispatch/thread_pool.hpp"
-#include "observe/log.hpp"
+#include "log/log.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/observe.hpp"

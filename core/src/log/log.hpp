@@ -1,4 +1,7 @@
 // The one `tessera` logger (spdlog), silent below `warn` unless configured otherwise.
+//
+// Its own bottom layer (core/src/README.md): every layer logs, so the logger cannot live with the
+// observe hooks at the top. It keeps the observe:: namespace its callers already use.
 #pragma once
 
 #include <memory>
