@@ -251,6 +251,16 @@ TEST_CASE("TESSERA_COLL wins over [collectives] algorithms") {
   CHECK(used(counted, "all_gather") == "direct");  // the file's rules are not in force at all
 }
 
+TEST_CASE("an empty TESSERA_COLL is unset: the file's rules are in force") {
+  const RestoreConfiguration restore;
+  const ScopedEnv coll("TESSERA_COLL", "");
+  const TempDir dir;
+  configure_file(dir, "[collectives]\nalgorithms = \"all_reduce:rd;all_gather:bruck;*:direct\"\n");
+  const Counted counted = run_collectives();
+  CHECK(used(counted, "all_reduce") == "rd");
+  CHECK(used(counted, "all_gather") == "bruck");
+}
+
 TEST_CASE("TESSERA_THREADS wins over [execution] threads") {
   const RestoreConfiguration restore;
   const ScopedEnv threads("TESSERA_THREADS", "2");

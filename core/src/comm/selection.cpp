@@ -75,10 +75,17 @@ bool rules_initialised = false;
 // not loaded is an error; a default one falls back.
 bool rules_explicit = false;
 
+// TESSERA_COLL's rules, or nullptr when it is unset or empty (an empty value overrides nothing, as
+// for every variable configure() reads: api/config.cpp).
+const char* rules_variable() {
+  const char* value = std::getenv("TESSERA_COLL");
+  return value != nullptr && value[0] != '\0' ? value : nullptr;
+}
+
 // Lazily: TESSERA_COLL, else the defaults. Called with rules_mutex held.
 std::vector<SelectionRule>& active_rules() {
   if (!rules_initialised) {
-    const char* env = std::getenv("TESSERA_COLL");
+    const char* env = rules_variable();
     // A mistake in TESSERA_COLL is reported naming the variable by configure(), which applies the
     // environment before anything gets here (api/plugins_api.cpp).
     rules_slot() = parse_rules(env != nullptr ? env : kDefaultRules, env != nullptr);
@@ -152,14 +159,9 @@ std::string rules_text(const std::vector<SelectionRule>& rules) {
   return text;
 }
 
-void set_rules(const std::string& text, bool from_config) {
+void set_rules(const std::string& text) {
   std::vector<SelectionRule> parsed = parse_rules(text);
   const auto lock = lock_rules();
-  if (from_config && std::getenv("TESSERA_COLL") != nullptr) {
-    active_rules();
-    observe::logger().info("TESSERA_COLL overrides the configured collective rules '{}'", text);
-    return;
-  }
   rules_slot() = std::move(parsed);
   rules_initialised = true;
   rules_explicit = true;
@@ -172,7 +174,7 @@ std::string rules_naming(const std::vector<std::string>& algorithms) {
     if (rules_initialised) {
       if (!rules_explicit) return {};
       rules = rules_slot();
-    } else if (const char* env = std::getenv("TESSERA_COLL")) {
+    } else if (const char* env = rules_variable()) {
       try {
         rules = parse_rules(env, false);  // unchecked: the names may be the very ones just unloaded
       } catch (const ConfigError&) {

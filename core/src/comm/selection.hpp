@@ -24,9 +24,10 @@ struct SelectionRule {
 std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names = true);
 std::string rules_text(const std::vector<SelectionRule>& rules);
 
-// The rules in force: set in code, else TESSERA_COLL, else a configuration file's, else the
-// built-in defaults. Rules from a configuration file (from_config) do not replace TESSERA_COLL.
-void set_rules(const std::string& text, bool from_config = false);
+// Replaces the rules in force. Until something sets them they are TESSERA_COLL's (when set and
+// not empty), else the built-in defaults; configure() settles TESSERA_COLL against a file's rules
+// before it calls this (api/plugins_api.cpp).
+void set_rules(const std::string& text);
 std::string current_rules();
 // The rules a user set (not the built-in defaults) that name one of `algorithms`, as text; empty
 // when none do. Unloading a plugin warns with it: those rules make collectives fail until it is back.
