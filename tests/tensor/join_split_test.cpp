@@ -47,3 +47,14 @@ TEST_CASE("printing is readable") {
   CHECK(ts::zeros({0}).to_string() == "tensor([], size=[0])");
   CHECK(ts::scalar_tensor(3).to_string() == "tensor(3)");
 }
+
+TEST_CASE("split with split_size 0: one empty piece of an empty dim, an error for any other") {
+  const ts::Tensor empty = ts::zeros({2, 0});
+  const std::vector<ts::Tensor> pieces = ts::split(empty, 0, 1);
+  REQUIRE(pieces.size() == 1);
+  CHECK(pieces[0].sizes() == ts::Shape{2, 0});
+  CHECK_THROWS_WITH_AS(ts::split(ts::zeros({2, 3}), 0, 1),
+                       doctest::Contains("split_size must be positive (or 0 for an empty dim), got 0 for dim 1 of size 3"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::split(empty, -1, 1), doctest::Contains("got -1 for dim 1 of size 0"), ts::Error);
+}

@@ -86,3 +86,13 @@ TEST_CASE("softmax and log_softmax") {
   // Over dim 0 every column sums to one.
   test::check_values<double>(ts::sum(ts::softmax(x, 0), {0}), {3}, {1, 1, 1});
 }
+
+TEST_CASE("softmax of a 0-d tensor: dims 0 and -1 give 1 (log: 0), any other dim is out of range") {
+  const ts::Tensor x = ts::sum(ts::tensor({2.5, -1.0}));
+  REQUIRE(x.dim() == 0);
+  test::check_values<double>(ts::softmax(x.to(ts::kFloat64), 0), {}, {1.0});
+  test::check_values<double>(ts::log_softmax(x.to(ts::kFloat64), -1), {}, {0.0});
+  CHECK_THROWS_WITH_AS(ts::softmax(x, 5), doctest::Contains("softmax: dim 5 is out of range for a tensor of 0 dims"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::log_softmax(x, -2), doctest::Contains("log_softmax: dim -2 is out of range"), ts::Error);
+}

@@ -453,7 +453,8 @@ Step piece_step(Rng& rng, const Model& m) {
     const int64_t split_size = rng.pick<int64_t>({1, 2, 3, 6, kMax, 0, -1});
     text = "split(" + std::to_string(split_size) + ", " + std::to_string(dim) + ")";
     parts = [=](const ts::Tensor& t) { return ts::split(t, split_size, dim); };
-    valid = valid && split_size > 0;
+    // torch.split: split_size 0 only for an empty dim (one empty piece, added below).
+    valid = valid && (split_size > 0 || (split_size == 0 && size == 0));
     for (int64_t at = 0; split_size > 0 && at < size; at += std::min(split_size, size - at))
       lengths.push_back(std::min(split_size, size - at));
   } else {

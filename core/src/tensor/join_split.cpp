@@ -84,7 +84,10 @@ std::vector<Tensor> dense_split(const Tensor& a, int64_t split_size, int64_t dim
   const TensorImpl& self = detail::impl_of(a, "split");
   if (self.dim() == 0) throw Error("split: cannot split a 0-d tensor");
   const int64_t d = normalize_dim(dim, self.dim(), "split");
-  if (split_size <= 0) throw Error(fmt::format("split: split_size must be positive, got {}", split_size));
+  // As torch.split: a split_size of 0 is allowed only for an empty dim, which gives one empty piece.
+  if (split_size < 0 || (split_size == 0 && a.size(d) != 0))
+    throw Error(fmt::format("split: split_size must be positive (or 0 for an empty dim), got {} for dim {} of size {}",
+                            split_size, d, a.size(d)));
   std::vector<int64_t> sizes;
   for (int64_t left = a.size(d); left > 0; left -= split_size) sizes.push_back(std::min(split_size, left));
   if (sizes.empty()) sizes.push_back(0);  // as torch.split: an empty dim gives one empty piece

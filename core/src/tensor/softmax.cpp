@@ -12,8 +12,9 @@ namespace {
 Tensor row_op(const char* op, const Tensor& a, int64_t dim) {
   const TensorImpl& self = detail::impl_of(a, op);
   const Tensor input = is_floating(self.dtype()) ? a : a.to(kDefaultFloat);
-  if (input.dim() == 0) return row_op(op, input.reshape({1}), 0).reshape({});
+  // Checked before a 0-d input is viewed as 1-d: only dims 0 and -1 name its one implicit dim.
   const int64_t d = normalize_dim(dim, input.dim(), op);
+  if (input.dim() == 0) return row_op(op, input.reshape({1}), 0).reshape({});
   const int64_t last = input.dim() - 1;
   const Tensor moved = input.transpose(d, last);
   const TensorImpl& in = *moved.impl();
