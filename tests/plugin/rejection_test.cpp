@@ -123,3 +123,25 @@ TEST_CASE("loading by an unknown name names the search path") {
   CHECK(contains(message, "libtessera-no-such-plugin.so"));
   check_cpu_still_works();
 }
+
+// Transports (SDK 1.1): the least the host needs is the table up to its last required function,
+// free_request (7 function pointers after struct_size, extension, name, context: 11 * 8 = 88 bytes).
+TEST_CASE("a transport with a NULL wait is rejected") {
+  check_rejected(test_plugin("bad-transport-null-wait"),
+                 {"transport 'bad-transport-null-wait'", "required function 'wait' is NULL"});
+  CHECK(tessera::transport_names().empty());
+}
+
+TEST_CASE("a transport table smaller than SDK 1.1's is rejected") {
+  // struct_size stops before 'wait': struct_size, extension, name, context, init, finalize, isend,
+  // irecv, test are 9 fields of 8 bytes.
+  check_rejected(test_plugin("bad-transport-small"),
+                 {"transport 'bad-transport-small'", "tessera_transport struct is 72 bytes, the host needs at least 88",
+                  "field 'free_request'"});
+  CHECK(tessera::transport_names().empty());
+}
+
+TEST_CASE("a component of unknown kind 5 from a plugin built for the host's SDK is rejected") {
+  check_rejected(test_plugin("bad-kind-5"),
+                 {"component #0 ('bad-kind-5') has unknown kind 5 in field 'kind'", "claims SDK 1.1"});
+}

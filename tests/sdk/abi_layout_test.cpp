@@ -1,5 +1,8 @@
 // Golden layout of every SDK v1 struct (x86-64 / LP64). A change here is an ABI break: it needs a
 // new TESSERA_SDK_VERSION_MAJOR, or — for appended fields only — a new MINOR and new lines below.
+// The SDK 1.0 goldens are the first block; 1.1 changed none of them and added the transport structs
+// and two enum values (the block at the end). Numbers are worked out by hand from the field lists:
+// pointers, size_t and int64_t are 8 bytes aligned to 8, int32_t 4 aligned to 4.
 #include <doctest/doctest.h>
 
 #include <cstddef>
@@ -9,11 +12,24 @@
 #include "tessera/sdk/placement.h"
 #include "tessera/sdk/plugin.h"
 #include "tessera/sdk/status.h"
+#include "tessera/sdk/transport.h"
 #include "tessera/sdk/version.h"
 
-TEST_CASE("SDK version is 1.0") {
+TEST_CASE("SDK version is 1.1") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
-  CHECK(TESSERA_SDK_VERSION_MINOR == 0);
+  CHECK(TESSERA_SDK_VERSION_MINOR == 1);
+}
+
+TEST_CASE("SDK 1.0 enum values are unchanged") {
+  CHECK(TESSERA_OK == 0);
+  CHECK(TESSERA_INVALID_ARGUMENT == 1);
+  CHECK(TESSERA_UNIMPLEMENTED == 2);
+  CHECK(TESSERA_OUT_OF_MEMORY == 3);
+  CHECK(TESSERA_VERSION_MISMATCH == 4);
+  CHECK(TESSERA_INTERNAL == 5);
+  CHECK(TESSERA_COMPONENT_BACKEND == 1);
+  CHECK(TESSERA_COMPONENT_COLLECTIVE_ALGORITHM == 2);
+  CHECK(TESSERA_COMPONENT_PLACEMENT == 3);
 }
 
 TEST_CASE("tessera_error layout") {
@@ -139,4 +155,47 @@ TEST_CASE("placement strategy structs layout") {
   CHECK(offsetof(tessera_placement_strategy, kind) == 32);
   CHECK(offsetof(tessera_placement_strategy, context) == 40);
   CHECK(offsetof(tessera_placement_strategy, layout) == 48);
+}
+
+// ---- SDK 1.1 additions ----
+
+TEST_CASE("SDK 1.1 enum values") {
+  CHECK(TESSERA_TIMEOUT == 6);
+  CHECK(TESSERA_COMPONENT_TRANSPORT == 4);
+}
+
+TEST_CASE("tessera_transport_config layout (1.1)") {
+  // struct_size, extension, timeout_ms: three 8-byte fields.
+  CHECK(sizeof(tessera_transport_config) == 24);
+  CHECK(offsetof(tessera_transport_config, struct_size) == 0);
+  CHECK(offsetof(tessera_transport_config, extension) == 8);
+  CHECK(offsetof(tessera_transport_config, timeout_ms) == 16);
+}
+
+TEST_CASE("tessera_transport_info layout (1.1)") {
+  // Two 8-byte fields, two int32_t packed into one 8-byte slot, then int64_t max_tag.
+  CHECK(sizeof(tessera_transport_info) == 32);
+  CHECK(offsetof(tessera_transport_info, struct_size) == 0);
+  CHECK(offsetof(tessera_transport_info, extension) == 8);
+  CHECK(offsetof(tessera_transport_info, process_index) == 16);
+  CHECK(offsetof(tessera_transport_info, process_count) == 20);
+  CHECK(offsetof(tessera_transport_info, max_tag) == 24);
+}
+
+TEST_CASE("tessera_transport layout (1.1)") {
+  // Twelve 8-byte fields in declaration order: four data fields, eight function pointers.
+  CHECK(sizeof(tessera_transport) == 96);
+  CHECK(offsetof(tessera_transport, struct_size) == 0);
+  CHECK(offsetof(tessera_transport, extension) == 8);
+  CHECK(offsetof(tessera_transport, name) == 16);
+  CHECK(offsetof(tessera_transport, context) == 24);
+  CHECK(offsetof(tessera_transport, init) == 32);
+  CHECK(offsetof(tessera_transport, finalize) == 40);
+  CHECK(offsetof(tessera_transport, isend) == 48);
+  CHECK(offsetof(tessera_transport, irecv) == 56);
+  CHECK(offsetof(tessera_transport, test) == 64);
+  CHECK(offsetof(tessera_transport, wait) == 72);
+  CHECK(offsetof(tessera_transport, free_request) == 80);
+  CHECK(offsetof(tessera_transport, allgather) == 88);
+  CHECK(sizeof(tessera_transport_request) == 8);  // an opaque pointer
 }

@@ -9,7 +9,7 @@
 namespace tessera {
 
 struct ComponentInfo {
-  std::string kind;  // "backend", "collective", "placement"
+  std::string kind;  // "backend", "collective", "placement", "transport"; "unknown" for a newer SDK's kind
   std::string name;  // e.g. "cpu"
 };
 
@@ -56,5 +56,9 @@ PluginProbe probe_plugin(const std::filesystem::path& file);
 std::vector<std::string> backend_names();
 std::string default_backend();
 void set_default_backend(const std::string& name);  // loads backend-<name> if needed; throws if unknown
+
+// Names of the registered transports (SDK 1.1 components that move chunks between processes), after
+// loading every libtessera-transport-*.so on the search path.
+std::vector<std::string> transport_names();
 
 }  // namespace tessera

@@ -28,6 +28,7 @@ std::vector<fs::path> plugin_search_path() { return Registry::instance().search_
 std::vector<std::string> backend_names() { return Registry::instance().backend_names(); }
 std::string default_backend() { return Registry::instance().default_backend_name(); }
 void set_default_backend(const std::string& name) { Registry::instance().set_default_backend(name); }
+std::vector<std::string> transport_names() { return Registry::instance().transport_names(); }
 
 PluginProbe probe_plugin(const fs::path& file) {
   PluginProbe probe;

@@ -74,7 +74,7 @@ std::shared_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   info.file = std::filesystem::weakly_canonical(file);
   for (size_t i = 0; i < raw->num_components; ++i) {
     const tessera_component* component = raw->components[i];
-    if (std::string reason = check_component(component, i); !reason.empty()) reject(file, reason);
+    if (std::string reason = check_component(component, i, raw->sdk_minor); !reason.empty()) reject(file, reason);
     info.components.push_back({component_kind_name(component->kind), component->name});
   }
   plugin->raw_ = raw;

@@ -13,6 +13,7 @@
 #include "comm/selection.hpp"
 #include "log/log.hpp"
 #include "tessera/errors.hpp"
+#include "tessera/sdk/version.h"
 
 namespace tessera::plugin {
 namespace fs = std::filesystem;
@@ -130,6 +131,10 @@ PluginInfo Registry::load_locked(const std::string& name_or_path) {
       throw PluginError(fmt::format("plugin '{}' rejected: collective algorithm '{}' is already provided by {}",
                                     file.string(), component->name,
                                     algorithms_.at(component->name)->plugin().info().file.string()));
+    if (component->kind == TESSERA_COMPONENT_TRANSPORT && transports_.count(component->name) != 0)
+      throw PluginError(fmt::format("plugin '{}' rejected: transport '{}' is already provided by {}", file.string(),
+                                    component->name,
+                                    transports_.at(component->name)->plugin().info().file.string()));
   }
   for (size_t i = 0; i < raw.num_components; ++i) {
     const tessera_component* component = raw.components[i];
@@ -144,9 +149,15 @@ PluginInfo Registry::load_locked(const std::string& name_or_path) {
       algorithms_.emplace(component->name,
                           std::make_shared<const comm::CollectiveAlgorithm>(
                               static_cast<const tessera_collective_algorithm*>(component->table), plugin));
+    else if (component->kind == TESSERA_COMPONENT_TRANSPORT)
+      transports_.emplace(component->name, std::make_shared<const Transport>(
+                                               static_cast<const tessera_transport*>(component->table), plugin));
     else
-      observe::logger().info("plugin '{}': component '{}' of kind {} is not used by this host yet",
-                             plugin->info().name, component->name, component->kind);
+      // Only a plugin built for a newer SDK minor gets here (validation rejects the others).
+      observe::logger().info("plugin '{}' (SDK {}.{}): skipping component '{}' of kind {}, which this host (SDK {}.{}) "
+                             "does not know",
+                             plugin->info().name, plugin->info().sdk_major, plugin->info().sdk_minor, component->name,
+                             component->kind, TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
   }
   plugins_.push_back(plugin);
   observe::logger().info("loaded plugin '{}' {} from {}", plugin->info().name, plugin->info().version,
@@ -167,6 +178,7 @@ void Registry::unload(const std::string& name) {
         algorithms.push_back(component.name);
       }
       if (component.kind == "placement") placements_.erase(component.name);
+      if (component.kind == "transport") transports_.erase(component.name);
       if (component.kind != "backend") continue;
       // Tensors on the backend keep its library mapped and go on working; loading the plugin again
       // gives them back the same backend (dispatch::Backend::of).
@@ -288,6 +300,22 @@ std::vector<std::string> Registry::algorithm_names() {
   discover_locked("coll");
   std::vector<std::string> names;
   for (const auto& [name, unused] : algorithms_) names.push_back(name);
+  return names;
+}
+
+std::shared_ptr<const Transport> Registry::transport(const std::string& name) {
+  std::lock_guard lock(mutex_);
+  if (auto it = transports_.find(name); it != transports_.end()) return it->second;
+  discover_locked("transport");
+  auto it = transports_.find(name);
+  return it == transports_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> Registry::transport_names() {
+  std::lock_guard lock(mutex_);
+  discover_locked("transport");
+  std::vector<std::string> names;
+  for (const auto& [name, unused] : transports_) names.push_back(name);
   return names;
 }
 

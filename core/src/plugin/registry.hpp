@@ -13,6 +13,7 @@
 #include "dispatch/backend.hpp"
 #include "dtensor/placement_strategy.hpp"
 #include "plugin/loaded_plugin.hpp"
+#include "plugin/transport.hpp"
 #include "tessera/config.hpp"
 #include "tessera/plugins.hpp"
 
@@ -42,6 +43,10 @@ class Registry {
   std::shared_ptr<const dtensor::PlacementStrategy> placement(const std::string& name);
   std::shared_ptr<const dtensor::PlacementStrategy> placement_by_prefix(const std::string& prefix);
   std::vector<std::string> placement_prefixes();
+  // Transports by name ("mpi"); a name not yet loaded loads every transport-* plugin on the search
+  // path first. nullptr when none provides it.
+  std::shared_ptr<const Transport> transport(const std::string& name);
+  std::vector<std::string> transport_names();
 
   std::vector<std::filesystem::path> search_path() const;
   // The plugin part of configure(): the search path, then the plugins to load (the default backend
@@ -54,7 +59,7 @@ class Registry {
   std::filesystem::path resolve(const std::string& name_or_path) const;
   PluginInfo load_locked(const std::string& name_or_path);
   std::shared_ptr<const dispatch::Backend> backend_locked(const std::string& name);
-  // Loads every libtessera-<family>-*.so on the search path once ("coll", "placement").
+  // Loads every libtessera-<family>-*.so on the search path once ("coll", "placement", "transport").
   void discover_locked(const std::string& family);
 
   mutable std::mutex mutex_;
@@ -62,6 +67,7 @@ class Registry {
   std::map<std::string, std::shared_ptr<const dispatch::Backend>, std::less<>> backends_;
   std::map<std::string, std::shared_ptr<const comm::CollectiveAlgorithm>, std::less<>> algorithms_;
   std::map<std::string, std::shared_ptr<const dtensor::PlacementStrategy>, std::less<>> placements_;
+  std::map<std::string, std::shared_ptr<const Transport>, std::less<>> transports_;
   std::set<std::string> discovered_families_;
   std::vector<std::filesystem::path> configured_search_path_;
   std::string default_backend_name_ = "cpu";

@@ -1,6 +1,7 @@
 #include "plugin/validation.hpp"
 
 #include <cctype>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -13,8 +14,13 @@ const char* component_kind_name(int32_t kind) {
     case TESSERA_COMPONENT_BACKEND: return "backend";
     case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: return "collective";
     case TESSERA_COMPONENT_PLACEMENT: return "placement";
+    case TESSERA_COMPONENT_TRANSPORT: return "transport";
     default: return "unknown";
   }
+}
+
+bool is_known_kind(int32_t kind) {
+  return kind >= TESSERA_COMPONENT_BACKEND && kind <= TESSERA_COMPONENT_TRANSPORT;
 }
 
 std::string check_plugin_info(const tessera_plugin_info* info) {
@@ -33,7 +39,7 @@ std::string check_plugin_info(const tessera_plugin_info* info) {
   return {};
 }
 
-std::string check_component(const tessera_component* component, size_t index) {
+std::string check_component(const tessera_component* component, size_t index, uint32_t plugin_minor) {
   if (component == nullptr) return fmt::format("component #{} is NULL", index);
   if (component->struct_size < kComponentSizeV1)
     return fmt::format("component #{} struct is {} bytes, the host needs at least {}", index,
@@ -42,6 +48,11 @@ std::string check_component(const tessera_component* component, size_t index) {
     return fmt::format("component #{} has no name", index);
   if (component->table == nullptr)
     return fmt::format("component #{} ('{}') has a NULL table", index, component->name);
+  if (!is_known_kind(component->kind) && plugin_minor <= TESSERA_SDK_VERSION_MINOR)
+    return fmt::format("component #{} ('{}') has unknown kind {} in field 'kind': the plugin claims SDK {}.{}, "
+                       "whose kinds this host (SDK {}.{}) knows: 1 backend, 2 collective, 3 placement, 4 transport",
+                       index, component->name, component->kind, TESSERA_SDK_VERSION_MAJOR, plugin_minor,
+                       TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
   if (component->kind == TESSERA_COMPONENT_BACKEND)
     if (std::string reason = check_backend(static_cast<const tessera_backend*>(component->table));
         !reason.empty())
@@ -55,6 +66,10 @@ std::string check_component(const tessera_component* component, size_t index) {
     if (std::string reason = check_placement(static_cast<const tessera_placement_strategy*>(component->table));
         !reason.empty())
       return fmt::format("placement '{}': {}", component->name, reason);
+  if (component->kind == TESSERA_COMPONENT_TRANSPORT)
+    if (std::string reason = check_transport(static_cast<const tessera_transport*>(component->table));
+        !reason.empty())
+      return fmt::format("transport '{}': {}", component->name, reason);
   return {};
 }
 
@@ -106,6 +121,22 @@ std::string check_placement(const tessera_placement_strategy* placement) {
     return fmt::format("unknown kind {}", placement->kind);
   if (placement->kind == TESSERA_PLACEMENT_SHARD && placement->layout == nullptr)
     return "a shard-like placement needs a layout function";
+  return {};
+}
+
+std::string check_transport(const tessera_transport* transport) {
+  if (transport->struct_size < kTransportSizeV1_1)
+    return fmt::format("tessera_transport struct is {} bytes, the host needs at least {} (SDK {}.1, up to "
+                       "field 'free_request')",
+                       transport->struct_size, kTransportSizeV1_1, TESSERA_SDK_VERSION_MAJOR);
+  if (transport->name == nullptr || transport->name[0] == '\0') return "the transport table has no name";
+  const std::pair<const char*, bool> required[] = {
+      {"init", transport->init != nullptr},   {"finalize", transport->finalize != nullptr},
+      {"isend", transport->isend != nullptr}, {"irecv", transport->irecv != nullptr},
+      {"test", transport->test != nullptr},   {"wait", transport->wait != nullptr},
+      {"free_request", transport->free_request != nullptr}};
+  for (const auto& [field, present] : required)
+    if (!present) return fmt::format("required function '{}' is NULL", field);
   return {};
 }
 

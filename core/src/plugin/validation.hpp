@@ -7,6 +7,7 @@
 #include "tessera/sdk/collective.h"
 #include "tessera/sdk/placement.h"
 #include "tessera/sdk/plugin.h"
+#include "tessera/sdk/transport.h"
 
 namespace tessera::plugin {
 
@@ -17,13 +18,21 @@ inline constexpr size_t kBackendSizeV1 = offsetof(tessera_backend, kernels) + si
 inline constexpr size_t kKernelSizeV1 = offsetof(tessera_kernel, fn) + sizeof(void*);
 inline constexpr size_t kPlacementSizeV1 = offsetof(tessera_placement_strategy, layout) + sizeof(void*);
 inline constexpr size_t kAlgorithmSizeV1 = offsetof(tessera_collective_algorithm, build) + sizeof(void*);
+// The transport as SDK 1.1 defined it, up to its last required function (allgather is optional).
+inline constexpr size_t kTransportSizeV1_1 = offsetof(tessera_transport, free_request) + sizeof(void*);
 
 // Each returns an empty string when valid, else the reason (without the file name).
 std::string check_plugin_info(const tessera_plugin_info* info);
-std::string check_component(const tessera_component* component, size_t index);
+// `plugin_minor` is the SDK minor the plugin was built for: a kind this host does not know is a
+// defect when the host knows that minor, and a later addition (skipped) when it does not.
+std::string check_component(const tessera_component* component, size_t index, uint32_t plugin_minor);
 std::string check_backend(const tessera_backend* backend);
 std::string check_collective_algorithm(const tessera_collective_algorithm* algorithm);
 std::string check_placement(const tessera_placement_strategy* placement);
+std::string check_transport(const tessera_transport* transport);
+
+// Whether this host knows (and registers) components of `kind`.
+bool is_known_kind(int32_t kind);
 
 const char* component_kind_name(int32_t kind);
 

@@ -14,7 +14,6 @@
 #include "one_component.h"
 #include "tessera/sdk/plugin.h"
 
-#define BAD_COLLECTIVE_EXPORT __attribute__((visibility("default")))
 
 enum bad_collective_defect {
   BAD_COLLECTIVE_NONE = 0,
@@ -100,15 +99,7 @@ static inline tessera_plugin_info* bad_collective_valid(struct bad_collective* p
 }
 
 /* The entry point of a collective plugin whose schedule has the one defect `DEFECT`. */
-#define BAD_COLLECTIVE_QUERY(NAME, DESCRIPTION, DEFECT)                                          \
-  static struct bad_collective plugin;                                                           \
-  BAD_COLLECTIVE_EXPORT tessera_status tessera_plugin_query(const tessera_host_info* host,       \
-                                                            const tessera_plugin_info** out,     \
-                                                            tessera_error* error) {              \
-    (void)host;                                                                                  \
-    (void)error;                                                                                 \
-    *out = bad_collective_valid(&plugin, NAME, DESCRIPTION, DEFECT);                             \
-    return TESSERA_OK;                                                                           \
-  }
+#define BAD_COLLECTIVE_QUERY(NAME, DESCRIPTION, DEFECT) \
+  ONE_COMPONENT_QUERY(bad_collective, bad_collective_valid(&plugin, NAME, DESCRIPTION, DEFECT), (void)0)
 
 #endif

@@ -79,16 +79,7 @@ static inline tessera_plugin_info* bad_plugin_valid(struct bad_plugin* p, const 
 
 /* The entry point of a plugin whose one defect `BREAK` (a statement on `plugin`) applies to an
  * otherwise valid plugin. */
-#define BAD_PLUGIN_QUERY(NAME, DESCRIPTION, BREAK)                                                  \
-  static struct bad_plugin plugin;                                                                  \
-  BAD_PLUGIN_EXPORT tessera_status tessera_plugin_query(const tessera_host_info* host,              \
-                                                        const tessera_plugin_info** out,            \
-                                                        tessera_error* error) {                     \
-    (void)host;                                                                                     \
-    (void)error;                                                                                    \
-    *out = bad_plugin_valid(&plugin, NAME, DESCRIPTION);                                            \
-    BREAK;                                                                                          \
-    return TESSERA_OK;                                                                              \
-  }
+#define BAD_PLUGIN_QUERY(NAME, DESCRIPTION, BREAK) \
+  ONE_COMPONENT_QUERY(bad_plugin, bad_plugin_valid(&plugin, NAME, DESCRIPTION), BREAK)
 
 #endif

@@ -2,8 +2,8 @@
  *
  * A shared object exports exactly one symbol, tessera_plugin_query. The host calls it once after
  * loading, passing what it supports; the plugin answers with a description of itself and of the
- * components it holds (a backend, a collective algorithm, a placement strategy; several may share
- * one .so). The host validates everything (major version, struct sizes, required function pointers)
+ * components it holds (a backend, a collective algorithm, a placement strategy, and since SDK 1.1 a
+ * transport; several may share one .so). The host validates everything (major version, struct sizes, required function pointers)
  * before it calls anything else in the plugin.
  *
  * Struct rules (all SDK structs):
@@ -29,7 +29,8 @@ extern "C" {
 enum {
   TESSERA_COMPONENT_BACKEND = 1,
   TESSERA_COMPONENT_COLLECTIVE_ALGORITHM = 2,
-  TESSERA_COMPONENT_PLACEMENT = 3
+  TESSERA_COMPONENT_PLACEMENT = 3,
+  TESSERA_COMPONENT_TRANSPORT = 4 /* SDK 1.1: table is a tessera_transport (transport.h) */
 };
 
 enum { TESSERA_LOG_DEBUG = 0, TESSERA_LOG_INFO = 1, TESSERA_LOG_WARN = 2, TESSERA_LOG_ERROR = 3 };
@@ -46,7 +47,9 @@ typedef struct tessera_host_info {
 } tessera_host_info;
 
 /* One component. `table` points to the kind's own struct (tessera_backend for
- * TESSERA_COMPONENT_BACKEND), whose first field is its struct_size. */
+ * TESSERA_COMPONENT_BACKEND), whose first field is its struct_size. A host rejects a kind it does
+ * not know from a plugin built for an SDK minor it knows (a defect), and skips it (with a log line)
+ * from a plugin built for a newer minor (a kind added after the host was built). */
 typedef struct tessera_component {
   size_t struct_size;
   void* extension;

@@ -21,7 +21,9 @@ enum {
   TESSERA_UNIMPLEMENTED = 2,
   TESSERA_OUT_OF_MEMORY = 3,
   TESSERA_VERSION_MISMATCH = 4,
-  TESSERA_INTERNAL = 5
+  TESSERA_INTERNAL = 5,
+  /* SDK 1.1: a transport's wait or allgather ran out of time; the operation may still complete. */
+  TESSERA_TIMEOUT = 6
 };
 
 #define TESSERA_ERROR_MESSAGE_CAPACITY 512

@@ -3,11 +3,15 @@
  * MAJOR changes only for a breaking change to any SDK struct or signature (a field removed,
  * reordered or retyped). MINOR changes when fields or functions are appended. A host accepts a
  * plugin whose MAJOR equals its own; fields a plugin built against an older MINOR lacks read as
- * absent (see struct_size in every struct). */
+ * absent (see struct_size in every struct).
+ *
+ * 1.0: backend, collective algorithm and placement components.
+ * 1.1: the transport component (transport.h, TESSERA_COMPONENT_TRANSPORT) and TESSERA_TIMEOUT;
+ *      no 1.0 struct changed, so a 1.0 plugin loads unchanged in a 1.1 host. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 
 #define TESSERA_SDK_VERSION_MAJOR 1
-#define TESSERA_SDK_VERSION_MINOR 0
+#define TESSERA_SDK_VERSION_MINOR 1
 
 #endif

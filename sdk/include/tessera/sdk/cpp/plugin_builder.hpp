@@ -18,6 +18,7 @@
 #include "tessera/sdk/cpp/algorithm_builder.hpp"
 #include "tessera/sdk/cpp/backend_builder.hpp"
 #include "tessera/sdk/cpp/placement_builder.hpp"
+#include "tessera/sdk/cpp/transport_builder.hpp"
 #include "tessera/sdk/plugin.h"
 
 namespace tessera::sdk {
@@ -53,6 +54,11 @@ class PluginBuilder {
 
   PluginBuilder& add_placement(const PlacementBuilder& placement) {
     return add_component(TESSERA_COMPONENT_PLACEMENT, placement.table()->name, placement.table());
+  }
+
+  // A transport table (SDK 1.1), e.g. TransportBuilder<Impl>::table().
+  PluginBuilder& add_transport(const tessera_transport* transport) {
+    return add_component(TESSERA_COMPONENT_TRANSPORT, transport->name, transport);
   }
 
   const tessera_plugin_info* info() const { return &info_; }

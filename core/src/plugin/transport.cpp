@@ -1,0 +1,13 @@
+#include "plugin/transport.hpp"
+
+#include <cstddef>
+
+namespace tessera::plugin {
+
+bool Transport::has_allgather() const {
+  // A table built against a smaller struct ends before the field: reading it would read past the table.
+  return table_->struct_size >= offsetof(tessera_transport, allgather) + sizeof(void*) &&
+         table_->allgather != nullptr;
+}
+
+}  // namespace tessera::plugin

@@ -1,0 +1,80 @@
+// SDK minor versions across the boundary (host: SDK 1.1, which added the transport kind). A plugin
+// built for 1.0 still loads; one built for a newer minor loads too, read up to what the host knows;
+// a valid 1.1 transport is registered under its name and leaves with its plugin.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "plugin_test_support.hpp"
+#include "tessera/sdk/version.h"
+
+using namespace plugin_test;
+
+namespace {
+
+bool has_transport(const std::string& name) {
+  const std::vector<std::string> names = tessera::transport_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace
+
+TEST_CASE("the host is SDK 1.1") {
+  CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
+  CHECK(TESSERA_SDK_VERSION_MINOR == 1);
+}
+
+TEST_CASE("a plugin built for SDK 1.0 loads in the 1.1 host and its backend computes") {
+  const std::filesystem::path file = test_plugin("backend-sdk10");
+  const tessera::PluginInfo info = tessera::load_plugin(file.string());
+  CHECK(info.name == "backend-sdk10");
+  CHECK(info.sdk_major == 1);
+  CHECK(info.sdk_minor == 0);
+  REQUIRE(info.components.size() == 1);
+  CHECK(info.components[0].kind == "backend");
+  CHECK(info.components[0].name == "backend-sdk10");
+  CHECK(has_backend("backend-sdk10"));
+  CHECK(tessera::probe_plugin(file).accepted);
+  // Its host memory works (the backend's "fill" kernel is a no-op, so only allocation is used).
+  CHECK(tessera::empty({4}, tessera::TensorOptions().backend("backend-sdk10")).numel() == 4);
+  tessera::unload_plugin("backend-sdk10");
+  CHECK_FALSE(has_backend("backend-sdk10"));
+  check_cpu_still_works();
+}
+
+TEST_CASE("a valid SDK 1.1 transport is registered by name and removed on unload") {
+  CHECK_FALSE(has_transport("transport-testnet"));
+  const tessera::PluginInfo info = tessera::load_plugin(test_plugin("transport-testnet").string());
+  CHECK(info.sdk_major == 1);
+  CHECK(info.sdk_minor == 1);
+  REQUIRE(info.components.size() == 1);
+  CHECK(info.components[0].kind == "transport");
+  CHECK(info.components[0].name == "transport-testnet");
+  CHECK(tessera::transport_names() == std::vector<std::string>{"transport-testnet"});
+
+  // A second plugin offering the same transport name is rejected and the first stays.
+  const std::filesystem::path duplicate = test_plugin("bad-duplicate-transport");
+  const std::string message = load_error(duplicate);
+  CHECK(contains(message, duplicate.string()));
+  CHECK(contains(message, "transport 'transport-testnet' is already provided by " + info.file.string()));
+  CHECK(tessera::transport_names() == std::vector<std::string>{"transport-testnet"});
+  tessera::unload_plugin("transport-testnet");
+  CHECK_FALSE(has_transport("transport-testnet"));
+  check_cpu_still_works();
+}
+
+TEST_CASE("a plugin built for a newer SDK minor loads: larger tables are read up to the host's size, "
+          "unknown kinds are skipped") {
+  const tessera::PluginInfo info = tessera::load_plugin(test_plugin("transport-future").string());
+  CHECK(info.sdk_major == 1);
+  CHECK(info.sdk_minor == 2);
+  REQUIRE(info.components.size() == 2);
+  CHECK(info.components[0].kind == "transport");
+  CHECK(info.components[0].name == "transport-future");
+  CHECK(info.components[1].kind == "unknown");
+  CHECK(info.components[1].name == "future-thing");
+  CHECK(tessera::transport_names() == std::vector<std::string>{"transport-future"});
+  tessera::unload_plugin("transport-future");
+  CHECK(tessera::transport_names().empty());
+  check_cpu_still_works();
+}
