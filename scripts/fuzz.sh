@@ -23,7 +23,7 @@ unset TESSERA_CONFIG TESSERA_PLUGIN_PATH TESSERA_LOG_LEVEL TESSERA_THREADS TESSE
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 # The preset links the sanitizer runtime as a shared library (the plugins need its symbols); the
 # linker puts libstdc++ before it, so it is preloaded to come first, as ASan requires.
-asan_runtime="$(clang++ -print-file-name=libclang_rt.asan-x86_64.so)"
+asan_runtime="$(clang++ -print-file-name="libclang_rt.asan-$(uname -m).so")"
 if [ ! -f "$asan_runtime" ]; then
   echo "fuzz.sh: clang's ASan runtime is missing ($asan_runtime); run scripts/install-deps.sh" >&2
   exit 1
@@ -35,7 +35,7 @@ trap 'rm -rf "$work"' EXIT
 artifacts="build-fuzz/fuzz-artifacts"
 failed=()
 summary=()
-for fuzzer in build-fuzz/bin/*_fuzzer build-fuzz/tests/fuzz/*_fuzzer; do
+for fuzzer in build-fuzz/bin/*_fuzzer; do
   [ -x "$fuzzer" ] || continue
   name="$(basename "$fuzzer" _fuzzer)"
   seeds="tests/fuzz/corpus/$name"

@@ -54,11 +54,9 @@ set(known_exceptions
   # ranks installs.
   "tensor/tensor.cpp|ranks/local_tensor_impl.hpp"
   "tensor/factories.cpp|tessera/local.hpp"
-  # world owns each rank's mailbox (comm) and its listeners (observe), and the public world API
-  # reads LocalMode's world. Fix: world holds opaque per-world slots that comm and observe fill.
+  # world owns each rank's mailbox (comm) and its listeners (observe). Fix: world holds opaque per-world slots that comm and observe fill.
   "world/world.cpp|comm/mailbox.hpp"
   "world/world.cpp|observe/listeners.hpp"
-  "world/world_api.cpp|tessera/local.hpp"
   # comm and dtensor report collectives and implicit redistributions to the observe hooks, and
   # label them (CommLabel). Fix: an observer interface declared in comm that observe implements.
   "comm/all_to_all_single.cpp|observe/comm_events.hpp"

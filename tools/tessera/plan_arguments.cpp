@@ -51,8 +51,6 @@ Placements parse_for(const std::string& option, const std::string& text, size_t 
   Placements placements;
   try {
     placements = parse_placements(text);
-  } catch (const ConfigError&) {
-    throw;  // the configuration (TESSERA_CONFIG), not this option
   } catch (const Error& e) {
     throw UsageError(kCommand, fmt::format("{} '{}': {}", option, text, e.what()));
   }

@@ -70,9 +70,9 @@ std::string shown(const std::string& file) {
 }
 
 int tour(const std::string& trace_file) {
-  // Everything that can refuse the run is checked before the first line is printed: the
-  // configuration (asking for the backend reads it, and starts a configured trace) and the
-  // --trace file (a TraceScope opens it at once).
+  // Everything that can refuse the run is checked before the first line is printed: main has
+  // applied the configuration (and started a configured trace), and the --trace file is opened here
+  // (a TraceScope opens it at once).
   const std::string backend = default_backend();
   std::optional<TraceScope> scope;
   if (!trace_file.empty()) scope.emplace(trace_file);

@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "dispatch/thread_pool.hpp"
+#include "plugin/environment.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {
@@ -108,16 +109,11 @@ Config parse(const toml::table& root, const fs::path& file) {
   return config;
 }
 
-// A variable's value; unset and empty are the same (an empty value overrides nothing).
-const char* variable(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && value[0] != '\0' ? value : nullptr;
-}
 
 }  // namespace
 
 Config Config::from_environment() {
-  const char* file = variable("TESSERA_CONFIG");
+  const char* file = plugin::env_value("TESSERA_CONFIG");
   if (file == nullptr) return Config{};
   try {
     return from_file(file);
@@ -127,11 +123,11 @@ Config Config::from_environment() {
 }
 
 Config with_environment(Config config) {
-  if (const char* level = variable("TESSERA_LOG_LEVEL")) config.log_level = level;
+  if (const char* level = plugin::env_value("TESSERA_LOG_LEVEL")) config.log_level = level;
   // Set but empty is malformed here, as the rank pool reads it (dispatch/thread_pool.cpp).
   if (const char* threads = std::getenv("TESSERA_THREADS")) config.threads = dispatch::threads_variable(threads);
-  if (const char* rules = variable("TESSERA_COLL")) config.collective_algorithms = rules;
-  if (const char* trace = variable("TESSERA_TRACE")) config.trace_file = trace;
+  if (const char* rules = plugin::env_value("TESSERA_COLL")) config.collective_algorithms = rules;
+  if (const char* trace = plugin::env_value("TESSERA_TRACE")) config.trace_file = trace;
   return config;
 }
 

@@ -12,6 +12,7 @@
 #include "comm/selection.hpp"
 #include "dispatch/thread_pool.hpp"
 #include "log/log.hpp"
+#include "plugin/environment.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/observe.hpp"
@@ -52,7 +53,7 @@ namespace {
 
 // Where a key's value came from, for messages: the variable (if any) when it is set, else the file.
 std::string origin(const Config& config, const char* variable, const char* key) {
-  if (const char* value = variable != nullptr ? std::getenv(variable) : nullptr; value != nullptr && value[0] != '\0')
+  if (const char* value = variable != nullptr ? plugin::env_value(variable) : nullptr)
     return fmt::format("{}='{}'", variable, value);
   return fmt::format("{}: {}", config.source.empty() ? "configuration" : config.source.string(), key);
 }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "log/log.hpp"
+#include "plugin/environment.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 
@@ -75,12 +76,8 @@ bool rules_initialised = false;
 // not loaded is an error; a default one falls back.
 bool rules_explicit = false;
 
-// TESSERA_COLL's rules, or nullptr when it is unset or empty (an empty value overrides nothing, as
-// for every variable configure() reads: api/config.cpp).
-const char* rules_variable() {
-  const char* value = std::getenv("TESSERA_COLL");
-  return value != nullptr && value[0] != '\0' ? value : nullptr;
-}
+// TESSERA_COLL's rules, or nullptr when it is unset or empty, as configure() reads it.
+const char* rules_variable() { return plugin::env_value("TESSERA_COLL"); }
 
 // Lazily: TESSERA_COLL, else the defaults. Called with rules_mutex held.
 std::vector<SelectionRule>& active_rules() {

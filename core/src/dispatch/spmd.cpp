@@ -129,11 +129,7 @@ void throw_ranks_disagree(const char* op, const std::string& values) {
 void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, const std::function<void(size_t)>& task) {
   std::vector<std::exception_ptr> failures(ranks.size());
   const bool traced = observe::wants_rank_ops();
-  // Rank tasks run in the issuing thread's world, also on pool threads (their trace slices, and
-  // anything else that asks for the world, must not land in a pool thread's own default world).
-  world::WorldState* const issuer = &world::current();
   auto guarded = [&](size_t i) {
-    const world::Bound in_issuers_world(issuer);
     RankTaskScope scope;
     const auto begin = traced ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     try {
@@ -151,7 +147,13 @@ void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, cons
                                                                                         : nullptr;
   if (pool && pool->size() > 1) {
     SingleThreadedKernels one_thread_per_kernel;
-    pool->parallel_for(ranks.size(), guarded);
+    // Rank tasks run in the issuing thread's world on pool threads too (their trace slices, and
+    // anything else that asks for the world, must not land in a pool thread's own default world).
+    world::WorldState* const issuer = &world::current();
+    pool->parallel_for(ranks.size(), [&](size_t i) {
+      const world::Bound in_issuers_world(issuer);
+      guarded(i);
+    });
   } else {
     for (size_t i = 0; i < ranks.size(); ++i) guarded(i);
   }

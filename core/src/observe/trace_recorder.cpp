@@ -43,12 +43,12 @@ bool program_trace_active() { return program_trace().active.load(std::memory_ord
 // Calls f(recorder) for every recorder that sees what the calling thread issues, with its source.
 template <class F>
 void each_recorder(F&& f) {
+  Listeners& listeners = world::current().listeners();
   if (program_trace_active()) {
     ProgramTrace& program = program_trace();
     std::lock_guard lock(program.mutex);
-    if (program.recorder) f(*program.recorder, world::current().listeners().id);
+    if (program.recorder) f(*program.recorder, listeners.id);
   }
-  Listeners& listeners = world::current().listeners();
   if (listeners.live_recorders.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard lock(listeners.mutex);
   for (TraceRecorder* recorder : listeners.recorders) f(*recorder, listeners.id);

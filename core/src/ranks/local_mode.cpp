@@ -90,6 +90,9 @@ SymInt current_rank() {
   return SymInt(LocalInt(RankMap<int64_t>(std::move(ranks))));
 }
 
+// Here rather than with the other world queries (world/world_api.cpp): it reads the mode, a layer up.
+SymInt get_rank() { return current_rank(); }
+
 Tensor rank_map(const std::function<Tensor(int rank)>& f) {
   LocalMode* mode = active_local_mode();
   if (mode == nullptr) return f(static_cast<int>(current_rank().as_int()));

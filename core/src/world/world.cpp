@@ -77,11 +77,7 @@ std::shared_ptr<WorldState> make_world(int size, std::shared_ptr<observe::Listen
   return std::make_shared<WorldState>(size, std::move(listeners));
 }
 
-std::shared_ptr<WorldState> current_shared() {
-  if (!bound.empty()) return bound.back()->shared_from_this();
-  if (!default_world) default_world = make_world(0);
-  return default_world;
-}
+std::shared_ptr<WorldState> current_shared() { return current().shared_from_this(); }
 
 WorldState& current() {
   if (!bound.empty()) return *bound.back();

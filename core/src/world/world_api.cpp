@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include "tessera/errors.hpp"
-#include "tessera/local.hpp"
 #include "tessera/world.hpp"
 #include "world/world.hpp"
 
@@ -27,8 +26,6 @@ int World::size() const { return state_->sized() ? state_->size() : 1; }
 RankSet World::ranks() const { return RankSet::range(size()); }
 
 World current_world() { return World(world::current_shared()); }
-
-SymInt get_rank() { return current_rank(); }
 
 int get_world_size() { return current_world().size(); }
 
