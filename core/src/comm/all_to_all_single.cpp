@@ -63,6 +63,7 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
   if (input.ranks() != output.ranks())
     throw Error(fmt::format("all_to_all_single: input ranks {} and output ranks {} differ", input.ranks().to_string(),
                             output.ranks().to_string()));
+  const int world_size = comm::world_of(input);  // once, and before any buffer is built
   for (const std::vector<int>& members : comm::covered_fibres(op, input.ranks(), group)) {
     const size_t p = members.size();
     std::vector<std::vector<int64_t>> send(p), expect(p);
@@ -101,7 +102,8 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
         buffers.push_back(buffer);
       }
     }
-    const std::vector<Tensor> results = comm::run_collective(comm::world_of(input), TESSERA_COLL_ALL_TO_ALL, members, buffers, widest);
+    const std::vector<Tensor> results =
+        comm::run_collective(world_size, TESSERA_COLL_ALL_TO_ALL, members, buffers, widest);
     for (size_t j = 0; j < p; ++j) {
       Tensor out = output.shard(members[j]);
       Tensor flat_out = out.reshape({-1});

@@ -12,7 +12,7 @@
 namespace tessera {
 namespace {
 
-using Range = std::pair<int64_t, int64_t>;  // first, last (inclusive); empty when last < first
+using Range = std::pair<int64_t, int64_t>;  // first, last (inclusive)
 
 std::string range_text(const char* what, const Range& r) {
   return r.first == r.second ? fmt::format("{} {}", what, r.first) : fmt::format("{} {}-{}", what, r.first, r.second);
@@ -37,13 +37,12 @@ std::string visualize_sharding(const DTensor& tensor) {
            dtensor::held(tensor.shape()[static_cast<size_t>(dim)], dim, tensor.placements(), mesh.shape(), coord,
                          tensor.placements().size()))
         if (s.length > 0) result.emplace_back(s.offset, s.offset + s.length - 1);
-      if (result.empty()) result.emplace_back(0, -1);
-      return result;
+      return result;  // empty when the shard holds nothing of this dim
     };
     const std::vector<Range> row_ranges = ranges(0);
     const std::vector<Range> col_ranges = two_d ? ranges(1) : std::vector<Range>{{0, 0}};
     // A rank with an empty shard holds no block: it is listed after the grid, not as a row.
-    if (row_ranges.front().second < row_ranges.front().first || col_ranges.front().second < col_ranges.front().first) {
+    if (row_ranges.empty() || col_ranges.empty()) {
       empty_ranks.insert(rank);
       continue;
     }

@@ -98,19 +98,11 @@ const std::string& current_op() { return label_op; }
 }  // namespace observe
 
 CommCounter::CommCounter() : state_(new State{world::current().shared_listeners(), {}, {}}) {
-  observe::Listeners& listeners = *state_->listeners;
-  std::lock_guard lock(listeners.mutex);
-  listeners.counters.insert(state_);
-  ++listeners.live_counters;
+  state_->listeners->add(state_);
 }
 
 CommCounter::~CommCounter() {
-  {
-    observe::Listeners& listeners = *state_->listeners;
-    std::lock_guard lock(listeners.mutex);
-    listeners.counters.erase(state_);
-    --listeners.live_counters;
-  }
+  state_->listeners->remove(state_);
   delete state_;
 }
 

@@ -19,9 +19,26 @@ struct Listeners {
   std::mutex mutex;   // guards the sets and every counter's state
   std::set<CommCounter::State*> counters;
   std::set<TraceRecorder*> recorders;
-  // Read without the lock on every op, so that nobody listening costs two loads.
+  // Read without the lock on every op, so that nobody listening costs two loads. Each equals its
+  // set's size: only add and remove change them.
   std::atomic<int> live_counters{0};
   std::atomic<int> live_recorders{0};
+
+  void add(CommCounter::State* counter) { change(counters, live_counters, counter, true); }
+  void remove(CommCounter::State* counter) { change(counters, live_counters, counter, false); }
+  void add(TraceRecorder* recorder) { change(recorders, live_recorders, recorder, true); }
+  void remove(TraceRecorder* recorder) { change(recorders, live_recorders, recorder, false); }
+
+ private:
+  template <class T>
+  void change(std::set<T*>& set, std::atomic<int>& live, T* listener, bool adding) {
+    std::lock_guard lock(mutex);
+    if (adding)
+      set.insert(listener);
+    else
+      set.erase(listener);
+    live.store(static_cast<int>(set.size()));
+  }
 };
 
 }  // namespace tessera::observe

@@ -192,21 +192,13 @@ struct TraceScope::State {
 
 TraceScope::TraceScope(const std::string& path)
     : state_(new State{world::current().shared_listeners(), observe::TraceRecorder(path)}) {
-  observe::Listeners& listeners = *state_->listeners;
-  std::lock_guard lock(listeners.mutex);
-  listeners.recorders.insert(&state_->recorder);
-  ++listeners.live_recorders;
+  state_->listeners->add(&state_->recorder);
 }
 
 void TraceScope::close() {
   if (state_->closed) return;
   state_->closed = true;
-  {
-    observe::Listeners& listeners = *state_->listeners;
-    std::lock_guard lock(listeners.mutex);
-    listeners.recorders.erase(&state_->recorder);
-    --listeners.live_recorders;
-  }
+  state_->listeners->remove(&state_->recorder);
   state_->recorder.write();
 }
 

@@ -215,11 +215,9 @@ std::shared_ptr<const dispatch::Backend> Registry::backend_locked(const std::str
     // Backends are loaded when first asked for, so those available include the ones on the path.
     std::set<std::string> available;
     for (const auto& [known_name, unused] : backends_) available.insert(known_name);
-    const std::string prefix = "libtessera-backend-";
-    for (const fs::path& file : plugin_files(search_path_locked(), prefix)) {
-      const std::string file_name = file.filename().string();
-      available.insert(file_name.substr(prefix.size(), file_name.size() - prefix.size() - 3));  // less ".so"
-    }
+    const std::string prefix = "libtessera-backend-";  // plugin_file_name("backend-<name>"), less ".so"
+    for (const fs::path& file : plugin_files(search_path_locked(), prefix))
+      available.insert(file.stem().string().substr(prefix.size()));
     throw Error(fmt::format("no backend named '{}' (available backends: {}); loading plugin 'backend-{}' failed: {}",
                             name, available.empty() ? "none" : fmt::format("{}", fmt::join(available, ", ")), name,
                             e.what()));
