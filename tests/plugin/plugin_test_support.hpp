@@ -60,6 +60,12 @@ std::string error_of(Body&& body) {
 }
 
 // The host keeps working: the CPU backend still computes.
+// Whether a transport of that name is loaded (transport-mpi may be, beside the library).
+inline bool has_transport(const std::string& name) {
+  const std::vector<std::string> names = tessera::transport_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
 inline void check_cpu_still_works() {
   CHECK((tessera::ones({2}) + 1).to_vector<float>() == std::vector<float>{2.f, 2.f});
 }

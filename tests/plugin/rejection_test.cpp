@@ -1,5 +1,6 @@
 // Broken plugins: each is rejected with a PluginError naming the file and the reason, probing it
 // gives the same reason, nothing of it gets registered, and the host keeps computing afterwards.
+#include <algorithm>
 #include <cstddef>
 #include <string>
 
@@ -129,7 +130,7 @@ TEST_CASE("loading by an unknown name names the search path") {
 TEST_CASE("a transport with a NULL wait is rejected") {
   check_rejected(test_plugin("bad-transport-null-wait"),
                  {"transport 'bad-transport-null-wait'", "required function 'wait' is NULL"});
-  CHECK(tessera::transport_names().empty());
+  CHECK(!has_transport("bad-transport-null-wait"));
 }
 
 TEST_CASE("a transport table smaller than SDK 1.1's is rejected") {
@@ -138,7 +139,7 @@ TEST_CASE("a transport table smaller than SDK 1.1's is rejected") {
   check_rejected(test_plugin("bad-transport-small"),
                  {"transport 'bad-transport-small'", "tessera_transport struct is 72 bytes, the host needs at least 88",
                   "field 'free_request'"});
-  CHECK(tessera::transport_names().empty());
+  CHECK(!has_transport("bad-transport-small"));
 }
 
 TEST_CASE("a component of unknown kind 5 from a plugin built for the host's SDK is rejected") {

@@ -10,15 +10,6 @@
 
 using namespace plugin_test;
 
-namespace {
-
-bool has_transport(const std::string& name) {
-  const std::vector<std::string> names = tessera::transport_names();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-}  // namespace
-
 TEST_CASE("the host is SDK 1.1") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
   CHECK(TESSERA_SDK_VERSION_MINOR == 1);
@@ -50,14 +41,14 @@ TEST_CASE("a valid SDK 1.1 transport is registered by name and removed on unload
   REQUIRE(info.components.size() == 1);
   CHECK(info.components[0].kind == "transport");
   CHECK(info.components[0].name == "transport-testnet");
-  CHECK(tessera::transport_names() == std::vector<std::string>{"transport-testnet"});
+  CHECK(has_transport("transport-testnet"));
 
   // A second plugin offering the same transport name is rejected and the first stays.
   const std::filesystem::path duplicate = test_plugin("bad-duplicate-transport");
   const std::string message = load_error(duplicate);
   CHECK(contains(message, duplicate.string()));
   CHECK(contains(message, "transport 'transport-testnet' is already provided by " + info.file.string()));
-  CHECK(tessera::transport_names() == std::vector<std::string>{"transport-testnet"});
+  CHECK(has_transport("transport-testnet"));
   tessera::unload_plugin("transport-testnet");
   CHECK_FALSE(has_transport("transport-testnet"));
   check_cpu_still_works();
@@ -73,8 +64,8 @@ TEST_CASE("a plugin built for a newer SDK minor loads: larger tables are read up
   CHECK(info.components[0].name == "transport-future");
   CHECK(info.components[1].kind == "unknown");
   CHECK(info.components[1].name == "future-thing");
-  CHECK(tessera::transport_names() == std::vector<std::string>{"transport-future"});
+  CHECK(has_transport("transport-future"));
   tessera::unload_plugin("transport-future");
-  CHECK(tessera::transport_names().empty());
+  CHECK_FALSE(has_transport("transport-future"));
   check_cpu_still_works();
 }

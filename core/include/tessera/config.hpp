@@ -15,6 +15,12 @@
 //   preset = "nodes:4"               # fully_connected, ring, torus:RxC, nodes:K (see topology.hpp)
 //   [trace]
 //   file = "trace.json"              # Chrome/Perfetto trace, written at exit (see observe.hpp)
+//   [world]                          # read by ts::init_world() (tessera/world.hpp, SPEC §11)
+//   transport = "auto"               # auto (mpi when launched by mpirun), local, or a transport name
+//   ranks_per_process = 1            # ranks each process hosts; world size = processes x this
+//   timeout = "60s"                  # longest wait for a peer: "250ms", "60s", "2m"
+//   check_collectives = true         # compare collective fingerprints across processes (default:
+//                                    # on in debug builds and under TESSERA_DEBUG=1)
 //
 // Precedence, for every key: environment variable > configuration (file or code) > built-in default.
 //   TESSERA_PLUGIN_PATH  directories searched before [plugins] search_path
@@ -22,11 +28,17 @@
 //   TESSERA_THREADS      [execution] threads
 //   TESSERA_COLL         [collectives] algorithms
 //   TESSERA_TRACE        [trace] file
+//   TESSERA_TRANSPORT    [world] transport
+//   TESSERA_RANKS_PER_PROCESS  [world] ranks_per_process
+//   TESSERA_TIMEOUT      [world] timeout
+//   TESSERA_DEBUG        1: [world] check_collectives = true; 0: false
 // TESSERA_CONFIG names a file applied, with the variables above over it, when the library is first
 // used; ts::configure applies a configuration the same way later.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +53,10 @@ struct Config {
   std::string collective_algorithms;  // empty: the built-in defaults
   std::string topology;               // empty: fully connected
   std::filesystem::path trace_file;   // empty: no trace
+  std::string world_transport = "auto";
+  int ranks_per_process = 1;
+  int64_t world_timeout_ms = 60000;
+  std::optional<bool> check_collectives;  // unset: on in debug builds, off otherwise
   std::filesystem::path source;  // the file it was read from, if any
 
   // Parses a TOML file; errors (ConfigError) name the file, line and key.
@@ -66,6 +82,10 @@ void configure(const Config& config);
 // Applies Config::from_environment() as configure does, once per process. The first use of the
 // library does it; call it to get a bad TESSERA_CONFIG reported at a point of your choosing.
 void configure_from_environment();
+
+// Parses a duration as [world] timeout and TESSERA_TIMEOUT take it ("250ms", "60s", "2m"; a bare
+// number is seconds) into milliseconds > 0; throws ConfigError naming `where` and the text.
+int64_t parse_timeout(const std::string& text, const std::string& where);
 
 // The number of threads that run the ranks of one op in parallel (0 = one per hardware thread;
 // TESSERA_THREADS, when set, wins). Results are bitwise the same for every count.

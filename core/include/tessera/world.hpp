@@ -30,9 +30,11 @@ class World {
 
   int size() const;
   RankSet ranks() const;  // the ranks this process hosts: all of them in a simulated world
-  int process_index() const { return 0; }
-  int num_processes() const { return 1; }
-  std::string transport() const { return "local"; }  // "local" (simulated) or, later, "mpi"
+  int process_index() const;
+  int num_processes() const;
+  std::string transport() const;  // "local" (simulated) or the transport's name ("mpi")
+  int ranks_per_process() const;  // the world's size in a simulated world
+  int process_of(int rank) const;  // the process hosting `rank`; throws Error outside 0..size-1
 
   bool operator==(const World& other) const { return state_ == other.state_; }
 
@@ -46,6 +48,12 @@ class World {
 
 // The calling thread's world (see above).
 World current_world();
+
+// The world of this process as configuration and launcher make it (SPEC §11): under an MPI launcher
+// (or [world] transport = "mpi"), a world of processes x ranks_per_process ranks over the transport;
+// otherwise a simulated world of ranks_per_process ranks. Idempotent: every call returns the same
+// world, which lives until the process exits (its transport is finalised then).
+World init_world();
 // PyTorch: dist.get_rank() -- inside a mode a local int {r: r} over its ranks; outside, 0.
 SymInt get_rank();
 // PyTorch: dist.get_world_size() -- the calling thread's world's size.

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <set>
 #include <toml++/toml.h>
@@ -15,6 +17,8 @@
 namespace tessera {
 namespace fs = std::filesystem;
 namespace {
+
+constexpr int kMaxRanksPerProcess = 1 << 16;
 
 [[noreturn]] void fail(const fs::path& file, const toml::source_region& where, const std::string& key,
                        const std::string& what) {
@@ -62,10 +66,33 @@ std::vector<std::string> string_list(const fs::path& file, const toml::table& ta
   return values;
 }
 
+void parse_world(const fs::path& file, const toml::table& world, Config& config) {
+  check_keys(file, world, "world.", {"transport", "ranks_per_process", "timeout", "check_collectives"});
+  config.world_transport = string_value(file, world, "world.", "transport", config.world_transport);
+  if (config.world_transport.empty()) fail(file, world.source(), "world.transport", "expected auto, local or a transport name, got an empty string");
+  if (const toml::node* node = world.get("ranks_per_process")) {
+    if (!node->is_integer() || node->as_integer()->get() < 1 || node->as_integer()->get() > kMaxRanksPerProcess)
+      fail(file, node->source(), "world.ranks_per_process", fmt::format("expected an integer 1..{}", kMaxRanksPerProcess));
+    config.ranks_per_process = static_cast<int>(node->as_integer()->get());
+  }
+  if (const toml::node* node = world.get("timeout")) {
+    if (!node->is_string()) fail(file, node->source(), "world.timeout", "expected a duration string such as \"60s\"");
+    try {
+      config.world_timeout_ms = parse_timeout(node->as_string()->get(), "world.timeout");
+    } catch (const ConfigError& e) {
+      fail(file, node->source(), "world.timeout", e.what());
+    }
+  }
+  if (const toml::node* node = world.get("check_collectives")) {
+    if (!node->is_boolean()) fail(file, node->source(), "world.check_collectives", "expected true or false");
+    config.check_collectives = node->as_boolean()->get();
+  }
+}
+
 Config parse(const toml::table& root, const fs::path& file) {
   Config config;
   config.source = file;
-  check_keys(file, root, "", {"plugins", "backend", "log", "execution", "collectives", "topology", "trace"});
+  check_keys(file, root, "", {"plugins", "backend", "log", "execution", "collectives", "topology", "trace", "world"});
   const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
   if (const toml::table* plugins = section(file, root, "plugins")) {
     check_keys(file, *plugins, "plugins.", {"search_path", "load"});
@@ -106,9 +133,9 @@ Config parse(const toml::table& root, const fs::path& file) {
     const std::string path = string_value(file, *trace, "trace.", "file", "");
     if (!path.empty()) config.trace_file = fs::path(path).is_absolute() ? fs::path(path) : base / path;
   }
+  if (const toml::table* world = section(file, root, "world")) parse_world(file, *world, config);
   return config;
 }
-
 
 }  // namespace
 
@@ -128,7 +155,40 @@ Config with_environment(Config config) {
   if (const char* threads = std::getenv("TESSERA_THREADS")) config.threads = dispatch::threads_variable(threads);
   if (const char* rules = plugin::env_value("TESSERA_COLL")) config.collective_algorithms = rules;
   if (const char* trace = plugin::env_value("TESSERA_TRACE")) config.trace_file = trace;
+  if (const char* transport = plugin::env_value("TESSERA_TRANSPORT")) config.world_transport = transport;
+  if (const char* k = plugin::env_value("TESSERA_RANKS_PER_PROCESS")) {
+    char* end = nullptr;
+    errno = 0;
+    const long value = std::strtol(k, &end, 10);
+    if (errno != 0 || *end != '\0' || value < 1 || value > kMaxRanksPerProcess)
+      throw ConfigError(fmt::format("TESSERA_RANKS_PER_PROCESS='{}': expected an integer 1..{}", k, kMaxRanksPerProcess));
+    config.ranks_per_process = static_cast<int>(value);
+  }
+  if (const char* timeout = plugin::env_value("TESSERA_TIMEOUT"))
+    config.world_timeout_ms = parse_timeout(timeout, "TESSERA_TIMEOUT");
+  if (const char* debug = plugin::env_value("TESSERA_DEBUG")) {
+    const std::string value = debug;
+    if (value != "0" && value != "1")
+      throw ConfigError(fmt::format("TESSERA_DEBUG='{}': expected 1 (check collectives across processes) or 0", value));
+    config.check_collectives = value == "1";
+  }
   return config;
+}
+
+int64_t parse_timeout(const std::string& text, const std::string& where) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])) != 0) ++digits;
+  const std::string unit = text.substr(digits);
+  const int64_t scale = unit == "ms" ? 1 : unit.empty() || unit == "s" ? 1000 : unit == "m" ? 60000 : 0;
+  // 10 days is far past any sensible wait and keeps the product in range.
+  constexpr int64_t kLongestMs = int64_t{10} * 24 * 3600 * 1000;
+  const std::string number = text.substr(0, digits);
+  const int64_t value = digits == 0 || digits > 12 ? 0 : std::stoll(number) * (scale == 0 ? 0 : scale);
+  if (scale == 0 || value <= 0 || value > kLongestMs)
+    throw ConfigError(fmt::format("{}: '{}' is not a timeout; expected a positive duration up to 10 days such as "
+                                  "\"250ms\", \"60s\" or \"2m\"",
+                                  where, text));
+  return value;
 }
 
 Config Config::from_file(const fs::path& file) {

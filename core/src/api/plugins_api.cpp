@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "api/world_config.hpp"
 #include "comm/selection.hpp"
 #include "dispatch/thread_pool.hpp"
 #include "log/log.hpp"
@@ -102,6 +103,7 @@ void configure(const Config& requested) {
   if (!config.collective_algorithms.empty())
     applying(origin(config, "TESSERA_COLL", "[collectives] algorithms"),
              [&] { comm::set_rules(config.collective_algorithms); });
+  applying(origin(config, "TESSERA_TRANSPORT", "[world]"), [&] { api::set_world_config(config); });
   if (!config.trace_file.empty()) {
     if (tracing()) {
       observe::logger().info("a trace is already being recorded; {} is not started",

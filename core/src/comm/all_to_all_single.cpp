@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "comm/fibres.hpp"
+#include "comm/call.hpp"
 #include "comm/mailbox.hpp"
 #include "comm/run_collective.hpp"
 #include "observe/comm_events.hpp"
@@ -14,6 +14,7 @@
 #include "tessera/factories.hpp"
 #include "tessera/local.hpp"
 #include "tessera/ops.hpp"
+#include "world/world.hpp"
 
 namespace tessera::dist {
 namespace {
@@ -50,6 +51,30 @@ int64_t row_size(const Tensor& shard) {
                                                      : shard.numel() / shard.size(0));
 }
 
+// In a world spread over processes, each process knows only its hosted members' splits; the
+// padding needs every member's, so the send splits are all-gathered first (an extra collective
+// that a simulated world does not need).
+void learn_remote_splits(const comm::CallContext& context, const std::vector<int>& members,
+                         std::vector<std::vector<int64_t>>& send) {
+  const size_t p = members.size();
+  std::vector<Tensor> mine;
+  DisabledLocalMode plain;
+  for (size_t i = 0; i < p; ++i) {
+    if (send[i].empty()) {
+      mine.emplace_back();
+      continue;
+    }
+    Tensor row = empty({static_cast<int64_t>(p)}, TensorOptions(kInt64));
+    for (size_t j = 0; j < p; ++j) row.narrow(0, static_cast<int64_t>(j), 1).fill_(send[i][j]);
+    mine.push_back(row);
+  }
+  const std::vector<Tensor> all =
+      comm::run_collective(context, TESSERA_COLL_ALL_GATHER, members, mine, static_cast<int64_t>(p));
+  const Tensor& known = *std::find_if(all.begin(), all.end(), [](const Tensor& t) { return t.defined(); });
+  const std::vector<int64_t> values = known.to_vector<int64_t>();
+  for (size_t i = 0; i < p; ++i) send[i].assign(values.begin() + static_cast<ptrdiff_t>(i * p), values.begin() + static_cast<ptrdiff_t>((i + 1) * p));
+}
+
 }  // namespace
 
 void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<SymInt>& output_splits,
@@ -63,12 +88,16 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
   if (input.ranks() != output.ranks())
     throw Error(fmt::format("all_to_all_single: input ranks {} and output ranks {} differ", input.ranks().to_string(),
                             output.ranks().to_string()));
-  const int world_size = comm::world_of(input);  // once, and before any buffer is built
-  for (const std::vector<int>& members : comm::covered_fibres(op, input.ranks(), group)) {
+  const comm::Call covered = comm::begin_call(op, input, group, comm::Fingerprint{"any", -1, -1});
+  for (const std::vector<int>& members : covered.fibres) {
     const size_t p = members.size();
     std::vector<std::vector<int64_t>> send(p), expect(p);
-    const int64_t row = row_size(input.shard(members[0]));
+    const auto hosted = [&](size_t i) { return world::current().hosts(members[i]); };
+    size_t first = 0;
+    while (!hosted(first)) ++first;
+    const int64_t row = row_size(input.shard(members[first]));
     for (size_t i = 0; i < p; ++i) {
+      if (!hosted(i)) continue;
       const Tensor in = input.shard(members[i]);
       const Tensor out = output.shard(members[i]);
       if (row_size(in) != row || row_size(out) != row)
@@ -77,10 +106,11 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
       send[i] = splits_on("input", input_splits, members[i], in.dim() == 0 ? 1 : in.size(0), p);
       expect[i] = splits_on("output", output_splits, members[i], out.dim() == 0 ? 1 : out.size(0), p);
     }
+    if (world::current().distributed()) learn_remote_splits(covered.context, members, send);
     int64_t widest = 0;
     for (size_t i = 0; i < p; ++i)
       for (size_t j = 0; j < p; ++j) {
-        if (send[i][j] != expect[j][i])
+        if (hosted(j) && send[i][j] != expect[j][i])
           throw Error(fmt::format("all_to_all_single: rank {} sends {} rows to rank {}, but rank {} expects {} rows "
                                   "from rank {}",
                                   members[i], send[i][j], members[j], members[j], expect[j][i], members[i]));
@@ -91,6 +121,10 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
     {
       DisabledLocalMode plain;
       for (size_t i = 0; i < p; ++i) {
+        if (!hosted(i)) {
+          buffers.emplace_back();
+          continue;
+        }
         const Tensor flat_in = input.shard(members[i]).contiguous().reshape({-1});
         Tensor buffer = zeros({static_cast<int64_t>(p) * widest}, TensorOptions(input.dtype()).backend(input.backend()));
         int64_t offset = 0;
@@ -103,8 +137,9 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
       }
     }
     const std::vector<Tensor> results =
-        comm::run_collective(world_size, TESSERA_COLL_ALL_TO_ALL, members, buffers, widest);
+        comm::run_collective(covered.context, TESSERA_COLL_ALL_TO_ALL, members, buffers, widest);
     for (size_t j = 0; j < p; ++j) {
+      if (!hosted(j)) continue;
       Tensor out = output.shard(members[j]);
       Tensor flat_out = out.reshape({-1});
       const bool is_view = flat_out.is_contiguous() && out.is_contiguous();

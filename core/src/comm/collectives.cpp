@@ -2,7 +2,7 @@
 // out as the collective's input buffer, run the schedule, write the outputs back in place.
 #include <fmt/format.h>
 
-#include "comm/fibres.hpp"
+#include "comm/call.hpp"
 #include "comm/mailbox.hpp"
 #include "comm/run_collective.hpp"
 #include "observe/comm_events.hpp"
@@ -12,6 +12,7 @@
 #include "tessera/factories.hpp"
 #include "tessera/local.hpp"
 #include "tessera/ops.hpp"
+#include "world/world.hpp"
 
 namespace tessera {
 
@@ -76,14 +77,34 @@ void require_root(const char* op, int root, size_t group_size) {
     throw Error(fmt::format("{}: root {} is not a group rank; expected 0..{}", op, root, group_size - 1));
 }
 
-// Every member's shard of `t` must have the same shape (the collective moves equal blocks).
-Shape common_shape(const char* op, const Tensor& t, const Fibre& members, const char* what) {
-  const Shape& first = t.shard(members.front()).sizes();
+// Whether this process hosts global rank m (every rank, in a simulated world).
+bool here(int m) { return world::current().hosts(m); }
+
+// The first member this process hosts (every fibre of a call has one).
+int first_hosted(const Fibre& members) {
   for (int m : members)
-    if (t.shard(m).sizes() != first)
+    if (here(m)) return m;
+  throw Error("collective: no member of the fibre is hosted here (internal error)");
+}
+
+// Every member's shard of `t` must have the same shape (the collective moves equal blocks). Shards
+// hosted elsewhere are checked there; the fingerprints compare the processes' shapes.
+Shape common_shape(const char* op, const Tensor& t, const Fibre& members, const char* what) {
+  const int first_rank = first_hosted(members);
+  const Shape& first = t.shard(first_rank).sizes();
+  for (int m : members)
+    if (here(m) && t.shard(m).sizes() != first)
       throw Error(fmt::format("{}: {} has shape {} on rank {} but {} on rank {}; every member needs the same shape", op,
-                              what, shape_text(first), members.front(), shape_text(t.shard(m).sizes()), m));
+                              what, shape_text(first), first_rank, shape_text(t.shard(m).sizes()), m));
   return first;
+}
+
+// Each member's input buffer: made from its shard when hosted here, undefined otherwise.
+template <class Make>
+std::vector<Tensor> member_inputs(const Fibre& members, Make&& make) {
+  std::vector<Tensor> inputs;
+  for (int m : members) inputs.push_back(here(m) ? make(m) : Tensor());
+  return inputs;
 }
 
 void require_list(const char* op, const std::vector<Tensor>& list, size_t group_size, const RankSet& ranks,
@@ -104,116 +125,116 @@ void write_back(Tensor shard, const Tensor& block) {
   if (!detail::exchange_storage(shard, block)) shard.copy_(block.reshape(shard.sizes()));
 }
 
-// What one API call runs on: the fibres it covers, and the world its topology spans (every rank of
-// its tensor).
-struct Fibres {
-  std::vector<Fibre> fibres;
-  int world;
-};
-
-Fibres fibres_for(const char* op, const Tensor& t, const ProcessGroup& group) {
+// What one API call runs on (comm/call.hpp): checked, covered and (across processes) agreed.
+comm::Call fibres_for(const char* op, const Tensor& t, const ProcessGroup& group, comm::Fingerprint fingerprint = {}) {
   enter(op);
   require_local(op, t, "the tensor");
-  return {comm::covered_fibres(op, t.ranks(), group), comm::world_of(t)};
+  // Fibres of one group may legitimately differ in shape (a DTensor sharded unevenly along another
+  // mesh dim), so only a single fibre's shape is part of what every process must agree on; a shape
+  // mismatch inside a fibre still fails, as a message of the wrong length.
+  if (fingerprint.shape.empty())
+    fingerprint.shape = group.is_default() || group.fibres().size() == 1 ? comm::shape_of(t) : "per fibre";
+  return comm::begin_call(op, t, group, fingerprint);
 }
+
+comm::Fingerprint reducing(const ReduceOp& op, int root = -1) {
+  return {{}, static_cast<int32_t>(op.kind()), root};
+}
+comm::Fingerprint rooted(int root) { return {{}, -1, root}; }
 
 }  // namespace
 
 void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  const Fibres covered = fibres_for("all_reduce", tensor, group);
-  const int world = covered.world;
+  const comm::Call covered = fibres_for("all_reduce", tensor, group, reducing(op));
   for (const Fibre& members : covered.fibres) {
-    common_shape("all_reduce", tensor, members, "the tensor");
+    const Shape shape = common_shape("all_reduce", tensor, members, "the tensor");
     const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
-    std::vector<Tensor> inputs;
-    for (int m : members) inputs.push_back(flat(before_reduce(tensor.shard(m), op)));
-    const std::vector<Tensor> outputs = comm::run_collective(world, TESSERA_COLL_ALL_REDUCE, members, inputs, inputs[0].numel(), sop);
+    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(before_reduce(tensor.shard(m), op)); });
+    const std::vector<Tensor> outputs =
+        comm::run_collective(covered.context, TESSERA_COLL_ALL_REDUCE, members, inputs, shape_numel(shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
-      write_back(tensor.shard(members[i]), after_reduce(outputs[i], op, static_cast<int>(members.size())));
+      if (here(members[i]))
+        write_back(tensor.shard(members[i]), after_reduce(outputs[i], op, static_cast<int>(members.size())));
   }
 }
 
 void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  const Fibres covered = fibres_for("broadcast", tensor, group);
-  const int world = covered.world;
+  const comm::Call covered = fibres_for("broadcast", tensor, group, rooted(src));
   for (const Fibre& members : covered.fibres) {
     require_root("broadcast", src, members.size());
-    common_shape("broadcast", tensor, members, "the tensor");
-    std::vector<Tensor> inputs;
-    for (int m : members) inputs.push_back(flat(tensor.shard(m)));
-    const std::vector<Tensor> outputs =
-        comm::run_collective(world, TESSERA_COLL_BROADCAST, members, inputs, inputs[0].numel(), TESSERA_REDUCE_SUM, src);
-    for (size_t i = 0; i < members.size(); ++i) write_back(tensor.shard(members[i]), outputs[i]);
+    const Shape shape = common_shape("broadcast", tensor, members, "the tensor");
+    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shard(m)); });
+    const std::vector<Tensor> outputs = comm::run_collective(covered.context, TESSERA_COLL_BROADCAST, members, inputs,
+                                                             shape_numel(shape), TESSERA_REDUCE_SUM, src);
+    for (size_t i = 0; i < members.size(); ++i)
+      if (here(members[i])) write_back(tensor.shard(members[i]), outputs[i]);
   }
 }
 
 void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  const Fibres covered = fibres_for("reduce", tensor, group);
-  const int world = covered.world;
+  const comm::Call covered = fibres_for("reduce", tensor, group, reducing(op, dst));
   for (const Fibre& members : covered.fibres) {
     require_root("reduce", dst, members.size());
-    common_shape("reduce", tensor, members, "the tensor");
+    const Shape shape = common_shape("reduce", tensor, members, "the tensor");
     const int32_t sop = schedule_op("reduce", op, tensor.dtype());
-    std::vector<Tensor> inputs;
-    for (int m : members) inputs.push_back(flat(before_reduce(tensor.shard(m), op)));
-    const std::vector<Tensor> outputs = comm::run_collective(world, TESSERA_COLL_REDUCE, members, inputs, inputs[0].numel(), sop, dst);
-    write_back(tensor.shard(members[static_cast<size_t>(dst)]),
-               after_reduce(outputs[static_cast<size_t>(dst)], op, static_cast<int>(members.size())));
+    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(before_reduce(tensor.shard(m), op)); });
+    const std::vector<Tensor> outputs =
+        comm::run_collective(covered.context, TESSERA_COLL_REDUCE, members, inputs, shape_numel(shape), sop, dst);
+    const int root = members[static_cast<size_t>(dst)];
+    if (here(root))
+      write_back(tensor.shard(root), after_reduce(outputs[static_cast<size_t>(dst)], op, static_cast<int>(members.size())));
   }
 }
 
 void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  const Fibres covered = fibres_for("all_gather", tensor, group);
-  const int world = covered.world;
+  const comm::Call covered = fibres_for("all_gather", tensor, group);
   for (const Fibre& members : covered.fibres) {
     require_list("all_gather", outputs, members.size(), tensor.ranks(), "the output list");
     const Shape shape = common_shape("all_gather", tensor, members, "the tensor");
-    std::vector<Tensor> inputs;
-    for (int m : members) inputs.push_back(flat(tensor.shard(m)));
-    const int64_t n = inputs[0].numel();
-    const std::vector<Tensor> gathered = comm::run_collective(world, TESSERA_COLL_ALL_GATHER, members, inputs, n);
+    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shard(m)); });
+    const int64_t n = shape_numel(shape);
+    const std::vector<Tensor> gathered = comm::run_collective(covered.context, TESSERA_COLL_ALL_GATHER, members, inputs, n);
     for (size_t j = 0; j < members.size(); ++j)
-      for (size_t i = 0; i < members.size(); ++i)
-        write_back(outputs[i].shard(members[j]), gathered[j].narrow(0, static_cast<int64_t>(i) * n, n));
+      if (here(members[j]))
+        for (size_t i = 0; i < members.size(); ++i)
+          write_back(outputs[i].shard(members[j]), gathered[j].narrow(0, static_cast<int64_t>(i) * n, n));
   }
 }
 
 void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  const Fibres covered = fibres_for("all_gather_into_tensor", input, group);
-  const int world = covered.world;
+  const comm::Call covered = fibres_for("all_gather_into_tensor", input, group);
   for (const Fibre& members : covered.fibres) {
     require_local("all_gather_into_tensor", output, "the output");
     const Shape shape = common_shape("all_gather_into_tensor", input, members, "the input");
     Shape expected = shape.empty() ? Shape{static_cast<int64_t>(members.size())} : shape;
     if (!shape.empty()) expected[0] *= static_cast<int64_t>(members.size());
-    std::vector<Tensor> inputs;
-    for (int m : members) {
+    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) {
       if (output.shard(m).sizes() != expected)
         throw Error(fmt::format("all_gather_into_tensor: the output on rank {} has shape {}, expected {} (the input's "
                                 "dim 0 times the group size {})",
                                 m, shape_text(output.shard(m).sizes()), shape_text(expected), members.size()));
-      inputs.push_back(flat(input.shard(m)));
-    }
-    const std::vector<Tensor> gathered = comm::run_collective(world, TESSERA_COLL_ALL_GATHER, members, inputs, inputs[0].numel());
-    for (size_t j = 0; j < members.size(); ++j) write_back(output.shard(members[j]), gathered[j]);
+      return flat(input.shard(m));
+    });
+    const std::vector<Tensor> gathered =
+        comm::run_collective(covered.context, TESSERA_COLL_ALL_GATHER, members, inputs, shape_numel(shape));
+    for (size_t j = 0; j < members.size(); ++j)
+      if (here(members[j])) write_back(output.shard(members[j]), gathered[j]);
   }
 }
 
 void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  const Fibres covered = fibres_for("reduce_scatter", output, group);
-  const int world = covered.world;
+  const comm::Call covered = fibres_for("reduce_scatter", output, group, reducing(op));
   for (const Fibre& members : covered.fibres) {
     require_list("reduce_scatter", inputs, members.size(), output.ranks(), "the input list");
     const Shape shape = common_shape("reduce_scatter", output, members, "the output");
     const int32_t sop = schedule_op("reduce_scatter", op, output.dtype());
-    std::vector<Tensor> buffers;
-    for (int m : members) {
+    const std::vector<Tensor> buffers = member_inputs(members, [&](int m) {
       std::vector<Tensor> blocks;
       for (size_t i = 0; i < members.size(); ++i) {
         if (inputs[i].shard(m).sizes() != shape)
@@ -221,19 +242,19 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
                                   shape_text(inputs[i].shard(m).sizes()), m, shape_text(shape)));
         blocks.push_back(flat(before_reduce(inputs[i].shard(m), op)));
       }
-      buffers.push_back(cat(blocks));
-    }
+      return cat(blocks);
+    });
     const std::vector<Tensor> results =
-        comm::run_collective(world, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(shape), sop);
+        comm::run_collective(covered.context, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
-      write_back(output.shard(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
+      if (here(members[i]))
+        write_back(output.shard(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
   }
 }
 
 void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  const Fibres covered = fibres_for("reduce_scatter_tensor", input, group);
-  const int world = covered.world;
+  const comm::Call covered = fibres_for("reduce_scatter_tensor", input, group, reducing(op));
   for (const Fibre& members : covered.fibres) {
     require_local("reduce_scatter_tensor", output, "the output");
     const Shape in_shape = common_shape("reduce_scatter_tensor", input, members, "the input");
@@ -242,26 +263,25 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, con
       throw Error(fmt::format("reduce_scatter_tensor: input shape {} must hold group size ({}) times the output shape {}",
                               shape_text(in_shape), members.size(), shape_text(out_shape)));
     const int32_t sop = schedule_op("reduce_scatter_tensor", op, input.dtype());
-    std::vector<Tensor> buffers;
-    for (int m : members) buffers.push_back(flat(before_reduce(input.shard(m), op)));
+    const std::vector<Tensor> buffers =
+        member_inputs(members, [&](int m) { return flat(before_reduce(input.shard(m), op)); });
     const std::vector<Tensor> results =
-        comm::run_collective(world, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(out_shape), sop);
+        comm::run_collective(covered.context, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(out_shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
-      write_back(output.shard(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
+      if (here(members[i]))
+        write_back(output.shard(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
   }
 }
 
 void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, const ProcessGroup& group) {
   const observe::CollectiveCall call;
   if (inputs.empty()) throw Error("all_to_all: the input list is empty");
-  const Fibres covered = fibres_for("all_to_all", inputs.front(), group);
-  const int world = covered.world;
+  const comm::Call covered = fibres_for("all_to_all", inputs.front(), group);
   for (const Fibre& members : covered.fibres) {
     require_list("all_to_all", inputs, members.size(), inputs.front().ranks(), "the input list");
     require_list("all_to_all", outputs, members.size(), inputs.front().ranks(), "the output list");
     const Shape shape = common_shape("all_to_all", inputs.front(), members, "input 0");
-    std::vector<Tensor> buffers;
-    for (int m : members) {
+    const std::vector<Tensor> buffers = member_inputs(members, [&](int m) {
       std::vector<Tensor> blocks;
       for (size_t j = 0; j < members.size(); ++j) {
         if (inputs[j].shard(m).sizes() != shape)
@@ -269,69 +289,73 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                                   shape_text(inputs[j].shard(m).sizes()), m, shape_text(shape)));
         blocks.push_back(flat(inputs[j].shard(m)));
       }
-      buffers.push_back(cat(blocks));
-    }
+      return cat(blocks);
+    });
     const int64_t n = shape_numel(shape);
-    const std::vector<Tensor> results = comm::run_collective(world, TESSERA_COLL_ALL_TO_ALL, members, buffers, n);
+    const std::vector<Tensor> results = comm::run_collective(covered.context, TESSERA_COLL_ALL_TO_ALL, members, buffers, n);
     for (size_t j = 0; j < members.size(); ++j)
-      for (size_t i = 0; i < members.size(); ++i)
-        write_back(outputs[i].shard(members[j]), results[j].narrow(0, static_cast<int64_t>(i) * n, n));
+      if (here(members[j]))
+        for (size_t i = 0; i < members.size(); ++i)
+          write_back(outputs[i].shard(members[j]), results[j].narrow(0, static_cast<int64_t>(i) * n, n));
   }
 }
 
 void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  const Fibres covered = fibres_for("scatter", output, group);
-  const int world = covered.world;
+  const comm::Call covered = fibres_for("scatter", output, group, rooted(src));
   for (const Fibre& members : covered.fibres) {
     require_root("scatter", src, members.size());
     require_list("scatter", inputs, members.size(), output.ranks(), "the input list");
     const Shape shape = common_shape("scatter", output, members, "the output");
     const int root = members[static_cast<size_t>(src)];
-    std::vector<Tensor> root_blocks;
-    for (size_t i = 0; i < members.size(); ++i) {
-      if (inputs[i].shard(root).sizes() != shape)
-        throw Error(fmt::format("scatter: input {} on the root (rank {}) has shape {}, expected the output's shape {}",
-                                i, root, shape_text(inputs[i].shard(root).sizes()), shape_text(shape)));
-      root_blocks.push_back(flat(inputs[i].shard(root)));
-    }
-    const Tensor root_buffer = cat(root_blocks);
-    std::vector<Tensor> buffers;
-    for (int m : members) buffers.push_back(m == root ? root_buffer : zeros_like(root_buffer));
-    const std::vector<Tensor> results =
-        comm::run_collective(world, TESSERA_COLL_SCATTER, members, buffers, shape_numel(shape), TESSERA_REDUCE_SUM, src);
-    for (size_t i = 0; i < members.size(); ++i) write_back(output.shard(members[i]), results[i]);
+    const std::vector<Tensor> buffers = member_inputs(members, [&](int m) {
+      if (m != root) {
+        DisabledLocalMode plain;
+        return zeros({shape_numel(shape) * static_cast<int64_t>(members.size())},
+                     TensorOptions(output.dtype()).backend(output.backend()));
+      }
+      std::vector<Tensor> root_blocks;
+      for (size_t i = 0; i < members.size(); ++i) {
+        if (inputs[i].shard(root).sizes() != shape)
+          throw Error(fmt::format("scatter: input {} on the root (rank {}) has shape {}, expected the output's shape {}",
+                                  i, root, shape_text(inputs[i].shard(root).sizes()), shape_text(shape)));
+        root_blocks.push_back(flat(inputs[i].shard(root)));
+      }
+      return cat(root_blocks);
+    });
+    const std::vector<Tensor> results = comm::run_collective(covered.context, TESSERA_COLL_SCATTER, members, buffers,
+                                                             shape_numel(shape), TESSERA_REDUCE_SUM, src);
+    for (size_t i = 0; i < members.size(); ++i)
+      if (here(members[i])) write_back(output.shard(members[i]), results[i]);
   }
 }
 
 void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  const Fibres covered = fibres_for("gather", tensor, group);
-  const int world = covered.world;
+  const comm::Call covered = fibres_for("gather", tensor, group, rooted(dst));
   for (const Fibre& members : covered.fibres) {
     require_root("gather", dst, members.size());
     require_list("gather", outputs, members.size(), tensor.ranks(), "the output list");
     const Shape shape = common_shape("gather", tensor, members, "the tensor");
-    std::vector<Tensor> inputs;
-    for (int m : members) inputs.push_back(flat(tensor.shard(m)));
-    const int64_t n = inputs[0].numel();
+    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shard(m)); });
+    const int64_t n = shape_numel(shape);
     const std::vector<Tensor> results =
-        comm::run_collective(world, TESSERA_COLL_GATHER, members, inputs, n, TESSERA_REDUCE_SUM, dst);
+        comm::run_collective(covered.context, TESSERA_COLL_GATHER, members, inputs, n, TESSERA_REDUCE_SUM, dst);
     const int root = members[static_cast<size_t>(dst)];
-    for (size_t i = 0; i < members.size(); ++i)
-      write_back(outputs[i].shard(root), results[static_cast<size_t>(dst)].narrow(0, static_cast<int64_t>(i) * n, n));
+    if (here(root))
+      for (size_t i = 0; i < members.size(); ++i)
+        write_back(outputs[i].shard(root), results[static_cast<size_t>(dst)].narrow(0, static_cast<int64_t>(i) * n, n));
   }
 }
 
 void barrier(const Tensor& participants, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  const Fibres covered = fibres_for("barrier", participants, group);
-  const int world = covered.world;
+  const comm::Call covered = fibres_for("barrier", participants, group, comm::Fingerprint{"none", -1, -1});
   for (const Fibre& members : covered.fibres) {
-    std::vector<Tensor> none;
     DisabledLocalMode plain;
-    for (size_t i = 0; i < members.size(); ++i) none.push_back(empty({0}, TensorOptions(participants.dtype())));
-    comm::run_collective(world, TESSERA_COLL_BARRIER, members, none, 0);
+    const std::vector<Tensor> none =
+        member_inputs(members, [&](int) { return empty({0}, TensorOptions(participants.dtype())); });
+    comm::run_collective(covered.context, TESSERA_COLL_BARRIER, members, none, 0);
   }
 }
 
@@ -346,7 +370,10 @@ void send(const Tensor& tensor, const SymInt& dst) {
     const int64_t to = dst.at(rank);
     if (to < 0) continue;
     if (to == rank) throw Error(fmt::format("send: rank {} sends to itself", rank));
-    comm::post(rank, static_cast<int>(to), shard.clone());
+    if (here(static_cast<int>(to)))
+      comm::post(rank, static_cast<int>(to), shard.clone());
+    else
+      comm::post_remote(rank, static_cast<int>(to), shard.contiguous().clone());
   }
 }
 
@@ -356,6 +383,11 @@ void recv(Tensor& tensor, const SymInt& src) {
   for (const auto& [rank, shard] : tensor.shards()) {
     const int64_t from = src.at(rank);
     if (from < 0) continue;
+    if (!here(static_cast<int>(from))) {
+      Tensor target = shard;
+      target.copy_(comm::take_remote(static_cast<int>(from), rank, shard));
+      continue;
+    }
     const Tensor message = comm::take(static_cast<int>(from), rank);
     if (message.sizes() != shard.sizes())
       throw Error(fmt::format("recv on rank {} from rank {}: the message has shape {} but the receiving tensor has {}",

@@ -7,12 +7,27 @@
 #include "comm/schedule.hpp"
 #include "tessera/tensor.hpp"
 
+namespace tessera::world {
+class WorldState;
+}
+
 namespace tessera::comm {
 
+// Where a schedule runs: the world (null: simulated, every rank here), the members' global ranks
+// in group-rank order, and the API call's sequence number (message tags across processes).
+struct ExecutionPlace {
+  world::WorldState* world = nullptr;
+  const std::vector<int>* members = nullptr;
+  uint64_t call = 0;
+};
+
 // inputs[r] is group rank r's input buffer: a 1-d dense tensor of the request's input size and
-// dtype. Returns every rank's output buffer (1-d; elements the collective does not define for a
-// rank, such as non-root outputs of reduce, are unspecified).
-std::vector<Tensor> execute(const Schedule& schedule, const std::vector<Tensor>& inputs);
+// dtype, or undefined for a rank hosted by another process. Returns every rank's output buffer
+// (1-d; undefined for ranks hosted elsewhere; elements the collective does not define for a rank,
+// such as non-root outputs of reduce, are unspecified). In a distributed world, the same schedule
+// runs: steps of hosted ranks here, messages to and from other processes over the transport.
+std::vector<Tensor> execute(const Schedule& schedule, const std::vector<Tensor>& inputs,
+                            const ExecutionPlace& place = {});
 
 // The element-wise kernel that implements a TESSERA_REDUCE_* op.
 const char* reduce_kernel(int32_t reduce_op);

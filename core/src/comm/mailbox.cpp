@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include "tessera/errors.hpp"
+#include "world/process_link.hpp"
 #include "world/world.hpp"
+#include "tessera/factories.hpp"
+
+#include <chrono>
 
 namespace tessera::comm {
 
@@ -34,6 +38,37 @@ void Mailbox::require_empty(const char* where) {
                            pair.first, pair.second);
   messages_.clear();
   throw Error(fmt::format("{}: unmatched send(s): {} never received", where, pending));
+}
+
+void Mailbox::hold(std::shared_ptr<void> request, std::function<bool(void*)> done) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(remote_sends_, [](const auto& sent) { return sent.second(sent.first.get()); });
+  remote_sends_.emplace_back(std::move(request), std::move(done));
+}
+
+void post_remote(int from, int to, Tensor data) {
+  world::WorldState& w = world::current();
+  world::ProcessLink& link = *w.link();
+  auto request = link.isend(data, w.process_of(to), link.point_to_point_tag(w.position(from), w.position(to)));
+  const std::string what = fmt::format("send from rank {} to rank {} (process {})", from, to, w.process_of(to));
+  w.mailbox().hold(request, [&link, what](void* r) { return link.test(*static_cast<world::ProcessLink::Request*>(r), what); });
+}
+
+Tensor take_remote(int from, int to, const Tensor& like) {
+  world::WorldState& w = world::current();
+  world::ProcessLink& link = *w.link();
+  Tensor message = empty_like(like.contiguous());
+  auto request = link.irecv(message, w.process_of(from), link.point_to_point_tag(w.position(from), w.position(to)));
+  const std::string what = fmt::format("recv on rank {} from rank {} (process {})", to, from, w.process_of(from));
+  const auto since = std::chrono::steady_clock::now();
+  for (int spins = 0; !link.test(*request, what); ++spins) {
+    if (std::chrono::steady_clock::now() - since > std::chrono::milliseconds(link.timeout_ms()))
+      throw Error(fmt::format("{}: no message within the timeout of {} ms ([world] timeout, TESSERA_TIMEOUT); did "
+                              "rank {} send one?",
+                              what, link.timeout_ms(), from));
+    world::back_off(spins);
+  }
+  return message;
 }
 
 void post(int from, int to, Tensor data) { world::current().mailbox().post(from, to, std::move(data)); }

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <deque>
+#include <functional>
+#include <memory>
+#include <vector>
 #include <map>
 #include <mutex>
 
@@ -20,7 +23,12 @@ class Mailbox {
   // call that noticed.
   void require_empty(const char* where);
 
+  // Sends to ranks of other processes still in flight (their requests keep the bytes alive);
+  // completed ones are dropped whenever a new one is added.
+  void hold(std::shared_ptr<void> request, std::function<bool(void*)> done);
+
  private:
+  std::vector<std::pair<std::shared_ptr<void>, std::function<bool(void*)>>> remote_sends_;
   std::mutex mutex_;
   std::map<std::pair<int, int>, std::deque<Tensor>> messages_;
 };
@@ -28,6 +36,10 @@ class Mailbox {
 // The calling thread's world's mailbox.
 void post(int from, int to, Tensor data);
 Tensor take(int from, int to);
+// Point-to-point with a rank of another process (a distributed world): the message goes over the
+// transport; a receive waits for it, at most the world's timeout, into a tensor shaped like `like`.
+void post_remote(int from, int to, Tensor data);
+Tensor take_remote(int from, int to, const Tensor& like);
 void require_no_pending_messages(const char* where);
 
 // Throws naming `op`, both ranks and the world when `to` is neither a rank of a world of `world` ranks

@@ -89,22 +89,25 @@ void forget_schedules(const std::string& algorithm) {
   std::erase_if(cache, [&](const auto& entry) { return std::get<0>(entry.first) == algorithm; });
 }
 
-std::vector<Tensor> run_collective(int world, int32_t collective, const std::vector<int>& members,
+std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
                                    const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root) {
-  const DType dtype = inputs.front().dtype();
+  const auto hosted = std::find_if(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined(); });
+  if (hosted == inputs.end()) throw Error("run_collective: no member of the group is hosted here (internal error)");
+  const DType dtype = hosted->dtype();
+  int world = context.world;
   tessera_collective_request request =
       make_request(collective, static_cast<int>(inputs.size()), count, dtype, reduce_op, root);
   world = std::max(world, *std::max_element(members.begin(), members.end()) + 1);
   tessera::world::WorldState& in = tessera::world::current();  // `world` is the size here
   const std::vector<int32_t> ring = in.ring_order(world, members);
   request.ring_order = ring.empty() ? nullptr : ring.data();
-  const int64_t bytes = static_cast<int64_t>(itemsize(dtype)) * inputs.front().numel();
+  const int64_t bytes = static_cast<int64_t>(itemsize(dtype)) * hosted->numel();
   const std::shared_ptr<const CollectiveAlgorithm> algorithm = choose(request, bytes);
   const std::shared_ptr<const Schedule> schedule = cached_schedule(algorithm->name(), request);
   if (observe::wants_collectives()) {
     observe::report_collective(*schedule, members, estimate(*schedule, members, in.topology(world), itemsize(dtype)));
   }
-  return execute(*schedule, inputs);
+  return execute(*schedule, inputs, ExecutionPlace{&in, &members, context.call});
 }
 
 }  // namespace tessera::comm

@@ -3,17 +3,19 @@
 
 #include <vector>
 
+#include "comm/call.hpp"
 #include "comm/schedule.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/tensor.hpp"
 
 namespace tessera::comm {
 
-// world: the number of ranks the topology spans (world_of the collective's tensor); members[i]:
-// group rank i's global rank; inputs[i]: its input buffer (1-d, contiguous, the size collective.h
-// gives for `count`). Runs in the calling thread's world (its topology and ring orders). Returns every group rank's output buffer. Ring-shaped
+// context: the API call (begin_call): the ranks the topology spans and the call's sequence number;
+// members[i]: group rank i's global rank; inputs[i]: its input buffer (1-d, contiguous, the size
+// collective.h gives for `count`), undefined for a rank hosted by another process. Outputs are
+// undefined for those ranks too. Runs in the calling thread's world (its topology and ring orders). Returns every group rank's output buffer. Ring-shaped
 // algorithms visit the members in the default topology's ring order.
-std::vector<Tensor> run_collective(int world, int32_t collective, const std::vector<int>& members,
+std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
                                    const std::vector<Tensor>& inputs, int64_t count,
                                    int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0);
 

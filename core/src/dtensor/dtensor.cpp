@@ -10,15 +10,26 @@
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
 #include "tessera/observe.hpp"
+#include "world/world.hpp"
 
 namespace tessera {
 namespace {
 
+// The mesh's ranks this process hosts: all of them in a simulated world.
+std::vector<int> hosted_mesh_ranks(const DeviceMesh& mesh) {
+  std::vector<int> ranks;
+  const world::WorldState& w = world::current();
+  for (int r : mesh.ranks())
+    if (w.hosts(r)) ranks.push_back(r);
+  return ranks;
+}
+
 void require_mesh_ranks(const char* op, const Tensor& local, const DeviceMesh& mesh) {
-  const RankSet mesh_ranks(mesh.ranks());
+  const RankSet mesh_ranks(hosted_mesh_ranks(mesh));
   if (local.ranks() != mesh_ranks)
-    throw Error(fmt::format("{}: the local tensor has ranks {} but the mesh has ranks {}", op, local.ranks().to_string(),
-                            mesh_ranks.to_string()));
+    throw Error(fmt::format("{}: the local tensor has ranks {} but the mesh has ranks {}{}", op,
+                            local.ranks().to_string(), mesh_ranks.to_string(),
+                            world::current().distributed() ? " hosted by this process" : ""));
 }
 
 }  // namespace
@@ -95,7 +106,7 @@ DTensor distribute_tensor(const Tensor& tensor, const DeviceMesh& mesh, Placemen
   std::vector<std::pair<int, Tensor>> shards;
   {
     DisabledLocalMode plain;
-    for (int r : mesh.ranks()) {
+    for (int r : hosted_mesh_ranks(mesh)) {
       const std::vector<int64_t> coord = mesh.coordinate_of(r);
       Tensor part = tensor;
       for (int64_t d = 0; d < tensor.dim(); ++d)

@@ -42,8 +42,11 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
   const Placement& placement = current[i];
   const int64_t d = placement.dim();
   const int64_t shards = mesh.size(static_cast<int64_t>(i));
+  // The widest piece of any rank, from the layout: ranks hosted by other processes count too.
   int64_t widest = 0;
-  for (const auto& [rank, shard] : local.shards()) widest = std::max(widest, shard.size(d));
+  for (int rank : mesh.ranks())
+    widest = std::max(widest, total_length(held(global[static_cast<size_t>(d)], d, current, mesh.shape(),
+                                                mesh.coordinate_of(rank), current.size())));
 
   const Tensor padded = map_ranks(local, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
     Shape shape = shard.sizes();

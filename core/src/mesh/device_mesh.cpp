@@ -195,12 +195,14 @@ DeviceMesh init_device_mesh(const std::string& device_type, const std::vector<in
     int64_t ranks = 1;
     for (int64_t s : shape)
       ranks = std::min<int64_t>(ranks * s, std::numeric_limits<int>::max() + int64_t{1});
-    const auto world = static_cast<int64_t>(mode->ranks().size());
+    // A mesh spans the whole world, also the ranks other processes host.
+    const World in = mode->world();
+    const auto world = static_cast<int64_t>(in.num_processes() > 1 ? in.size() : mode->ranks().size());
     if (ranks != world)
       throw Error(
           fmt::format("init_device_mesh: mesh shape {} has {} ranks but the world (local mode) has {} ranks",
                       shape_text(shape), ranks, world));
-    if (mode->ranks() != RankSet::range(static_cast<int>(world)))
+    if (in.num_processes() == 1 && mode->ranks() != RankSet::range(static_cast<int>(world)))
       throw Error(
           fmt::format("init_device_mesh: the local mode's ranks {} are not 0..{}; a mesh numbers its ranks "
                       "from 0 (build a DeviceMesh with explicit ranks instead)",

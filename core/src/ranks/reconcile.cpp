@@ -7,6 +7,10 @@
 #include "ranks/local_tensor_impl.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/errors.hpp"
+#include "world/process_link.hpp"
+#include "world/world.hpp"
+
+#include <fmt/ranges.h>
 
 namespace tessera {
 namespace {
@@ -59,6 +63,30 @@ std::string differences(const LocalTensorImpl& local) {
   return report;
 }
 
+uint64_t fnv1a(const void* data, size_t bytes, uint64_t h = 14695981039346656037ull) {
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
+  return h;
+}
+
+// Under a transport the other processes hold the other ranks: every process shows a digest of its
+// value (dtype, shape, bytes) and all must match.
+void agree_across_processes(const Tensor& value) {
+  world::WorldState& w = world::current();
+  const std::string text = fmt::format("{} {}", dtype_name(value.dtype()), shape_text(value.sizes()));
+  const TensorImpl& impl = *value.impl();  // a fresh clone: contiguous from its offset
+  const auto* bytes = static_cast<const char*>(impl.storage()->data) + impl.offset() * static_cast<int64_t>(itemsize(impl.dtype()));
+  const uint64_t digest = fnv1a(bytes, static_cast<size_t>(impl.numel()) * itemsize(impl.dtype()), fnv1a(text.data(), text.size()));
+  std::string mine = fmt::format("{:016x} {}", digest, text);
+  mine.resize(128, ' ');
+  const std::vector<std::string> all = w.link()->allgather(mine, "reconcile: comparing the processes' values");
+  for (size_t p = 0; p < all.size(); ++p)
+    if (all[p] != mine)
+      throw Error(fmt::format("reconcile: the shards on this process (ranks {}) agree, but process {} holds another "
+                              "value (digest {} vs {} here)",
+                              fmt::join(w.hosted_ranks(), ","), p, all[p].substr(0, all[p].find_last_not_of(' ') + 1),
+                              mine.substr(0, mine.find_last_not_of(' ') + 1)));
+}
+
 }  // namespace
 
 Tensor Tensor::reconcile() const {
@@ -73,7 +101,9 @@ Tensor Tensor::reconcile() const {
   }
   if (!report.empty())
     throw Error(fmt::format("reconcile: the shards of ranks {} are not all equal:{}", local.ranks().to_string(), report));
-  return local.first().clone();
+  Tensor value = local.first().clone();
+  if (world::current().distributed()) agree_across_processes(value);
+  return value;
 }
 
 }  // namespace tessera

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "tensor/remote_ranks.hpp"
 #include "tensor/internal.hpp"
 
 namespace tessera {
@@ -69,6 +70,8 @@ std::string Tensor::to_string() const {
         body.insert(at + 1, indent);
       text += fmt::format("\n  {}: {}", rank, body);
     }
+    if (const int elsewhere = detail::ranks_elsewhere(); elsewhere > 0)
+      text += fmt::format("\n  ({} more rank(s) hosted by other processes)", elsewhere);
     return text + ")";
   }
   const TensorImpl& self = *impl_;

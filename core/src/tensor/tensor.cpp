@@ -1,6 +1,7 @@
 // Tensor's accessors, copies and element access.
 #include <fmt/format.h>
 
+#include "tensor/remote_ranks.hpp"
 #include "plugin/registry.hpp"
 #include "ranks/local_tensor_impl.hpp"
 #include "tensor/internal.hpp"
@@ -169,8 +170,12 @@ RankSet Tensor::ranks() const { return checked_local("ranks").ranks(); }
 
 Tensor Tensor::shard(int rank) const {
   const LocalTensorImpl& local = checked_local("shard");
-  if (!local.shards().contains(rank))
+  if (!local.shards().contains(rank)) {
+    if (const int process = detail::remote_process_of(rank); process >= 0)
+      throw Error(fmt::format("shard({}): rank {} is hosted by process {}, not this one; this process holds ranks {}",
+                              rank, rank, process, local.ranks().to_string()));
     throw Error(fmt::format("local tensor has no shard for rank {} (its ranks are {})", rank, local.ranks().to_string()));
+  }
   return local.shards().at(rank);
 }
 

@@ -7,6 +7,8 @@
 
 #include "comm/mailbox.hpp"
 #include "observe/listeners.hpp"
+#include "tensor/remote_ranks.hpp"
+#include "world/process_link.hpp"
 
 namespace tessera {
 namespace observe {
@@ -28,6 +30,18 @@ constexpr size_t kRingsKept = 4096;     // distinct groups per topology
 thread_local std::vector<WorldState*> bound;
 thread_local std::shared_ptr<WorldState> default_world;
 
+// The tensor layer asks through these where ranks it does not hold live (tensor/remote_ranks.hpp).
+int process_of_remote(int rank) {
+  const WorldState& w = current();
+  return w.distributed() && rank >= 0 && rank < w.size() && !w.hosts(rank) ? w.process_of(rank) : -1;
+}
+int ranks_hosted_elsewhere() {
+  const WorldState& w = current();
+  return w.distributed() ? w.size() - w.ranks_per_process() : 0;
+}
+const bool remote_ranks_installed =
+    (detail::install_remote_ranks({&process_of_remote, &ranks_hosted_elsewhere}), true);
+
 }  // namespace
 
 WorldState::WorldState(int size, std::shared_ptr<observe::Listeners> listeners)
@@ -35,7 +49,29 @@ WorldState::WorldState(int size, std::shared_ptr<observe::Listeners> listeners)
       mailbox_(std::make_unique<comm::Mailbox>()),
       listeners_(listeners ? std::move(listeners) : std::make_shared<observe::Listeners>()) {}
 
+WorldState::WorldState(std::shared_ptr<ProcessLink> link, int ranks_per_process, bool check_collectives)
+    : size_(link->process_count() * ranks_per_process),
+      link_(std::move(link)),
+      ranks_per_process_(ranks_per_process),
+      check_collectives_(check_collectives),
+      mailbox_(std::make_unique<comm::Mailbox>()),
+      listeners_(std::make_shared<observe::Listeners>()) {}
+
 WorldState::~WorldState() = default;
+
+int WorldState::process_index() const { return link_ ? link_->process_index() : 0; }
+int WorldState::process_count() const { return link_ ? link_->process_count() : 1; }
+
+std::vector<int> WorldState::hosted_ranks() const {
+  std::vector<int> ranks;
+  if (!distributed()) {
+    for (int r = 0; r < size_; ++r) ranks.push_back(r);
+    return ranks;
+  }
+  for (int r = process_index() * ranks_per_process_; r < (process_index() + 1) * ranks_per_process_; ++r)
+    ranks.push_back(r);
+  return ranks;
+}
 
 WorldState::Built& WorldState::built_locked(int ranks) {
   const auto key = std::make_pair(default_topology_preset(), ranks);

@@ -17,6 +17,7 @@
 // deliberately share them too.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,17 +37,37 @@ struct Listeners;
 
 namespace tessera::world {
 
+class ProcessLink;
+
 class WorldState : public std::enable_shared_from_this<WorldState> {
  public:
   // size 0: a thread's default world, which has no fixed size: each collective's topology spans
   // its tensor's ranks (one more than the largest).
   WorldState(int size, std::shared_ptr<observe::Listeners> listeners);
+  // A world spread over the processes `link` joins, `ranks_per_process` ranks each: process p
+  // hosts ranks p*k .. p*k+k-1 (SPEC §11). `check_collectives`: compare every collective call's
+  // fingerprint across processes before running it.
+  WorldState(std::shared_ptr<ProcessLink> link, int ranks_per_process, bool check_collectives);
   ~WorldState();
   WorldState(const WorldState&) = delete;
   WorldState& operator=(const WorldState&) = delete;
 
   int size() const { return size_; }   // 0 for a thread's default world
   bool sized() const { return size_ > 0; }
+
+  // Where ranks live. A simulated world hosts every rank; a distributed one only its process's.
+  bool distributed() const { return link_ != nullptr; }
+  ProcessLink* link() const { return link_.get(); }
+  int ranks_per_process() const { return ranks_per_process_; }
+  int process_index() const;
+  int process_count() const;
+  bool hosts(int rank) const { return !distributed() || process_of(rank) == process_index(); }
+  int process_of(int rank) const { return distributed() ? rank / ranks_per_process_ : 0; }
+  int position(int rank) const { return distributed() ? rank % ranks_per_process_ : rank; }  // within its process
+  std::vector<int> hosted_ranks() const;  // empty for a thread's default world
+  bool check_collectives() const { return check_collectives_; }
+  // The sequence number of the next collective call (every process counts the same calls).
+  uint64_t next_call() { return calls_++; }
 
   comm::Mailbox& mailbox() { return *mailbox_; }
   observe::Listeners& listeners() { return *listeners_; }
@@ -66,6 +87,10 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   Built& built_locked(int ranks);
 
   const int size_;
+  std::shared_ptr<ProcessLink> link_;
+  int ranks_per_process_ = 0;
+  bool check_collectives_ = false;
+  std::atomic<uint64_t> calls_{0};
   std::unique_ptr<comm::Mailbox> mailbox_;
   std::shared_ptr<observe::Listeners> listeners_;
   std::mutex topology_mutex_;

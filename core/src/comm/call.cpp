@@ -1,0 +1,110 @@
+#include "comm/call.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "comm/fibres.hpp"
+#include "comm/run_collective.hpp"
+#include "tessera/errors.hpp"
+#include "world/process_link.hpp"
+#include "world/world.hpp"
+
+namespace tessera::comm {
+namespace {
+
+// Every process passes the same number of bytes to the all-gather.
+constexpr size_t kFingerprintBytes = 256;
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string describe(const char* op, const Tensor& tensor, const ProcessGroup& group, const Fingerprint& f) {
+  std::string group_text = group.is_default() ? "default" : group.to_string();
+  // Long groups (a large mesh's fibres) are compared by hash and shown shortened.
+  if (group_text.size() > 48) group_text = fmt::format("{}...#{:016x}", group_text.substr(0, 32), fnv1a(group_text));
+  std::string text = fmt::format("{}(group {}, {} {}", op, group_text, dtype_name(tensor.dtype()),
+                                 f.shape.empty() ? "any shape" : f.shape);
+  if (f.reduce_op >= 0) text += fmt::format(", op {}", f.reduce_op);
+  if (f.root >= 0) text += fmt::format(", root {}", f.root);
+  return text + ")";
+}
+
+std::string hosted_text(const world::WorldState& w, int process) {
+  const int k = w.ranks_per_process();
+  return k == 1 ? fmt::format("rank {}", process) : fmt::format("ranks {}..{}", process * k, process * k + k - 1);
+}
+
+void compare_across_processes(world::WorldState& w, uint64_t call, const std::string& mine, const char* op) {
+  std::string padded = fmt::format("{}|{}", call, mine);
+  if (padded.size() >= kFingerprintBytes) padded = padded.substr(0, kFingerprintBytes - 17) + fmt::format("#{:016x}", fnv1a(padded));
+  padded.resize(kFingerprintBytes, '\0');
+  const std::vector<std::string> all = w.link()->allgather(padded, fmt::format("{}: comparing collective calls", op));
+  for (int p = 0; p < static_cast<int>(all.size()); ++p) {
+    if (all[static_cast<size_t>(p)] == padded) continue;
+    const auto text = [](const std::string& s) {
+      const std::string t = s.substr(0, s.find('\0'));
+      const size_t bar = t.find('|');
+      return fmt::format("collective call #{}: {}", t.substr(0, bar), t.substr(bar + 1));
+    };
+    throw Error(fmt::format("{}: the processes disagree on a collective: process {} ({}) made {}, but process {} ({}) "
+                            "made {}",
+                            op, p, hosted_text(w, p), text(all[static_cast<size_t>(p)]), w.process_index(),
+                            hosted_text(w, w.process_index()), text(padded)));
+  }
+}
+
+std::vector<std::vector<int>> distributed_fibres(const char* op, const RankSet& ranks, const ProcessGroup& group,
+                                                 const world::WorldState& w) {
+  std::vector<std::vector<int>> fibres;
+  if (group.is_default()) {
+    std::vector<int> all;
+    for (int r = 0; r < w.size(); ++r) all.push_back(r);
+    fibres.push_back(std::move(all));
+  } else {
+    for (const std::vector<int>& fibre : group.fibres())
+      for (int r : fibre)
+        if (w.hosts(r)) {
+          fibres.push_back(fibre);
+          break;
+        }
+  }
+  for (const std::vector<int>& fibre : fibres)
+    for (int r : fibre) {
+      if (r >= w.size())
+        throw Error(fmt::format("{}: group {} has rank {}, outside the world of {} rank(s)", op, group.to_string(), r,
+                                w.size()));
+      if (w.hosts(r) && !ranks.contains(r))
+        throw Error(fmt::format("{}: the tensor has ranks {} but rank {}, which this process hosts, is a member of the "
+                                "group; a collective needs every hosted member",
+                                op, ranks.to_string(), r));
+    }
+  return fibres;
+}
+
+}  // namespace
+
+std::string shape_of(const Tensor& tensor) {
+  const Shape& first = tensor.shards().begin()->second.sizes();
+  for (const auto& [rank, shard] : tensor.shards())
+    if (shard.sizes() != first) return "uneven";
+  return fmt::format("[{}]", fmt::join(first, ", "));
+}
+
+Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group, const Fingerprint& fingerprint) {
+  world::WorldState& w = world::current();
+  Call call;
+  call.context.world = world_of(tensor);
+  call.context.call = w.next_call();
+  if (!w.distributed()) {
+    call.fibres = covered_fibres(op, tensor.ranks(), group);
+    return call;
+  }
+  call.fibres = distributed_fibres(op, tensor.ranks(), group, w);
+  if (w.check_collectives()) compare_across_processes(w, call.context.call, describe(op, tensor, group, fingerprint), op);
+  return call;
+}
+
+}  // namespace tessera::comm

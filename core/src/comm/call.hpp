@@ -1,0 +1,44 @@
+// One tessera::dist API call: which fibres of the group this process runs, the world they span,
+// and the call's sequence number, after (in a world spread over processes, when checking is on)
+// every process has shown that it makes the same call (SPEC §11: collective fingerprints).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/dist.hpp"
+#include "tessera/tensor.hpp"
+
+namespace tessera::comm {
+
+// What a call runs in; passed to run_collective for each fibre.
+struct CallContext {
+  int world = 0;      // ranks the topology spans (world_of)
+  uint64_t call = 0;  // the world's sequence number of this API call: the executor's message tags
+};
+
+// What every process must agree on about a call. `shape` is empty when members may differ in
+// shape (all_to_all_single); `reduce_op` and `root` are -1 when the call has none.
+struct Fingerprint {
+  std::string shape;
+  int32_t reduce_op = -1;
+  int32_t root = -1;
+};
+
+struct Call {
+  std::vector<std::vector<int>> fibres;  // each in group-rank order, each with a rank hosted here
+  CallContext context;
+};
+
+// Checks the tensor and covers the group (covered_fibres); in a distributed world the fibres are
+// the group's fibres that hold a rank this process hosts (the default group: the whole world), and
+// the tensor must hold every hosted member. Then compares fingerprints across processes when the
+// world checks collectives: a process whose call differs makes every process throw an Error naming
+// its first rank and both calls.
+Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group, const Fingerprint& fingerprint);
+
+// The shape text of a fingerprint: the hosted shards' common shape, or "uneven".
+std::string shape_of(const Tensor& tensor);
+
+}  // namespace tessera::comm

@@ -1,0 +1,238 @@
+#include "comm/process_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+
+#include "tessera/errors.hpp"
+#include "world/process_link.hpp"
+#include "world/world.hpp"
+
+namespace tessera::comm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Request = world::ProcessLink::Request;
+
+// A receive from another process, posted when its rank reached the step.
+struct Landing {
+  std::shared_ptr<Request> request;
+  Tensor bytes;  // the destination itself, or scratch for a received-and-reduced chunk
+  bool reduce;
+};
+
+// A send to another process, still reading its rank's buffer until the request completes.
+struct Outgoing {
+  int rank;
+  tessera_chunk chunk;
+  std::shared_ptr<Request> request;
+  std::string what;
+};
+
+bool overlaps(const tessera_chunk& a, const tessera_chunk& b) {
+  return a.buffer == b.buffer && a.offset < b.offset + b.count && b.offset < a.offset + a.count;
+}
+
+class ProcessRunner {
+ public:
+  ProcessRunner(const Schedule& schedule, TensorModel& model, const ExecutionPlace& place)
+      : schedule_(schedule), model_(model), world_(*place.world), link_(*place.world->link()),
+        members_(*place.members), call_(place.call), p_(schedule.group_size()),
+        timeout_(std::chrono::milliseconds(link_.timeout_ms())) {
+    for (int g = 0; g < p_; ++g) hosted_.push_back(world_.hosts(members_[static_cast<size_t>(g)]));
+    next_.assign(static_cast<size_t>(p_), 0);
+    landing_.resize(static_cast<size_t>(p_));
+    model_.remote_reading_ = [this](int rank, const tessera_chunk& target) { return still_sending(rank, target); };
+  }
+  ~ProcessRunner() { model_.remote_reading_ = nullptr; }
+
+  void run() {
+    Clock::time_point last_progress = Clock::now();
+    for (;;) {
+      if (round()) {
+        last_progress = Clock::now();
+        continue;
+      }
+      if (!awaiting_any()) break;
+      wait_for_any_landing(last_progress);
+      last_progress = Clock::now();
+    }
+    report_stuck();
+    finish_sends();
+  }
+
+ private:
+  int process_of(int g) const { return world_.process_of(members_[static_cast<size_t>(g)]); }
+  int64_t tag(int from, int to) const {
+    return link_.collective_tag(call_, world_.position(members_[static_cast<size_t>(from)]),
+                                world_.position(members_[static_cast<size_t>(to)]));
+  }
+  std::string peer_text(int g) const {
+    return fmt::format("rank {} (process {})", members_[static_cast<size_t>(g)], process_of(g));
+  }
+  std::string step_text(int g) const {
+    return fmt::format("{} of collective call #{}", schedule_.describe_step(g, next_[static_cast<size_t>(g)]), call_);
+  }
+
+  // One turn of every hosted rank; true when some step ran.
+  bool round() {
+    bool progress = false;
+    for (int g = 0; g < p_; ++g) {
+      if (!hosted_[static_cast<size_t>(g)]) continue;
+      const std::vector<Step>& steps = schedule_.ranks[static_cast<size_t>(g)].steps;
+      for (size_t& i = next_[static_cast<size_t>(g)]; i < steps.size(); ++i) {
+        if (!run_step(g, steps[i])) break;
+        progress = true;
+      }
+    }
+    return progress;
+  }
+
+  // Runs one step of hosted group rank g; false when it must wait for a message.
+  bool run_step(int g, const Step& step) {
+    const bool remote_peer = step.peer >= 0 && !hosted_[static_cast<size_t>(step.peer)];
+    switch (step.kind) {
+      case StepKind::Send:
+        if (remote_peer)
+          outgoing_.push_back({g, step.chunk, link_.isend(model_.view(g, step.chunk), process_of(step.peer), tag(g, step.peer)),
+                               fmt::format("{}: send to {}", step_text(g), peer_text(step.peer))});
+        else
+          queue(g, step.peer).push_back(model_.capture(g, step.chunk));
+        return true;
+      case StepKind::Recv:
+      case StepKind::RecvReduce:
+        return remote_peer ? receive_remote(g, step) : receive_local(g, step);
+      case StepKind::Copy: model_.copy(g, step.chunk, step.source); return true;
+      case StepKind::Reduce: model_.reduce(g, step.chunk, step.source); return true;
+    }
+    return true;
+  }
+
+  bool receive_local(int g, const Step& step) {
+    auto& incoming = queue(step.peer, g);
+    if (incoming.empty()) return false;
+    if (incoming.front().count != step.chunk.count)
+      throw Error(fmt::format("{} expects {} elements, but the message from rank {} has {}",
+                              schedule_.describe_step(g, next_[static_cast<size_t>(g)]), step.chunk.count,
+                              members_[static_cast<size_t>(step.peer)], incoming.front().count));
+    model_.deliver(g, step.chunk, incoming.front(), step.kind == StepKind::RecvReduce);
+    incoming.pop_front();
+    return true;
+  }
+
+  bool receive_remote(int g, const Step& step) {
+    std::optional<Landing>& landing = landing_[static_cast<size_t>(g)];
+    if (!landing) {
+      const bool reduce = step.kind == StepKind::RecvReduce;
+      Tensor bytes;
+      if (reduce) {
+        const Tensor like = model_.view(g, step.chunk);
+        bytes = empty({step.chunk.count}, TensorOptions(like.dtype()).backend(like.backend()));
+      } else {
+        model_.before_write(g, step.chunk);
+        bytes = model_.view(g, step.chunk);
+      }
+      landing = Landing{link_.irecv(bytes, process_of(step.peer), tag(step.peer, g)), bytes, reduce};
+    }
+    if (!link_.test(*landing->request, receive_text(g, step))) return false;
+    if (landing->reduce) model_.deliver_landed(g, step.chunk, landing->bytes, true);
+    landing.reset();
+    return true;
+  }
+
+  std::string receive_text(int g, const Step& step) const {
+    return fmt::format("{}: receive from {}", step_text(g), peer_text(step.peer));
+  }
+
+  bool awaiting_any() const {
+    for (const auto& landing : landing_)
+      if (landing) return true;
+    return false;
+  }
+
+  // Nothing here can move: poll every posted receive until one lands, for at most the timeout.
+  void wait_for_any_landing(Clock::time_point since) {
+    for (int spins = 0;; ++spins) {
+      for (int g = 0; g < p_; ++g) {
+        const std::optional<Landing>& landing = landing_[static_cast<size_t>(g)];
+        if (!landing) continue;
+        const Step& step = schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]];
+        if (link_.test(*landing->request, receive_text(g, step))) return;
+      }
+      for (auto& sent : outgoing_) link_.test(*sent.request, sent.what);  // keeps the transport moving
+      if (Clock::now() - since > timeout_) throw Error(timeout_text());
+      world::back_off(spins);
+    }
+  }
+
+  std::string timeout_text() const {
+    std::string waiting;
+    for (int g = 0; g < p_; ++g) {
+      if (!landing_[static_cast<size_t>(g)]) continue;
+      const Step& step = schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]];
+      waiting += fmt::format("\n  {} waits for {}", step_text(g), peer_text(step.peer));
+    }
+    return fmt::format("no message arrived from another process within the timeout of {} ms ([world] timeout, "
+                       "TESSERA_TIMEOUT); has a peer exited or skipped a collective?{}",
+                       link_.timeout_ms(), waiting);
+  }
+
+  bool still_sending(int rank, const tessera_chunk& target) {
+    for (auto& sent : outgoing_)
+      if (sent.rank == rank && overlaps(sent.chunk, target) && !link_.test(*sent.request, sent.what)) return true;
+    return false;
+  }
+
+  void report_stuck() const {
+    std::string stuck;
+    for (int g = 0; g < p_; ++g)
+      if (hosted_[static_cast<size_t>(g)] && next_[static_cast<size_t>(g)] < schedule_.ranks[static_cast<size_t>(g)].steps.size())
+        stuck += "\n  " + schedule_.describe_step(g, next_[static_cast<size_t>(g)]) + " waits forever";
+    if (!stuck.empty()) throw Error("the schedule deadlocks:" + stuck);
+    for (const auto& [pair, messages] : mailbox_)
+      if (!messages.empty())
+        throw Error(fmt::format("the schedule has unmatched sends: {} message(s) from rank {} to rank {} never received",
+                                messages.size(), members_[static_cast<size_t>(pair / p_)],
+                                members_[static_cast<size_t>(pair % p_)]));
+  }
+
+  // Sends still in flight must complete before their buffers go: the peer is receiving them.
+  void finish_sends() {
+    const Clock::time_point since = Clock::now();
+    for (auto& sent : outgoing_)
+      for (int spins = 0; !link_.test(*sent.request, sent.what); ++spins) {
+        if (Clock::now() - since > timeout_)
+          throw Error(fmt::format("{}: the peer did not take the message within the timeout of {} ms ([world] timeout, "
+                                  "TESSERA_TIMEOUT)",
+                                  sent.what, link_.timeout_ms()));
+        world::back_off(spins);
+      }
+  }
+
+  std::deque<TensorModel::Payload>& queue(int from, int to) { return mailbox_[int64_t{from} * p_ + to]; }
+
+  const Schedule& schedule_;
+  TensorModel& model_;
+  world::WorldState& world_;
+  world::ProcessLink& link_;
+  const std::vector<int>& members_;
+  uint64_t call_;
+  int p_;
+  Clock::duration timeout_;
+  std::vector<bool> hosted_;
+  std::vector<size_t> next_;
+  std::vector<std::optional<Landing>> landing_;
+  std::vector<Outgoing> outgoing_;
+  std::unordered_map<int64_t, std::deque<TensorModel::Payload>> mailbox_;
+};
+
+}  // namespace
+
+void run_across_processes(const Schedule& schedule, TensorModel& model, const ExecutionPlace& place) {
+  ProcessRunner(schedule, model, place).run();
+}
+
+}  // namespace tessera::comm

@@ -1,0 +1,20 @@
+// Runs a schedule in a world spread over processes: this process plays its hosted group ranks.
+//
+// The replay is schedule_runner.hpp's (hosted ranks take turns, each running until it must wait),
+// with one difference: a message to or from a rank of another process goes through the world's
+// transport. Sends are posted and never block (their bytes are read in place; a later write to
+// that region waits for the send first); a receive is posted when its step is reached and the
+// rank waits until it completes. When no hosted rank can move, the runner polls every posted
+// receive until one completes; if none does within the world's timeout it throws an Error naming
+// the steps and the peers awaited, never hangs.
+#pragma once
+
+#include "comm/executor.hpp"
+#include "comm/schedule.hpp"
+#include "comm/tensor_model.hpp"
+
+namespace tessera::comm {
+
+void run_across_processes(const Schedule& schedule, TensorModel& model, const ExecutionPlace& place);
+
+}  // namespace tessera::comm

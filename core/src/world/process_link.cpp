@@ -1,0 +1,217 @@
+#include "world/process_link.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "dispatch/backend.hpp"
+#include "tensor/tensor_impl.hpp"
+#include "tessera/errors.hpp"
+
+namespace tessera::world {
+namespace {
+
+// Tag regions, as fractions of the transport's tag space [0, max_tag]: collectives get the lower
+// half, point-to-point a quarter, the link's control messages the rest.
+struct Regions {
+  int64_t collective_base, collective_size;
+  int64_t p2p_base, p2p_size;
+  int64_t control_base, control_size;
+};
+
+Regions regions(int64_t max_tag) {
+  const int64_t span = max_tag + 1;
+  return {0, span / 2, span / 2, span / 4, span / 2 + span / 4, span - span / 2 - span / 4};
+}
+
+std::string status_text(const tessera_error& error) {
+  return error.message[0] != '\0' ? std::string(error.message) : std::string("no message");
+}
+
+// A 1-d DLTensor over a contiguous CPU tensor's bytes, as transport.h asks.
+// `length` holds the element count the DLTensor's shape points at; it must outlive the call.
+DLTensor describe(const Tensor& chunk, const std::string& transport, int64_t& length) {
+  const TensorImpl& impl = *chunk.impl();
+  if (impl.backend().device_type() != kDLCPU)
+    throw Error(fmt::format("transport '{}': a message must be in host memory, but it lives on backend '{}'",
+                            transport, chunk.backend()));
+  if (!impl.is_contiguous())
+    throw Error(fmt::format("transport '{}': a message must be contiguous (internal error)", transport));
+  DLTensor t{};
+  t.data = static_cast<char*>(impl.storage()->data) + impl.offset() * static_cast<int64_t>(itemsize(impl.dtype()));
+  t.device = DLDevice{kDLCPU, 0};
+  t.ndim = 1;
+  t.dtype = dispatch::to_dl(impl.dtype());
+  length = impl.numel();
+  t.shape = &length;
+  t.strides = nullptr;
+  return t;
+}
+
+}  // namespace
+
+void back_off(int spins) {
+  if (spins < 64)
+    std::this_thread::yield();
+  else
+    std::this_thread::sleep_for(std::chrono::microseconds(spins < 1024 ? 10 : 500));
+}
+
+ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int ranks_per_process, int64_t timeout_ms)
+    : transport_(std::move(transport)), name_(transport_->name()), ranks_per_process_(ranks_per_process),
+      timeout_ms_(timeout_ms) {
+  tessera_transport_config config{};
+  config.struct_size = sizeof(config);
+  config.timeout_ms = timeout_ms;
+  tessera_transport_info info{};
+  info.struct_size = sizeof(info);
+  tessera_error error{};
+  const tessera_transport& t = transport_->table();
+  if (t.init(t.context, &config, &info, &error) != TESSERA_OK)
+    throw Error(fmt::format("transport '{}' (plugin {}): init failed: {}", name_, transport_->plugin().info().file.string(),
+                            status_text(error)));
+  index_ = info.process_index;
+  count_ = info.process_count;
+  max_tag_ = info.max_tag;
+  const auto close = [&](const std::string& problem) {
+    tessera_error ignored{};
+    t.finalize(t.context, &ignored);
+    throw Error(fmt::format("transport '{}': {}", name_, problem));
+  };
+  if (count_ < 1 || index_ < 0 || index_ >= count_)
+    close(fmt::format("init reported process {} of {}; expected 0 <= index < count", index_, count_));
+  if (max_tag_ < 32767) close(fmt::format("init reported max_tag {}; transport.h promises at least 32767", max_tag_));
+  const int64_t pairs = int64_t{ranks_per_process_} * ranks_per_process_;
+  if (regions(max_tag_).p2p_size < pairs)
+    close(fmt::format("{} ranks per process need {} tags per pair of processes, but the transport's tags end at {}",
+                      ranks_per_process_, pairs * 4, max_tag_));
+}
+
+ProcessLink::~ProcessLink() {
+  std::lock_guard lock(mutex_);
+  const tessera_transport& t = transport_->table();
+  tessera_error error{};
+  if (t.finalize(t.context, &error) != TESSERA_OK)
+    std::fprintf(stderr, "tessera: transport '%s': finalize failed: %s\n", name_.c_str(), status_text(error).c_str());
+}
+
+void ProcessLink::fail(const std::string& call, const std::string& message) const {
+  throw Error(fmt::format("transport '{}' (process {} of {}): {}: {}", name_, index_, count_, call, message));
+}
+
+int64_t ProcessLink::collective_tag(uint64_t sequence, int from, int to) const {
+  const Regions r = regions(max_tag_);
+  const int64_t pairs = int64_t{ranks_per_process_} * ranks_per_process_;
+  // Calls far apart may share a tag: messages of one (process pair, tag) arrive in order, and the
+  // call sequence itself is checked by the collective fingerprints.
+  const auto calls = static_cast<uint64_t>(r.collective_size / pairs);
+  return r.collective_base + static_cast<int64_t>(sequence % calls) * pairs + int64_t{from} * ranks_per_process_ + to;
+}
+
+int64_t ProcessLink::point_to_point_tag(int from, int to) const {
+  return regions(max_tag_).p2p_base + int64_t{from} * ranks_per_process_ + to;
+}
+
+std::shared_ptr<ProcessLink::Request> ProcessLink::isend(const Tensor& chunk, int process, int64_t tag) {
+  int64_t length = 0;
+  return post(true, describe(chunk, name_, length), chunk.impl(), process, tag);
+}
+
+std::shared_ptr<ProcessLink::Request> ProcessLink::irecv(const Tensor& chunk, int process, int64_t tag) {
+  int64_t length = 0;
+  return post(false, describe(chunk, name_, length), chunk.impl(), process, tag);
+}
+
+std::shared_ptr<ProcessLink::Request> ProcessLink::post(bool send, const DLTensor& chunk,
+                                                        std::shared_ptr<const void> keep, int process, int64_t tag) {
+  std::lock_guard lock(mutex_);
+  const tessera_transport& t = transport_->table();
+  tessera_transport_request handle = nullptr;
+  tessera_error error{};
+  const tessera_status status = send ? t.isend(t.context, &chunk, process, tag, &handle, &error)
+                                     : t.irecv(t.context, &chunk, process, tag, &handle, &error);
+  if (status != TESSERA_OK)
+    fail(fmt::format("{} of {} element(s) {} process {} (tag {})", send ? "isend" : "irecv", chunk.shape[0],
+                     send ? "to" : "from", process, tag),
+         status_text(error));
+  return std::make_shared<Request>(*this, handle, std::move(keep));
+}
+
+bool ProcessLink::test(Request& request, const std::string& what) {
+  if (request.done_) return true;
+  std::lock_guard lock(mutex_);
+  const tessera_transport& t = transport_->table();
+  int32_t done = 0;
+  tessera_error error{};
+  if (t.test(t.context, static_cast<tessera_transport_request>(request.handle_), &done, &error) != TESSERA_OK)
+    fail(what, status_text(error));
+  request.done_ = done != 0;
+  return request.done_;
+}
+
+void ProcessLink::free_locked(void* handle) {
+  const tessera_transport& t = transport_->table();
+  tessera_error error{};
+  if (t.free_request(t.context, static_cast<tessera_transport_request>(handle), &error) != TESSERA_OK)
+    std::fprintf(stderr, "tessera: transport '%s': free_request failed: %s\n", name_.c_str(),
+                 status_text(error).c_str());
+}
+
+ProcessLink::Request::~Request() {
+  std::lock_guard lock(link_.mutex_);
+  link_.free_locked(handle_);
+}
+
+std::vector<std::string> ProcessLink::allgather(const std::string& bytes, const std::string& what) {
+  if (!transport_->has_allgather()) return allgather_by_messages(bytes, what);
+  std::string gathered(bytes.size() * static_cast<size_t>(count_), '\0');
+  {
+    std::lock_guard lock(mutex_);
+    const tessera_transport& t = transport_->table();
+    tessera_error error{};
+    const tessera_status status =
+        t.allgather(t.context, bytes.data(), bytes.size(), gathered.data(), timeout_ms_, &error);
+    if (status == TESSERA_TIMEOUT)
+      fail(what, fmt::format("not every process arrived within the timeout of {} ms ({})", timeout_ms_,
+                             status_text(error)));
+    if (status != TESSERA_OK) fail(what, status_text(error));
+  }
+  std::vector<std::string> each;
+  for (int p = 0; p < count_; ++p) each.push_back(gathered.substr(static_cast<size_t>(p) * bytes.size(), bytes.size()));
+  return each;
+}
+
+// Without the optional all-gather: every process sends its bytes to every other one.
+std::vector<std::string> ProcessLink::allgather_by_messages(const std::string& bytes, const std::string& what) {
+  const Regions r = regions(max_tag_);
+  const int64_t tag = r.control_base + static_cast<int64_t>(control_sequence_++ % static_cast<uint64_t>(r.control_size));
+  auto each = std::make_shared<std::vector<std::string>>(static_cast<size_t>(count_), bytes);
+  int64_t length = static_cast<int64_t>(bytes.size());
+  const auto message = [&](int p) {
+    DLTensor t{};
+    t.data = (*each)[static_cast<size_t>(p)].data();
+    t.device = DLDevice{kDLCPU, 0};
+    t.ndim = 1;
+    t.dtype = DLDataType{kDLUInt, 8, 1};
+    t.shape = &length;
+    return t;
+  };
+  std::vector<std::shared_ptr<Request>> pending;
+  for (int p = 0; p < count_; ++p) {
+    if (p == index_) continue;
+    pending.push_back(post(false, message(p), each, p, tag));
+    pending.push_back(post(true, message(index_), each, p, tag));
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
+  for (const auto& request : pending)
+    for (int spins = 0; !test(*request, what); ++spins) {
+      if (std::chrono::steady_clock::now() > deadline)
+        fail(what, fmt::format("not every process arrived within the timeout of {} ms", timeout_ms_));
+      back_off(spins);
+    }
+  return *each;
+}
+
+}  // namespace tessera::world

@@ -1,0 +1,94 @@
+// This process's link to the other processes of its world: a transport plugin (SDK 1.1), driven
+// the way transport.h asks (one call at a time, init first, finalize last with nothing pending).
+//
+// Tags: a transport matches a receive to a send by (process, tag), so the executor's messages
+// between different pairs of ranks, and messages of different kinds, need different tags. The
+// tag space is cut into three regions: collectives (a call's sequence number and the pair of
+// ranks), point-to-point send/recv (the pair of ranks) and control messages of the link itself.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "plugin/transport.hpp"
+#include "tessera/tensor.hpp"
+
+namespace tessera::world {
+
+class ProcessLink {
+ public:
+  class Request;
+
+  // Initialises `transport`; throws Error naming the transport when init fails or reports a world
+  // that cannot hold `ranks_per_process` ranks per process (too few tags, too many ranks).
+  ProcessLink(std::shared_ptr<const plugin::Transport> transport, int ranks_per_process, int64_t timeout_ms);
+  ~ProcessLink();  // frees what is pending, then finalizes the transport
+  ProcessLink(const ProcessLink&) = delete;
+  ProcessLink& operator=(const ProcessLink&) = delete;
+
+  const std::string& transport_name() const { return name_; }
+  int process_index() const { return index_; }
+  int process_count() const { return count_; }
+  int64_t timeout_ms() const { return timeout_ms_; }
+
+  // Tags (see above). `from` and `to` are the ranks' positions within their processes.
+  int64_t collective_tag(uint64_t sequence, int from, int to) const;
+  int64_t point_to_point_tag(int from, int to) const;
+
+  // Posts a send of `chunk` (a contiguous CPU tensor, kept alive by the request) to `process`.
+  std::shared_ptr<Request> isend(const Tensor& chunk, int process, int64_t tag);
+  // Posts a receive into `chunk` (contiguous, CPU; written when the request completes).
+  std::shared_ptr<Request> irecv(const Tensor& chunk, int process, int64_t tag);
+  // True when the request has completed; throws Error (naming `what`) when it failed.
+  bool test(Request& request, const std::string& what);
+
+  // Every process's `bytes` in process order (a blocking all-gather of a few hundred bytes), within
+  // the timeout; `what` names the call in errors.
+  std::vector<std::string> allgather(const std::string& bytes, const std::string& what);
+
+ private:
+  friend class Request;
+  void free_locked(void* handle);
+  [[noreturn]] void fail(const std::string& call, const std::string& message) const;
+  std::vector<std::string> allgather_by_messages(const std::string& bytes, const std::string& what);
+  std::shared_ptr<Request> post(bool send, const DLTensor& chunk, std::shared_ptr<const void> keep, int process,
+                                int64_t tag);
+
+  std::shared_ptr<const plugin::Transport> transport_;
+  std::string name_;
+  int index_ = 0;
+  int count_ = 1;
+  int64_t max_tag_ = 0;
+  int ranks_per_process_ = 1;
+  int64_t timeout_ms_;
+  uint64_t control_sequence_ = 0;
+  std::mutex mutex_;  // transport.h: one call at a time
+};
+
+// A pending send or receive; freed (cancelled if still pending) when the last owner lets go.
+class ProcessLink::Request {
+ public:
+  Request(ProcessLink& link, void* handle, std::shared_ptr<const void> keep)
+      : link_(link), handle_(handle), keep_(std::move(keep)) {}
+  ~Request();
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+
+  bool done() const { return done_; }
+
+ private:
+  friend class ProcessLink;
+  ProcessLink& link_;
+  void* handle_;
+  std::shared_ptr<const void> keep_;  // keeps the bytes alive while the transport owns them
+  bool done_ = false;
+};
+
+// How a thread waiting on messages spends spin number `spins` of its wait: yields at first, for
+// latency, then sleeps longer so that a long wait does not burn a core.
+void back_off(int spins);
+
+}  // namespace tessera::world
