@@ -14,6 +14,8 @@ packages=(
   libdlpack-dev
   libcli11-dev
   libbenchmark-dev
+  # The world across processes (plugins/transport-mpi, the MPI tests): Open MPI.
+  libopenmpi-dev openmpi-bin
   # The fuzzers (scripts/fuzz.sh): clang, and libFuzzer with clang's sanitizer runtimes.
   clang libclang-rt-14-dev
 )

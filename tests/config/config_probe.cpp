@@ -8,6 +8,10 @@
 //   COLLECTIVE: ALGORITHM            the algorithm a counted call over 8 ranks actually used (sorted)
 //   topology: NAME; estimate vs fully connected: same|different
 //
+// With `--world` it prints only the world init_world() makes ([world] keys, TESSERA_TRANSPORT,
+// TESSERA_RANKS_PER_PROCESS):
+//   world: N rank(s) on P process(es), transport T; hosted ranks R
+//
 // With `--topology-first PRESET` the probe calls set_default_topology(PRESET) before anything else
 // uses the library: the program's own call must outlive the start-up configuration.
 //
@@ -45,6 +49,13 @@ std::vector<ts::CommCounter::Entry> run_collectives(double& seconds) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc == 2 && std::string(argv[1]) == "--world") {
+      const ts::World world = ts::init_world();
+      ts::LocalMode mode(world);  // the mode's ranks are the world's hosted ranks
+      std::cout << "world: " << world.size() << " rank(s) on " << world.num_processes() << " process(es), transport "
+                << world.transport() << "; hosted ranks " << mode.ranks().to_string() << '\n';
+      return 0;
+    }
     if (argc == 3 && std::string(argv[1]) == "--topology-first") ts::set_default_topology(argv[2]);
     ts::configure_from_environment();
     std::cout << "threads: " << ts::threads() << '\n';

@@ -19,10 +19,10 @@ struct CallContext {
 };
 
 // What every process must agree on about a call. `shape` is empty when members may differ in
-// shape (all_to_all_single); `reduce_op` and `root` are -1 when the call has none.
+// shape (all_to_all_single); `reduce_op` is empty and `root` -1 when the call has none.
 struct Fingerprint {
   std::string shape;
-  int32_t reduce_op = -1;
+  std::string reduce_op;  // "SUM", "PREMUL_SUM(0.5)", ...
   int32_t root = -1;
 };
 

@@ -138,9 +138,9 @@ comm::Call fibres_for(const char* op, const Tensor& t, const ProcessGroup& group
 }
 
 comm::Fingerprint reducing(const ReduceOp& op, int root = -1) {
-  return {{}, static_cast<int32_t>(op.kind()), root};
+  return {{}, op.to_string(), root};
 }
-comm::Fingerprint rooted(int root) { return {{}, -1, root}; }
+comm::Fingerprint rooted(int root) { return {{}, {}, root}; }
 
 }  // namespace
 
@@ -350,7 +350,7 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
 
 void barrier(const Tensor& participants, const ProcessGroup& group) {
   const observe::CollectiveCall call;
-  const comm::Call covered = fibres_for("barrier", participants, group, comm::Fingerprint{"none", -1, -1});
+  const comm::Call covered = fibres_for("barrier", participants, group, comm::Fingerprint{"none", {}, -1});
   for (const Fibre& members : covered.fibres) {
     DisabledLocalMode plain;
     const std::vector<Tensor> none =

@@ -1,0 +1,310 @@
+// Runs under mpirun (tests/mpi/CMakeLists.txt): the same collectives in the world init_world()
+// makes (P processes x TESSERA_RANKS_PER_PROCESS ranks) and in a simulated world of the same size
+// in this process, for every loaded algorithm that applies; every hosted rank's result must be
+// bitwise equal to the simulated one. Integer all_reduce sums are also checked against a formula.
+//
+//   world_check [collectives]   the equality sweep (default)
+//   world_check mismatch        process 1 calls all_reduce with another shape (expects an error)
+//   world_check skip            process 1 skips an all_reduce (expects an error)
+//   world_check dead_peer       process 1 leaves before the collective (expects a timeout error)
+//   world_check hosted          shard() of a remote rank, printing, reconcile across processes
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tessera/tessera.hpp"
+
+namespace ts = tessera;
+
+namespace {
+
+int failures = 0;
+int cases = 0;
+
+// Distinct values per rank, element and case, with enough mantissa that reduction order shows.
+ts::Tensor values_of(int rank, int64_t n, int salt, ts::DType dtype = ts::kFloat32) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < n; ++i) v.push_back(((rank * 7919 + i * 104729 + salt * 131) % 1000) / 7.0 - 60.3);
+  const ts::Tensor t = ts::from_values(v, {n}, ts::TensorOptions(ts::kFloat64));
+  return t.to(dtype);
+}
+
+bool same_bits(const ts::Tensor& a, const ts::Tensor& b) {
+  if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) return false;
+  const auto bits = [](const auto& x, const auto& y) {
+    return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(x[0])) == 0);
+  };
+  if (a.dtype() == ts::kFloat32) return bits(a.to_vector<float>(), b.to_vector<float>());
+  return bits(a.to_vector<int64_t>(), b.to_vector<int64_t>());
+}
+
+using Program = std::function<std::vector<ts::Tensor>(const ts::DeviceMesh&)>;
+
+// Runs `program` in the distributed world and in a simulated one; compares every hosted rank.
+void compare(const std::string& name, const ts::World& world, const Program& program) {
+  ++cases;
+  std::vector<ts::Tensor> distributed, simulated;
+  {
+    ts::LocalMode mode(world);
+    distributed = program(ts::init_device_mesh("cpu", {world.size()}));
+  }
+  {
+    ts::LocalMode mode(world.size());
+    simulated = program(ts::init_device_mesh("cpu", {world.size()}));
+  }
+  for (size_t k = 0; k < distributed.size(); ++k)
+    for (int r : world.ranks()) {
+      if (same_bits(distributed[k].shard(r), simulated[k].shard(r))) continue;
+      ++failures;
+      std::printf("FAIL %s: output %zu on rank %d differs from the simulated world\n  got      %s\n  expected %s\n",
+                  name.c_str(), k, r, distributed[k].shard(r).to_string().c_str(),
+                  simulated[k].shard(r).to_string().c_str());
+    }
+}
+
+ts::Tensor inputs(int64_t n, int salt, ts::DType dtype = ts::kFloat32) {
+  return ts::rank_map([&](int r) { return values_of(r, n, salt, dtype); });
+}
+
+void sweep(const ts::World& world) {
+  const int w = world.size();
+  const std::vector<std::string> collectives = {"all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter",
+                                                "all_to_all", "scatter", "gather", "barrier"};
+  for (const std::string& algorithm : ts::dist::algorithm_names()) {
+    for (const std::string& collective : collectives) {
+      // 0, 1 and an uneven count (not a multiple of the world size).
+      for (int64_t per_rank : {int64_t{0}, int64_t{1}, int64_t{w + 2}, int64_t{37}}) {
+        if (!ts::dist::verify_schedule(algorithm, collective, w, per_rank).empty())
+          continue;
+        ts::dist::set_algorithms(collective + ":" + algorithm);
+        const std::string name = collective + "/" + algorithm + "/" + std::to_string(per_rank);
+        const int salt = static_cast<int>(per_rank) + static_cast<int>(collective.size());
+        Program program;
+        if (collective == "all_reduce")
+          program = [&](const ts::DeviceMesh&) {
+            ts::Tensor sum = inputs(per_rank, salt), mx = inputs(per_rank, salt + 1), avg = inputs(per_rank, salt + 2);
+            ts::dist::all_reduce(sum);
+            ts::dist::all_reduce(mx, ts::ReduceOp::MAX);
+            ts::dist::all_reduce(avg, ts::ReduceOp::AVG);
+            return std::vector<ts::Tensor>{sum, mx, avg};
+          };
+        else if (collective == "broadcast")
+          program = [&](const ts::DeviceMesh&) {
+            ts::Tensor t = inputs(per_rank, salt);
+            ts::dist::broadcast(t, w - 1);
+            return std::vector<ts::Tensor>{t};
+          };
+        else if (collective == "reduce")
+          program = [&](const ts::DeviceMesh&) {
+            ts::Tensor t = inputs(per_rank, salt);
+            ts::dist::reduce(t, w / 2);
+            return std::vector<ts::Tensor>{t};
+          };
+        else if (collective == "all_gather")
+          program = [&](const ts::DeviceMesh&) {
+            ts::Tensor in = inputs(per_rank, salt);
+            ts::Tensor out = ts::zeros({per_rank * w});
+            ts::dist::all_gather_into_tensor(out, in);
+            return std::vector<ts::Tensor>{out};
+          };
+        else if (collective == "reduce_scatter")
+          program = [&](const ts::DeviceMesh&) {
+            ts::Tensor in = inputs(per_rank * w, salt);
+            ts::Tensor out = ts::zeros({per_rank});
+            ts::dist::reduce_scatter_tensor(out, in);
+            return std::vector<ts::Tensor>{out};
+          };
+        else if (collective == "all_to_all")
+          program = [&](const ts::DeviceMesh&) {
+            std::vector<ts::Tensor> in, out;
+            for (int j = 0; j < w; ++j) {
+              in.push_back(inputs(per_rank, salt + j));
+              out.push_back(ts::zeros({per_rank}));
+            }
+            ts::dist::all_to_all(out, in);
+            return out;
+          };
+        else if (collective == "scatter")
+          program = [&](const ts::DeviceMesh&) {
+            std::vector<ts::Tensor> in;
+            for (int j = 0; j < w; ++j) in.push_back(inputs(per_rank, salt + j));
+            ts::Tensor out = ts::zeros({per_rank});
+            ts::dist::scatter(out, in, 0);
+            return std::vector<ts::Tensor>{out};
+          };
+        else if (collective == "gather")
+          program = [&](const ts::DeviceMesh&) {
+            std::vector<ts::Tensor> out;
+            for (int j = 0; j < w; ++j) out.push_back(ts::zeros({per_rank}));
+            ts::dist::gather(out, inputs(per_rank, salt), w - 1);
+            return out;
+          };
+        else
+          program = [&](const ts::DeviceMesh&) {
+            ts::Tensor t = inputs(per_rank, salt);
+            ts::dist::barrier(t);
+            return std::vector<ts::Tensor>{t};
+          };
+        compare(name, world, program);
+        ts::dist::set_algorithms("");
+      }
+    }
+  }
+}
+
+// What the default rules pick: groups of a 2-d mesh, all_to_all_single with uneven splits,
+// send/recv round a ring, and a DTensor through redistributions.
+void structured(const ts::World& world) {
+  const int w = world.size();
+  compare("send/recv ring", world, [&](const ts::DeviceMesh&) {
+    ts::Tensor t = inputs(5, 3);
+    ts::Tensor got = ts::zeros({5});
+    ts::dist::send(t, (ts::get_rank() + 1) % w);
+    ts::dist::recv(got, (ts::get_rank() + (w - 1)) % w);
+    return std::vector<ts::Tensor>{got};
+  });
+  compare("all_to_all_single uneven", world, [&](const ts::DeviceMesh&) {
+    // Rank r sends (r + j) % 3 rows to rank j; rank j receives (i + j) % 3 rows from rank i.
+    std::vector<ts::SymInt> in_splits, out_splits;
+    for (int j = 0; j < w; ++j) {
+      in_splits.push_back((ts::get_rank() + j) % 3);
+      out_splits.push_back((ts::get_rank() + j) % 3);
+    }
+    ts::Tensor input = ts::rank_map([&](int r) {
+      int64_t rows = 0;
+      for (int j = 0; j < w; ++j) rows += (r + j) % 3;
+      return values_of(r, rows * 2, 9).reshape({rows, 2});
+    });
+    ts::Tensor output = ts::rank_map([&](int r) {
+      int64_t rows = 0;
+      for (int i = 0; i < w; ++i) rows += (i + r) % 3;
+      return ts::zeros({rows, 2});
+    });
+    ts::dist::all_to_all_single(output, input, out_splits, in_splits);
+    return std::vector<ts::Tensor>{output};
+  });
+  if (w % 2 == 0) {
+    compare("mesh dims", world, [&](const ts::DeviceMesh&) {
+      const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, w / 2}, {"dp", "tp"});
+      ts::Tensor a = inputs(11, 4), b = inputs(11, 5);
+      ts::dist::all_reduce(a, ts::ReduceOp::SUM, mesh.group("dp"));
+      ts::dist::all_reduce(b, ts::ReduceOp::SUM, mesh.group("tp"));
+      return std::vector<ts::Tensor>{a, b};
+    });
+    compare("dtensor", world, [&](const ts::DeviceMesh&) {
+      const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, w / 2}, {"dp", "tp"});
+      ts::Tensor global;
+      {
+        ts::DisabledLocalMode plain;
+        global = values_of(0, 7 * 9, 11).reshape({7, 9});  // uneven over every mesh dim
+      }
+      ts::DTensor d = ts::distribute_tensor(global, mesh, {ts::Shard(0), ts::Shard(1)});
+      ts::DTensor moved = d.redistribute({ts::Shard(1), ts::Replicate()});
+      ts::DTensor back = moved.redistribute({ts::Replicate(), ts::Shard(0)});
+      const ts::Tensor full = back.full_tensor();  // a local tensor: the whole value on every rank
+      return std::vector<ts::Tensor>{d.to_local(), moved.to_local(), back.to_local(), full};
+    });
+  }
+  // An independent oracle: rank r holds [r, r + 1, ..., r + 4] (int64); the sum is a formula.
+  {
+    ++cases;
+    ts::LocalMode mode(world);
+    ts::Tensor t = ts::rank_map([](int r) { return ts::arange(r, r + 5, 1, ts::TensorOptions(ts::kInt64)); });
+    ts::dist::all_reduce(t);
+    for (int r : world.ranks())
+      for (int64_t i = 0; i < 5; ++i) {
+        const int64_t expected = int64_t{w} * (w - 1) / 2 + i * w;
+        const int64_t got = t.shard(r).to_vector<int64_t>()[static_cast<size_t>(i)];
+        if (got != expected) {
+          ++failures;
+          std::printf("FAIL integer all_reduce on rank %d at %lld: %lld, expected %lld\n", r, static_cast<long long>(i),
+                      static_cast<long long>(got), static_cast<long long>(expected));
+        }
+      }
+  }
+}
+
+int hosted(const ts::World& world) {
+  ts::LocalMode mode(world);
+  const ts::Tensor t = ts::rank_map([](int r) { return ts::full({2}, r); });
+  const int remote = (world.ranks().ranks().front() + world.ranks().size()) % world.size();
+  try {
+    t.shard(remote);
+    std::printf("FAIL shard(%d) of a rank hosted elsewhere did not throw\n", remote);
+    return 1;
+  } catch (const ts::Error& e) {
+    if (std::strstr(e.what(), "hosted by process") == nullptr) {
+      std::printf("FAIL shard(%d): unexpected message: %s\n", remote, e.what());
+      return 1;
+    }
+  }
+  const std::string text = t.to_string();
+  if (text.find("hosted by other processes") == std::string::npos) {
+    std::printf("FAIL printing does not mention ranks elsewhere: %s\n", text.c_str());
+    return 1;
+  }
+  const ts::Tensor same = ts::rank_map([](int) { return ts::full({3}, 7.0f); });
+  if (!ts::equal(same.reconcile(), ts::full({3}, 7.0f))) return 1;
+  // Every shard on this process agrees, but processes differ: reconcile must say so everywhere.
+  const ts::Tensor per_process = ts::rank_map([&](int) { return ts::full({3}, static_cast<float>(world.process_index())); });
+  try {
+    per_process.reconcile();
+    std::printf("FAIL reconcile of values that differ between processes did not throw\n");
+    return 1;
+  } catch (const ts::Error& e) {
+    if (std::strstr(e.what(), "holds another value") == nullptr) {
+      std::printf("FAIL reconcile: unexpected message: %s\n", e.what());
+      return 1;
+    }
+  }
+  std::printf("OK hosted-only shards on process %d\n", world.process_index());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "collectives";
+  try {
+    const ts::World world = ts::init_world();
+    if (world.num_processes() < 2) {
+      std::printf("world_check needs several processes (mpirun -np 2 ...); got %d\n", world.num_processes());
+      return 1;
+    }
+    if (mode == "hosted") return hosted(world);
+    if (mode == "mismatch") {
+      ts::LocalMode local(world);
+      ts::Tensor t = ts::zeros({world.process_index() == 1 ? 5 : 4});
+      ts::dist::all_reduce(t);
+      std::printf("FAIL: mismatched all_reduce ran\n");
+      return 0;  // the driver expects a failure: reaching here is the bug
+    }
+    if (mode == "skip") {
+      ts::LocalMode local(world);
+      ts::Tensor t = ts::ones({4});
+      if (world.process_index() != 1) ts::dist::all_reduce(t);  // process 1 skips it
+      ts::dist::broadcast(t, 0);
+      std::printf("FAIL: a skipped all_reduce went unnoticed\n");
+      return 0;
+    }
+    if (mode == "dead_peer") {
+      ts::LocalMode local(world);
+      if (world.process_index() == 1) return 0;  // leaves before the collective
+      ts::Tensor t = ts::ones({4});
+      ts::dist::all_reduce(t);
+      std::printf("FAIL: all_reduce with a departed peer returned\n");
+      return 0;
+    }
+    sweep(world);
+    structured(world);
+  } catch (const std::exception& e) {
+    std::printf("process error: %s\n", e.what());
+    std::fflush(stdout);
+    return 1;
+  }
+  std::printf("%s: %d case(s), %d failure(s) on process %d\n", failures == 0 ? "OK" : "FAILED", cases, failures,
+              ts::init_world().process_index());
+  return failures == 0 ? 0 : 1;
+}
