@@ -14,14 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "tessera/tessera.hpp"
+#include "compare.hpp"
 
 namespace ts = tessera;
 
 namespace {
 
-int failures = 0;
-int cases = 0;
+mpi_check::Tally tally;
 
 // Distinct values per rank, element and case, with enough mantissa that reduction order shows.
 ts::Tensor values_of(int rank, int64_t n, int salt, ts::DType dtype = ts::kFloat32) {
@@ -31,37 +30,10 @@ ts::Tensor values_of(int rank, int64_t n, int salt, ts::DType dtype = ts::kFloat
   return t.to(dtype);
 }
 
-bool same_bits(const ts::Tensor& a, const ts::Tensor& b) {
-  if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) return false;
-  const auto bits = [](const auto& x, const auto& y) {
-    return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(x[0])) == 0);
-  };
-  if (a.dtype() == ts::kFloat32) return bits(a.to_vector<float>(), b.to_vector<float>());
-  return bits(a.to_vector<int64_t>(), b.to_vector<int64_t>());
-}
-
 using Program = std::function<std::vector<ts::Tensor>(const ts::DeviceMesh&)>;
 
-// Runs `program` in the distributed world and in a simulated one; compares every hosted rank.
 void compare(const std::string& name, const ts::World& world, const Program& program) {
-  ++cases;
-  std::vector<ts::Tensor> distributed, simulated;
-  {
-    ts::LocalMode mode(world);
-    distributed = program(ts::init_device_mesh("cpu", {world.size()}));
-  }
-  {
-    ts::LocalMode mode(world.size());
-    simulated = program(ts::init_device_mesh("cpu", {world.size()}));
-  }
-  for (size_t k = 0; k < distributed.size(); ++k)
-    for (int r : world.ranks()) {
-      if (same_bits(distributed[k].shard(r), simulated[k].shard(r))) continue;
-      ++failures;
-      std::printf("FAIL %s: output %zu on rank %d differs from the simulated world\n  got      %s\n  expected %s\n",
-                  name.c_str(), k, r, distributed[k].shard(r).to_string().c_str(),
-                  simulated[k].shard(r).to_string().c_str());
-    }
+  mpi_check::compare(tally, name, world, [&] { return program(ts::init_device_mesh("cpu", {world.size()})); });
 }
 
 ts::Tensor inputs(int64_t n, int salt, ts::DType dtype = ts::kFloat32) {
@@ -209,7 +181,7 @@ void structured(const ts::World& world) {
   }
   // An independent oracle: rank r holds [r, r + 1, ..., r + 4] (int64); the sum is a formula.
   {
-    ++cases;
+    ++tally.cases;
     ts::LocalMode mode(world);
     ts::Tensor t = ts::rank_map([](int r) { return ts::arange(r, r + 5, 1, ts::TensorOptions(ts::kInt64)); });
     ts::dist::all_reduce(t);
@@ -217,11 +189,9 @@ void structured(const ts::World& world) {
       for (int64_t i = 0; i < 5; ++i) {
         const int64_t expected = int64_t{w} * (w - 1) / 2 + i * w;
         const int64_t got = t.shard(r).to_vector<int64_t>()[static_cast<size_t>(i)];
-        if (got != expected) {
-          ++failures;
-          std::printf("FAIL integer all_reduce on rank %d at %lld: %lld, expected %lld\n", r, static_cast<long long>(i),
-                      static_cast<long long>(got), static_cast<long long>(expected));
-        }
+        if (got != expected)
+          tally.fail("integer all_reduce on rank " + std::to_string(r) + " at " + std::to_string(i) + ": " +
+                     std::to_string(got) + ", expected " + std::to_string(expected));
       }
   }
 }
@@ -304,7 +274,5 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     return 1;
   }
-  std::printf("%s: %d case(s), %d failure(s) on process %d\n", failures == 0 ? "OK" : "FAILED", cases, failures,
-              ts::init_world().process_index());
-  return failures == 0 ? 0 : 1;
+  return tally.report("world_check", ts::init_world().process_index());
 }
