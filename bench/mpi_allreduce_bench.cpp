@@ -1,0 +1,79 @@
+// all_reduce across processes: Tessera's ring and recursive-doubling schedules over transport-mpi
+// against MPI_Allreduce itself, in one run (same processes, same buffers' sizes, same moment).
+//
+//   mpirun -np 2 ./bench_mpi_allreduce      (and -np 4; add --allow-run-as-root --oversubscribe
+//                                            in a root container)
+//
+// Every process runs every benchmark with the same fixed iteration count (a collective needs every
+// process in step; Google Benchmark's adaptive counts would differ per process); process 0 reports.
+// Then the MLP step of examples/mpi: 2 processes x 4 ranks against 8 simulated ranks.
+#include <benchmark/benchmark.h>
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "tessera/tessera.hpp"
+
+namespace ts = tessera;
+
+namespace {
+
+struct Size {
+  const char* name;
+  int64_t floats;
+  int iterations;
+};
+const Size kSizes[] = {{"1KiB", 256, 2000}, {"1MiB", 256 * 1024, 100}, {"64MiB", 16 * 1024 * 1024, 6}};
+
+void tessera_all_reduce(benchmark::State& state, const ts::World& world, std::string algorithm, int64_t floats) {
+  ts::dist::set_algorithms("all_reduce:" + algorithm);
+  ts::LocalMode mode(world);
+  ts::Tensor x = ts::rank_map([&](int r) { return ts::full({floats}, static_cast<float>(r + 1)); });
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (auto _ : state) ts::dist::all_reduce(x);
+  state.SetBytesProcessed(state.iterations() * floats * 4);
+  ts::dist::set_algorithms("");
+}
+
+void mpi_all_reduce(benchmark::State& state, int64_t floats) {
+  std::vector<float> in(static_cast<size_t>(floats), 1.0f), out(static_cast<size_t>(floats));
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (auto _ : state)
+    MPI_Allreduce(in.data(), out.data(), static_cast<int>(floats), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+  state.SetBytesProcessed(state.iterations() * floats * 4);
+}
+
+class Quiet : public benchmark::ConsoleReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const ts::World world = ts::init_world();  // initialises MPI through the transport plugin
+  for (const Size& size : kSizes) {
+    for (const char* algorithm : {"ring", "rd"})
+      benchmark::RegisterBenchmark(
+          (std::string("tessera_") + algorithm + "/" + size.name).c_str(),
+          [world, algorithm, size](benchmark::State& s) { tessera_all_reduce(s, world, algorithm, size.floats); })
+          ->Iterations(size.iterations)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark((std::string("MPI_Allreduce/") + size.name).c_str(),
+                                 [size](benchmark::State& s) { mpi_all_reduce(s, size.floats); })
+        ->Iterations(size.iterations)
+        ->UseRealTime()
+        ->Unit(benchmark::kMicrosecond);
+  }
+  benchmark::Initialize(&argc, argv);
+  Quiet quiet;
+  if (world.process_index() == 0)
+    benchmark::RunSpecifiedBenchmarks();
+  else
+    benchmark::RunSpecifiedBenchmarks(&quiet);
+  benchmark::Shutdown();
+  return 0;
+}

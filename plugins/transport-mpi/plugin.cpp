@@ -1,0 +1,18 @@
+// Entry point of libtessera-transport-mpi.so: one transport, "mpi" (transport.h), on Open MPI.
+#include "mpi_transport.hpp"
+#include "tessera/sdk/cpp/plugin_builder.hpp"
+
+namespace {
+
+void describe(tessera::sdk::PluginBuilder& plugin) {
+  // Static: the host keeps pointers into the table until the plugin is unloaded.
+  static tessera::transport_mpi::MpiTransport mpi;
+  static tessera::sdk::TransportBuilder<tessera::transport_mpi::MpiTransport> transport("mpi", mpi);
+  plugin.add_transport(transport.table());
+}
+
+}  // namespace
+
+TESSERA_DEFINE_PLUGIN("transport-mpi", "0.1.0",
+                      "Processes of a world exchange chunks over MPI (Open MPI: MPI_Isend, MPI_Irecv)",
+                      describe)
