@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "mlp_step.hpp"
 #include "tessera/tessera.hpp"
 
 namespace ts = tessera;
@@ -44,6 +45,14 @@ void mpi_all_reduce(benchmark::State& state, int64_t floats) {
   state.SetBytesProcessed(state.iterations() * floats * 4);
 }
 
+// The MLP step of examples/mpi in `world` (hybrid, or simulated in this process).
+void mlp(benchmark::State& state, const ts::World& world) {
+  const mpi_example::MlpInputs inputs = mpi_example::mlp_inputs(256, 512, 2048);
+  ts::LocalMode mode(world);
+  MPI_Barrier(MPI_COMM_WORLD);
+  for (auto _ : state) benchmark::DoNotOptimize(mpi_example::mlp_step(inputs));
+}
+
 class Quiet : public benchmark::ConsoleReporter {
  public:
   bool ReportContext(const Context&) override { return true; }
@@ -67,6 +76,12 @@ int main(int argc, char** argv) {
         ->Iterations(size.iterations)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
+  }
+  if (world.size() == 8) {  // 2 processes x 4 ranks (TESSERA_RANKS_PER_PROCESS=4)
+    benchmark::RegisterBenchmark("mlp_step/hybrid_2x4", [world](benchmark::State& s) { mlp(s, world); })
+        ->Iterations(5)->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("mlp_step/simulated_8", [](benchmark::State& s) { mlp(s, ts::World(8)); })
+        ->Iterations(5)->UseRealTime()->Unit(benchmark::kMillisecond);
   }
   benchmark::Initialize(&argc, argv);
   Quiet quiet;

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "tessera/tessera.hpp"
+#include "mlp_step.hpp"
 
 namespace ts = tessera;
 
@@ -24,24 +24,7 @@ int main() {
       return 1;
     }
     ts::LocalMode mode(ranks);
-    const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 4}, {"dp", "tp"});
-
-    // The same values on every process: plain tensors from one seed, then distributed.
-    ts::Tensor x, w1, w2;
-    {
-      ts::DisabledLocalMode plain;
-      ts::manual_seed(2026);
-      x = ts::randn({16, 32});
-      w1 = ts::randn({32, 64}) * 0.2f;
-      w2 = ts::randn({64, 32}) * 0.2f;
-    }
-    // Megatron: batch over dp; w1 column-parallel and w2 row-parallel over tp.
-    const ts::DTensor dx = ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Replicate()});
-    const ts::DTensor dw1 = ts::distribute_tensor(w1, mesh, {ts::Replicate(), ts::Shard(1)});
-    const ts::DTensor dw2 = ts::distribute_tensor(w2, mesh, {ts::Replicate(), ts::Shard(0)});
-    const ts::DTensor hidden = ts::relu(ts::matmul(dx, dw1));
-    const ts::DTensor out = ts::matmul(hidden, dw2);          // Partial over tp
-    const ts::Tensor y = out.full_tensor();                    // all_reduce over tp, gather over dp
+    const ts::Tensor y = mpi_example::mlp_step(mpi_example::mlp_inputs());
 
     const auto checksum = static_cast<float>(ts::sum(y).item().to_double());
     uint32_t bits = 0;
