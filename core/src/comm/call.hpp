@@ -38,6 +38,9 @@ struct Call {
 // its first rank and both calls.
 Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group, const Fingerprint& fingerprint);
 
+// Whether the calling thread's world compares fingerprints (the caller can skip building them).
+bool checks_calls();
+
 // The shape text of a fingerprint: the hosted shards' common shape, or "uneven".
 std::string shape_of(const Tensor& tensor);
 

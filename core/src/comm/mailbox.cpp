@@ -51,7 +51,9 @@ void post_remote(int from, int to, Tensor data) {
   world::ProcessLink& link = *w.link();
   auto request = link.isend(data, w.process_of(to), link.point_to_point_tag(w.position(from), w.position(to)));
   const std::string what = fmt::format("send from rank {} to rank {} (process {})", from, to, w.process_of(to));
-  w.mailbox().hold(request, [&link, what](void* r) { return link.test(*static_cast<world::ProcessLink::Request*>(r), what); });
+  w.mailbox().hold(request, [&link, what](void* r) {
+    return link.test(*static_cast<world::ProcessLink::Request*>(r), [&] { return what; });
+  });
 }
 
 Tensor take_remote(int from, int to, const Tensor& like) {
@@ -61,7 +63,7 @@ Tensor take_remote(int from, int to, const Tensor& like) {
   auto request = link.irecv(message, w.process_of(from), link.point_to_point_tag(w.position(from), w.position(to)));
   const std::string what = fmt::format("recv on rank {} from rank {} (process {})", to, from, w.process_of(from));
   const auto since = std::chrono::steady_clock::now();
-  for (int spins = 0; !link.test(*request, what); ++spins) {
+  for (int spins = 0; !link.test(*request, [&] { return what; }); ++spins) {
     if (std::chrono::steady_clock::now() - since > std::chrono::milliseconds(link.timeout_ms()))
       throw Error(fmt::format("{}: no message within the timeout of {} ms ([world] timeout, TESSERA_TIMEOUT); did "
                               "rank {} send one?",

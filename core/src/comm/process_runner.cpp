@@ -27,9 +27,9 @@ struct Landing {
 // A send to another process, still reading its rank's buffer until the request completes.
 struct Outgoing {
   int rank;
+  size_t step;  // its index in the rank's program, for messages
   tessera_chunk chunk;
   std::shared_ptr<Request> request;
-  std::string what;
 };
 
 bool overlaps(const tessera_chunk& a, const tessera_chunk& b) {
@@ -97,8 +97,8 @@ class ProcessRunner {
     switch (step.kind) {
       case StepKind::Send:
         if (remote_peer)
-          outgoing_.push_back({g, step.chunk, link_.isend(model_.view(g, step.chunk), process_of(step.peer), tag(g, step.peer)),
-                               fmt::format("{}: send to {}", step_text(g), peer_text(step.peer))});
+          outgoing_.push_back({g, next_[static_cast<size_t>(g)], step.chunk,
+                               link_.isend(model_.view(g, step.chunk), process_of(step.peer), tag(g, step.peer))});
         else
           queue(g, step.peer).push_back(model_.capture(g, step.chunk));
         return true;
@@ -137,10 +137,19 @@ class ProcessRunner {
       }
       landing = Landing{link_.irecv(bytes, process_of(step.peer), tag(step.peer, g)), bytes, reduce};
     }
-    if (!link_.test(*landing->request, receive_text(g, step))) return false;
+    if (!link_.test(*landing->request, [&] { return receive_text(g, step); })) return false;
     if (landing->reduce) model_.deliver_landed(g, step.chunk, landing->bytes, true);
     landing.reset();
     return true;
+  }
+
+  std::string send_text(const Outgoing& sent) const {
+    const Step& step = schedule_.ranks[static_cast<size_t>(sent.rank)].steps[sent.step];
+    return fmt::format("{} of collective call #{}: send to {}", schedule_.describe_step(sent.rank, sent.step), call_,
+                       peer_text(step.peer));
+  }
+  bool test_send(Outgoing& sent) {
+    return link_.test(*sent.request, [&] { return send_text(sent); });
   }
 
   std::string receive_text(int g, const Step& step) const {
@@ -160,9 +169,9 @@ class ProcessRunner {
         const std::optional<Landing>& landing = landing_[static_cast<size_t>(g)];
         if (!landing) continue;
         const Step& step = schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]];
-        if (link_.test(*landing->request, receive_text(g, step))) return;
+        if (link_.test(*landing->request, [&] { return receive_text(g, step); })) return;
       }
-      for (auto& sent : outgoing_) link_.test(*sent.request, sent.what);  // keeps the transport moving
+      for (auto& sent : outgoing_) test_send(sent);  // keeps the transport moving
       if (Clock::now() - since > timeout_) throw Error(timeout_text());
       world::back_off(spins);
     }
@@ -182,7 +191,7 @@ class ProcessRunner {
 
   bool still_sending(int rank, const tessera_chunk& target) {
     for (auto& sent : outgoing_)
-      if (sent.rank == rank && overlaps(sent.chunk, target) && !link_.test(*sent.request, sent.what)) return true;
+      if (sent.rank == rank && overlaps(sent.chunk, target) && !test_send(sent)) return true;
     return false;
   }
 
@@ -203,11 +212,11 @@ class ProcessRunner {
   void finish_sends() {
     const Clock::time_point since = Clock::now();
     for (auto& sent : outgoing_)
-      for (int spins = 0; !link_.test(*sent.request, sent.what); ++spins) {
+      for (int spins = 0; !test_send(sent); ++spins) {
         if (Clock::now() - since > timeout_)
           throw Error(fmt::format("{}: the peer did not take the message within the timeout of {} ms ([world] timeout, "
                                   "TESSERA_TIMEOUT)",
-                                  sent.what, link_.timeout_ms()));
+                                  send_text(sent), link_.timeout_ms()));
         world::back_off(spins);
       }
   }

@@ -139,14 +139,14 @@ std::shared_ptr<ProcessLink::Request> ProcessLink::post(bool send, const DLTenso
   return std::make_shared<Request>(*this, handle, std::move(keep));
 }
 
-bool ProcessLink::test(Request& request, const std::string& what) {
+bool ProcessLink::test(Request& request, const std::function<std::string()>& what) {
   if (request.done_) return true;
   std::lock_guard lock(mutex_);
   const tessera_transport& t = transport_->table();
   int32_t done = 0;
   tessera_error error{};
   if (t.test(t.context, static_cast<tessera_transport_request>(request.handle_), &done, &error) != TESSERA_OK)
-    fail(what, status_text(error));
+    fail(what(), status_text(error));
   request.done_ = done != 0;
   return request.done_;
 }
@@ -206,7 +206,7 @@ std::vector<std::string> ProcessLink::allgather_by_messages(const std::string& b
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
   for (const auto& request : pending)
-    for (int spins = 0; !test(*request, what); ++spins) {
+    for (int spins = 0; !test(*request, [&] { return what; }); ++spins) {
       if (std::chrono::steady_clock::now() > deadline)
         fail(what, fmt::format("not every process arrived within the timeout of {} ms", timeout_ms_));
       back_off(spins);

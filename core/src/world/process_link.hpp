@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -42,8 +43,9 @@ class ProcessLink {
   std::shared_ptr<Request> isend(const Tensor& chunk, int process, int64_t tag);
   // Posts a receive into `chunk` (contiguous, CPU; written when the request completes).
   std::shared_ptr<Request> irecv(const Tensor& chunk, int process, int64_t tag);
-  // True when the request has completed; throws Error (naming `what`) when it failed.
-  bool test(Request& request, const std::string& what);
+  // True when the request has completed; throws Error (naming what `what()` says: it is called only
+  // then, so polling costs no formatting) when it failed.
+  bool test(Request& request, const std::function<std::string()>& what);
 
   // Every process's `bytes` in process order (a blocking all-gather of a few hundred bytes), within
   // the timeout; `what` names the call in errors.
