@@ -6,6 +6,7 @@
 //   world_check [collectives]   the equality sweep (default)
 //   world_check mismatch        process 1 calls all_reduce with another shape (expects an error)
 //   world_check skip            process 1 skips an all_reduce (expects an error)
+//   world_check unmatched_recv  rank 0 receives from rank 1, which never sends (expects a timeout)
 //   world_check dead_peer       process 1 leaves before the collective (expects a timeout error)
 //   world_check hosted          shard() of a remote rank, printing, reconcile across processes
 #include <cstdio>
@@ -257,6 +258,15 @@ int main(int argc, char** argv) {
       if (world.process_index() != 1) ts::dist::all_reduce(t);  // process 1 skips it
       ts::dist::broadcast(t, 0);
       std::printf("FAIL: a skipped all_reduce went unnoticed\n");
+      return 0;
+    }
+    if (mode == "unmatched_recv") {
+      ts::LocalMode local(world);
+      ts::Tensor t = ts::zeros({3});
+      std::vector<std::pair<int, int64_t>> peers;  // rank 0 waits for rank 1, which never sends
+      for (int r : world.ranks()) peers.emplace_back(r, r == 0 ? 1 : -1);
+      ts::dist::recv(t, ts::SymInt(ts::LocalInt(ts::RankMap<int64_t>(std::move(peers)))));
+      std::printf("FAIL: a recv with no matching send returned\n");
       return 0;
     }
     if (mode == "dead_peer") {
