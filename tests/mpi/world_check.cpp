@@ -198,6 +198,20 @@ void structured(const ts::World& world) {
 }
 
 int hosted(const ts::World& world) {
+  // Outside any mode, the process is a member of the process world (PyTorch: dist.get_rank()).
+  if (ts::get_world_size() != world.size()) {
+    std::printf("FAIL get_world_size() outside a mode is %d, expected %d\n", ts::get_world_size(), world.size());
+    return 1;
+  }
+  const ts::SymInt rank = ts::get_rank();
+  const int first = world.process_index() * world.ranks_per_process();
+  const bool rank_ok = world.ranks_per_process() == 1
+                           ? !rank.is_local() && rank.as_int() == first
+                           : rank.is_local() && rank.local().ranks() == world.ranks() && rank.at(first) == first;
+  if (!rank_ok) {
+    std::printf("FAIL get_rank() outside a mode on process %d is %s\n", world.process_index(), rank.to_string().c_str());
+    return 1;
+  }
   ts::LocalMode mode(world);
   const ts::Tensor t = ts::rank_map([](int r) { return ts::full({2}, r); });
   const int remote = (world.ranks().ranks().front() + world.ranks().size()) % world.size();

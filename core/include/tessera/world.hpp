@@ -6,9 +6,9 @@
 // LocalModes are two worlds; threads that should share one pass the same World to their modes.
 //
 // The calling thread's world is its innermost LocalMode's (also while the mode is disabled); a
-// thread outside every mode is in a default world of its own (never shared with other threads),
-// which holds rank 0's view (get_world_size() = 1) and in which a local tensor's collectives span
-// its ranks. Per-rank work that an op hands to the thread pool runs in the issuing thread's world.
+// thread outside every mode is in the process world once init_world() has made it, and before that
+// in a default world of its own (never shared with other threads), which holds rank 0's view
+// (get_world_size() = 1) and in which a local tensor's collectives span its ranks. Per-rank work that an op hands to the thread pool runs in the issuing thread's world.
 #pragma once
 
 #include <memory>
@@ -54,7 +54,8 @@ World current_world();
 // otherwise a simulated world of ranks_per_process ranks. Idempotent: every call returns the same
 // world, which lives until the process exits (its transport is finalised then).
 World init_world();
-// PyTorch: dist.get_rank() -- inside a mode a local int {r: r} over its ranks; outside, 0.
+// PyTorch: dist.get_rank() -- inside a mode a local int {r: r} over its ranks; outside, 0 in a
+// simulated world, and in a process of a distributed one its hosted ranks (an int when it hosts one).
 SymInt get_rank();
 // PyTorch: dist.get_world_size() -- the calling thread's world's size.
 int get_world_size();

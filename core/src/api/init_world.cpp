@@ -73,7 +73,10 @@ World init_world() {
   configure_from_environment();  // plugins, search path and [world] first: the transport is a plugin
   ProcessWorld& the = process_world();
   std::lock_guard lock(the.mutex);
-  if (!the.world) the.world = make_process_world(the.config);
+  if (!the.world) {
+    the.world = make_process_world(the.config);
+    world::adopt_process_world(the.world.get());
+  }
   return World(the.world);
 }
 

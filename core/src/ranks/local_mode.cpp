@@ -84,9 +84,19 @@ DisabledLocalMode maybe_disable_local_mode() { return {}; }
 
 SymInt current_rank() {
   LocalMode* mode = active_local_mode();
-  if (mode == nullptr) return 0;  // the simulated world is one process holding rank 0's view
+  std::vector<int> hosted;
+  if (mode != nullptr) {
+    hosted = mode->ranks().ranks();
+  } else {
+    // Outside a mode: a simulated world is one process holding rank 0's view; a process of a
+    // distributed world is its hosted ranks (one rank: that rank).
+    const world::WorldState& w = world::current();
+    if (!w.distributed()) return 0;
+    hosted = w.hosted_ranks();
+    if (hosted.size() == 1) return hosted.front();
+  }
   std::vector<std::pair<int, int64_t>> ranks;
-  for (int r : mode->ranks()) ranks.emplace_back(r, r);
+  for (int r : hosted) ranks.emplace_back(r, r);
   return SymInt(LocalInt(RankMap<int64_t>(std::move(ranks))));
 }
 

@@ -29,6 +29,7 @@ constexpr size_t kRingsKept = 4096;     // distinct groups per topology
 // The worlds bound on this thread, innermost last; the thread's default world when none is.
 thread_local std::vector<WorldState*> bound;
 thread_local std::shared_ptr<WorldState> default_world;
+std::atomic<WorldState*> process_world{nullptr};  // set once by init_world, owned there
 
 // The tensor layer asks through these where ranks it does not hold live (tensor/remote_ranks.hpp).
 int process_of_remote(int rank) {
@@ -115,8 +116,11 @@ std::shared_ptr<WorldState> make_world(int size, std::shared_ptr<observe::Listen
 
 std::shared_ptr<WorldState> current_shared() { return current().shared_from_this(); }
 
+void adopt_process_world(WorldState* world) { process_world.store(world); }
+
 WorldState& current() {
   if (!bound.empty()) return *bound.back();
+  if (WorldState* adopted = process_world.load()) return *adopted;
   if (!default_world) default_world = make_world(0);
   return *default_world;
 }

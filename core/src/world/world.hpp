@@ -100,8 +100,12 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
 // A simulated world of `size` ranks. Without listeners it gets its own.
 std::shared_ptr<WorldState> make_world(int size, std::shared_ptr<observe::Listeners> listeners = nullptr);
 
-// The calling thread's world (see above). Never null.
+// The calling thread's world (see above). Never null. Once init_world() has made the process
+// world, a thread with nothing bound is in it (not in a default world of its own): after that the
+// process is a member of that world, whatever thread asks.
 WorldState& current();
+// init_world() hands over the process world once; it stays alive until the process exits.
+void adopt_process_world(WorldState* world);
 std::shared_ptr<WorldState> current_shared();
 
 // Binds a world to the calling thread for a scope; scopes nest and unbind in reverse order. The
