@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "tessera/errors.hpp"
+#include "tessera/factories.hpp"
 #include "world/process_link.hpp"
 #include "world/world.hpp"
 

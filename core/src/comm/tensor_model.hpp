@@ -1,4 +1,8 @@
 // The executor's tensors: each hosted group rank's buffers, and the messages between them.
+//
+// Chunks are addressed as (buffer, offset, count) ranges of 1-d contiguous buffers and handed to
+// the backend's kernels as such (dispatch::operand_range): a schedule of many small steps must not
+// pay for a tensor view per step.
 #pragma once
 
 #include <functional>
@@ -8,23 +12,24 @@
 #include "comm/executor.hpp"
 #include "comm/schedule.hpp"
 #include "dispatch/kernel_call.hpp"
-#include "tessera/factories.hpp"
+#include "tensor/tensor_impl.hpp"
 
 namespace tessera::comm {
 
-// A message in flight. It is a view of the sender's buffer, not a copy: the copy is made only if
+// A message in flight. It reads the sender's buffer in place, not a copy: the copy is made only if
 // the sender overwrites that region before the receiver takes it. Most schedules never do, so
 // most bytes move once, as in a zero-copy transport.
 struct InFlight {
-  Tensor data;
-  int32_t buffer;
+  std::shared_ptr<TensorImpl> data;  // the sender's buffer, or the message's own copy
+  int64_t data_offset;               // where the message starts in `data`
+  int32_t buffer;                    // the sender's buffer and range it was captured from
   int64_t offset;
   int64_t count;
   bool delivered = false;
 };
 
 // The executor's data model (see schedule_runner.hpp): every hosted group rank's buffers as dense
-// tensors; ranks whose input is undefined live in other processes and have no buffers here.
+// 1-d tensors; ranks whose input is undefined live in other processes and have no buffers here.
 class TensorModel {
  public:
   struct Payload {
@@ -32,96 +37,41 @@ class TensorModel {
     std::shared_ptr<InFlight> message;
   };
 
-  TensorModel(const Schedule& schedule, const std::vector<Tensor>& inputs) : reduce_op_(schedule.request.reduce_op) {
-    const int p = schedule.group_size();
-    buffers_.resize(static_cast<size_t>(p));
-    in_flight_.resize(static_cast<size_t>(p));
-    for (int r = 0; r < p; ++r) {
-      if (!inputs[static_cast<size_t>(r)].defined()) continue;  // hosted by another process
-      const RankProgram& program = schedule.ranks[static_cast<size_t>(r)];
-      std::vector<Tensor>& buffers = buffers_[static_cast<size_t>(r)];
-      buffers.push_back(inputs[static_cast<size_t>(r)]);
-      for (size_t b = 1; b < program.buffer_sizes.size(); ++b)
-        buffers.push_back(empty({program.buffer_sizes[b]}, TensorOptions(inputs[static_cast<size_t>(r)].dtype())
-                                                               .backend(inputs[static_cast<size_t>(r)].backend())));
-    }
-  }
+  TensorModel(const Schedule& schedule, const std::vector<Tensor>& inputs);
 
-  Payload capture(int rank, const tessera_chunk& source) {
-    auto message = std::make_shared<InFlight>(InFlight{view(rank, source), source.buffer, source.offset, source.count});
-    in_flight_[static_cast<size_t>(rank)].push_back(message);
-    return {source.count, message};
-  }
-
-  void deliver(int rank, const tessera_chunk& destination, Payload& payload, bool reduce) {
-    before_write(rank, destination);
-    combine(view(rank, destination), payload.message->data, reduce);
-    payload.message->delivered = true;
-  }
-
-  void copy(int rank, const tessera_chunk& destination, const tessera_chunk& source) {
-    before_write(rank, destination);
-    combine(view(rank, destination), view(rank, source), false);
-  }
-
-  void reduce(int rank, const tessera_chunk& destination, const tessera_chunk& source) {
-    before_write(rank, destination);
-    combine(view(rank, destination), view(rank, source), true);
-  }
+  Payload capture(int rank, const tessera_chunk& source);
+  void deliver(int rank, const tessera_chunk& destination, Payload& payload, bool reduce);
+  void copy(int rank, const tessera_chunk& destination, const tessera_chunk& source);
+  void reduce(int rank, const tessera_chunk& destination, const tessera_chunk& source);
+  // A received message (from another process, in `landed`) combined into a chunk.
+  void deliver_landed(int rank, const tessera_chunk& destination, const Tensor& landed, bool reduce);
 
   // Every group rank's output buffer; undefined for ranks hosted elsewhere.
-  std::vector<Tensor> outputs() const {
-    std::vector<Tensor> result;
-    for (const auto& buffers : buffers_) result.push_back(buffers.empty() ? Tensor() : buffers[TESSERA_BUFFER_OUTPUT]);
-    return result;
-  }
+  std::vector<Tensor> outputs() const;
 
-  Tensor view(int rank, const tessera_chunk& c) const {
-    return buffers_[static_cast<size_t>(rank)][static_cast<size_t>(c.buffer)].narrow(0, c.offset, c.count);
-  }
-
-  // A received message (from another process) combined into a chunk.
-  void deliver_landed(int rank, const tessera_chunk& destination, const Tensor& landed, bool reduce) {
-    before_write(rank, destination);
-    combine(view(rank, destination), landed, reduce);
-  }
+  // A chunk as a tensor view (for the transport, which sends and receives tensors).
+  Tensor view(int rank, const tessera_chunk& c) const;
 
   // Messages still reading the region about to be written take their own copy first. A send to
   // another process still reading it cannot be copied from under the transport's feet, so the
   // rank's whole buffer is copied instead and the send keeps the old one (see process_runner).
-  void before_write(int rank, const tessera_chunk& target) {
-    if (remote_reading_ && remote_reading_(rank, target)) {
-      Tensor& buffer = buffers_[static_cast<size_t>(rank)][static_cast<size_t>(target.buffer)];
-      buffer = buffer.clone();
-    }
-    auto& messages = in_flight_[static_cast<size_t>(rank)];
-    std::erase_if(messages, [&](const std::shared_ptr<InFlight>& m) {
-      if (m->delivered) return true;
-      const bool overlaps = m->buffer == target.buffer && m->offset < target.offset + target.count &&
-                            target.offset < m->offset + m->count;
-      if (overlaps) m->data = m->data.clone();
-      return overlaps;
-    });
-  }
+  void before_write(int rank, const tessera_chunk& target);
 
   // Set by the process runner: whether a send to another process still reads (part of) `target`.
   std::function<bool(int rank, const tessera_chunk& target)> remote_reading_;
 
-  void combine(const Tensor& destination, const Tensor& source, bool reduce) const {
-    if (destination.numel() == 0) return;
-    if (!reduce) {
-      Tensor target = destination;
-      target.copy_(source);
-      return;
-    }
-    const TensorImpl& dst = *destination.impl();
-    dispatch::call_kernel(reduce_kernel(reduce_op_), dst.dtype(), {dispatch::operand(dst), dispatch::operand(*source.impl())},
-                          {dispatch::operand(dst)});
-  }
-
  private:
+  const std::shared_ptr<TensorImpl>& buffer(int rank, int32_t b) const {
+    return buffers_[static_cast<size_t>(rank)][static_cast<size_t>(b)];
+  }
+  // destination (op)= source, over `count` elements: a copy or the schedule's reduction.
+  void combine(const TensorImpl& destination, int64_t destination_offset, const TensorImpl& source,
+               int64_t source_offset, int64_t count, bool reduce) const;
+  // A new buffer holding `count` elements of `source` from `offset`.
+  std::shared_ptr<TensorImpl> copy_of(const TensorImpl& source, int64_t offset, int64_t count) const;
+
   int32_t reduce_op_;
-  std::vector<std::vector<Tensor>> buffers_;
+  std::vector<std::vector<std::shared_ptr<TensorImpl>>> buffers_;
   std::vector<std::vector<std::shared_ptr<InFlight>>> in_flight_;
 };
 

@@ -22,7 +22,7 @@ DLTensor to_dltensor(const Operand& o) {
   dl.dtype = to_dl(t.dtype());
   dl.shape = const_cast<int64_t*>(o.sizes);  // DLTensor's fields are not const; kernels only read them
   dl.strides = const_cast<int64_t*>(o.strides);
-  dl.byte_offset = static_cast<uint64_t>(t.offset()) * itemsize(t.dtype());
+  dl.byte_offset = static_cast<uint64_t>(t.offset() + o.offset) * itemsize(t.dtype());
   return dl;
 }
 

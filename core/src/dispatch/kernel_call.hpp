@@ -18,6 +18,7 @@ struct Operand {
   const int64_t* sizes;
   const int64_t* strides;
   int32_t ndim;
+  int64_t offset = 0;  // elements past the tensor's own offset where this view starts
 };
 
 inline Operand operand(const TensorImpl& t) {
@@ -25,6 +26,11 @@ inline Operand operand(const TensorImpl& t) {
 }
 inline Operand operand(const TensorImpl& t, std::span<const int64_t> sizes, std::span<const int64_t> strides) {
   return {&t, sizes.data(), strides.data(), static_cast<int32_t>(sizes.size())};
+}
+// `count` contiguous elements of 1-d `t` from element `offset` (the caller has checked the range;
+// `count` and `one` (= 1) must outlive the call). What the executor's chunks are, without a view.
+inline Operand operand_range(const TensorImpl& t, int64_t offset, const int64_t& count, const int64_t& one) {
+  return {&t, &count, &one, 1, offset};
 }
 
 struct Attr {

@@ -89,8 +89,8 @@ class ProcessLink::Request {
   bool done_ = false;
 };
 
-// How a thread waiting on messages spends spin number `spins` of its wait: yields at first, for
-// latency, then sleeps longer so that a long wait does not burn a core.
+// How a thread waiting on messages spends spin number `spins` of its wait: polls again at once at
+// first, for latency, then yields, then sleeps longer so that a long wait does not burn a core.
 void back_off(int spins);
 
 }  // namespace tessera::world

@@ -1,0 +1,101 @@
+#include "comm/tensor_model.hpp"
+
+#include "tensor/internal.hpp"
+
+namespace tessera::comm {
+
+TensorModel::TensorModel(const Schedule& schedule, const std::vector<Tensor>& inputs)
+    : reduce_op_(schedule.request.reduce_op) {
+  const int p = schedule.group_size();
+  buffers_.resize(static_cast<size_t>(p));
+  in_flight_.resize(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) {
+    const Tensor& input = inputs[static_cast<size_t>(r)];
+    if (!input.defined()) continue;  // hosted by another process
+    const RankProgram& program = schedule.ranks[static_cast<size_t>(r)];
+    std::vector<std::shared_ptr<TensorImpl>>& buffers = buffers_[static_cast<size_t>(r)];
+    buffers.push_back(input.impl());
+    for (size_t b = 1; b < program.buffer_sizes.size(); ++b)
+      buffers.push_back(TensorImpl::allocate({program.buffer_sizes[b]}, input.dtype(), input.impl()->backend_ptr()));
+  }
+}
+
+TensorModel::Payload TensorModel::capture(int rank, const tessera_chunk& source) {
+  auto message = std::make_shared<InFlight>(
+      InFlight{buffer(rank, source.buffer), source.offset, source.buffer, source.offset, source.count});
+  in_flight_[static_cast<size_t>(rank)].push_back(message);
+  return {source.count, message};
+}
+
+void TensorModel::deliver(int rank, const tessera_chunk& destination, Payload& payload, bool reduce) {
+  before_write(rank, destination);
+  const InFlight& m = *payload.message;
+  combine(*buffer(rank, destination.buffer), destination.offset, *m.data, m.data_offset, destination.count, reduce);
+  payload.message->delivered = true;
+}
+
+void TensorModel::copy(int rank, const tessera_chunk& destination, const tessera_chunk& source) {
+  before_write(rank, destination);
+  combine(*buffer(rank, destination.buffer), destination.offset, *buffer(rank, source.buffer), source.offset,
+          destination.count, false);
+}
+
+void TensorModel::reduce(int rank, const tessera_chunk& destination, const tessera_chunk& source) {
+  before_write(rank, destination);
+  combine(*buffer(rank, destination.buffer), destination.offset, *buffer(rank, source.buffer), source.offset,
+          destination.count, true);
+}
+
+void TensorModel::deliver_landed(int rank, const tessera_chunk& destination, const Tensor& landed, bool reduce) {
+  before_write(rank, destination);
+  combine(*buffer(rank, destination.buffer), destination.offset, *landed.impl(), 0, destination.count, reduce);
+}
+
+std::vector<Tensor> TensorModel::outputs() const {
+  std::vector<Tensor> result;
+  for (const auto& buffers : buffers_)
+    result.push_back(buffers.empty() ? Tensor() : Tensor(buffers[TESSERA_BUFFER_OUTPUT]));
+  return result;
+}
+
+Tensor TensorModel::view(int rank, const tessera_chunk& c) const {
+  return Tensor(buffer(rank, c.buffer)).narrow(0, c.offset, c.count);
+}
+
+void TensorModel::before_write(int rank, const tessera_chunk& target) {
+  if (remote_reading_ && remote_reading_(rank, target)) {
+    std::shared_ptr<TensorImpl>& whole = buffers_[static_cast<size_t>(rank)][static_cast<size_t>(target.buffer)];
+    whole = copy_of(*whole, 0, whole->numel());
+  }
+  auto& messages = in_flight_[static_cast<size_t>(rank)];
+  std::erase_if(messages, [&](const std::shared_ptr<InFlight>& m) {
+    if (m->delivered) return true;
+    const bool overlaps = m->buffer == target.buffer && m->offset < target.offset + target.count &&
+                          target.offset < m->offset + m->count;
+    if (overlaps) {
+      m->data = copy_of(*m->data, m->data_offset, m->count);
+      m->data_offset = 0;
+    }
+    return overlaps;
+  });
+}
+
+void TensorModel::combine(const TensorImpl& destination, int64_t destination_offset, const TensorImpl& source,
+                          int64_t source_offset, int64_t count, bool reduce) const {
+  if (count == 0) return;
+  const int64_t one = 1;
+  const dispatch::Operand out = dispatch::operand_range(destination, destination_offset, count, one);
+  const dispatch::Operand in = dispatch::operand_range(source, source_offset, count, one);
+  if (reduce)
+    dispatch::call_kernel(reduce_kernel(reduce_op_), destination.dtype(), {out, in}, {out});
+  else
+    dispatch::call_kernel("copy", destination.dtype(), {in}, {out});
+}
+
+std::shared_ptr<TensorImpl> TensorModel::copy_of(const TensorImpl& source, int64_t offset, int64_t count) const {
+  auto copy = TensorImpl::allocate({count}, source.dtype(), source.backend_ptr());
+  combine(*copy, 0, source, offset, count, false);
+  return copy;
+}
+
+}  // namespace tessera::comm
