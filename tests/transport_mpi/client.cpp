@@ -4,6 +4,13 @@
 #include <string>
 
 namespace transport_test {
+
+World launched_world(const char* count_argument) {
+  const World known{launcher_rank(), std::atoi(count_argument), 0};
+  set_process(known.index);
+  expect(known.index >= 0, "OMPI_COMM_WORLD_RANK is not set: run under mpirun");
+  return known;
+}
 namespace {
 
 struct ErrorSlot {

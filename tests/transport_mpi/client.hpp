@@ -23,6 +23,11 @@ struct World {
 // This process's index from mpirun's environment (OMPI_COMM_WORLD_RANK), or -1 when absent.
 int launcher_rank();
 
+// The world a test program starts in: its index from mpirun, the count from its command line
+// (`count_argument`); failure lines name the process from here on. Records a failure when the
+// program was not started by mpirun.
+World launched_world(const char* count_argument);
+
 class Client {
  public:
   explicit Client(const tessera_transport& table) : table_(table) {}

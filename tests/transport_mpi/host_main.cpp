@@ -115,9 +115,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s <plugin file> <process count> serialized|single\n", argv[0]);
     return 2;
   }
-  const World known{launcher_rank(), std::atoi(argv[2]), 0};
-  set_process(known.index);
-  expect(known.index >= 0, "OMPI_COMM_WORLD_RANK is not set: run under mpirun");
+  const World known = launched_world(argv[2]);
   const LoadedTransport loaded = load_transport(argv[1], "mpi");
   if (loaded.table == nullptr) {
     std::fprintf(stderr, "cannot load the transport: %s\n", loaded.error.c_str());

@@ -109,8 +109,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s <process count>\n", argv[0]);
     return 2;
   }
-  const World known{launcher_rank(), std::atoi(argv[1]), 0};
-  set_process(known.index);
+  const World known = launched_world(argv[1]);
   static tessera::transport_mpi::MpiTransport mpi(kPartBytes);
   static tessera::sdk::TransportBuilder<tessera::transport_mpi::MpiTransport> builder("mpi", mpi);
   Client client(*builder.table());
