@@ -8,7 +8,6 @@
 #include <unordered_map>
 
 #include "tessera/errors.hpp"
-#include "tessera/factories.hpp"
 #include "world/process_link.hpp"
 #include "world/world.hpp"
 
@@ -130,8 +129,7 @@ class ProcessRunner {
       const bool reduce = step.kind == StepKind::RecvReduce;
       Tensor bytes;
       if (reduce) {
-        const Tensor like = model_.view(g, step.chunk);
-        bytes = empty({step.chunk.count}, TensorOptions(like.dtype()).backend(like.backend()));
+        bytes = model_.scratch(g, step.chunk.count);
       } else {
         model_.before_write(g, step.chunk);
         bytes = model_.view(g, step.chunk);

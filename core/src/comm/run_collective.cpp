@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <tuple>
+#include <array>
+#include <span>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -20,11 +22,43 @@
 namespace tessera::comm {
 namespace {
 
-using CacheKey =
-    std::tuple<std::string, int32_t, int32_t, int64_t, uint8_t, uint8_t, int32_t, int32_t, std::vector<int32_t>>;
+// What a schedule depends on. A lookup compares a request against stored keys through KeyView,
+// so the hot path (every collective call) copies neither the algorithm's name nor the ring order.
+struct KeyView {
+  std::string_view algorithm;
+  std::array<int64_t, 7> fields;  // collective, group size, count, dtype code and bits, op, root
+  std::span<const int32_t> ring;
+
+  friend bool operator<(const KeyView& a, const KeyView& b) {
+    if (a.algorithm != b.algorithm) return a.algorithm < b.algorithm;
+    if (a.fields != b.fields) return a.fields < b.fields;
+    return std::lexicographical_compare(a.ring.begin(), a.ring.end(), b.ring.begin(), b.ring.end());
+  }
+};
+
+KeyView view_of(std::string_view algorithm, const tessera_collective_request& q) {
+  return {algorithm,
+          {q.collective, q.group_size, q.count, q.dtype.code, q.dtype.bits, q.reduce_op, q.root},
+          q.ring_order != nullptr ? std::span<const int32_t>(q.ring_order, static_cast<size_t>(q.group_size))
+                                  : std::span<const int32_t>()};
+}
+
+struct CacheKey {
+  std::string algorithm;
+  std::array<int64_t, 7> fields;
+  std::vector<int32_t> ring;
+  KeyView view() const { return {algorithm, fields, ring}; }
+};
+
+struct KeyLess {
+  using is_transparent = void;
+  bool operator()(const CacheKey& a, const CacheKey& b) const { return a.view() < b.view(); }
+  bool operator()(const CacheKey& a, const KeyView& b) const { return a.view() < b; }
+  bool operator()(const KeyView& a, const CacheKey& b) const { return a < b.view(); }
+};
 
 std::mutex cache_mutex;
-std::map<CacheKey, std::shared_ptr<const Schedule>> cache;
+std::map<CacheKey, std::shared_ptr<const Schedule>, KeyLess> cache;
 constexpr size_t kCacheLimit = 4096;  // distinct (shape, algorithm) combinations kept
 
 }  // namespace
@@ -66,13 +100,10 @@ tessera_collective_request make_request(int32_t collective, int group_size, int6
 }
 
 std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& q) {
-  std::vector<int32_t> ring;
-  if (q.ring_order != nullptr) ring.assign(q.ring_order, q.ring_order + q.group_size);
-  const CacheKey key{algorithm, q.collective, q.group_size, q.count, q.dtype.code, q.dtype.bits, q.reduce_op, q.root,
-                     ring};
+  const KeyView probe = view_of(algorithm, q);
   {
     std::lock_guard lock(cache_mutex);
-    if (auto it = cache.find(key); it != cache.end()) return it->second;
+    if (auto it = cache.find(probe); it != cache.end()) return it->second;
   }
   std::shared_ptr<const CollectiveAlgorithm> chosen = plugin::Registry::instance().algorithm(algorithm);
   if (chosen == nullptr) throw Error(fmt::format("no collective algorithm named '{}' is loaded", algorithm));
@@ -80,13 +111,13 @@ std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, co
   auto schedule = std::make_shared<const Schedule>(chosen->build(q));
   std::lock_guard lock(cache_mutex);
   if (cache.size() >= kCacheLimit) cache.clear();
-  cache.emplace(key, schedule);
+  cache.emplace(CacheKey{algorithm, probe.fields, std::vector<int32_t>(probe.ring.begin(), probe.ring.end())}, schedule);
   return schedule;
 }
 
 void forget_schedules(const std::string& algorithm) {
   std::lock_guard lock(cache_mutex);
-  std::erase_if(cache, [&](const auto& entry) { return std::get<0>(entry.first) == algorithm; });
+  std::erase_if(cache, [&](const auto& entry) { return entry.first.algorithm == algorithm; });
 }
 
 std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
@@ -66,8 +67,11 @@ std::unique_lock<std::mutex> lock_rules() {
   (void)plugin::Registry::instance();
   return std::unique_lock(rules_mutex);
 }
-std::vector<SelectionRule>& rules_slot() {
-  static std::vector<SelectionRule> rules;
+// The rules in force, replaced whole (never edited) so that a collective takes a snapshot by
+// copying the pointer, not the rules.
+using Rules = std::shared_ptr<const std::vector<SelectionRule>>;
+Rules& rules_slot() {
+  static Rules rules = std::make_shared<const std::vector<SelectionRule>>();
   return rules;
 }
 bool rules_initialised = false;
@@ -80,12 +84,13 @@ bool rules_explicit = false;
 const char* rules_variable() { return plugin::env_value("TESSERA_COLL"); }
 
 // Lazily: TESSERA_COLL, else the defaults. Called with rules_mutex held.
-std::vector<SelectionRule>& active_rules() {
+const Rules& active_rules() {
   if (!rules_initialised) {
     const char* env = rules_variable();
     // A mistake in TESSERA_COLL is reported naming the variable by configure(), which applies the
     // environment before anything gets here (api/plugins_api.cpp).
-    rules_slot() = parse_rules(env != nullptr ? env : kDefaultRules, env != nullptr);
+    rules_slot() = std::make_shared<const std::vector<SelectionRule>>(
+        parse_rules(env != nullptr ? env : kDefaultRules, env != nullptr));
     rules_explicit = env != nullptr;
     rules_initialised = true;
   }
@@ -159,7 +164,7 @@ std::string rules_text(const std::vector<SelectionRule>& rules) {
 void set_rules(const std::string& text) {
   std::vector<SelectionRule> parsed = parse_rules(text);
   const auto lock = lock_rules();
-  rules_slot() = std::move(parsed);
+  rules_slot() = std::make_shared<const std::vector<SelectionRule>>(std::move(parsed));
   rules_initialised = true;
   rules_explicit = true;
 }
@@ -170,7 +175,7 @@ std::string rules_naming(const std::vector<std::string>& algorithms) {
     const auto lock = lock_rules();
     if (rules_initialised) {
       if (!rules_explicit) return {};
-      rules = rules_slot();
+      rules = *rules_slot();
     } else if (const char* env = rules_variable()) {
       try {
         rules = parse_rules(env, false);  // unchecked: the names may be the very ones just unloaded
@@ -188,11 +193,11 @@ std::string rules_naming(const std::vector<std::string>& algorithms) {
 
 std::string current_rules() {
   const auto lock = lock_rules();
-  return rules_text(active_rules());
+  return rules_text(*active_rules());
 }
 
 std::shared_ptr<const CollectiveAlgorithm> choose(const tessera_collective_request& request, int64_t bytes) {
-  std::vector<SelectionRule> rules;
+  Rules rules;
   bool explicit_rules = false;
   {
     const auto lock = lock_rules();
@@ -200,7 +205,7 @@ std::shared_ptr<const CollectiveAlgorithm> choose(const tessera_collective_reque
     explicit_rules = rules_explicit;
   }
   auto& registry = plugin::Registry::instance();
-  for (const SelectionRule& rule : rules) {
+  for (const SelectionRule& rule : *rules) {
     if (!matches(rule, request, bytes)) continue;
     std::shared_ptr<const CollectiveAlgorithm> algorithm = registry.algorithm(rule.algorithm);
     if (algorithm == nullptr && explicit_rules)

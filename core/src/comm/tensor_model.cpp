@@ -62,6 +62,11 @@ Tensor TensorModel::view(int rank, const tessera_chunk& c) const {
   return Tensor(buffer(rank, c.buffer)).narrow(0, c.offset, c.count);
 }
 
+Tensor TensorModel::scratch(int rank, int64_t count) const {
+  const TensorImpl& like = *buffer(rank, TESSERA_BUFFER_INPUT);
+  return Tensor(TensorImpl::allocate({count}, like.dtype(), like.backend_ptr()));
+}
+
 void TensorModel::before_write(int rank, const tessera_chunk& target) {
   if (remote_reading_ && remote_reading_(rank, target)) {
     std::shared_ptr<TensorImpl>& whole = buffers_[static_cast<size_t>(rank)][static_cast<size_t>(target.buffer)];
@@ -83,6 +88,14 @@ void TensorModel::before_write(int rank, const tessera_chunk& target) {
 void TensorModel::combine(const TensorImpl& destination, int64_t destination_offset, const TensorImpl& source,
                           int64_t source_offset, int64_t count, bool reduce) const {
   if (count == 0) return;
+  const int64_t d = destination.offset() + destination_offset, s = source.offset() + source_offset;
+  if (destination.storage() == source.storage() && d != s && d < s + count && s < d + count) {
+    // Kernels read and write in one pass: a step whose source overlaps its destination (a schedule
+    // may shift a buffer within itself) reads from a copy, as if every read came first.
+    const std::shared_ptr<TensorImpl> staged = copy_of(source, source_offset, count);
+    combine(destination, destination_offset, *staged, 0, count, reduce);
+    return;
+  }
   const int64_t one = 1;
   const dispatch::Operand out = dispatch::operand_range(destination, destination_offset, count, one);
   const dispatch::Operand in = dispatch::operand_range(source, source_offset, count, one);

@@ -51,6 +51,8 @@ class TensorModel {
 
   // A chunk as a tensor view (for the transport, which sends and receives tensors).
   Tensor view(int rank, const tessera_chunk& c) const;
+  // A new 1-d buffer of `count` elements beside rank's buffers (same dtype and backend).
+  Tensor scratch(int rank, int64_t count) const;
 
   // Messages still reading the region about to be written take their own copy first. A send to
   // another process still reading it cannot be copied from under the transport's feet, so the
