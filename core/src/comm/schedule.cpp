@@ -31,6 +31,12 @@ bool blocked(int32_t collective) {  // a buffer of group_size blocks of `count`
          collective == TESSERA_COLL_ALL_TO_ALL || collective == TESSERA_COLL_SCATTER ||
          collective == TESSERA_COLL_GATHER;
 }
+// The collectives whose request carries a reduce op; only their schedules may reduce.
+bool reducing(int32_t collective) {
+  return collective == TESSERA_COLL_ALL_REDUCE || collective == TESSERA_COLL_REDUCE ||
+         collective == TESSERA_COLL_REDUCE_SCATTER;
+}
+
 }  // namespace
 
 const char* collective_name(int32_t collective) {
@@ -52,9 +58,7 @@ std::string request_problem(const tessera_collective_request& q) {
   if (q.count < 0) return fmt::format("count {} is negative", q.count);
   if (rooted(q.collective) && (q.root < 0 || q.root >= q.group_size))
     return fmt::format("root {} is not a group rank (expected 0..{})", q.root, q.group_size - 1);
-  const bool reducing = q.collective == TESSERA_COLL_ALL_REDUCE || q.collective == TESSERA_COLL_REDUCE ||
-                        q.collective == TESSERA_COLL_REDUCE_SCATTER;
-  if (reducing && (q.reduce_op < 0 || q.reduce_op >= static_cast<int32_t>(kReduceNames.size())))
+  if (reducing(q.collective) && (q.reduce_op < 0 || q.reduce_op >= static_cast<int32_t>(kReduceNames.size())))
     return fmt::format("unknown reduce op {} (expected 0..{})", q.reduce_op, kReduceNames.size() - 1);
   int64_t blocks = 0;
   if (blocked(q.collective) && __builtin_mul_overflow(q.count, int64_t{q.group_size}, &blocks))
@@ -125,6 +129,11 @@ std::string structure_problem(const Schedule& schedule) {
       const Step& s = program.steps[i];
       const bool message =
           s.kind == StepKind::Send || s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce;
+      // A collective without a reduce op has no reduction to run (its request's op is not even checked).
+      if ((s.kind == StepKind::Reduce || s.kind == StepKind::RecvReduce) && !reducing(schedule.request.collective))
+        return fmt::format("rank {} step {} reduces, but {} does not reduce (only all_reduce, reduce and "
+                           "reduce_scatter schedules may)",
+                           r, i, collective_name(schedule.request.collective));
       if (message && (s.peer < 0 || s.peer >= p || s.peer == r))
         return fmt::format("rank {} step {} names peer {}, expected another rank in 0..{}", r, i, s.peer,
                            p - 1);
