@@ -15,16 +15,10 @@ namespace {
 // Every process passes the same number of bytes to the all-gather.
 constexpr size_t kFingerprintBytes = 256;
 
-uint64_t fnv1a(const std::string& text) {
-  uint64_t h = 14695981039346656037ull;
-  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 std::string describe(const char* op, const Tensor& tensor, const ProcessGroup& group, const Fingerprint& f) {
   std::string group_text = group.is_default() ? "default" : group.to_string();
   // Long groups (a large mesh's fibres) are compared by hash and shown shortened.
-  if (group_text.size() > 48) group_text = fmt::format("{}...#{:016x}", group_text.substr(0, 32), fnv1a(group_text));
+  if (group_text.size() > 48) group_text = fmt::format("{}...#{:016x}", group_text.substr(0, 32), world::digest(group_text));
   std::string text = fmt::format("{}(group {}, {} {}", op, group_text, dtype_name(tensor.dtype()),
                                  f.shape.empty() ? "any shape" : f.shape);
   if (!f.reduce_op.empty()) text += ", " + f.reduce_op;
@@ -39,7 +33,7 @@ std::string hosted_text(const world::WorldState& w, int process) {
 
 void compare_across_processes(world::WorldState& w, uint64_t call, const std::string& mine, const char* op) {
   std::string padded = fmt::format("{}|{}", call, mine);
-  if (padded.size() >= kFingerprintBytes) padded = padded.substr(0, kFingerprintBytes - 17) + fmt::format("#{:016x}", fnv1a(padded));
+  if (padded.size() >= kFingerprintBytes) padded = padded.substr(0, kFingerprintBytes - 17) + fmt::format("#{:016x}", world::digest(padded));
   padded.resize(kFingerprintBytes, '\0');
   const std::vector<std::string> all = w.link()->allgather(padded, fmt::format("{}: comparing collective calls", op));
   for (int p = 0; p < static_cast<int>(all.size()); ++p) {

@@ -7,7 +7,6 @@
 #include "world/world.hpp"
 #include "tessera/factories.hpp"
 
-#include <chrono>
 
 namespace tessera::comm {
 
@@ -62,14 +61,10 @@ Tensor take_remote(int from, int to, const Tensor& like) {
   Tensor message = empty_like(like.contiguous());
   auto request = link.irecv(message, w.process_of(from), link.point_to_point_tag(w.position(from), w.position(to)));
   const std::string what = fmt::format("recv on rank {} from rank {} (process {})", to, from, w.process_of(from));
-  const auto since = std::chrono::steady_clock::now();
-  for (int spins = 0; !link.test(*request, [&] { return what; }); ++spins) {
-    if (std::chrono::steady_clock::now() - since > std::chrono::milliseconds(link.timeout_ms()))
-      throw Error(fmt::format("{}: no message within the timeout of {} ms ([world] timeout, TESSERA_TIMEOUT); did "
-                              "rank {} send one?",
-                              what, link.timeout_ms(), from));
-    world::back_off(spins);
-  }
+  if (!link.poll([&] { return link.test(*request, [&] { return what; }); }))
+    throw Error(fmt::format("{}: no message within the timeout of {} ms ([world] timeout, TESSERA_TIMEOUT); did "
+                            "rank {} send one?",
+                            what, link.timeout_ms(), from));
   return message;
 }
 

@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <deque>
 #include <optional>
 #include <unordered_map>
 
+#include "comm/schedule_runner.hpp"
 #include "tessera/errors.hpp"
 #include "world/process_link.hpp"
 #include "world/world.hpp"
@@ -14,7 +14,6 @@
 namespace tessera::comm {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Request = world::ProcessLink::Request;
 
 // A receive from another process, posted when its rank reached the step.
@@ -40,8 +39,7 @@ class ProcessRunner {
  public:
   ProcessRunner(const Schedule& schedule, TensorModel& model, const ExecutionPlace& place)
       : schedule_(schedule), model_(model), world_(*place.world), link_(*place.world->link()),
-        members_(*place.members), call_(place.call), p_(schedule.group_size()),
-        timeout_(std::chrono::milliseconds(link_.timeout_ms())) {
+        members_(*place.members), call_(place.call), p_(schedule.group_size()) {
     for (int g = 0; g < p_; ++g) hosted_.push_back(world_.hosts(members_[static_cast<size_t>(g)]));
     next_.assign(static_cast<size_t>(p_), 0);
     landing_.resize(static_cast<size_t>(p_));
@@ -50,17 +48,14 @@ class ProcessRunner {
   ~ProcessRunner() { model_.remote_reading_ = nullptr; }
 
   void run() {
-    Clock::time_point last_progress = Clock::now();
     for (;;) {
-      if (round()) {
-        last_progress = Clock::now();
-        continue;
-      }
+      if (round()) continue;
       if (!awaiting_any()) break;
-      wait_for_any_landing(last_progress);
-      last_progress = Clock::now();
+      wait_for_any_landing();
     }
-    report_stuck();
+    require_finished(
+        schedule_, next_, mailbox_, [this](int g) { return hosted_[static_cast<size_t>(g)]; },
+        [this](int g) { return members_[static_cast<size_t>(g)]; });
     finish_sends();
   }
 
@@ -162,18 +157,18 @@ class ProcessRunner {
   }
 
   // Nothing here can move: poll every posted receive until one lands, for at most the timeout.
-  void wait_for_any_landing(Clock::time_point since) {
-    for (int spins = 0;; ++spins) {
+  void wait_for_any_landing() {
+    const bool landed = link_.poll([&] {
       for (int g = 0; g < p_; ++g) {
         const std::optional<Landing>& landing = landing_[static_cast<size_t>(g)];
         if (!landing) continue;
         const Step& step = schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]];
-        if (link_.test(*landing->request, [&] { return receive_text(g, step); })) return;
+        if (link_.test(*landing->request, [&] { return receive_text(g, step); })) return true;
       }
       for (auto& sent : outgoing_) test_send(sent);  // keeps the transport moving
-      if (Clock::now() - since > timeout_) throw Error(timeout_text());
-      world::back_off(spins);
-    }
+      return false;
+    });
+    if (!landed) throw Error(timeout_text());
   }
 
   std::string timeout_text() const {
@@ -194,30 +189,13 @@ class ProcessRunner {
     return false;
   }
 
-  void report_stuck() const {
-    std::string stuck;
-    for (int g = 0; g < p_; ++g)
-      if (hosted_[static_cast<size_t>(g)] && next_[static_cast<size_t>(g)] < schedule_.ranks[static_cast<size_t>(g)].steps.size())
-        stuck += "\n  " + schedule_.describe_step(g, next_[static_cast<size_t>(g)]) + " waits forever";
-    if (!stuck.empty()) throw Error("the schedule deadlocks:" + stuck);
-    for (const auto& [pair, messages] : mailbox_)
-      if (!messages.empty())
-        throw Error(fmt::format("the schedule has unmatched sends: {} message(s) from rank {} to rank {} never received",
-                                messages.size(), members_[static_cast<size_t>(pair / p_)],
-                                members_[static_cast<size_t>(pair % p_)]));
-  }
-
   // Sends still in flight must complete before their buffers go: the peer is receiving them.
   void finish_sends() {
-    const Clock::time_point since = Clock::now();
     for (auto& sent : outgoing_)
-      for (int spins = 0; !test_send(sent); ++spins) {
-        if (Clock::now() - since > timeout_)
-          throw Error(fmt::format("{}: the peer did not take the message within the timeout of {} ms ([world] timeout, "
-                                  "TESSERA_TIMEOUT)",
-                                  send_text(sent), link_.timeout_ms()));
-        world::back_off(spins);
-      }
+      if (!link_.poll([&] { return test_send(sent); }))
+        throw Error(fmt::format("{}: the peer did not take the message within the timeout of {} ms ([world] timeout, "
+                                "TESSERA_TIMEOUT)",
+                                send_text(sent), link_.timeout_ms()));
   }
 
   std::deque<TensorModel::Payload>& queue(int from, int to) { return mailbox_[int64_t{from} * p_ + to]; }
@@ -229,7 +207,6 @@ class ProcessRunner {
   const std::vector<int>& members_;
   uint64_t call_;
   int p_;
-  Clock::duration timeout_;
   std::vector<bool> hosted_;
   std::vector<size_t> next_;
   std::vector<std::optional<Landing>> landing_;

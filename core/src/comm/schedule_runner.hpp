@@ -21,6 +21,38 @@
 
 namespace tessera::comm {
 
+// After a replay: throws when a rank this process plays (`plays`) has steps left (the schedule
+// deadlocks) or a message between them was never received; `name` gives the rank messages name
+// (the group rank, or its global rank). `mailbox` maps from * p + to to the messages left.
+template <class Mailbox, class Plays, class Name>
+void require_finished(const Schedule& schedule, const std::vector<size_t>& next, const Mailbox& mailbox, Plays plays,
+                      Name name) {
+  const int p = schedule.group_size();
+  // A deadlock or unmatched send in a large group can involve every rank; the first few say what
+  // is wrong.
+  constexpr size_t kListed = 8;
+  std::string stuck;
+  size_t stuck_ranks = 0;
+  for (int r = 0; r < p; ++r)
+    if (plays(r) && next[static_cast<size_t>(r)] < schedule.ranks[static_cast<size_t>(r)].steps.size() &&
+        stuck_ranks++ < kListed)
+      stuck += "\n  " + schedule.describe_step(r, next[static_cast<size_t>(r)]) + " waits forever";
+  if (stuck_ranks > kListed) stuck += fmt::format("\n  ... and {} more ranks", stuck_ranks - kListed);
+  if (stuck_ranks > 0) throw Error("the schedule deadlocks:" + stuck);
+  std::vector<std::pair<int64_t, size_t>> unmatched;  // (from * p + to, messages left)
+  for (const auto& [pair, messages] : mailbox)
+    if (!messages.empty()) unmatched.emplace_back(pair, messages.size());
+  if (unmatched.empty()) return;
+  std::sort(unmatched.begin(), unmatched.end());
+  std::string listed;
+  for (size_t k = 0; k < unmatched.size() && k < kListed; ++k)
+    listed += fmt::format("\n  {} message(s) from rank {} to rank {} never received", unmatched[k].second,
+                          name(static_cast<int>(unmatched[k].first / p)), name(static_cast<int>(unmatched[k].first % p)));
+  if (unmatched.size() > kListed)
+    listed += fmt::format("\n  ... and {} more pairs of ranks", unmatched.size() - kListed);
+  throw Error("the schedule has unmatched sends:" + listed);
+}
+
 // Model: has a type Payload with a member `int64_t count`, and
 //   Payload capture(int rank, const tessera_chunk& source);
 //   void deliver(int rank, const tessera_chunk& destination, Payload& payload, bool reduce);
@@ -62,29 +94,7 @@ void run_schedule(const Schedule& schedule, Model& model) {
     }
   }
 
-  // A deadlock or unmatched send in a large group can involve every rank; the first few say what
-  // is wrong.
-  constexpr size_t kListed = 8;
-  std::string stuck;
-  size_t stuck_ranks = 0;
-  for (int r = 0; r < p; ++r)
-    if (next[static_cast<size_t>(r)] < schedule.ranks[static_cast<size_t>(r)].steps.size() &&
-        stuck_ranks++ < kListed)
-      stuck += "\n  " + schedule.describe_step(r, next[static_cast<size_t>(r)]) + " waits forever";
-  if (stuck_ranks > kListed) stuck += fmt::format("\n  ... and {} more ranks", stuck_ranks - kListed);
-  if (stuck_ranks > 0) throw Error("the schedule deadlocks:" + stuck);
-  std::vector<std::pair<int64_t, size_t>> unmatched;  // (from * p + to, messages left)
-  for (const auto& [pair, messages] : mailbox)
-    if (!messages.empty()) unmatched.emplace_back(pair, messages.size());
-  if (unmatched.empty()) return;
-  std::sort(unmatched.begin(), unmatched.end());
-  std::string listed;
-  for (size_t k = 0; k < unmatched.size() && k < kListed; ++k)
-    listed += fmt::format("\n  {} message(s) from rank {} to rank {} never received", unmatched[k].second,
-                          unmatched[k].first / p, unmatched[k].first % p);
-  if (unmatched.size() > kListed)
-    listed += fmt::format("\n  ... and {} more pairs of ranks", unmatched.size() - kListed);
-  throw Error("the schedule has unmatched sends:" + listed);
+  require_finished(schedule, next, mailbox, [](int) { return true; }, [](int r) { return r; });
 }
 
 }  // namespace tessera::comm

@@ -63,11 +63,6 @@ std::string differences(const LocalTensorImpl& local) {
   return report;
 }
 
-uint64_t fnv1a(const void* data, size_t bytes, uint64_t h = 14695981039346656037ull) {
-  for (size_t i = 0; i < bytes; ++i) h = (h ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
-  return h;
-}
-
 // Under a transport the other processes hold the other ranks: every process shows a digest of its
 // value (dtype, shape, bytes) and all must match.
 void agree_across_processes(const Tensor& value) {
@@ -75,8 +70,9 @@ void agree_across_processes(const Tensor& value) {
   const std::string text = fmt::format("{} {}", dtype_name(value.dtype()), shape_text(value.sizes()));
   const TensorImpl& impl = *value.impl();  // a fresh clone: contiguous from its offset
   const auto* bytes = static_cast<const char*>(impl.storage()->data) + impl.offset() * static_cast<int64_t>(itemsize(impl.dtype()));
-  const uint64_t digest = fnv1a(bytes, static_cast<size_t>(impl.numel()) * itemsize(impl.dtype()), fnv1a(text.data(), text.size()));
-  std::string mine = fmt::format("{:016x} {}", digest, text);
+  const uint64_t value_digest =
+      world::digest(bytes, static_cast<size_t>(impl.numel()) * itemsize(impl.dtype()), world::digest(text));
+  std::string mine = fmt::format("{:016x} {}", value_digest, text);
   mine.resize(128, ' ');
   const std::vector<std::string> all = w.link()->allgather(mine, "reconcile: comparing the processes' values");
   for (size_t p = 0; p < all.size(); ++p)

@@ -52,14 +52,25 @@ DLTensor describe(const Tensor& chunk, const std::string& transport, int64_t& le
 
 }  // namespace
 
-void back_off(int spins) {
-  // A small message from a process on another core lands within a microsecond or two: polling
-  // again at once is cheapest. Then yield (other processes may share this core), then sleep.
-  if (spins < 128) return;
-  if (spins < 1024)
-    std::this_thread::yield();
-  else
-    std::this_thread::sleep_for(std::chrono::microseconds(spins < 4096 ? 10 : 500));
+uint64_t digest(const void* data, size_t bytes, uint64_t seed) {
+  uint64_t h = seed;
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ static_cast<const unsigned char*>(data)[i]) * 1099511628211ull;
+  return h;
+}
+
+bool ProcessLink::poll(const std::function<bool()>& done) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
+  for (int spins = 0; !done(); ++spins) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    // A small message from a process on another core lands within a microsecond or two: polling
+    // again at once is cheapest. Then yield (other processes may share this core), then sleep.
+    if (spins < 128) continue;
+    if (spins < 1024)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(spins < 4096 ? 10 : 500));
+  }
+  return true;
 }
 
 ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int ranks_per_process, int64_t timeout_ms)
@@ -207,13 +218,9 @@ std::vector<std::string> ProcessLink::allgather_by_messages(const std::string& b
     pending.push_back(post(false, message(p), each, p, tag));
     pending.push_back(post(true, message(index_), each, p, tag));
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
   for (const auto& request : pending)
-    for (int spins = 0; !test(*request, [&] { return what; }); ++spins) {
-      if (std::chrono::steady_clock::now() > deadline)
-        fail(what, fmt::format("not every process arrived within the timeout of {} ms", timeout_ms_));
-      back_off(spins);
-    }
+    if (!poll([&] { return test(*request, [&] { return what; }); }))
+      fail(what, fmt::format("not every process arrived within the timeout of {} ms", timeout_ms_));
   return *each;
 }
 

@@ -47,6 +47,11 @@ class ProcessLink {
   // then, so polling costs no formatting) when it failed.
   bool test(Request& request, const std::function<std::string()>& what);
 
+  // Calls `done` until it returns true (polling again at once at first, for latency, then yielding,
+  // then sleeping longer so that a long wait does not burn a core); false when the world's timeout
+  // passed first. The one way this process waits on others.
+  bool poll(const std::function<bool()>& done) const;
+
   // Every process's `bytes` in process order (a blocking all-gather of a few hundred bytes), within
   // the timeout; `what` names the call in errors.
   std::vector<std::string> allgather(const std::string& bytes, const std::string& what);
@@ -89,8 +94,8 @@ class ProcessLink::Request {
   bool done_ = false;
 };
 
-// How a thread waiting on messages spends spin number `spins` of its wait: polls again at once at
-// first, for latency, then yields, then sleeps longer so that a long wait does not burn a core.
-void back_off(int spins);
+// A 64-bit digest (FNV-1a) of bytes, for comparing values across processes without sending them.
+uint64_t digest(const void* data, size_t bytes, uint64_t seed = 14695981039346656037ull);
+inline uint64_t digest(const std::string& text) { return digest(text.data(), text.size()); }
 
 }  // namespace tessera::world
