@@ -1,9 +1,13 @@
 #include "caching_allocator.hpp"
 
+#include <array>
+#include <bit>
 #include <cstdlib>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <new>
+#include <utility>
 #include <algorithm>
 
 #include "tessera/sdk/cpp/backend_builder.hpp"
@@ -14,6 +18,9 @@ namespace {
 constexpr size_t kAlignment = 64;
 constexpr size_t kLargeBlock = size_t{1} << 20;  // cache blocks of at least 1 MiB
 constexpr size_t kCacheLimit = size_t{2} << 30;  // keep at most 2 GiB of free blocks
+constexpr size_t kSmallBlock = size_t{64} << 10;  // blocks up to 64 KiB are kept per thread
+constexpr size_t kSmallClasses = 11;              // powers of two from 64 B to 64 KiB
+constexpr int kBlocksPerClass = 16;               // at most ~2 MiB of small blocks per thread
 
 // Every block starts with a header (one alignment unit) holding its usable size, so free knows
 // whether a block is cacheable without a lookup: small frees never touch the cache's lock.
@@ -65,6 +72,51 @@ class BlockCache {
   size_t cached_bytes_ = 0;
 };
 
+// Small blocks, recycled by the thread that frees them, sized to a power of two. Dispatching a
+// small op allocates its output and frees it an op later; aligned_alloc bypasses glibc's
+// per-thread cache and churns its bins (malloc_consolidate) so that it costs more than the op.
+// Each thread keeps a few free blocks per size class instead: no lock, and nothing any other
+// thread or world can observe (a block holds no data anyone reads before writing it).
+class SmallBlocks {
+ public:
+  ~SmallBlocks() {
+    for (Free*& head : free_)
+      while (head != nullptr) std::free(block_of(std::exchange(head, head->next)));
+    retired_ = true;  // frees during the rest of this thread's exit go to std::free
+  }
+  static size_t class_of(size_t size) { return static_cast<size_t>(std::countr_zero(size / kAlignment)); }
+  static size_t class_size(size_t size) { return std::bit_ceil(size); }
+
+  void* take(size_t size) {
+    Free*& head = free_[class_of(size)];
+    if (head == nullptr) return nullptr;
+    --count_[class_of(size)];
+    return std::exchange(head, head->next);
+  }
+  bool keep(void* user) {
+    const size_t k = class_of(size_of(user));
+    if (count_[k] == kBlocksPerClass) return false;
+    ++count_[k];
+    free_[k] = new (user) Free{free_[k]};
+    return true;
+  }
+  static bool retired() { return retired_; }
+
+ private:
+  struct Free {
+    Free* next;
+  };
+  std::array<Free*, kSmallClasses> free_{};
+  std::array<int, kSmallClasses> count_{};
+  static thread_local bool retired_;  // trivially destructible: readable after ~SmallBlocks
+};
+thread_local bool SmallBlocks::retired_ = false;
+
+SmallBlocks& small_blocks() {
+  thread_local SmallBlocks blocks;
+  return blocks;
+}
+
 BlockCache& cache() {
   static BlockCache* instance = new BlockCache();  // outlives every tensor, even static ones
   return *instance;
@@ -78,8 +130,10 @@ tessera_status cached_alloc(void*, size_t bytes, void** out, tessera_error* erro
     *out = nullptr;
     return sdk::report(error, TESSERA_OUT_OF_MEMORY, "host allocation failed: the size does not fit size_t");
   }
-  const size_t size = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-  *out = size >= kLargeBlock ? cache().take(size) : nullptr;
+  size_t size = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+  const bool small = size <= kSmallBlock && !SmallBlocks::retired();
+  if (small) size = SmallBlocks::class_size(size);
+  *out = small ? small_blocks().take(size) : size >= kLargeBlock ? cache().take(size) : nullptr;
   if (*out == nullptr) *out = new_block(size);
   if (*out == nullptr) return sdk::report(error, TESSERA_OUT_OF_MEMORY, "host allocation failed");
   return TESSERA_OK;
@@ -87,7 +141,10 @@ tessera_status cached_alloc(void*, size_t bytes, void** out, tessera_error* erro
 
 void cached_free(void*, void* ptr) {
   if (ptr == nullptr) return;
-  if (size_of(ptr) >= kLargeBlock) return cache().give_back(ptr);
+  const size_t size = size_of(ptr);
+  if (size >= kLargeBlock) return cache().give_back(ptr);
+  // A small block's size is its class's (a power of two), unless it was made while its thread exited.
+  if (size <= kSmallBlock && std::has_single_bit(size) && !SmallBlocks::retired() && small_blocks().keep(ptr)) return;
   std::free(block_of(ptr));
 }
 

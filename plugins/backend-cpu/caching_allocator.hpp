@@ -3,8 +3,9 @@
 // A freshly mapped block costs a page fault per 4 KiB on first touch: for a 64 MiB tensor that is
 // most of the time of a copy into it. Simulated collectives and element-wise ops allocate
 // same-sized outputs over and over, so blocks of 1 MiB and more are cached by size on free and
-// handed out again (already faulted in), up to a bounded total; small blocks go straight to
-// malloc, which already caches them.
+// handed out again (already faulted in), up to a bounded total. Blocks up to 64 KiB are rounded to
+// a power of two and recycled by the freeing thread (a few per size), since aligned_alloc skips
+// glibc's own per-thread cache; sizes in between go straight to aligned_alloc.
 #pragma once
 
 #include "tessera/sdk/backend.h"
