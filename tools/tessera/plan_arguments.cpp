@@ -71,11 +71,11 @@ Placements parse_for(const std::string& option, const std::string& text, size_t 
 
 void add_plan_options(CLI::App& sub, PlanOptions& options) {
   sub.add_option("--mesh", options.mesh, "Mesh shape, e.g. 4x2")->required()->type_name("SHAPE");
-  sub.add_option("--shape", options.shape, "Global tensor shape, e.g. 1024x1024")->required()->type_name("SHAPE");
+  sub.add_option("--shape", options.shape, "Global tensor shape, e.g. 1024x1024 (not with --model)")
+      ->type_name("SHAPE");
   sub.add_option("--from", options.from, "Placements now, one per mesh dim, e.g. \"S(0),R\" (S, B, R, P(op))")
-      ->required()
       ->type_name("PLACEMENTS");
-  sub.add_option("--to", options.to, "Placements wanted, e.g. \"R,S(1)\"")->required()->type_name("PLACEMENTS");
+  sub.add_option("--to", options.to, "Placements wanted, e.g. \"R,S(1)\"")->type_name("PLACEMENTS");
   sub.add_option("--topology", options.topology,
                  "Topology preset: fully_connected, ring, torus:RxC or nodes:K (default: the configured one)")
       ->type_name("PRESET");
@@ -83,9 +83,33 @@ void add_plan_options(CLI::App& sub, PlanOptions& options) {
       ->type_name("DTYPE")
       ->capture_default_str();
   sub.add_option("--names", options.names, "Mesh dim names, e.g. dp,tp")->type_name("NAMES");
+  // The model form: one training step of a model instead of one redistribution.
+  sub.add_option("--model", options.model, "Plan one training step of a model: mlp or transformer-block")
+      ->type_name("MODEL");
+  sub.add_option("--layers", options.layers, "Model: number of layers (default 1)")->type_name("N");
+  sub.add_option("--hidden", options.hidden, "Model: hidden size (required with --model)")->type_name("N");
+  sub.add_option("--ffn", options.ffn, "Model: the MLP's inner width (default 4 x hidden)")->type_name("N");
+  sub.add_option("--heads", options.heads, "Model: attention heads of a transformer-block (default 1)")
+      ->type_name("N");
+  sub.add_option("--seq", options.seq, "Model: sequence length (default 1)")->type_name("N");
+  sub.add_option("--batch", options.batch, "Model: batch size (required with --model)")->type_name("N");
+  sub.add_option("--placements", options.placements, "Model: megatron (default), fsdp or dp")
+      ->type_name("STRATEGY");
+  sub.add_option("--backend", options.backend, "Model: the backend to plan on (default meta: nothing is allocated)")
+      ->type_name("NAME");
+  sub.add_option("--trace", options.trace, "Model: write the step's schedule trace to this file")->type_name("FILE");
 }
 
 PlanRequest check_plan(const PlanOptions& options) {
+  const std::pair<const char*, bool> model_only[] = {
+      {"--layers", options.layers != 0}, {"--hidden", options.hidden != 0},       {"--ffn", options.ffn != 0},
+      {"--heads", options.heads != 0},   {"--seq", options.seq != 0},             {"--batch", options.batch != 0},
+      {"--placements", !options.placements.empty()}, {"--backend", !options.backend.empty()},
+      {"--trace", !options.trace.empty()}};
+  for (const auto& [option, given] : model_only)
+    if (given) throw UsageError(kCommand, fmt::format("{} plans a model: it needs --model", option));
+  for (const auto& [option, value] : {std::pair{"--shape", &options.shape}, {"--from", &options.from}, {"--to", &options.to}})
+    if (value->empty()) throw UsageError(kCommand, fmt::format("{} is required", option));
   PlanRequest request;
   request.mesh_shape = parse_sizes("--mesh", options.mesh, 1);
   request.shape = parse_sizes("--shape", options.shape, 0);
@@ -121,6 +145,112 @@ PlanRequest check_plan(const PlanOptions& options) {
     }
   }
   return request;
+}
+
+namespace {
+
+// a x b, or a UsageError saying what does not fit.
+int64_t product(int64_t a, int64_t b, const std::string& what) {
+  int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out))
+    throw UsageError(kCommand, fmt::format("{} ({} x {}) does not fit a 64-bit size", what, a, b));
+  return out;
+}
+
+int64_t positive(const char* option, int64_t value, int64_t fallback) {
+  if (value == 0) return fallback;
+  if (value < 0) throw UsageError(kCommand, fmt::format("{} {}: expected a size of at least 1", option, value));
+  return value;
+}
+
+}  // namespace
+
+ModelPlan check_model_plan(const PlanOptions& options) {
+  ModelPlan plan;
+  if (options.model == "mlp")
+    plan.model = ModelKind::Mlp;
+  else if (options.model == "transformer-block")
+    plan.model = ModelKind::TransformerBlock;
+  else
+    throw UsageError(kCommand, fmt::format("--model '{}': expected mlp or transformer-block", options.model));
+  for (const auto& [option, value] : {std::pair{"--shape", &options.shape}, {"--from", &options.from}, {"--to", &options.to}})
+    if (!value->empty())
+      throw UsageError(kCommand, fmt::format("{} plans one redistribution; it cannot be combined with --model", option));
+  const std::string strategy = options.placements.empty() ? "megatron" : options.placements;
+  if (strategy == "megatron")
+    plan.strategy = Strategy::Megatron;
+  else if (strategy == "fsdp")
+    plan.strategy = Strategy::Fsdp;
+  else if (strategy == "dp")
+    plan.strategy = Strategy::Dp;
+  else
+    throw UsageError(kCommand, fmt::format("--placements '{}': expected megatron, fsdp or dp", strategy));
+
+  plan.mesh_shape = parse_sizes("--mesh", options.mesh, 1);
+  if (plan.mesh_shape.size() > 2)
+    throw UsageError(kCommand, fmt::format("--mesh '{}': a model plan takes a 1-d or 2-d mesh (data parallel x tensor "
+                                           "parallel), not {} dims",
+                                           options.mesh, plan.mesh_shape.size()));
+  for (int64_t size : plan.mesh_shape)
+    if ((plan.world *= size) > kPlanMaxRanks)
+      throw UsageError(kCommand, fmt::format("--mesh '{}': more than {} ranks", options.mesh, kPlanMaxRanks));
+  if (!options.names.empty()) {
+    plan.names = split(options.names, ',');
+    if (plan.names.size() != plan.mesh_shape.size())
+      throw UsageError(kCommand, fmt::format("--names '{}' gives {} name(s) but the mesh has {} dim(s)", options.names,
+                                             plan.names.size(), plan.mesh_shape.size()));
+  } else if (plan.mesh_shape.size() == 2) {
+    plan.names = {"dp", "tp"};
+  } else {
+    plan.names = {plan.strategy == Strategy::Megatron ? "tp" : "dp"};
+  }
+
+  if (options.hidden == 0) throw UsageError(kCommand, "--hidden is required with --model");
+  if (options.batch == 0) throw UsageError(kCommand, "--batch is required with --model");
+  plan.hidden = positive("--hidden", options.hidden, 0);
+  plan.batch = positive("--batch", options.batch, 0);
+  plan.layers = positive("--layers", options.layers, 1);
+  if (plan.layers > 4096)
+    throw UsageError(kCommand, fmt::format("--layers {}: at most 4096 layers are planned", plan.layers));
+  plan.seq = positive("--seq", options.seq, 1);
+  plan.heads = positive("--heads", options.heads, 1);
+  plan.ffn = positive("--ffn", options.ffn, product(4, plan.hidden, "the default --ffn, 4 x --hidden"));
+  if (plan.model == ModelKind::Mlp && options.heads != 0)
+    throw UsageError(kCommand, "--heads is for --model transformer-block; an mlp has no attention");
+  if (plan.hidden % plan.heads != 0)
+    throw UsageError(kCommand, fmt::format("--heads {} does not divide --hidden {}: every head needs the same width",
+                                           plan.heads, plan.hidden));
+  plan.dtype = parse_dtype(options.dtype);
+  if (!is_floating(plan.dtype))
+    throw UsageError(kCommand, fmt::format("--dtype '{}': a model needs a floating-point dtype", options.dtype));
+  plan.backend = options.backend.empty() ? "meta" : options.backend;
+  plan.topology = options.topology;
+  plan.trace = options.trace;
+
+  // Every tensor's element count must fit, whatever the backend: the largest ones.
+  const int64_t tokens = product(plan.batch, plan.seq, "tokens (--batch x --seq)");
+  const int64_t weights = product(plan.hidden, plan.ffn, "the MLP weight (--hidden x --ffn)");
+  const int64_t wide = product(tokens, plan.ffn, "the MLP activation (tokens x --ffn)");
+  int64_t largest = std::max(weights, wide);
+  if (plan.model == ModelKind::TransformerBlock) {
+    const int64_t scores = product(product(plan.batch, plan.heads, "batch x heads"),
+                                   product(plan.seq, plan.seq, "--seq squared"), "the attention scores");
+    largest = std::max(largest, scores);
+  }
+  const int64_t bytes = product(largest, static_cast<int64_t>(itemsize(plan.dtype)), "the largest tensor's bytes");
+  // Off the meta backend every rank may hold a copy of the largest tensor, as in the other form.
+  if (plan.backend != "meta" && bytes > kPlanMaxMemory / (plan.world + 1))
+    throw UsageError(kCommand, fmt::format("the model's largest tensor ({} bytes) is too large to plan on backend '{}' "
+                                           "with {} ranks: (ranks + 1) x its size must stay within {} GiB; plan it "
+                                           "on the meta backend (the default), which allocates nothing",
+                                           bytes, plan.backend, plan.world, kPlanMaxMemory >> 30));
+  if (plan.topology.empty()) return plan;
+  try {
+    Topology::preset(plan.topology, static_cast<int>(plan.world));
+  } catch (const Error& e) {
+    throw UsageError(kCommand, fmt::format("--topology: {}", e.what()));
+  }
+  return plan;
 }
 
 PlanRequest parse_plan_arguments(const std::vector<std::string>& args) {

@@ -9,6 +9,8 @@
 
 #include <tessera/tessera.hpp>
 
+#include "model_plan.hpp"
+
 namespace tessera::cli {
 
 // The options as given on the command line.
@@ -20,6 +22,17 @@ struct PlanOptions {
   std::string topology;  // "" = the configured default (fully connected unless configured)
   std::string dtype = "float32";
   std::string names;
+  // The model form (`--model`); 0 and "" mean not given.
+  std::string model;
+  int64_t layers = 0;
+  int64_t hidden = 0;
+  int64_t ffn = 0;
+  int64_t heads = 0;
+  int64_t seq = 0;
+  int64_t batch = 0;
+  std::string placements;
+  std::string backend;
+  std::string trace;
 };
 
 // A plan that can be run: every option parsed and checked against the others.
@@ -41,7 +54,9 @@ inline constexpr int64_t kPlanMaxMemory = int64_t{8} << 30;  // (ranks + 1) x te
 
 void add_plan_options(CLI::App& sub, PlanOptions& options);
 // Every mistake is a UsageError naming the option, the value given and what was expected.
+// check_plan takes the redistribution form (--shape, --from, --to), check_model_plan the model form.
 PlanRequest check_plan(const PlanOptions& options);
+ModelPlan check_model_plan(const PlanOptions& options);
 // As `tessera plan ARGS...` would read ARGS (without "tessera plan"), stopping before the run.
 PlanRequest parse_plan_arguments(const std::vector<std::string>& args);
 

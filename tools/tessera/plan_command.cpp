@@ -147,9 +147,13 @@ Command add_plan_command(CLI::App& app) {
   sub->footer(
       "The redistribution is really run in simulation, so the tensor is allocated on every rank: about\n"
       "(ranks + 1) x its size in memory, which may be at most 8 GiB.\n"
-      "Example: tessera plan --mesh 4x2 --names dp,tp --shape 1024x1024 --from \"S(0),R\" --to \"R,S(1)\"");
+      "Example: tessera plan --mesh 4x2 --names dp,tp --shape 1024x1024 --from \"S(0),R\" --to \"R,S(1)\"\n"
+      "With --model, one training step of a model is planned instead, on the meta backend (shapes only):\n"
+      "  tessera plan --model mlp --layers 8 --hidden 16384 --batch 1024 --mesh 32x32 --placements megatron");
   add_plan_options(*sub, *options);
-  return {sub, [options] { return plan(check_plan(*options)); }};
+  return {sub, [options] {
+            return options->model.empty() ? plan(check_plan(*options)) : plan_model(check_model_plan(*options));
+          }};
 }
 
 }  // namespace tessera::cli
