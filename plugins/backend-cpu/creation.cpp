@@ -1,13 +1,16 @@
 // Kernels without inputs that fill their output: fill, arange, eye, uniform, normal.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "checks.hpp"
 #include "kernels.hpp"
+#include "parallel_tasks.hpp"
 #include "scalar.hpp"
 #include "tessera/sdk/cpp/counter_rng.hpp"
 #include "tessera/sdk/cpp/strided_loop.hpp"
@@ -98,6 +101,9 @@ void uniform_kernel(sdk::KernelArgs& args) {
   });
 }
 
+// Elements are cut into chunks of a fixed size, shared out over the kernel threads: each chunk is
+// normal_block over its own counters, so neither the thread count nor where a chunk starts (odd
+// counters included) changes a value.
 template <class T>
 void normal_kernel(sdk::KernelArgs& args) {
   const DLTensor& out = checked_output<T>(args, "normal");
@@ -105,11 +111,28 @@ void normal_kernel(sdk::KernelArgs& args) {
   const auto offset = static_cast<uint64_t>(int_attr(args, "normal", "offset"));
   const double mean = float_attr(args, "normal", "mean");
   const double stddev = float_attr(args, "normal", "std");
-  T* y = sdk::data_of<T>(out);
-  uint64_t i = 0;
-  sdk::for_each_offset<1>(out.ndim, out.shape, {&out}, [&](const std::array<int64_t, 1>& o) {
-    y[o[0]] = static_cast<T>(mean + stddev * sdk::counter_rng::normal(seed, offset + i++));
+  int64_t numel = 1;
+  for (int d = 0; d < out.ndim; ++d) numel *= out.shape[d];
+  if (numel == 0) return;
+  const bool contiguous = sdk::is_contiguous(out);
+  std::vector<T> staging(contiguous ? 0 : static_cast<size_t>(numel));
+  T* y = contiguous ? sdk::data_of<T>(out) : staging.data();
+
+  constexpr int64_t kChunk = int64_t{1} << 16;
+  const int64_t chunks = (numel + kChunk - 1) / kChunk;
+  run_tasks(chunks, static_cast<int>(std::min<int64_t>(product_threads(), chunks)), [&](int64_t chunk) {
+    const int64_t begin = chunk * kChunk;
+    const int64_t count = std::min(kChunk, numel - begin);
+    T* part = y + begin;
+    sdk::counter_rng::normal_block(seed, offset + static_cast<uint64_t>(begin), count, part);
+    if (mean != 0.0 || stddev != 1.0)
+      for (int64_t i = 0; i < count; ++i) part[i] = sdk::counter_rng::scale_normal(part[i], mean, stddev);
   });
+  if (contiguous) return;
+  // A strided output: element i in row-major order takes counter offset + i, as for any layout.
+  T* dst = sdk::data_of<T>(out);
+  int64_t i = 0;
+  sdk::for_each_offset<1>(out.ndim, out.shape, {&out}, [&](const std::array<int64_t, 1>& o) { dst[o[0]] = staging[i++]; });
 }
 
 }  // namespace

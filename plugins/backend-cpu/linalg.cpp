@@ -36,12 +36,16 @@ int available_cpus() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
+}  // namespace
+
 int product_threads() {
   const int32_t configured = configured_threads.load(std::memory_order_relaxed);
   if (configured > 0) return configured;
   static const int default_threads = available_cpus();
   return default_threads;
 }
+
+namespace {
 
 // Sizes and element strides of one call; mm is bmm with batch 1 and batch strides 0.
 struct Product {

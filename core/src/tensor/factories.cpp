@@ -149,8 +149,9 @@ struct Distribution {
   dispatch::Attr second;
 };
 const Distribution kUniform{"rand", "uniform", 1, dispatch::Attr::real("low", 0.0), dispatch::Attr::real("high", 1.0)};
-// A normal element consumes two counters (Box-Muller), see counter_rng.hpp.
-const Distribution kNormal{"randn", "normal", 2, dispatch::Attr::real("mean", 0.0), dispatch::Attr::real("std", 1.0)};
+// A normal element consumes one counter: Box-Muller pairs two neighbouring counters and gives each
+// element of the pair its own output (cosine or sine), see counter_rng.hpp.
+const Distribution kNormal{"randn", "normal", 1, dispatch::Attr::real("mean", 0.0), dispatch::Attr::real("std", 1.0)};
 
 // With an explicit generator inside a mode, every rank draws the same numbers (each from a copy of
 // the generator's state) and the generator advances once.
