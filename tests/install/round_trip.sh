@@ -36,6 +36,7 @@ mkdir -p "$work"
 step "install Tessera into $prefix"
 cmake --install "$build_dir" --prefix "$prefix"
 [[ -f "$prefix/$libdir/tessera/plugins/libtessera-backend-cpu.so" ]] || fail "backend-cpu plugin was not installed"
+[[ -f "$prefix/$libdir/tessera/plugins/libtessera-backend-meta.so" ]] || fail "backend-meta plugin was not installed"
 
 configure() {  # configure <source> <build> [args...]
   cmake -G "Unix Makefiles" -S "$1" -B "$2" -DCMAKE_PREFIX_PATH="$prefix" "${extra_args[@]}" "${@:3}"

@@ -1,6 +1,7 @@
-// SDK minor versions across the boundary (host: SDK 1.1, which added the transport kind). A plugin
-// built for 1.0 still loads; one built for a newer minor loads too, read up to what the host knows;
-// a valid 1.1 transport is registered under its name and leaves with its plugin.
+// SDK minor versions across the boundary (host: SDK 1.2; 1.1 added the transport kind, 1.2 the
+// backend's flags). Backends built for 1.0 and 1.1 still load, their shorter tables read as ordinary
+// backends; one built for a newer minor loads too, read up to what the host knows; a valid
+// transport is registered under its name and leaves with its plugin.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -10,12 +11,12 @@
 
 using namespace plugin_test;
 
-TEST_CASE("the host is SDK 1.1") {
+TEST_CASE("the host is SDK 1.2") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
-  CHECK(TESSERA_SDK_VERSION_MINOR == 1);
+  CHECK(TESSERA_SDK_VERSION_MINOR == 2);
 }
 
-TEST_CASE("a plugin built for SDK 1.0 loads in the 1.1 host and its backend computes") {
+TEST_CASE("a plugin built for SDK 1.0 loads in the 1.2 host and its backend computes") {
   const std::filesystem::path file = test_plugin("backend-sdk10");
   const tessera::PluginInfo info = tessera::load_plugin(file.string());
   CHECK(info.name == "backend-sdk10");
@@ -28,16 +29,34 @@ TEST_CASE("a plugin built for SDK 1.0 loads in the 1.1 host and its backend comp
   CHECK(tessera::probe_plugin(file).accepted);
   // Its host memory works (the backend's "fill" kernel is a no-op, so only allocation is used).
   CHECK(tessera::empty({4}, tessera::TensorOptions().backend("backend-sdk10")).numel() == 4);
+  // Its table ends before the 1.2 flags: an ordinary backend, whose values can be read.
+  CHECK(tessera::empty({4}, tessera::TensorOptions().backend("backend-sdk10")).to_vector<float>().size() == 4);
   tessera::unload_plugin("backend-sdk10");
   CHECK_FALSE(has_backend("backend-sdk10"));
   check_cpu_still_works();
 }
 
-TEST_CASE("a valid SDK 1.1 transport is registered by name and removed on unload") {
+TEST_CASE("a backend built for SDK 1.1 (a table without the 1.2 flags) loads and is an ordinary backend") {
+  const std::filesystem::path file = test_plugin("backend-sdk11");
+  const tessera::PluginInfo info = tessera::load_plugin(file.string());
+  CHECK(info.name == "backend-sdk11");
+  CHECK(info.sdk_major == 1);
+  CHECK(info.sdk_minor == 1);
+  CHECK(has_backend("backend-sdk11"));
+  const tessera::Tensor t = tessera::zeros({3}, tessera::TensorOptions().backend("backend-sdk11"));
+  CHECK(t.backend() == "backend-sdk11");
+  // Values are read through its copy function, never refused as shapes-only.
+  CHECK(t.to_vector<float>().size() == 3);
+  tessera::unload_plugin("backend-sdk11");
+  CHECK_FALSE(has_backend("backend-sdk11"));
+  check_cpu_still_works();
+}
+
+TEST_CASE("a valid transport is registered by name and removed on unload") {
   CHECK_FALSE(has_transport("transport-testnet"));
   const tessera::PluginInfo info = tessera::load_plugin(test_plugin("transport-testnet").string());
   CHECK(info.sdk_major == 1);
-  CHECK(info.sdk_minor == 1);
+  CHECK(info.sdk_minor == TESSERA_SDK_VERSION_MINOR);
   REQUIRE(info.components.size() == 1);
   CHECK(info.components[0].kind == "transport");
   CHECK(info.components[0].name == "transport-testnet");
@@ -58,7 +77,7 @@ TEST_CASE("a plugin built for a newer SDK minor loads: larger tables are read up
           "unknown kinds are skipped") {
   const tessera::PluginInfo info = tessera::load_plugin(test_plugin("transport-future").string());
   CHECK(info.sdk_major == 1);
-  CHECK(info.sdk_minor == 2);
+  CHECK(info.sdk_minor == TESSERA_SDK_VERSION_MINOR + 1);
   REQUIRE(info.components.size() == 2);
   CHECK(info.components[0].kind == "transport");
   CHECK(info.components[0].name == "transport-future");

@@ -1,7 +1,8 @@
 // Golden layout of every SDK v1 struct (x86-64 / LP64). A change here is an ABI break: it needs a
 // new TESSERA_SDK_VERSION_MAJOR, or — for appended fields only — a new MINOR and new lines below.
 // The SDK 1.0 goldens are the first block; 1.1 changed none of them and added the transport structs
-// and two enum values (the block at the end). Numbers are worked out by hand from the field lists:
+// and two enum values (the 1.1 block); 1.2 appended one field to tessera_backend (the last block,
+// which also pins the backend table's 1.0/1.1 size where that field begins). Numbers are worked out by hand from the field lists:
 // pointers, size_t and int64_t are 8 bytes aligned to 8, int32_t 4 aligned to 4.
 #include <doctest/doctest.h>
 
@@ -15,9 +16,9 @@
 #include "tessera/sdk/transport.h"
 #include "tessera/sdk/version.h"
 
-TEST_CASE("SDK version is 1.1") {
+TEST_CASE("SDK version is 1.2") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
-  CHECK(TESSERA_SDK_VERSION_MINOR == 1);
+  CHECK(TESSERA_SDK_VERSION_MINOR == 2);
 }
 
 TEST_CASE("SDK 1.0 enum values are unchanged") {
@@ -98,7 +99,9 @@ TEST_CASE("tessera_kernel layout") {
 }
 
 TEST_CASE("tessera_backend layout") {
-  CHECK(sizeof(tessera_backend) == 88);
+  // 88 bytes in SDK 1.0 and 1.1 (eleven 8-byte fields; int32_t device_type padded to 8): the 1.2
+  // field begins exactly there, so a 1.0/1.1 table is a prefix of a 1.2 one.
+  CHECK(offsetof(tessera_backend, flags) == 88);
   CHECK(offsetof(tessera_backend, extension) == 8);
   CHECK(offsetof(tessera_backend, name) == 16);
   CHECK(offsetof(tessera_backend, device_type) == 24);
@@ -198,4 +201,14 @@ TEST_CASE("tessera_transport layout (1.1)") {
   CHECK(offsetof(tessera_transport, free_request) == 80);
   CHECK(offsetof(tessera_transport, allgather) == 88);
   CHECK(sizeof(tessera_transport_request) == 8);  // an opaque pointer
+}
+
+// ---- SDK 1.2 additions ----
+
+TEST_CASE("tessera_backend layout (1.2): flags appended") {
+  // One uint64_t after set_num_threads: 88 + 8.
+  CHECK(sizeof(tessera_backend) == 96);
+  CHECK(offsetof(tessera_backend, flags) == 88);
+  CHECK(sizeof(tessera_backend::flags) == 8);
+  CHECK(TESSERA_BACKEND_SHAPES_ONLY == 1);
 }

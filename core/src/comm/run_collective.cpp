@@ -12,6 +12,7 @@
 #include "comm/cost_model.hpp"
 #include "comm/executor.hpp"
 #include "comm/selection.hpp"
+#include "comm/shapes_only.hpp"
 #include "dispatch/backend.hpp"
 #include "observe/comm_events.hpp"
 #include "plugin/registry.hpp"
@@ -138,6 +139,7 @@ std::vector<Tensor> run_collective(const CallContext& context, int32_t collectiv
   if (observe::wants_collectives()) {
     observe::report_collective(*schedule, members, estimate(*schedule, members, in.topology(world), itemsize(dtype)));
   }
+  if (shapes_only(inputs)) return outputs_without_data(*schedule, inputs);  // no values to move
   return execute(*schedule, inputs, ExecutionPlace{&in, &members, context.call});
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <map>
 #include <mutex>
 
@@ -39,7 +40,12 @@ bool from_dl(DLDataType dl, DType* dtype) {
 }
 
 Backend::Backend(const tessera_backend* table, std::shared_ptr<const plugin::LoadedPlugin> owner)
-    : table_(table), owner_(std::move(owner)), name_(table->name) {
+    : table_(table),
+      owner_(std::move(owner)),
+      name_(table->name),
+      // Optional (SDK 1.2): a table from an older SDK ends before `flags`, an ordinary backend.
+      shapes_only_(table->struct_size >= offsetof(tessera_backend, flags) + sizeof(table->flags) &&
+                   (table->flags & TESSERA_BACKEND_SHAPES_ONLY) != 0) {
   for (size_t i = 0; i < table->num_kernels; ++i) {
     const tessera_kernel* entry = table->kernels[i];
     DType dtype;

@@ -27,6 +27,9 @@ class Backend {
 
   const std::string& name() const { return name_; }
   int32_t device_type() const { return table_->device_type; }
+  // Tensors here have shapes but no values (TESSERA_BACKEND_SHAPES_ONLY, SDK 1.2): nothing is read
+  // from them and collectives on them move no data.
+  bool shapes_only() const { return shapes_only_; }
   const plugin::LoadedPlugin& plugin() const { return *owner_; }
 
   // nullptr when the backend has no kernel for (op, dtype).
@@ -51,6 +54,7 @@ class Backend {
   const tessera_backend* table_;
   std::shared_ptr<const plugin::LoadedPlugin> owner_;
   std::string name_;
+  bool shapes_only_;
   std::array<KernelMap, kNumDTypes> kernels_by_dtype_;
 };
 

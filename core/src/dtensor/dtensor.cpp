@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "dtensor/layout.hpp"
+#include "dtensor/mesh_device.hpp"
 #include "dtensor/redistribute.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/dist.hpp"
@@ -74,8 +75,9 @@ std::string DTensor::to_string() const {
                      placements_text(placements_), mesh_.to_string(), dtype_name(dtype()));
 }
 
-DTensor distribute_tensor(const Tensor& tensor, const DeviceMesh& mesh, Placements placements) {
-  if (!tensor.defined()) throw Error("distribute_tensor: the tensor is undefined");
+DTensor distribute_tensor(const Tensor& given, const DeviceMesh& mesh, Placements placements) {
+  if (!given.defined()) throw Error("distribute_tensor: the tensor is undefined");
+  const Tensor tensor = dtensor::on_mesh_device(given, mesh);
   for (const Placement& p : placements)
     if (p.is_partial())
       throw Error(fmt::format("distribute_tensor: {} is not allowed (a pending reduction has no source value); use "

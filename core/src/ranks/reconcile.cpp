@@ -44,7 +44,7 @@ int64_t first_difference(const std::vector<T>& reference, const std::vector<T>& 
 template <class T>
 std::string differences(const LocalTensorImpl& local) {
   const auto& [first_rank, first_shard] = *local.shards().begin();
-  const std::vector<T> reference = detail::read_values<T>(*first_shard.impl());
+  const std::vector<T> reference = detail::read_values<T>(*first_shard.impl(), "reconcile");
   std::string report;
   for (const auto& [rank, shard] : local.shards()) {
     if (rank == first_rank) continue;
@@ -53,7 +53,7 @@ std::string differences(const LocalTensorImpl& local) {
                             first_rank, shape_text(first_shard.sizes()));
       continue;
     }
-    const std::vector<T> values = detail::read_values<T>(*shard.impl());
+    const std::vector<T> values = detail::read_values<T>(*shard.impl(), "reconcile");
     const int64_t at = first_difference(reference, values);
     if (at >= 0)
       report += fmt::format("\n  rank {} differs from rank {} first at index {}: {} vs {}", rank, first_rank,

@@ -35,8 +35,9 @@ void copy_into(const TensorImpl& dst, const TensorImpl& src);
 // dst's old elements. Returns false (and changes nothing) when the layouts do not allow it.
 bool exchange_storage(const Tensor& dst, const Tensor& src);
 
-// Reads all elements to host memory, row-major, as `dtype`.
+// Reads all elements to host memory, row-major, as `dtype`. A tensor on a shapes-only backend has
+// none to read: an Error naming `op` and the backend.
 template <class T>
-std::vector<T> read_values(const TensorImpl& t);
+std::vector<T> read_values(const TensorImpl& t, const char* op = "reading values");
 
 }  // namespace tessera::detail

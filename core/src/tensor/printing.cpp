@@ -15,11 +15,11 @@ namespace {
 std::vector<std::string> element_texts(const TensorImpl& t) {
   std::vector<std::string> texts;
   if (t.dtype() == kBool) {
-    for (bool v : detail::read_values<bool>(t)) texts.push_back(v ? "True" : "False");
+    for (bool v : detail::read_values<bool>(t, "printing")) texts.push_back(v ? "True" : "False");
   } else if (!is_floating(t.dtype())) {
-    for (int64_t v : detail::read_values<int64_t>(t)) texts.push_back(std::to_string(v));
+    for (int64_t v : detail::read_values<int64_t>(t, "printing")) texts.push_back(std::to_string(v));
   } else {
-    const std::vector<double> values = detail::read_values<double>(t);
+    const std::vector<double> values = detail::read_values<double>(t, "printing");
     bool all_integral = true;
     for (double v : values) all_integral = all_integral && (!std::isfinite(v) || v == std::floor(v));
     for (double v : values) {

@@ -86,7 +86,11 @@ bool exchange_storage(const Tensor& dst, const Tensor& src) {
 }
 
 template <class T>
-std::vector<T> read_values(const TensorImpl& t) {
+std::vector<T> read_values(const TensorImpl& t, const char* op) {
+  if (t.backend().shapes_only())
+    throw Error(fmt::format("{}: values of a tensor on the {} backend cannot be read: it holds shapes only (a {} "
+                            "tensor of shape {}); read values of a tensor on a computing backend such as cpu",
+                            op, t.backend().name(), dtype_name(t.dtype()), shape_text(t.sizes())));
   Tensor converted = Tensor(std::make_shared<TensorImpl>(t)).to(dtype_of<T>()).contiguous();
   const TensorImpl& c = *converted.impl();
   std::vector<T> values(static_cast<size_t>(c.numel()));
@@ -102,11 +106,11 @@ std::vector<T> read_values(const TensorImpl& t) {
   return values;
 }
 
-template std::vector<bool> read_values<bool>(const TensorImpl&);
-template std::vector<int32_t> read_values<int32_t>(const TensorImpl&);
-template std::vector<int64_t> read_values<int64_t>(const TensorImpl&);
-template std::vector<float> read_values<float>(const TensorImpl&);
-template std::vector<double> read_values<double>(const TensorImpl&);
+template std::vector<bool> read_values<bool>(const TensorImpl&, const char*);
+template std::vector<int32_t> read_values<int32_t>(const TensorImpl&, const char*);
+template std::vector<int64_t> read_values<int64_t>(const TensorImpl&, const char*);
+template std::vector<float> read_values<float>(const TensorImpl&, const char*);
+template std::vector<double> read_values<double>(const TensorImpl&, const char*);
 
 }  // namespace detail
 
@@ -248,11 +252,11 @@ Scalar Tensor::item() const {
     throw Error(fmt::format("item: the tensor has {} elements (shape {}); expected exactly 1", self.numel(),
                             shape_text(self.sizes())));
   switch (self.dtype()) {
-    case DType::Bool: return Scalar(detail::read_values<bool>(self)[0]);
-    case DType::Int32: return Scalar(detail::read_values<int32_t>(self)[0]);
-    case DType::Int64: return Scalar(detail::read_values<int64_t>(self)[0]);
-    case DType::Float32: return Scalar(detail::read_values<float>(self)[0]);
-    case DType::Float64: return Scalar(detail::read_values<double>(self)[0]);
+    case DType::Bool: return Scalar(detail::read_values<bool>(self, "item")[0]);
+    case DType::Int32: return Scalar(detail::read_values<int32_t>(self, "item")[0]);
+    case DType::Int64: return Scalar(detail::read_values<int64_t>(self, "item")[0]);
+    case DType::Float32: return Scalar(detail::read_values<float>(self, "item")[0]);
+    case DType::Float64: return Scalar(detail::read_values<double>(self, "item")[0]);
   }
   return Scalar();
 }
@@ -260,7 +264,7 @@ Scalar Tensor::item() const {
 template <class T>
 std::vector<T> Tensor::to_vector() const {
   if (local_) return reconcile().to_vector<T>();
-  return detail::read_values<T>(impl_of(*this, "to_vector"));
+  return detail::read_values<T>(impl_of(*this, "to_vector"), "to_vector");
 }
 template std::vector<bool> Tensor::to_vector<bool>() const;
 template std::vector<int32_t> Tensor::to_vector<int32_t>() const;

@@ -72,7 +72,7 @@ enum {
 
 /* Owned by the plugin; valid until the plugin is unloaded. alloc, free, copy and the kernel table
  * are required (the host rejects a backend lacking any of them); every function is thread-safe.
- * Fields after `kernels` are optional: NULL, or absent when struct_size ends before them. */
+ * Fields after `kernels` are optional: NULL (0), or absent when struct_size ends before them. */
 typedef struct tessera_backend {
   size_t struct_size;
   void* extension;
@@ -90,7 +90,18 @@ typedef struct tessera_backend {
    * while it runs several ranks' kernels in parallel, so that a multi-threaded library (OpenBLAS)
    * does not oversubscribe the cores. Optional. */
   tessera_status (*set_num_threads)(void* context, int32_t num_threads, tessera_error* error);
+  /* SDK 1.2: TESSERA_BACKEND_* bits saying what kind of backend this is. A table from an older SDK
+   * ends before this field, which then reads as 0: an ordinary backend. */
+  uint64_t flags;
 } tessera_backend;
+
+/* SDK 1.2: tensors on this backend have shapes, dtypes and strides but no values (PyTorch's "meta"
+ * device), so that a program's shapes, layouts and communication can be planned at any scale.
+ * Its alloc hands out no memory (it may set *out to NULL for any size), its kernels compute
+ * nothing (it registers them so that the host finds the same (op, dtype) pairs as on a computing
+ * backend), and the host never reads values from it: reading one is an error naming the backend.
+ * Collectives on its tensors build, verify, cost and report their schedules but move no data. */
+#define TESSERA_BACKEND_SHAPES_ONLY ((uint64_t)1)
 
 #ifdef __cplusplus
 }

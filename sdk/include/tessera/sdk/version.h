@@ -7,11 +7,13 @@
  *
  * 1.0: backend, collective algorithm and placement components.
  * 1.1: the transport component (transport.h, TESSERA_COMPONENT_TRANSPORT) and TESSERA_TIMEOUT;
- *      no 1.0 struct changed, so a 1.0 plugin loads unchanged in a 1.1 host. */
+ *      no 1.0 struct changed, so a 1.0 plugin loads unchanged in a 1.1 host.
+ * 1.2: tessera_backend.flags appended (TESSERA_BACKEND_SHAPES_ONLY: a backend of shapes without
+ *      values); a 1.0 or 1.1 backend table ends before it and reads as an ordinary backend. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 
 #define TESSERA_SDK_VERSION_MAJOR 1
-#define TESSERA_SDK_VERSION_MINOR 1
+#define TESSERA_SDK_VERSION_MINOR 2
 
 #endif

@@ -73,6 +73,12 @@ class BackendBuilder {
     return *this;
   }
 
+  // Optional (SDK 1.2): TESSERA_BACKEND_* bits, e.g. TESSERA_BACKEND_SHAPES_ONLY.
+  BackendBuilder& flags(uint64_t flags) {
+    table_.flags = flags;
+    return *this;
+  }
+
   template <KernelFunction Fn>
   BackendBuilder& kernel(const char* op, DLDataType dtype) {
     // A deque keeps every entry's address stable while more are added.
