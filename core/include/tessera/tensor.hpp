@@ -105,6 +105,11 @@ class Tensor {
   template <class T> T item() const { return item().to<T>(); }
   // All elements, row-major, cast to T; a local tensor's shards must be equal.
   template <class T> std::vector<T> to_vector() const;
+  // Where a plain tensor's first element lives (PyTorch: data_ptr), for telling whether two tensors
+  // share memory; read-only. Identical shards of different ranks may share one buffer (shared
+  // replicas); the first write to one moves it to a copy of its own, so its data_ptr changes then.
+  // Throws on a local tensor (use shard(r).data_ptr()); null for a tensor with no bytes.
+  const void* data_ptr() const;
 
   // Method spellings of the free functions in ops.hpp.
   Tensor sum() const;

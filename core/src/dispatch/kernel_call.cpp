@@ -48,6 +48,10 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
   const Operand& first = outputs.size() > 0 ? *outputs.begin() : *inputs.begin();
   const Backend& backend = first.tensor->backend();
 
+  // Outputs first get bytes of their own (copy-on-write of shared replicas), so inputs that alias
+  // them are described with the bytes the kernel will actually write.
+  for (const Operand& o : outputs) o.tensor->prepare_write();
+
   std::array<DLTensor, kMaxOperands> in{};
   std::array<DLTensor, kMaxOperands> out{};
   size_t n = 0;

@@ -64,12 +64,6 @@ Tensor local_tensor(RankMap<Tensor> shards) {
 namespace detail {
 
 const RankSet* SpmdArg<Tensor>::ranks(const Tensor& t) { return t.is_local() ? &t.local_impl()->ranks() : nullptr; }
-
-int64_t SpmdArg<Tensor>::work(const Tensor& t) {
-  if (!t.defined()) return 0;
-  return t.is_local() ? t.local_impl()->first().numel() : 0;
-}
-
 const RankSet* SpmdArg<Scalar>::ranks(const Scalar& s) { return s.is_local() ? &s.local().ranks() : nullptr; }
 const RankSet* SpmdArg<SymInt>::ranks(const SymInt& s) { return s.is_local() ? &s.local().ranks() : nullptr; }
 

@@ -1,6 +1,8 @@
 // DTensor construction, distribute_tensor, from_local, full_tensor, redistribute.
 #include "tessera/dtensor.hpp"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "dtensor/layout.hpp"
@@ -103,17 +105,30 @@ DTensor distribute_tensor(const Tensor& given, const DeviceMesh& mesh, Placement
     }
     return DTensor(local, mesh, bound, global);
   }
-  // A plain tensor is what every rank holds already: each takes its part, no communication. Only
-  // that part is copied (once, into storage of the part's size), never the whole tensor per rank.
+  // A plain tensor is what every rank holds already: each takes its part, no communication. Each
+  // distinct part is copied once, into storage of the part's size; ranks that hold the same part
+  // (they differ only along Replicate dims) share that copy as replicas (copy-on-write).
   std::vector<std::pair<int, Tensor>> shards;
   {
     DisabledLocalMode plain;
+    std::map<std::vector<int64_t>, Tensor> copies;  // the held ranges, flattened -> their copy
     for (int r : hosted_mesh_ranks(mesh)) {
       const std::vector<int64_t> coord = mesh.coordinate_of(r);
-      Tensor part = tensor;
-      for (int64_t d = 0; d < tensor.dim(); ++d)
-        part = dtensor::take(part, d, dtensor::held(tensor.size(d), d, bound, mesh.shape(), coord, bound.size()));
-      shards.emplace_back(r, part.clone());
+      std::vector<dtensor::Segments> parts;
+      std::vector<int64_t> key;
+      for (int64_t d = 0; d < tensor.dim(); ++d) {
+        parts.push_back(dtensor::held(tensor.size(d), d, bound, mesh.shape(), coord, bound.size()));
+        for (const tessera_segment& s : parts.back()) key.insert(key.end(), {d, s.offset, s.length});
+      }
+      auto [copy, first] = copies.try_emplace(std::move(key));
+      if (first) {
+        Tensor part = tensor;
+        for (int64_t d = 0; d < tensor.dim(); ++d) part = dtensor::take(part, d, parts[static_cast<size_t>(d)]);
+        copy->second = part.clone();
+        shards.emplace_back(r, copy->second);
+      } else {
+        shards.emplace_back(r, Tensor(copy->second.impl()->replica()));
+      }
     }
   }
   return DTensor(local_tensor(RankMap<Tensor>(std::move(shards))), mesh, bound, tensor.sizes());

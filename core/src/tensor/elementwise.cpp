@@ -70,13 +70,13 @@ Tensor unary(const char* op, const Tensor& a, bool float_only) {
 // Every public op goes through detail::spmd: per rank when an argument is local, else directly.
 #define TESSERA_BINARY(name, kind)                                                                           \
   Tensor name(const Tensor& a, const Tensor& b) {                                                            \
-    return detail::spmd(#name, [](const Tensor& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
+    return detail::spmd_pure(#name, [](const Tensor& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
   }                                                                                                          \
   Tensor name(const Tensor& a, Scalar b) {                                                                   \
-    return detail::spmd(#name, [](const Tensor& x, const Scalar& y) { return binary(#name, kind, x, y); }, a, b); \
+    return detail::spmd_pure(#name, [](const Tensor& x, const Scalar& y) { return binary(#name, kind, x, y); }, a, b); \
   }                                                                                                          \
   Tensor name(Scalar a, const Tensor& b) {                                                                   \
-    return detail::spmd(#name, [](const Scalar& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
+    return detail::spmd_pure(#name, [](const Scalar& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
   }
 
 TESSERA_BINARY(add, BinaryKind::Arithmetic)
@@ -96,7 +96,7 @@ TESSERA_BINARY(ge, BinaryKind::Comparison)
 
 #define TESSERA_UNARY(name, float_only)                                                                   \
   Tensor name(const Tensor& a) {                                                                          \
-    return detail::spmd(#name, [](const Tensor& x) { return unary(#name, x, float_only); }, a);         \
+    return detail::spmd_pure(#name, [](const Tensor& x) { return unary(#name, x, float_only); }, a);         \
   }
 
 TESSERA_UNARY(neg, false)

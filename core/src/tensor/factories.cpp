@@ -1,4 +1,5 @@
 // Factories: tensors made from nothing but a shape, a value or a generator.
+#include <algorithm>
 #include "tessera/factories.hpp"
 
 #include <cmath>
@@ -54,9 +55,9 @@ template <class F, class... Args>
 Tensor make(const char* op, F&& f, const Args&... args) {
   if (LocalMode* mode = active_local_mode()) {
     const RankSet ranks = mode->ranks();
-    return detail::spmd_over(op, ranks, f, args...);
+    return detail::spmd_pure_over(op, ranks, f, args...);  // ranks given the same arguments share one tensor
   }
-  return detail::spmd(op, f, args...);
+  return detail::spmd_pure(op, f, args...);
 }
 
 }  // namespace
@@ -168,10 +169,25 @@ Tensor draw(const Distribution& d, const SymShape& shape, Generator& generator, 
 // Inside a local mode each rank draws from its own generator (see LocalMode); outside, from the
 // default generator.
 Tensor draw(const Distribution& d, const SymShape& shape, const TensorOptions& options) {
-  if (LocalMode* mode = active_local_mode())
+  if (LocalMode* mode = active_local_mode()) {
+    // Ranks whose generators stand at the same state (the default: one seed everywhere) draw the
+    // same numbers: drawn once and shared as replicas, and every generator advances alike.
+    const RankSet& ranks = mode->ranks();
+    const Generator& first = mode->generator(ranks[0]);
+    const bool alike = !shape.is_local() && std::all_of(ranks.begin(), ranks.end(), [&](int r) {
+      const Generator& g = mode->generator(r);
+      return g.seed() == first.seed() && g.offset() == first.offset();
+    });
+    if (alike && ranks.size() > 1) {
+      Generator common = first;
+      Tensor drawn = draw(d, shape, common, options);
+      for (int r : ranks) mode->generator(r) = common;
+      return drawn;
+    }
     return make(d.op, [&](const SymShape& s, int64_t rank) {
       return draw(d, s, mode->generator(static_cast<int>(rank)), options);
     }, shape, current_rank());
+  }
   std::lock_guard lock(default_generator_mutex);
   return draw(d, shape, default_generator(), options);
 }

@@ -101,8 +101,8 @@ Tensor dense_matmul(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-Tensor mm(const Tensor& a, const Tensor& b) { return detail::spmd("mm", dense_mm, a, b); }
-Tensor bmm(const Tensor& a, const Tensor& b) { return detail::spmd("bmm", dense_bmm, a, b); }
-Tensor matmul(const Tensor& a, const Tensor& b) { return detail::spmd("matmul", dense_matmul, a, b); }
+Tensor mm(const Tensor& a, const Tensor& b) { return detail::spmd_pure("mm", dense_mm, a, b); }
+Tensor bmm(const Tensor& a, const Tensor& b) { return detail::spmd_pure("bmm", dense_bmm, a, b); }
+Tensor matmul(const Tensor& a, const Tensor& b) { return detail::spmd_pure("matmul", dense_matmul, a, b); }
 
 }  // namespace tessera

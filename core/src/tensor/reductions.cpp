@@ -45,7 +45,7 @@ Tensor reduce_dense(const char* op, const Tensor& a, const std::vector<int64_t>&
 }
 
 Tensor reduce(const char* op, const Tensor& a, const std::vector<int64_t>& dims, bool keepdim, OutDType rule) {
-  return detail::spmd(op, [&](const Tensor& x) { return reduce_dense(op, x, dims, keepdim, rule); }, a);
+  return detail::spmd_pure(op, [&](const Tensor& x) { return reduce_dense(op, x, dims, keepdim, rule); }, a);
 }
 
 void require_floating(const char* op, const Tensor& a) {

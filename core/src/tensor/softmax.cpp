@@ -26,10 +26,10 @@ Tensor row_op(const char* op, const Tensor& a, int64_t dim) {
 }  // namespace
 
 Tensor softmax(const Tensor& a, int64_t dim) {
-  return detail::spmd("softmax", [dim](const Tensor& x) { return row_op("softmax", x, dim); }, a);
+  return detail::spmd_pure("softmax", [dim](const Tensor& x) { return row_op("softmax", x, dim); }, a);
 }
 Tensor log_softmax(const Tensor& a, int64_t dim) {
-  return detail::spmd("log_softmax", [dim](const Tensor& x) { return row_op("log_softmax", x, dim); }, a);
+  return detail::spmd_pure("log_softmax", [dim](const Tensor& x) { return row_op("log_softmax", x, dim); }, a);
 }
 
 }  // namespace tessera

@@ -81,7 +81,10 @@ bool exchange_storage(const Tensor& dst, const Tensor& src) {
   if (d.dtype() != s.dtype() || d.numel() != s.numel() || &d.backend() != &s.backend() || d.storage() == s.storage() ||
       !spans_storage(d) || !spans_storage(s))
     return false;
+  // Swapping the bytes (and who owns them) between the two Storages leaves any other Storage that
+  // shared dst's old bytes as it was: shared replicas stay unaffected.
   std::swap(d.storage()->data, s.storage()->data);
+  std::swap(d.storage()->shared, s.storage()->shared);
   return true;
 }
 
@@ -243,6 +246,12 @@ Tensor& Tensor::fill_(Scalar value) {
   dispatch::call_kernel("fill", self.dtype(), {}, {dispatch::operand(*filled.impl())}, {attr});
   if (filled.impl() != impl_) copy_(filled);
   return *this;
+}
+
+const void* Tensor::data_ptr() const {
+  const TensorImpl& self = detail::impl_of(*this, "data_ptr");
+  if (self.storage()->data == nullptr) return nullptr;
+  return static_cast<const char*>(self.storage()->data) + self.offset() * static_cast<int64_t>(itemsize(self.dtype()));
 }
 
 Scalar Tensor::item() const {

@@ -122,6 +122,30 @@ std::shared_ptr<TensorImpl> TensorImpl::view(Shape sizes, std::vector<int64_t> s
   return std::make_shared<TensorImpl>(storage_, dtype_, std::move(sizes), std::move(strides), offset, op);
 }
 
+std::shared_ptr<Storage> Storage::replica_of(Storage& original) {
+  if (!original.shared) {
+    // From now on the bytes belong to this block, which the backend frees when the last Storage
+    // holding them goes (each Storage's destructor then leaves them alone).
+    original.shared = std::shared_ptr<void>(original.data, [backend = original.backend](void* bytes) {
+      backend->deallocate(bytes);
+    });
+  }
+  return std::make_shared<Storage>(SameBytes{}, original);
+}
+
+void Storage::make_private() {
+  if (!shares_bytes()) return;
+  // A shapes-only backend has no bytes to copy (data is null): only the sharing ends.
+  void* own = data == nullptr ? nullptr : backend->allocate(bytes);
+  if (own != nullptr) backend->copy(own, data, bytes, TESSERA_COPY_DEVICE_TO_DEVICE);
+  shared.reset();  // the other holders keep the old bytes
+  data = own;
+}
+
+std::shared_ptr<TensorImpl> TensorImpl::replica() const {
+  return std::make_shared<TensorImpl>(Storage::replica_of(*storage_), dtype_, sizes_, strides_, offset_, "replica");
+}
+
 bool TensorImpl::is_contiguous() const {
   if (numel_ == 0) return true;
   int64_t expected = 1;

@@ -10,16 +10,38 @@
 namespace tessera {
 
 // One allocation on one backend, freed by that backend when the last view of it is gone.
+//
+// Bytes may be shared copy-on-write between Storages (shared replicas: ranks that hold identical
+// shards hold one buffer). A Storage is one rank's identity for its bytes: every view of a rank's
+// shard holds the same Storage, so when a write through any of them first makes the bytes private
+// (make_private), all of that rank's views see the private copy and no other rank sees the write.
 struct Storage {
   Storage(std::shared_ptr<const dispatch::Backend> owner, size_t size_in_bytes)
       : backend(std::move(owner)), data(backend->allocate(size_in_bytes)), bytes(size_in_bytes) {}
-  ~Storage() { backend->deallocate(data); }
+  ~Storage() {
+    if (!shared) backend->deallocate(data);  // shared bytes are freed with their last holder
+  }
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
+
+  // A new Storage holding the same bytes as `original` until either is written. `original` must not
+  // be in use on another thread meanwhile (replicas are made of results not yet handed out).
+  static std::shared_ptr<Storage> replica_of(Storage& original);
+  // Whether another Storage holds these bytes (then a write must first make them private).
+  bool shares_bytes() const { return shared != nullptr && shared.use_count() > 1; }
+  // Gives this Storage its own copy of bytes it shares; all its views keep working on the copy.
+  void make_private();
 
   std::shared_ptr<const dispatch::Backend> backend;
   void* data;
   size_t bytes;
+  // Set once the bytes are shared: owns them (the backend frees them when the last holder goes).
+  std::shared_ptr<void> shared;
+
+  // replica_of's constructor: the same bytes, already owned by `original.shared`.
+  struct SameBytes {};
+  Storage(SameBytes, const Storage& original)
+      : backend(original.backend), data(original.data), bytes(original.bytes), shared(original.shared) {}
 };
 
 // Invariant, checked on construction: sizes are non-negative, their product fits int64 (as does the
@@ -37,6 +59,14 @@ class TensorImpl {
   // in the error thrown when the layout reaches outside the storage.
   std::shared_ptr<TensorImpl> view(Shape sizes, std::vector<int64_t> strides, int64_t offset,
                                    const char* op = "view") const;
+  // The same view of the same bytes, held by a Storage of its own (Storage::replica_of): another
+  // rank's identical shard, sharing memory until one of them is written.
+  std::shared_ptr<TensorImpl> replica() const;
+  // Called before anything writes through this view: bytes shared with another Storage are copied
+  // first (copy-on-write). Cheap when they are not shared.
+  void prepare_write() const {
+    if (storage_->shared) storage_->make_private();
+  }
 
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   const dispatch::Backend& backend() const { return *storage_->backend; }

@@ -11,6 +11,7 @@
 // Ranks may run in parallel on the rank thread pool; results never depend on it.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -32,11 +33,23 @@ namespace detail {
 
 // How one kind of argument takes part: is it local, over which ranks, its value on a rank, and
 // roughly how many elements one rank touches (to decide whether ranks run in parallel).
+// shard_identity / may_share_shards: see spmd_pure below (defined in the library).
+void append_shard_identity(const Tensor& local, int rank, std::vector<int64_t>& words);
+bool may_share_shards(const Tensor& local);
+Tensor replica_of(const Tensor& plain);
+
+// How one kind of argument takes part: is it local, over which ranks, its value on a rank, and
+// roughly how many elements one rank touches (to decide whether ranks run in parallel). For
+// spmd_pure: `identity` appends words that are equal on two ranks only when the ranks' values are
+// the same (plain arguments add none), and `may_share` says whether ranks' values can be the same
+// at all (cheaply, before any words are made).
 template <class T>
 struct SpmdArg {
   static const RankSet* ranks(const T&) { return nullptr; }
   static const T& at(const T& value, int) { return value; }
   static int64_t work(const T&) { return 0; }
+  static void identity(const T&, int, std::vector<int64_t>&) {}
+  static bool may_share(const T&) { return true; }
 };
 
 template <>
@@ -44,6 +57,10 @@ struct SpmdArg<Tensor> {
   static const RankSet* ranks(const Tensor& t);
   static Tensor at(const Tensor& t, int rank) { return t.is_local() ? t.shard(rank) : t; }
   static int64_t work(const Tensor& t);
+  static void identity(const Tensor& t, int rank, std::vector<int64_t>& words) {
+    if (t.is_local()) append_shard_identity(t, rank, words);
+  }
+  static bool may_share(const Tensor& t) { return !t.is_local() || may_share_shards(t); }
 };
 
 template <>
@@ -51,6 +68,13 @@ struct SpmdArg<Scalar> {
   static const RankSet* ranks(const Scalar& s);
   static Scalar at(const Scalar& s, int rank) { return s.at(rank); }
   static int64_t work(const Scalar&) { return 0; }
+  static void identity(const Scalar& s, int rank, std::vector<int64_t>& words) {
+    if (ranks(s) == nullptr) return;
+    const Scalar v = s.at(rank);
+    words.push_back(v.is_integral() ? 1 : 0);
+    words.push_back(v.is_integral() ? v.to_int() : std::bit_cast<int64_t>(v.to_double()));
+  }
+  static bool may_share(const Scalar&) { return true; }
 };
 
 template <>
@@ -58,6 +82,10 @@ struct SpmdArg<SymInt> {
   static const RankSet* ranks(const SymInt& s);
   static int64_t at(const SymInt& s, int rank) { return s.at(rank); }
   static int64_t work(const SymInt&) { return 0; }
+  static void identity(const SymInt& s, int rank, std::vector<int64_t>& words) {
+    if (ranks(s) != nullptr) words.push_back(s.at(rank));
+  }
+  static bool may_share(const SymInt&) { return true; }
 };
 
 template <>
@@ -65,6 +93,13 @@ struct SpmdArg<SymShape> {
   static const RankSet* ranks(const SymShape& s);
   static SymShape at(const SymShape& s, int rank) { return SymShape(s.at(rank)); }
   static int64_t work(const SymShape& s);
+  static void identity(const SymShape& s, int rank, std::vector<int64_t>& words) {
+    if (ranks(s) == nullptr) return;
+    const Shape shape = s.at(rank);
+    words.push_back(static_cast<int64_t>(shape.size()));
+    words.insert(words.end(), shape.begin(), shape.end());
+  }
+  static bool may_share(const SymShape&) { return true; }
 };
 
 template <>
@@ -72,6 +107,14 @@ struct SpmdArg<std::vector<Tensor>> {
   static const RankSet* ranks(const std::vector<Tensor>& ts);
   static std::vector<Tensor> at(const std::vector<Tensor>& ts, int rank);
   static int64_t work(const std::vector<Tensor>& ts);
+  static void identity(const std::vector<Tensor>& ts, int rank, std::vector<int64_t>& words) {
+    for (const Tensor& t : ts) SpmdArg<Tensor>::identity(t, rank, words);
+  }
+  static bool may_share(const std::vector<Tensor>& ts) {
+    for (const Tensor& t : ts)
+      if (!SpmdArg<Tensor>::may_share(t)) return false;
+    return true;
+  }
 };
 
 template <>
@@ -79,6 +122,10 @@ struct SpmdArg<std::vector<SymInt>> {
   static const RankSet* ranks(const std::vector<SymInt>& v);
   static std::vector<int64_t> at(const std::vector<SymInt>& v, int rank);
   static int64_t work(const std::vector<SymInt>&) { return 0; }
+  static void identity(const std::vector<SymInt>& v, int rank, std::vector<int64_t>& words) {
+    for (const SymInt& s : v) SpmdArg<SymInt>::identity(s, rank, words);
+  }
+  static bool may_share(const std::vector<SymInt>&) { return true; }
 };
 
 // Errors shared by the templates below (defined in the library).
@@ -89,6 +136,10 @@ struct SpmdArg<std::vector<SymInt>> {
 // local mode disabled on the executing thread; a failure is rethrown naming the op and the lowest
 // failing rank.
 void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, const std::function<void(size_t)>& task);
+// Groups rank indices by equal `words`: `leaders` gets the first index of each group, ascending,
+// and leader_of[i] the position in `leaders` of index i's group.
+void group_by_identity(const std::vector<std::vector<int64_t>>& words, std::vector<size_t>& leader_of,
+                       std::vector<size_t>& leaders);
 
 template <class R>
 struct SpmdResult;
@@ -187,6 +238,51 @@ auto spmd(const char* op, F&& f, const Args&... args)
   } else {
     return R(f(SpmdArg<std::decay_t<Args>>::at(args, 0)...));
   }
+}
+
+// spmd_over for an f that computes a fresh tensor from its arguments alone (no rank, no state, no
+// aliasing of an input): ranks whose arguments are identical (the same shard bytes and layout,
+// equal per-rank values) get one result, computed once and shared as copy-on-write replicas (SPEC
+// §14). Replicated inputs so give replicated outputs at the cost of one rank. f then runs once per
+// distinct argument set, not once per rank, so only ops may use this, never user functions.
+template <class F, class... Args>
+auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... args) {
+  using R = std::invoke_result_t<F&, decltype(SpmdArg<std::decay_t<Args>>::at(args, 0))...>;
+  if constexpr (!std::is_same_v<R, Tensor>) {
+    return spmd_over(op, ranks, f, args...);
+  } else {
+    if (ranks.size() < 2 || !(true && ... && SpmdArg<std::decay_t<Args>>::may_share(args)))
+      return spmd_over(op, ranks, f, args...);
+    if (const RankSet* own = common_ranks(op, args...); own != nullptr && *own != ranks)
+      throw_rank_set_mismatch(op, ranks, *own);
+    // Ranks with equal identity words form a group; its first rank (the leader) computes.
+    std::vector<std::vector<int64_t>> words(ranks.size());
+    for (size_t i = 0; i < ranks.size(); ++i) (SpmdArg<std::decay_t<Args>>::identity(args, ranks[i], words[i]), ...);
+    std::vector<size_t> leader_of(ranks.size());
+    std::vector<size_t> leaders;
+    group_by_identity(words, leader_of, leaders);
+    if (leaders.size() == ranks.size()) return spmd_over(op, ranks, f, args...);
+    std::vector<int> leader_ranks;
+    for (size_t i : leaders) leader_ranks.push_back(ranks[i]);
+    const RankSet computing(std::move(leader_ranks));
+    const int64_t work = (int64_t{0} + ... + SpmdArg<std::decay_t<Args>>::work(args));
+    std::vector<std::optional<Tensor>> computed(computing.size());
+    run_ranks(op, computing, work,
+              [&](size_t i) { computed[i].emplace(f(SpmdArg<std::decay_t<Args>>::at(args, computing[i])...)); });
+    std::vector<std::optional<Tensor>> values(ranks.size());
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const size_t slot = leader_of[i];
+      values[i] = ranks[i] == computing[slot] ? *computed[slot] : replica_of(*computed[slot]);
+    }
+    return SpmdResult<Tensor>::combine(op, ranks, values);
+  }
+}
+
+template <class F, class... Args>
+auto spmd_pure(const char* op, F&& f, const Args&... args)
+    -> decltype(spmd_over(op, std::declval<const RankSet&>(), f, args...)) {
+  if (const RankSet* ranks = common_ranks(op, args...)) return spmd_pure_over(op, *ranks, f, args...);
+  return spmd(op, f, args...);
 }
 
 }  // namespace detail

@@ -1,0 +1,51 @@
+// The parts of detail/spmd.hpp that look inside shards (so they live at the ranks layer, above
+// tensor): the work a rank's shard means, and for spmd_pure which ranks' arguments are the same
+// and replicas of a result for the ranks that did not compute it (shared replicas, SPEC §14).
+#include <algorithm>
+#include <map>
+
+#include "tensor/tensor_impl.hpp"
+#include "tessera/detail/spmd.hpp"
+
+namespace tessera::detail {
+
+int64_t SpmdArg<Tensor>::work(const Tensor& t) {
+  if (!t.defined() || !t.is_local()) return 0;
+  const Tensor& first = t.shards().begin()->second;
+  // Shapes without values cost no work per element, however large the shapes.
+  return first.impl()->backend().shapes_only() ? 0 : first.numel();
+}
+
+void append_shard_identity(const Tensor& local, int rank, std::vector<int64_t>& words) {
+  const TensorImpl& shard = *local.shard(rank).impl();
+  // The bytes a shard reads: shared replicas have equal data pointers; a shapes-only backend has
+  // none, so there the Storage itself is the identity.
+  const void* bytes = shard.storage()->data != nullptr ? shard.storage()->data : shard.storage().get();
+  words.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(bytes)));
+  words.push_back(static_cast<int64_t>(shard.dtype()));
+  words.push_back(shard.offset());
+  words.push_back(shard.dim());
+  words.insert(words.end(), shard.sizes().begin(), shard.sizes().end());
+  words.insert(words.end(), shard.strides().begin(), shard.strides().end());
+}
+
+bool may_share_shards(const Tensor& local) {
+  // Shards that share bytes are replicas, whose Storage marks the bytes as shared: if the first
+  // shard's bytes are private, the ranks' shards are taken as distinct without comparing them.
+  const Storage& first = *local.shards().begin()->second.impl()->storage();
+  return first.shared != nullptr || first.data == nullptr;
+}
+
+Tensor replica_of(const Tensor& plain) { return Tensor(plain.impl()->replica()); }
+
+void group_by_identity(const std::vector<std::vector<int64_t>>& words, std::vector<size_t>& leader_of,
+                       std::vector<size_t>& leaders) {
+  std::map<std::vector<int64_t>, size_t> group;  // words -> position in leaders
+  for (size_t i = 0; i < words.size(); ++i) {
+    const auto [it, first] = group.try_emplace(words[i], leaders.size());
+    if (first) leaders.push_back(i);
+    leader_of[i] = it->second;
+  }
+}
+
+}  // namespace tessera::detail
