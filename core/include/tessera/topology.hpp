@@ -39,6 +39,8 @@ class Topology {
   const std::vector<Link>& links() const;
   // The cheapest path (by latency + bytes / bandwidth for `bytes`) from a to b, as ranks a..b.
   std::vector<int> path(int a, int b, int64_t bytes = 0) const;
+  // The same path written into `ranks` (its storage reused: the cost model asks for one per message).
+  void path_into(int a, int b, int64_t bytes, std::vector<int>& ranks) const;
   // Alpha-beta time of sending `bytes` from a to b along that path (store-and-forward per hop).
   double transfer_time(int a, int b, int64_t bytes) const;
   // An order of `ranks` for ring algorithms that keeps consecutive ranks close (greedy nearest

@@ -1,7 +1,6 @@
 #include "comm/cost_model.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <map>
 
 namespace tessera::comm {
@@ -9,20 +8,47 @@ namespace {
 
 using DirectedLink = std::pair<int, int>;
 
+// A message's hops live in Route's flat arrays (a collective over p ranks sends up to p^2
+// messages, most of one hop: a vector per message would be most of the cost of estimating it).
 struct Message {
   int64_t bytes;
-  std::vector<DirectedLink> hops;
-  std::vector<Link> links;  // hops[i]'s link
+  size_t first_hop = 0;
+  size_t hop_count = 0;
   double depart = 0.0;
   double duration = 0.0;  // latency + bytes / (bandwidth / sharing), summed over hops
   int sharing = 1;        // most messages seen on one of its links at once (itself included)
 };
 
-double duration(const Message& m) {
+struct Route {
+  std::vector<DirectedLink> hops;
+  std::vector<Link> links;  // hops[i]'s link
+};
+
+double duration(const Message& m, const Route& route) {
   double t = 0.0;
-  for (const Link& l : m.links) t += l.latency + static_cast<double>(m.bytes) * m.sharing / l.bandwidth;
+  for (size_t h = m.first_hop; h < m.first_hop + m.hop_count; ++h) {
+    const Link& l = route.links[h];
+    t += l.latency + static_cast<double>(m.bytes) * m.sharing / l.bandwidth;
+  }
   return t;
 }
+
+// First-in first-out messages per (sender, receiver) pair, as a transport delivers them. The
+// queues are plain vectors read from a head index: most pairs never carry a message, and an
+// empty vector (unlike a deque) costs no allocation.
+class PairQueues {
+ public:
+  explicit PairQueues(int p) : p_(p), items_(static_cast<size_t>(p) * static_cast<size_t>(p)), head_(items_.size(), 0) {}
+  void push(int from, int to, size_t message) { items_[index(from, to)].push_back(message); }
+  bool empty(int from, int to) const { return head_[index(from, to)] == items_[index(from, to)].size(); }
+  size_t pop(int from, int to) { return items_[index(from, to)][head_[index(from, to)]++]; }
+
+ private:
+  size_t index(int from, int to) const { return static_cast<size_t>(from) * static_cast<size_t>(p_) + static_cast<size_t>(to); }
+  int p_;
+  std::vector<std::vector<size_t>> items_;
+  std::vector<size_t> head_;
+};
 
 // Replays the schedule in dependency order. Sends depart at the sender's clock; a receive ends
 // when its message arrives (depart + duration). Returns per-step timings and fills departures.
@@ -30,7 +56,7 @@ std::vector<StepTiming> replay(const Schedule& schedule, std::vector<Message>& m
   const int p = schedule.group_size();
   std::vector<double> clock(static_cast<size_t>(p), 0.0);
   std::vector<size_t> next(static_cast<size_t>(p), 0);
-  std::vector<std::deque<size_t>> mailbox(static_cast<size_t>(p) * static_cast<size_t>(p));
+  PairQueues mailbox(p);
   std::vector<StepTiming> timings;
   size_t sent = 0;
   for (bool progress = true; progress;) {
@@ -42,13 +68,11 @@ std::vector<StepTiming> replay(const Schedule& schedule, std::vector<Message>& m
         const Step& step = steps[i];
         if (step.kind == StepKind::Send) {
           messages[sent].depart = now;
-          mailbox[static_cast<size_t>(r * p + step.peer)].push_back(sent++);
+          mailbox.push(r, step.peer, sent++);
           timings.push_back({r, i, now, now});
         } else if (step.kind == StepKind::Recv || step.kind == StepKind::RecvReduce) {
-          auto& queue = mailbox[static_cast<size_t>(step.peer * p + r)];
-          if (queue.empty()) break;
-          const Message& m = messages[queue.front()];
-          queue.pop_front();
+          if (mailbox.empty(step.peer, r)) break;
+          const Message& m = messages[mailbox.pop(step.peer, r)];
           const double start = now;
           now = std::max(now, m.depart + m.duration);
           timings.push_back({r, i, start, now});
@@ -108,9 +132,11 @@ CostEstimate estimate(const Schedule& schedule, const std::vector<int>& members,
 
   // Messages in the order the replay sends them (rank by rank, as the runner interleaves them).
   std::vector<Message> messages;
+  Route route;
   {
     std::vector<size_t> next(static_cast<size_t>(p), 0);
-    std::vector<std::deque<int>> pending(static_cast<size_t>(p) * static_cast<size_t>(p));
+    PairQueues pending(p);
+    std::vector<int> path;
     for (bool progress = true; progress;) {
       progress = false;
       for (int r = 0; r < p; ++r) {
@@ -121,19 +147,20 @@ CostEstimate estimate(const Schedule& schedule, const std::vector<int>& members,
             Message m;
             m.bytes = step.chunk.count * static_cast<int64_t>(itemsize);
             const int from = members[static_cast<size_t>(r)], to = members[static_cast<size_t>(step.peer)];
-            const std::vector<int> path = topology.path(from, to, m.bytes);
+            topology.path_into(from, to, m.bytes, path);
+            m.first_hop = route.hops.size();
             for (size_t h = 1; h < path.size(); ++h) {
-              m.hops.emplace_back(path[h - 1], path[h]);
-              m.links.push_back(topology.link(path[h - 1], path[h]));
+              route.hops.emplace_back(path[h - 1], path[h]);
+              route.links.push_back(topology.link(path[h - 1], path[h]));
             }
-            m.duration = duration(m);
-            messages.push_back(std::move(m));
-            result.bytes_sent[static_cast<size_t>(r)] += messages.back().bytes;
-            pending[static_cast<size_t>(r * p + step.peer)].push_back(1);
+            m.hop_count = route.hops.size() - m.first_hop;
+            m.duration = duration(m, route);
+            result.bytes_sent[static_cast<size_t>(r)] += m.bytes;
+            pending.push(r, step.peer, messages.size());
+            messages.push_back(m);
           } else if (step.kind == StepKind::Recv || step.kind == StepKind::RecvReduce) {
-            auto& queue = pending[static_cast<size_t>(step.peer * p + r)];
-            if (queue.empty()) break;
-            queue.pop_front();
+            if (pending.empty(step.peer, r)) break;
+            pending.pop(step.peer, r);
           }
           progress = true;
         }
@@ -148,7 +175,8 @@ CostEstimate estimate(const Schedule& schedule, const std::vector<int>& members,
   std::map<DirectedLink, std::vector<size_t>> users;
   for (size_t m = 0; m < messages.size(); ++m)
     if (messages[m].bytes != 0)
-      for (const DirectedLink& hop : messages[m].hops) users[hop].push_back(m);
+      for (size_t h = messages[m].first_hop; h < messages[m].first_hop + messages[m].hop_count; ++h)
+        users[route.hops[h]].push_back(m);
   result.steps = replay(schedule, messages);
   for (int round = 0; round < 4; ++round) {
     std::vector<int> sharing(messages.size(), 1);
@@ -160,7 +188,7 @@ CostEstimate estimate(const Schedule& schedule, const std::vector<int>& members,
     for (size_t m = 0; m < messages.size(); ++m) {
       changed = changed || sharing[m] != messages[m].sharing;
       messages[m].sharing = sharing[m];
-      messages[m].duration = duration(messages[m]);
+      messages[m].duration = duration(messages[m], route);
     }
     if (!changed) break;
     result.steps = replay(schedule, messages);

@@ -193,25 +193,37 @@ Link Topology::link(int a, int b) const {
 }
 
 std::vector<int> Topology::path(int a, int b, int64_t bytes) const {
+  std::vector<int> ranks;
+  path_into(a, b, bytes, ranks);
+  return ranks;
+}
+
+void Topology::path_into(int a, int b, int64_t bytes, std::vector<int>& ranks) const {
   check_rank(name(), world(), a);
   check_rank(name(), world(), b);
   if (bytes < 0)
     throw Error(
         fmt::format("Topology '{}': a path for {} bytes; the size must be non-negative", name(), bytes));
-  if (a == b) return {a};
-  if (graph_->uniform) return {a, b};
+  ranks.clear();
+  if (a == b) {
+    ranks.push_back(a);
+    return;
+  }
+  if (graph_->uniform) {
+    ranks.assign({a, b});
+    return;
+  }
   const std::shared_ptr<const ShortestPaths> paths = tree_from(*graph_, a, bytes);
   if (unreachable(paths->time[static_cast<size_t>(b)]))
     throw Error(fmt::format("Topology '{}': no path from rank {} to rank {} (the graph is disconnected)",
                             name(), a, b));
-  std::vector<int> ranks{b};
+  ranks.push_back(b);
   for (auto v = static_cast<LinkGraph::vertex_descriptor>(b);
        v != static_cast<LinkGraph::vertex_descriptor>(a);) {
     v = paths->previous[v];
     ranks.push_back(static_cast<int>(v));
   }
   std::reverse(ranks.begin(), ranks.end());
-  return ranks;
 }
 
 double Topology::transfer_time(int a, int b, int64_t bytes) const {
