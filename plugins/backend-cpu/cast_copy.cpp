@@ -59,6 +59,9 @@ void cast_kernel(sdk::KernelArgs& args) {
        ", expected one of float32, float64, int32, int64, bool");
 }
 
+// Rows at least this long are copied with memcpy (shorter ones element by element).
+constexpr int64_t kRowCopyMin = 16;
+
 template <class T>
 void copy_kernel(sdk::KernelArgs& args) {
   expect_arity(args, "copy", 1, 1);
@@ -70,6 +73,19 @@ void copy_kernel(sdk::KernelArgs& args) {
   if (sdk::is_contiguous(a) && sdk::is_contiguous(out)) {
     // The common case (contiguous tensors, collective messages): one memcpy.
     std::memcpy(sdk::data_of<T>(out), sdk::data_of<const T>(a), static_cast<size_t>(sdk::numel(out)) * sizeof(T));
+    return;
+  }
+  const int last = out.ndim - 1;
+  if (out.ndim >= 2 && a.strides[last] == 1 && out.strides[last] == 1 && out.shape[last] >= kRowCopyMin) {
+    // Rows contiguous in both (a slice of columns, a shard of a wider tensor): one memcpy per row,
+    // over the outer dims (the same shape and stride arrays, one dim fewer).
+    DLTensor outer_a = a, outer_out = out;
+    outer_a.ndim = outer_out.ndim = last;
+    const T* x = sdk::data_of<const T>(a);
+    T* y = sdk::data_of<T>(out);
+    const size_t row = static_cast<size_t>(out.shape[last]) * sizeof(T);
+    sdk::for_each_offset<2>(last, out.shape, {&outer_a, &outer_out},
+                            [&](const std::array<int64_t, 2>& o) { std::memcpy(y + o[1], x + o[0], row); });
     return;
   }
   cast_loop<T, T>(a, out);
