@@ -65,6 +65,26 @@ Tensor unary(const char* op, const Tensor& a, bool float_only) {
   return out;
 }
 
+// A plain scalar with a local tensor: the scalar's 0-d tensor is made once for all ranks, which
+// only read it, instead of once per rank. Its dtype (the result's) is the same on every rank when
+// every shard has the same dtype, promotion category (0-d or not) and backend; otherwise (rare)
+// each rank makes its own.
+Tensor local_with_scalar(const char* op, BinaryKind kind, const Tensor& t, const Scalar& s, bool scalar_first) {
+  const Tensor& first = t.shards().begin()->second;
+  for (const auto& [rank, shard] : t.shards())
+    if (shard.dtype() != first.dtype() || (shard.dim() == 0) != (first.dim() == 0) ||
+        shard.backend() != first.backend()) {
+      if (scalar_first)
+        return detail::spmd_pure(op, [&](const Tensor& x) { return binary(op, kind, s, x); }, t);
+      return detail::spmd_pure(op, [&](const Tensor& x) { return binary(op, kind, x, s); }, t);
+    }
+  const DType result = detail::ResultType().add(first).add(s).result();
+  const Tensor scalar = scalar_like(first, s, result);
+  return detail::spmd_pure(op, [&](const Tensor& x) {
+    return scalar_first ? binary(op, kind, result, scalar, x) : binary(op, kind, result, x, scalar);
+  }, t);
+}
+
 }  // namespace
 
 // Every public op goes through detail::spmd: per rank when an argument is local, else directly.
@@ -73,9 +93,11 @@ Tensor unary(const char* op, const Tensor& a, bool float_only) {
     return detail::spmd_pure(#name, [](const Tensor& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
   }                                                                                                          \
   Tensor name(const Tensor& a, Scalar b) {                                                                   \
+    if (a.is_local() && !b.is_local()) return local_with_scalar(#name, kind, a, b, false);                   \
     return detail::spmd_pure(#name, [](const Tensor& x, const Scalar& y) { return binary(#name, kind, x, y); }, a, b); \
   }                                                                                                          \
   Tensor name(Scalar a, const Tensor& b) {                                                                   \
+    if (b.is_local() && !a.is_local()) return local_with_scalar(#name, kind, b, a, true);                    \
     return detail::spmd_pure(#name, [](const Scalar& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
   }
 
