@@ -4,8 +4,12 @@
 // Target: direct and ring within 2x of memcpy.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <tessera/tessera.hpp>
@@ -44,6 +48,49 @@ BENCHMARK_CAPTURE(BM_AllReduce64MiB, rd, std::string("rd"))->Unit(benchmark::kMi
 BENCHMARK_CAPTURE(BM_AllReduce64MiB, rabenseifner, std::string("rabenseifner"))
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// Issue 11 part 4: a small all_reduce over many simulated ranks costs its reductions, not its p^2 or
+// p log p messages. Targets (steady state, after the first call built the schedule and its plan):
+// 1024 ranks <= 1 ms with the default rules and <= 5 ms with any algorithm; 4096 ranks <= 5 ms.
+// "first_call_ms" is the first call (schedule build, verification, plan, one evaluation);
+// "build_ms" is building and verifying the schedule alone (verify_schedule).
+static void BM_AllReduceSmallManyRanks(benchmark::State& state, const std::string& algorithm) {
+  const int ranks = static_cast<int>(state.range(0));
+  constexpr int64_t kCount = 16;
+  const std::string saved = ts::dist::algorithms();
+  if (!algorithm.empty()) ts::dist::set_algorithms("all_reduce:" + algorithm + ";*:direct");
+  std::vector<std::pair<int, ts::Tensor>> shards;
+  ts::Generator g(2);
+  for (int r = 0; r < ranks; ++r) shards.emplace_back(r, ts::rand({kCount}, g));
+  ts::Tensor t = ts::local_tensor(ts::RankMap<ts::Tensor>(std::move(shards)));
+  // Google Benchmark runs this function more than once; only its first run sees a cold cache.
+  static std::map<std::pair<std::string, int>, std::pair<double, double>> first_runs;
+  if (!first_runs.count({algorithm, ranks})) {
+    using Clock = std::chrono::steady_clock;
+    const auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+    const auto build_start = Clock::now();
+    if (!algorithm.empty()) (void)ts::dist::verify_schedule(algorithm, "all_reduce", ranks, kCount);
+    const auto first_start = Clock::now();
+    ts::dist::all_reduce(t, ts::ReduceOp::SUM);
+    first_runs[{algorithm, ranks}] = {ms(Clock::now() - first_start), ms(first_start - build_start)};
+  }
+  for (auto _ : state) ts::dist::all_reduce(t, ts::ReduceOp::SUM);
+  state.counters["first_call_ms"] = first_runs[{algorithm, ranks}].first;
+  if (!algorithm.empty()) state.counters["build_ms"] = first_runs[{algorithm, ranks}].second;
+  ts::dist::set_algorithms(saved);
+}
+BENCHMARK_CAPTURE(BM_AllReduceSmallManyRanks, default_rules, std::string())
+    ->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_AllReduceSmallManyRanks, direct, std::string("direct"))
+    ->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_AllReduceSmallManyRanks, ring, std::string("ring"))
+    ->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_AllReduceSmallManyRanks, tree, std::string("tree"))
+    ->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_AllReduceSmallManyRanks, rd, std::string("rd"))
+    ->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_AllReduceSmallManyRanks, rabenseifner, std::string("rabenseifner"))
+    ->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 static void BM_Memcpy64MiB(benchmark::State& state) {
   std::vector<char> src(kElements * 4, 1), dst(kElements * 4);

@@ -155,6 +155,9 @@ TEST_CASE("copy_ into a shared shard and a collective's result on shared shards 
   for (int r = 0; r < 7; ++r) {
     CAPTURE(r);
     CHECK(local.shard(r).to_vector<float>() == sum);
+    // Every rank received the same reduction: one buffer, shared (simulated worlds evaluate the
+    // schedule's reductions once; see comm/plan_evaluator).
+    CHECK(local.shard(r).data_ptr() == local.shard(0).data_ptr());
   }
   // Each rank's result is its own to write.
   ts::Tensor five = local.shard(5);
@@ -281,4 +284,22 @@ TEST_CASE("1024 ranks of a replicated 4 MiB tensor, and tiny factories, cost mem
   CAPTURE(grown_mib);
   CHECK(grown_mib < 64);  // 1024 copies would be 4 GiB
   CHECK(ones.shard(1023).data_ptr() == ones.shard(0).data_ptr());
+}
+
+TEST_CASE("a broadcast's results are one shared buffer, and the root keeps writing only its own") {
+  ts::LocalMode mode(3);
+  ts::Tensor t = ts::rank_map([](int r) {
+    return ts::from_values(std::vector<float>{static_cast<float>(r), 10.f + r, 20.f + r}, {3});
+  });
+  ts::dist::broadcast(t, 1);
+  for (int r = 0; r < 3; ++r) {
+    CAPTURE(r);
+    CHECK(t.shard(r).to_vector<float>() == std::vector<float>{1.f, 11.f, 21.f});
+    CHECK(t.shard(r).data_ptr() == t.shard(0).data_ptr());
+  }
+  ts::Tensor root = t.shard(1);
+  root.fill_(5.0);
+  CHECK(t.shard(1).to_vector<float>() == std::vector<float>(3, 5.f));
+  CHECK(t.shard(0).to_vector<float>() == std::vector<float>{1.f, 11.f, 21.f});
+  CHECK(t.shard(2).to_vector<float>() == std::vector<float>{1.f, 11.f, 21.f});
 }

@@ -9,8 +9,11 @@
 
 #include <fmt/format.h>
 
+#include "comm/collective_path.hpp"
 #include "comm/cost_model.hpp"
 #include "comm/executor.hpp"
+#include "comm/plan_evaluator.hpp"
+#include "comm/schedule_plan.hpp"
 #include "comm/selection.hpp"
 #include "comm/shapes_only.hpp"
 #include "dispatch/backend.hpp"
@@ -58,9 +61,39 @@ struct KeyLess {
   bool operator()(const KeyView& a, const CacheKey& b) const { return a < b.view(); }
 };
 
+// A schedule and, once a simulated world first runs it, its plan (derived at most once).
+struct Cached {
+  std::shared_ptr<const Schedule> schedule;
+  std::once_flag planned;
+  std::shared_ptr<const SchedulePlan> plan;
+};
+
 std::mutex cache_mutex;
-std::map<CacheKey, std::shared_ptr<const Schedule>, KeyLess> cache;
+std::map<CacheKey, std::shared_ptr<Cached>, KeyLess> cache;
 constexpr size_t kCacheLimit = 4096;  // distinct (shape, algorithm) combinations kept
+
+std::shared_ptr<Cached> cached(const std::string& algorithm, const tessera_collective_request& q) {
+  const KeyView probe = view_of(algorithm, q);
+  {
+    std::lock_guard lock(cache_mutex);
+    if (auto it = cache.find(probe); it != cache.end()) return it->second;
+  }
+  std::shared_ptr<const CollectiveAlgorithm> chosen = plugin::Registry::instance().algorithm(algorithm);
+  if (chosen == nullptr) throw Error(fmt::format("no collective algorithm named '{}' is loaded", algorithm));
+  // build() verifies the schedule: only schedules the checker accepted are cached and executed.
+  auto entry = std::make_shared<Cached>();
+  entry->schedule = std::make_shared<const Schedule>(chosen->build(q));
+  std::lock_guard lock(cache_mutex);
+  if (cache.size() >= kCacheLimit) cache.clear();
+  cache.emplace(CacheKey{algorithm, probe.fields, std::vector<int32_t>(probe.ring.begin(), probe.ring.end())}, entry);
+  return entry;
+}
+
+const std::shared_ptr<const SchedulePlan>& plan_of(Cached& entry) {
+  std::call_once(entry.planned,
+                 [&] { entry.plan = std::make_shared<const SchedulePlan>(derive_plan(*entry.schedule)); });
+  return entry.plan;
+}
 
 }  // namespace
 
@@ -101,19 +134,11 @@ tessera_collective_request make_request(int32_t collective, int group_size, int6
 }
 
 std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& q) {
-  const KeyView probe = view_of(algorithm, q);
-  {
-    std::lock_guard lock(cache_mutex);
-    if (auto it = cache.find(probe); it != cache.end()) return it->second;
-  }
-  std::shared_ptr<const CollectiveAlgorithm> chosen = plugin::Registry::instance().algorithm(algorithm);
-  if (chosen == nullptr) throw Error(fmt::format("no collective algorithm named '{}' is loaded", algorithm));
-  // build() verifies the schedule: only schedules the checker accepted are cached and executed.
-  auto schedule = std::make_shared<const Schedule>(chosen->build(q));
-  std::lock_guard lock(cache_mutex);
-  if (cache.size() >= kCacheLimit) cache.clear();
-  cache.emplace(CacheKey{algorithm, probe.fields, std::vector<int32_t>(probe.ring.begin(), probe.ring.end())}, schedule);
-  return schedule;
+  return cached(algorithm, q)->schedule;
+}
+
+std::shared_ptr<const SchedulePlan> cached_plan(const std::string& algorithm, const tessera_collective_request& q) {
+  return plan_of(*cached(algorithm, q));
 }
 
 void forget_schedules(const std::string& algorithm) {
@@ -135,11 +160,17 @@ std::vector<Tensor> run_collective(const CallContext& context, int32_t collectiv
   request.ring_order = ring.empty() ? nullptr : ring.data();
   const int64_t bytes = static_cast<int64_t>(itemsize(dtype)) * hosted->numel();
   const std::shared_ptr<const CollectiveAlgorithm> algorithm = choose(request, bytes);
-  const std::shared_ptr<const Schedule> schedule = cached_schedule(algorithm->name(), request);
+  const std::shared_ptr<Cached> entry = cached(algorithm->name(), request);
+  const std::shared_ptr<const Schedule>& schedule = entry->schedule;
   if (observe::wants_collectives()) {
     observe::report_collective(*schedule, members, estimate(*schedule, members, in.topology(world), itemsize(dtype)));
   }
   if (shapes_only(inputs)) return outputs_without_data(*schedule, inputs);  // no values to move
+  // Simulated (every rank here): the result needs only the schedule's reductions, not its messages.
+  // Traces are unaffected: they are drawn from the schedule and the cost model above.
+  const bool evaluate = !in.distributed() && !replay_forced();
+  count_path(evaluate);
+  if (evaluate) return evaluate_plan(*plan_of(*entry), inputs);
   return execute(*schedule, inputs, ExecutionPlace{&in, &members, context.call});
 }
 

@@ -23,6 +23,9 @@ std::vector<Tensor> run_collective(const CallContext& context, int32_t collectiv
 // count, dtype, op, root, ring order). Each is verified once, when built; a wrong one is an Error
 // naming the plugin, the algorithm, the request and what is wrong.
 std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& request);
+// The plan (schedule_plan.hpp) of the cached schedule for a request, derived once, when first asked.
+struct SchedulePlan;
+std::shared_ptr<const SchedulePlan> cached_plan(const std::string& algorithm, const tessera_collective_request& request);
 // Drops the cached schedules of `algorithm`: its plugin was unloaded, and one loaded later under
 // the same name must build (and pass verification) afresh.
 void forget_schedules(const std::string& algorithm);

@@ -1,0 +1,84 @@
+// What a schedule computes, derived once from its steps: which inputs are combined, in which order,
+// into which output elements (issue 11, part 4).
+//
+// Replaying a schedule moves one message per step; a direct all_reduce over p ranks is p^2 of them.
+// Its result, though, depends only on the reductions: run the schedule symbolically once (the same
+// runner, schedule_runner.hpp, so messages match exactly as in a replay) with every buffer holding,
+// per run of elements, a reference to the value there. A reduce step makes a node
+// `left op right` (left: the destination's old value, right: the source, as the executor's kernel
+// call orders them), hash-consed so that ranks computing the same expression share one node. The
+// evaluator (plan_evaluator.hpp) then computes each node once and copies outputs together.
+//
+// Everything works on runs of elements, never single elements: the plan's size follows the number
+// of steps, not the number of elements.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "comm/schedule.hpp"
+
+namespace tessera::comm {
+
+// A value id: 0 .. p-1 are the group ranks' input buffers; p + i is plan node i; kUndefined is a
+// value no step wrote (an output element the collective leaves unspecified, as replay does).
+inline constexpr int32_t kUndefined = -1;
+
+// `length` elements of value `value` starting at its element `offset`.
+struct PlanRun {
+  int64_t length;
+  int32_t value;
+  int64_t offset;
+  bool operator==(const PlanRun&) const = default;
+};
+
+// node[i] = left[left_offset + i] op right[right_offset + i] for i < length, with the schedule's
+// reduce op. Nodes are listed by depth (a node's depth is one more than its operands'), so that
+// every operand comes before its users and nodes of one depth are independent.
+struct PlanNode {
+  int32_t left;
+  int64_t left_offset;
+  int32_t right;
+  int64_t right_offset;
+  int64_t length;
+  // Where its values live: element `slot` of the evaluation's scratch arena (home -1), or of group
+  // rank `home`'s output buffer. A node that is the only use of an operand node takes over that
+  // operand's storage (slot = the operand's slot + its offset) and is computed in place, as a
+  // replay reduces into the same buffer step after step. Over the right operand, the kernel's
+  // output is its second input: an element-wise kernel reads each element before writing it.
+  static constexpr uint8_t kFresh = 0, kOverLeft = 1, kOverRight = 2;
+  int64_t slot = 0;
+  int32_t home = -1;
+  uint8_t over = kFresh;
+};
+
+// Nodes [first, first + count) of one depth and one small length: on host memory the evaluator
+// gathers their operands and computes them with one kernel call (a wave of a ring's or a tree's
+// reductions, one element per chain, costs one call, not one per rank).
+struct PlanBatch {
+  size_t first;
+  size_t count;
+  int64_t length;
+};
+
+struct SchedulePlan {
+  int group_size = 0;
+  int32_t reduce_op = 0;
+  std::vector<PlanNode> nodes;
+  std::vector<PlanBatch> batches;  // covering the nodes in order
+  int64_t arena_size = 0;          // elements of scratch the nodes need
+  int64_t staging_size = 0;        // elements a batch's gathered operands need (both together)
+  // Per group rank, its output buffer as consecutive runs (covering it from element 0).
+  std::vector<std::vector<PlanRun>> outputs;
+  std::vector<int64_t> output_sizes;
+  // Ranks whose outputs are the same values, run for run: output_class[r] is the smallest rank s with
+  // outputs[s] == outputs[r]. The evaluator assembles each class once.
+  std::vector<int32_t> output_class;
+
+  size_t distinct_outputs() const;
+};
+
+// Derives the plan of a schedule the checker accepted (every message matched, chunks in bounds).
+SchedulePlan derive_plan(const Schedule& schedule);
+
+}  // namespace tessera::comm

@@ -1,0 +1,275 @@
+// The plan evaluator (comm/schedule_plan, comm/plan_evaluator: issue 11 part 4) against replay.
+// The oracle is execute(), the message-by-message replay the evaluator replaces in simulated worlds:
+// independent code (schedule_runner + TensorModel), so agreeing with it bit for bit, over every
+// loaded algorithm, collective, group size, count, dtype and reduce op, means the evaluator keeps
+// each reduction's operands and order. Inputs differ per rank and element and floats span many
+// magnitudes, so any other order of a sum would change bits.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <string>
+#include <tessera/tessera.hpp>
+#include <vector>
+
+#include "comm/collective_path.hpp"
+#include "comm/executor.hpp"
+#include "comm/plan_evaluator.hpp"
+#include "comm/run_collective.hpp"
+#include "comm/schedule_plan.hpp"
+#include "plugin/registry.hpp"
+#include "tensor/tensor_impl.hpp"
+
+namespace ts = tessera;
+namespace comm = tessera::comm;
+
+namespace {
+
+bool reduces(int32_t collective) {
+  return collective == TESSERA_COLL_ALL_REDUCE || collective == TESSERA_COLL_REDUCE ||
+         collective == TESSERA_COLL_REDUCE_SCATTER;
+}
+// Whether the collective defines rank r's output (reduce and gather define only the root's).
+bool defined_output(int32_t collective, int rank, int root) {
+  return (collective != TESSERA_COLL_REDUCE && collective != TESSERA_COLL_GATHER) || rank == root;
+}
+
+std::vector<int32_t> reduce_ops(ts::DType dtype, int32_t collective) {
+  if (!reduces(collective)) return {TESSERA_REDUCE_SUM};
+  if (dtype == ts::kFloat32 || dtype == ts::kFloat64)
+    return {TESSERA_REDUCE_SUM, TESSERA_REDUCE_PRODUCT, TESSERA_REDUCE_MIN, TESSERA_REDUCE_MAX};
+  return {TESSERA_REDUCE_SUM, TESSERA_REDUCE_PRODUCT, TESSERA_REDUCE_MIN, TESSERA_REDUCE_MAX,
+          TESSERA_REDUCE_BAND, TESSERA_REDUCE_BOR, TESSERA_REDUCE_BXOR};
+}
+
+// Floats: a random sign, mantissa and exponent in [-20, 20], so sums lose different low bits in
+// different orders, and signed zeros; for products, factors in [0.75, 1.5) that stay finite. Integers: the full range
+// (sums and products wrap, identically in both paths) or small factors for products.
+template <class T>
+std::vector<T> random_values(std::mt19937_64& rng, int64_t n, int32_t op) {
+  std::vector<T> values(static_cast<size_t>(n));
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  std::uniform_int_distribution<int> exponent(-20, 20);
+  for (size_t i = 0; i < values.size(); ++i) {
+    T v{};
+    if constexpr (std::is_same_v<T, bool>) {
+      v = (rng() & 1) != 0;
+    } else if constexpr (std::is_floating_point_v<T>) {
+      const double m = mantissa(rng);
+      v = static_cast<T>(op == TESSERA_REDUCE_PRODUCT ? m * 0.75 : std::ldexp((rng() & 1) ? m : -m, exponent(rng)));
+      // Now and then a signed zero: min and max of -0 and +0 depend on the operands' order.
+      if (rng() % 8 == 0) v = (rng() & 1) ? T(0) : -T(0);
+    } else {
+      v = op == TESSERA_REDUCE_PRODUCT ? static_cast<T>(static_cast<int>(rng() % 5) - 2) : static_cast<T>(rng());
+    }
+    values[i] = v;  // by index: vector<bool> has no references to its elements
+  }
+  return values;
+}
+
+ts::Tensor random_input(std::mt19937_64& rng, ts::DType dtype, int64_t n, int32_t op) {
+  switch (dtype) {
+    case ts::kFloat32: return ts::from_values(random_values<float>(rng, n, op), {n}, dtype);
+    case ts::kFloat64: return ts::from_values(random_values<double>(rng, n, op), {n}, dtype);
+    case ts::kInt32: return ts::from_values(random_values<int32_t>(rng, n, op), {n}, dtype);
+    case ts::kInt64: return ts::from_values(random_values<int64_t>(rng, n, op), {n}, dtype);
+    default: return ts::from_values(random_values<bool>(rng, n, op), {n}, dtype);
+  }
+}
+
+// The bytes of a 1-d contiguous buffer, as the collective left them.
+std::string bytes_of(const ts::Tensor& t) {
+  const auto& impl = *t.impl();
+  const size_t item = ts::itemsize(impl.dtype());
+  const char* data = static_cast<const char*>(impl.storage()->data) + impl.offset() * static_cast<int64_t>(item);
+  return std::string(data, static_cast<size_t>(impl.numel()) * item);
+}
+
+struct Totals {
+  size_t schedules = 0;
+  size_t cases = 0;
+  size_t compared_outputs = 0;
+};
+
+// One schedule, every dtype and op on it: the schedule and its plan do not depend on either (the
+// plugins build the same steps), so each (dtype, op) runs the same plan with that op.
+void check_schedule(const std::string& algorithm, const tessera_collective_request& request, std::mt19937_64& rng,
+                    Totals& totals) {
+  const auto schedule = comm::cached_schedule(algorithm, request);
+  const auto plan = comm::cached_plan(algorithm, request);
+  ++totals.schedules;
+  const int p = request.group_size;
+  for (ts::DType dtype : {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool}) {
+    for (int32_t op : reduce_ops(dtype, request.collective)) {
+      comm::Schedule with_op = *schedule;
+      with_op.request.reduce_op = op;
+      comm::SchedulePlan plan_with_op = *plan;
+      plan_with_op.reduce_op = op;
+      std::vector<ts::Tensor> inputs;
+      for (int r = 0; r < p; ++r) inputs.push_back(random_input(rng, dtype, comm::io_sizes(request, r).first, op));
+      const std::vector<ts::Tensor> replayed = comm::execute(with_op, inputs);
+      const std::vector<ts::Tensor> evaluated = comm::evaluate_plan(plan_with_op, inputs);
+      ++totals.cases;
+      REQUIRE(evaluated.size() == replayed.size());
+      for (int r = 0; r < p; ++r) {
+        const ts::Tensor& e = evaluated[static_cast<size_t>(r)];
+        REQUIRE(e.numel() == comm::io_sizes(request, r).second);
+        CHECK(e.dtype() == dtype);
+        if (!defined_output(request.collective, r, request.root)) continue;
+        ++totals.compared_outputs;
+        if (bytes_of(e) != bytes_of(replayed[static_cast<size_t>(r)])) {
+          FAIL_CHECK("rank " << r << " differs from replay: " << algorithm << " " << comm::describe_request(request)
+                             << " dtype " << ts::dtype_name(dtype) << " op " << std::string(comm::reduce_kernel(op)));
+          return;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the plan evaluator is bitwise the replay for every algorithm, collective, size, dtype and op") {
+  std::mt19937_64 rng(20240611);
+  Totals totals;
+  std::vector<std::string> algorithms = ts::plugin::Registry::instance().algorithm_names();
+  REQUIRE(algorithms.size() >= 6);  // direct, ring, tree, rd, rabenseifner, bruck at least
+  for (const std::string& name : algorithms) {
+    const auto algorithm = ts::plugin::Registry::instance().algorithm(name);
+    for (int32_t collective = 0; collective < TESSERA_COLL_COUNT; ++collective) {
+      if (!algorithm->offers(collective)) continue;
+      for (int p : {1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64}) {
+        // 0, fewer elements than ranks (empty blocks), and a random uneven count.
+        const std::vector<int64_t> counts = {0, std::max(1, p / 2), p + 1 + static_cast<int64_t>(rng() % (3 * p + 5))};
+        for (int64_t count : counts) {
+          tessera_collective_request request =
+              comm::make_request(collective, p, count, ts::kFloat32, TESSERA_REDUCE_SUM, static_cast<int32_t>(rng() % p));
+          // Half the time a shuffled ring order, as a topology gives ring-shaped algorithms.
+          std::vector<int32_t> ring(static_cast<size_t>(p));
+          std::iota(ring.begin(), ring.end(), 0);
+          if (rng() & 1) {
+            std::shuffle(ring.begin(), ring.end(), rng);
+            request.ring_order = ring.data();
+          }
+          if (!algorithm->check(request).empty()) continue;  // e.g. powers of two only
+          CAPTURE(name);
+          CAPTURE(comm::describe_request(request));
+          check_schedule(name, request, rng, totals);
+        }
+      }
+    }
+  }
+  MESSAGE(totals.schedules << " schedules, " << totals.cases << " (dtype, op) cases, " << totals.compared_outputs
+                           << " rank outputs compared bitwise");
+  CHECK(totals.schedules > 300);
+}
+
+TEST_CASE("plans share identical results and nodes across ranks") {
+  // The direct all_reduce combines in rank order on every rank: one chain of p - 1 nodes, one
+  // distinct output, however many ranks.
+  const auto request = comm::make_request(TESSERA_COLL_ALL_REDUCE, 13, 10, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+  const auto direct = comm::cached_plan("direct", request);
+  CHECK(direct->nodes.size() == 12);
+  CHECK(direct->distinct_outputs() == 1);
+  // A ring all_reduce reduces each block once and only copies it around: p blocks of p - 1 nodes.
+  const auto ring = comm::cached_plan("ring", request);
+  CHECK(ring->nodes.size() == 10 * 12);  // 10 non-empty blocks of one element
+  CHECK(ring->distinct_outputs() == 1);
+  // all_to_all: every rank's output differs; nothing is reduced.
+  const auto all_to_all =
+      comm::cached_plan("direct", comm::make_request(TESSERA_COLL_ALL_TO_ALL, 5, 3, ts::kFloat32, TESSERA_REDUCE_SUM, 0));
+  CHECK(all_to_all->nodes.empty());
+  CHECK(all_to_all->distinct_outputs() == 5);
+  // A huge count costs no more plan than a small one: runs, not elements.
+  const auto huge = comm::cached_plan(
+      "ring", comm::make_request(TESSERA_COLL_ALL_REDUCE, 4, int64_t{1} << 40, ts::kFloat32, TESSERA_REDUCE_SUM, 0));
+  CHECK(huge->nodes.size() == 4 * 3);
+}
+
+namespace {
+ts::Tensor rank_values(int p, int64_t n) {
+  std::mt19937_64 rng(7);
+  std::vector<std::pair<int, ts::Tensor>> shards;
+  for (int r = 0; r < p; ++r) shards.emplace_back(r, random_input(rng, ts::kFloat32, n, TESSERA_REDUCE_SUM));
+  return ts::local_tensor(ts::RankMap<ts::Tensor>(std::move(shards)));
+}
+
+void check_same_bits(const ts::Tensor& a, const ts::Tensor& b, int p) {
+  for (int r = 0; r < p; ++r) {
+    const std::vector<float> x = a.shard(r).to_vector<float>(), y = b.shard(r).to_vector<float>();
+    CHECK(std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0);
+  }
+}
+}  // namespace
+
+TEST_CASE("simulated collectives take the evaluator; forced replay gives the same bits") {
+  const std::string saved = ts::dist::algorithms();
+  const bool was_forced = comm::replay_forced();
+  comm::force_replay(false);
+  for (const char* rules : {"all_reduce:ring;*:direct", "all_reduce:rd;*:direct", "all_reduce:tree;*:direct"}) {
+    CAPTURE(rules);
+    ts::dist::set_algorithms(rules);
+    const int p = 7;
+    const ts::Tensor x = rank_values(p, 37);
+    ts::Tensor evaluated = x.clone(), replayed = x.clone();
+    const comm::PathCounts before = comm::path_counts();
+    ts::dist::all_reduce(evaluated, ts::ReduceOp::SUM);
+    const comm::PathCounts middle = comm::path_counts();
+    CHECK(middle.evaluated == before.evaluated + 1);
+    CHECK(middle.replayed == before.replayed);
+    comm::force_replay(true);
+    ts::dist::all_reduce(replayed, ts::ReduceOp::SUM);
+    comm::force_replay(false);
+    const comm::PathCounts after = comm::path_counts();
+    CHECK(after.replayed == middle.replayed + 1);
+    CHECK(after.evaluated == middle.evaluated);
+    check_same_bits(evaluated, replayed, p);
+    // The input shards of a copy are untouched: results landed only in the tensor reduced.
+    check_same_bits(x, rank_values(p, 37), p);
+  }
+  comm::force_replay(was_forced);
+  ts::dist::set_algorithms(saved);
+}
+
+TEST_CASE("TESSERA_COLLECTIVE_REPLAY=1 forces replay; other values are named errors") {
+  // The variable is read once, at first use, so each value runs in a fresh copy of this program.
+  if (const char* child = std::getenv("TESSERA_TEST_REPLAY_CHILD")) {
+    try {
+      const ts::Tensor x = rank_values(4, 5);
+      ts::Tensor y = x.clone();
+      ts::dist::all_reduce(y, ts::ReduceOp::SUM);
+      const comm::PathCounts counts = comm::path_counts();
+      std::printf("replay %d evaluated %llu replayed %llu\n", comm::replay_forced() ? 1 : 0,
+                  static_cast<unsigned long long>(counts.evaluated), static_cast<unsigned long long>(counts.replayed));
+    } catch (const ts::Error& e) {
+      std::printf("error: %s\n", e.what());
+    }
+    (void)child;
+    std::fflush(stdout);
+    std::_Exit(0);
+  }
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  auto run_with = [&](const std::string& value) {
+    const std::string command = "TESSERA_TEST_REPLAY_CHILD=1 TESSERA_COLLECTIVE_REPLAY='" + value + "' '" + self +
+                                "' '-tc=TESSERA_COLLECTIVE_REPLAY=1 forces replay; other values are named errors' 2>&1";
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string output;
+    char buffer[512];
+    for (size_t got; (got = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) output.append(buffer, got);
+    pclose(pipe);
+    return output;
+  };
+  CHECK(run_with("1").find("replay 1 evaluated 0 replayed 1") != std::string::npos);
+  CHECK(run_with("0").find("replay 0 evaluated 1 replayed 0") != std::string::npos);
+  CHECK(run_with("").find("replay 0 evaluated 1 replayed 0") != std::string::npos);
+  const std::string bad = run_with("yes");
+  CAPTURE(bad);
+  CHECK(bad.find("error: TESSERA_COLLECTIVE_REPLAY='yes': expected 1") != std::string::npos);
+}
