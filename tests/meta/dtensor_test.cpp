@@ -29,18 +29,7 @@ struct Run {
 };
 
 void check_same_counts(const Run& cpu, const Run& meta) {
-  REQUIRE(meta.counted.size() == cpu.counted.size());
-  for (size_t i = 0; i < cpu.counted.size(); ++i) {
-    const ts::CommCounter::Entry& c = cpu.counted[i];
-    const ts::CommCounter::Entry& m = meta.counted[i];
-    CAPTURE(c.collective);
-    CHECK(m.collective == c.collective);
-    CHECK(m.mesh_dim == c.mesh_dim);
-    CHECK(m.algorithm == c.algorithm);
-    CHECK(m.calls == c.calls);
-    CHECK(m.bytes_per_rank == c.bytes_per_rank);
-    CHECK(m.seconds == c.seconds);
-  }
+  check_same_entries(cpu.counted, meta.counted);
   CHECK(meta.implicit == cpu.implicit);
 }
 

@@ -58,6 +58,23 @@ inline void check_same_layout(const ts::Tensor& cpu, const ts::Tensor& meta) {
   }
 }
 
+// What a CommCounter saw on cpu and on meta: the same rows, field by field.
+inline void check_same_entries(const std::vector<ts::CommCounter::Entry>& cpu,
+                               const std::vector<ts::CommCounter::Entry>& meta) {
+  REQUIRE(meta.size() == cpu.size());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    const ts::CommCounter::Entry& c = cpu[i];
+    const ts::CommCounter::Entry& m = meta[i];
+    CAPTURE(c.collective);
+    CHECK(m.collective == c.collective);
+    CHECK(m.mesh_dim == c.mesh_dim);
+    CHECK(m.algorithm == c.algorithm);
+    CHECK(m.calls == c.calls);
+    CHECK(m.bytes_per_rank == c.bytes_per_rank);
+    CHECK(m.seconds == c.seconds);
+  }
+}
+
 // The reading error every value accessor of a meta tensor gives.
 inline void check_values_refused(const std::string& message, const std::string& op) {
   CAPTURE(message);

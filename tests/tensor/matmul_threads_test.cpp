@@ -10,22 +10,14 @@
 #include <limits>
 #include <vector>
 
-#include "plugin/registry.hpp"
+#include "kernel_threads.hpp"
 #include "test_util.hpp"
 
 namespace ts = tessera;
 
 namespace {
 
-// Every backend's kernel thread count for one scope (0: the CPUs this process may run on), then
-// back to the default. The host sets the same count (1) while ranks run in parallel.
-class KernelThreads {
- public:
-  explicit KernelThreads(int count) { ts::plugin::Registry::instance().set_backend_threads(count); }
-  ~KernelThreads() { ts::plugin::Registry::instance().set_backend_threads(0); }
-  KernelThreads(const KernelThreads&) = delete;
-  KernelThreads& operator=(const KernelThreads&) = delete;
-};
+using test::KernelThreads;
 
 template <class T>
 bool same_bits(const ts::Tensor& x, const ts::Tensor& y) {

@@ -4,21 +4,14 @@
 #include <cstring>
 #include <vector>
 
-#include "plugin/registry.hpp"
+#include "kernel_threads.hpp"
 #include "test_util.hpp"
 
 namespace ts = tessera;
 
 namespace {
 
-// Every backend's kernel thread count for one scope (0: the CPUs this process may run on).
-class KernelThreads {
- public:
-  explicit KernelThreads(int count) { ts::plugin::Registry::instance().set_backend_threads(count); }
-  ~KernelThreads() { ts::plugin::Registry::instance().set_backend_threads(0); }
-  KernelThreads(const KernelThreads&) = delete;
-  KernelThreads& operator=(const KernelThreads&) = delete;
-};
+using test::KernelThreads;
 
 template <class T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
