@@ -308,11 +308,15 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
     require_list("scatter", inputs, members.size(), output.ranks(), "the input list");
     const Shape shape = common_shape("scatter", output, members, "the output");
     const int root = members[static_cast<size_t>(src)];
+    Tensor unread;  // what the other members pass: the schedule reads only the root's input
     const std::vector<Tensor> buffers = member_inputs(members, [&](int m) {
       if (m != root) {
-        DisabledLocalMode plain;
-        return zeros({shape_numel(shape) * static_cast<int64_t>(members.size())},
-                     TensorOptions(output.dtype()).backend(output.backend()));
+        if (!unread.defined()) {
+          DisabledLocalMode plain;
+          unread = empty({shape_numel(shape) * static_cast<int64_t>(members.size())},
+                         TensorOptions(output.dtype()).backend(output.backend()));
+        }
+        return unread;
       }
       std::vector<Tensor> root_blocks;
       for (size_t i = 0; i < members.size(); ++i) {

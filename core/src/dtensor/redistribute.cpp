@@ -218,6 +218,13 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
   std::vector<Tensor> inputs;
   for (int64_t k = 0; k < shards; ++k)
     inputs.push_back(map_ranks(local, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& shard) {
+      if (coord[i] != 0) {
+        // Only group rank 0's pieces are scattered: the others pass space of the right shape,
+        // uninitialised and never read, rather than a copy of their shard.
+        Shape piece = shard.sizes();
+        piece[static_cast<size_t>(d)] = widest;
+        return empty(piece, beside(shard));
+      }
       return pad_to(take(shard, d, pieces_at(coord)[static_cast<size_t>(k)]), d, widest);
     }));
   Tensor received = map_ranks(inputs.front(), mesh, [](int, const std::vector<int64_t>&, const Tensor& t) {

@@ -205,7 +205,7 @@ Tensor Tensor::contiguous() const {
 }
 
 Tensor Tensor::clone() const {
-  if (local_) return detail::spmd("clone", [](const Tensor& s) { return s.clone(); }, *this);
+  if (local_) return detail::spmd_pure("clone", [](const Tensor& s) { return s.clone(); }, *this);
   const TensorImpl& self = impl_of(*this, "clone");
   Tensor out = detail::empty_like_on(self, self.sizes(), self.dtype());
   dispatch::call_kernel("copy", self.dtype(), {dispatch::operand(self)}, {dispatch::operand(*out.impl())});
