@@ -28,10 +28,10 @@ std::string CollectiveAlgorithm::check(const tessera_collective_request& request
   return error.message[0] != '\0' ? error.message : "rejected the request without a reason";
 }
 
-Schedule CollectiveAlgorithm::build(const tessera_collective_request& request) const {
+Schedule CollectiveAlgorithm::build(const tessera_collective_request& request, bool keep_empty_steps) const {
   if (std::string problem = request_problem(request); !problem.empty())
     throw Error(fmt::format("{} cannot be asked for {}: {}", origin(), describe_request(request), problem));
-  ScheduleRecorder recorder(name_, request);
+  ScheduleRecorder recorder(name_, request, keep_empty_steps);
   tessera_error error{};
   error.struct_size = sizeof(error);
   const tessera_status status = table_->build(table_->context, &request, recorder.builder(), &error);

@@ -23,7 +23,8 @@ class CollectiveAlgorithm {
   // The recorded schedule, verified symbolically (checker.hpp); throws Error naming the algorithm,
   // its plugin and file, the request and what is wrong when the plugin fails or the schedule is
   // invalid or computes something other than the collective.
-  Schedule build(const tessera_collective_request& request) const;
+  // keep_empty_steps: keep the steps that move no element (the recorder drops them), for tests.
+  Schedule build(const tessera_collective_request& request, bool keep_empty_steps = false) const;
   // "collective algorithm 'ring' of plugin 'coll-ring' (/path/libtessera-coll-ring.so)".
   std::string origin() const;
 

@@ -7,45 +7,14 @@
 #include <map>
 #include <utility>
 
+#include "comm/checker_terms.hpp"
 #include "comm/schedule_runner.hpp"
 
 namespace tessera::comm {
 namespace {
 
-// One contribution at an interval's first element: input element `index` of group rank `rank`;
-// the interval's t-th element holds input element index + t. Two markers stand for values no
-// collective ever wants, and absorb whatever is combined with them.
-struct Term {
-  int32_t rank;
-  int64_t index;
-  auto operator<=>(const Term&) const = default;
-};
-constexpr int32_t kUnspecified = -1;  // an output or scratch element read before it was written
-constexpr int32_t kRepeated = -2;     // combines one rank's input more than once
-using Terms = std::vector<Term>;      // sorted
-
-bool is_marker(const Terms& terms, int32_t marker) { return terms.size() == 1 && terms[0].rank == marker; }
-
-Terms shifted(Terms terms, int64_t delta) {
-  for (Term& t : terms)
-    if (t.rank >= 0) t.index += delta;
-  return terms;
-}
-
-Terms combined(const Terms& a, const Terms& b) {
-  for (int32_t marker : {kUnspecified, kRepeated}) {
-    if (is_marker(a, marker)) return a;
-    if (is_marker(b, marker)) return b;
-  }
-  Terms out;
-  out.reserve(a.size() + b.size());
-  std::merge(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  // No collective wants one rank twice in an element, and no later step can take it out again; so
-  // the list never grows past the group size, however often a schedule reduces a buffer into itself.
-  for (size_t i = 1; i < out.size(); ++i)
-    if (out[i].rank == out[i - 1].rank) return {{kRepeated, 0}};
-  return out;
-}
+using checker::Terms;
+using Marker = Terms::Marker;
 
 // Consecutive intervals of a chunk, as read from or written to a buffer.
 struct Piece {
@@ -67,7 +36,7 @@ class IntervalBuffer {
     const int64_t end = offset + count;
     for (auto it = containing(offset); offset < end; ++it) {
       const int64_t stop = std::min(end_of(it), end);
-      pieces.push_back({stop - offset, shifted(it->second, offset - it->first)});
+      pieces.push_back({stop - offset, it->second.shifted(offset - it->first)});
       offset = stop;
     }
     return pieces;
@@ -77,6 +46,7 @@ class IntervalBuffer {
     int64_t end = offset;
     for (const Piece& p : pieces) end += p.length;
     if (offset == end) return;
+    const int64_t start = offset;
     split(offset);
     split(end);
     if (!reduce) {
@@ -85,21 +55,23 @@ class IntervalBuffer {
         if (p.length > 0) intervals_.emplace(offset, p.terms);
         offset += p.length;
       }
-      return;
+    } else {
+      for (const Piece& p : pieces) {
+        split(offset + p.length);
+        const int64_t stop = offset + p.length;
+        for (auto it = intervals_.lower_bound(offset); it != intervals_.end() && it->first < stop; ++it)
+          it->second = Terms::combined(
+              it->second, it->first == offset ? p.terms : p.terms.shifted(it->first - offset));
+        offset += p.length;
+      }
     }
-    for (const Piece& p : pieces) {
-      split(offset + p.length);
-      for (auto it = intervals_.lower_bound(offset); it != intervals_.end() && it->first < offset + p.length;
-           ++it)
-        it->second = combined(it->second, shifted(p.terms, it->first - offset));
-      offset += p.length;
-    }
+    merge_from(start, end);
   }
 
   // The terms at element `at` and where the interval holding it ends.
   std::pair<Terms, int64_t> at(int64_t position) const {
     const auto it = containing(position);
-    return {shifted(it->second, position - it->first), end_of(it)};
+    return {it->second.shifted(position - it->first), end_of(it)};
   }
 
  private:
@@ -115,15 +87,48 @@ class IntervalBuffer {
     if (position <= 0 || position >= size_) return;
     const auto it = containing(position);
     if (it->first != position)
-      intervals_.emplace_hint(std::next(it), position, shifted(it->second, position - it->first));
+      intervals_.emplace_hint(std::next(it), position, it->second.shifted(position - it->first));
+  }
+  // Joins each interval starting in [from, to] to the one before it when it continues it (holds
+  // what the one before would hold there): a buffer written block by block with parts of one
+  // value, as an all-gather does, stays one interval instead of one per block. Only a matter of
+  // memory and time: the intervals mean the same either way.
+  void merge_from(int64_t from, int64_t to) {
+    auto it = intervals_.lower_bound(from);
+    if (it == intervals_.begin() && it != intervals_.end()) ++it;
+    while (it != intervals_.end() && it->first <= to) {
+      const auto before = std::prev(it);
+      if (it->second.continues(before->second, it->first - before->first))
+        it = intervals_.erase(it);
+      else
+        ++it;
+    }
   }
 
   int64_t size_;
   Map intervals_;
 };
 
-// Which ranks a rank has (transitively) heard from: only tracked for barriers.
-using Heard = std::vector<bool>;
+// Which ranks a rank has (transitively) heard from, one bit per rank: only tracked for barriers,
+// where every message carries its sender's set and merging costs p / 64 words.
+class Heard {
+ public:
+  Heard() = default;
+  explicit Heard(int p) : size_(p), words_((static_cast<size_t>(p) + 63) / 64, 0) {}
+  void set(int rank) { words_[static_cast<size_t>(rank) / 64] |= uint64_t{1} << (rank % 64); }
+  void merge(const Heard& other) {
+    for (size_t i = 0; i < words_.size() && i < other.words_.size(); ++i) words_[i] |= other.words_[i];
+  }
+  bool everyone() const {
+    for (int r = 0; r < size_; ++r)
+      if ((words_[static_cast<size_t>(r) / 64] >> (r % 64) & 1) == 0) return false;
+    return true;
+  }
+
+ private:
+  int size_ = 0;
+  std::vector<uint64_t> words_;
+};
 
 class SymbolicModel {
  public:
@@ -137,14 +142,15 @@ class SymbolicModel {
       : track_heard_(schedule.request.collective == TESSERA_COLL_BARRIER) {
     const int p = schedule.group_size();
     buffers_.resize(static_cast<size_t>(p));
-    if (track_heard_) heard_.assign(static_cast<size_t>(p), Heard(static_cast<size_t>(p), false));
+    if (track_heard_) heard_.assign(static_cast<size_t>(p), Heard(p));
     for (int r = 0; r < p; ++r) {
       const RankProgram& program = schedule.ranks[static_cast<size_t>(r)];
       auto& buffers = buffers_[static_cast<size_t>(r)];
       for (size_t b = 0; b < program.buffer_sizes.size(); ++b)
         buffers.emplace_back(program.buffer_sizes[b],
-                             b == TESSERA_BUFFER_INPUT ? Terms{{r, 0}} : Terms{{kUnspecified, 0}});
-      if (track_heard_) heard_[static_cast<size_t>(r)][static_cast<size_t>(r)] = true;
+                             b == TESSERA_BUFFER_INPUT ? Terms::single(r, 0)
+                                                       : Terms::marker(Marker::Unspecified));
+      if (track_heard_) heard_[static_cast<size_t>(r)].set(r);
     }
   }
 
@@ -153,10 +159,7 @@ class SymbolicModel {
             track_heard_ ? heard_[static_cast<size_t>(rank)] : Heard{}};
   }
   void deliver(int rank, const tessera_chunk& c, Payload& payload, bool reduce) {
-    if (track_heard_) {
-      Heard& heard = heard_[static_cast<size_t>(rank)];
-      for (size_t i = 0; i < heard.size(); ++i) heard[i] = heard[i] || payload.heard[i];
-    }
+    if (track_heard_) heard_[static_cast<size_t>(rank)].merge(payload.heard);
     buffer(rank, c).write(c.offset, payload.pieces, reduce);
   }
   void copy(int rank, const tessera_chunk& dst, const tessera_chunk& src) {
@@ -169,10 +172,7 @@ class SymbolicModel {
   const IntervalBuffer& output(int rank) const {
     return buffers_[static_cast<size_t>(rank)][TESSERA_BUFFER_OUTPUT];
   }
-  bool heard_everyone(int rank) const {
-    const Heard& heard = heard_[static_cast<size_t>(rank)];
-    return std::all_of(heard.begin(), heard.end(), [](bool b) { return b; });
-  }
+  bool heard_everyone(int rank) const { return heard_[static_cast<size_t>(rank)].everyone(); }
 
  private:
   IntervalBuffer& buffer(int rank, const tessera_chunk& c) {
@@ -184,49 +184,19 @@ class SymbolicModel {
   std::vector<Heard> heard_;
 };
 
-// At most this many terms are listed in a message; a group of 1024 would drown the point.
-constexpr size_t kTermsShown = 12;
-
-std::string terms_text(const Terms& terms) {
-  if (is_marker(terms, kUnspecified))
-    return "an unspecified value (never written, or reduced into before being written)";
-  if (is_marker(terms, kRepeated)) return "a value that combines one rank's input more than once";
-  std::string text = "{";
-  for (size_t i = 0; i < terms.size() && i < kTermsShown; ++i)
-    text += fmt::format("{}r{}[{}]", i ? ", " : "", terms[i].rank, terms[i].index);
-  if (terms.size() > kTermsShown) text += fmt::format(", ... ({} more)", terms.size() - kTermsShown);
-  return text + "}";
-}
-
-std::string difference_text(const Terms& have, const Terms& want) {
-  if (!have.empty() && have[0].rank < 0) return {};
-  Terms missing;
-  Terms extra;
-  std::set_difference(want.begin(), want.end(), have.begin(), have.end(), std::back_inserter(missing));
-  std::set_difference(have.begin(), have.end(), want.begin(), want.end(), std::back_inserter(extra));
-  std::string text;
-  if (!missing.empty()) text += "; missing " + terms_text(missing);
-  if (!extra.empty()) text += "; not wanted " + terms_text(extra);
-  return text;
-}
-
 // What rank `rank`'s output must hold, as (start, terms at the start) intervals; false when the
 // collective leaves that rank's output unspecified.
 bool expected(const tessera_collective_request& q, int rank, std::vector<std::pair<int64_t, Terms>>& out) {
   const int32_t p = q.group_size;
   const int64_t n = q.count;
   out.clear();
-  auto every_rank = [&](int64_t index) {
-    Terms terms;
-    for (int32_t i = 0; i < p; ++i) terms.push_back({i, index});
-    return terms;
-  };
+  auto every_rank = [&](int64_t index) { return Terms::ranks(0, p, index); };
   switch (q.collective) {
     case TESSERA_COLL_ALL_REDUCE:
       out.emplace_back(0, every_rank(0));
       return true;
     case TESSERA_COLL_BROADCAST:
-      out.emplace_back(0, Terms{{q.root, 0}});
+      out.emplace_back(0, Terms::single(q.root, 0));
       return true;
     case TESSERA_COLL_REDUCE:
       if (rank != q.root) return false;
@@ -236,16 +206,16 @@ bool expected(const tessera_collective_request& q, int rank, std::vector<std::pa
       out.emplace_back(0, every_rank(rank * n));
       return true;
     case TESSERA_COLL_SCATTER:
-      out.emplace_back(0, Terms{{q.root, rank * n}});
+      out.emplace_back(0, Terms::single(q.root, rank * n));
       return true;
     case TESSERA_COLL_GATHER:
       if (rank != q.root) return false;
       [[fallthrough]];
     case TESSERA_COLL_ALL_GATHER:
-      for (int32_t i = 0; i < p; ++i) out.emplace_back(i * n, Terms{{i, 0}});
+      for (int32_t i = 0; i < p; ++i) out.emplace_back(i * n, Terms::single(i, 0));
       return true;
     case TESSERA_COLL_ALL_TO_ALL:
-      for (int32_t i = 0; i < p; ++i) out.emplace_back(i * n, Terms{{i, rank * n}});
+      for (int32_t i = 0; i < p; ++i) out.emplace_back(i * n, Terms::single(i, rank * n));
       return true;
     default:
       return false;
@@ -259,13 +229,14 @@ std::string first_mismatch(const IntervalBuffer& actual, const std::vector<std::
   for (int64_t position = 0; position < size;) {
     while (w + 1 < want.size() && want[w + 1].first <= position) ++w;
     const int64_t want_end = w + 1 < want.size() ? want[w + 1].first : size;
-    const Terms wanted = shifted(want[w].second, position - want[w].first);
+    const Terms wanted = want[w].second.shifted(position - want[w].first);
     auto [have, have_end] = actual.at(position);
     // Both sides are affine in the position, so agreeing at the start of an overlap means agreeing
     // throughout it.
     if (have != wanted)
-      return fmt::format("rank {} output[{}] holds {} but should hold {}{}", rank, position, terms_text(have),
-                         terms_text(wanted), difference_text(have, wanted));
+      return fmt::format("rank {} output[{}] holds {} but should hold {}{}", rank, position,
+                         checker::terms_text(have), checker::terms_text(wanted),
+                         checker::difference_text(have, wanted));
     position = std::min(want_end, have_end);
   }
   return {};

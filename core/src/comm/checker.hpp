@@ -3,8 +3,10 @@
 //
 // Values are tracked per interval, not per element: every step moves a contiguous chunk, so an
 // interval of a buffer holds "input element k + t of rank r" for its t-th element, and a schedule
-// over a billion elements costs what one over ten does. Verifying costs the steps times the terms
-// a value combines (at most the group size).
+// over a billion elements costs what one over ten does. The contributions an interval combines are
+// kept as runs of consecutive ranks (checker_terms.hpp), so verifying costs the steps times the
+// runs a value has (one or two for the bundled algorithms, at most the group size), not times
+// the group size.
 #pragma once
 
 #include <string>

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "comm/schedule_runner.hpp"
+
 namespace tessera::comm {
 namespace {
 
@@ -33,30 +35,13 @@ double duration(const Message& m, const Route& route) {
   return t;
 }
 
-// First-in first-out messages per (sender, receiver) pair, as a transport delivers them. The
-// queues are plain vectors read from a head index: most pairs never carry a message, and an
-// empty vector (unlike a deque) costs no allocation.
-class PairQueues {
- public:
-  explicit PairQueues(int p) : p_(p), items_(static_cast<size_t>(p) * static_cast<size_t>(p)), head_(items_.size(), 0) {}
-  void push(int from, int to, size_t message) { items_[index(from, to)].push_back(message); }
-  bool empty(int from, int to) const { return head_[index(from, to)] == items_[index(from, to)].size(); }
-  size_t pop(int from, int to) { return items_[index(from, to)][head_[index(from, to)]++]; }
-
- private:
-  size_t index(int from, int to) const { return static_cast<size_t>(from) * static_cast<size_t>(p_) + static_cast<size_t>(to); }
-  int p_;
-  std::vector<std::vector<size_t>> items_;
-  std::vector<size_t> head_;
-};
-
 // Replays the schedule in dependency order. Sends depart at the sender's clock; a receive ends
 // when its message arrives (depart + duration). Returns per-step timings and fills departures.
 std::vector<StepTiming> replay(const Schedule& schedule, std::vector<Message>& messages) {
   const int p = schedule.group_size();
   std::vector<double> clock(static_cast<size_t>(p), 0.0);
   std::vector<size_t> next(static_cast<size_t>(p), 0);
-  PairQueues mailbox(p);
+  PairQueues<size_t> mailbox(p);  // message indices, FIFO per (sender, receiver) as delivered
   std::vector<StepTiming> timings;
   size_t sent = 0;
   for (bool progress = true; progress;) {
@@ -71,8 +56,10 @@ std::vector<StepTiming> replay(const Schedule& schedule, std::vector<Message>& m
           mailbox.push(r, step.peer, sent++);
           timings.push_back({r, i, now, now});
         } else if (step.kind == StepKind::Recv || step.kind == StepKind::RecvReduce) {
-          if (mailbox.empty(step.peer, r)) break;
-          const Message& m = messages[mailbox.pop(step.peer, r)];
+          const size_t* arrived = mailbox.front(step.peer, r);
+          if (arrived == nullptr) break;
+          const Message& m = messages[*arrived];
+          mailbox.pop(step.peer, r);
           const double start = now;
           now = std::max(now, m.depart + m.duration);
           timings.push_back({r, i, start, now});
@@ -135,7 +122,7 @@ CostEstimate estimate(const Schedule& schedule, const std::vector<int>& members,
   Route route;
   {
     std::vector<size_t> next(static_cast<size_t>(p), 0);
-    PairQueues pending(p);
+    PairQueues<size_t> pending(p);
     std::vector<int> path;
     for (bool progress = true; progress;) {
       progress = false;
@@ -159,7 +146,7 @@ CostEstimate estimate(const Schedule& schedule, const std::vector<int>& members,
             pending.push(r, step.peer, messages.size());
             messages.push_back(m);
           } else if (step.kind == StepKind::Recv || step.kind == StepKind::RecvReduce) {
-            if (pending.empty(step.peer, r)) break;
+            if (pending.front(step.peer, r) == nullptr) break;
             pending.pop(step.peer, r);
           }
           progress = true;

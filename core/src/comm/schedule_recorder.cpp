@@ -4,7 +4,9 @@
 
 namespace tessera::comm {
 
-ScheduleRecorder::ScheduleRecorder(std::string algorithm, const tessera_collective_request& request) {
+ScheduleRecorder::ScheduleRecorder(std::string algorithm, const tessera_collective_request& request,
+                                   bool keep_empty_steps)
+    : keep_empty_steps_(keep_empty_steps) {
   schedule_.algorithm = std::move(algorithm);
   schedule_.request = request;
   error_ = request_problem(request);
@@ -89,6 +91,18 @@ bool ScheduleRecorder::valid_chunk(int32_t rank, const tessera_chunk& chunk, boo
 }
 
 void ScheduleRecorder::add(int32_t rank, Step step) {
+  // A step that moves no element changes nothing, so it is checked (above) but not kept: with a
+  // small count over many ranks most of a block algorithm's steps are empty (the textbook ring
+  // all_reduce of 16 elements on 1024 ranks has 4,191,232 steps, 66,496 of them non-empty), and
+  // the checker, executor, plan and cost model would otherwise all pay for them. Dropping every
+  // empty send together with every empty receive keeps the pairing of the others: messages
+  // between two ranks match in FIFO order with equal counts, so an empty send can only ever match
+  // an empty receive. A barrier keeps its empty messages: they are what orders its ranks.
+  const bool message =
+      step.kind == StepKind::Send || step.kind == StepKind::Recv || step.kind == StepKind::RecvReduce;
+  if (step.chunk.count == 0 && !keep_empty_steps_ &&
+      !(message && schedule_.request.collective == TESSERA_COLL_BARRIER))
+    return;
   schedule_.ranks[static_cast<size_t>(rank)].steps.push_back(step);
 }
 

@@ -1,5 +1,7 @@
 // Builds a Schedule from an algorithm's builder calls, checking each step as it arrives (ranks,
-// peers, buffers and bounds) so a bad schedule is reported at the step that made it bad.
+// peers, buffers and bounds) so a bad schedule is reported at the step that made it bad. Steps
+// that move no element are checked and then dropped (except a barrier's messages): the schedule
+// is the one that moves data.
 #pragma once
 
 #include <string>
@@ -11,7 +13,9 @@ namespace tessera::comm {
 class ScheduleRecorder {
  public:
   // A malformed request (see request_problem) records no steps and is the recorder's problem.
-  ScheduleRecorder(std::string algorithm, const tessera_collective_request& request);
+  // keep_empty_steps keeps the steps that move nothing too: for tests that compare with them.
+  ScheduleRecorder(std::string algorithm, const tessera_collective_request& request,
+                   bool keep_empty_steps = false);
 
   const tessera_schedule_builder* builder() const { return &builder_; }
   // Empty while every call so far was valid; otherwise the first invalid one, with why.
@@ -31,6 +35,7 @@ class ScheduleRecorder {
   Schedule schedule_;
   tessera_schedule_builder builder_{};
   std::string error_;
+  bool keep_empty_steps_;
 };
 
 }  // namespace tessera::comm

@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -53,6 +52,79 @@ void require_finished(const Schedule& schedule, const std::vector<size_t>& next,
   throw Error("the schedule has unmatched sends:" + listed);
 }
 
+// Messages in flight, FIFO per (from, to) pair. They live in one pool, each linked to the next
+// of its pair, so a schedule where every pair talks (direct: p^2 pairs) costs a slot per message
+// and a small entry per pair rather than a queue object per pair (a deque allocates ~600 bytes).
+template <class Payload>
+class PairQueues {
+ public:
+  explicit PairQueues(int p) : p_(p) {}
+
+  void push(int from, int to, Payload&& payload) {
+    size_t slot = free_;
+    if (slot == kNone) {
+      slot = pool_.size();
+      pool_.push_back(std::move(payload));
+      next_.push_back(kNone);
+    } else {
+      free_ = next_[slot];
+      pool_[slot] = std::move(payload);
+      next_[slot] = kNone;
+    }
+    Ends& e = ends_[key(from, to)];
+    if (e.size == 0) e.head = slot;
+    else next_[e.tail] = slot;
+    e.tail = slot;
+    ++e.size;
+    ++in_flight_;
+  }
+  // The oldest message from `from` to `to`, or null when there is none.
+  Payload* front(int from, int to) {
+    const auto it = ends_.find(key(from, to));
+    return it == ends_.end() || it->second.size == 0 ? nullptr : &pool_[it->second.head];
+  }
+  void pop(int from, int to) {
+    Ends& e = ends_.find(key(from, to))->second;
+    const size_t slot = e.head;
+    e.head = next_[slot];
+    --e.size;
+    --in_flight_;
+    pool_[slot] = Payload{};  // releases what the message held now, not when the slot is reused
+    next_[slot] = free_;
+    free_ = slot;
+  }
+
+  // What require_finished reads: (from * p + to, messages left) for every pair.
+  struct Left {
+    size_t count;
+    bool empty() const { return count == 0; }
+    size_t size() const { return count; }
+  };
+  std::vector<std::pair<int64_t, Left>> left() const {
+    std::vector<std::pair<int64_t, Left>> out;
+    if (in_flight_ == 0) return out;  // the usual end: no need to visit every pair
+    for (const auto& [pair, e] : ends_)
+      if (e.size > 0) out.push_back({pair, {e.size}});
+    return out;
+  }
+
+ private:
+  static constexpr size_t kNone = ~size_t{0};
+  struct Ends {
+    size_t head = kNone;
+    size_t tail = kNone;
+    size_t size = 0;
+  };
+  int64_t key(int from, int to) const { return int64_t{from} * p_ + to; }
+
+  int p_;
+  std::vector<Payload> pool_;
+  std::vector<size_t> next_;  // per slot: the next message of its pair, or the next free slot
+  size_t free_ = kNone;
+  size_t in_flight_ = 0;
+  std::unordered_map<int64_t, Ends> ends_;
+};
+
 // Model: has a type Payload with a member `int64_t count`, and
 //   Payload capture(int rank, const tessera_chunk& source);
 //   void deliver(int rank, const tessera_chunk& destination, Payload& payload, bool reduce);
@@ -62,10 +134,9 @@ template <class Model>
 void run_schedule(const Schedule& schedule, Model& model) {
   const int p = schedule.group_size();
   std::vector<size_t> next(static_cast<size_t>(p), 0);
-  // Only pairs that exchange messages get a queue: a dense p x p table would cost more than the
+  // Only pairs that exchange messages get an entry: a dense p x p table would cost more than the
   // schedule for large groups.
-  std::unordered_map<int64_t, std::deque<typename Model::Payload>> mailbox;
-  auto queue = [&](int from, int to) -> auto& { return mailbox[int64_t{from} * p + to]; };
+  PairQueues<typename Model::Payload> mailbox(p);
 
   for (bool progress = true; progress;) {
     progress = false;
@@ -74,16 +145,16 @@ void run_schedule(const Schedule& schedule, Model& model) {
       for (size_t& i = next[static_cast<size_t>(r)]; i < steps.size(); ++i) {
         const Step& step = steps[i];
         if (step.kind == StepKind::Send) {
-          queue(r, step.peer).push_back(model.capture(r, step.chunk));
+          mailbox.push(r, step.peer, model.capture(r, step.chunk));
         } else if (step.kind == StepKind::Recv || step.kind == StepKind::RecvReduce) {
-          auto& incoming = queue(step.peer, r);
-          if (incoming.empty()) break;  // wait for the peer
-          if (incoming.front().count != step.chunk.count)
+          auto* incoming = mailbox.front(step.peer, r);
+          if (incoming == nullptr) break;  // wait for the peer
+          if (incoming->count != step.chunk.count)
             throw Error(fmt::format("{} expects {} elements, but the message from rank {} has {}",
                                     schedule.describe_step(r, i), step.chunk.count, step.peer,
-                                    incoming.front().count));
-          model.deliver(r, step.chunk, incoming.front(), step.kind == StepKind::RecvReduce);
-          incoming.pop_front();
+                                    incoming->count));
+          model.deliver(r, step.chunk, *incoming, step.kind == StepKind::RecvReduce);
+          mailbox.pop(step.peer, r);
         } else if (step.kind == StepKind::Copy) {
           model.copy(r, step.chunk, step.source);
         } else {
@@ -94,7 +165,7 @@ void run_schedule(const Schedule& schedule, Model& model) {
     }
   }
 
-  require_finished(schedule, next, mailbox, [](int) { return true; }, [](int r) { return r; });
+  require_finished(schedule, next, mailbox.left(), [](int) { return true; }, [](int r) { return r; });
 }
 
 }  // namespace tessera::comm
