@@ -3,6 +3,7 @@
 // and replicas of a result for the ranks that did not compute it (shared replicas, SPEC §14).
 #include <algorithm>
 #include <map>
+#include <span>
 
 #include "tensor/tensor_impl.hpp"
 #include "tessera/detail/spmd.hpp"
@@ -38,13 +39,30 @@ bool may_share_shards(const Tensor& local) {
 
 Tensor replica_of(const Tensor& plain) { return Tensor(plain.impl()->replica()); }
 
-void group_by_identity(const std::vector<std::vector<int64_t>>& words, std::vector<size_t>& leader_of,
-                       std::vector<size_t>& leaders) {
+void group_by_identity(const std::vector<int64_t>& words, const std::vector<size_t>& starts,
+                       std::vector<size_t>& leader_of, std::vector<size_t>& leaders) {
+  const size_t n = starts.size() - 1;
+  const auto span_of = [&](size_t i) {
+    return std::span<const int64_t>(words.data() + starts[i], starts[i + 1] - starts[i]);
+  };
+  const auto same = [&](size_t i, size_t j) {
+    const auto a = span_of(i), b = span_of(j);
+    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+  };
+  // The usual case, every rank alike (replicas in, replicas out), costs one pass and no map.
+  size_t i = 1;
+  while (i < n && same(i, 0)) ++i;
+  if (i == n) {
+    leaders.assign(1, 0);
+    std::fill(leader_of.begin(), leader_of.end(), 0);
+    return;
+  }
   std::map<std::vector<int64_t>, size_t> group;  // words -> position in leaders
-  for (size_t i = 0; i < words.size(); ++i) {
-    const auto [it, first] = group.try_emplace(words[i], leaders.size());
-    if (first) leaders.push_back(i);
-    leader_of[i] = it->second;
+  for (size_t k = 0; k < n; ++k) {
+    const auto words_k = span_of(k);
+    const auto [it, first] = group.try_emplace(std::vector<int64_t>(words_k.begin(), words_k.end()), leaders.size());
+    if (first) leaders.push_back(k);
+    leader_of[k] = it->second;
   }
 }
 

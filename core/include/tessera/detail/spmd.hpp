@@ -136,10 +136,11 @@ struct SpmdArg<std::vector<SymInt>> {
 // local mode disabled on the executing thread; a failure is rethrown naming the op and the lowest
 // failing rank.
 void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, const std::function<void(size_t)>& task);
-// Groups rank indices by equal `words`: `leaders` gets the first index of each group, ascending,
-// and leader_of[i] the position in `leaders` of index i's group.
-void group_by_identity(const std::vector<std::vector<int64_t>>& words, std::vector<size_t>& leader_of,
-                       std::vector<size_t>& leaders);
+// Groups rank indices by equal identity words (index i's are words[starts[i] .. starts[i + 1])):
+// `leaders` gets the first index of each group, ascending, and leader_of[i] the position in
+// `leaders` of index i's group.
+void group_by_identity(const std::vector<int64_t>& words, const std::vector<size_t>& starts,
+                       std::vector<size_t>& leader_of, std::vector<size_t>& leaders);
 
 template <class R>
 struct SpmdResult;
@@ -255,12 +256,18 @@ auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... 
       return spmd_over(op, ranks, f, args...);
     if (const RankSet* own = common_ranks(op, args...); own != nullptr && *own != ranks)
       throw_rank_set_mismatch(op, ranks, *own);
-    // Ranks with equal identity words form a group; its first rank (the leader) computes.
-    std::vector<std::vector<int64_t>> words(ranks.size());
-    for (size_t i = 0; i < ranks.size(); ++i) (SpmdArg<std::decay_t<Args>>::identity(args, ranks[i], words[i]), ...);
+    // Ranks with equal identity words form a group; its first rank (the leader) computes. The
+    // words of rank index i are words[starts[i] .. starts[i + 1]).
+    std::vector<int64_t> words;
+    std::vector<size_t> starts(ranks.size() + 1, 0);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      starts[i] = words.size();
+      (SpmdArg<std::decay_t<Args>>::identity(args, ranks[i], words), ...);
+    }
+    starts[ranks.size()] = words.size();
     std::vector<size_t> leader_of(ranks.size());
     std::vector<size_t> leaders;
-    group_by_identity(words, leader_of, leaders);
+    group_by_identity(words, starts, leader_of, leaders);
     if (leaders.size() == ranks.size()) return spmd_over(op, ranks, f, args...);
     std::vector<int> leader_ranks;
     for (size_t i : leaders) leader_ranks.push_back(ranks[i]);
