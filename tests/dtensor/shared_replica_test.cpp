@@ -303,3 +303,22 @@ TEST_CASE("a broadcast's results are one shared buffer, and the root keeps writi
   CHECK(t.shard(0).to_vector<float>() == std::vector<float>{1.f, 11.f, 21.f});
   CHECK(t.shard(2).to_vector<float>() == std::vector<float>{1.f, 11.f, 21.f});
 }
+
+TEST_CASE("a replicated distribute_tensor shares the caller's own tensor; writes on either side stay there") {
+  ts::LocalMode mode(3);
+  const std::vector<float> source = counting_values(4);
+  ts::Tensor plain = plain_tensor(source, {4});
+  const ts::DTensor d = ts::distribute_tensor(plain, ts::init_device_mesh("cpu", {3}), {ts::Replicate()});
+  const ts::Tensor& local = d.to_local();
+  for (int r = 0; r < 3; ++r) CHECK(local.shard(r).data_ptr() == plain.data_ptr());
+  {
+    ts::DisabledLocalMode off;
+    plain.fill_(7.0);
+  }
+  CHECK(plain.to_vector<float>() == std::vector<float>(4, 7.f));
+  for (int r = 0; r < 3; ++r) CHECK(local.shard(r).to_vector<float>() == source);
+  ts::Tensor zero = local.shard(0);
+  zero.fill_(-3.0);
+  CHECK(plain.to_vector<float>() == std::vector<float>(4, 7.f));
+  CHECK(local.shard(1).to_vector<float>() == source);
+}

@@ -124,7 +124,10 @@ DTensor distribute_tensor(const Tensor& given, const DeviceMesh& mesh, Placement
       if (first) {
         Tensor part = tensor;
         for (int64_t d = 0; d < tensor.dim(); ++d) part = dtensor::take(part, d, parts[static_cast<size_t>(d)]);
-        copy->second = part.clone();
+        // A part that is the whole (contiguous) tensor is not copied at all: the shards share the
+        // caller's bytes copy-on-write, so a write to either side copies first.
+        const bool whole = part.sizes() == tensor.sizes() && tensor.impl()->is_contiguous();
+        copy->second = whole ? Tensor(tensor.impl()->replica()) : part.clone();
         shards.emplace_back(r, copy->second);
       } else {
         shards.emplace_back(r, Tensor(copy->second.impl()->replica()));
