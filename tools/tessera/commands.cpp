@@ -1,4 +1,4 @@
-// What the subcommands share: usage errors and finding a plugin by name.
+// What the subcommands share: usage errors, finding a plugin by name, sizes as text.
 #include "commands.hpp"
 
 #include <system_error>
@@ -7,6 +7,14 @@
 
 namespace tessera::cli {
 namespace fs = std::filesystem;
+
+std::string bytes_text(int64_t bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
+  return unit == 0 ? fmt::format("{} bytes", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
+}
 
 std::string command_path(const CLI::App& app) {
   std::string path = app.get_name();

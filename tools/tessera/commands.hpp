@@ -5,6 +5,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -39,6 +40,9 @@ UsageError subcommand_required(const CLI::App& app);
 // its argument), else libtessera-<name>.so in the first of `dirs` that has it. A name found nowhere
 // is a PluginError listing the directories looked in.
 std::filesystem::path find_plugin(const std::string& name_or_path, const std::vector<std::filesystem::path>& dirs);
+
+// "4.0 MiB"; plain bytes below 1 KiB (the plan tables' sizes).
+std::string bytes_text(int64_t bytes);
 
 Command add_plugins_command(CLI::App& app);
 Command add_plan_command(CLI::App& app);

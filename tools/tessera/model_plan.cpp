@@ -14,6 +14,8 @@
 // brought to their weights' layouts, which is the data-parallel gradient synchronisation.
 #include "model_plan.hpp"
 
+#include "commands.hpp"
+
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -230,14 +232,6 @@ struct Layer {
                                                             : std::nullopt),
         mlp(b, plan) {}
 };
-
-std::string bytes_text(int64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
-  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
-}
 
 void print_header(const ModelPlan& plan, const Layouts& layouts) {
   std::cout << fmt::format("model       {}: {} layer(s), hidden {}, ffn {}{}, batch {} x seq {} = {} tokens, {}\n",

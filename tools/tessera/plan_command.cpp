@@ -20,15 +20,6 @@
 namespace tessera::cli {
 namespace {
 
-// "4.0 MiB"; plain bytes below 1 KiB.
-std::string bytes_text(int64_t bytes) {
-  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024 && unit < 4) value /= 1024, ++unit;
-  return unit == 0 ? fmt::format("{} bytes", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
-}
-
 int64_t largest_shard_bytes(const Tensor& local) {
   int64_t most = 0;
   for (const auto& [rank, shard] : local.shards())
