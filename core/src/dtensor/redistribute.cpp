@@ -1,10 +1,14 @@
 #include "dtensor/redistribute.hpp"
 
+#include <map>
+#include <tuple>
+
 #include <fmt/format.h>
 
 #include "dtensor/layout.hpp"
 #include "log/log.hpp"
 #include "tessera/dist.hpp"
+#include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
 #include "tessera/local.hpp"
@@ -49,11 +53,12 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
                                                 mesh.coordinate_of(rank), current.size())));
 
   const Tensor padded = map_ranks(local, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
+    if (shard.size(d) == widest) return shard.transpose(0, d).contiguous();  // gather along dim 0
     Shape shape = shard.sizes();
     shape[static_cast<size_t>(d)] = widest;
     Tensor out = zeros(shape, beside(shard));
     out.narrow(d, 0, shard.size(d)).copy_(shard);
-    return out.transpose(0, d).contiguous();  // gather along dim 0
+    return out.transpose(0, d).contiguous();
   });
   Tensor gathered = map_ranks(padded, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
     Shape shape = shard.sizes();
@@ -65,8 +70,14 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
     dist::all_gather_into_tensor(gathered, padded, mesh.group(static_cast<int64_t>(i)));
   }
 
+  // Ranks of one group gathered the same bytes (shared replicas), and with the same parent length
+  // they make the same tensor: it is made once per (gathered bytes, their size, parent) and shared.
+  std::map<std::tuple<const void*, int64_t, int64_t>, Tensor> made;
   return map_ranks(gathered, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& all) {
     const int64_t parent = total_length(held(global[static_cast<size_t>(d)], d, current, mesh.shape(), coord, i));
+    const std::tuple<const void*, int64_t, int64_t> key{all.data_ptr(), all.numel(), parent};
+    if (std::get<0>(key) != nullptr)
+      if (auto it = made.find(key); it != made.end()) return detail::replica_of(it->second);
     Shape shape = all.sizes();
     shape[0] = parent;
     Tensor out = empty(shape, beside(all));
@@ -77,7 +88,9 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
         consumed += s.length;
       }
     }
-    return out.transpose(0, d).contiguous();
+    Tensor result = out.transpose(0, d).contiguous();
+    if (std::get<0>(key) != nullptr) made.emplace(key, result);
+    return result;
   });
 }
 
