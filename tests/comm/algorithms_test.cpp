@@ -11,6 +11,8 @@
 #include <tessera/tessera.hpp>
 #include <vector>
 
+#include "same_bits.hpp"
+
 namespace ts = tessera;
 
 namespace {
@@ -114,9 +116,7 @@ ts::Tensor run(const std::string& collective, const ts::Tensor& x, int p, int64_
 
 template <class T>
 bool same_bytes(const ts::Tensor& x, const ts::Tensor& y) {
-  const std::vector<T> a = x.to_vector<T>();
-  const std::vector<T> b = y.to_vector<T>();
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+  return test::same_bits(x.to_vector<T>(), y.to_vector<T>());
 }
 
 // Every rank's shard holds the same bytes in a and b (float equality would let -0 == 0 pass).

@@ -19,6 +19,7 @@
 #include "comm/schedule_plan.hpp"
 #include "comm/schedule_recorder.hpp"
 #include "plugin/registry.hpp"
+#include "same_bits.hpp"
 
 namespace ts = tessera;
 namespace comm = tessera::comm;
@@ -34,10 +35,7 @@ size_t empty_steps(const comm::Schedule& s) {
 
 std::vector<float> floats_of(const ts::Tensor& t) { return t.to_vector<float>(); }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  // memcmp must not see the null data() of an empty vector.
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-}
+using test::same_bits;
 
 }  // namespace
 

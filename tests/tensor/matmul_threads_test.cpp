@@ -12,6 +12,7 @@
 
 #include "kernel_threads.hpp"
 #include "test_util.hpp"
+#include "same_bits.hpp"
 
 namespace ts = tessera;
 
@@ -21,9 +22,7 @@ using test::KernelThreads;
 
 template <class T>
 bool same_bits(const ts::Tensor& x, const ts::Tensor& y) {
-  if (x.sizes() != y.sizes()) return false;
-  const std::vector<T> a = x.to_vector<T>(), b = y.to_vector<T>();
-  return std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+  return x.sizes() == y.sizes() && test::same_bits(x.to_vector<T>(), y.to_vector<T>());
 }
 
 // Runs `product` with 1 kernel thread and then with 2, 3, 7 and the default; every result must have

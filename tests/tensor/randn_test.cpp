@@ -6,6 +6,7 @@
 
 #include "kernel_threads.hpp"
 #include "test_util.hpp"
+#include "same_bits.hpp"
 
 namespace ts = tessera;
 
@@ -13,10 +14,7 @@ namespace {
 
 using test::KernelThreads;
 
-template <class T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
-}
+using test::same_bits;
 
 std::vector<uint32_t> float_bits(const std::vector<float>& xs) {
   std::vector<uint32_t> out(xs.size());
