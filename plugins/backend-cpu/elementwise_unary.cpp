@@ -94,6 +94,18 @@ struct Gelu {
   }
 };
 
+// d gelu(x) / dx = Phi(x) + x * phi(x), Phi and phi the standard normal CDF and density; what
+// gelu's backward multiplies the incoming gradient by.
+struct GeluGrad {
+  static constexpr const char* name = "gelu_grad";
+  template <class T>
+  static T apply(T x) {
+    const T sqrt2 = static_cast<T>(1.4142135623730951);
+    const T inv_sqrt_2pi = static_cast<T>(0.3989422804014327);
+    return T(0.5) * (T(1) + std::erf(x / sqrt2)) + x * inv_sqrt_2pi * std::exp(T(-0.5) * x * x);
+  }
+};
+
 template <class Op, class T>
 void unary_kernel(sdk::KernelArgs& args) {
   expect_arity(args, Op::name, 1, 1);
@@ -126,6 +138,7 @@ void register_unary_kernels(sdk::BackendBuilder& b) {
   add_kernels<Tanh, float, double>(b);
   add_kernels<Sigmoid, float, double>(b);
   add_kernels<Gelu, float, double>(b);
+  add_kernels<GeluGrad, float, double>(b);
 }
 
 }  // namespace tessera::cpu

@@ -65,7 +65,7 @@ void register_kernels(sdk::BackendBuilder& b) {
   add(b, {"bitwise_and", "bitwise_or", "bitwise_xor"}, kBits);
   add(b, {"eq", "ne", "lt", "le", "gt", "ge"}, kAll);
   add(b, {"neg", "abs", "relu"}, kNum);
-  add(b, {"exp", "log", "sqrt", "tanh", "sigmoid", "gelu"}, kFloat);
+  add(b, {"exp", "log", "sqrt", "tanh", "sigmoid", "gelu", "gelu_grad"}, kFloat);
   add(b, {"copy", "cast"}, kAll);
   // Creation.
   add(b, {"fill", "eye"}, kAll);

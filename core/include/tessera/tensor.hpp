@@ -70,9 +70,32 @@ class Tensor {
   // differ from the first, the first differing index and both values.
   Tensor reconcile() const;
 
-  // A marker for autograd, which lives above this layer; shards of a local tensor must not set it.
+  // Autograd (see autograd.hpp). Only floating-point tensors can require grad; a local tensor
+  // requires grad as a whole (its shards never do). Every handle to one tensor shares its state.
   bool requires_grad() const;
   Tensor& set_requires_grad(bool requires_grad);
+  Tensor& requires_grad_(bool requires_grad = true) { return set_requires_grad(requires_grad); }
+  // The accumulated gradient (a local tensor for a local tensor); undefined until a backward
+  // reached this tensor, and for non-leaves unless retain_grad() was called.
+  Tensor grad() const;
+  // Replaces the accumulated gradient (an undefined tensor clears it); it must match in shape.
+  Tensor& set_grad(const Tensor& grad);
+  // Clears the gradient (PyTorch's zero_grad): set_to_none drops it, else it is filled with zeros.
+  Tensor& zero_grad(bool set_to_none = true);
+  // See autograd::backward. A gradient is needed unless every shard has exactly one element.
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
+  // Leaves are tensors no recorded op made: what the user created (or detached).
+  bool is_leaf() const;
+  // The name of the op that made this tensor, e.g. "MmBackward"; empty for a leaf.
+  std::string grad_fn_name() const;
+  // Keeps this non-leaf's gradient in grad() after backward (leaves always keep theirs).
+  Tensor& retain_grad();
+  // The same values, cut from the graph: no grad_fn and no requires_grad (shares the data).
+  Tensor detach() const;
+  // How many times this tensor's data was written in place (PyTorch: _version); autograd uses it
+  // to refuse values saved for backward that were overwritten since. A local tensor sums its
+  // shards' counts.
+  int64_t version() const;
 
   // Views: share storage with *this.
   Tensor view(const SymShape& shape) const;  // needs compatible strides; one dim may be -1

@@ -1,9 +1,11 @@
 // Everything a Tessera user needs: #include <tessera/tessera.hpp>.
 #pragma once
 
+#include "tessera/autograd.hpp"
 #include "tessera/config.hpp"
 #include "tessera/device_mesh.hpp"
 #include "tessera/dist.hpp"
+#include "tessera/dist_functional.hpp"
 #include "tessera/dtensor.hpp"
 #include "tessera/dtensor_ops.hpp"
 #include "tessera/dtype.hpp"
@@ -12,6 +14,7 @@
 #include "tessera/generator.hpp"
 #include "tessera/local.hpp"
 #include "tessera/observe.hpp"
+#include "tessera/optim.hpp"
 #include "tessera/ops.hpp"
 #include "tessera/placement.hpp"
 #include "tessera/plugins.hpp"

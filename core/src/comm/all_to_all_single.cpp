@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "autograd/record.hpp"
 #include "comm/call.hpp"
 #include "comm/mailbox.hpp"
 #include "comm/run_collective.hpp"
@@ -79,6 +80,8 @@ void learn_remote_splits(const comm::CallContext& context, const std::vector<int
 
 void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<SymInt>& output_splits,
                        const std::vector<SymInt>& input_splits, const ProcessGroup& group) {
+  autograd::check_inplace(output, "dist::all_to_all_single",
+                          "use ts::dist::functional::all_to_all_single, which returns a new tensor");
   const observe::CollectiveCall call;
   const char* op = "all_to_all_single";
   if (in_per_rank_region()) throw Error("all_to_all_single: cannot be issued inside run_per_rank");

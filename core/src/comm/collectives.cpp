@@ -2,6 +2,7 @@
 // out as the collective's input buffer, run the schedule, write the outputs back in place.
 #include <fmt/format.h>
 
+#include "autograd/record.hpp"
 #include "comm/call.hpp"
 #include "comm/mailbox.hpp"
 #include "comm/run_collective.hpp"
@@ -145,6 +146,8 @@ comm::Fingerprint rooted(int root) { return {{}, {}, root}; }
 }  // namespace
 
 void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
+  autograd::check_inplace(tensor, "dist::all_reduce",
+                          "use ts::dist::functional::all_reduce, which returns a new tensor");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("all_reduce", tensor, group, reducing(op));
   for (const Fibre& members : covered.fibres) {
@@ -160,6 +163,8 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
 }
 
 void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
+  autograd::check_inplace(tensor, "dist::broadcast",
+                          "use ts::dist::functional::broadcast, which returns a new tensor");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("broadcast", tensor, group, rooted(src));
   for (const Fibre& members : covered.fibres) {
@@ -174,6 +179,9 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
 }
 
 void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
+  autograd::check_inplace(tensor, "dist::reduce",
+                          "use ts::dist::functional::all_reduce, which returns a new tensor on every rank "
+                          "(there is no functional reduce)");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("reduce", tensor, group, reducing(op, dst));
   for (const Fibre& members : covered.fibres) {
@@ -190,6 +198,9 @@ void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
 }
 
 void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const ProcessGroup& group) {
+  for (const Tensor& output : outputs)
+    autograd::check_inplace(output, "dist::all_gather",
+                            "use ts::dist::functional::all_gather_tensor, which returns a new tensor");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("all_gather", tensor, group);
   for (const Fibre& members : covered.fibres) {
@@ -206,6 +217,8 @@ void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const Proces
 }
 
 void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGroup& group) {
+  autograd::check_inplace(output, "dist::all_gather_into_tensor",
+                          "use ts::dist::functional::all_gather_tensor, which returns a new tensor");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("all_gather_into_tensor", input, group);
   for (const Fibre& members : covered.fibres) {
@@ -228,6 +241,8 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
 }
 
 void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op, const ProcessGroup& group) {
+  autograd::check_inplace(output, "dist::reduce_scatter",
+                          "use ts::dist::functional::reduce_scatter_tensor, which returns a new tensor");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("reduce_scatter", output, group, reducing(op));
   for (const Fibre& members : covered.fibres) {
@@ -253,6 +268,8 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
 }
 
 void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, const ProcessGroup& group) {
+  autograd::check_inplace(output, "dist::reduce_scatter_tensor",
+                          "use ts::dist::functional::reduce_scatter_tensor, which returns a new tensor");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("reduce_scatter_tensor", input, group, reducing(op));
   for (const Fibre& members : covered.fibres) {
@@ -274,6 +291,9 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, con
 }
 
 void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, const ProcessGroup& group) {
+  for (const Tensor& output : outputs)
+    autograd::check_inplace(output, "dist::all_to_all",
+                            "use ts::dist::functional::all_to_all_single, which returns a new tensor");
   const observe::CollectiveCall call;
   if (inputs.empty()) throw Error("all_to_all: the input list is empty");
   const comm::Call covered = fibres_for("all_to_all", inputs.front(), group);
@@ -301,6 +321,9 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
 }
 
 void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const ProcessGroup& group) {
+  autograd::check_inplace(output, "dist::scatter",
+                          "scatter into a tensor that does not require grad (scatter is not differentiable; "
+                          "ts::dist::functional::broadcast and all_to_all_single are)");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("scatter", output, group, rooted(src));
   for (const Fibre& members : covered.fibres) {
@@ -335,6 +358,10 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
 }
 
 void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const ProcessGroup& group) {
+  for (const Tensor& output : outputs)
+    autograd::check_inplace(output, "dist::gather",
+                            "gather into tensors that do not require grad (gather is not differentiable; "
+                            "ts::dist::functional::all_gather_tensor is)");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("gather", tensor, group, rooted(dst));
   for (const Fibre& members : covered.fibres) {
@@ -382,6 +409,9 @@ void send(const Tensor& tensor, const SymInt& dst) {
 }
 
 void recv(Tensor& tensor, const SymInt& src) {
+  autograd::check_inplace(tensor, "dist::recv",
+                          "receive into a tensor that does not require grad (point-to-point messages are not "
+                          "differentiable)");
   if (in_per_rank_region()) throw Error("recv: cannot be issued inside run_per_rank or any per-rank function");
   require_local("recv", tensor, "the tensor");
   for (const auto& [rank, shard] : tensor.shards()) {

@@ -27,8 +27,9 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
                               first_rank, first_shard.dim(), rank, shard.dim()));
   for (const auto& [rank, shard] : shards_)
     if (shard.requires_grad())
-      throw Error(fmt::format("local tensor: the shard for rank {} requires grad; shards must not (set requires_grad "
-                              "on the local tensor's own level instead)",
+      throw Error(fmt::format("local tensor: the shard for rank {} requires grad; shards must not: set requires_grad "
+                              "on the local tensor itself (lt.set_requires_grad(true)), or build it from detached "
+                              "shards (shard.detach())",
                               rank));
 
   ranks_ = shards_.ranks();

@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "autograd/meta.hpp"
 #include "tessera/rank_map.hpp"
 #include "tessera/sym_int.hpp"
 #include "tessera/tensor.hpp"
@@ -23,12 +24,15 @@ class LocalTensorImpl {
   const SymShape& shape() const { return shape_; }
   // The common shape, or nullopt when shards differ in some dim.
   const std::optional<Shape>& uniform_sizes() const { return uniform_sizes_; }
+  // The local tensor's autograd state: it requires grad as a whole, never its shards.
+  const autograd::AutogradSlot& autograd() const { return autograd_; }
 
  private:
   RankMap<Tensor> shards_;
   RankSet ranks_;
   SymShape shape_;
   std::optional<Shape> uniform_sizes_;
+  autograd::AutogradSlot autograd_;
 };
 
 }  // namespace tessera

@@ -1,6 +1,8 @@
 // Element-wise operations: promote, broadcast, run one kernel.
 #include <fmt/format.h>
 
+#include "autograd/derivatives.hpp"
+#include "autograd/record.hpp"
 #include "tensor/internal.hpp"
 #include "tensor/type_promotion.hpp"
 #include "tessera/detail/spmd.hpp"
@@ -88,37 +90,57 @@ Tensor local_with_scalar(const char* op, BinaryKind kind, const Tensor& t, const
 }  // namespace
 
 // Every public op goes through detail::spmd: per rank when an argument is local, else directly.
-#define TESSERA_BINARY(name, kind)                                                                           \
+// Comparisons give bool tensors, which carry no gradient: they are never recorded.
+#define TESSERA_BINARY(name, kind, differentiable_op)                                                        \
   Tensor name(const Tensor& a, const Tensor& b) {                                                            \
-    return detail::spmd_pure(#name, [](const Tensor& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
+    auto forward = [&] {                                                                                     \
+      return detail::spmd_pure(#name, [](const Tensor& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
+    };                                                                                                       \
+    if (!differentiable_op) return forward();                                                                \
+    return autograd::differentiable(forward, [&](const Tensor& out) { autograd::record_binary(#name, a, b, out); }, a, b); \
   }                                                                                                          \
   Tensor name(const Tensor& a, Scalar b) {                                                                   \
-    if (a.is_local() && !b.is_local()) return local_with_scalar(#name, kind, a, b, false);                   \
-    return detail::spmd_pure(#name, [](const Tensor& x, const Scalar& y) { return binary(#name, kind, x, y); }, a, b); \
+    auto forward = [&] {                                                                                     \
+      if (a.is_local() && !b.is_local()) return local_with_scalar(#name, kind, a, b, false);                 \
+      return detail::spmd_pure(#name, [](const Tensor& x, const Scalar& y) { return binary(#name, kind, x, y); }, a, b); \
+    };                                                                                                       \
+    if (!differentiable_op) return forward();                                                                \
+    return autograd::differentiable(forward, [&](const Tensor& out) {                                        \
+      autograd::record_binary_scalar(#name, a, b, false, out);                                               \
+    }, a);                                                                                                   \
   }                                                                                                          \
   Tensor name(Scalar a, const Tensor& b) {                                                                   \
-    if (b.is_local() && !a.is_local()) return local_with_scalar(#name, kind, b, a, true);                    \
-    return detail::spmd_pure(#name, [](const Scalar& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
+    auto forward = [&] {                                                                                     \
+      if (b.is_local() && !a.is_local()) return local_with_scalar(#name, kind, b, a, true);                  \
+      return detail::spmd_pure(#name, [](const Scalar& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
+    };                                                                                                       \
+    if (!differentiable_op) return forward();                                                                \
+    return autograd::differentiable(forward, [&](const Tensor& out) {                                        \
+      autograd::record_binary_scalar(#name, b, a, true, out);                                                \
+    }, b);                                                                                                   \
   }
 
-TESSERA_BINARY(add, BinaryKind::Arithmetic)
-TESSERA_BINARY(sub, BinaryKind::Arithmetic)
-TESSERA_BINARY(mul, BinaryKind::Arithmetic)
-TESSERA_BINARY(div, BinaryKind::TrueDivision)
-TESSERA_BINARY(pow, BinaryKind::Arithmetic)
-TESSERA_BINARY(maximum, BinaryKind::Arithmetic)
-TESSERA_BINARY(minimum, BinaryKind::Arithmetic)
-TESSERA_BINARY(eq, BinaryKind::Comparison)
-TESSERA_BINARY(ne, BinaryKind::Comparison)
-TESSERA_BINARY(lt, BinaryKind::Comparison)
-TESSERA_BINARY(le, BinaryKind::Comparison)
-TESSERA_BINARY(gt, BinaryKind::Comparison)
-TESSERA_BINARY(ge, BinaryKind::Comparison)
+TESSERA_BINARY(add, BinaryKind::Arithmetic, true)
+TESSERA_BINARY(sub, BinaryKind::Arithmetic, true)
+TESSERA_BINARY(mul, BinaryKind::Arithmetic, true)
+TESSERA_BINARY(div, BinaryKind::TrueDivision, true)
+TESSERA_BINARY(pow, BinaryKind::Arithmetic, true)
+TESSERA_BINARY(maximum, BinaryKind::Arithmetic, true)
+TESSERA_BINARY(minimum, BinaryKind::Arithmetic, true)
+TESSERA_BINARY(eq, BinaryKind::Comparison, false)
+TESSERA_BINARY(ne, BinaryKind::Comparison, false)
+TESSERA_BINARY(lt, BinaryKind::Comparison, false)
+TESSERA_BINARY(le, BinaryKind::Comparison, false)
+TESSERA_BINARY(gt, BinaryKind::Comparison, false)
+TESSERA_BINARY(ge, BinaryKind::Comparison, false)
 #undef TESSERA_BINARY
 
 #define TESSERA_UNARY(name, float_only)                                                                   \
   Tensor name(const Tensor& a) {                                                                          \
-    return detail::spmd_pure(#name, [](const Tensor& x) { return unary(#name, x, float_only); }, a);         \
+    auto forward = [&] {                                                                                  \
+      return detail::spmd_pure(#name, [](const Tensor& x) { return unary(#name, x, float_only); }, a);       \
+    };                                                                                                    \
+    return autograd::differentiable(forward, [&](const Tensor& out) { autograd::record_unary(#name, a, out); }, a); \
   }
 
 TESSERA_UNARY(neg, false)
@@ -131,5 +153,11 @@ TESSERA_UNARY(gelu, true)
 TESSERA_UNARY(tanh, true)
 TESSERA_UNARY(sigmoid, true)
 #undef TESSERA_UNARY
+
+namespace detail {
+Tensor gelu_grad(const Tensor& a) {
+  return spmd_pure("gelu_grad", [](const Tensor& x) { return unary("gelu_grad", x, true); }, a);
+}
+}  // namespace detail
 
 }  // namespace tessera

@@ -40,4 +40,7 @@ bool exchange_storage(const Tensor& dst, const Tensor& src);
 template <class T>
 std::vector<T> read_values(const TensorImpl& t, const char* op = "reading values");
 
+// d gelu(x)/dx element-wise (gelu's backward).
+Tensor gelu_grad(const Tensor& a);
+
 }  // namespace tessera::detail

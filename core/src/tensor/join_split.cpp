@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include "tensor/checked_arith.hpp"
+#include "autograd/derivatives.hpp"
+#include "autograd/record.hpp"
 #include "tensor/internal.hpp"
 #include "tensor/type_promotion.hpp"
 #include "tessera/detail/spmd.hpp"
@@ -108,19 +110,31 @@ std::vector<Tensor> dense_chunk(const Tensor& a, int64_t chunks, int64_t dim) {
 }  // namespace
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  return detail::spmd("cat", [dim](const std::vector<Tensor>& ts) { return dense_cat(ts, dim); }, tensors);
+  return autograd::differentiable(
+      [&] { return detail::spmd("cat", [dim](const std::vector<Tensor>& ts) { return dense_cat(ts, dim); }, tensors); },
+      [&](const Tensor& out) { autograd::record_cat(tensors, dim, out); }, tensors);
 }
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
-  return detail::spmd("stack", [dim](const std::vector<Tensor>& ts) { return dense_stack(ts, dim); }, tensors);
+  return autograd::differentiable(
+      [&] {
+        return detail::spmd("stack", [dim](const std::vector<Tensor>& ts) { return dense_stack(ts, dim); }, tensors);
+      },
+      [&](const Tensor& out) { autograd::record_stack(tensors, dim, out); }, tensors);
 }
 std::vector<Tensor> split(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim) {
-  return detail::spmd("split", [&](const Tensor& x) { return dense_split(x, sizes, dim); }, a);
+  return autograd::differentiable(
+      [&] { return detail::spmd("split", [&](const Tensor& x) { return dense_split(x, sizes, dim); }, a); },
+      [&](const std::vector<Tensor>& out) { autograd::record_split("SplitWithSizesBackward", a, dim, out); }, a);
 }
 std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
-  return detail::spmd("split", [&](const Tensor& x) { return dense_split(x, split_size, dim); }, a);
+  return autograd::differentiable(
+      [&] { return detail::spmd("split", [&](const Tensor& x) { return dense_split(x, split_size, dim); }, a); },
+      [&](const std::vector<Tensor>& out) { autograd::record_split("SplitBackward", a, dim, out); }, a);
 }
 std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
-  return detail::spmd("chunk", [&](const Tensor& x) { return dense_chunk(x, chunks, dim); }, a);
+  return autograd::differentiable(
+      [&] { return detail::spmd("chunk", [&](const Tensor& x) { return dense_chunk(x, chunks, dim); }, a); },
+      [&](const std::vector<Tensor>& out) { autograd::record_split("SplitBackward", a, dim, out); }, a);
 }
 
 }  // namespace tessera

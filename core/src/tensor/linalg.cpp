@@ -1,6 +1,8 @@
 // Matrix products: mm and bmm kernels; matmul maps torch.matmul's rules onto them.
 #include <fmt/format.h>
 
+#include "autograd/derivatives.hpp"
+#include "autograd/record.hpp"
 #include "tensor/internal.hpp"
 #include "tensor/type_promotion.hpp"
 #include "tessera/detail/spmd.hpp"
@@ -101,8 +103,16 @@ Tensor dense_matmul(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-Tensor mm(const Tensor& a, const Tensor& b) { return detail::spmd_pure("mm", dense_mm, a, b); }
-Tensor bmm(const Tensor& a, const Tensor& b) { return detail::spmd_pure("bmm", dense_bmm, a, b); }
-Tensor matmul(const Tensor& a, const Tensor& b) { return detail::spmd_pure("matmul", dense_matmul, a, b); }
+namespace {
+template <class Dense>
+Tensor product_op(const char* op, Dense dense, const Tensor& a, const Tensor& b) {
+  return autograd::differentiable([&] { return detail::spmd_pure(op, dense, a, b); },
+                                  [&](const Tensor& out) { autograd::record_matmul(op, a, b, out); }, a, b);
+}
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) { return product_op("mm", dense_mm, a, b); }
+Tensor bmm(const Tensor& a, const Tensor& b) { return product_op("bmm", dense_bmm, a, b); }
+Tensor matmul(const Tensor& a, const Tensor& b) { return product_op("matmul", dense_matmul, a, b); }
 
 }  // namespace tessera

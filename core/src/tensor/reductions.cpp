@@ -1,6 +1,8 @@
 // Reductions: view the input as [kept dims..., reduced dims...] and run one kernel.
 #include <fmt/format.h>
 
+#include "autograd/derivatives.hpp"
+#include "autograd/record.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
@@ -48,6 +50,13 @@ Tensor reduce(const char* op, const Tensor& a, const std::vector<int64_t>& dims,
   return detail::spmd_pure(op, [&](const Tensor& x) { return reduce_dense(op, x, dims, keepdim, rule); }, a);
 }
 
+// The reductions with a gradient (sum, mean, prod, max, min).
+Tensor differentiable_reduce(const char* op, const Tensor& a, const std::vector<int64_t>& dims, bool keepdim,
+                             OutDType rule) {
+  return autograd::differentiable([&] { return reduce(op, a, dims, keepdim, rule); },
+                                  [&](const Tensor& out) { autograd::record_reduction(op, a, dims, keepdim, out); }, a);
+}
+
 void require_floating(const char* op, const Tensor& a) {
   if (!a.defined()) impl_of(a, op);
   if (!is_floating(a.dtype()))
@@ -61,20 +70,20 @@ Tensor as_bool(const Tensor& a) { return a.to(kBool); }
 }  // namespace
 
 Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
-  return reduce("sum", a, dims, keepdim, OutDType::Int64ForIntegral);
+  return differentiable_reduce("sum", a, dims, keepdim, OutDType::Int64ForIntegral);
 }
 Tensor prod(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
-  return reduce("prod", a, dims, keepdim, OutDType::Int64ForIntegral);
+  return differentiable_reduce("prod", a, dims, keepdim, OutDType::Int64ForIntegral);
 }
 Tensor mean(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
   require_floating("mean", a);
-  return reduce("mean", a, dims, keepdim, OutDType::Same);
+  return differentiable_reduce("mean", a, dims, keepdim, OutDType::Same);
 }
 Tensor max(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
-  return reduce("max", a, dims, keepdim, OutDType::Same);
+  return differentiable_reduce("max", a, dims, keepdim, OutDType::Same);
 }
 Tensor min(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
-  return reduce("min", a, dims, keepdim, OutDType::Same);
+  return differentiable_reduce("min", a, dims, keepdim, OutDType::Same);
 }
 Tensor all(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
   return reduce("all", as_bool(a), dims, keepdim, OutDType::Bool);

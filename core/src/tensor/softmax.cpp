@@ -1,6 +1,8 @@
 // softmax / log_softmax: move the dim last, run the row kernel, move it back.
 #include <fmt/format.h>
 
+#include "autograd/derivatives.hpp"
+#include "autograd/record.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
@@ -26,10 +28,16 @@ Tensor row_op(const char* op, const Tensor& a, int64_t dim) {
 }  // namespace
 
 Tensor softmax(const Tensor& a, int64_t dim) {
-  return detail::spmd_pure("softmax", [dim](const Tensor& x) { return row_op("softmax", x, dim); }, a);
+  return autograd::differentiable(
+      [&] { return detail::spmd_pure("softmax", [dim](const Tensor& x) { return row_op("softmax", x, dim); }, a); },
+      [&](const Tensor& out) { autograd::record_softmax(false, a, dim, out); }, a);
 }
 Tensor log_softmax(const Tensor& a, int64_t dim) {
-  return detail::spmd_pure("log_softmax", [dim](const Tensor& x) { return row_op("log_softmax", x, dim); }, a);
+  return autograd::differentiable(
+      [&] {
+        return detail::spmd_pure("log_softmax", [dim](const Tensor& x) { return row_op("log_softmax", x, dim); }, a);
+      },
+      [&](const Tensor& out) { autograd::record_softmax(true, a, dim, out); }, a);
 }
 
 }  // namespace tessera

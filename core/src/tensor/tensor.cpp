@@ -4,6 +4,8 @@
 #include "tensor/remote_ranks.hpp"
 #include "plugin/registry.hpp"
 #include "ranks/local_tensor_impl.hpp"
+#include "autograd/derivatives.hpp"
+#include "autograd/record.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
@@ -83,6 +85,8 @@ bool exchange_storage(const Tensor& dst, const Tensor& src) {
     return false;
   // Swapping the bytes (and who owns them) between the two Storages leaves any other Storage that
   // shared dst's old bytes as it was: shared replicas stay unaffected.
+  d.storage()->version.fetch_add(1, std::memory_order_relaxed);
+  s.storage()->version.fetch_add(1, std::memory_order_relaxed);
   std::swap(d.storage()->data, s.storage()->data);
   std::swap(d.storage()->shared, s.storage()->shared);
   return true;
@@ -188,40 +192,45 @@ Tensor Tensor::shard(int rank) const {
 
 const RankMap<Tensor>& Tensor::shards() const { return checked_local("shards").shards(); }
 
-bool Tensor::requires_grad() const {
-  if (local_) return false;
-  return checked().requires_grad();
-}
-
-Tensor& Tensor::set_requires_grad(bool requires_grad) {
-  if (local_) throw Error("set_requires_grad: not supported on a local tensor (there is no autograd yet)");
-  impl_of(*this, "set_requires_grad").set_requires_grad(requires_grad);
-  return *this;
-}
-
 Tensor Tensor::contiguous() const {
-  if (local_) return detail::spmd("contiguous", [](const Tensor& s) { return s.contiguous(); }, *this);
-  return is_contiguous() ? *this : clone();
+  auto forward = [&] {
+    if (local_) return detail::spmd("contiguous", [](const Tensor& s) { return s.contiguous(); }, *this);
+    return is_contiguous() ? *this : clone();
+  };
+  // A tensor that is already contiguous is returned as it is (record() leaves it alone).
+  return autograd::differentiable(forward, [&](const Tensor& out) { autograd::record_identity("CloneBackward", *this, out); },
+                                  *this);
 }
 
 Tensor Tensor::clone() const {
-  if (local_) return detail::spmd_pure("clone", [](const Tensor& s) { return s.clone(); }, *this);
-  const TensorImpl& self = impl_of(*this, "clone");
-  Tensor out = detail::empty_like_on(self, self.sizes(), self.dtype());
-  dispatch::call_kernel("copy", self.dtype(), {dispatch::operand(self)}, {dispatch::operand(*out.impl())});
-  return out;
+  auto forward = [&] {
+    if (local_) return detail::spmd_pure("clone", [](const Tensor& s) { return s.clone(); }, *this);
+    const TensorImpl& self = impl_of(*this, "clone");
+    Tensor out = detail::empty_like_on(self, self.sizes(), self.dtype());
+    dispatch::call_kernel("copy", self.dtype(), {dispatch::operand(self)}, {dispatch::operand(*out.impl())});
+    return out;
+  };
+  return autograd::differentiable(forward, [&](const Tensor& out) { autograd::record_identity("CloneBackward", *this, out); },
+                                  *this);
 }
 
 Tensor Tensor::to(DType dtype) const {
-  if (local_) return detail::spmd("to", [dtype](const Tensor& s) { return s.to(dtype); }, *this);
-  const TensorImpl& self = impl_of(*this, "to");
-  if (self.dtype() == dtype) return *this;
-  Tensor out = detail::empty_like_on(self, self.sizes(), dtype);
-  dispatch::call_kernel("cast", self.dtype(), {dispatch::operand(self)}, {dispatch::operand(*out.impl())});
-  return out;
+  auto forward = [&] {
+    if (local_) return detail::spmd("to", [dtype](const Tensor& s) { return s.to(dtype); }, *this);
+    const TensorImpl& self = impl_of(*this, "to");
+    if (self.dtype() == dtype) return *this;
+    Tensor out = detail::empty_like_on(self, self.sizes(), dtype);
+    dispatch::call_kernel("cast", self.dtype(), {dispatch::operand(self)}, {dispatch::operand(*out.impl())});
+    return out;
+  };
+  // A cast to a dtype without gradients (an integer or bool) is not recorded.
+  if (!is_floating(dtype)) return forward();
+  return autograd::differentiable(forward, [&](const Tensor& out) { autograd::record_identity("ToCopyBackward", *this, out); },
+                                  *this);
 }
 
 Tensor& Tensor::copy_(const Tensor& src) {
+  autograd::check_inplace(*this, "copy_", "use the source (or a clone() of it) as a new tensor instead");
   if (!local_ && src.is_local())
     throw Error("copy_: cannot copy a local tensor into a plain tensor; reconcile() it or copy into a local tensor");
   if (local_) {
@@ -233,6 +242,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
 }
 
 Tensor& Tensor::fill_(Scalar value) {
+  autograd::check_inplace(*this, "fill_", "use full_like() for a new tensor instead");
   if (local_ || value.is_local()) {
     if (!local_) throw Error("fill_: a per-rank value can only fill a local tensor, not a plain one");
     detail::spmd("fill_", [](Tensor dst, const Scalar& v) { dst.fill_(v); }, *this, value);

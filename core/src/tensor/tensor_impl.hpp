@@ -1,9 +1,11 @@
 // What a Tensor handle points to: a strided view of one Storage on one backend.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
+#include "autograd/meta.hpp"
 #include "dispatch/backend.hpp"
 #include "tessera/tensor.hpp"
 
@@ -37,6 +39,9 @@ struct Storage {
   size_t bytes;
   // Set once the bytes are shared: owns them (the backend frees them when the last holder goes).
   std::shared_ptr<void> shared;
+  // How many writes went through any view of this rank's bytes: autograd compares it with the
+  // version a value was saved at to refuse values overwritten in place (PyTorch: _version).
+  std::atomic<int64_t> version{0};
 
   // replica_of's constructor: the same bytes, already owned by `original.shared`.
   struct SameBytes {};
@@ -64,7 +69,9 @@ class TensorImpl {
   std::shared_ptr<TensorImpl> replica() const;
   // Called before anything writes through this view: bytes shared with another Storage are copied
   // first (copy-on-write). Cheap when they are not shared.
+  // Every write counts as a new version of the bytes (see Storage::version).
   void prepare_write() const {
+    storage_->version.fetch_add(1, std::memory_order_relaxed);
     if (storage_->shared) storage_->make_private();
   }
 
@@ -78,8 +85,8 @@ class TensorImpl {
   int64_t numel() const { return numel_; }
   int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
   bool is_contiguous() const;
-  bool requires_grad() const { return requires_grad_; }
-  void set_requires_grad(bool value) const { requires_grad_ = value; }
+  // This tensor's autograd state (see autograd/meta.hpp).
+  const autograd::AutogradSlot& autograd() const { return autograd_; }
 
  private:
   std::shared_ptr<Storage> storage_;
@@ -88,7 +95,7 @@ class TensorImpl {
   std::vector<int64_t> strides_;
   int64_t offset_;
   int64_t numel_;
-  mutable bool requires_grad_ = false;  // a marker only; no autograd at this layer
+  autograd::AutogradSlot autograd_;
 };
 
 // Row-major strides for `sizes` (a shape shape_numel accepts).

@@ -1,0 +1,25 @@
+// The node at the end of every path to a leaf: adds the gradient that arrives into the leaf's
+// grad() (PyTorch: AccumulateGrad).
+#pragma once
+
+#include <memory>
+
+#include "autograd/node.hpp"
+
+namespace tessera::autograd {
+
+class AccumulateGrad final : public Node {
+ public:
+  AccumulateGrad(std::shared_ptr<AutogradMeta> leaf, InputMeta meta);
+  std::vector<Tensor> apply(std::vector<Tensor>& grads) override;
+  const InputMeta& leaf_meta() const { return leaf_input_meta_; }
+
+ private:
+  std::shared_ptr<AutogradMeta> leaf_;
+  InputMeta leaf_input_meta_;
+};
+
+// Whether `node` is a leaf's accumulator (autograd::grad captures instead of running those).
+bool is_accumulator(const Node& node);
+
+}  // namespace tessera::autograd

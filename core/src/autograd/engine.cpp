@@ -1,0 +1,124 @@
+#include "autograd/engine.hpp"
+
+#include <fmt/format.h>
+
+#include <queue>
+#include <unordered_map>
+
+#include "autograd/accumulate_grad.hpp"
+#include "tessera/autograd.hpp"
+#include "tessera/detail/spmd.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera::autograd {
+namespace {
+
+struct LaterFirst {
+  bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
+};
+
+// How many edges lead into each node reachable from the roots.
+std::unordered_map<Node*, int> count_dependencies(const std::vector<Edge>& roots) {
+  std::unordered_map<Node*, int> dependencies;
+  std::vector<Node*> stack;
+  for (const Edge& root : roots)
+    if (root.node && dependencies.emplace(root.node.get(), 0).second) stack.push_back(root.node.get());
+  while (!stack.empty()) {
+    Node* node = stack.back();
+    stack.pop_back();
+    for (const Edge& edge : node->next_edges) {
+      if (!edge.node) continue;
+      auto [it, first_visit] = dependencies.emplace(edge.node.get(), 0);
+      ++it->second;
+      if (first_visit) stack.push_back(edge.node.get());
+    }
+  }
+  return dependencies;
+}
+
+void accumulate(Tensor& slot, Tensor grad) {
+  slot = slot.defined() ? add(slot, grad) : std::move(grad);
+}
+
+void keep_retained_grads(Node& node, const std::vector<Tensor>& grads) {
+  for (size_t i = 0; i < node.retained.size() && i < grads.size(); ++i) {
+    std::shared_ptr<AutogradMeta> meta = node.retained[i].lock();
+    if (!meta || !grads[i].defined()) continue;
+    meta->grad = meta->grad.defined() ? add(meta->grad, grads[i]) : grads[i].clone();
+  }
+}
+
+}  // namespace
+
+Tensor fit_to_input(Tensor grad, const InputMeta& meta) {
+  if (grad.dtype() != meta.dtype) grad = grad.to(meta.dtype);
+  if (meta.local && !grad.is_local()) {
+    RankMap<Tensor> shards;
+    for (int rank : meta.ranks) shards.set(rank, grad);
+    grad = local_tensor(std::move(shards));
+  }
+  return grad;
+}
+
+void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& seeds, bool retain_graph,
+                  std::map<CaptureSlot, Tensor>* captures) {
+  NoGradGuard no_recording;  // backward computes gradients; it does not record how
+  std::unordered_map<Node*, int> dependencies = count_dependencies(roots);
+  std::unordered_map<Node*, std::vector<Tensor>> buffers;
+  auto buffer_of = [&](Node* node) -> std::vector<Tensor>& {
+    std::vector<Tensor>& buffer = buffers[node];
+    if (buffer.size() < node->num_outputs()) buffer.resize(node->num_outputs());
+    return buffer;
+  };
+
+  std::priority_queue<Node*, std::vector<Node*>, LaterFirst> ready;
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if (!roots[i].node) continue;
+    accumulate(buffer_of(roots[i].node.get())[roots[i].input_nr], seeds[i]);
+  }
+  for (const Edge& root : roots) {
+    if (!root.node) continue;
+    int& pending = dependencies[root.node.get()];
+    if (pending == 0) {
+      ready.push(root.node.get());
+      pending = -1;  // queued once even when several roots share the node
+    }
+  }
+
+  while (!ready.empty()) {
+    Node* node = ready.top();
+    ready.pop();
+    std::vector<Tensor> grads = std::move(buffer_of(node));
+    buffers.erase(node);
+    if (captures)
+      for (size_t i = 0; i < grads.size(); ++i)
+        if (auto it = captures->find({node, static_cast<uint32_t>(i)}); it != captures->end() && grads[i].defined())
+          accumulate(it->second, grads[i]);
+    keep_retained_grads(*node, grads);
+
+    bool any = false;
+    for (const Tensor& g : grads) any = any || g.defined();
+    std::vector<Tensor> outputs;
+    const bool skip = !any || (captures != nullptr && is_accumulator(*node));
+    if (!skip) {
+      if (node->released)
+        throw Error(fmt::format("backward: trying to go through {} a second time, but its saved values were freed "
+                                "by the first backward; pass retain_graph=true to the first backward to go "
+                                "through a graph more than once",
+                                node->name()));
+      outputs = node->apply(grads);
+      if (!retain_graph) node->release_saved();
+    }
+
+    for (size_t i = 0; i < node->next_edges.size(); ++i) {
+      const Edge& edge = node->next_edges[i];
+      if (!edge.node) continue;
+      if (i < outputs.size() && outputs[i].defined())
+        accumulate(buffer_of(edge.node.get())[edge.input_nr], fit_to_input(std::move(outputs[i]), node->input_meta[i]));
+      if (--dependencies[edge.node.get()] == 0) ready.push(edge.node.get());
+    }
+  }
+}
+
+}  // namespace tessera::autograd

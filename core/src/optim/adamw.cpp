@@ -1,0 +1,92 @@
+// AdamW: Adam with decoupled weight decay (PyTorch: torch.optim.AdamW).
+//
+// The update is PyTorch's single-tensor implementation op for op, in the same order, so that each
+// tensor intermediate is rounded to the parameter's dtype where PyTorch rounds it. The scalar
+// coefficients (bias corrections, step size) are computed in double, as PyTorch computes them in
+// Python, and cast to the parameter's dtype where they meet a tensor.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "tessera/autograd.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/factories.hpp"
+#include "tessera/ops.hpp"
+#include "tessera/optim.hpp"
+
+namespace tessera::optim {
+namespace {
+
+// PyTorch's lerp kernel: start + w*(end-start) for a small weight, else end - (end-start)*(1-w),
+// which is exact at w == 1. Its 1-w is computed in the tensor's dtype, from w cast to it.
+Tensor lerp(const Tensor& start, const Tensor& end, double weight) {
+  if (std::abs(weight) < 0.5) return start + weight * (end - start);
+  const double one_minus =
+      start.dtype() == kFloat32 ? static_cast<double>(1.0f - static_cast<float>(weight)) : 1.0 - weight;
+  return end - (end - start) * one_minus;
+}
+
+}  // namespace
+
+AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options)
+    : Optimizer(std::move(params), "AdamW"), options_(options), state_(this->params().size()) {
+  check_options();
+}
+
+AdamW::AdamW(const std::vector<DTensor>& params, AdamWOptions options)
+    : Optimizer(params, "AdamW"), options_(options), state_(this->params().size()) {
+  check_options();
+}
+
+void AdamW::check_options() const {
+  require_non_negative("lr", options_.lr);
+  require_non_negative("eps", options_.eps);
+  const double betas[] = {options_.betas.first, options_.betas.second};
+  for (int i = 0; i < 2; ++i)
+    if (!(betas[i] >= 0.0 && betas[i] < 1.0))
+      throw Error(fmt::format("AdamW: invalid beta at index {} (betas.{}): {}; expected 0 <= beta < 1", i,
+                              i == 0 ? "first" : "second", betas[i]));
+  require_non_negative("weight_decay", options_.weight_decay);
+}
+
+void AdamW::step() {
+  // The update is not part of any model's computation: nothing is recorded, and writing into
+  // parameters that require grad is allowed.
+  NoGradGuard no_grad;
+  const AdamWOptions& o = options_;
+  const auto [beta1, beta2] = o.betas;
+  const std::vector<Tensor> grads = grads_for_step();
+  for (size_t i = 0; i < params().size(); ++i) {
+    const Tensor& grad = grads[i];
+    if (!grad.defined()) continue;  // not used by the last backward: no step is counted (PyTorch)
+    Tensor param = params()[i];
+    State& s = state_[i];
+    if (!s.exp_avg.defined()) {
+      // Moments start at zero with the parameter's layout (per rank for a local parameter).
+      s.exp_avg = zeros_like(param);
+      s.exp_avg_sq = zeros_like(param);
+      if (o.amsgrad) s.max_exp_avg_sq = zeros_like(param);
+    }
+    const Tensor g = o.maximize ? -grad : grad;
+    s.step += 1;
+    // Decoupled weight decay: shrinks the parameter directly instead of adding wd*p to the gradient.
+    if (o.weight_decay != 0) param.copy_(param * (1 - o.lr * o.weight_decay));
+    s.exp_avg = lerp(s.exp_avg, g, 1 - beta1);
+    s.exp_avg_sq = s.exp_avg_sq * beta2 + (1 - beta2) * g * g;
+
+    const double step = static_cast<double>(s.step);
+    const double bias_correction1 = 1 - std::pow(beta1, step);
+    const double bias_correction2 = 1 - std::pow(beta2, step);
+    const double step_size = o.lr / bias_correction1;
+    const double bias_correction2_sqrt = std::pow(bias_correction2, 0.5);  // Python's ** 0.5
+    // amsgrad divides by the largest second moment seen so far (the raw one, before bias
+    // correction, as PyTorch's implementation does).
+    if (o.amsgrad) s.max_exp_avg_sq = maximum(s.max_exp_avg_sq, s.exp_avg_sq);
+    const Tensor& second_moment = o.amsgrad ? s.max_exp_avg_sq : s.exp_avg_sq;
+    const Tensor denom = sqrt(second_moment) / bias_correction2_sqrt + o.eps;
+    // copy_ writes the parameter's own storage, so every handle to it sees the new values.
+    param.copy_(param - step_size * s.exp_avg / denom);
+  }
+}
+
+}  // namespace tessera::optim

@@ -1,0 +1,114 @@
+// Optimizer: the parameter list every optimizer shares, its checks, and zero_grad.
+#include <fmt/format.h>
+
+#include "tessera/errors.hpp"
+#include "tessera/optim.hpp"
+
+namespace tessera::optim {
+namespace {
+
+bool same_tensor(const Tensor& a, const Tensor& b) {
+  return a.is_local() ? a.local_impl() == b.local_impl() : a.impl() == b.impl();
+}
+
+// Checked once, at construction, so that step() can assume every parameter is a float tensor.
+void check_params(const std::vector<Tensor>& params, const char* name) {
+  if (params.empty())
+    throw Error(
+        fmt::format("{}: optimizer got an empty parameter list; pass at least one tensor to optimize", name));
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor& p = params[i];
+    if (!p.defined())
+      throw Error(fmt::format(
+          "{}: parameter {} is undefined (a default-constructed Tensor); pass defined tensors", name, i));
+    if (!is_floating(p.dtype()))
+      throw Error(
+          fmt::format("{}: parameter {} has dtype {}, but only floating-point tensors (float32, float64) "
+                      "can be optimized",
+                      name, i, dtype_name(p.dtype())));
+    // A parameter listed twice would be updated twice per step (PyTorch warns; here it is an error).
+    for (size_t j = 0; j < i; ++j)
+      if (same_tensor(params[j], p))
+        throw Error(fmt::format(
+            "{}: parameter {} is the same tensor as parameter {}; list each parameter once", name, i, j));
+  }
+}
+
+// A gradient the update can use as it is: anything else would be promoted, broadcast or split
+// per rank by the tensor ops, and rounded back into the parameter without a word.
+void check_grad(const Tensor& p, const Tensor& grad, size_t i, const char* name) {
+  if (grad.dtype() != p.dtype())
+    throw Error(fmt::format("{}: parameter {} is {} but its gradient is {}; they must have the same dtype",
+                            name, i, dtype_name(p.dtype()), dtype_name(grad.dtype())));
+  if (!(grad.shape() == p.shape()))
+    throw Error(fmt::format("{}: parameter {} has shape {} but its gradient has shape {}", name, i,
+                            p.shape().to_string(), grad.shape().to_string()));
+  // Per-rank gradients cannot update one plain tensor: which rank's value would it take?
+  if (grad.is_local() && !p.is_local())
+    throw Error(
+        fmt::format("{}: parameter {} is a plain tensor but its gradient is a local tensor over ranks {} "
+                    "(one value per rank); make the parameter a local tensor, or reduce the gradient "
+                    "to one value first",
+                    name, i, grad.ranks().to_string()));
+  if (grad.is_local() && !(grad.ranks() == p.ranks()))
+    throw Error(
+        fmt::format("{}: parameter {} is a local tensor over ranks {} but its gradient is over ranks {}",
+                    name, i, p.ranks().to_string(), grad.ranks().to_string()));
+}
+
+std::vector<Tensor> locals_of(const std::vector<DTensor>& params) {
+  std::vector<Tensor> locals;
+  locals.reserve(params.size());
+  for (const DTensor& dt : params) locals.push_back(dt.to_local());
+  return locals;
+}
+
+}  // namespace
+
+Optimizer::Optimizer(std::vector<Tensor> params, const char* name)
+    : params_(std::move(params)), dtensor_params_(params_.size()), name_(name) {
+  check_params(params_, name_);
+}
+
+// A DTensor parameter is updated through its local tensor: every rank's shard is written in place,
+// so the DTensor (which holds the same local tensor) sees the new values.
+Optimizer::Optimizer(const std::vector<DTensor>& params, const char* name)
+    : params_(locals_of(params)), name_(name) {
+  check_params(params_, name_);
+  dtensor_params_.reserve(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    for (const Placement& p : params[i].placements())
+      if (p.is_partial())
+        throw Error(fmt::format("{}: parameter {} is placed {}: a pending reduction cannot be optimized (its gradient "
+                                "is Replicate where it is Partial); redistribute it to Shard or Replicate first",
+                                name_, i, placements_text(params[i].placements())));
+    dtensor_params_.push_back(std::make_shared<const DTensor>(params[i]));
+  }
+}
+
+Optimizer::~Optimizer() = default;
+
+void Optimizer::zero_grad(bool set_to_none) {
+  for (Tensor& p : params_) p.zero_grad(set_to_none);
+}
+
+// A DTensor's gradient is laid out like the DTensor (Partial aside, which the constructor refuses),
+// so its local tensor's gradient updates the parameter's shards rank by rank as it is.
+Tensor Optimizer::grad_of(size_t i) const { return params_[i].grad(); }
+
+std::vector<Tensor> Optimizer::grads_for_step() const {
+  std::vector<Tensor> grads;
+  grads.reserve(params_.size());
+  for (size_t i = 0; i < params_.size(); ++i) {
+    grads.push_back(grad_of(i));
+    if (grads.back().defined()) check_grad(params_[i], grads.back(), i, name_);
+  }
+  return grads;
+}
+
+void Optimizer::require_non_negative(const char* option, double value) const {
+  if (!(value >= 0.0))
+    throw Error(fmt::format("{}: invalid {} value {}; expected {} >= 0", name_, option, value, option));
+}
+
+}  // namespace tessera::optim
