@@ -39,6 +39,23 @@ class DTensor {
 
   std::string to_string() const;
 
+  // Autograd (SPEC.md section 12), on the local tensor's graph. A DTensor's gradient is the
+  // gradient of its global value, placed like the DTensor with Partial mesh dims as Replicate (as
+  // PyTorch's redistribute backward normalises them); ops reduce per-rank contributions in
+  // backward where their sharding needs it (see core/src/dtensor/grad_layout.hpp).
+  bool requires_grad() const { return local_.requires_grad(); }
+  DTensor& set_requires_grad(bool requires_grad);
+  DTensor& requires_grad_(bool requires_grad = true) { return set_requires_grad(requires_grad); }
+  bool has_grad() const { return local_.grad().defined(); }
+  DTensor grad() const;  // an Error when backward has not reached this DTensor
+  DTensor& zero_grad(bool set_to_none = true);
+  // A gradient is needed unless the DTensor has exactly one element; it is redistributed to the
+  // gradient layout first.
+  void backward(const std::optional<DTensor>& gradient = std::nullopt, bool retain_graph = false) const;
+  bool is_leaf() const { return local_.is_leaf(); }
+  std::string grad_fn_name() const { return local_.grad_fn_name(); }
+  DTensor detach() const;
+
  private:
   Tensor local_;
   DeviceMesh mesh_;

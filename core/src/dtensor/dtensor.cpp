@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "dtensor/grad_layout.hpp"
 #include "dtensor/layout.hpp"
 #include "dtensor/mesh_device.hpp"
 #include "dtensor/redistribute.hpp"
 #include "tensor/tensor_impl.hpp"
+#include "tessera/autograd.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
@@ -61,7 +63,7 @@ int64_t DTensor::size(int64_t d) const {
 Tensor DTensor::full_tensor() const { return redistribute(Placements(placements_.size(), Replicate())).to_local(); }
 
 DTensor DTensor::redistribute(const Placements& placements) const {
-  return DTensor(dtensor::redistribute_local(*this, placements, false), mesh_, placements, global_shape_);
+  return DTensor(dtensor::differentiable_redistribute(*this, placements, false), mesh_, placements, global_shape_);
 }
 
 DTensor DTensor::redistribute(const DeviceMesh& mesh, const Placements& placements) const {
@@ -72,13 +74,57 @@ DTensor DTensor::redistribute(const DeviceMesh& mesh, const Placements& placemen
   return redistribute(placements);
 }
 
+DTensor& DTensor::set_requires_grad(bool requires_grad) {
+  local_.set_requires_grad(requires_grad);
+  return *this;
+}
+
+DTensor DTensor::grad() const {
+  const Tensor g = local_.grad();
+  if (!g.defined())
+    throw Error(fmt::format("grad: this DTensor ({}) has no gradient yet; run backward() on something computed from "
+                            "it after set_requires_grad(true) (has_grad() tells)",
+                            placements_text(placements_)));
+  return DTensor(g, mesh_, dtensor::grad_placements(placements_), global_shape_);
+}
+
+DTensor& DTensor::zero_grad(bool set_to_none) {
+  local_.zero_grad(set_to_none);
+  return *this;
+}
+
+void DTensor::backward(const std::optional<DTensor>& gradient, bool retain_graph) const {
+  if (!gradient) {
+    int64_t numel = 1;
+    for (int64_t s : global_shape_) numel *= s;
+    if (numel != 1)
+      throw Error(fmt::format("backward: a gradient can be created implicitly only for a DTensor of one element; this "
+                              "one has shape {}: pass a gradient DTensor of that shape",
+                              shape_text(global_shape_)));
+    local_.backward(Tensor(), retain_graph);
+    return;
+  }
+  if (gradient->shape() != global_shape_ || !(gradient->device_mesh() == mesh_))
+    throw Error(fmt::format("backward: the gradient is {} on {}, but the DTensor is {} on {}",
+                            shape_text(gradient->shape()), gradient->device_mesh().to_string(), shape_text(global_shape_),
+                            mesh_.to_string()));
+  Tensor seed;
+  {
+    NoGradGuard off;
+    seed = dtensor::redistribute_local(*gradient, dtensor::grad_placements(placements_), false);
+  }
+  local_.backward(seed, retain_graph);
+}
+
+DTensor DTensor::detach() const { return DTensor(local_.detach(), mesh_, placements_, global_shape_); }
+
 std::string DTensor::to_string() const {
   return fmt::format("DTensor(shape={}, placements={}, mesh={}, dtype={})", shape_text(global_shape_),
                      placements_text(placements_), mesh_.to_string(), dtype_name(dtype()));
 }
 
-DTensor distribute_tensor(const Tensor& given, const DeviceMesh& mesh, Placements placements) {
-  if (!given.defined()) throw Error("distribute_tensor: the tensor is undefined");
+namespace {
+DTensor distribute_untracked(const Tensor& given, const DeviceMesh& mesh, const Placements& placements) {
   const Tensor tensor = dtensor::on_mesh_device(given, mesh);
   for (const Placement& p : placements)
     if (p.is_partial())
@@ -135,6 +181,18 @@ DTensor distribute_tensor(const Tensor& given, const DeviceMesh& mesh, Placement
     }
   }
   return DTensor(local_tensor(RankMap<Tensor>(std::move(shards))), mesh, bound, tensor.sizes());
+}
+}  // namespace
+
+DTensor distribute_tensor(const Tensor& given, const DeviceMesh& mesh, Placements placements) {
+  if (!given.defined()) throw Error("distribute_tensor: the tensor is undefined");
+  DTensor out = [&] {
+    NoGradGuard off;
+    return distribute_untracked(given, mesh, placements);
+  }();
+  // As in PyTorch, the result is a new leaf that requires grad when the tensor did.
+  if (given.requires_grad()) out.set_requires_grad(true);
+  return out;
 }
 
 DTensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements, std::optional<Shape> shape) {

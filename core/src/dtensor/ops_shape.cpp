@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "autograd/derivatives.hpp"
+#include "autograd/record.hpp"
 #include "dtensor/layout.hpp"
 #include "dtensor/ops_common.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -210,7 +212,11 @@ DTensor reshaped(const char* op, const DTensor& a, const Shape& requested, bool 
       local[static_cast<size_t>(m.out_dim)] = shard.size(d) * m.in_tail / m.out_tail;  // <= the output dim: fits
     shards.emplace_back(rank, is_view ? shard.view(local) : shard.reshape(local));
   }
-  return DTensor(local_tensor(RankMap<Tensor>(std::move(shards))), a.device_mesh(), plan.output, shape);
+  Tensor out = local_tensor(RankMap<Tensor>(std::move(shards)));
+  // The shards were reshaped one by one; the local tensor's graph records the reshape as a whole.
+  if (autograd::any_requires_grad(input.to_local()))
+    autograd::record_reshape(is_view ? "ViewBackward" : "ReshapeBackward", input.to_local(), out);
+  return DTensor(out, a.device_mesh(), plan.output, shape);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dtensor/grad_layout.hpp"
 #include "dtensor/redistribute.hpp"
 #include "observe/comm_events.hpp"
 #include "log/log.hpp"
@@ -82,15 +83,16 @@ Prepared prepare(const char* op, const std::vector<DTensor>& inputs, const Strat
   for (size_t k = 0; k < inputs.size(); ++k) {
     const DTensor& t = inputs[k];
     if (wanted[k] == t.placements()) {
-      prepared.inputs.push_back(t);
+      prepared.inputs.push_back(reduced_in_backward(t, output));
       continue;
     }
     observe::logger().info("implicit communication: {} redistributes input {} from {} to {}", op, k,
                            placements_text(t.placements()), placements_text(wanted[k]));
     observe::report_implicit(op, static_cast<int64_t>(k), placements_text(t.placements()), placements_text(wanted[k]));
     const CommLabel caused_by("", op);
-    prepared.inputs.emplace_back(redistribute_local(t, wanted[k], /*allow_partial_targets=*/true), t.device_mesh(),
-                                 wanted[k], t.shape());
+    const DTensor moved(differentiable_redistribute(t, wanted[k], /*allow_partial_targets=*/true), t.device_mesh(),
+                        wanted[k], t.shape());
+    prepared.inputs.push_back(reduced_in_backward(moved, output));
   }
   return prepared;
 }

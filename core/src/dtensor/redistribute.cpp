@@ -16,12 +16,17 @@
 #include "tessera/ops.hpp"
 
 namespace tessera::dtensor {
-namespace {
 
-// The label counters and traces show for communication along mesh dim i.
 std::string mesh_dim_label(const DeviceMesh& mesh, size_t i) {
   return mesh.dim_names().empty() ? fmt::format("dim {}", i) : mesh.dim_names()[i];
 }
+
+void all_reduce_along(Tensor& local, const DeviceMesh& mesh, size_t i, ReduceOp op) {
+  const CommLabel along(mesh_dim_label(mesh, i));
+  dist::all_reduce(local, op, mesh.group(static_cast<int64_t>(i)));
+}
+
+namespace {
 
 // Options for a new buffer beside `t`: its dtype on its backend (never the default backend, or
 // a DTensor on any other backend would mix backends mid-redistribution).

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
+#include "tessera/dist.hpp"
 #include "tessera/dtensor.hpp"
 
 namespace tessera::dtensor {
@@ -19,6 +21,12 @@ Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_
 // arrival). `current` holds the placements already applied on the mesh dims before i.
 Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placements& current,
                      size_t i, const Placement& target);
+
+// The label counters and traces show for communication along mesh dim i.
+std::string mesh_dim_label(const DeviceMesh& mesh, size_t i);
+
+// All-reduces `local` in place over mesh dim i, labelled with the mesh dim for counters and traces.
+void all_reduce_along(Tensor& local, const DeviceMesh& mesh, size_t i, ReduceOp op);
 
 // Per-rank map over a DTensor's local tensor with each rank's mesh coordinate.
 Tensor map_ranks(const Tensor& local, const DeviceMesh& mesh,

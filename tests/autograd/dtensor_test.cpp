@@ -1,0 +1,145 @@
+// DTensor autograd: gradients carry placements, every sharding rule's backward stays sharded,
+// and the collectives of a backward are the ones Megatron / data parallelism need. Expected
+// gradients come from the MLP written out by hand (mlp_oracle.hpp).
+#include <doctest/doctest.h>
+
+#include <tessera/tessera.hpp>
+
+#include "mlp_oracle.hpp"
+
+namespace ts = tessera;
+
+namespace {
+
+ts::Tensor dense(const std::vector<double>& v, ts::Shape shape) { return ts::from_values(v, shape, ts::kFloat64); }
+
+void check_near(const ts::Tensor& t, const std::vector<double>& expected) {
+  const std::vector<double> got = t.to_vector<double>();
+  REQUIRE(got.size() == expected.size());
+  for (size_t i = 0; i < got.size(); ++i) CHECK_MESSAGE(got[i] == doctest::Approx(expected[i]).epsilon(1e-10), "index " << i);
+}
+
+// The global value of a DTensor (its full_tensor, whose shards are all equal).
+ts::Tensor global(const ts::DTensor& t) {
+  ts::NoGradGuard off;
+  return t.full_tensor().reconcile();
+}
+
+// A local tensor holding `t` on every rank of `mesh`.
+ts::Tensor on_every_rank(const ts::Tensor& t, const ts::DeviceMesh& mesh) {
+  ts::RankMap<ts::Tensor> shards;
+  for (int r : mesh.ranks()) shards.set(r, t.clone());
+  return ts::local_tensor(std::move(shards));
+}
+
+}  // namespace
+
+TEST_CASE("Megatron TP MLP on a 1-d mesh: one all_reduce forward, one backward; gradients stay sharded") {
+  const oracle::Mlp m = oracle::make_mlp(5, 6, 8, 3);
+  const oracle::MlpGrads expected = oracle::mlp_grads(m);
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4}, {"tp"});
+  // The activation enters replicated and requires grad (it comes from an earlier layer).
+  ts::Tensor x_local = on_every_rank(dense(m.x, {m.n, m.d}), mesh).set_requires_grad(true);
+  const ts::DTensor x = ts::from_local(x_local, mesh, {ts::Replicate()});
+  ts::DTensor w1 = ts::distribute_tensor(dense(m.w1, {m.d, m.k}), mesh, {ts::Shard(1)}).set_requires_grad(true);
+  ts::DTensor w2 = ts::distribute_tensor(dense(m.w2, {m.k, m.o}), mesh, {ts::Shard(0)}).set_requires_grad(true);
+  const ts::DTensor c = ts::distribute_tensor(dense(m.c, {m.n, m.o}), mesh, {ts::Replicate()});
+
+  ts::DTensor loss = [&] {
+    ts::CommCounter forward;
+    const ts::DTensor partial = ts::matmul(ts::relu(ts::matmul(x, w1)), w2);
+    CHECK(partial.placements()[0].is_partial());
+    const ts::DTensor y = partial.redistribute({ts::Replicate()});
+    ts::DTensor l = ts::sum(ts::mul(y, c));
+    CHECK(forward.calls("all_reduce") == 1);
+    CHECK(forward.calls() == 1);
+    return l;
+  }();
+  CHECK(loss.to_local().shard(0).item<double>() == doctest::Approx(expected.loss).epsilon(1e-12));
+
+  ts::CommCounter backward;
+  loss.backward();
+  CHECK(backward.calls("all_reduce") == 1);  // Megatron's f: the input gradient of the column-parallel layer
+  CHECK(backward.calls() == 1);
+  CHECK(w1.grad().placements() == ts::Placements{ts::Shard(1)});
+  CHECK(w2.grad().placements() == ts::Placements{ts::Shard(0)});
+  check_near(global(w1.grad()), expected.dw1);
+  check_near(global(w2.grad()), expected.dw2);
+  for (int r = 0; r < 4; ++r) check_near(x_local.grad().shard(r), expected.dx);
+}
+
+TEST_CASE("data parallel on 3 ranks (uneven rows): Replicate weights get Replicate gradients, one all_reduce each") {
+  const oracle::Mlp m = oracle::make_mlp(7, 4, 5, 2);
+  const oracle::MlpGrads expected = oracle::mlp_grads(m);
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
+  const ts::DTensor x = ts::distribute_tensor(dense(m.x, {m.n, m.d}), mesh, {ts::Shard(0)});
+  const ts::DTensor c = ts::distribute_tensor(dense(m.c, {m.n, m.o}), mesh, {ts::Shard(0)});
+  ts::DTensor w1 = ts::distribute_tensor(dense(m.w1, {m.d, m.k}), mesh, {ts::Replicate()}).set_requires_grad(true);
+  ts::DTensor w2 = ts::distribute_tensor(dense(m.w2, {m.k, m.o}), mesh, {ts::Replicate()}).set_requires_grad(true);
+  const ts::DTensor loss = ts::sum(ts::mul(ts::matmul(ts::relu(ts::matmul(x, w1)), w2), c));
+  CHECK(loss.placements()[0].is_partial());
+  CHECK(global(loss).item<double>() == doctest::Approx(expected.loss).epsilon(1e-12));
+  ts::CommCounter backward;
+  loss.backward();
+  CHECK(backward.calls("all_reduce") == 2);
+  CHECK(backward.calls() == 2);
+  CHECK(w1.grad().placements() == ts::Placements{ts::Replicate()});
+  check_near(global(w1.grad()), expected.dw1);
+  check_near(global(w2.grad()), expected.dw2);
+  // Every rank holds the whole reduced gradient.
+  for (int r = 0; r < 3; ++r) check_near(w1.grad().to_local().shard(r), expected.dw1);
+}
+
+TEST_CASE("DP x TP on a (2, 4) mesh: gradients match the hand-written MLP; backward reduces only over dp") {
+  const oracle::Mlp m = oracle::make_mlp(6, 5, 8, 3);
+  const oracle::MlpGrads expected = oracle::mlp_grads(m);
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 4}, {"dp", "tp"});
+  const ts::DTensor x = ts::distribute_tensor(dense(m.x, {m.n, m.d}), mesh, {ts::Shard(0), ts::Replicate()});
+  const ts::DTensor c = ts::distribute_tensor(dense(m.c, {m.n, m.o}), mesh, {ts::Shard(0), ts::Replicate()});
+  ts::DTensor w1 =
+      ts::distribute_tensor(dense(m.w1, {m.d, m.k}), mesh, {ts::Replicate(), ts::Shard(1)}).set_requires_grad(true);
+  ts::DTensor w2 =
+      ts::distribute_tensor(dense(m.w2, {m.k, m.o}), mesh, {ts::Replicate(), ts::Shard(0)}).set_requires_grad(true);
+  const ts::DTensor y = ts::matmul(ts::relu(ts::matmul(x, w1)), w2).redistribute({ts::Shard(0), ts::Replicate()});
+  const ts::DTensor loss = ts::sum(ts::mul(y, c));
+  ts::CommCounter backward;
+  loss.backward();
+  for (const ts::CommCounter::Entry& e : backward.entries()) CHECK_MESSAGE(e.mesh_dim == "dp", e.collective);
+  CHECK(backward.calls("all_reduce") == 2);  // each weight's gradient over dp, once
+  CHECK(w1.grad().placements() == ts::Placements{ts::Replicate(), ts::Shard(1)});
+  CHECK(w2.grad().placements() == ts::Placements{ts::Replicate(), ts::Shard(0)});
+  check_near(global(w1.grad()), expected.dw1);
+  check_near(global(w2.grad()), expected.dw2);
+}
+
+TEST_CASE("redistribute and full_tensor are differentiable; the gradient is placed like the DTensor") {
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
+  const std::vector<double> values = oracle::distinct(8, 5);
+  ts::DTensor x = ts::distribute_tensor(dense(values, {8}), mesh, {ts::Shard(0)}).set_requires_grad(true);
+  const std::vector<double> weights = oracle::distinct(8, 9);
+  const ts::Tensor w = dense(weights, {8});
+  // loss = sum(full(x) * w) on every rank; the global loss is the one value every rank holds.
+  ts::Tensor full = x.full_tensor();
+  CHECK(full.grad_fn_name() == "RedistributeBackward");
+  ts::CommCounter backward;
+  ts::sum(full * w).backward();
+  CHECK(backward.calls() == 0);  // Replicate -> Shard(0) backward is a local slice
+  CHECK(x.grad().placements() == ts::Placements{ts::Shard(0)});
+  check_near(global(x.grad()), weights);
+}
+
+TEST_CASE("DTensor autograd errors: no gradient yet, a non-scalar without a gradient") {
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2});
+  ts::DTensor x = ts::distribute_tensor(dense({1, 2, 3, 4}, {4}), mesh, {ts::Shard(0)}).set_requires_grad(true);
+  CHECK_FALSE(x.has_grad());
+  CHECK_THROWS_WITH_AS(x.grad(), doctest::Contains("no gradient yet"), ts::Error);
+  const ts::DTensor y = ts::mul(x, x);
+  CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("shape [4]"), ts::Error);
+  y.backward(ts::distribute_tensor(dense({1, 1, 1, 1}, {4}), mesh, {ts::Replicate()}));
+  check_near(global(x.grad()), {2, 4, 6, 8});
+  // distribute_tensor keeps requires_grad, as a new leaf.
+  const ts::Tensor t = dense({1, 2}, {2}).set_requires_grad(true);
+  const ts::DTensor d = ts::distribute_tensor(t, mesh, {ts::Replicate()});
+  CHECK(d.requires_grad());
+  CHECK(d.is_leaf());
+}
