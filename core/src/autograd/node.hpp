@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -60,20 +60,21 @@ class Node {
   uint64_t sequence_nr_;  // creation order on this thread: later nodes run first in backward
 };
 
-// A node whose backward is a function (the usual case: one per op, see the formulas/ files).
+// A node whose backward is a function object (the usual case: one per op, see the *_derivatives
+// files); node and function share one allocation.
+template <class Backward>
 class FunctionNode final : public Node {
  public:
-  using Backward = std::function<std::vector<Tensor>(std::vector<Tensor>& grads)>;
   FunctionNode(const char* name, size_t num_outputs, Backward backward)
       : Node(name, num_outputs), backward_(std::move(backward)) {}
-  std::vector<Tensor> apply(std::vector<Tensor>& grads) override { return backward_(grads); }
+  std::vector<Tensor> apply(std::vector<Tensor>& grads) override { return (*backward_)(grads); }
   void release_saved() override {
-    backward_ = nullptr;
+    backward_.reset();
     released = true;
   }
 
  private:
-  Backward backward_;
+  std::optional<Backward> backward_;
 };
 
 // The edge along which a gradient for `t` travels: to its grad_fn, to the accumulator of a leaf

@@ -74,7 +74,7 @@ const char* interned_name(const char* op) {
 
 void record_binary(const char* op, const Tensor& a, const Tensor& b, const Tensor& out) {
   const bool need_a = requires_grad(a), need_b = requires_grad(b);
-  const SymShape shape_a = a.shape(), shape_b = b.shape();
+  const std::optional<SymShape> shape_a = broadcast_from(a, out), shape_b = broadcast_from(b, out);
   const char* name = interned_name(op);
   // Values are saved only for the formulas that read them.
   const bool reads_inputs = !is(op, "add") && !is(op, "sub");
@@ -112,7 +112,7 @@ void record_binary(const char* op, const Tensor& a, const Tensor& b, const Tenso
 
 void record_binary_scalar(const char* op, const Tensor& t, const Scalar& s, bool scalar_first, const Tensor& out) {
   const char* name = interned_name(op);
-  const SymShape shape = t.shape();
+  const std::optional<SymShape> shape = broadcast_from(t, out);
   const bool reads_input = is(op, "maximum") || is(op, "minimum") || is(op, "pow") || (is(op, "div") && scalar_first);
   const SavedTensor saved_t = reads_input ? SavedTensor(t, false) : SavedTensor();
   const SavedTensor saved_out = is(op, "pow") && scalar_first ? SavedTensor(out, true) : SavedTensor();

@@ -37,12 +37,14 @@ bool any_requires_grad(const std::vector<Tensor>& tensors) {
   return false;
 }
 
-void record(const char* name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-            FunctionNode::Backward backward) {
+bool returns_an_input(std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
   for (const Tensor& out : outputs)
     for (const Tensor& in : inputs)
-      if (same_tensor(out, in)) return;
-  auto node = std::make_shared<FunctionNode>(name, outputs.size(), std::move(backward));
+      if (same_tensor(out, in)) return true;
+  return false;
+}
+
+void connect(const std::shared_ptr<Node>& node, std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
   node->next_edges.reserve(inputs.size());
   node->input_meta.reserve(inputs.size());
   for (const Tensor& in : inputs) {
@@ -55,6 +57,15 @@ void record(const char* name, const std::vector<Tensor>& inputs, const std::vect
     meta.grad_fn = node;
     meta.output_nr = static_cast<uint32_t>(i);
   }
+}
+
+std::optional<SymShape> broadcast_from(const Tensor& input, const Tensor& out) {
+  if (!input.is_local() && !out.is_local()) {
+    if (input.sizes() == out.sizes()) return std::nullopt;
+  } else if (input.shape() == out.shape()) {
+    return std::nullopt;
+  }
+  return input.shape();
 }
 
 Tensor sum_to(const Tensor& grad, const SymShape& shape) {

@@ -9,6 +9,10 @@
 #pragma once
 
 #include <initializer_list>
+#include <memory>
+#include <optional>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 #include "autograd/meta.hpp"
@@ -40,14 +44,47 @@ auto differentiable(Forward&& forward, RecordOutput&& record_output, const Input
   return out;
 }
 
-// Makes a node running `backward` the grad_fn of `outputs`, with an edge to each input (`backward`
-// returns one gradient per input, in order). An output that is one of the inputs (an op that
-// returned its argument, like to() of the same dtype) is left as it is.
-void record(const char* name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-            FunctionNode::Backward backward);
+// Whether an output is one of the inputs (an op that returned its argument, like to() of the same
+// dtype): such an output is left as it is, with no node.
+bool returns_an_input(std::span<const Tensor> inputs, std::span<const Tensor> outputs);
+// Makes `node` the grad_fn of `outputs`, with an edge to each input.
+void connect(const std::shared_ptr<Node>& node, std::span<const Tensor> inputs, std::span<const Tensor> outputs);
 
+template <class Backward>
+void record_node(const char* name, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                 Backward&& backward) {
+  if (returns_an_input(inputs, outputs)) return;
+  connect(std::make_shared<FunctionNode<std::decay_t<Backward>>>(name, outputs.size(), std::forward<Backward>(backward)),
+          inputs, outputs);
+}
+
+// Makes a node running `backward` the grad_fn of `outputs`, with an edge to each input: `backward`
+// takes the outputs' gradients (std::vector<Tensor>&) and returns one gradient per input, in order.
+template <class Backward>
+void record(const char* name, std::initializer_list<Tensor> inputs, std::initializer_list<Tensor> outputs,
+            Backward&& backward) {
+  record_node(name, std::span(inputs.begin(), inputs.size()), std::span(outputs.begin(), outputs.size()),
+              std::forward<Backward>(backward));
+}
+template <class Backward>
+void record(const char* name, const std::vector<Tensor>& inputs, std::initializer_list<Tensor> outputs,
+            Backward&& backward) {
+  record_node(name, inputs, std::span(outputs.begin(), outputs.size()), std::forward<Backward>(backward));
+}
+template <class Backward>
+void record(const char* name, std::initializer_list<Tensor> inputs, const std::vector<Tensor>& outputs,
+            Backward&& backward) {
+  record_node(name, std::span(inputs.begin(), inputs.size()), outputs, std::forward<Backward>(backward));
+}
+
+// The shape to sum an input's gradient back to when the op broadcast it (its shape differs from
+// the output's); nullopt when it did not, which is the common case and costs nothing to keep.
+std::optional<SymShape> broadcast_from(const Tensor& input, const Tensor& out);
 // Sums `grad` down to `shape` (undoing broadcasting); per rank for a local gradient or shape.
 Tensor sum_to(const Tensor& grad, const SymShape& shape);
+inline Tensor sum_to(const Tensor& grad, const std::optional<SymShape>& shape) {
+  return shape ? sum_to(grad, *shape) : grad;
+}
 
 // An in-place write to a tensor that requires grad cannot be differentiated: an Error naming
 // `op` and the out-of-place way, unless grad mode is off (as in an optimizer step).
