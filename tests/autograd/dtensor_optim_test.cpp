@@ -7,6 +7,7 @@
 
 #include <tessera/tessera.hpp>
 
+#include "dp_tp_mlp.hpp"
 #include "mlp_oracle.hpp"
 
 namespace ts = tessera;
@@ -29,14 +30,12 @@ TEST_CASE("AdamW over DTensor parameters on a (2, 2) mesh: one step equals the d
   const oracle::Mlp m = oracle::make_mlp(4, 3, 6, 2);
   const oracle::MlpGrads grads = oracle::mlp_grads(m);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2}, {"dp", "tp"});
-  const ts::DTensor x = ts::distribute_tensor(dense(m.x, {m.n, m.d}), mesh, {ts::Shard(0), ts::Replicate()});
-  const ts::DTensor c = ts::distribute_tensor(dense(m.c, {m.n, m.o}), mesh, {ts::Shard(0), ts::Replicate()});
-  ts::DTensor w1 =
-      ts::distribute_tensor(dense(m.w1, {m.d, m.k}), mesh, {ts::Replicate(), ts::Shard(1)}).set_requires_grad(true);
-  ts::DTensor w2 =
-      ts::distribute_tensor(dense(m.w2, {m.k, m.o}), mesh, {ts::Replicate(), ts::Shard(0)}).set_requires_grad(true);
+  const oracle::DpTpMlp mlp = oracle::distribute_dp_tp(m, mesh);
+  const ts::DTensor& w1 = mlp.w1;
+  const ts::DTensor& w2 = mlp.w2;
   ts::optim::AdamW opt({w1, w2}, {.lr = 1e-2, .weight_decay = 0.1});
-  const ts::DTensor loss = ts::sum(ts::mul(ts::matmul(ts::relu(ts::matmul(x, w1)), w2), c));
+  // The tp partial sums stay pending here: the loss is reduced over both mesh dims.
+  const ts::DTensor loss = ts::sum(ts::mul(ts::matmul(ts::relu(ts::matmul(mlp.x, w1)), w2), mlp.c));
   loss.backward();
   opt.step();
   CHECK(w1.placements() == ts::Placements{ts::Replicate(), ts::Shard(1)});

@@ -5,6 +5,7 @@
 
 #include <tessera/tessera.hpp>
 
+#include "dp_tp_mlp.hpp"
 #include "mlp_oracle.hpp"
 
 namespace ts = tessera;
@@ -94,14 +95,10 @@ TEST_CASE("DP x TP on a (2, 4) mesh: gradients match the hand-written MLP; backw
   const oracle::Mlp m = oracle::make_mlp(6, 5, 8, 3);
   const oracle::MlpGrads expected = oracle::mlp_grads(m);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 4}, {"dp", "tp"});
-  const ts::DTensor x = ts::distribute_tensor(dense(m.x, {m.n, m.d}), mesh, {ts::Shard(0), ts::Replicate()});
-  const ts::DTensor c = ts::distribute_tensor(dense(m.c, {m.n, m.o}), mesh, {ts::Shard(0), ts::Replicate()});
-  ts::DTensor w1 =
-      ts::distribute_tensor(dense(m.w1, {m.d, m.k}), mesh, {ts::Replicate(), ts::Shard(1)}).set_requires_grad(true);
-  ts::DTensor w2 =
-      ts::distribute_tensor(dense(m.w2, {m.k, m.o}), mesh, {ts::Replicate(), ts::Shard(0)}).set_requires_grad(true);
-  const ts::DTensor y = ts::matmul(ts::relu(ts::matmul(x, w1)), w2).redistribute({ts::Shard(0), ts::Replicate()});
-  const ts::DTensor loss = ts::sum(ts::mul(y, c));
+  const oracle::DpTpMlp mlp = oracle::distribute_dp_tp(m, mesh);
+  const ts::DTensor& w1 = mlp.w1;
+  const ts::DTensor& w2 = mlp.w2;
+  const ts::DTensor loss = mlp.loss();
   ts::CommCounter backward;
   loss.backward();
   for (const ts::CommCounter::Entry& e : backward.entries()) CHECK_MESSAGE(e.mesh_dim == "dp", e.collective);

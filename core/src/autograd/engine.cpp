@@ -27,7 +27,7 @@ std::unordered_map<Node*, int> count_dependencies(const std::vector<Edge>& roots
   while (!stack.empty()) {
     Node* node = stack.back();
     stack.pop_back();
-    for (const Edge& edge : node->next_edges) {
+    for (const auto& [edge, meta] : node->next_edges) {
       if (!edge.node) continue;
       auto [it, first_visit] = dependencies.emplace(edge.node.get(), 0);
       ++it->second;
@@ -112,10 +112,10 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& see
     }
 
     for (size_t i = 0; i < node->next_edges.size(); ++i) {
-      const Edge& edge = node->next_edges[i];
+      const auto& [edge, meta] = node->next_edges[i];
       if (!edge.node) continue;
       if (i < outputs.size() && outputs[i].defined())
-        accumulate(buffer_of(edge.node.get())[edge.input_nr], fit_to_input(std::move(outputs[i]), node->input_meta[i]));
+        accumulate(buffer_of(edge.node.get())[edge.input_nr], fit_to_input(std::move(outputs[i]), meta));
       if (--dependencies[edge.node.get()] == 0) ready.push(edge.node.get());
     }
   }

@@ -48,8 +48,12 @@ class Node {
   uint64_t sequence_nr() const { return sequence_nr_; }
   size_t num_outputs() const { return num_outputs_; }
 
-  std::vector<Edge> next_edges;
-  std::vector<InputMeta> input_meta;  // one per next edge
+  // Per input: where its gradient goes, and what that gradient must look like.
+  struct NextEdge {
+    Edge edge;
+    InputMeta meta;
+  };
+  std::vector<NextEdge> next_edges;
   // Non-leaf outputs that keep their gradient (retain_grad), by output number.
   std::vector<std::weak_ptr<AutogradMeta>> retained;
   bool released = false;  // release_saved ran: a second backward through here is an error

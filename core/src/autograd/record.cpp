@@ -46,11 +46,10 @@ bool returns_an_input(std::span<const Tensor> inputs, std::span<const Tensor> ou
 
 void connect(const std::shared_ptr<Node>& node, std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
   node->next_edges.reserve(inputs.size());
-  node->input_meta.reserve(inputs.size());
   for (const Tensor& in : inputs) {
     Edge edge = gradient_edge(in);
-    node->input_meta.push_back(edge.node ? input_meta_of(in) : InputMeta{});
-    node->next_edges.push_back(std::move(edge));
+    InputMeta meta = edge.node ? input_meta_of(in) : InputMeta{};
+    node->next_edges.push_back({std::move(edge), std::move(meta)});
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     AutogradMeta& meta = *ensure_meta(outputs[i]);
