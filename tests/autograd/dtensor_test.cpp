@@ -69,7 +69,7 @@ TEST_CASE("Megatron TP MLP on a 1-d mesh: one all_reduce forward, one backward; 
   for (int r = 0; r < 4; ++r) check_near(x_local.grad().shard(r), expected.dx);
 }
 
-TEST_CASE("data parallel on 3 ranks (uneven rows): Replicate weights get Replicate gradients, one all_reduce each") {
+TEST_CASE("data parallel on 3 ranks (uneven rows): Replicate weights get Partial gradients, reduced once when used") {
   const oracle::Mlp m = oracle::make_mlp(7, 4, 5, 2);
   const oracle::MlpGrads expected = oracle::mlp_grads(m);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
@@ -80,18 +80,54 @@ TEST_CASE("data parallel on 3 ranks (uneven rows): Replicate weights get Replica
   const ts::DTensor loss = ts::sum(ts::mul(ts::matmul(ts::relu(ts::matmul(x, w1)), w2), c));
   CHECK(loss.placements()[0].is_partial());
   CHECK(global(loss).item<double>() == doctest::Approx(expected.loss).epsilon(1e-12));
-  ts::CommCounter backward;
-  loss.backward();
-  CHECK(backward.calls("all_reduce") == 2);
-  CHECK(backward.calls() == 2);
-  CHECK(w1.grad().placements() == ts::Placements{ts::Replicate()});
+  {
+    ts::CommCounter backward;
+    loss.backward();
+    CHECK(backward.calls() == 0);  // the contributions stay pending, as in PyTorch
+  }
+  REQUIRE(w1.has_grad());
+  CHECK(w1.grad().placements() == ts::Placements{ts::Partial()});
+  // The ranks' contributions (from their own rows of x) add up to the whole gradient.
+  std::vector<double> summed(expected.dw1.size(), 0.0);
+  for (int r = 0; r < 3; ++r) {
+    const std::vector<double> part = w1.grad().to_local().shard(r).to_vector<double>();
+    for (size_t i = 0; i < part.size(); ++i) summed[i] += part[i];
+  }
+  check_near(dense(summed, {m.d, m.k}), expected.dw1);
   check_near(global(w1.grad()), expected.dw1);
   check_near(global(w2.grad()), expected.dw2);
-  // Every rank holds the whole reduced gradient.
-  for (int r = 0; r < 3; ++r) check_near(w1.grad().to_local().shard(r), expected.dw1);
+  // An optimizer step reduces each pending gradient once, then updates every replica alike.
+  ts::optim::SGD sgd({w1, w2}, {.lr = 0.5});
+  ts::CommCounter step;
+  sgd.step();
+  CHECK(step.calls("all_reduce") == 2);
+  std::vector<double> w1_expected = m.w1;
+  for (size_t i = 0; i < w1_expected.size(); ++i) w1_expected[i] -= 0.5 * expected.dw1[i];
+  for (int r = 0; r < 3; ++r) check_near(w1.to_local().shard(r), w1_expected);
 }
 
-TEST_CASE("DP x TP on a (2, 4) mesh: gradients match the hand-written MLP; backward reduces only over dp") {
+TEST_CASE("a Replicate weight read by two sharded ops: one pending gradient, reduced once") {
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2});
+  const std::vector<double> xv = oracle::distinct(8, 3), wv = oracle::distinct(2, 4);
+  const ts::DTensor x = ts::distribute_tensor(dense(xv, {4, 2}), mesh, {ts::Shard(0)});
+  ts::DTensor w = ts::distribute_tensor(dense(wv, {2}), mesh, {ts::Replicate()}).set_requires_grad(true);
+  // loss = sum(x * w) + sum(x * x * w): dL/dw_j = sum_i (x_ij + x_ij^2).
+  const ts::DTensor loss = ts::add(ts::sum(ts::mul(x, w)), ts::sum(ts::mul(ts::mul(x, x), w)));
+  loss.backward();
+  CHECK(w.grad().placements() == ts::Placements{ts::Partial()});
+  std::vector<double> expected(2, 0.0);
+  for (size_t i = 0; i < xv.size(); ++i) expected[i % 2] += xv[i] + xv[i] * xv[i];
+  ts::CommCounter use;
+  check_near(global(w.grad()), expected);
+  CHECK(use.calls("all_reduce") == 1);
+  // autograd::grad returns the reduced gradient on every rank, and leaves grad() alone.
+  const ts::DTensor again = ts::add(ts::sum(ts::mul(x, w)), ts::sum(ts::mul(ts::mul(x, x), w)));
+  const ts::Tensor captured = ts::autograd::grad({again.to_local()}, {w.to_local()})[0];
+  for (int r = 0; r < 2; ++r) check_near(captured.shard(r), expected);
+  CHECK(w.grad().placements() == ts::Placements{ts::Partial()});
+}
+
+TEST_CASE("DP x TP on a (2, 4) mesh: gradients match the hand-written MLP, pending over dp, sharded over tp") {
   const oracle::Mlp m = oracle::make_mlp(6, 5, 8, 3);
   const oracle::MlpGrads expected = oracle::mlp_grads(m);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 4}, {"dp", "tp"});
@@ -101,10 +137,14 @@ TEST_CASE("DP x TP on a (2, 4) mesh: gradients match the hand-written MLP; backw
   const ts::DTensor loss = mlp.loss();
   ts::CommCounter backward;
   loss.backward();
-  for (const ts::CommCounter::Entry& e : backward.entries()) CHECK_MESSAGE(e.mesh_dim == "dp", e.collective);
-  CHECK(backward.calls("all_reduce") == 2);  // each weight's gradient over dp, once
-  CHECK(w1.grad().placements() == ts::Placements{ts::Replicate(), ts::Shard(1)});
-  CHECK(w2.grad().placements() == ts::Placements{ts::Replicate(), ts::Shard(0)});
+  CHECK(backward.calls() == 0);  // the weights' dp contributions stay pending
+  CHECK(w1.grad().placements() == ts::Placements{ts::Partial(), ts::Shard(1)});
+  CHECK(w2.grad().placements() == ts::Placements{ts::Partial(), ts::Shard(0)});
+  ts::CommCounter use;
+  ts::NoGradGuard off;
+  const ts::DTensor reduced = w1.grad().redistribute({ts::Replicate(), ts::Shard(1)});
+  for (const ts::CommCounter::Entry& e : use.entries()) CHECK_MESSAGE(e.mesh_dim == "dp", e.collective);
+  CHECK(use.calls("all_reduce") == 1);
   check_near(global(w1.grad()), expected.dw1);
   check_near(global(w2.grad()), expected.dw2);
 }

@@ -46,8 +46,12 @@ class DTensor {
   bool requires_grad() const { return local_.requires_grad(); }
   DTensor& set_requires_grad(bool requires_grad);
   DTensor& requires_grad_(bool requires_grad = true) { return set_requires_grad(requires_grad); }
-  bool has_grad() const { return local_.grad().defined(); }
-  DTensor grad() const;  // an Error when backward has not reached this DTensor
+  bool has_grad() const;
+  // An Error when backward has not reached this DTensor. The gradient of a Replicate parameter
+  // read by ops whose outputs are sharded over a mesh dim comes back Partial over it (as in
+  // PyTorch): the ranks' contributions are reduced when used (redistribute, full_tensor, an
+  // optimizer step), once, however many ops read the parameter.
+  DTensor grad() const;
   DTensor& zero_grad(bool set_to_none = true);
   // A gradient is needed unless the DTensor has exactly one element; it is redistributed to the
   // gradient layout first.

@@ -14,6 +14,20 @@
 namespace tessera::autograd {
 namespace {
 
+thread_local bool capturing = false;
+
+// Sets `capturing` for one backward, restoring it after (a backward may run inside another's node).
+class CapturingScope {
+ public:
+  explicit CapturingScope(bool value) : previous_(capturing) { capturing = value; }
+  ~CapturingScope() { capturing = previous_; }
+  CapturingScope(const CapturingScope&) = delete;
+  CapturingScope& operator=(const CapturingScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
 struct LaterFirst {
   bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
 };
@@ -51,6 +65,8 @@ void keep_retained_grads(Node& node, const std::vector<Tensor>& grads) {
 
 }  // namespace
 
+bool capturing_gradients() { return capturing; }
+
 Tensor fit_to_input(Tensor grad, const InputMeta& meta) {
   if (grad.dtype() != meta.dtype) grad = grad.to(meta.dtype);
   if (meta.local && !grad.is_local()) {
@@ -64,6 +80,7 @@ Tensor fit_to_input(Tensor grad, const InputMeta& meta) {
 void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& seeds, bool retain_graph,
                   std::map<CaptureSlot, Tensor>* captures) {
   NoGradGuard no_recording;  // backward computes gradients; it does not record how
+  const CapturingScope scope(captures != nullptr);
   std::unordered_map<Node*, int> dependencies = count_dependencies(roots);
   std::unordered_map<Node*, std::vector<Tensor>> buffers;
   auto buffer_of = [&](Node* node) -> std::vector<Tensor>& {

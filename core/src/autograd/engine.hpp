@@ -24,6 +24,10 @@ struct CaptureSlot {
 void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& seeds, bool retain_graph,
                   std::map<CaptureSlot, Tensor>* captures = nullptr);
 
+// Whether the backward running on this thread captures gradients (autograd::grad) rather than
+// accumulating them: nodes that would keep a gradient pending hand it on instead.
+bool capturing_gradients();
+
 // A gradient made to fit the input it is for: its dtype, and spread over the ranks of a local
 // input when it is plain.
 Tensor fit_to_input(Tensor grad, const InputMeta& meta);

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "tessera/tensor.hpp"
 
@@ -19,6 +21,17 @@ struct AutogradMeta {
   uint32_t output_nr = 0;         // which of grad_fn's outputs this tensor is
   // The node that accumulates into `grad`, while a graph holds it (made on first use).
   std::weak_ptr<Node> grad_accumulator;
+
+  // The local tensor of a DTensor leaf (distribute_tensor, DTensor::set_requires_grad): gradient
+  // contributions that are per-rank partial sums over some mesh dims may stay pending there, as
+  // PyTorch leaves a Replicate parameter's gradient Partial until it is used.
+  bool dtensor_leaf = false;
+  struct PendingGrad {
+    // What the ranks' values still have to be reduced over: (mesh dim, by mean rather than sum).
+    std::vector<std::pair<int64_t, bool>> reductions;
+    Tensor value;  // this rank's contribution, laid out like `grad`
+  };
+  std::vector<PendingGrad> pending_grads;
 };
 
 // Where a TensorImpl or LocalTensorImpl keeps its AutogradMeta. Empty until autograd needs it. A

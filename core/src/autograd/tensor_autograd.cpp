@@ -106,13 +106,15 @@ Tensor& Tensor::set_grad(const Tensor& grad) {
 
 Tensor& Tensor::zero_grad(bool set_to_none) {
   AutogradMeta* meta = meta_of(defined_or_throw(*this, "zero_grad"));
-  if (meta == nullptr || !meta->grad.defined()) return *this;
+  if (meta == nullptr) return *this;
   if (set_to_none) {
     meta->grad = Tensor();
-  } else {
-    NoGradGuard off;
-    meta->grad.fill_(0);
+    meta->pending_grads.clear();
+    return *this;
   }
+  NoGradGuard off;
+  if (meta->grad.defined()) meta->grad.fill_(0);
+  for (AutogradMeta::PendingGrad& pending : meta->pending_grads) pending.value.fill_(0);
   return *this;
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "autograd/meta.hpp"
 #include "dtensor/grad_layout.hpp"
 #include "dtensor/layout.hpp"
 #include "dtensor/mesh_device.hpp"
@@ -14,6 +15,7 @@
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
+#include "tessera/ops.hpp"
 #include "tessera/observe.hpp"
 #include "world/world.hpp"
 
@@ -76,16 +78,45 @@ DTensor DTensor::redistribute(const DeviceMesh& mesh, const Placements& placemen
 
 DTensor& DTensor::set_requires_grad(bool requires_grad) {
   local_.set_requires_grad(requires_grad);
+  if (requires_grad) autograd::ensure_meta(local_)->dtensor_leaf = true;
   return *this;
 }
 
+namespace {
+// The placements of a gradient laid out `layout` whose ranks' values are still to be reduced.
+Placements pending_placements(Placements layout, const autograd::AutogradMeta::PendingGrad& pending) {
+  for (const auto& [mesh_dim, average] : pending.reductions)
+    layout[static_cast<size_t>(mesh_dim)] = Partial(average ? "avg" : "sum");
+  return layout;
+}
+}  // namespace
+
+bool DTensor::has_grad() const {
+  const autograd::AutogradMeta* meta = autograd::meta_of(local_);
+  return meta != nullptr && (meta->grad.defined() || !meta->pending_grads.empty());
+}
+
 DTensor DTensor::grad() const {
-  const Tensor g = local_.grad();
-  if (!g.defined())
+  autograd::AutogradMeta* meta = autograd::meta_of(local_);
+  if (meta == nullptr || (!meta->grad.defined() && meta->pending_grads.empty()))
     throw Error(fmt::format("grad: this DTensor ({}) has no gradient yet; run backward() on something computed from "
                             "it after set_requires_grad(true) (has_grad() tells)",
                             placements_text(placements_)));
-  return DTensor(g, mesh_, dtensor::grad_placements(placements_), global_shape_);
+  const Placements layout = dtensor::grad_placements(placements_);
+  if (!meta->grad.defined() && meta->pending_grads.size() == 1) {
+    const auto& pending = meta->pending_grads.front();
+    return DTensor(pending.value, mesh_, pending_placements(layout, pending), global_shape_);
+  }
+  // Contributions pending over different mesh dims (or beside reduced ones) cannot be shown as one
+  // Partial: they are reduced into the gradient now, once.
+  NoGradGuard off;
+  for (const auto& pending : meta->pending_grads) {
+    const DTensor partial(pending.value, mesh_, pending_placements(layout, pending), global_shape_);
+    const Tensor reduced = dtensor::redistribute_local(partial, layout, false);
+    meta->grad = meta->grad.defined() ? meta->grad + reduced : reduced;
+  }
+  meta->pending_grads.clear();
+  return DTensor(meta->grad, mesh_, layout, global_shape_);
 }
 
 DTensor& DTensor::zero_grad(bool set_to_none) {

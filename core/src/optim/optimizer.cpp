@@ -1,6 +1,7 @@
 // Optimizer: the parameter list every optimizer shares, its checks, and zero_grad.
 #include <fmt/format.h>
 
+#include "tessera/autograd.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/optim.hpp"
 
@@ -92,9 +93,21 @@ void Optimizer::zero_grad(bool set_to_none) {
   for (Tensor& p : params_) p.zero_grad(set_to_none);
 }
 
-// A DTensor's gradient is laid out like the DTensor (Partial aside, which the constructor refuses),
-// so its local tensor's gradient updates the parameter's shards rank by rank as it is.
-Tensor Optimizer::grad_of(size_t i) const { return params_[i].grad(); }
+// A DTensor parameter's gradient is laid out like the parameter, except where per-rank
+// contributions are still pending (Partial): those are reduced first, as PyTorch's optimizers do
+// when a Partial gradient meets a Replicate parameter. Then each rank's gradient shard updates
+// its parameter shard.
+Tensor Optimizer::grad_of(size_t i) const {
+  const DTensor* dtensor = dtensor_params_[i].get();
+  if (dtensor == nullptr) return params_[i].grad();
+  if (!dtensor->has_grad()) return Tensor();
+  DTensor grad = dtensor->grad();
+  if (grad.placements() != dtensor->placements()) {
+    NoGradGuard off;
+    grad = grad.redistribute(dtensor->placements());
+  }
+  return grad.to_local();
+}
 
 std::vector<Tensor> Optimizer::grads_for_step() const {
   std::vector<Tensor> grads;
