@@ -179,3 +179,10 @@ TEST_CASE("printing shows every rank in order") {
   ts::Tensor lt = ts::local_tensor({{1, ts::tensor({3.f, 4.f})}, {0, ts::tensor({1.f, 2.f})}});
   CHECK(lt.to_string() == "LocalTensor(\n  0: tensor([1., 2.])\n  1: tensor([3., 4.]))");
 }
+
+TEST_CASE("size(d) of a local tensor is the common size of dim d even when another dim differs per rank") {
+  const ts::Tensor t = ts::local_tensor({{0, ts::zeros({3, 4})}, {1, ts::zeros({5, 4})}});
+  CHECK(t.size(1) == 4);
+  CHECK(t.size(-1) == 4);
+  CHECK_THROWS_WITH_AS(t.size(0), doctest::Contains("{0: 3, 1: 5}"), ts::Error);
+}

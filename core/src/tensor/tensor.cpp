@@ -156,7 +156,15 @@ const Shape& Tensor::sizes() const {
 
 int64_t Tensor::size(int64_t d) const {
   if (dim() == 0) throw Error(fmt::format("size: cannot take dim {} of a 0-d tensor, which has no dims", d));
-  return sizes()[static_cast<size_t>(normalize_dim(d, dim(), "size"))];
+  const size_t at = static_cast<size_t>(normalize_dim(d, dim(), "size"));
+  if (!local_) return sizes()[at];
+  // A local tensor's dim has one size when every shard agrees on it, even if other dims differ.
+  const SymInt size = shape()[at];
+  if (size.is_local())
+    throw Error(fmt::format("size({}): the shards' sizes differ per rank along dim {} ({}); use sym_size({}) or "
+                            "shape() for per-rank sizes",
+                            d, at, size.to_string(), d));
+  return size.as_int();
 }
 
 const std::vector<int64_t>& Tensor::strides() const {
