@@ -41,8 +41,9 @@ class DTensor {
 
   // Autograd (SPEC.md section 12), on the local tensor's graph. A DTensor's gradient is the
   // gradient of its global value, placed like the DTensor with Partial mesh dims as Replicate (as
-  // PyTorch's redistribute backward normalises them); ops reduce per-rank contributions in
-  // backward where their sharding needs it (see core/src/dtensor/grad_layout.hpp).
+  // PyTorch's redistribute backward normalises them). Where an op's sharding leaves per-rank
+  // contributions to an input's gradient, they are reduced in backward for activations and kept
+  // pending (Partial) for DTensor leaves (see grad() and core/src/dtensor/grad_layout.hpp).
   bool requires_grad() const { return local_.requires_grad(); }
   DTensor& set_requires_grad(bool requires_grad);
   DTensor& requires_grad_(bool requires_grad = true) { return set_requires_grad(requires_grad); }

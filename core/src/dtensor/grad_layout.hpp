@@ -5,9 +5,10 @@
 // knowing about placements. Two pieces keep the invariant:
 //   - redistribution is recorded, and its backward redistributes the gradient the other way;
 //   - an op that reads a Replicate input on a mesh dim where its output is sharded or partial
-//     computes per-rank contributions to that input's gradient: they are summed over the mesh
-//     dim in backward (Megatron's "f": the all_reduce of the input gradient of a column-parallel
-//     linear layer).
+//     computes per-rank contributions to that input's gradient: for an activation they are summed
+//     over the mesh dim in backward (Megatron's "f": the all_reduce of the input gradient of a
+//     column-parallel linear layer); for a DTensor leaf (a parameter) they stay pending, shown
+//     as Partial by DTensor::grad() and reduced once when used, as in PyTorch.
 #pragma once
 
 #include "tessera/dtensor.hpp"
