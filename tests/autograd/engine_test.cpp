@@ -2,6 +2,7 @@
 // errors. Expected gradients are worked out by hand in each case.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <thread>
 
 #include <tessera/tessera.hpp>
@@ -189,4 +190,34 @@ TEST_CASE("local tensors: one graph, per-rank values, uneven shards; the gradien
   check_near(values(w.grad().shard(0)), {5});  // sum x^2 per rank
   check_near(values(w.grad().shard(1)), {50});
   check_near(values(w.grad().shard(2)), {0});
+}
+
+TEST_CASE("two threads record and run backward at once, each on its own graph (thread-local state only)") {
+  constexpr int kThreads = 4;
+  std::vector<std::vector<double>> grads(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([i, &grads] {
+      // A local tensor over 3 ranks, so that the ranks' ops also run on the rank thread pool.
+      ts::Tensor x = ts::local_tensor({{0, ts::full({64}, 1.0 + i, ts::kFloat64)},
+                                       {1, ts::full({64}, 2.0 + i, ts::kFloat64)},
+                                       {2, ts::full({64}, 3.0 + i, ts::kFloat64)}});
+      x.set_requires_grad(true);
+      for (int step = 0; step < 20; ++step) {
+        ts::NoGradGuard off;  // flips this thread's grad mode only
+        {
+          ts::AutoGradMode on(true);
+          ts::sum(ts::exp(x * 0.01) * x).backward();
+        }
+      }
+      grads[static_cast<size_t>(i)] = x.grad().shard(1).to_vector<double>();
+    });
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kThreads; ++i) {
+    // d/dx sum(exp(0.01 x) x) = exp(0.01 x) (1 + 0.01 x), accumulated over 20 backward calls.
+    const double x1 = 2.0 + i;
+    const double expected = 20 * std::exp(0.01 * x1) * (1 + 0.01 * x1);
+    REQUIRE(grads[static_cast<size_t>(i)].size() == 64);
+    for (double g : grads[static_cast<size_t>(i)]) CHECK(g == doctest::Approx(expected).epsilon(1e-12));
+  }
 }

@@ -105,6 +105,21 @@ TEST_CASE("MLP, dense float64: backward against the gradients by hand") {
   gc::check_grad(l.w1.grad(), {D, H}, twice, "dW1 after two backwards", 1e-12);
 }
 
+namespace {
+// Each rank's weight gradients (local tensors over 3 ranks) against that rank's MLP by hand.
+void check_weight_grads_per_rank(const Leaves& l, const std::vector<Grads>& expected) {
+  auto per_rank = [&](Values Grads::*field) {
+    std::vector<Values> v;
+    for (const Grads& g : expected) v.push_back(g.*field);
+    return v;
+  };
+  gc::check_local_grad(l.w1.grad(), {{D, H}, {D, H}, {D, H}}, per_rank(&Grads::w1), "dW1", 1e-12);
+  gc::check_local_grad(l.b1.grad(), {{H}, {H}, {H}}, per_rank(&Grads::b1), "db1", 1e-12);
+  gc::check_local_grad(l.w2.grad(), {{H, O}, {H, O}, {H, O}}, per_rank(&Grads::w2), "dW2", 1e-12);
+  gc::check_local_grad(l.b2.grad(), {{O}, {O}, {O}}, per_rank(&Grads::b2), "db2", 1e-12);
+}
+}  // namespace
+
 TEST_CASE("MLP, local x over 3 ranks with plain weights: each rank's contribution") {
   const std::vector<int64_t> rows = {2, 3, 1};
   const Params p = make_params(520);
@@ -128,15 +143,7 @@ TEST_CASE("MLP, local x over 3 ranks with plain weights: each rank's contributio
   for (size_t r = 0; r < rows.size(); ++r) expected.push_back(mlp_by_hand(xs[r], cs[r], rows[r], p));
   for (size_t r = 0; r < rows.size(); ++r)
     CHECK(loss.shard(static_cast<int>(r)).item<double>() == doctest::Approx(expected[r].loss).epsilon(1e-12));
-  auto per_rank = [&](Values Grads::*field) {
-    std::vector<Values> v;
-    for (const Grads& g : expected) v.push_back(g.*field);
-    return v;
-  };
-  gc::check_local_grad(l.w1.grad(), {{D, H}, {D, H}, {D, H}}, per_rank(&Grads::w1), "dW1", 1e-12);
-  gc::check_local_grad(l.b1.grad(), {{H}, {H}, {H}}, per_rank(&Grads::b1), "db1", 1e-12);
-  gc::check_local_grad(l.w2.grad(), {{H, O}, {H, O}, {H, O}}, per_rank(&Grads::w2), "dW2", 1e-12);
-  gc::check_local_grad(l.b2.grad(), {{O}, {O}, {O}}, per_rank(&Grads::b2), "db2", 1e-12);
+  check_weight_grads_per_rank(l, expected);
 }
 
 TEST_CASE("MLP, local x and local weights (different per rank) requiring grad") {
@@ -163,15 +170,7 @@ TEST_CASE("MLP, local x and local weights (different per rank) requiring grad") 
 
   std::vector<Grads> expected;
   for (size_t r = 0; r < rows.size(); ++r) expected.push_back(mlp_by_hand(xs[r], cs[r], rows[r], ps[r]));
-  auto per_rank = [&](Values Grads::*field) {
-    std::vector<Values> v;
-    for (const Grads& g : expected) v.push_back(g.*field);
-    return v;
-  };
-  gc::check_local_grad(l.w1.grad(), {{D, H}, {D, H}, {D, H}}, per_rank(&Grads::w1), "dW1", 1e-12);
-  gc::check_local_grad(l.b1.grad(), {{H}, {H}, {H}}, per_rank(&Grads::b1), "db1", 1e-12);
-  gc::check_local_grad(l.w2.grad(), {{H, O}, {H, O}, {H, O}}, per_rank(&Grads::w2), "dW2", 1e-12);
-  gc::check_local_grad(l.b2.grad(), {{O}, {O}, {O}}, per_rank(&Grads::b2), "db2", 1e-12);
+  check_weight_grads_per_rank(l, expected);
 
   // dx by hand: dz W1^T per row, with dz = (c W2^T) * (z > 0).
   std::vector<Values> dx;
