@@ -1,4 +1,4 @@
-// SPEC.md section 10's API, compiled against the *installed* package: a user program written to
+// SPEC.md sections 10 and 12's API, compiled against the *installed* package: a user program written to
 // the contract builds with find_package(Tessera) and finds every plugin with no environment
 // variable. Exits non-zero if a result is wrong.
 #include <cstdio>
@@ -35,6 +35,27 @@ int main() {
     auto off = mode.disable();
     ok = ok && ts::allclose(y, ts::relu(ts::matmul(x, w)), /*rtol=*/1e-5, /*atol=*/1e-6);
     ok = ok && dy.placements()[0].is_shard() && mesh["tp"].size() == 2 && mesh.size() == 8;
+
+    // SPEC section 12: autograd on tensors and DTensors, optimizers, differentiable collectives.
+    ts::Tensor w12 = ts::randn({8, 4}).set_requires_grad(true);
+    ts::Tensor loss = ts::sum(ts::relu(ts::matmul(x, w12)));
+    loss.backward();
+    ok = ok && w12.grad().sizes() == ts::Shape{8, 4} && loss.grad_fn_name() == "SumBackward" && w12.is_leaf();
+    {
+      ts::NoGradGuard no_grad;
+      ok = ok && !ts::matmul(x, w12).requires_grad();
+    }
+    ts::DTensor dw12 = ts::distribute_tensor(ts::ones({8, 4}), mesh, {ts::Replicate(), ts::Shard(1)}).set_requires_grad(true);
+    ts::sum(ts::matmul(dx, dw12)).backward();
+    ok = ok && dw12.grad().placements()[1].is_shard();
+    ok = ok && ts::allclose(dw12.grad().full_tensor().reconcile(), ts::matmul(x.t(), ts::ones({16, 4})), 1e-5, 1e-6);
+    ts::optim::AdamW opt({dw12}, {.lr = 1e-3, .weight_decay = 0.01});
+    opt.step();
+    opt.zero_grad();
+    ts::Tensor lt12 = ts::local_tensor({{0, ts::ones({2})}, {1, ts::full({2}, 2.0f)}}).set_requires_grad(true);
+    ts::Tensor summed = ts::dist::functional::all_reduce(lt12, ts::ReduceOp::SUM);
+    ts::sum(summed).backward();
+    ok = ok && ts::equal(lt12.grad().shard(1), ts::full({2}, 2.0f));  // both ranks' sums depend on it
     std::printf("spec contract: %s\n", ok ? "ok" : "WRONG RESULT");
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
