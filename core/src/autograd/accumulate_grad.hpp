@@ -19,6 +19,11 @@ class AccumulateGrad final : public Node {
   InputMeta leaf_input_meta_;
 };
 
+// Adds `incoming` into a kept gradient: the first one is copied (it may be another tensor's too,
+// or the caller's seed, and a kept gradient must be its owner's to modify); later ones are added
+// out of place, so a handle taken earlier keeps its values.
+void accumulate_into(Tensor& kept, const Tensor& incoming);
+
 // Whether `node` is a leaf's accumulator (autograd::grad captures instead of running those).
 bool is_accumulator(const Node& node);
 

@@ -21,8 +21,8 @@ void record_unary(const char* op, const Tensor& a, const Tensor& out);
 void record_identity(const char* name, const Tensor& a, const Tensor& out);
 
 // reduction_derivatives.cpp: "sum", "mean", "prod", "max", "min".
-void record_reduction(const char* op, const Tensor& a, const std::vector<int64_t>& dims, bool keepdim,
-                      const Tensor& out);
+// The output's own shape says where the reduced dims were, so keepdim is not needed.
+void record_reduction(const char* op, const Tensor& a, const std::vector<int64_t>& dims, const Tensor& out);
 
 // linalg_derivatives.cpp: "mm", "bmm", "matmul"; softmax and log_softmax.
 void record_matmul(const char* op, const Tensor& a, const Tensor& b, const Tensor& out);

@@ -59,7 +59,7 @@ void keep_retained_grads(Node& node, const std::vector<Tensor>& grads) {
   for (size_t i = 0; i < node.retained.size() && i < grads.size(); ++i) {
     std::shared_ptr<AutogradMeta> meta = node.retained[i].lock();
     if (!meta || !grads[i].defined()) continue;
-    meta->grad = meta->grad.defined() ? add(meta->grad, grads[i]) : grads[i].clone();
+    accumulate_into(meta->grad, grads[i]);
   }
 }
 

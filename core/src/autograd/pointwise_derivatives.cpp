@@ -1,7 +1,6 @@
 // Backward formulas of the element-wise ops. Broadcast inputs get their gradient summed back to
 // their own shape (sum_to); ties of maximum/minimum split the gradient in half, as in PyTorch.
 #include <cstring>
-#include <string>
 
 #include <fmt/format.h>
 
@@ -49,12 +48,6 @@ Tensor pow_scalar_base_grad(const Tensor& grad, double base, const Tensor& x, co
   return grad * (-negative / (1 - negative));
 }
 
-std::string backward_name(const char* op) {
-  std::string name = op;
-  name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-  return name + "Backward";
-}
-
 // Node names live as long as the nodes: one interned string per op.
 const char* interned_name(const char* op) {
   static const char* const known[][2] = {
@@ -67,7 +60,7 @@ const char* interned_name(const char* op) {
   };
   for (const auto& entry : known)
     if (is(op, entry[0])) return entry[1];
-  throw Error(fmt::format("internal: autograd has no backward for '{}' (would be {})", op, backward_name(op)));
+  throw Error(fmt::format("internal: autograd has no backward for '{}'", op));
 }
 
 }  // namespace

@@ -55,8 +55,7 @@ Tensor prod_grad(const Tensor& grad, const Tensor& a, const Tensor& out, const s
 
 }  // namespace
 
-void record_reduction(const char* op, const Tensor& a, const std::vector<int64_t>& dims, bool keepdim,
-                      const Tensor& out) {
+void record_reduction(const char* op, const Tensor& a, const std::vector<int64_t>& dims, const Tensor& out) {
   const char* name = node_name(op);
   const std::vector<bool> reduced = reduced_dims(dims, a.dim(), op);
   std::vector<int64_t> all_dims;
@@ -66,7 +65,6 @@ void record_reduction(const char* op, const Tensor& a, const std::vector<int64_t
   const bool reads_values = is(op, "prod") || is(op, "max") || is(op, "min");
   const SavedTensor saved_a = reads_values ? SavedTensor(a, false) : SavedTensor();
   const SavedTensor saved_out = reads_values ? SavedTensor(out, true) : SavedTensor();
-  (void)keepdim;  // the output's own shape says where the reduced dims were
   record(name, {a}, {out}, [=](std::vector<Tensor>& grads) -> std::vector<Tensor> {
     if (is(op, "sum") || is(op, "mean"))
       return {detail::spmd(name, [&](const Tensor& g, const SymShape& s) {

@@ -54,7 +54,7 @@ Tensor reduce(const char* op, const Tensor& a, const std::vector<int64_t>& dims,
 Tensor differentiable_reduce(const char* op, const Tensor& a, const std::vector<int64_t>& dims, bool keepdim,
                              OutDType rule) {
   return autograd::differentiable([&] { return reduce(op, a, dims, keepdim, rule); },
-                                  [&](const Tensor& out) { autograd::record_reduction(op, a, dims, keepdim, out); }, a);
+                                  [&](const Tensor& out) { autograd::record_reduction(op, a, dims, out); }, a);
 }
 
 void require_floating(const char* op, const Tensor& a) {
