@@ -1,7 +1,8 @@
-// SPEC.md sections 10 and 12's API, compiled against the *installed* package: a user program written to
+// SPEC.md sections 10, 12 and 13's API, compiled against the *installed* package: a user program written to
 // the contract builds with find_package(Tessera) and finds every plugin with no environment
 // variable. Exits non-zero if a result is wrong.
 #include <cstdio>
+#include <sstream>
 
 #include <tessera/tessera.hpp>
 namespace ts = tessera;
@@ -56,6 +57,26 @@ int main() {
     ts::Tensor summed = ts::dist::functional::all_reduce(lt12, ts::ReduceOp::SUM);
     ts::sum(summed).backward();
     ok = ok && ts::equal(lt12.grad().shard(1), ts::full({2}, 2.0f));  // both ranks' sums depend on it
+
+    // SPEC section 13: PyTorch's spellings.
+    ok = ok && mesh.get_local_rank("tp").local().at(3) == 1 && mesh.get_group("dp") == mesh.group("dp") &&
+         mesh.mesh_dim_names() == mesh.dim_names() && mesh.get_coordinate()[0].local().at(5) == 2 &&
+         mesh.size(1) == 2 && mesh.ndim() == 2 && mesh.device_type() == "cpu";
+    ts::DTensor d13 = ts::DTensor::from_local(ts::ones({4, 8}), mesh, {ts::Shard(0), ts::Replicate()});
+    ok = ok && d13.size() == ts::Shape{16, 8} && d13.numel() == 128 && d13.dim() == 2 && d13.size(0) == 16;
+    ok = ok && ts::equal(d13.sum().full_tensor().reconcile(), ts::tensor(128.f));
+    ok = ok && d13.t().size() == ts::Shape{8, 16} && d13.view({16, 2, 4}).dim() == 3 && d13.reshape({128}).numel() == 128;
+    ok = ok && d13.mean({1}).size() == ts::Shape{16} && d13.max().dtype() == ts::kFloat32 && d13.min({0}, true).dim() == 2;
+    ok = ok && d13.to(ts::kFloat64).dtype() == ts::kFloat64 && d13.device_mesh() == mesh;
+    ok = ok && ts::equal((2.f * d13 - d13).full_tensor().reconcile(), ts::ones({16, 8})) &&
+         ts::equal((1.f - d13).full_tensor().reconcile(), ts::zeros({16, 8}));
+    ok = ok && ts::zeros_like(d13).placements() == d13.placements() && ts::cat({d13, d13}, 1).size() == ts::Shape{16, 16};
+    ok = ok && ts::parse_placements("Shard(dim=0), Replicate()") == d13.placements() &&
+         ts::Shard(0).repr() == "Shard(dim=0)" && ts::Placement::parse("Partial(sum)").is_partial();
+    std::ostringstream printed;
+    printed << d13.placements() << ' ' << mesh;
+    ok = ok && printed.str() == "(Shard(dim=0), Replicate()) DeviceMesh('cpu', [[0, 1], [2, 3], [4, 5], [6, 7]], "
+                                "mesh_dim_names=('dp', 'tp'))";
     std::printf("spec contract: %s\n", ok ? "ok" : "WRONG RESULT");
     return ok ? 0 : 1;
   } catch (const std::exception& e) {

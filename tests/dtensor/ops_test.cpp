@@ -2,6 +2,8 @@
 // the unsharded tensors, implicit redistribution, and the errors.
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include <tessera/tessera.hpp>
 
 namespace ts = tessera;
@@ -187,10 +189,22 @@ TEST_CASE("mixing DTensors with plain tensors") {
     many = ts::ones({4, 3});
   }
   check_close(d * one, x * 2.f);
-  CHECK_THROWS_WITH_AS(d + many, doctest::Contains("cannot be mixed with a plain tensor of 12 elements"), ts::Error);
+  CHECK_THROWS_WITH_AS(d + many,
+                       doctest::Contains("a plain tensor of 12 elements (shape [4, 3]); distribute the tensor first"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(many - d, doctest::Contains("sub: got a DTensor and a plain tensor of 12 elements"), ts::Error);
   ts::set_implicit_replication(true);
   check_close(d + many, x + 1.f);
   ts::set_implicit_replication(false);
+  {
+    const ts::ImplicitReplication on;  // PyTorch: with implicit_replication():
+    check_close(many * d, x);
+    // The setting is this thread's: another thread (another program's world) does not see it.
+    bool other_thread_sees = true;
+    std::thread([&] { other_thread_sees = ts::implicit_replication(); }).join();
+    CHECK_FALSE(other_thread_sees);
+  }
+  CHECK_FALSE(ts::implicit_replication());
 }
 
 TEST_CASE("op errors name the op and the inputs") {

@@ -175,7 +175,7 @@ TEST_CASE("to_string and equality") {
   CHECK_FALSE(ts::init_device_mesh("cpu", {2, 2}) == ts::init_device_mesh("cpu", {4}));
   CHECK_FALSE(ts::init_device_mesh("cpu", {2, 2}) == ts::init_device_mesh("cpu", {2, 2}, {"a", "b"}));
   CHECK_FALSE(ts::init_device_mesh("cpu", {2, 2}) == ts::DeviceMesh("cpu", {2, 2}, {}, {{3, 2, 1, 0}}));
-  CHECK_FALSE(ts::init_device_mesh("cpu", {2}) == ts::init_device_mesh("cuda", {2}));
+  CHECK_FALSE(ts::init_device_mesh("cpu", {2}) == ts::DeviceMesh("cuda", {2}));
 }
 
 TEST_CASE("topology: the default for the world, or one given") {

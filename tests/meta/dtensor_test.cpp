@@ -181,9 +181,9 @@ TEST_CASE("a cpu tensor distributed over a meta mesh keeps only its shapes") {
   const ts::DTensor stays =
       ts::distribute_tensor(plain({6}, "meta"), ts::init_device_mesh("cpu", {3}), {ts::Shard(0)});
   CHECK(stays.to_local().shard(0).backend() == "meta");
-  // A mesh whose device type names no backend is a label, as before.
+  // A mesh built directly whose device type names no backend is a label (init_device_mesh refuses it).
   const ts::DTensor labelled =
-      ts::distribute_tensor(plain({6}, "cpu"), ts::init_device_mesh("tpu", {3}), {ts::Shard(0)});
+      ts::distribute_tensor(plain({6}, "cpu"), ts::DeviceMesh("tpu", {3}), {ts::Shard(0)});
   CHECK(labelled.to_local().shard(0).backend() == "cpu");
 }
 

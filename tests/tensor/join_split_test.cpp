@@ -9,7 +9,7 @@ TEST_CASE("cat along dims, with promotion") {
   test::check_values<float>(ts::cat({b.t(), b.t()}, 1), {2, 4}, {3, 5, 3, 5, 4, 6, 4, 6});
   CHECK(ts::cat({ts::tensor({1}), ts::tensor({2.5})}).dtype() == ts::kFloat64);
   CHECK_THROWS_WITH_AS(ts::cat({a, ts::zeros({1, 3})}), doctest::Contains("does not match"), ts::Error);
-  CHECK_THROWS_WITH_AS(ts::cat({}), doctest::Contains("non-empty"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::cat(std::vector<ts::Tensor>{}), doctest::Contains("non-empty"), ts::Error);
 }
 
 TEST_CASE("stack adds a dim") {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,16 @@ class DeviceMesh {
   SymInt local_rank(const std::string& name) const;
   std::vector<SymInt> coordinate() const;
 
+  // PyTorch's spellings of the above. Without a dim, get_local_rank and get_group need a 1-d mesh.
+  const std::vector<std::string>& mesh_dim_names() const { return dim_names_; }
+  SymInt get_local_rank() const;
+  SymInt get_local_rank(int64_t dim) const { return local_rank(dim); }
+  SymInt get_local_rank(const std::string& name) const { return local_rank(name); }
+  ProcessGroup get_group() const;
+  ProcessGroup get_group(int64_t dim) const { return group(dim); }
+  ProcessGroup get_group(const std::string& name) const { return group(name); }
+  std::vector<SymInt> get_coordinate() const { return coordinate(); }
+
   // The sub-mesh of the named dims (in mesh order) containing each rank.
   DeviceMesh operator[](const std::string& name) const;
   DeviceMesh operator[](const std::vector<std::string>& names) const;
@@ -68,8 +79,12 @@ class DeviceMesh {
   Topology topology_;
 };
 
+// PyTorch's repr, as to_string().
+std::ostream& operator<<(std::ostream& os, const DeviceMesh& mesh);
+
 // A mesh over ranks 0..prod(shape)-1. Inside a LocalMode the product must equal the mode's rank
-// count (the world), else an error naming both.
+// count (the world), else an error naming both. The device type must be served by a backend
+// (loaded, or found on the plugin search path), else an error listing the loaded backends.
 DeviceMesh init_device_mesh(const std::string& device_type, const std::vector<int64_t>& shape,
                             const std::vector<std::string>& dim_names = {});
 

@@ -6,6 +6,7 @@
 // cheapest redistribution is done first and logged as implicit communication.
 #pragma once
 
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,13 +23,30 @@ class DTensor {
   // shape the layout gives it. Prefer distribute_tensor / from_local.
   DTensor(Tensor local, DeviceMesh mesh, Placements placements, Shape global_shape);
 
+  // PyTorch: DTensor.from_local; the same as the free from_local below.
+  static DTensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements,
+                            std::optional<Shape> shape = std::nullopt);
+
   const Tensor& to_local() const { return local_; }
   const DeviceMesh& device_mesh() const { return mesh_; }
   const Placements& placements() const { return placements_; }
+  // The global shape (size() is PyTorch's spelling of it).
   const Shape& shape() const { return global_shape_; }
-  int64_t dim() const { return static_cast<int64_t>(global_shape_.size()); }
+  const Shape& size() const { return global_shape_; }
   int64_t size(int64_t dim) const;
+  int64_t dim() const { return static_cast<int64_t>(global_shape_.size()); }
+  int64_t numel() const;  // of the global tensor
   DType dtype() const { return local_.dtype(); }
+
+  // PyTorch's method spellings of the ops of dtensor_ops.hpp (one implementation: these call them).
+  DTensor sum(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  DTensor mean(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  DTensor max(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  DTensor min(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  DTensor t() const;  // transpose of a 2-d DTensor; a 0-d or 1-d one is returned as it is
+  DTensor view(const Shape& shape) const;
+  DTensor reshape(const Shape& shape) const;
+  DTensor to(DType dtype) const;  // *this when the dtype already matches
 
   // Every mesh dim Replicate; the result is a local tensor whose shards are all equal (so
   // reconcile() gives the global tensor).
@@ -73,11 +91,15 @@ class DTensor {
 // ranks; a plain one is what every rank holds. Partial is rejected.
 DTensor distribute_tensor(const Tensor& tensor, const DeviceMesh& mesh, Placements placements);
 // Wraps per-rank shards without moving data. The global shape is inferred for even layouts
-// (local size times the shards of each sharded dim); uneven layouts need it given.
+// (local size times the shards of each sharded dim); uneven layouts need it given. A plain tensor
+// is the local value of every rank (as PyTorch's from_local of a tensor each rank holds).
 DTensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements,
                    std::optional<Shape> shape = std::nullopt);
 
 // Which ranks hold which part of a 1-d or 2-d DTensor, as a text grid (ranges inclusive).
 std::string visualize_sharding(const DTensor& tensor);
+
+// PyTorch's repr: DTensor(local_tensor=..., device_mesh=DeviceMesh(...), placements=(Shard(dim=0),)).
+std::ostream& operator<<(std::ostream& os, const DTensor& tensor);
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 
 #include "tessera/dtensor.hpp"
 #include "tessera/scalar.hpp"
+#include "tessera/tensor.hpp"
 
 namespace tessera {
 
@@ -14,8 +15,9 @@ DTensor matmul(const DTensor& a, const DTensor& b);
 DTensor mm(const DTensor& a, const DTensor& b);
 DTensor bmm(const DTensor& a, const DTensor& b);
 
-// Element-wise with broadcasting. A plain tensor operand must have one element (it is treated as
-// Replicate) unless implicit replication is on.
+// Element-wise with broadcasting. A plain tensor operand must have one element (a 0-d tensor acts
+// as a scalar; it is treated as Replicate) unless implicit replication is on; otherwise it is an
+// error that says to distribute it first, as in PyTorch. Scalars and plain tensors may come first.
 DTensor add(const DTensor& a, const DTensor& b);
 DTensor sub(const DTensor& a, const DTensor& b);
 DTensor mul(const DTensor& a, const DTensor& b);
@@ -28,6 +30,14 @@ DTensor add(const DTensor& a, Scalar b);
 DTensor sub(const DTensor& a, Scalar b);
 DTensor mul(const DTensor& a, Scalar b);
 DTensor div(const DTensor& a, Scalar b);
+DTensor add(const Tensor& a, const DTensor& b);
+DTensor sub(const Tensor& a, const DTensor& b);
+DTensor mul(const Tensor& a, const DTensor& b);
+DTensor div(const Tensor& a, const DTensor& b);
+DTensor add(Scalar a, const DTensor& b);
+DTensor sub(Scalar a, const DTensor& b);
+DTensor mul(Scalar a, const DTensor& b);
+DTensor div(Scalar a, const DTensor& b);
 DTensor maximum(const DTensor& a, const DTensor& b);
 DTensor minimum(const DTensor& a, const DTensor& b);
 
@@ -57,6 +67,20 @@ DTensor permute(const DTensor& a, const std::vector<int64_t>& dims);
 DTensor reshape(const DTensor& a, const Shape& shape);
 DTensor view(const DTensor& a, const Shape& shape);
 
+// Joining DTensors of one mesh. cat keeps a placement the inputs share (or can share locally)
+// unless it shards the joined dim: those mesh dims are redistributed first (to Replicate, or to a
+// shard of another dim when that is cheaper). stack shards and keeps as cat does, its new dim
+// shifting the shard dims at and after it.
+DTensor cat(const std::vector<DTensor>& tensors, int64_t dim = 0);
+DTensor stack(const std::vector<DTensor>& tensors, int64_t dim = 0);
+
+// A new DTensor laid out like `like` (same mesh, shape and placements), as PyTorch's *_like; a
+// Partial mesh dim becomes Replicate (the new values are not pending terms).
+DTensor empty_like(const DTensor& like, TensorOptions options = {});
+DTensor zeros_like(const DTensor& like, TensorOptions options = {});
+DTensor ones_like(const DTensor& like, TensorOptions options = {});
+DTensor full_like(const DTensor& like, Scalar value, TensorOptions options = {});
+
 inline DTensor operator+(const DTensor& a, const DTensor& b) { return add(a, b); }
 inline DTensor operator-(const DTensor& a, const DTensor& b) { return sub(a, b); }
 inline DTensor operator*(const DTensor& a, const DTensor& b) { return mul(a, b); }
@@ -69,11 +93,31 @@ inline DTensor operator+(const DTensor& a, Scalar b) { return add(a, b); }
 inline DTensor operator-(const DTensor& a, Scalar b) { return sub(a, b); }
 inline DTensor operator*(const DTensor& a, Scalar b) { return mul(a, b); }
 inline DTensor operator/(const DTensor& a, Scalar b) { return div(a, b); }
+inline DTensor operator+(const Tensor& a, const DTensor& b) { return add(a, b); }
+inline DTensor operator-(const Tensor& a, const DTensor& b) { return sub(a, b); }
+inline DTensor operator*(const Tensor& a, const DTensor& b) { return mul(a, b); }
+inline DTensor operator/(const Tensor& a, const DTensor& b) { return div(a, b); }
+inline DTensor operator+(Scalar a, const DTensor& b) { return add(a, b); }
+inline DTensor operator-(Scalar a, const DTensor& b) { return sub(a, b); }
+inline DTensor operator*(Scalar a, const DTensor& b) { return mul(a, b); }
+inline DTensor operator/(Scalar a, const DTensor& b) { return div(a, b); }
 inline DTensor operator-(const DTensor& a) { return neg(a); }
 
 // While on, a plain multi-element tensor mixed with a DTensor is treated as Replicate (PyTorch:
-// implicit_replication()); off by default, when it is an error.
+// implicit_replication()); off by default, when it is an error. Per thread, as PyTorch's context
+// manager: another thread (or another world's program) never sees this one's setting.
 void set_implicit_replication(bool enabled);
 bool implicit_replication();
+// PyTorch: `with implicit_replication():` -- on for this scope, then back to what it was.
+class ImplicitReplication {
+ public:
+  ImplicitReplication() : previous_(implicit_replication()) { set_implicit_replication(true); }
+  ~ImplicitReplication() { set_implicit_replication(previous_); }
+  ImplicitReplication(const ImplicitReplication&) = delete;
+  ImplicitReplication& operator=(const ImplicitReplication&) = delete;
+
+ private:
+  bool previous_;
+};
 
 }  // namespace tessera

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <type_traits>
 #include <vector>
 
 #include "tessera/errors.hpp"
@@ -51,6 +52,14 @@ Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<
               TensorOptions options = {});
 // A 0-d tensor.
 Tensor scalar_tensor(Scalar value, TensorOptions options = {});
+// tensor(2.f): a 0-d tensor, as torch.tensor(2.); dtype from T as for from_values (whose value
+// types are these).
+template <class T>
+  requires(std::is_same_v<T, bool> || std::is_same_v<T, int> || std::is_same_v<T, long> ||
+           std::is_same_v<T, long long> || std::is_same_v<T, float> || std::is_same_v<T, double>)
+Tensor tensor(T value, TensorOptions options = {}) {
+  return from_values(std::vector<T>{value}, Shape{}, options);
+}
 
 namespace detail {
 [[noreturn]] void throw_ragged(size_t row, size_t got, size_t expected);

@@ -2,10 +2,13 @@
 //
 // Text forms parse back: "S(0)" shard (torch.chunk layout), "B(0)" balanced shard, "R"
 // replicate, "P(sum)" partial with a pending reduction (sum, avg, min, max, product, band, bor,
-// bxor). Shard-like layouts come from placement plugins, so a new one needs only a plugin.
+// bxor); and PyTorch's spellings of the same, "Shard(dim=0)" (or "Shard(0)"), "BalancedShard(dim=0)",
+// "Replicate()", "Partial(sum)". Shard-like layouts come from placement plugins, so a new one
+// needs only a plugin; its PyTorch-style name is its strategy name in CamelCase.
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -19,7 +22,8 @@ class Placement {
   static Placement shard(int64_t dim, std::string strategy = "shard");
   static Placement replicate();
   static Placement partial(std::string reduce_op = "sum");
-  // One placement ("S(0)", "R", "P(max)", "B(1)"); throws Error naming the text and the forms known.
+  // One placement ("S(0)", "R", "P(max)", "B(1)", "Shard(dim=0)", "Replicate()", "Partial(max)");
+  // throws Error naming the text and the forms known.
   static Placement parse(const std::string& text);
 
   Kind kind() const { return kind_; }
@@ -31,7 +35,8 @@ class Placement {
   const std::string& strategy() const { return strategy_; }
   const std::string& reduce_op() const { return reduce_op_; }  // partial only
   Placement with_dim(int64_t dim) const;
-  std::string to_string() const;
+  std::string to_string() const;  // the short form: "S(0)", "R", "P(sum)"
+  std::string repr() const;       // PyTorch's form: "Shard(dim=0)", "Replicate()", "Partial(sum)"
   bool operator==(const Placement& other) const;
 
  private:
@@ -47,8 +52,13 @@ inline Placement Replicate() { return Placement::replicate(); }
 inline Placement Partial(std::string reduce_op = "sum") { return Placement::partial(std::move(reduce_op)); }
 
 using Placements = std::vector<Placement>;
-// "S(0),R" <-> {Shard(0), Replicate()}.
+// "S(0),R" <-> {Shard(0), Replicate()}; parsing also takes PyTorch's tuple form
+// "(Shard(dim=0), Replicate())", which placements_repr prints.
 Placements parse_placements(const std::string& text);
 std::string placements_text(const Placements& placements);
+std::string placements_repr(const Placements& placements);
+// PyTorch's forms, as print(placement) and print(dt.placements) show them.
+std::ostream& operator<<(std::ostream& os, const Placement& placement);
+std::ostream& operator<<(std::ostream& os, const Placements& placements);
 
 }  // namespace tessera

@@ -2,6 +2,7 @@
 #include "tessera/dtensor.hpp"
 
 #include <map>
+#include <ostream>
 
 #include <fmt/format.h>
 
@@ -149,6 +150,11 @@ void DTensor::backward(const std::optional<DTensor>& gradient, bool retain_graph
 
 DTensor DTensor::detach() const { return DTensor(local_.detach(), mesh_, placements_, global_shape_); }
 
+std::ostream& operator<<(std::ostream& os, const DTensor& tensor) {
+  return os << "DTensor(local_tensor=" << tensor.to_local() << ", device_mesh=" << tensor.device_mesh().to_string()
+            << ", placements=" << placements_repr(tensor.placements()) << ")";
+}
+
 std::string DTensor::to_string() const {
   return fmt::format("DTensor(shape={}, placements={}, mesh={}, dtype={})", shape_text(global_shape_),
                      placements_text(placements_), mesh_.to_string(), dtype_name(dtype()));
@@ -226,9 +232,24 @@ DTensor distribute_tensor(const Tensor& given, const DeviceMesh& mesh, Placement
   return out;
 }
 
-DTensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements, std::optional<Shape> shape) {
-  if (!local.defined() || !local.is_local())
-    throw Error("from_local: expects a local tensor (one shard per mesh rank)");
+namespace {
+// A plain tensor given to from_local is every rank's local value: the ranks share its bytes as
+// replicas (copy-on-write), so writing one rank's shard, or the tensor, leaves the others alone.
+Tensor held_by_every_rank(const Tensor& plain, const DeviceMesh& mesh) {
+  // Its gradient would be a different value per rank, which one plain tensor cannot hold.
+  if (plain.requires_grad())
+    throw Error("from_local: the plain tensor requires grad, but each rank's gradient differs and one plain tensor "
+                "cannot hold them; pass a local tensor (one shard per rank), or use distribute_tensor, whose result "
+                "is a new leaf");
+  std::vector<std::pair<int, Tensor>> shards;
+  for (int r : hosted_mesh_ranks(mesh)) shards.emplace_back(r, Tensor(plain.impl()->replica()));
+  return local_tensor(RankMap<Tensor>(std::move(shards)));
+}
+}  // namespace
+
+DTensor from_local(const Tensor& given, const DeviceMesh& mesh, Placements placements, std::optional<Shape> shape) {
+  if (!given.defined()) throw Error("from_local: the tensor is undefined");
+  const Tensor local = given.is_local() ? given : held_by_every_rank(given, mesh);
   require_mesh_ranks("from_local", local, mesh);
   const Placements bound = dtensor::bind(placements, mesh.ndim(), local.dim(), "from_local");
   if (shape) return DTensor(local, mesh, bound, *shape);

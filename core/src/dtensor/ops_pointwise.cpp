@@ -5,8 +5,6 @@
 // Partial terms survive only linear ops: P + P and P - P stay P (a Replicate operand is split into
 // partial terms first, locally); P * R and P / R stay P; anything else reduces first. A scalar
 // added to a partial reduces it first (PyTorch bug #163193 adds the scalar to every term).
-#include <atomic>
-
 #include <fmt/format.h>
 
 #include "dtensor/ops_common.hpp"
@@ -18,7 +16,7 @@ namespace {
 
 using dtensor::Strategy;
 
-std::atomic<bool> implicit_replication_enabled{false};
+thread_local bool implicit_replication_enabled = false;
 
 enum class Linearity { None, Additive, Multiplicative, Divisive, Max, Min };
 
@@ -58,23 +56,27 @@ DTensor binary(const char* op, const DTensor& a, const DTensor& b, Linearity lin
   return DTensor(local_op(plan.inputs[0].to_local(), plan.inputs[1].to_local()), a.device_mesh(), plan.output, out);
 }
 
-// A plain tensor next to a DTensor: one element acts as a scalar; more need implicit replication.
+// A plain tensor next to a DTensor: one element acts as a scalar (PyTorch replicates a 0-d or
+// one-element tensor too); more need implicit replication. `plain_first`: the plain tensor is the
+// op's first operand.
 DTensor with_plain(const char* op, const DTensor& a, const Tensor& b, Linearity linearity,
-                   Tensor (*local_op)(const Tensor&, const Tensor&)) {
+                   Tensor (*local_op)(const Tensor&, const Tensor&), bool plain_first = false) {
   if (b.is_local())
     throw Error(fmt::format("{}: a local tensor cannot be mixed with a DTensor; wrap it with from_local first", op));
   if (b.numel() != 1 && !implicit_replication_enabled)
-    throw Error(fmt::format("{}: a DTensor cannot be mixed with a plain tensor of {} elements (shape {}); distribute "
-                            "it, or enable implicit replication",
+    throw Error(fmt::format("{}: got a DTensor and a plain tensor of {} elements (shape {}); distribute the tensor "
+                            "first (distribute_tensor(tensor, mesh, placements), as PyTorch requires), or enable "
+                            "implicit replication (set_implicit_replication(true)); only a 0-d or one-element plain "
+                            "tensor acts as a scalar",
                             op, b.numel(), shape_text(b.sizes())));
-  return binary(op, a, distribute_tensor(b, a.device_mesh(), dtensor::all_replicate(a.device_mesh())), linearity,
-                local_op);
+  const DTensor replicated = distribute_tensor(b, a.device_mesh(), dtensor::all_replicate(a.device_mesh()));
+  return plain_first ? binary(op, replicated, a, linearity, local_op) : binary(op, a, replicated, linearity, local_op);
 }
 
-// A scalar: shards and replicas keep their placement; a partial is reduced first unless the op
-// is linear in it (multiplying or dividing terms by a scalar).
-DTensor with_scalar(const char* op, const DTensor& a, Scalar b, bool keeps_partial,
-                    Tensor (*local_op)(const Tensor&, Scalar)) {
+// A scalar: shards and replicas keep their placement; a partial is kept only when the op is
+// linear in it (multiplying its terms by a scalar, or dividing them by one), else reduced first.
+template <class LocalOp>
+DTensor with_scalar(const char* op, const DTensor& a, bool keeps_partial, const LocalOp& local_op) {
   const dtensor::Prepared plan = dtensor::prepare(op, {a}, [&](size_t i) {
     const Placement& p = a.placements()[i];
     std::vector<Strategy> s = {{{Replicate()}, Replicate()}};
@@ -82,10 +84,12 @@ DTensor with_scalar(const char* op, const DTensor& a, Scalar b, bool keeps_parti
     if (keeps_partial && dtensor::linear_partial(p)) s.push_back({{p}, p});
     return s;
   });
-  return DTensor(local_op(plan.inputs[0].to_local(), b), a.device_mesh(), plan.output, a.shape());
+  return DTensor(local_op(plan.inputs[0].to_local()), a.device_mesh(), plan.output, a.shape());
 }
 
-DTensor unary(const char* op, const DTensor& a, bool linear, Tensor (*local_op)(const Tensor&)) {
+// Shards stay; a partial stays only through a linear op.
+template <class LocalOp>
+DTensor unary_with(const char* op, const DTensor& a, bool linear, const LocalOp& local_op) {
   const dtensor::Prepared plan = dtensor::prepare(op, {a}, [&](size_t i) {
     const Placement& p = a.placements()[i];
     std::vector<Strategy> s = {{{Replicate()}, Replicate()}};
@@ -93,6 +97,11 @@ DTensor unary(const char* op, const DTensor& a, bool linear, Tensor (*local_op)(
     return s;
   });
   return DTensor(local_op(plan.inputs[0].to_local()), a.device_mesh(), plan.output, a.shape());
+}
+
+// The named ops: a function pointer picks the Tensor overload of an op name.
+DTensor unary(const char* op, const DTensor& a, bool linear, Tensor (*local_op)(const Tensor&)) {
+  return unary_with(op, a, linear, local_op);
 }
 
 // softmax over `dim`: that dim must be whole on every rank; other shards stay.
@@ -113,11 +122,6 @@ Tensor mul_t(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor div_t(const Tensor& a, const Tensor& b) { return div(a, b); }
 Tensor maximum_t(const Tensor& a, const Tensor& b) { return maximum(a, b); }
 Tensor minimum_t(const Tensor& a, const Tensor& b) { return minimum(a, b); }
-Tensor add_s(const Tensor& a, Scalar b) { return add(a, b); }
-Tensor sub_s(const Tensor& a, Scalar b) { return sub(a, b); }
-Tensor mul_s(const Tensor& a, Scalar b) { return mul(a, b); }
-Tensor div_s(const Tensor& a, Scalar b) { return div(a, b); }
-
 }  // namespace
 
 void set_implicit_replication(bool enabled) { implicit_replication_enabled = enabled; }
@@ -133,10 +137,43 @@ DTensor add(const DTensor& a, const Tensor& b) { return with_plain("add", a, b, 
 DTensor sub(const DTensor& a, const Tensor& b) { return with_plain("sub", a, b, Linearity::Additive, sub_t); }
 DTensor mul(const DTensor& a, const Tensor& b) { return with_plain("mul", a, b, Linearity::Multiplicative, mul_t); }
 DTensor div(const DTensor& a, const Tensor& b) { return with_plain("div", a, b, Linearity::Divisive, div_t); }
-DTensor add(const DTensor& a, Scalar b) { return with_scalar("add", a, b, false, add_s); }
-DTensor sub(const DTensor& a, Scalar b) { return with_scalar("sub", a, b, false, sub_s); }
-DTensor mul(const DTensor& a, Scalar b) { return with_scalar("mul", a, b, true, mul_s); }
-DTensor div(const DTensor& a, Scalar b) { return with_scalar("div", a, b, true, div_s); }
+DTensor add(const Tensor& a, const DTensor& b) { return with_plain("add", b, a, Linearity::Additive, add_t, true); }
+DTensor sub(const Tensor& a, const DTensor& b) { return with_plain("sub", b, a, Linearity::Additive, sub_t, true); }
+DTensor mul(const Tensor& a, const DTensor& b) { return with_plain("mul", b, a, Linearity::Multiplicative, mul_t, true); }
+DTensor div(const Tensor& a, const DTensor& b) { return with_plain("div", b, a, Linearity::Divisive, div_t, true); }
+
+DTensor add(const DTensor& a, Scalar b) {
+  return with_scalar("add", a, false, [&](const Tensor& t) { return add(t, b); });
+}
+DTensor sub(const DTensor& a, Scalar b) {
+  return with_scalar("sub", a, false, [&](const Tensor& t) { return sub(t, b); });
+}
+DTensor mul(const DTensor& a, Scalar b) {
+  return with_scalar("mul", a, true, [&](const Tensor& t) { return mul(t, b); });
+}
+DTensor div(const DTensor& a, Scalar b) {
+  return with_scalar("div", a, true, [&](const Tensor& t) { return div(t, b); });
+}
+// Scalar first: only a * x is linear in x's partial terms (a - x and a / x are not).
+DTensor add(Scalar a, const DTensor& b) {
+  return with_scalar("add", b, false, [&](const Tensor& t) { return add(a, t); });
+}
+DTensor sub(Scalar a, const DTensor& b) {
+  return with_scalar("sub", b, false, [&](const Tensor& t) { return sub(a, t); });
+}
+DTensor mul(Scalar a, const DTensor& b) {
+  return with_scalar("mul", b, true, [&](const Tensor& t) { return mul(a, t); });
+}
+DTensor div(Scalar a, const DTensor& b) {
+  return with_scalar("div", b, false, [&](const Tensor& t) { return div(a, t); });
+}
+
+// A cast keeps shards and replicas; a partial is reduced first (the cast of a sum is not the sum
+// of the cast terms), unless nothing changes.
+DTensor DTensor::to(DType dtype) const {
+  if (dtype == this->dtype()) return *this;
+  return unary_with("to", *this, false, [&](const Tensor& t) { return t.to(dtype); });
+}
 
 DTensor neg(const DTensor& a) { return unary("neg", a, true, neg); }
 DTensor abs(const DTensor& a) { return unary("abs", a, false, abs); }

@@ -1,6 +1,7 @@
 #include "tessera/placement.hpp"
 
 #include <cctype>
+#include <ostream>
 #include <set>
 
 #include <fmt/format.h>
@@ -11,13 +12,59 @@
 namespace tessera {
 namespace {
 
+using dtensor::PlacementStrategy;
+
 const std::set<std::string> kReduceOps = {"sum", "avg", "min", "max", "product", "band", "bor", "bxor"};
 
+// "balanced_shard" -> "BalancedShard": the class-style name PyTorch prints ("Shard(dim=0)").
+std::string class_name(const std::string& strategy_name) {
+  std::string name;
+  bool upper = true;
+  for (char c : strategy_name) {
+    if (c == '_') {
+      upper = true;
+      continue;
+    }
+    name += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    upper = false;
+  }
+  return name;
+}
+
+// The argument text each kind of placement takes, for messages.
+std::string argument_form(int32_t kind, bool class_style) {
+  switch (kind) {
+    case TESSERA_PLACEMENT_REPLICATE: return class_style ? "()" : "";
+    case TESSERA_PLACEMENT_PARTIAL: return "(sum)";
+    default: return class_style ? "(dim=0)" : "(0)";
+  }
+}
+
 std::string known_forms() {
-  std::string forms;
-  for (const std::string& prefix : plugin::Registry::instance().placement_prefixes())
-    forms += (forms.empty() ? "" : ", ") + prefix;
-  return forms.empty() ? "none (no placement plugin loaded)" : forms;
+  std::string short_forms, class_forms;
+  for (const auto& strategy : plugin::Registry::instance().placement_strategies()) {
+    short_forms += (short_forms.empty() ? "" : ", ") + strategy->prefix() + argument_form(strategy->kind(), false);
+    class_forms += (class_forms.empty() ? "" : ", ") + class_name(strategy->name()) + argument_form(strategy->kind(), true);
+  }
+  if (short_forms.empty()) return "none (no placement plugin loaded)";
+  return short_forms + " or " + class_forms;
+}
+
+// The strategy `word` names: a text prefix ("S") or a class-style name ("Shard", "BalancedShard").
+std::shared_ptr<const PlacementStrategy> strategy_named(const std::string& word) {
+  plugin::Registry& registry = plugin::Registry::instance();
+  if (auto by_prefix = registry.placement_by_prefix(word)) return by_prefix;
+  for (const auto& strategy : registry.placement_strategies())
+    if (class_name(strategy->name()) == word) return strategy;
+  return nullptr;
+}
+
+// "dim=0" -> "0" for key "dim"; "'sum'" -> "sum": the keyword and quotes PyTorch's spellings carry.
+std::string bare_argument(std::string argument, const std::string& key) {
+  if (argument.rfind(key + "=", 0) == 0) argument.erase(0, key.size() + 1);
+  if (argument.size() >= 2 && (argument.front() == '\'' || argument.front() == '"') && argument.back() == argument.front())
+    argument = argument.substr(1, argument.size() - 2);
+  return argument;
 }
 
 }  // namespace
@@ -67,6 +114,15 @@ std::string Placement::to_string() const {
   return {};
 }
 
+std::string Placement::repr() const {
+  switch (kind_) {
+    case Kind::Replicate: return "Replicate()";
+    case Kind::Partial: return fmt::format("Partial({})", reduce_op_);
+    case Kind::Shard: return fmt::format("{}(dim={})", class_name(strategy_), dim_);
+  }
+  return {};
+}
+
 Placement Placement::parse(const std::string& raw) {
   std::string text;
   for (char c : raw)
@@ -79,35 +135,47 @@ Placement Placement::parse(const std::string& raw) {
   if (letters < text.size()) {
     if (text[letters] != '(' || text.back() != ')' || text.size() < letters + 2)
       throw Error(fmt::format("placement '{}' is malformed; expected a prefix optionally followed by (argument), e.g. "
-                              "S(0), R, P(sum)",
+                              "S(0), R, P(sum), Shard(dim=0), Replicate()",
                               raw));
     argument = text.substr(letters + 1, text.size() - letters - 2);
     has_argument = true;
   }
-  auto strategy = plugin::Registry::instance().placement_by_prefix(prefix);
-  if (prefix.empty() || strategy == nullptr)
-    throw Error(fmt::format("placement '{}': unknown prefix '{}'; known prefixes: {}", raw, prefix, known_forms()));
+  const auto strategy = prefix.empty() ? nullptr : strategy_named(prefix);
+  if (strategy == nullptr)
+    throw Error(fmt::format("placement '{}': unknown prefix '{}'; known forms: {}", raw, prefix, known_forms()));
   switch (strategy->kind()) {
     case TESSERA_PLACEMENT_REPLICATE:
-      if (has_argument) throw Error(fmt::format("placement '{}': {} takes no argument", raw, prefix));
+      if (!argument.empty()) throw Error(fmt::format("placement '{}': {} takes no argument", raw, prefix));
       return replicate();
-    case TESSERA_PLACEMENT_PARTIAL: return partial(has_argument ? argument : "sum");
+    case TESSERA_PLACEMENT_PARTIAL: {
+      const std::string reduce_op = bare_argument(argument, "reduce_op");
+      return partial(reduce_op.empty() ? "sum" : reduce_op);
+    }
     default: {
+      const std::string dim_text = bare_argument(argument, "dim");
       size_t used = 0;
       int64_t dim = 0;
       try {
-        dim = std::stoll(argument, &used);
+        dim = std::stoll(dim_text, &used);
       } catch (const std::exception&) {
         used = 0;
       }
-      if (!has_argument || used == 0 || used != argument.size())
-        throw Error(fmt::format("placement '{}': {} needs a tensor dim, e.g. {}(0)", raw, prefix, prefix));
+      if (!has_argument || used == 0 || used != dim_text.size())
+        throw Error(fmt::format("placement '{}': {} needs a tensor dim, e.g. {}(0) or {}(dim=0)", raw, prefix,
+                                strategy->prefix(), class_name(strategy->name())));
       return shard(dim, strategy->name());
     }
   }
 }
 
-Placements parse_placements(const std::string& text) {
+Placements parse_placements(const std::string& raw) {
+  // PyTorch prints placements as a tuple, "(Shard(dim=0), Replicate())": the outer parentheses
+  // and a trailing comma are accepted too, so that form parses back.
+  std::string text = raw;
+  const size_t first = text.find_first_not_of(" \t");
+  const size_t last = text.find_last_not_of(" \t");
+  const bool tuple = first != std::string::npos && text[first] == '(' && text[last] == ')';
+  if (tuple) text = text.substr(first + 1, last - first - 1);
   Placements placements;
   size_t start = 0;
   int depth = 0;
@@ -115,7 +183,10 @@ Placements parse_placements(const std::string& text) {
     if (i < text.size() && text[i] == '(') ++depth;
     if (i < text.size() && text[i] == ')') --depth;
     if (i == text.size() || (text[i] == ',' && depth == 0)) {
-      placements.push_back(Placement::parse(text.substr(start, i - start)));
+      const std::string piece = text.substr(start, i - start);
+      const bool trailing_comma = tuple && i == text.size() && !placements.empty() &&
+                                  piece.find_first_not_of(" \t") == std::string::npos;
+      if (!trailing_comma) placements.push_back(Placement::parse(piece));
       start = i + 1;
     }
   }
@@ -127,5 +198,14 @@ std::string placements_text(const Placements& placements) {
   for (const Placement& p : placements) text += (text.empty() ? "" : ",") + p.to_string();
   return text;
 }
+
+std::string placements_repr(const Placements& placements) {
+  std::string text;
+  for (const Placement& p : placements) text += (text.empty() ? "" : ", ") + p.repr();
+  return "(" + text + (placements.size() == 1 ? ",)" : ")");
+}
+
+std::ostream& operator<<(std::ostream& os, const Placement& placement) { return os << placement.repr(); }
+std::ostream& operator<<(std::ostream& os, const Placements& placements) { return os << placements_repr(placements); }
 
 }  // namespace tessera

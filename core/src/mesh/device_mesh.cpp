@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <ostream>
 #include <set>
 
 #include "mesh/mesh_support.hpp"
+#include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
 
@@ -17,6 +19,43 @@ namespace {
 
 using mesh::names_text;
 using mesh::shape_text;
+
+// DLPack's name of a device kind, as backends declare it.
+std::string device_kind_name(int32_t kind) {
+  switch (kind) {
+    case kDLCPU:
+      return "kDLCPU";
+    case kDLCUDA:
+      return "kDLCUDA";
+    case kDLCUDAHost:
+      return "kDLCUDAHost";
+    case kDLROCM:
+      return "kDLROCM";
+    case kDLExtDev:
+      return "kDLExtDev";
+    default:
+      return fmt::format("DLPack device kind {}", kind);
+  }
+}
+
+// A mesh's device type names the backend its tensors live on: one must serve it, or the mesh
+// would silently compute on another device.
+void require_backend(const std::string& device_type) {
+  plugin::Registry& registry = plugin::Registry::instance();
+  try {
+    registry.backend(device_type);
+  } catch (const Error& e) {
+    std::string loaded;
+    for (const std::string& name : registry.backend_names())
+      loaded += fmt::format("{}{} ({})", loaded.empty() ? "" : ", ", name,
+                            device_kind_name(registry.backend(name)->device_type()));
+    throw Error(
+        fmt::format("init_device_mesh: no backend serves device type '{}'; loaded backends: {}. Load a "
+                    "backend plugin for it (load_plugin, or [plugins] load in the config) or use one of "
+                    "those device types ({})",
+                    device_type, loaded.empty() ? "none" : loaded, e.what()));
+  }
+}
 
 void check_shape(const std::vector<int64_t>& shape) {
   if (shape.empty()) throw Error("DeviceMesh: the shape has no dims; a mesh needs at least one dim");
@@ -152,6 +191,25 @@ SymInt DeviceMesh::local_rank(int64_t dim) const {
 
 SymInt DeviceMesh::local_rank(const std::string& name) const { return local_rank(dim_index(name)); }
 
+// PyTorch's get_local_rank() and get_group() without a dim: only a 1-d mesh has just one.
+static void require_one_dim(const char* op, const std::vector<int64_t>& shape) {
+  if (shape.size() != 1)
+    throw Error(
+        fmt::format("{}: the mesh has {} dims ({}); name the dim ({}(dim) or {}(\"name\")), as only a 1-d "
+                    "mesh needs none",
+                    op, shape.size(), shape_text(shape), op, op));
+}
+
+SymInt DeviceMesh::get_local_rank() const {
+  require_one_dim("get_local_rank", shape_);
+  return local_rank(0);
+}
+
+ProcessGroup DeviceMesh::get_group() const {
+  require_one_dim("get_group", shape_);
+  return group(int64_t{0});
+}
+
 std::vector<SymInt> DeviceMesh::coordinate() const {
   std::vector<SymInt> coord;
   for (int64_t d = 0; d < ndim(); ++d) coord.push_back(local_rank(d));
@@ -208,7 +266,10 @@ DeviceMesh init_device_mesh(const std::string& device_type, const std::vector<in
                       "from 0 (build a DeviceMesh with explicit ranks instead)",
                       mode->ranks().to_string(), world - 1));
   }
+  if (!device_type.empty()) require_backend(device_type);  // an empty one gets the constructor's message
   return DeviceMesh(device_type, shape, dim_names);
 }
+
+std::ostream& operator<<(std::ostream& os, const DeviceMesh& mesh) { return os << mesh.to_string(); }
 
 }  // namespace tessera

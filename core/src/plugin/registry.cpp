@@ -285,12 +285,12 @@ std::shared_ptr<const dtensor::PlacementStrategy> Registry::placement_by_prefix(
   return nullptr;
 }
 
-std::vector<std::string> Registry::placement_prefixes() {
+std::vector<std::shared_ptr<const dtensor::PlacementStrategy>> Registry::placement_strategies() {
   std::lock_guard lock(mutex_);
   discover_locked("placement");
-  std::vector<std::string> prefixes;
-  for (const auto& [name, strategy] : placements_) prefixes.push_back(strategy->prefix());
-  return prefixes;
+  std::vector<std::shared_ptr<const dtensor::PlacementStrategy>> strategies;
+  for (const auto& [name, strategy] : placements_) strategies.push_back(strategy);
+  return strategies;
 }
 
 std::vector<std::string> Registry::algorithm_names() {

@@ -42,7 +42,7 @@ class Registry {
   // Placement strategies by name or text prefix; the first call loads every placement-* plugin.
   std::shared_ptr<const dtensor::PlacementStrategy> placement(const std::string& name);
   std::shared_ptr<const dtensor::PlacementStrategy> placement_by_prefix(const std::string& prefix);
-  std::vector<std::string> placement_prefixes();
+  std::vector<std::shared_ptr<const dtensor::PlacementStrategy>> placement_strategies();
   // Transports by name ("mpi"); a name not yet loaded loads every transport-* plugin on the search
   // path first. nullptr when none provides it.
   std::shared_ptr<const Transport> transport(const std::string& name);
