@@ -347,3 +347,15 @@ TEST_CASE("placement text: PyTorch's forms parse as Tessera's") {
                                          "BalancedShard(dim=0), Partial(sum), Replicate(), Shard(dim=0)"),
                        ts::Error);
 }
+
+TEST_CASE("gradients flow through the PyTorch-spelled DTensor ops") {
+  ts::LocalMode mode(3);
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
+  ts::DTensor w = ts::distribute_tensor(numbered(5, 2), mesh, {ts::Shard(0)});
+  w.requires_grad_();
+  // loss = sum(cat(w, 2 w)) + sum(3 - w.t()) + mean(w): d/dw = 1 + 2 - 1 + 1/10 at every element.
+  const ts::DTensor loss = ts::cat({w, 2.f * w}, 1).sum() + (3.f - w.t()).sum() + w.mean();
+  loss.backward();
+  ts::DisabledLocalMode plain;
+  CHECK(ts::allclose(plain_full(w.grad()), ts::full({5, 2}, 2.1f)));
+}
