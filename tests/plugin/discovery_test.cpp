@@ -99,3 +99,27 @@ TEST_CASE("probe_plugin describes a good plugin without registering it") {
   CHECK_FALSE(has_backend("testdev"));
   CHECK_FALSE(is_loaded("backend-testdev"));
 }
+
+// Looking an algorithm up discovers the coll-* plugins on the search path of the moment; a search
+// path configured afterwards is discovered too (it used to be ignored: "unknown algorithm").
+TEST_CASE("collective plugins on a search path configured after the first lookup are discovered") {
+  const std::string saved_rules = tessera::dist::algorithms();
+  tessera::dist::set_algorithms("all_reduce:ring;*:direct");  // a lookup: discovery over today's path
+
+  tessera::Config config;
+  config.plugin_search_path = {fs::path(TESSERA_TEST_PLUGIN_DIR) / "late"};
+  config.collective_algorithms = "all_reduce:coll-late;*:direct";
+  CHECK_NOTHROW(tessera::configure(config));
+  CHECK(is_loaded("coll-late"));
+  CHECK(is_loaded("coll-ring"));  // plugins loaded before stay
+
+  // coll-late is a direct all_reduce: 3 ranks holding 10 r + k sum to 30 + 3 k.
+  std::vector<std::pair<int, tessera::Tensor>> shards;
+  for (int r = 0; r < 3; ++r) shards.emplace_back(r, tessera::arange(4).to(tessera::kFloat32) + 10.0 * r);
+  tessera::Tensor t = tessera::local_tensor(tessera::RankMap<tessera::Tensor>(shards));
+  tessera::dist::all_reduce(t, tessera::ReduceOp::SUM);
+  for (int r = 0; r < 3; ++r) CHECK(t.shard(r).to_vector<float>() == std::vector<float>{30, 33, 36, 39});
+
+  tessera::configure(tessera::Config{});
+  tessera::dist::set_algorithms(saved_rules);
+}

@@ -147,3 +147,73 @@ TEST_CASE("a component of unknown kind 5 from a plugin built for the host's SDK 
                  {"component #0 ('bad-kind-5') has unknown kind 5 in field 'kind'",
                   "claims SDK 1." + std::to_string(TESSERA_SDK_VERSION_MINOR)});
 }
+
+// A query that lets a C++ exception escape (the SDK forbids it) is a rejection, not an abort, and
+// the exception (whose code lives in the plugin) is gone before the library is unloaded.
+TEST_CASE("a plugin whose tessera_plugin_query throws is rejected and the host loads the next plugin") {
+  check_rejected(test_plugin("bad-query-throws"),
+                 {"tessera_plugin_query threw: bad-query-throws: the plugin's configuration could not be read"});
+  check_rejected(test_plugin("bad-query-throws-int"), {"tessera_plugin_query threw a non-standard exception"});
+
+  const bool was_loaded = is_loaded("backend-testdev");
+  const tessera::PluginInfo testdev = tessera::load_plugin(testdev_file().string());
+  CHECK(testdev.name == "backend-testdev");
+  CHECK(has_backend("testdev"));
+  CHECK(tessera::full({3}, 2.5f, tessera::TensorOptions().backend("testdev")).to_vector<float>() ==
+        std::vector<float>{2.5f, 2.5f, 2.5f});
+  if (!was_loaded) tessera::unload_plugin("backend-testdev");
+}
+
+TEST_CASE("a plugin that refuses the host without a message says so") {
+  check_rejected(test_plugin("bad-refuses-silently"), {"refused the host", "status 4: no message"});
+}
+
+TEST_CASE("a component named differently from its table is rejected with both names") {
+  check_rejected(test_plugin("bad-name-mismatch"),
+                 {"component #0 is named 'bad-name-mismatch' but its backend table is named "
+                  "'bad-name-mismatch-table'"});
+  check_rejected(test_plugin("bad-coll-name-mismatch"),
+                 {"component #0 is named 'bad-coll-name-mismatch' but its collective algorithm table is named "
+                  "'ring-by-another-name'"});
+  CHECK_FALSE(is_loaded("bad-coll-name-mismatch"));
+}
+
+TEST_CASE("an extension pointer that SDK 1.x says must be NULL is rejected") {
+  check_rejected(test_plugin("bad-extension-info"),
+                 {"tessera_plugin_info: field 'extension' is not NULL", "extensions are not yet negotiated"});
+  check_rejected(test_plugin("bad-extension-component"),
+                 {"component #0 ('bad-extension-component'): field 'extension' is not NULL",
+                  "extensions are not yet negotiated"});
+  check_rejected(test_plugin("bad-extension-backend"),
+                 {"backend 'bad-extension-backend': tessera_backend: field 'extension' is not NULL",
+                  "extensions are not yet negotiated"});
+}
+
+TEST_CASE("a kernel op outside the catalogue is rejected with the closest catalogue name") {
+  check_rejected(test_plugin("bad-kernel-relu"),
+                 {"backend 'bad-kernel-relu'", "kernel #1 has op 'Relu', which is not in the kernel catalogue",
+                  "did you mean 'relu'?"});
+  check_rejected(test_plugin("bad-kernel-matmul"),
+                 {"kernel #1 has op 'matmul', which is not in the kernel catalogue", "did you mean 'mm'?"});
+}
+
+TEST_CASE("two kernels for one op and dtype are rejected naming both entries") {
+  check_rejected(test_plugin("bad-kernel-duplicate"),
+                 {"backend 'bad-kernel-duplicate'",
+                  "kernel #1 ('fill', float32) duplicates kernel #0 ('fill', float32)"});
+}
+
+TEST_CASE("a kernel for a vector dtype is rejected") {
+  check_rejected(test_plugin("bad-kernel-lanes-4"),
+                 {"kernel #1 ('add')", "lanes=4: vector dtypes are not supported; expected lanes=1"});
+}
+
+// A plugin built for a newer SDK minor may serve ops that minor's catalogue added: they are never
+// called here, and the rest of the backend works.
+TEST_CASE("an op outside this host's catalogue from a plugin for a newer SDK minor is accepted") {
+  const tessera::PluginInfo info = tessera::load_plugin(test_plugin("bad-kernel-future-op").string());
+  CHECK(info.sdk_minor == TESSERA_SDK_VERSION_MINOR + 1);
+  CHECK(has_backend("bad-kernel-future-op"));
+  tessera::unload_plugin("bad-kernel-future-op");
+  CHECK_FALSE(has_backend("bad-kernel-future-op"));
+}

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "log/log.hpp"
+#include "plugin/guarded_call.hpp"
 #include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/version.hpp"
@@ -58,11 +59,13 @@ std::shared_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   auto query = plugin->library_.get<tessera_status(const tessera_host_info*, const tessera_plugin_info**,
                                                    tessera_error*)>(TESSERA_PLUGIN_QUERY_SYMBOL);
   const tessera_plugin_info* raw = nullptr;
-  if (const tessera_status status = query(&host, &raw, &error); status != TESSERA_OK) {
-    error.message[sizeof(error.message) - 1] = '\0';
+  tessera_status status = TESSERA_INTERNAL;
+  const auto call_query = [&] { status = query(&host, &raw, &error); };
+  if (std::string escaped = exception_escaping(TESSERA_PLUGIN_QUERY_SYMBOL, call_query); !escaped.empty())
+    reject(file, escaped);
+  if (status != TESSERA_OK)
     reject(file, fmt::format("the plugin refused the host (SDK {}.{}), status {}: {}", host.sdk_major,
-                             host.sdk_minor, status, error.message));
-  }
+                             host.sdk_minor, status, error_text(error)));
   if (std::string reason = check_plugin_info(raw); !reason.empty()) reject(file, reason);
 
   PluginInfo& info = plugin->info_;

@@ -252,8 +252,15 @@ std::vector<std::string> Registry::backend_names() const {
 }
 
 void Registry::discover_locked(const std::string& family) {
-  if (!discovered_families_.insert(family).second) return;
-  for (const fs::path& file : plugin_files(search_path_locked(), "libtessera-" + family + "-")) {
+  if (discovered_families_.count(family) == 0) scan_locked(family);
+}
+
+void Registry::scan_locked(const std::string& family) {
+  std::vector<fs::path> path = search_path_locked();
+  const std::vector<fs::path> files = plugin_files(path, "libtessera-" + family + "-");
+  discovered_families_[family] = std::move(path);
+  // A file loaded before (the same canonical path) is found loaded again, silently.
+  for (const fs::path& file : files) {
     try {
       load_locked(file.string());
     } catch (const PluginError& e) {
@@ -325,6 +332,12 @@ void Registry::set_backend_threads(int32_t num_threads) const {
 void Registry::apply(const Config& config) {
   std::lock_guard lock(mutex_);
   configured_search_path_ = config.plugin_search_path;
+  // Families looked up before this configuration were discovered over the path of that moment:
+  // discover them again over the new one (what they loaded stays loaded), so that an algorithm
+  // looked up early does not hide the plugins of a path configured later.
+  const std::vector<fs::path> path = search_path_locked();
+  for (const auto& [family, discovered_over] : discovered_families_)
+    if (discovered_over != path) scan_locked(family);
   for (const std::string& plugin : config.plugins_to_load) load_locked(plugin);
 }
 

@@ -59,8 +59,10 @@ class Registry {
   std::filesystem::path resolve(const std::string& name_or_path) const;
   PluginInfo load_locked(const std::string& name_or_path);
   std::shared_ptr<const dispatch::Backend> backend_locked(const std::string& name);
-  // Loads every libtessera-<family>-*.so on the search path once ("coll", "placement", "transport").
+  // Loads every libtessera-<family>-*.so on the search path ("coll", "placement", "transport"): the
+  // first time the family is asked for, and again by apply() when the search path has changed since.
   void discover_locked(const std::string& family);
+  void scan_locked(const std::string& family);
 
   mutable std::mutex mutex_;
   std::vector<std::shared_ptr<LoadedPlugin>> plugins_;
@@ -68,7 +70,7 @@ class Registry {
   std::map<std::string, std::shared_ptr<const comm::CollectiveAlgorithm>, std::less<>> algorithms_;
   std::map<std::string, std::shared_ptr<const dtensor::PlacementStrategy>, std::less<>> placements_;
   std::map<std::string, std::shared_ptr<const Transport>, std::less<>> transports_;
-  std::set<std::string> discovered_families_;
+  std::map<std::string, std::vector<std::filesystem::path>> discovered_families_;  // family -> path scanned
   std::vector<std::filesystem::path> configured_search_path_;
   std::string default_backend_name_ = "cpu";
   std::shared_ptr<const dispatch::Backend> default_backend_;

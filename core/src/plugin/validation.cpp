@@ -1,13 +1,118 @@
 #include "plugin/validation.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cctype>
+#include <cstring>
+#include <map>
+#include <string_view>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "tessera/sdk/version.h"
 
 namespace tessera::plugin {
+namespace {
+
+// sdk/KERNELS.md's op names, in its order (kernel_catalogue_test.cpp reads the document and
+// compares).
+constexpr std::array<std::string_view, 46> kCatalogue = {
+    "add",     "sub",     "mul",         "maximum",     "minimum",    "div",       "bitwise_and", "bitwise_or",
+    "bitwise_xor", "pow", "eq",          "ne",          "lt",         "le",        "gt",          "ge",
+    "neg",     "abs",     "relu",        "exp",         "log",        "sqrt",      "tanh",        "sigmoid",
+    "gelu",    "gelu_grad", "copy",      "cast",        "fill",       "arange",    "eye",         "uniform",
+    "normal",  "sum",     "prod",        "mean",        "max",        "min",       "argmax",      "argmin",
+    "all",     "any",     "mm",          "bmm",         "softmax",    "log_softmax"};
+
+// Other frameworks' spellings (NumPy, PyTorch, ONNX) whose catalogue name no edit distance finds.
+constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
+    {"matmul", "mm"},       {"batch_matmul", "bmm"}, {"multiply", "mul"},    {"subtract", "sub"},
+    {"divide", "div"},      {"negative", "neg"},     {"power", "pow"},       {"equal", "eq"},
+    {"not_equal", "ne"},    {"greater", "gt"},       {"greater_equal", "ge"}, {"less", "lt"},
+    {"less_equal", "le"},   {"full", "fill"},        {"rand", "uniform"},    {"randn", "normal"},
+    {"clone", "copy"},      {"astype", "cast"},      {"amax", "max"},        {"amin", "min"}};
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The dtype's name when it is one of Tessera's five, else its DLPack fields.
+std::string dtype_text(DLDataType dtype) {
+  if (dtype.lanes == 1) {
+    if (dtype.code == kDLFloat && dtype.bits == 32) return "float32";
+    if (dtype.code == kDLFloat && dtype.bits == 64) return "float64";
+    if (dtype.code == kDLInt && dtype.bits == 32) return "int32";
+    if (dtype.code == kDLInt && dtype.bits == 64) return "int64";
+    if (dtype.code == TESSERA_DL_BOOL_CODE && dtype.bits == 8) return "bool";
+  }
+  return fmt::format("DLDataType {{code {}, bits {}, lanes {}}}", dtype.code, dtype.bits, dtype.lanes);
+}
+
+// The SDK reserves `extension` for feature chains that no host negotiates yet: a plugin that sets
+// one expects something this host would silently not do.
+std::string extension_problem(const void* extension, std::string_view where) {
+  if (extension == nullptr) return {};
+  return fmt::format("{}: field 'extension' is not NULL ({}): extensions are not yet negotiated by this host "
+                     "(SDK {}.{}), which needs NULL there",
+                     where, extension, TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
+}
+
+// The name a known kind's table gives itself, with the words for that table.
+std::pair<const char*, const char*> table_name(const tessera_component& component) {
+  switch (component.kind) {
+    case TESSERA_COMPONENT_BACKEND:
+      return {static_cast<const tessera_backend*>(component.table)->name, "backend"};
+    case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM:
+      return {static_cast<const tessera_collective_algorithm*>(component.table)->name, "collective algorithm"};
+    case TESSERA_COMPONENT_PLACEMENT:
+      return {static_cast<const tessera_placement_strategy*>(component.table)->name, "placement"};
+    case TESSERA_COMPONENT_TRANSPORT:
+      return {static_cast<const tessera_transport*>(component.table)->name, "transport"};
+    default: return {nullptr, nullptr};
+  }
+}
+
+}  // namespace
+
+std::span<const std::string_view> kernel_catalogue() { return kCatalogue; }
+
+bool is_catalogue_op(std::string_view op) {
+  return std::find(kCatalogue.begin(), kCatalogue.end(), op) != kCatalogue.end();
+}
+
+std::string closest_catalogue_op(std::string_view op) {
+  const std::string wanted = lower(op);
+  for (const auto& [alias, name] : kAliases)
+    if (wanted == alias) return std::string(name);
+  std::string_view best;
+  size_t best_distance = std::max<size_t>(2, wanted.size() / 3);  // farther is no longer a likely typo
+  for (std::string_view name : kCatalogue)
+    if (const size_t d = edit_distance(wanted, name); d <= best_distance && (best.empty() || d < best_distance)) {
+      best = name;
+      best_distance = d;
+    }
+  return std::string(best);
+}
 
 const char* component_kind_name(int32_t kind) {
   switch (kind) {
@@ -33,6 +138,8 @@ std::string check_plugin_info(const tessera_plugin_info* info) {
                        info->sdk_major, info->sdk_minor, TESSERA_SDK_VERSION_MAJOR,
                        TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
   if (info->name == nullptr || info->name[0] == '\0') return "plugin info has no name";
+  if (std::string problem = extension_problem(info->extension, "tessera_plugin_info"); !problem.empty())
+    return problem;
   if (info->num_components > 0 && info->components == nullptr)
     return fmt::format("plugin declares {} components but the components pointer is NULL",
                        info->num_components);
@@ -46,6 +153,10 @@ std::string check_component(const tessera_component* component, size_t index, ui
                        component->struct_size, kComponentSizeV1);
   if (component->name == nullptr || component->name[0] == '\0')
     return fmt::format("component #{} has no name", index);
+  if (std::string problem =
+          extension_problem(component->extension, fmt::format("component #{} ('{}')", index, component->name));
+      !problem.empty())
+    return problem;
   if (component->table == nullptr)
     return fmt::format("component #{} ('{}') has a NULL table", index, component->name);
   if (!is_known_kind(component->kind) && plugin_minor <= TESSERA_SDK_VERSION_MINOR)
@@ -54,7 +165,7 @@ std::string check_component(const tessera_component* component, size_t index, ui
                        index, component->name, component->kind, TESSERA_SDK_VERSION_MAJOR, plugin_minor,
                        TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
   if (component->kind == TESSERA_COMPONENT_BACKEND)
-    if (std::string reason = check_backend(static_cast<const tessera_backend*>(component->table));
+    if (std::string reason = check_backend(static_cast<const tessera_backend*>(component->table), plugin_minor);
         !reason.empty())
       return fmt::format("backend '{}': {}", component->name, reason);
   if (component->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM)
@@ -70,19 +181,25 @@ std::string check_component(const tessera_component* component, size_t index, ui
     if (std::string reason = check_transport(static_cast<const tessera_transport*>(component->table));
         !reason.empty())
       return fmt::format("transport '{}': {}", component->name, reason);
+  // Lookups go by the component's name and run-time messages by the table's: they must agree.
+  if (const auto [name, table] = table_name(*component); name != nullptr && std::strcmp(name, component->name) != 0)
+    return fmt::format("component #{} is named '{}' but its {} table is named '{}': the two names must be the same",
+                       index, component->name, table, name);
   return {};
 }
 
-std::string check_backend(const tessera_backend* backend) {
+std::string check_backend(const tessera_backend* backend, uint32_t plugin_minor) {
   if (backend->struct_size < kBackendSizeV1)
     return fmt::format("tessera_backend struct is {} bytes, the host needs at least {} (SDK {}.0)",
                        backend->struct_size, kBackendSizeV1, TESSERA_SDK_VERSION_MAJOR);
+  if (std::string problem = extension_problem(backend->extension, "tessera_backend"); !problem.empty()) return problem;
   if (backend->name == nullptr || backend->name[0] == '\0') return "the backend table has no name";
   if (backend->alloc == nullptr) return "required function 'alloc' is NULL";
   if (backend->free == nullptr) return "required function 'free' is NULL";
   if (backend->copy == nullptr) return "required function 'copy' is NULL";
   if (backend->num_kernels > 0 && backend->kernels == nullptr)
     return fmt::format("declares {} kernels but the kernels pointer is NULL", backend->num_kernels);
+  std::map<std::tuple<std::string_view, uint8_t, uint8_t>, size_t> first_entry;  // (op, code, bits) -> index
   for (size_t i = 0; i < backend->num_kernels; ++i) {
     const tessera_kernel* kernel = backend->kernels[i];
     if (kernel == nullptr) return fmt::format("kernel #{} is NULL", i);
@@ -91,6 +208,28 @@ std::string check_backend(const tessera_backend* backend) {
                          kKernelSizeV1);
     if (kernel->op == nullptr) return fmt::format("kernel #{} has no op name", i);
     if (kernel->fn == nullptr) return fmt::format("kernel #{} ('{}') has a NULL function", i, kernel->op);
+    const DLDataType dtype = kernel->dtype;
+    if (dtype.lanes != 1) {
+      const DLDataType element{dtype.code, dtype.bits, 1};
+      return fmt::format("kernel #{} ('{}') has a {} dtype with lanes={}: vector dtypes are not supported; expected "
+                         "lanes=1",
+                         i, kernel->op, dtype_text(element), dtype.lanes);
+    }
+    // An op a newer catalogue added is never called here: only a plugin for this host's SDK or an
+    // older one is held to this catalogue.
+    if (!is_catalogue_op(kernel->op) && plugin_minor <= TESSERA_SDK_VERSION_MINOR) {
+      const std::string closest = closest_catalogue_op(kernel->op);
+      return fmt::format("kernel #{} has op '{}', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK "
+                         "{}.{}; {}",
+                         i, kernel->op, TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR,
+                         closest.empty() ? fmt::format("the catalogue's ops are {}", fmt::join(kCatalogue, ", "))
+                                         : fmt::format("did you mean '{}'?", closest));
+    }
+    const auto [it, inserted] =
+        first_entry.emplace(std::tuple{std::string_view(kernel->op), dtype.code, dtype.bits}, i);
+    if (!inserted)
+      return fmt::format("kernel #{} ('{}', {}) duplicates kernel #{} ('{}', {}): one (op, dtype) may have one kernel",
+                         i, kernel->op, dtype_text(dtype), it->second, kernel->op, dtype_text(dtype));
   }
   return {};
 }
@@ -99,6 +238,8 @@ std::string check_collective_algorithm(const tessera_collective_algorithm* algor
   if (algorithm->struct_size < kAlgorithmSizeV1)
     return fmt::format("tessera_collective_algorithm struct is {} bytes, the host needs at least {} (SDK {}.0)",
                        algorithm->struct_size, kAlgorithmSizeV1, TESSERA_SDK_VERSION_MAJOR);
+  if (std::string problem = extension_problem(algorithm->extension, "tessera_collective_algorithm"); !problem.empty())
+    return problem;
   if (algorithm->name == nullptr || algorithm->name[0] == '\0') return "the algorithm table has no name";
   if (algorithm->check == nullptr) return "required function 'check' is NULL";
   if (algorithm->build == nullptr) return "required function 'build' is NULL";
@@ -112,6 +253,8 @@ std::string check_placement(const tessera_placement_strategy* placement) {
   if (placement->struct_size < kPlacementSizeV1)
     return fmt::format("tessera_placement_strategy struct is {} bytes, the host needs at least {} (SDK {}.0)",
                        placement->struct_size, kPlacementSizeV1, TESSERA_SDK_VERSION_MAJOR);
+  if (std::string problem = extension_problem(placement->extension, "tessera_placement_strategy"); !problem.empty())
+    return problem;
   if (placement->name == nullptr || placement->name[0] == '\0') return "the placement table has no name";
   if (placement->prefix == nullptr || placement->prefix[0] == '\0') return "the placement has no text prefix";
   for (const char* c = placement->prefix; *c != '\0'; ++c)
@@ -129,6 +272,8 @@ std::string check_transport(const tessera_transport* transport) {
     return fmt::format("tessera_transport struct is {} bytes, the host needs at least {} (SDK {}.1, up to "
                        "field 'free_request')",
                        transport->struct_size, kTransportSizeV1_1, TESSERA_SDK_VERSION_MAJOR);
+  if (std::string problem = extension_problem(transport->extension, "tessera_transport"); !problem.empty())
+    return problem;
   if (transport->name == nullptr || transport->name[0] == '\0') return "the transport table has no name";
   const std::pair<const char*, bool> required[] = {
       {"init", transport->init != nullptr},   {"finalize", transport->finalize != nullptr},

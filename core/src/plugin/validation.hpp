@@ -1,7 +1,9 @@
 // Negotiation: checks on what a plugin handed back, made before anything in it is called.
 #pragma once
 
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "tessera/sdk/backend.h"
 #include "tessera/sdk/collective.h"
@@ -26,7 +28,9 @@ std::string check_plugin_info(const tessera_plugin_info* info);
 // `plugin_minor` is the SDK minor the plugin was built for: a kind this host does not know is a
 // defect when the host knows that minor, and a later addition (skipped) when it does not.
 std::string check_component(const tessera_component* component, size_t index, uint32_t plugin_minor);
-std::string check_backend(const tessera_backend* backend);
+// A kernel table is held to the kernel catalogue (sdk/KERNELS.md) of `plugin_minor`'s SDK when this
+// host knows that minor; one (op, dtype) has one kernel, and dtypes are scalars (lanes 1).
+std::string check_backend(const tessera_backend* backend, uint32_t plugin_minor);
 std::string check_collective_algorithm(const tessera_collective_algorithm* algorithm);
 std::string check_placement(const tessera_placement_strategy* placement);
 std::string check_transport(const tessera_transport* transport);
@@ -35,6 +39,13 @@ std::string check_transport(const tessera_transport* transport);
 bool is_known_kind(int32_t kind);
 
 const char* component_kind_name(int32_t kind);
+
+// The op names a backend may register: sdk/KERNELS.md's.
+std::span<const std::string_view> kernel_catalogue();
+bool is_catalogue_op(std::string_view op);
+// The catalogue name `op` most likely means ("Relu" -> "relu", "matmul" -> "mm"); empty when none
+// is close.
+std::string closest_catalogue_op(std::string_view op);
 
 // The message a plugin put in `error` when a call failed, terminated inside its array (a plugin may
 // fill all of it) and "no message" when the plugin left it empty.

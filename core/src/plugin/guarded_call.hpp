@@ -1,0 +1,28 @@
+// Calls into plugin code under a guard. The SDK forbids exceptions across the ABI, but a plugin
+// written in C++ may still let one escape; the host must not die of it (DESIGN.md section 3).
+#pragma once
+
+#include <exception>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace tessera::plugin {
+
+// Runs `call`, a lambda around one call into a plugin named `call_name` (e.g.
+// "tessera_plugin_query"). Returns empty when nothing escaped it, else "<call_name> threw: <what()>"
+// or "<call_name> threw a non-standard exception". Only that text leaves the handler: the exception
+// object, whose code may live in the plugin, is destroyed before anything can unload the library.
+template <typename Call>
+std::string exception_escaping(const char* call_name, Call&& call) {
+  try {
+    call();
+    return {};
+  } catch (const std::exception& e) {
+    return fmt::format("{} threw: {}", call_name, e.what());
+  } catch (...) {
+    return fmt::format("{} threw a non-standard exception", call_name);
+  }
+}
+
+}  // namespace tessera::plugin

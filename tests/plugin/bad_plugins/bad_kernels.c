@@ -1,0 +1,29 @@
+/* Defect in the kernel table: a second kernel entry (#1) beside the valid float32 "fill" (#0).
+ *  KERNEL_RELU      - op "Relu" (the catalogue, sdk/KERNELS.md, says "relu")
+ *  KERNEL_MATMUL    - op "matmul" (the catalogue says "mm")
+ *  KERNEL_DUPLICATE - a second float32 "fill": two functions for one (op, dtype)
+ *  KERNEL_LANES_4   - op "add" for float32 with 4 lanes, a vector dtype
+ *  KERNEL_FUTURE_OP - op "future_op", which this host's catalogue lacks, from a plugin built for
+ *                     the next SDK minor (whose catalogue might have it): accepted, not rejected */
+#include "bad_plugin.h"
+
+#define SECOND_KERNEL(OP, DTYPE) \
+  (plugin.kernels[1] = (tessera_kernel){sizeof(tessera_kernel), OP, DTYPE, bad_plugin_noop_kernel}, \
+   plugin.backend.num_kernels = 2)
+
+#if defined(KERNEL_RELU)
+BAD_PLUGIN_QUERY("bad-kernel-relu", "kernel op Relu", SECOND_KERNEL("Relu", BAD_PLUGIN_FLOAT32))
+#elif defined(KERNEL_MATMUL)
+BAD_PLUGIN_QUERY("bad-kernel-matmul", "kernel op matmul", SECOND_KERNEL("matmul", BAD_PLUGIN_FLOAT32))
+#elif defined(KERNEL_DUPLICATE)
+BAD_PLUGIN_QUERY("bad-kernel-duplicate", "two float32 fill kernels", SECOND_KERNEL("fill", BAD_PLUGIN_FLOAT32))
+#elif defined(KERNEL_LANES_4)
+BAD_PLUGIN_QUERY("bad-kernel-lanes-4", "a float32x4 kernel",
+                 SECOND_KERNEL("add", ((DLDataType){kDLFloat, 32, 4})))
+#elif defined(KERNEL_FUTURE_OP)
+BAD_PLUGIN_QUERY("bad-kernel-future-op", "a kernel op from a newer catalogue",
+                 (SECOND_KERNEL("future_op", BAD_PLUGIN_FLOAT32),
+                  plugin.info.sdk_minor = TESSERA_SDK_VERSION_MINOR + 1))
+#else
+#error "define one KERNEL_* defect"
+#endif
