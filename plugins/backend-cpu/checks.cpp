@@ -4,26 +4,18 @@
 
 namespace tessera::cpu {
 
-namespace {
-
-// for_each_offset keeps a fixed 64-entry odometer.
-constexpr int kMaxNdim = 64;
-
-void expect_sane(const char* op, const std::string& role, const DLTensor& t) {
+// The failure of expect_sane: names the first problem found.
+void fail_sane(const char* op, const char* role, size_t index, const DLTensor& t) {
+  const std::string who = std::string(op) + ": " + role + " " + std::to_string(index);
   if (t.ndim < 0 || t.ndim > kMaxNdim)
-    fail(std::string(op) + ": " + role + " has ndim " + std::to_string(t.ndim) + ", expected 0.." +
-         std::to_string(kMaxNdim));
+    fail(who + " has ndim " + std::to_string(t.ndim) + ", expected 0.." + std::to_string(kMaxNdim));
   if (t.ndim > 0 && (t.shape == nullptr || t.strides == nullptr))
-    fail(std::string(op) + ": " + role + " has a NULL shape or strides, expected both set");
+    fail(who + " has a NULL shape or strides, expected both set");
   for (int d = 0; d < t.ndim; ++d)
     if (t.shape[d] < 0)
-      fail(std::string(op) + ": " + role + " has negative size " + std::to_string(t.shape[d]) + " in dim " +
-           std::to_string(d));
-  if (t.data == nullptr && sdk::numel(t) != 0)
-    fail(std::string(op) + ": " + role + " has NULL data but " + std::to_string(sdk::numel(t)) + " elements");
+      fail(who + " has negative size " + std::to_string(t.shape[d]) + " in dim " + std::to_string(d));
+  fail(who + " has NULL data but " + std::to_string(sdk::numel(t)) + " elements");
 }
-
-}  // namespace
 
 void fail(const std::string& message) { throw sdk::Error(TESSERA_INVALID_ARGUMENT, message); }
 
@@ -43,19 +35,14 @@ std::string shape_text(const DLTensor& t) {
   return text + "]";
 }
 
-void expect_arity(const sdk::KernelArgs& args, const char* op, size_t inputs, size_t outputs) {
-  if (args.num_inputs() != inputs || args.num_outputs() != outputs)
-    fail(std::string(op) + ": got " + std::to_string(args.num_inputs()) + " inputs and " +
-         std::to_string(args.num_outputs()) + " outputs, expected " + std::to_string(inputs) + " and " +
-         std::to_string(outputs));
-  for (size_t i = 0; i < inputs; ++i) expect_sane(op, "input " + std::to_string(i), args.input(i));
-  for (size_t i = 0; i < outputs; ++i) expect_sane(op, "output " + std::to_string(i), args.output(i));
+void fail_arity(const sdk::KernelArgs& args, const char* op, size_t inputs, size_t outputs) {
+  fail(std::string(op) + ": got " + std::to_string(args.num_inputs()) + " inputs and " +
+       std::to_string(args.num_outputs()) + " outputs, expected " + std::to_string(inputs) + " and " +
+       std::to_string(outputs));
 }
 
-void expect_dtype(const char* op, const char* role, const DLTensor& t, DLDataType expected) {
-  if (!sdk::same_dtype(t.dtype, expected))
-    fail(std::string(op) + ": " + role + " has dtype " + dtype_name(t.dtype) + ", expected " +
-         dtype_name(expected));
+void fail_dtype(const char* op, const char* role, const DLTensor& t, DLDataType expected) {
+  fail(std::string(op) + ": " + role + " has dtype " + dtype_name(t.dtype) + ", expected " + dtype_name(expected));
 }
 
 void expect_ndim(const char* op, const char* role, const DLTensor& t, int expected) {
@@ -64,13 +51,9 @@ void expect_ndim(const char* op, const char* role, const DLTensor& t, int expect
          "), expected " + std::to_string(expected));
 }
 
-void expect_shape(const char* op, const char* role, const DLTensor& t, const DLTensor& like,
-                  const char* like_role) {
-  bool same = t.ndim == like.ndim;
-  for (int d = 0; same && d < t.ndim; ++d) same = t.shape[d] == like.shape[d];
-  if (!same)
-    fail(std::string(op) + ": " + role + " has shape " + shape_text(t) + ", expected " + shape_text(like) +
-         " (the shape of " + like_role + ")");
+void fail_shape(const char* op, const char* role, const DLTensor& t, const DLTensor& like, const char* like_role) {
+  fail(std::string(op) + ": " + role + " has shape " + shape_text(t) + ", expected " + shape_text(like) +
+       " (the shape of " + like_role + ")");
 }
 
 void expect_dim(const char* op, const char* role, const DLTensor& t, int dim, int64_t expected,

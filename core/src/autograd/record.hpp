@@ -22,9 +22,11 @@
 
 namespace tessera::autograd {
 
+// The inputs are asked first: most ops see none that requires grad and then skip the grad-mode
+// lookup (a thread-local read behind a call).
 template <class... T>
 bool any_requires_grad(const T&... tensors) {
-  return is_grad_enabled() && (requires_grad(tensors) || ...);
+  return (requires_grad(tensors) || ...) && is_grad_enabled();
 }
 bool any_requires_grad(const std::vector<Tensor>& tensors);
 

@@ -71,7 +71,13 @@ Tensor after_reduce(const Tensor& output, const ReduceOp& reduce, int group_size
   return reduce.kind() == ReduceOp::AVG ? output / group_size : output;
 }
 
-Tensor flat(const Tensor& t) { return t.contiguous().reshape({-1}); }
+// t.contiguous().reshape({-1}); a dense contiguous shard (the usual case) becomes its 1-d view
+// directly, without the op machinery (a shard never requires grad).
+Tensor flat(const Tensor& t) {
+  if (t.is_local() || !t.defined() || !t.impl()->is_contiguous()) return t.contiguous().reshape({-1});
+  const TensorImpl& self = *t.impl();
+  return Tensor(self.view({self.numel()}, {1}, self.offset(), "reshape"));
+}
 
 void require_root(const char* op, int root, size_t group_size) {
   if (root < 0 || static_cast<size_t>(root) >= group_size)
@@ -104,6 +110,7 @@ Shape common_shape(const char* op, const Tensor& t, const Fibre& members, const 
 template <class Make>
 std::vector<Tensor> member_inputs(const Fibre& members, Make&& make) {
   std::vector<Tensor> inputs;
+  inputs.reserve(members.size());
   for (int m : members) inputs.push_back(here(m) ? make(m) : Tensor());
   return inputs;
 }
@@ -120,9 +127,20 @@ void require_list(const char* op, const std::vector<Tensor>& list, size_t group_
   }
 }
 
+// Whether `block` already is `shard`'s elements: the schedule computed into the shard's own buffer
+// (flat's view of it), so there is nothing to write back.
+bool in_place(const Tensor& shard, const Tensor& block) {
+  if (shard.is_local() || block.is_local() || !shard.defined() || !block.defined()) return false;
+  const TensorImpl& s = *shard.impl();
+  const TensorImpl& b = *block.impl();
+  return s.storage() == b.storage() && s.offset() == b.offset() && s.dtype() == b.dtype() && s.numel() == b.numel() &&
+         s.is_contiguous() && b.is_contiguous();
+}
+
 // A result lands in the user's shard in place. A whole-buffer result exchanges memory with the
 // shard instead of being copied (the buffer is discarded right after).
 void write_back(Tensor shard, const Tensor& block) {
+  if (in_place(shard, block)) return;
   if (!detail::exchange_storage(shard, block)) shard.copy_(block.reshape(shard.sizes()));
 }
 

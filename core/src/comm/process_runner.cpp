@@ -131,7 +131,10 @@ class ProcessRunner {
       }
       landing = Landing{link_.irecv(bytes, process_of(step.peer), tag(step.peer, g)), bytes, reduce};
     }
-    if (!link_.test(*landing->request, [&] { return receive_text(g, step); })) return false;
+    // The error text's closure captures one reference, so that std::function holds it without
+    // allocating: this test runs on every poll.
+    const ReceiveStep at{this, g, &step};
+    if (!link_.test(*landing->request, [&at] { return at.text(); })) return false;
     if (landing->reduce) model_.deliver_landed(g, step.chunk, landing->bytes, true);
     landing.reset();
     return true;
@@ -149,6 +152,12 @@ class ProcessRunner {
   std::string receive_text(int g, const Step& step) const {
     return fmt::format("{}: receive from {}", step_text(g), peer_text(step.peer));
   }
+  struct ReceiveStep {
+    const ProcessRunner* runner;
+    int g;
+    const Step* step;
+    std::string text() const { return runner->receive_text(g, *step); }
+  };
 
   bool awaiting_any() const {
     for (const auto& landing : landing_)
@@ -162,8 +171,8 @@ class ProcessRunner {
       for (int g = 0; g < p_; ++g) {
         const std::optional<Landing>& landing = landing_[static_cast<size_t>(g)];
         if (!landing) continue;
-        const Step& step = schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]];
-        if (link_.test(*landing->request, [&] { return receive_text(g, step); })) return true;
+        const ReceiveStep at{this, g, &schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]]};
+        if (link_.test(*landing->request, [&at] { return at.text(); })) return true;
       }
       for (auto& sent : outgoing_) test_send(sent);  // keeps the transport moving
       return false;

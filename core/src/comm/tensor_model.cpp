@@ -14,6 +14,7 @@ TensorModel::TensorModel(const Schedule& schedule, const std::vector<Tensor>& in
     if (!input.defined()) continue;  // hosted by another process
     const RankProgram& program = schedule.ranks[static_cast<size_t>(r)];
     std::vector<std::shared_ptr<TensorImpl>>& buffers = buffers_[static_cast<size_t>(r)];
+    buffers.reserve(program.buffer_sizes.size());
     buffers.push_back(input.impl());
     for (size_t b = 1; b < program.buffer_sizes.size(); ++b)
       buffers.push_back(TensorImpl::allocate({program.buffer_sizes[b]}, input.dtype(), input.impl()->backend_ptr()));
@@ -53,13 +54,19 @@ void TensorModel::deliver_landed(int rank, const tessera_chunk& destination, con
 
 std::vector<Tensor> TensorModel::outputs() const {
   std::vector<Tensor> result;
+  result.reserve(buffers_.size());
   for (const auto& buffers : buffers_)
     result.push_back(buffers.empty() ? Tensor() : Tensor(buffers[TESSERA_BUFFER_OUTPUT]));
   return result;
 }
 
 Tensor TensorModel::view(int rank, const tessera_chunk& c) const {
-  return Tensor(buffer(rank, c.buffer)).narrow(0, c.offset, c.count);
+  // narrow(0, offset, count) of the 1-d contiguous buffer, made directly: one view per message.
+  const TensorImpl& whole = *buffer(rank, c.buffer);
+  if (whole.dim() != 1 || c.offset < 0 || c.count <= 0 || c.offset > whole.numel() - c.count)
+    return Tensor(buffer(rank, c.buffer)).narrow(0, c.offset, c.count);  // its error names the problem
+  const int64_t stride = whole.strides()[0];
+  return Tensor(whole.view({c.count}, {stride}, whole.offset() + c.offset * stride, "narrow"));
 }
 
 Tensor TensorModel::scratch(int rank, int64_t count) const {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <map>
 #include <mutex>
@@ -11,22 +12,6 @@
 #include "tessera/errors.hpp"
 
 namespace tessera::dispatch {
-
-DLDataType to_dl(DType dtype) {
-  switch (dtype) {
-    case DType::Bool:
-      return {TESSERA_DL_BOOL_CODE, 8, 1};
-    case DType::Int32:
-      return {kDLInt, 32, 1};
-    case DType::Int64:
-      return {kDLInt, 64, 1};
-    case DType::Float32:
-      return {kDLFloat, 32, 1};
-    case DType::Float64:
-      return {kDLFloat, 64, 1};
-  }
-  return {kDLFloat, 32, 1};
-}
 
 bool from_dl(DLDataType dl, DType* dtype) {
   for (int i = 0; i < kNumDTypes; ++i) {
@@ -55,7 +40,31 @@ Backend::Backend(const tessera_backend* table, std::shared_ptr<const plugin::Loa
           entry->op, entry->dtype.code, entry->dtype.bits);
       continue;
     }
-    kernels_by_dtype_[static_cast<size_t>(dtype)].emplace(entry->op, entry->fn);
+    auto it = std::find_if(ops_.begin(), ops_.end(), [&](const OpKernels& k) { return k.op == entry->op; });
+    if (it == ops_.end()) it = ops_.insert(ops_.end(), OpKernels{entry->op, {}});
+    tessera_kernel_fn& slot = it->by_dtype[static_cast<size_t>(dtype)];
+    if (slot == nullptr) slot = entry->fn;  // the first of two entries for one (op, dtype) wins
+  }
+  index_kernels();
+}
+
+namespace {
+// FNV-1a: op names are short, and this is cheaper than a general-purpose string hash.
+uint64_t op_hash(std::string_view op) {
+  uint64_t h = 14695981039346656037ull;
+  for (const char c : op) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h;
+}
+}  // namespace
+
+void Backend::index_kernels() {
+  size_t size = 8;
+  while (size < 2 * ops_.size()) size *= 2;
+  slots_.assign(size, -1);
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    size_t s = op_hash(ops_[i].op) & (size - 1);
+    while (slots_[s] >= 0) s = (s + 1) & (size - 1);
+    slots_[s] = static_cast<int32_t>(i);
   }
 }
 
@@ -74,9 +83,12 @@ std::shared_ptr<const Backend> Backend::of(const tessera_backend* table,
 }
 
 tessera_kernel_fn Backend::find_kernel(std::string_view op, DType dtype) const {
-  const KernelMap& map = kernels_by_dtype_[static_cast<size_t>(dtype)];
-  const auto it = map.find(op);
-  return it == map.end() ? nullptr : it->second;
+  const size_t mask = slots_.size() - 1;
+  for (size_t s = op_hash(op) & mask;; s = (s + 1) & mask) {
+    const int32_t i = slots_[s];
+    if (i < 0) return nullptr;
+    if (ops_[static_cast<size_t>(i)].op == op) return ops_[static_cast<size_t>(i)].by_dtype[static_cast<size_t>(dtype)];
+  }
 }
 
 tessera_kernel_fn Backend::kernel(std::string_view op, DType dtype) const {
@@ -91,8 +103,8 @@ tessera_kernel_fn Backend::kernel(std::string_view op, DType dtype) const {
 
 void* Backend::allocate(size_t bytes) const {
   void* data = nullptr;
-  tessera_error error{};
-  error.struct_size = sizeof(error);
+  tessera_error error;
+  clear_error(error);
   if (table_->alloc(table_->context, bytes, &data, &error) != TESSERA_OK) {
     throw Error(
         fmt::format("backend '{}' could not allocate {} bytes: {}", name_, bytes, plugin::error_text(error)));
@@ -105,8 +117,8 @@ void Backend::set_num_threads(int32_t num_threads) const {
   if (table_->struct_size < offsetof(tessera_backend, set_num_threads) + sizeof(void*) ||
       table_->set_num_threads == nullptr)
     return;
-  tessera_error error{};
-  error.struct_size = sizeof(error);
+  tessera_error error;
+  clear_error(error);
   if (table_->set_num_threads(table_->context, num_threads, &error) != TESSERA_OK) {
     observe::logger().warn("backend '{}' could not set its thread count to {}: {}", name_, num_threads,
                            plugin::error_text(error));
@@ -114,8 +126,8 @@ void Backend::set_num_threads(int32_t num_threads) const {
 }
 
 void Backend::copy(void* dst, const void* src, size_t bytes, int32_t direction) const {
-  tessera_error error{};
-  error.struct_size = sizeof(error);
+  tessera_error error;
+  clear_error(error);
   if (table_->copy(table_->context, dst, src, bytes, direction, &error) != TESSERA_OK) {
     throw Error(
         fmt::format("backend '{}' could not copy {} bytes: {}", name_, bytes, plugin::error_text(error)));

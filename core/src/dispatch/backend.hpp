@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 #include "plugin/loaded_plugin.hpp"
 #include "tessera/dtype.hpp"
@@ -45,21 +45,48 @@ class Backend {
   void set_num_threads(int32_t num_threads) const;
 
  private:
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  // The kernel table, immutable once built: one entry per op name with its kernel per dtype, found
+  // through an open-addressing index (a power-of-two number of slots, at most half of them used),
+  // so a lookup is one hash of the name and usually one comparison.
+  struct OpKernels {
+    std::string op;
+    std::array<tessera_kernel_fn, kNumDTypes> by_dtype{};
   };
-  using KernelMap = std::unordered_map<std::string, tessera_kernel_fn, StringHash, std::equal_to<>>;
+  void index_kernels();
 
   const tessera_backend* table_;
   std::shared_ptr<const plugin::LoadedPlugin> owner_;
   std::string name_;
   bool shapes_only_;
-  std::array<KernelMap, kNumDTypes> kernels_by_dtype_;
+  std::vector<OpKernels> ops_;
+  std::vector<int32_t> slots_;  // index into ops_, or -1 for an empty slot
 };
 
+// Readies `error` for one plugin call: sized, with an empty message that a plugin failing without
+// one leaves empty. The rest of the 512-byte buffer stays unwritten (clearing it costs more than a
+// small kernel's whole call); a plugin writes a NUL-terminated message there (sdk/status.h).
+inline void clear_error(tessera_error& error) {
+  error.struct_size = sizeof(error);
+  error.code = TESSERA_OK;
+  error.message[0] = '\0';
+}
+
 // DType <-> DLDataType. from_dl returns false for a type Tessera does not know.
-DLDataType to_dl(DType dtype);
+constexpr DLDataType to_dl(DType dtype) {
+  switch (dtype) {
+    case DType::Bool:
+      return {TESSERA_DL_BOOL_CODE, 8, 1};
+    case DType::Int32:
+      return {kDLInt, 32, 1};
+    case DType::Int64:
+      return {kDLInt, 64, 1};
+    case DType::Float32:
+      return {kDLFloat, 32, 1};
+    case DType::Float64:
+      return {kDLFloat, 64, 1};
+  }
+  return {kDLFloat, 32, 1};
+}
 bool from_dl(DLDataType dl, DType* dtype);
 
 }  // namespace tessera::dispatch

@@ -15,19 +15,18 @@ constexpr size_t kMaxAttrs = 8;
 
 DLTensor to_dltensor(const Operand& o) {
   const TensorImpl& t = *o.tensor;
-  DLTensor dl{};
+  DLTensor dl;
   dl.data = t.storage()->data;
   dl.device = {static_cast<DLDeviceType>(t.backend().device_type()), 0};
   dl.ndim = o.ndim;
   dl.dtype = to_dl(t.dtype());
   dl.shape = const_cast<int64_t*>(o.sizes);  // DLTensor's fields are not const; kernels only read them
   dl.strides = const_cast<int64_t*>(o.strides);
-  dl.byte_offset = static_cast<uint64_t>(t.offset() + o.offset) * itemsize(t.dtype());
+  dl.byte_offset = static_cast<uint64_t>(t.offset() + o.offset) * (dl.dtype.bits / 8u);  // itemsize
   return dl;
 }
 
-void check_same_backend(std::string_view op, const Backend& a, const Backend& b) {
-  if (&a == &b) return;
+[[noreturn]] void throw_different_backends(std::string_view op, const Backend& a, const Backend& b) {
   // Two backends of one name come from two different files (a reload of the same file gives the
   // same backend): the files are what tells them apart.
   if (a.name() == b.name())
@@ -52,21 +51,23 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
   // them are described with the bytes the kernel will actually write.
   for (const Operand& o : outputs) o.tensor->prepare_write();
 
-  std::array<DLTensor, kMaxOperands> in{};
-  std::array<DLTensor, kMaxOperands> out{};
+  // Only the first inputs.size() (outputs.size(), attrs.size()) entries are filled and passed on;
+  // the rest stay uninitialised rather than zeroed on every call.
+  std::array<DLTensor, kMaxOperands> in;
+  std::array<DLTensor, kMaxOperands> out;
   size_t n = 0;
   for (const Operand& o : inputs) {
-    check_same_backend(op, o.tensor->backend(), backend);
+    if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
     in[n++] = to_dltensor(o);
   }
   n = 0;
   for (const Operand& o : outputs) {
-    check_same_backend(op, o.tensor->backend(), backend);
+    if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
     out[n++] = to_dltensor(o);
   }
 
-  std::array<tessera_attr, kMaxAttrs> attr_values{};
-  std::array<const tessera_attr*, kMaxAttrs> attr_pointers{};
+  std::array<tessera_attr, kMaxAttrs> attr_values;
+  std::array<const tessera_attr*, kMaxAttrs> attr_pointers;
   n = 0;
   for (const Attr& a : attrs) {
     attr_values[n] = {sizeof(tessera_attr), a.name,        a.kind,       a.int_value,
@@ -85,8 +86,8 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
   call.num_attrs = attrs.size();
 
   const tessera_kernel_fn fn = backend.kernel(op, key);
-  tessera_error error{};  // zeroed: a plugin that fails without writing a message leaves it empty
-  error.struct_size = sizeof(error);
+  tessera_error error;
+  clear_error(error);
   if (const tessera_status status = fn(backend.context(), &call, &error); status != TESSERA_OK) {
     throw Error(fmt::format("{} ({}) on backend '{}' failed with status {}: {}", op, dtype_name(key),
                             backend.name(), static_cast<int>(status), plugin::error_text(error)));

@@ -1,6 +1,9 @@
 // Element-wise operations: promote, broadcast, run one kernel.
 #include <fmt/format.h>
 
+#include <array>
+#include <span>
+
 #include "autograd/derivatives.hpp"
 #include "autograd/record.hpp"
 #include "tensor/internal.hpp"
@@ -16,44 +19,64 @@ using detail::impl_of;
 
 enum class BinaryKind { Arithmetic, TrueDivision, Comparison };
 
+// `t` as `dtype`: its own implementation when it has that dtype already, else a converted copy's,
+// which `converted` keeps alive.
+const TensorImpl& as_dtype(const Tensor& t, DType dtype, Tensor& converted, const char* op) {
+  const TensorImpl& impl = impl_of(t, op);
+  if (impl.dtype() == dtype) return impl;
+  converted = t.to(dtype);
+  return *converted.impl();
+}
+
 Tensor binary(const char* op, BinaryKind kind, DType result, const Tensor& a, const Tensor& b) {
   DType compute = result;
   if (kind == BinaryKind::TrueDivision && !is_floating(compute)) compute = kDefaultFloat;
-  const Tensor ca = impl_of(a, op).dtype() == compute ? a : a.to(compute);
-  const Tensor cb = impl_of(b, op).dtype() == compute ? b : b.to(compute);
-  const TensorImpl& ia = *ca.impl();
-  const TensorImpl& ib = *cb.impl();
-  const Shape shape = detail::broadcast_shapes(ia.sizes(), ib.sizes(), op);
-  Tensor out = detail::empty_like_on(ia, shape, kind == BinaryKind::Comparison ? kBool : compute);
-  const std::vector<int64_t> sa = detail::broadcast_strides(ia, shape);
-  const std::vector<int64_t> sb = detail::broadcast_strides(ib, shape);
-  dispatch::call_kernel(op, compute, {dispatch::operand(ia, shape, sa), dispatch::operand(ib, shape, sb)},
+  Tensor converted_a;
+  Tensor converted_b;
+  const TensorImpl& ia = as_dtype(a, compute, converted_a, op);
+  const TensorImpl& ib = as_dtype(b, compute, converted_b, op);
+  const DType out_dtype = kind == BinaryKind::Comparison ? kBool : compute;
+  if (ia.sizes() == ib.sizes()) {
+    // Operands of one shape (the common case) need no broadcast views: their own layouts are it.
+    Tensor out = detail::empty_like_on(ia, ia.sizes(), out_dtype);
+    dispatch::call_kernel(op, compute, {dispatch::operand(ia), dispatch::operand(ib)}, {dispatch::operand(*out.impl())});
+    return out;
+  }
+  Shape shape = detail::broadcast_shapes(ia.sizes(), ib.sizes(), op);
+  // Neither operand has more than kMaxDims dims, so neither has the broadcast shape.
+  std::array<int64_t, kMaxDims> sa;
+  std::array<int64_t, kMaxDims> sb;
+  detail::broadcast_strides(ia, shape, sa.data());
+  detail::broadcast_strides(ib, shape, sb.data());
+  Tensor out = detail::empty_like_on(ia, std::move(shape), out_dtype);
+  const Shape& sizes = out.impl()->sizes();
+  dispatch::call_kernel(op, compute,
+                        {dispatch::operand(ia, sizes, std::span(sa.data(), sizes.size())),
+                         dispatch::operand(ib, sizes, std::span(sb.data(), sizes.size()))},
                         {dispatch::operand(*out.impl())});
   return out;
 }
 
 Tensor binary(const char* op, BinaryKind kind, const Tensor& a, const Tensor& b) {
-  impl_of(a, op);
-  impl_of(b, op);
-  return binary(op, kind, detail::ResultType().add(a).add(b).result(), a, b);
+  const TensorImpl& ia = impl_of(a, op);
+  const TensorImpl& ib = impl_of(b, op);
+  return binary(op, kind, detail::ResultType().add(ia).add(ib).result(), a, b);
 }
 
 // A scalar operand becomes a 0-d tensor of the result dtype on the tensor's backend.
 Tensor scalar_like(const Tensor& t, Scalar s, DType dtype) {
   Tensor out = detail::empty_like_on(impl_of(t, "scalar operand"), {}, dtype);
-  out.fill_(s);
+  detail::fill_dense(*out.impl(), s);
   return out;
 }
 
 Tensor binary(const char* op, BinaryKind kind, const Tensor& a, Scalar b) {
-  impl_of(a, op);
-  const DType result = detail::ResultType().add(a).add(b).result();
+  const DType result = detail::ResultType().add(impl_of(a, op)).add(b).result();
   return binary(op, kind, result, a, scalar_like(a, b, result));
 }
 
 Tensor binary(const char* op, BinaryKind kind, Scalar a, const Tensor& b) {
-  impl_of(b, op);
-  const DType result = detail::ResultType().add(a).add(b).result();
+  const DType result = detail::ResultType().add(a).add(impl_of(b, op)).result();
   return binary(op, kind, result, scalar_like(b, a, result), b);
 }
 
@@ -89,11 +112,12 @@ Tensor local_with_scalar(const char* op, BinaryKind kind, const Tensor& t, const
 
 }  // namespace
 
-// Every public op goes through detail::spmd: per rank when an argument is local, else directly.
+// Dense arguments go straight to the kernel path; with a local argument detail::spmd runs the op per rank.
 // Comparisons give bool tensors, which carry no gradient: they are never recorded.
 #define TESSERA_BINARY(name, kind, differentiable_op)                                                        \
   Tensor name(const Tensor& a, const Tensor& b) {                                                            \
     auto forward = [&] {                                                                                     \
+      if (!a.is_local() && !b.is_local()) return binary(#name, kind, a, b);                                  \
       return detail::spmd_pure(#name, [](const Tensor& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
     };                                                                                                       \
     if (!differentiable_op) return forward();                                                                \
@@ -101,6 +125,7 @@ Tensor local_with_scalar(const char* op, BinaryKind kind, const Tensor& t, const
   }                                                                                                          \
   Tensor name(const Tensor& a, Scalar b) {                                                                   \
     auto forward = [&] {                                                                                     \
+      if (!a.is_local() && !b.is_local()) return binary(#name, kind, a, b);                                  \
       if (a.is_local() && !b.is_local()) return local_with_scalar(#name, kind, a, b, false);                 \
       return detail::spmd_pure(#name, [](const Tensor& x, const Scalar& y) { return binary(#name, kind, x, y); }, a, b); \
     };                                                                                                       \
@@ -111,6 +136,7 @@ Tensor local_with_scalar(const char* op, BinaryKind kind, const Tensor& t, const
   }                                                                                                          \
   Tensor name(Scalar a, const Tensor& b) {                                                                   \
     auto forward = [&] {                                                                                     \
+      if (!a.is_local() && !b.is_local()) return binary(#name, kind, a, b);                                  \
       if (b.is_local() && !a.is_local()) return local_with_scalar(#name, kind, b, a, true);                  \
       return detail::spmd_pure(#name, [](const Scalar& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
     };                                                                                                       \

@@ -10,13 +10,20 @@
 
 namespace tessera::detail {
 
+// impl_of's error: `t` is undefined or local.
+[[noreturn]] void throw_not_dense(const Tensor& t, const char* op);
+
 // The implementation behind a handle; throws on an undefined tensor, naming the op.
-const TensorImpl& impl_of(const Tensor& t, const char* op);
+inline const TensorImpl& impl_of(const Tensor& t, const char* op) {
+  if (t.impl() == nullptr) [[unlikely]]
+    throw_not_dense(t, op);
+  return *t.impl();
+}
 
 // A new contiguous tensor on `backend` (uninitialised).
-Tensor empty_on(const Shape& sizes, DType dtype, std::shared_ptr<const dispatch::Backend> backend);
+Tensor empty_on(Shape sizes, DType dtype, std::shared_ptr<const dispatch::Backend> backend);
 // A new contiguous tensor like `like` (same backend) with the given sizes and dtype.
-Tensor empty_like_on(const TensorImpl& like, const Shape& sizes, DType dtype);
+Tensor empty_like_on(const TensorImpl& like, Shape sizes, DType dtype);
 
 // The backend factories use when the options name none.
 std::shared_ptr<const dispatch::Backend> backend_for(const TensorOptions& options);
@@ -25,6 +32,12 @@ std::shared_ptr<const dispatch::Backend> backend_for(const TensorOptions& option
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 // The strides that view `t` as `target` (a shape it broadcasts to): 0 for broadcast dims.
 std::vector<int64_t> broadcast_strides(const TensorImpl& t, const Shape& target);
+// The same into `strides` (target.size() entries), for callers that keep them on the stack.
+void broadcast_strides(const TensorImpl& t, const Shape& target, int64_t* strides);
+
+// Sets every element of the dense contiguous `t` to `value` (its dtype's kernel "fill"); no autograd
+// or local-tensor checks: for tensors an op has just made.
+void fill_dense(const TensorImpl& t, const Scalar& value);
 
 // Writes `src` (broadcast to dst's shape, same dtype) into the view `dst`.
 void copy_into(const TensorImpl& dst, const TensorImpl& src);

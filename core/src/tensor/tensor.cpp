@@ -1,6 +1,8 @@
 // Tensor's accessors, copies and element access.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tensor/remote_ranks.hpp"
 #include "plugin/registry.hpp"
 #include "ranks/local_tensor_impl.hpp"
@@ -14,18 +16,17 @@
 namespace tessera {
 namespace detail {
 
-const TensorImpl& impl_of(const Tensor& t, const char* op) {
+void throw_not_dense(const Tensor& t, const char* op) {
   if (!t.defined()) throw Error(fmt::format("{}: the tensor is undefined (default-constructed)", op));
-  if (t.is_local()) throw Error(fmt::format("internal: {} reached the dense path with a local tensor", op));
-  return *t.impl();
+  throw Error(fmt::format("internal: {} reached the dense path with a local tensor", op));
 }
 
-Tensor empty_on(const Shape& sizes, DType dtype, std::shared_ptr<const dispatch::Backend> backend) {
-  return Tensor(TensorImpl::allocate(sizes, dtype, std::move(backend)));
+Tensor empty_on(Shape sizes, DType dtype, std::shared_ptr<const dispatch::Backend> backend) {
+  return Tensor(TensorImpl::allocate(std::move(sizes), dtype, std::move(backend)));
 }
 
-Tensor empty_like_on(const TensorImpl& like, const Shape& sizes, DType dtype) {
-  return empty_on(sizes, dtype, like.backend_ptr());
+Tensor empty_like_on(const TensorImpl& like, Shape sizes, DType dtype) {
+  return empty_on(std::move(sizes), dtype, like.backend_ptr());
 }
 
 std::shared_ptr<const dispatch::Backend> backend_for(const TensorOptions& options) {
@@ -48,12 +49,23 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   return out;
 }
 
-std::vector<int64_t> broadcast_strides(const TensorImpl& t, const Shape& target) {
+void broadcast_strides(const TensorImpl& t, const Shape& target, int64_t* strides) {
   const size_t lead = target.size() - t.sizes().size();
-  std::vector<int64_t> strides(target.size(), 0);
+  std::fill(strides, strides + lead, 0);
   for (size_t i = 0; i < t.sizes().size(); ++i)
     strides[lead + i] = t.sizes()[i] == 1 && target[lead + i] != 1 ? 0 : t.strides()[i];
+}
+
+std::vector<int64_t> broadcast_strides(const TensorImpl& t, const Shape& target) {
+  std::vector<int64_t> strides(target.size());
+  broadcast_strides(t, target, strides.data());
   return strides;
+}
+
+void fill_dense(const TensorImpl& t, const Scalar& value) {
+  const dispatch::Attr attr = is_floating(t.dtype()) ? dispatch::Attr::real("value", value.to_double())
+                                                     : dispatch::Attr::integer("value", value.to_int());
+  dispatch::call_kernel("fill", t.dtype(), {}, {dispatch::operand(t)}, {attr});
 }
 
 void copy_into(const TensorImpl& dst, const TensorImpl& src) {
@@ -259,9 +271,7 @@ Tensor& Tensor::fill_(Scalar value) {
   const TensorImpl& self = impl_of(*this, "fill_");
   // fill writes contiguous outputs only; fill a temporary and copy it in for strided views.
   Tensor filled = self.is_contiguous() ? *this : detail::empty_like_on(self, self.sizes(), self.dtype());
-  const dispatch::Attr attr = is_floating(self.dtype()) ? dispatch::Attr::real("value", value.to_double())
-                                                        : dispatch::Attr::integer("value", value.to_int());
-  dispatch::call_kernel("fill", self.dtype(), {}, {dispatch::operand(*filled.impl())}, {attr});
+  detail::fill_dense(*filled.impl(), value);
   if (filled.impl() != impl_) copy_(filled);
   return *this;
 }

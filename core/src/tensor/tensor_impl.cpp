@@ -107,15 +107,27 @@ TensorImpl::TensorImpl(std::shared_ptr<Storage> storage, DType dtype, Shape size
   if (numel_ > 0) check_fits_storage(*storage_, dtype_, sizes_, strides_, offset_, op);
 }
 
-std::shared_ptr<TensorImpl> TensorImpl::allocate(const Shape& sizes, DType dtype,
+std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape sizes, DType dtype,
                                                  std::shared_ptr<const dispatch::Backend> backend) {
   if (static_cast<int64_t>(sizes.size()) > kMaxDims)
     throw Error(fmt::format("a tensor may have at most {} dims, got {} (shape {})", kMaxDims, sizes.size(),
                             shape_text(sizes)));
   const size_t bytes = shape_bytes(sizes, dtype, "allocate");
+  const auto numel = static_cast<int64_t>(bytes / itemsize(dtype));
   auto storage = std::make_shared<Storage>(std::move(backend), bytes);
-  return std::make_shared<TensorImpl>(std::move(storage), dtype, sizes, contiguous_strides(sizes), 0, "allocate");
+  std::vector<int64_t> strides = contiguous_strides(sizes);
+  return std::make_shared<TensorImpl>(FreshKey(), std::move(storage), dtype, std::move(sizes), std::move(strides),
+                                      numel);
 }
+
+TensorImpl::TensorImpl(FreshKey, std::shared_ptr<Storage> storage, DType dtype, Shape sizes,
+                       std::vector<int64_t> strides, int64_t numel)
+    : storage_(std::move(storage)),
+      dtype_(dtype),
+      sizes_(std::move(sizes)),
+      strides_(std::move(strides)),
+      offset_(0),
+      numel_(numel) {}
 
 std::shared_ptr<TensorImpl> TensorImpl::view(Shape sizes, std::vector<int64_t> strides, int64_t offset,
                                              const char* op) const {

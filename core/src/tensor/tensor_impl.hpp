@@ -57,8 +57,17 @@ class TensorImpl {
   TensorImpl(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, std::vector<int64_t> strides,
              int64_t offset, const char* op = "tensor");
 
+  // allocate's constructor (only allocate can make the key): a fresh contiguous layout over the
+  // whole of `storage`, whose sizes were already checked when its bytes were counted.
+  class FreshKey {
+    FreshKey() = default;
+    friend class TensorImpl;
+  };
+  TensorImpl(FreshKey, std::shared_ptr<Storage> storage, DType dtype, Shape sizes, std::vector<int64_t> strides,
+             int64_t numel);
+
   // A fresh contiguous tensor; its elements are uninitialised.
-  static std::shared_ptr<TensorImpl> allocate(const Shape& sizes, DType dtype,
+  static std::shared_ptr<TensorImpl> allocate(Shape sizes, DType dtype,
                                               std::shared_ptr<const dispatch::Backend> backend);
   // A view of the same storage with other sizes, strides and element offset; `op` names the view
   // in the error thrown when the layout reaches outside the storage.

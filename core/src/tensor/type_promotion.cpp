@@ -1,5 +1,7 @@
 #include "tensor/type_promotion.hpp"
 
+#include "tensor/tensor_impl.hpp"
+
 namespace tessera::detail {
 namespace {
 
@@ -16,6 +18,11 @@ std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> l
 }  // namespace
 
 ResultType& ResultType::add(const Tensor& t) {
+  fold(t.dim() > 0 ? dimensioned_ : zero_dim_, t.dtype());
+  return *this;
+}
+
+ResultType& ResultType::add(const TensorImpl& t) {
   fold(t.dim() > 0 ? dimensioned_ : zero_dim_, t.dtype());
   return *this;
 }

@@ -17,6 +17,7 @@ namespace tessera::detail {
 class ResultType {
  public:
   ResultType& add(const Tensor& t);
+  ResultType& add(const TensorImpl& t);  // a dense tensor's, without going through its handle
   ResultType& add(const Scalar& s);
   DType result() const;
 
