@@ -4,6 +4,7 @@
 
 #include "comm/checker.hpp"
 #include "comm/schedule_recorder.hpp"
+#include "plugin/guarded_call.hpp"
 #include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 
@@ -23,7 +24,11 @@ std::string CollectiveAlgorithm::check(const tessera_collective_request& request
     return fmt::format("'{}' does not implement {}", name_, collective_name(request.collective));
   tessera_error error{};
   error.struct_size = sizeof(error);
-  if (table_->check(table_->context, &request, &error) == TESSERA_OK) return {};
+  tessera_status status = TESSERA_INTERNAL;
+  const auto call_check = [&] { status = table_->check(table_->context, &request, &error); };
+  if (std::string escaped = plugin::exception_escaping("check", call_check); !escaped.empty())
+    throw Error(fmt::format("{} failed for {}: {}", origin(), describe_request(request), escaped));
+  if (status == TESSERA_OK) return {};
   error.message[sizeof(error.message) - 1] = '\0';
   return error.message[0] != '\0' ? error.message : "rejected the request without a reason";
 }
@@ -34,7 +39,10 @@ Schedule CollectiveAlgorithm::build(const tessera_collective_request& request, b
   ScheduleRecorder recorder(name_, request, keep_empty_steps);
   tessera_error error{};
   error.struct_size = sizeof(error);
-  const tessera_status status = table_->build(table_->context, &request, recorder.builder(), &error);
+  tessera_status status = TESSERA_INTERNAL;
+  const auto call_build = [&] { status = table_->build(table_->context, &request, recorder.builder(), &error); };
+  if (std::string escaped = plugin::exception_escaping("build", call_build); !escaped.empty())
+    throw Error(fmt::format("{} could not build {}: {}", origin(), describe_request(request), escaped));
   if (status != TESSERA_OK)
     throw Error(fmt::format("{} could not build {}: status {}: {}", origin(), describe_request(request),
                             static_cast<int>(status), plugin::error_text(error)));

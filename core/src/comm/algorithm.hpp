@@ -18,7 +18,9 @@ class CollectiveAlgorithm {
   const std::string& name() const { return name_; }
   const plugin::LoadedPlugin& plugin() const { return *owner_; }
   bool offers(int32_t collective) const { return (table_->collectives >> collective) & 1u; }
-  // Empty when the algorithm applies to the request; otherwise the precondition that fails.
+  // Empty when the algorithm applies to the request; otherwise the precondition that fails. An
+  // exception escaping the plugin's check (or build, below) is an Error naming origin(), the request
+  // and the call.
   std::string check(const tessera_collective_request& request) const;
   // The recorded schedule, verified symbolically (checker.hpp); throws Error naming the algorithm,
   // its plugin and file, the request and what is wrong when the plugin fails or the schedule is

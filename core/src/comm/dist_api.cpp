@@ -58,6 +58,9 @@ std::string verify_schedule(const std::string& algorithm, const std::string& col
     return {};
   } catch (const std::exception& e) {
     return e.what();
+  } catch (...) {  // a plugin's own exception type; build() and check() guard the calls, this the rest
+    return fmt::format("verifying {} with '{}' threw a non-standard exception", comm::describe_request(request),
+                       algorithm);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "plugin/guarded_call.hpp"
 #include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 
@@ -36,6 +37,14 @@ DLTensor to_dltensor(const Operand& o) {
                     op, a.name(), a.plugin().info().file.string(), b.plugin().info().file.string()));
   throw Error(fmt::format("{}: tensors are on different backends ('{}' and '{}'); move them to one first", op,
                           a.name(), b.name()));
+}
+
+// Called inside the handler of an exception that escaped a kernel: only its text leaves here (the
+// exception object, whose code may live in the plugin, dies with the handler).
+[[noreturn]] [[gnu::cold]] void throw_kernel_threw(std::string_view op, DType key, const Backend& backend) {
+  const std::string escaped = plugin::exception_escaping("the kernel", [] { throw; });
+  throw Error(fmt::format("{} ({}) on backend '{}' of plugin '{}' ({}): {}", op, dtype_name(key), backend.name(),
+                          backend.plugin().info().name, backend.plugin().info().file.string(), escaped));
 }
 
 }  // namespace
@@ -88,7 +97,13 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
   const tessera_kernel_fn fn = backend.kernel(op, key);
   tessera_error error;
   clear_error(error);
-  if (const tessera_status status = fn(backend.context(), &call, &error); status != TESSERA_OK) {
+  tessera_status status;
+  try {  // free when nothing is thrown
+    status = fn(backend.context(), &call, &error);
+  } catch (...) {
+    throw_kernel_threw(op, key, backend);
+  }
+  if (status != TESSERA_OK) {
     throw Error(fmt::format("{} ({}) on backend '{}' failed with status {}: {}", op, dtype_name(key),
                             backend.name(), static_cast<int>(status), plugin::error_text(error)));
   }
