@@ -9,16 +9,31 @@
 namespace tessera::transport_mpi {
 
 Message::Message(Direction direction, MPI_Comm comm, int peer, int tag, ChunkBytes chunk,
-                 size_t max_part_bytes)
-    : direction_(direction),
-      comm_(comm),
-      peer_(peer),
-      tag_(tag),
-      chunk_(chunk),
-      max_part_bytes_(max_part_bytes) {
+                 size_t max_part_bytes) {
+  reset(direction, comm, peer, tag, chunk, max_part_bytes);
+}
+
+void Message::reset(Direction direction, MPI_Comm comm, int peer, int tag, ChunkBytes chunk,
+                    size_t max_part_bytes) {
+  direction_ = direction;
+  comm_ = comm;
+  peer_ = peer;
+  tag_ = tag;
+  chunk_ = chunk;
+  max_part_bytes_ = max_part_bytes;
+  failure_code_ = TESSERA_OK;
+  failure_.clear();
   // A 0-byte chunk is still one (empty) message: the receiver posts one receive for it.
   const size_t count = std::max<size_t>(1, (chunk_.bytes + max_part_bytes_ - 1) / max_part_bytes_);
-  parts_.assign(count, MPI_REQUEST_NULL);
+  one_part_ = MPI_REQUEST_NULL;
+  if (count == 1) {
+    many_parts_.reset();
+    parts_ = std::span<MPI_Request>(&one_part_, 1);
+  } else {
+    many_parts_ = std::make_unique<MPI_Request[]>(count);
+    parts_ = std::span<MPI_Request>(many_parts_.get(), count);
+    std::fill(parts_.begin(), parts_.end(), MPI_REQUEST_NULL);
+  }
 }
 
 int Message::part_bytes(size_t part) const {

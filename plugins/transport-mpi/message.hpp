@@ -16,8 +16,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
-#include <vector>
 
 #include "chunk_bytes.hpp"
 #include "tessera/sdk/status.h"
@@ -33,6 +34,8 @@ class Message {
   Message(Direction direction, MPI_Comm comm, int peer, int tag, ChunkBytes chunk, size_t max_part_bytes);
   Message(const Message&) = delete;
   Message& operator=(const Message&) = delete;
+  // Describes another message in a released one (nothing pending), so that the transport can reuse it.
+  void reset(Direction direction, MPI_Comm comm, int peer, int tag, ChunkBytes chunk, size_t max_part_bytes);
 
   // Posts every part (MPI_Isend / MPI_Irecv). On failure releases the parts already posted and fails.
   void post();
@@ -61,7 +64,11 @@ class Message {
   int tag_;
   ChunkBytes chunk_;
   size_t max_part_bytes_;
-  std::vector<MPI_Request> parts_;  // MPI_REQUEST_NULL once complete (MPI_Test sets it)
+  // MPI_REQUEST_NULL once complete (MPI_Test sets it). Almost every chunk is one part, held inline:
+  // a message of a small collective must not pay for a second allocation.
+  MPI_Request one_part_ = MPI_REQUEST_NULL;
+  std::unique_ptr<MPI_Request[]> many_parts_;
+  std::span<MPI_Request> parts_;
   tessera_status failure_code_ = TESSERA_OK;
   std::string failure_;
 };

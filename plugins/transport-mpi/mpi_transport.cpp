@@ -16,6 +16,8 @@ constexpr int64_t kSendGraceMs = 1000;
 
 // The least MPI_TAG_UB the MPI standard allows, and the least transport.h accepts.
 constexpr int64_t kLeastTagUpperBound = 32767;
+// Freed messages kept for reuse: more than the requests of any one collective call in flight.
+constexpr size_t kSpareMessages = 64;
 
 std::string to_text(int64_t value) { return std::to_string(value); }
 
@@ -89,6 +91,7 @@ sdk::TransportWorld MpiTransport::join_world() {
 void MpiTransport::finalize() {
   require_initialised("finalize");
   const size_t left = settle_abandoned(world_timeout_ms_);
+  spare_.clear();
   const int free_code = MPI_Comm_free(&comm_);
   comm_ = MPI_COMM_NULL;
   int finalize_code = MPI_SUCCESS;
@@ -153,8 +156,15 @@ tessera_transport_request MpiTransport::post(Direction direction, const DLTensor
     fail(TESSERA_INVALID_ARGUMENT, std::string(call) + ": tag " + to_text(tag) + " is out of range, expected 0 .. " +
                                        to_text(max_tag_) + " (MPI_TAG_UB)");
   const ChunkBytes bytes = chunk_bytes(chunk, call);
-  auto message =
-      std::make_unique<Message>(direction, comm_, peer, static_cast<int>(tag), bytes, max_part_bytes_);
+  std::unique_ptr<Message> message;
+  if (spare_.empty()) {
+    message =
+        std::make_unique<Message>(direction, comm_, peer, static_cast<int>(tag), bytes, max_part_bytes_);
+  } else {
+    message = std::move(spare_.back());
+    spare_.pop_back();
+    message->reset(direction, comm_, peer, static_cast<int>(tag), bytes, max_part_bytes_);
+  }
   message->post();
   return to_handle(message.release());
 }
@@ -178,6 +188,7 @@ void MpiTransport::free_request(tessera_transport_request request) {
   std::unique_ptr<Message> owned(&message(request, "free_request"));
   if (std::string problem = owned->release(kSendGraceMs); !problem.empty())
     fail(TESSERA_INTERNAL, "free_request: " + problem);
+  if (spare_.size() < kSpareMessages) spare_.push_back(std::move(owned));
 }
 
 bool MpiTransport::allgather(const void* send, size_t bytes, void* recv, int64_t timeout_ms) {

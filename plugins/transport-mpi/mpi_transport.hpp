@@ -54,6 +54,8 @@ class MpiTransport {
   int64_t max_tag_ = 32767;
   int64_t world_timeout_ms_ = 0;
   std::vector<std::unique_ptr<Allgather>> abandoned_;  // timed out, still pending in MPI
+  // Messages freed cleanly, kept for the next isend/irecv (a collective posts them on every call).
+  std::vector<std::unique_ptr<Message>> spare_;
 };
 
 }  // namespace tessera::transport_mpi

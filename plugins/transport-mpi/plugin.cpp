@@ -5,9 +5,12 @@
 namespace {
 
 void describe(tessera::sdk::PluginBuilder& plugin) {
-  // Static: the host keeps pointers into the table until the plugin is unloaded.
-  static tessera::transport_mpi::MpiTransport mpi;
-  static tessera::sdk::TransportBuilder<tessera::transport_mpi::MpiTransport> transport("mpi", mpi);
+  // Never destroyed: the host keeps pointers into the table until the plugin is unloaded, and a
+  // process world that lives until exit finalizes the transport from the host's own static
+  // destructors, which may run after this library's (exit runs them in reverse order of creation).
+  static auto& mpi = *new tessera::transport_mpi::MpiTransport();
+  static auto& transport =
+      *new tessera::sdk::TransportBuilder<tessera::transport_mpi::MpiTransport>("mpi", mpi);
   plugin.add_transport(transport.table());
 }
 

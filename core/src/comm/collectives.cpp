@@ -72,10 +72,12 @@ Tensor after_reduce(const Tensor& output, const ReduceOp& reduce, int group_size
 }
 
 // t.contiguous().reshape({-1}); a dense contiguous shard (the usual case) becomes its 1-d view
-// directly, without the op machinery (a shard never requires grad).
+// directly, without the op machinery (a shard never requires grad), and a dense 1-d shard is its
+// own view.
 Tensor flat(const Tensor& t) {
   if (t.is_local() || !t.defined() || !t.impl()->is_contiguous()) return t.contiguous().reshape({-1});
   const TensorImpl& self = *t.impl();
+  if (self.dim() == 1 && self.strides()[0] == 1) return t;
   return Tensor(self.view({self.numel()}, {1}, self.offset(), "reshape"));
 }
 
@@ -95,12 +97,13 @@ int first_hosted(const Fibre& members) {
 }
 
 // Every member's shard of `t` must have the same shape (the collective moves equal blocks). Shards
-// hosted elsewhere are checked there; the fingerprints compare the processes' shapes.
-Shape common_shape(const char* op, const Tensor& t, const Fibre& members, const char* what) {
+// hosted elsewhere are checked there; the fingerprints compare the processes' shapes. Returns the
+// first hosted shard's own shape: valid while `t` holds that shard.
+const Shape& common_shape(const char* op, const Tensor& t, const Fibre& members, const char* what) {
   const int first_rank = first_hosted(members);
   const Shape& first = t.shard(first_rank).sizes();
   for (int m : members)
-    if (here(m) && t.shard(m).sizes() != first)
+    if (m != first_rank && here(m) && t.shard(m).sizes() != first)
       throw Error(fmt::format("{}: {} has shape {} on rank {} but {} on rank {}; every member needs the same shape", op,
                               what, shape_text(first), first_rank, shape_text(t.shard(m).sizes()), m));
   return first;
@@ -169,7 +172,7 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("all_reduce", tensor, group, reducing(op));
   for (const Fibre& members : covered.fibres) {
-    const Shape shape = common_shape("all_reduce", tensor, members, "the tensor");
+    const Shape& shape = common_shape("all_reduce", tensor, members, "the tensor");
     const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
     const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(before_reduce(tensor.shard(m), op)); });
     const std::vector<Tensor> outputs =

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <cstddef>
 #include <deque>
+#include <memory_resource>
 #include <optional>
 #include <unordered_map>
 
@@ -18,9 +21,8 @@ using Request = world::ProcessLink::Request;
 
 // A receive from another process, posted when its rank reached the step.
 struct Landing {
-  std::shared_ptr<Request> request;
-  Tensor bytes;  // the destination itself, or scratch for a received-and-reduced chunk
-  bool reduce;
+  Request request;
+  std::shared_ptr<TensorImpl> scratch;  // where a received-and-reduced chunk lands; null when received in place
 };
 
 // A send to another process, still reading its rank's buffer until the request completes.
@@ -28,7 +30,7 @@ struct Outgoing {
   int rank;
   size_t step;  // its index in the rank's program, for messages
   tessera_chunk chunk;
-  std::shared_ptr<Request> request;
+  Request request;
 };
 
 bool overlaps(const tessera_chunk& a, const tessera_chunk& b) {
@@ -37,12 +39,18 @@ bool overlaps(const tessera_chunk& a, const tessera_chunk& b) {
 
 class ProcessRunner {
  public:
-  ProcessRunner(const Schedule& schedule, TensorModel& model, const ExecutionPlace& place)
+  // The runner's own bookkeeping comes from `memory` (a small buffer on the caller's stack for the
+  // usual few ranks): a collective of small messages must not pay for heap allocations.
+  ProcessRunner(const Schedule& schedule, TensorModel& model, const ExecutionPlace& place,
+                std::pmr::memory_resource* memory)
       : schedule_(schedule), model_(model), world_(*place.world), link_(*place.world->link()),
-        members_(*place.members), call_(place.call), p_(schedule.group_size()) {
+        members_(*place.members), call_(place.call), p_(schedule.group_size()), hosted_(memory), landing_(memory),
+        outgoing_(memory) {
+    hosted_.reserve(static_cast<size_t>(p_));
     for (int g = 0; g < p_; ++g) hosted_.push_back(world_.hosts(members_[static_cast<size_t>(g)]));
     next_.assign(static_cast<size_t>(p_), 0);
     landing_.resize(static_cast<size_t>(p_));
+    outgoing_.reserve(static_cast<size_t>(p_));
     model_.remote_reading_ = [this](int rank, const tessera_chunk& target) { return still_sending(rank, target); };
   }
   ~ProcessRunner() { model_.remote_reading_ = nullptr; }
@@ -93,7 +101,8 @@ class ProcessRunner {
       case StepKind::Send:
         if (remote_peer)
           outgoing_.push_back({g, next_[static_cast<size_t>(g)], step.chunk,
-                               link_.isend(model_.view(g, step.chunk), process_of(step.peer), tag(g, step.peer))});
+                               link_.send_range(model_.buffer(g, step.chunk.buffer), step.chunk.offset,
+                                                step.chunk.count, process_of(step.peer), tag(g, step.peer))});
         else
           queue(g, step.peer).push_back(model_.capture(g, step.chunk));
         return true;
@@ -121,21 +130,27 @@ class ProcessRunner {
   bool receive_remote(int g, const Step& step) {
     std::optional<Landing>& landing = landing_[static_cast<size_t>(g)];
     if (!landing) {
-      const bool reduce = step.kind == StepKind::RecvReduce;
-      Tensor bytes;
-      if (reduce) {
-        bytes = model_.scratch(g, step.chunk.count);
+      const int process = process_of(step.peer);
+      const int64_t message_tag = tag(step.peer, g);
+      if (step.kind == StepKind::RecvReduce) {
+        std::shared_ptr<TensorImpl> scratch =
+            link_.take_scratch(*model_.buffer(g, TESSERA_BUFFER_INPUT), step.chunk.count);
+        Request request = link_.receive_range(scratch, 0, step.chunk.count, process, message_tag);
+        landing.emplace(Landing{std::move(request), std::move(scratch)});
       } else {
         model_.before_write(g, step.chunk);
-        bytes = model_.view(g, step.chunk);
+        landing.emplace(Landing{link_.receive_range(model_.buffer(g, step.chunk.buffer), step.chunk.offset,
+                                                    step.chunk.count, process, message_tag),
+                                nullptr});
       }
-      landing = Landing{link_.irecv(bytes, process_of(step.peer), tag(step.peer, g)), bytes, reduce};
     }
-    // The error text's closure captures one reference, so that std::function holds it without
-    // allocating: this test runs on every poll.
     const ReceiveStep at{this, g, &step};
-    if (!link_.test(*landing->request, [&at] { return at.text(); })) return false;
-    if (landing->reduce) model_.deliver_landed(g, step.chunk, landing->bytes, true);
+    if (!link_.test(landing->request, [&at] { return at.text(); })) return false;
+    if (landing->scratch != nullptr) {
+      model_.deliver_landed(g, step.chunk, *landing->scratch, true);
+      landing->request = Request();  // the transport lets go of the scratch first
+      link_.give_back_scratch(std::move(landing->scratch));
+    }
     landing.reset();
     return true;
   }
@@ -146,7 +161,7 @@ class ProcessRunner {
                        peer_text(step.peer));
   }
   bool test_send(Outgoing& sent) {
-    return link_.test(*sent.request, [&] { return send_text(sent); });
+    return link_.test(sent.request, [&] { return send_text(sent); });
   }
 
   std::string receive_text(int g, const Step& step) const {
@@ -169,10 +184,10 @@ class ProcessRunner {
   void wait_for_any_landing() {
     const bool landed = link_.poll([&] {
       for (int g = 0; g < p_; ++g) {
-        const std::optional<Landing>& landing = landing_[static_cast<size_t>(g)];
+        std::optional<Landing>& landing = landing_[static_cast<size_t>(g)];
         if (!landing) continue;
         const ReceiveStep at{this, g, &schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]]};
-        if (link_.test(*landing->request, [&at] { return at.text(); })) return true;
+        if (link_.test(landing->request, [&at] { return at.text(); })) return true;
       }
       for (auto& sent : outgoing_) test_send(sent);  // keeps the transport moving
       return false;
@@ -216,17 +231,19 @@ class ProcessRunner {
   const std::vector<int>& members_;
   uint64_t call_;
   int p_;
-  std::vector<bool> hosted_;
-  std::vector<size_t> next_;
-  std::vector<std::optional<Landing>> landing_;
-  std::vector<Outgoing> outgoing_;
+  std::pmr::vector<bool> hosted_;
+  std::vector<size_t> next_;  // schedule_runner.hpp's require_finished reads it
+  std::pmr::vector<std::optional<Landing>> landing_;
+  std::pmr::vector<Outgoing> outgoing_;
   std::unordered_map<int64_t, std::deque<TensorModel::Payload>> mailbox_;
 };
 
 }  // namespace
 
 void run_across_processes(const Schedule& schedule, TensorModel& model, const ExecutionPlace& place) {
-  ProcessRunner(schedule, model, place).run();
+  std::array<std::byte, 4096> arena;  // plenty for the bookkeeping of a few dozen ranks
+  std::pmr::monotonic_buffer_resource memory(arena.data(), arena.size());
+  ProcessRunner(schedule, model, place, &memory).run();
 }
 
 }  // namespace tessera::comm

@@ -19,6 +19,7 @@
 #include "dispatch/backend.hpp"
 #include "observe/comm_events.hpp"
 #include "plugin/registry.hpp"
+#include "ranks/local_tensor_impl.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/topology.hpp"
 #include "world/world.hpp"
@@ -110,7 +111,10 @@ int32_t schedule_reduce_op(const ReduceOp& op) {
 }
 
 int world_of(const Tensor& tensor) {
-  const int extent = tensor.ranks().ranks().back() + 1;
+  // The local tensor's own rank set, not a copy (every collective call asks); for a tensor that is
+  // not local, ranks() throws the error naming the problem.
+  const LocalTensorImpl* local = tensor.local_impl().get();
+  const int extent = (local != nullptr ? local->ranks().ranks().back() : tensor.ranks().ranks().back()) + 1;
   const world::WorldState& w = world::current();
   if (!w.sized()) return extent;
   if (extent > w.size())

@@ -13,7 +13,7 @@ TensorModel::TensorModel(const Schedule& schedule, const std::vector<Tensor>& in
     const Tensor& input = inputs[static_cast<size_t>(r)];
     if (!input.defined()) continue;  // hosted by another process
     const RankProgram& program = schedule.ranks[static_cast<size_t>(r)];
-    std::vector<std::shared_ptr<TensorImpl>>& buffers = buffers_[static_cast<size_t>(r)];
+    std::pmr::vector<std::shared_ptr<TensorImpl>>& buffers = buffers_[static_cast<size_t>(r)];
     buffers.reserve(program.buffer_sizes.size());
     buffers.push_back(input.impl());
     for (size_t b = 1; b < program.buffer_sizes.size(); ++b)
@@ -47,9 +47,9 @@ void TensorModel::reduce(int rank, const tessera_chunk& destination, const tesse
           destination.count, true);
 }
 
-void TensorModel::deliver_landed(int rank, const tessera_chunk& destination, const Tensor& landed, bool reduce) {
+void TensorModel::deliver_landed(int rank, const tessera_chunk& destination, const TensorImpl& landed, bool reduce) {
   before_write(rank, destination);
-  combine(*buffer(rank, destination.buffer), destination.offset, *landed.impl(), 0, destination.count, reduce);
+  combine(*buffer(rank, destination.buffer), destination.offset, landed, 0, destination.count, reduce);
 }
 
 std::vector<Tensor> TensorModel::outputs() const {
@@ -67,11 +67,6 @@ Tensor TensorModel::view(int rank, const tessera_chunk& c) const {
     return Tensor(buffer(rank, c.buffer)).narrow(0, c.offset, c.count);  // its error names the problem
   const int64_t stride = whole.strides()[0];
   return Tensor(whole.view({c.count}, {stride}, whole.offset() + c.offset * stride, "narrow"));
-}
-
-Tensor TensorModel::scratch(int rank, int64_t count) const {
-  const TensorImpl& like = *buffer(rank, TESSERA_BUFFER_INPUT);
-  return Tensor(TensorImpl::allocate({count}, like.dtype(), like.backend_ptr()));
 }
 
 void TensorModel::before_write(int rank, const tessera_chunk& target) {

@@ -5,8 +5,11 @@
 // pay for a tensor view per step.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <functional>
 #include <memory>
+#include <memory_resource>
 #include <vector>
 
 #include "comm/executor.hpp"
@@ -38,21 +41,26 @@ class TensorModel {
   };
 
   TensorModel(const Schedule& schedule, const std::vector<Tensor>& inputs);
+  TensorModel(const TensorModel&) = delete;  // its lists live in its own arena
+  TensorModel& operator=(const TensorModel&) = delete;
 
   Payload capture(int rank, const tessera_chunk& source);
   void deliver(int rank, const tessera_chunk& destination, Payload& payload, bool reduce);
   void copy(int rank, const tessera_chunk& destination, const tessera_chunk& source);
   void reduce(int rank, const tessera_chunk& destination, const tessera_chunk& source);
   // A received message (from another process, in `landed`) combined into a chunk.
-  void deliver_landed(int rank, const tessera_chunk& destination, const Tensor& landed, bool reduce);
+  void deliver_landed(int rank, const tessera_chunk& destination, const TensorImpl& landed, bool reduce);
 
   // Every group rank's output buffer; undefined for ranks hosted elsewhere.
   std::vector<Tensor> outputs() const;
 
   // A chunk as a tensor view (for the transport, which sends and receives tensors).
   Tensor view(int rank, const tessera_chunk& c) const;
-  // A new 1-d buffer of `count` elements beside rank's buffers (same dtype and backend).
-  Tensor scratch(int rank, int64_t count) const;
+  // Buffer `b` of a hosted rank (1-d, dense); a write may replace it (before_write), so fetch it
+  // again after one.
+  const std::shared_ptr<TensorImpl>& buffer(int rank, int32_t b) const {
+    return buffers_[static_cast<size_t>(rank)][static_cast<size_t>(b)];
+  }
 
   // Messages still reading the region about to be written take their own copy first. A send to
   // another process still reading it cannot be copied from under the transport's feet, so the
@@ -63,9 +71,6 @@ class TensorModel {
   std::function<bool(int rank, const tessera_chunk& target)> remote_reading_;
 
  private:
-  const std::shared_ptr<TensorImpl>& buffer(int rank, int32_t b) const {
-    return buffers_[static_cast<size_t>(rank)][static_cast<size_t>(b)];
-  }
   // destination (op)= source, over `count` elements: a copy or the schedule's reduction.
   void combine(const TensorImpl& destination, int64_t destination_offset, const TensorImpl& source,
                int64_t source_offset, int64_t count, bool reduce) const;
@@ -73,8 +78,12 @@ class TensorModel {
   std::shared_ptr<TensorImpl> copy_of(const TensorImpl& source, int64_t offset, int64_t count) const;
 
   int32_t reduce_op_;
-  std::vector<std::vector<std::shared_ptr<TensorImpl>>> buffers_;
-  std::vector<std::vector<std::shared_ptr<InFlight>>> in_flight_;
+  // The lists below take their memory from here (a model lives for one call of a few ranks) and
+  // only beyond it from the heap.
+  std::array<std::byte, 1024> arena_;
+  std::pmr::monotonic_buffer_resource memory_{arena_.data(), arena_.size()};
+  std::pmr::vector<std::pmr::vector<std::shared_ptr<TensorImpl>>> buffers_{&memory_};
+  std::pmr::vector<std::pmr::vector<std::shared_ptr<InFlight>>> in_flight_{&memory_};
 };
 
 }  // namespace tessera::comm

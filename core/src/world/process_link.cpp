@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "dispatch/backend.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -26,25 +27,32 @@ Regions regions(int64_t max_tag) {
   return {0, span / 2, span / 2, span / 4, span / 2 + span / 4, span - span / 2 - span / 4};
 }
 
-std::string status_text(const tessera_error& error) {
+// A plugin's message may fill the whole array without a terminating NUL: cut it at the end.
+std::string status_text(tessera_error& error) {
+  error.message[sizeof(error.message) - 1] = '\0';
   return error.message[0] != '\0' ? std::string(error.message) : std::string("no message");
 }
 
-// A 1-d DLTensor over a contiguous CPU tensor's bytes, as transport.h asks.
-// `length` holds the element count the DLTensor's shape points at; it must outlive the call.
-DLTensor describe(const Tensor& chunk, const std::string& transport, int64_t& length) {
-  const TensorImpl& impl = *chunk.impl();
+// A 1-d DLTensor over `count` elements of a CPU tensor's contiguous bytes from element `offset`, as
+// transport.h asks. `length` holds the element count the DLTensor's shape points at; it must
+// outlive the call.
+DLTensor describe(const TensorImpl& impl, int64_t offset, int64_t count, const std::string& transport,
+                  int64_t& length) {
   if (impl.backend().device_type() != kDLCPU)
     throw Error(fmt::format("transport '{}': a message must be in host memory, but it lives on backend '{}'",
-                            transport, chunk.backend()));
-  if (!impl.is_contiguous())
-    throw Error(fmt::format("transport '{}': a message must be contiguous (internal error)", transport));
+                            transport, impl.backend().name()));
+  const bool dense = (impl.dim() == 1 && impl.strides()[0] == 1) || impl.is_contiguous();
+  if (!dense || offset < 0 || count < 0 || offset > impl.numel() - count)
+    throw Error(fmt::format("transport '{}': a message must be a contiguous range of its buffer, but elements [{}, {}) "
+                            "of {} were asked for (internal error)",
+                            transport, offset, offset + count, impl.numel()));
   DLTensor t{};
-  t.data = static_cast<char*>(impl.storage()->data) + impl.offset() * static_cast<int64_t>(itemsize(impl.dtype()));
+  t.data = static_cast<char*>(impl.storage()->data) +
+           (impl.offset() + offset) * static_cast<int64_t>(itemsize(impl.dtype()));
   t.device = DLDevice{kDLCPU, 0};
   t.ndim = 1;
   t.dtype = dispatch::to_dl(impl.dtype());
-  length = impl.numel();
+  length = count;
   t.shape = &length;
   t.strides = nullptr;
   return t;
@@ -58,7 +66,7 @@ uint64_t digest(const void* data, size_t bytes, uint64_t seed) {
   return h;
 }
 
-bool ProcessLink::poll(const std::function<bool()>& done) const {
+bool ProcessLink::poll(Callback<bool> done) const {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
   for (int spins = 0; !done(); ++spins) {
     if (std::chrono::steady_clock::now() > deadline) return false;
@@ -81,7 +89,8 @@ ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int
   config.timeout_ms = timeout_ms;
   tessera_transport_info info{};
   info.struct_size = sizeof(info);
-  tessera_error error{};
+  tessera_error error;
+  dispatch::clear_error(error);
   const tessera_transport& t = transport_->table();
   if (t.init(t.context, &config, &info, &error) != TESSERA_OK)
     throw Error(fmt::format("transport '{}' (plugin {}): init failed: {}", name_, transport_->plugin().info().file.string(),
@@ -90,7 +99,8 @@ ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int
   count_ = info.process_count;
   max_tag_ = info.max_tag;
   const auto close = [&](const std::string& problem) {
-    tessera_error ignored{};
+    tessera_error ignored;
+    dispatch::clear_error(ignored);
     t.finalize(t.context, &ignored);
     throw Error(fmt::format("transport '{}': {}", name_, problem));
   };
@@ -106,7 +116,8 @@ ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int
 ProcessLink::~ProcessLink() {
   std::lock_guard lock(mutex_);
   const tessera_transport& t = transport_->table();
-  tessera_error error{};
+  tessera_error error;
+  dispatch::clear_error(error);
   if (t.finalize(t.context, &error) != TESSERA_OK)
     std::fprintf(stderr, "tessera: transport '%s': finalize failed: %s\n", name_.c_str(), status_text(error).c_str());
 }
@@ -129,36 +140,48 @@ int64_t ProcessLink::point_to_point_tag(int from, int to) const {
 }
 
 std::shared_ptr<ProcessLink::Request> ProcessLink::isend(const Tensor& chunk, int process, int64_t tag) {
-  int64_t length = 0;
-  return post(true, describe(chunk, name_, length), chunk.impl(), process, tag);
+  return std::make_shared<Request>(send_range(chunk.impl(), 0, chunk.numel(), process, tag));
 }
 
 std::shared_ptr<ProcessLink::Request> ProcessLink::irecv(const Tensor& chunk, int process, int64_t tag) {
-  int64_t length = 0;
-  return post(false, describe(chunk, name_, length), chunk.impl(), process, tag);
+  return std::make_shared<Request>(receive_range(chunk.impl(), 0, chunk.numel(), process, tag));
 }
 
-std::shared_ptr<ProcessLink::Request> ProcessLink::post(bool send, const DLTensor& chunk,
-                                                        std::shared_ptr<const void> keep, int process, int64_t tag) {
+ProcessLink::Request ProcessLink::send_range(const std::shared_ptr<TensorImpl>& buffer, int64_t offset, int64_t count,
+                                             int process, int64_t tag) {
+  int64_t length = 0;
+  return post(true, describe(*buffer, offset, count, name_, length), buffer, process, tag);
+}
+
+ProcessLink::Request ProcessLink::receive_range(const std::shared_ptr<TensorImpl>& buffer, int64_t offset,
+                                                int64_t count, int process, int64_t tag) {
+  int64_t length = 0;
+  return post(false, describe(*buffer, offset, count, name_, length), buffer, process, tag);
+}
+
+ProcessLink::Request ProcessLink::post(bool send, const DLTensor& chunk, std::shared_ptr<const void> keep, int process,
+                                       int64_t tag) {
   std::lock_guard lock(mutex_);
   const tessera_transport& t = transport_->table();
   tessera_transport_request handle = nullptr;
-  tessera_error error{};
+  tessera_error error;
+  dispatch::clear_error(error);
   const tessera_status status = send ? t.isend(t.context, &chunk, process, tag, &handle, &error)
                                      : t.irecv(t.context, &chunk, process, tag, &handle, &error);
   if (status != TESSERA_OK)
     fail(fmt::format("{} of {} element(s) {} process {} (tag {})", send ? "isend" : "irecv", chunk.shape[0],
                      send ? "to" : "from", process, tag),
          status_text(error));
-  return std::make_shared<Request>(*this, handle, std::move(keep));
+  return Request(*this, handle, std::move(keep));
 }
 
-bool ProcessLink::test(Request& request, const std::function<std::string()>& what) {
+bool ProcessLink::test(Request& request, Callback<std::string> what) {
   if (request.done_) return true;
   std::lock_guard lock(mutex_);
   const tessera_transport& t = transport_->table();
   int32_t done = 0;
-  tessera_error error{};
+  tessera_error error;
+  dispatch::clear_error(error);
   if (t.test(t.context, static_cast<tessera_transport_request>(request.handle_), &done, &error) != TESSERA_OK)
     fail(what(), status_text(error));
   request.done_ = done != 0;
@@ -167,15 +190,53 @@ bool ProcessLink::test(Request& request, const std::function<std::string()>& wha
 
 void ProcessLink::free_locked(void* handle) {
   const tessera_transport& t = transport_->table();
-  tessera_error error{};
+  tessera_error error;
+  dispatch::clear_error(error);
   if (t.free_request(t.context, static_cast<tessera_transport_request>(handle), &error) != TESSERA_OK)
     std::fprintf(stderr, "tessera: transport '%s': free_request failed: %s\n", name_.c_str(),
                  status_text(error).c_str());
 }
 
-ProcessLink::Request::~Request() {
-  std::lock_guard lock(link_.mutex_);
-  link_.free_locked(handle_);
+void ProcessLink::Request::release() {
+  if (link_ == nullptr) return;
+  {
+    std::lock_guard lock(link_->mutex_);
+    link_->free_locked(handle_);
+  }
+  link_ = nullptr;
+  handle_ = nullptr;
+  keep_.reset();
+  done_ = false;
+}
+
+ProcessLink::Request& ProcessLink::Request::operator=(Request&& other) noexcept {
+  if (this == &other) return *this;
+  release();
+  link_ = std::exchange(other.link_, nullptr);
+  handle_ = std::exchange(other.handle_, nullptr);
+  keep_ = std::move(other.keep_);
+  done_ = std::exchange(other.done_, false);
+  return *this;
+}
+
+std::shared_ptr<TensorImpl> ProcessLink::take_scratch(const TensorImpl& like, int64_t count) {
+  std::shared_ptr<TensorImpl> spare;
+  {
+    std::lock_guard lock(mutex_);
+    spare = std::move(spare_scratch_);
+  }
+  if (spare != nullptr && spare->dtype() == like.dtype() && spare->backend_ptr() == like.backend_ptr() &&
+      spare->numel() >= count)
+    return spare;
+  return TensorImpl::allocate({count}, like.dtype(), like.backend_ptr());
+}
+
+void ProcessLink::give_back_scratch(std::shared_ptr<TensorImpl> scratch) {
+  // Only small buffers are kept: a large message's allocation costs little next to its transfer.
+  constexpr int64_t kKeptBytes = int64_t{64} << 10;
+  if (scratch == nullptr || scratch->numel() * static_cast<int64_t>(itemsize(scratch->dtype())) > kKeptBytes) return;
+  std::lock_guard lock(mutex_);
+  spare_scratch_ = std::move(scratch);
 }
 
 std::vector<std::string> ProcessLink::allgather(const std::string& bytes, const std::string& what) {
@@ -184,7 +245,8 @@ std::vector<std::string> ProcessLink::allgather(const std::string& bytes, const 
   {
     std::lock_guard lock(mutex_);
     const tessera_transport& t = transport_->table();
-    tessera_error error{};
+    tessera_error error;
+    dispatch::clear_error(error);
     const tessera_status status =
         t.allgather(t.context, bytes.data(), bytes.size(), gathered.data(), timeout_ms_, &error);
     if (status == TESSERA_TIMEOUT)
@@ -212,14 +274,15 @@ std::vector<std::string> ProcessLink::allgather_by_messages(const std::string& b
     t.shape = &length;
     return t;
   };
-  std::vector<std::shared_ptr<Request>> pending;
+  std::vector<Request> pending;
+  pending.reserve(2 * static_cast<size_t>(count_));
   for (int p = 0; p < count_; ++p) {
     if (p == index_) continue;
     pending.push_back(post(false, message(p), each, p, tag));
     pending.push_back(post(true, message(index_), each, p, tag));
   }
-  for (const auto& request : pending)
-    if (!poll([&] { return test(*request, [&] { return what; }); }))
+  for (Request& request : pending)
+    if (!poll([&] { return test(request, [&] { return what; }); }))
       fail(what, fmt::format("not every process arrived within the timeout of {} ms", timeout_ms_));
   return *each;
 }

@@ -8,16 +8,33 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "plugin/transport.hpp"
 #include "tessera/tensor.hpp"
 
 namespace tessera::world {
+
+// A non-owning reference to a callable taking no arguments (it must outlive the call it is passed
+// to): no allocation and one indirect call, where the link polls thousands of times a second.
+template <class R>
+class Callback {
+ public:
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, Callback> && std::is_invocable_r_v<R, F&>)
+  Callback(F&& f)  // NOLINT(google-explicit-constructor): a lambda converts at the call site
+      : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
+        call_([](void* object) -> R { return (*static_cast<std::remove_reference_t<F>*>(object))(); }) {}
+  R operator()() const { return call_(object_); }
+
+ private:
+  void* object_;
+  R (*call_)(void*);
+};
 
 class ProcessLink {
  public:
@@ -43,14 +60,28 @@ class ProcessLink {
   std::shared_ptr<Request> isend(const Tensor& chunk, int process, int64_t tag);
   // Posts a receive into `chunk` (contiguous, CPU; written when the request completes).
   std::shared_ptr<Request> irecv(const Tensor& chunk, int process, int64_t tag);
+  // The same for `count` elements of the contiguous CPU buffer `buffer` from element `offset`,
+  // returning the request by value (no allocation: a collective posts these on every call). The
+  // request keeps `buffer` alive.
+  Request send_range(const std::shared_ptr<TensorImpl>& buffer, int64_t offset, int64_t count, int process,
+                     int64_t tag);
+  Request receive_range(const std::shared_ptr<TensorImpl>& buffer, int64_t offset, int64_t count, int process,
+                        int64_t tag);
   // True when the request has completed; throws Error (naming what `what()` says: it is called only
   // then, so polling costs no formatting) when it failed.
-  bool test(Request& request, const std::function<std::string()>& what);
+  bool test(Request& request, Callback<std::string> what);
 
   // Calls `done` until it returns true (polling again at once at first, for latency, then yielding,
   // then sleeping longer so that a long wait does not burn a core); false when the world's timeout
   // passed first. The one way this process waits on others.
-  bool poll(const std::function<bool()>& done) const;
+  bool poll(Callback<bool> done) const;
+
+  // A 1-d buffer of at least `count` elements with `like`'s dtype and backend, for a receive that
+  // is reduced on arrival: the one handed back last (give_back_scratch) when it fits, so that a
+  // collective of small messages does not allocate one per call, else a new one. The caller owns
+  // it until it gives it back.
+  std::shared_ptr<TensorImpl> take_scratch(const TensorImpl& like, int64_t count);
+  void give_back_scratch(std::shared_ptr<TensorImpl> scratch);
 
   // Every process's `bytes` in process order (a blocking all-gather of a few hundred bytes), within
   // the timeout; `what` names the call in errors.
@@ -61,8 +92,7 @@ class ProcessLink {
   void free_locked(void* handle);
   [[noreturn]] void fail(const std::string& call, const std::string& message) const;
   std::vector<std::string> allgather_by_messages(const std::string& bytes, const std::string& what);
-  std::shared_ptr<Request> post(bool send, const DLTensor& chunk, std::shared_ptr<const void> keep, int process,
-                                int64_t tag);
+  Request post(bool send, const DLTensor& chunk, std::shared_ptr<const void> keep, int process, int64_t tag);
 
   std::shared_ptr<const plugin::Transport> transport_;
   std::string name_;
@@ -72,15 +102,20 @@ class ProcessLink {
   int ranks_per_process_ = 1;
   int64_t timeout_ms_;
   uint64_t control_sequence_ = 0;
-  std::mutex mutex_;  // transport.h: one call at a time
+  std::mutex mutex_;  // transport.h: one call at a time; also guards spare_scratch_
+  std::shared_ptr<TensorImpl> spare_scratch_;
 };
 
-// A pending send or receive; freed (cancelled if still pending) when the last owner lets go.
+// A pending send or receive, or none (default-constructed, or moved from); freed (cancelled if
+// still pending) when its owner lets go.
 class ProcessLink::Request {
  public:
+  Request() = default;
   Request(ProcessLink& link, void* handle, std::shared_ptr<const void> keep)
-      : link_(link), handle_(handle), keep_(std::move(keep)) {}
-  ~Request();
+      : link_(&link), handle_(handle), keep_(std::move(keep)) {}
+  ~Request() { release(); }
+  Request(Request&& other) noexcept { *this = std::move(other); }
+  Request& operator=(Request&& other) noexcept;
   Request(const Request&) = delete;
   Request& operator=(const Request&) = delete;
 
@@ -88,8 +123,10 @@ class ProcessLink::Request {
 
  private:
   friend class ProcessLink;
-  ProcessLink& link_;
-  void* handle_;
+  void release();
+
+  ProcessLink* link_ = nullptr;  // null when this holds no request
+  void* handle_ = nullptr;
   std::shared_ptr<const void> keep_;  // keeps the bytes alive while the transport owns them
   bool done_ = false;
 };
