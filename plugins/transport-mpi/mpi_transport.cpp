@@ -91,7 +91,8 @@ sdk::TransportWorld MpiTransport::join_world() {
 void MpiTransport::finalize() {
   require_initialised("finalize");
   const size_t left = settle_abandoned(world_timeout_ms_);
-  spare_.clear();
+  // Released with their storage: the transport object itself is never destroyed (plugin.cpp).
+  std::vector<std::unique_ptr<Message>>().swap(spare_);
   const int free_code = MPI_Comm_free(&comm_);
   comm_ = MPI_COMM_NULL;
   int finalize_code = MPI_SUCCESS;
@@ -124,7 +125,7 @@ size_t MpiTransport::settle_abandoned(int64_t grace_ms) {
   // Still pending: MPI may write into their buffers at any time, so they are leaked, never freed.
   const size_t left = abandoned_.size();
   for (auto& gather : abandoned_) static_cast<void>(gather.release());
-  abandoned_.clear();
+  std::vector<std::unique_ptr<Allgather>>().swap(abandoned_);
   return left;
 }
 
