@@ -3,6 +3,8 @@
 // comes back from backward Partial over dp (each dp rank's contribution from its own rows), as in
 // PyTorch, and the optimizer step reduces it, once per weight; over tp nothing is reduced in
 // backward, since the input needs no gradient.
+#include <utility>
+
 #include "common.hpp"
 
 namespace training {
@@ -55,6 +57,14 @@ std::string order_text(int dp, int tp) {
   return text;
 }
 
+// The dense run and the same problem on the (dp, tp) mesh, compared step by step.
+Comparison run_and_compare(Comparison c, int dp, int tp) {
+  c.dense = dense_run(c.problem, c.options);
+  c.distributed = run_on_mesh(c, dp, tp);
+  compare_runs(c);
+  return c;
+}
+
 }  // namespace
 
 Comparison dp_tp(int dp, int tp, int steps) {
@@ -64,10 +74,7 @@ Comparison dp_tp(int dp, int tp, int steps) {
   c.reduction_order = order_text(dp, tp);
   c.problem = make_problem(6, 8, 3, 7, steps, 33);
   c.options = ts::optim::AdamWOptions{.lr = 1e-2, .weight_decay = 1e-2};
-  c.dense = dense_run(c.problem, c.options);
-  c.distributed = run_on_mesh(c, dp, tp);
-  compare_runs(c);
-  return c;
+  return run_and_compare(std::move(c), dp, tp);
 }
 
 Comparison adamw_training(int dp, int tp, int steps) {
@@ -78,10 +85,7 @@ Comparison adamw_training(int dp, int tp, int steps) {
   c.reduction_order = order_text(dp, tp);
   c.problem = make_problem(4, 16, 2, 31, steps, 5);
   c.options = ts::optim::AdamWOptions{.lr = 3e-2, .weight_decay = 1e-2};
-  c.dense = dense_run(c.problem, c.options);
-  c.distributed = run_on_mesh(c, dp, tp);
-  compare_runs(c);
-  return c;
+  return run_and_compare(std::move(c), dp, tp);
 }
 
 }  // namespace training

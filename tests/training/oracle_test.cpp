@@ -19,22 +19,19 @@ void check_against(const std::vector<training::Step>& run, const std::vector<Ora
     CHECK_MESSAGE(near(run[s].loss, expected[s].loss), run[s].loss << " vs " << expected[s].loss);
     const size_t grads = input_grad ? 3 : 2;
     REQUIRE(run[s].grads.size() == grads);
-    for (size_t i = 0; i < grads; ++i) {
-      const Values got = training_test::values(run[s].grads[i]);
-      REQUIRE(got.size() == expected[s].grads[i].size());
-      for (size_t k = 0; k < got.size(); ++k)
-        CHECK_MESSAGE(near(got[k], expected[s].grads[i][k]), "gradient " << i << " index " << k << ": "
-                                                                         << got[k] << " vs "
-                                                                         << expected[s].grads[i][k]);
-    }
-    for (size_t i = 0; i < 2; ++i) {
-      const Values got = training_test::values(run[s].params[i]);
-      REQUIRE(got.size() == expected[s].params[i].size());
-      for (size_t k = 0; k < got.size(); ++k)
-        CHECK_MESSAGE(near(got[k], expected[s].params[i][k]), "parameter " << i << " index " << k << ": "
-                                                                           << got[k] << " vs "
-                                                                           << expected[s].params[i][k]);
-    }
+    // Each of `count` tensors of the step against its hand-computed values, element by element.
+    const auto check_values = [](const char* what, const std::vector<tessera::Tensor>& tensors,
+                                 const std::vector<Values>& wanted, size_t count) {
+      for (size_t i = 0; i < count; ++i) {
+        const Values got = training_test::values(tensors[i]);
+        REQUIRE(got.size() == wanted[i].size());
+        for (size_t k = 0; k < got.size(); ++k)
+          CHECK_MESSAGE(near(got[k], wanted[i][k]),
+                        what << " " << i << " index " << k << ": " << got[k] << " vs " << wanted[i][k]);
+      }
+    };
+    check_values("gradient", run[s].grads, expected[s].grads, grads);
+    check_values("parameter", run[s].params, expected[s].params, 2);
   }
 }
 
