@@ -26,7 +26,7 @@ std::vector<double> adamw_first_step(const std::vector<double>& p, const std::ve
 
 }  // namespace
 
-TEST_CASE("AdamW over DTensor parameters on a (2, 2) mesh: one step equals the dense step; layouts are kept") {
+TEST_CASE("AdamW over DTensor parameters on a (2, 2) mesh: one step equals the dense step, layouts are kept") {
   const oracle::Mlp m = oracle::make_mlp(4, 3, 6, 2);
   const oracle::MlpGrads grads = oracle::mlp_grads(m);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2}, {"dp", "tp"});

@@ -35,7 +35,7 @@ ts::Tensor on_every_rank(const ts::Tensor& t, const ts::DeviceMesh& mesh) {
 
 }  // namespace
 
-TEST_CASE("Megatron TP MLP on a 1-d mesh: one all_reduce forward, one backward; gradients stay sharded") {
+TEST_CASE("Megatron TP MLP on a 1-d mesh: one all_reduce forward, one backward, gradients stay sharded") {
   const oracle::Mlp m = oracle::make_mlp(5, 6, 8, 3);
   const oracle::MlpGrads expected = oracle::mlp_grads(m);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4}, {"tp"});
@@ -149,7 +149,7 @@ TEST_CASE("DP x TP on a (2, 4) mesh: gradients match the hand-written MLP, pendi
   check_near(global(w2.grad()), expected.dw2);
 }
 
-TEST_CASE("redistribute and full_tensor are differentiable; the gradient is placed like the DTensor") {
+TEST_CASE("redistribute and full_tensor are differentiable, the gradient is placed like the DTensor") {
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
   const std::vector<double> values = oracle::distinct(8, 5);
   ts::DTensor x = ts::distribute_tensor(dense(values, {8}), mesh, {ts::Shard(0)}).set_requires_grad(true);

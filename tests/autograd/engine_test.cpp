@@ -53,7 +53,7 @@ TEST_CASE("gradients accumulate across backward calls until zeroed") {
   CHECK(before.defined());
 }
 
-TEST_CASE("a tensor used twice gets both contributions; a + a hands each leaf its own gradient tensor") {
+TEST_CASE("a tensor used twice gets both contributions, a + a hands each leaf its own gradient tensor") {
   ts::Tensor a = leaf({1, 2}, {2});
   ts::Tensor b = leaf({3, 4}, {2});
   ts::sum(a + b + a * b).backward();
@@ -66,7 +66,7 @@ TEST_CASE("a tensor used twice gets both contributions; a + a hands each leaf it
   check_near(values(b.grad()), {2, 3});
 }
 
-TEST_CASE("NoGradGuard stops recording on this thread only; detach cuts the graph") {
+TEST_CASE("NoGradGuard stops recording on this thread only, detach cuts the graph") {
   ts::Tensor a = leaf({1, 2}, {2});
   {
     ts::NoGradGuard off;
@@ -86,7 +86,7 @@ TEST_CASE("NoGradGuard stops recording on this thread only; detach cuts the grap
   check_near(values(a.grad()), {2, 4});
 }
 
-TEST_CASE("a second backward through a freed graph is an error; retain_graph keeps it") {
+TEST_CASE("a second backward through a freed graph is an error, retain_graph keeps it") {
   ts::Tensor a = leaf({1, 2}, {2});
   const ts::Tensor loss = ts::sum(a * a);
   loss.backward(ts::Tensor(), /*retain_graph=*/true);
@@ -130,7 +130,7 @@ TEST_CASE("in-place writes to a tensor that requires grad are refused outside No
   check_near(values(a), {5, 5});
 }
 
-TEST_CASE("only floating-point leaves can require grad; non-leaves cannot be switched off") {
+TEST_CASE("only floating-point leaves can require grad, non-leaves cannot be switched off") {
   ts::Tensor i = ts::arange(4);
   CHECK_THROWS_WITH_AS(i.set_requires_grad(true), doctest::Contains("int64"), ts::Error);
   ts::Tensor a = leaf({1, 2}, {2});
@@ -142,7 +142,7 @@ TEST_CASE("only floating-point leaves can require grad; non-leaves cannot be swi
   CHECK_FALSE(ts::gt(a, 1.0).requires_grad());
 }
 
-TEST_CASE("retain_grad keeps a non-leaf's gradient; autograd::grad returns without accumulating") {
+TEST_CASE("retain_grad keeps a non-leaf's gradient, autograd::grad returns without accumulating") {
   ts::Tensor a = leaf({1, 2}, {2});
   ts::Tensor y = a * 3.0;
   y.retain_grad();
@@ -168,7 +168,7 @@ TEST_CASE("type promotion: a float32 leaf used with float64 gets a float32 gradi
   check_near(values(a.grad()), {0.5, 4});
 }
 
-TEST_CASE("local tensors: one graph, per-rank values, uneven shards; the gradient is a local tensor") {
+TEST_CASE("local tensors: one graph, per-rank values, uneven shards, the gradient is a local tensor") {
   ts::Tensor x = ts::local_tensor({{0, ts::from_values(std::vector<double>{1, 2}, {2}, ts::kFloat64)},
                                    {1, ts::from_values(std::vector<double>{3, 4, 5}, {3}, ts::kFloat64)},
                                    {2, ts::from_values(std::vector<double>{}, {0}, ts::kFloat64)}});

@@ -100,7 +100,7 @@ TEST_CASE("recv into a tensor that requires grad is an error") {
   CHECK_NOTHROW(ts::dist::check_messages());
 }
 
-TEST_CASE("in-place collectives on a non-leaf that requires grad are errors too; inputs may require grad") {
+TEST_CASE("in-place collectives on a non-leaf that requires grad are errors too, inputs may require grad") {
   ts::Tensor x = leaf(3, {2});
   ts::Tensor y = fn::all_reduce(x);
   CHECK_THROWS_WITH_AS(ts::dist::all_reduce(y),
@@ -193,7 +193,7 @@ TEST_CASE("gradients of several collectives of one input accumulate") {
   oracle::check_close(oracle::from_local(x.grad()), want, 1e-12, "after a second backward");
 }
 
-TEST_CASE("autograd::grad through a collective leaves .grad() alone; a freed graph is refused") {
+TEST_CASE("autograd::grad through a collective leaves .grad() alone, a freed graph is refused") {
   const oracle::Shards xs = oracle::distinct(oracle::same_shape(3, {2, 3}), 0.0);
   const oracle::Shards c = oracle::seeds(oracle::same_shape(3, {2, 9}));
   ts::Tensor x = oracle::to_local(xs).set_requires_grad(true);

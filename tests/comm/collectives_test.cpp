@@ -227,7 +227,7 @@ TEST_CASE("collectives inside run_per_rank are an error") {
                        doctest::Contains("cannot be issued inside run_per_rank"), ts::Error);
 }
 
-TEST_CASE("send and recv pair up; unmatched ones are errors, never hangs") {
+TEST_CASE("send and recv pair up, unmatched ones are errors, never hangs") {
   // A pipeline of 3 stages: stage r sends to r + 1.
   ts::Tensor x = per_rank(3, [](int r) { return ts::full({2}, float(r + 1)); });
   ts::Tensor y = per_rank(3, [](int) { return ts::zeros({2}); });

@@ -208,7 +208,7 @@ void check_same_bits(const ts::Tensor& a, const ts::Tensor& b, int p) {
 }
 }  // namespace
 
-TEST_CASE("simulated collectives take the evaluator; forced replay gives the same bits") {
+TEST_CASE("simulated collectives take the evaluator, forced replay gives the same bits") {
   const std::string saved = ts::dist::algorithms();
   const bool was_forced = comm::replay_forced();
   comm::force_replay(false);
@@ -237,7 +237,7 @@ TEST_CASE("simulated collectives take the evaluator; forced replay gives the sam
   ts::dist::set_algorithms(saved);
 }
 
-TEST_CASE("TESSERA_COLLECTIVE_REPLAY=1 forces replay; other values are named errors") {
+TEST_CASE("TESSERA_COLLECTIVE_REPLAY=1 forces replay, other values are named errors") {
   // The variable is read once, at first use, so each value runs in a fresh copy of this program.
   if (const char* child = std::getenv("TESSERA_TEST_REPLAY_CHILD")) {
     try {
@@ -257,7 +257,7 @@ TEST_CASE("TESSERA_COLLECTIVE_REPLAY=1 forces replay; other values are named err
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   auto run_with = [&](const std::string& value) {
     const std::string command = "TESSERA_TEST_REPLAY_CHILD=1 TESSERA_COLLECTIVE_REPLAY='" + value + "' '" + self +
-                                "' '-tc=TESSERA_COLLECTIVE_REPLAY=1 forces replay; other values are named errors' 2>&1";
+                                "' '-tc=TESSERA_COLLECTIVE_REPLAY=1 forces replay*' 2>&1";
     FILE* pipe = popen(command.c_str(), "r");
     REQUIRE(pipe != nullptr);
     std::string output;

@@ -105,7 +105,7 @@ TEST_CASE("pointwise rules: broadcasting, partial terms, scalars") {
   check_close(-p, c * -10.f, 1e-4);
 }
 
-TEST_CASE("unary ops and softmax keep shards; softmax over a sharded dim gathers it") {
+TEST_CASE("unary ops and softmax keep shards, softmax over a sharded dim gathers it") {
   World world(3);
   ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
   ts::Tensor x = world.randn({7, 5});

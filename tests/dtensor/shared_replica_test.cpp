@@ -61,7 +61,7 @@ TEST_CASE("a replicated distribute_tensor shares one buffer across ranks, and ea
   }
 }
 
-TEST_CASE("ranks that differ only along a Replicate dim share; ranks holding different parts do not") {
+TEST_CASE("ranks that differ only along a Replicate dim share, ranks holding different parts do not") {
   ts::LocalMode mode(6);
   const std::vector<float> source = counting_values(6 * 4);
   // (3, 2) mesh, Shard(0) on dim 0 and Replicate on dim 1: ranks 2i and 2i+1 hold rows 2i..2i+1.
@@ -80,7 +80,7 @@ TEST_CASE("ranks that differ only along a Replicate dim share; ranks holding dif
   CHECK(buffers.size() == 3);
 }
 
-TEST_CASE("a write through one rank's shard handle copies that shard first; the others keep sharing") {
+TEST_CASE("a write through one rank's shard handle copies that shard first, the others keep sharing") {
   ts::LocalMode mode(4);
   const std::vector<float> source = counting_values(8);
   const ts::DTensor d =
@@ -207,7 +207,7 @@ TEST_CASE("a tensor replicated over 64 ranks costs memory once, not 64 times") {
   CHECK(d.to_local().shard(63).data_ptr() == d.to_local().shard(0).data_ptr());
 }
 
-TEST_CASE("factories give every rank one shared buffer; one write does not reach the other ranks") {
+TEST_CASE("factories give every rank one shared buffer, one write does not reach the other ranks") {
   ts::LocalMode mode(7);
   ts::Tensor z = ts::zeros({6});
   ts::Tensor f = ts::full({2, 3}, 2.5);
@@ -248,7 +248,7 @@ TEST_CASE("randn under one seed is drawn once and shared, and draws the numbers 
   CHECK(c.shard(0).to_vector<float>() != c.shard(1).to_vector<float>());
 }
 
-TEST_CASE("an op on shared inputs is computed once and its result is shared; distinct inputs stay distinct") {
+TEST_CASE("an op on shared inputs is computed once and its result is shared, distinct inputs stay distinct") {
   ts::LocalMode mode(5);
   const std::vector<float> source = counting_values(6);
   const ts::DTensor d =
@@ -304,7 +304,7 @@ TEST_CASE("a broadcast's results are one shared buffer, and the root keeps writi
   CHECK(t.shard(2).to_vector<float>() == std::vector<float>{1.f, 11.f, 21.f});
 }
 
-TEST_CASE("a replicated distribute_tensor shares the caller's own tensor; writes on either side stay there") {
+TEST_CASE("a replicated distribute_tensor shares the caller's own tensor, writes on either side stay there") {
   ts::LocalMode mode(3);
   const std::vector<float> source = counting_values(4);
   ts::Tensor plain = plain_tensor(source, {4});

@@ -71,7 +71,7 @@ TEST_CASE("the meta backend's kernel table is the cpu backend's, (op, dtype) for
   CHECK(ops.size() == 46);
 }
 
-TEST_CASE("meta declares itself shapes-only through the SDK 1.2 flags; cpu does not") {
+TEST_CASE("meta declares itself shapes-only through the SDK 1.2 flags, cpu does not") {
   const tessera_backend* meta = backend_table(TESSERA_META_PLUGIN_FILE);
   const tessera_backend* cpu = backend_table(TESSERA_CPU_PLUGIN_FILE);
   CHECK(std::string(meta->name) == "meta");

@@ -77,7 +77,7 @@ TEST_CASE("a meta and a cpu tensor in one op is an error naming both backends") 
   }
 }
 
-TEST_CASE("a meta tensor of 1024 x 16384^2 floats is only its shape; overflowing shapes are refused") {
+TEST_CASE("a meta tensor of 1024 x 16384^2 floats is only its shape, overflowing shapes are refused") {
   // 1 TiB of float32 across 1024 ranks' worth: nothing is allocated, so it is made at once.
   const ts::Tensor huge = ts::empty({1024, 16384, 16384}, on("meta"));
   CHECK(huge.numel() == int64_t{1024} * 16384 * 16384);

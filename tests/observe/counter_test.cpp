@@ -52,7 +52,7 @@ TEST_CASE("counters see collectives per mesh dim and the op behind implicit redi
   CHECK(table.find("matmul input") != std::string::npos);
 }
 
-TEST_CASE("nested counters both count; nothing is counted after a counter ends") {
+TEST_CASE("nested counters both count, nothing is counted after a counter ends") {
   ts::Tensor t = ts::local_tensor(
       {{0, ts::from_values<float>({1, 2, 3, 4}, {4})}, {1, ts::from_values<float>({10, 20, 30, 40}, {4})}});
   ts::CommCounter outer;
