@@ -46,7 +46,7 @@ TEST_CASE("the cpu2 test backend is a second backend") {
 TEST_CASE("every redistribution of a DTensor on cpu2 stays on cpu2 and matches the layout oracle") {
   load_cpu2();
   ts::LocalMode mode(4);
-  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2});
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu2", {2, 2});
   const ts::Tensor x = counting({5, 3});
   const std::vector<ts::Placement> choices = {ts::Replicate(), ts::Shard(0), ts::Shard(1),
                                               ts::BalancedShard(0)};
@@ -70,7 +70,7 @@ TEST_CASE("every redistribution of a DTensor on cpu2 stays on cpu2 and matches t
 TEST_CASE("partial DTensors on cpu2 reduce into Replicate, Shard and nested shards on cpu2") {
   load_cpu2();
   ts::LocalMode mode(4);
-  const ts::DeviceMesh line = ts::init_device_mesh("cpu", {4});
+  const ts::DeviceMesh line = ts::init_device_mesh("cpu2", {4});
   // Rank r holds 0..14 + 100 r; the sum is 4 * (0..14) + 600.
   const ts::Tensor terms = ts::rank_map([](int r) { return counting({5, 3}, 100.f * r); });
   const ts::Tensor sum = counting({5, 3}) * 4.f + 600.f;
@@ -82,7 +82,7 @@ TEST_CASE("partial DTensors on cpu2 reduce into Replicate, Shard and nested shar
     check_on_cpu2(moved, what.c_str());
     check_layout(moved, sum, 0.0, what);
   }
-  const ts::DeviceMesh square = ts::init_device_mesh("cpu", {2, 2});
+  const ts::DeviceMesh square = ts::init_device_mesh("cpu2", {2, 2});
   const ts::DTensor pp = ts::from_local(terms, square, {ts::Partial(), ts::Partial()});
   for (const ts::Placements& to : std::vector<ts::Placements>{
            {ts::Shard(0), ts::Shard(0)}, {ts::Replicate(), ts::Shard(1)}, {ts::Shard(1), ts::Replicate()}}) {
@@ -109,7 +109,7 @@ TEST_CASE("partial DTensors on cpu2 reduce into Replicate, Shard and nested shar
 TEST_CASE("ops on cpu2 DTensors keep their results on cpu2") {
   load_cpu2();
   ts::LocalMode mode(4);
-  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2});
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu2", {2, 2});
   const ts::Tensor x = counting({6, 4}), w = counting({4, 5}, -7.f);
   ts::Tensor xw, x_plus, x_sum0, x_max0, x_min1, x_mean, x_flat, x_soft;
   {

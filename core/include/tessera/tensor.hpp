@@ -117,6 +117,13 @@ class Tensor {
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor to(DType dtype) const;  // *this when the dtype already matches
+  // A copy on another backend (PyTorch: tensor.to("cuda")), contiguous, same dtype and values;
+  // *this when already there. A local tensor moves every shard. Differentiable: the gradient
+  // moves back. Onto a shapes-only backend only the shape goes; from one there are no values.
+  Tensor to(const std::string& backend) const;
+  Tensor to(const char* backend) const { return to(std::string(backend)); }
+  // Backend and dtype at once; what the options leave unset stays as it is.
+  Tensor to(const TensorOptions& options) const;
 
   // In-place writes into this tensor's elements (through views too).
   Tensor& copy_(const Tensor& src);  // src broadcasts to this shape and is cast to this dtype

@@ -1,22 +1,16 @@
 #include "dtensor/mesh_device.hpp"
 
-#include <utility>
-#include <vector>
-
 #include "plugin/registry.hpp"
-#include "tensor/internal.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
-#include "tessera/local.hpp"
 
 namespace tessera::dtensor {
 namespace {
 
-Tensor shapes_of(const Tensor& tensor, const std::shared_ptr<const dispatch::Backend>& backend) {
-  if (!tensor.is_local()) return detail::empty_on(tensor.sizes(), tensor.dtype(), backend);
-  std::vector<std::pair<int, Tensor>> shards;
-  for (const auto& [rank, shard] : tensor.shards()) shards.emplace_back(rank, shapes_of(shard, backend));
-  return local_tensor(RankMap<Tensor>(std::move(shards)));
+bool holds_shapes_only(const Tensor& tensor) {
+  if (!tensor.is_local()) return tensor.impl() != nullptr && tensor.impl()->backend().shapes_only();
+  const RankMap<Tensor>& shards = tensor.shards();
+  return shards.begin() != shards.end() && holds_shapes_only(shards.begin()->second);
 }
 
 }  // namespace
@@ -29,7 +23,10 @@ Tensor on_mesh_device(const Tensor& tensor, const DeviceMesh& mesh) {
   } catch (const Error&) {
     return tensor;  // the device type names no backend ("cuda" without a CUDA backend): a label only
   }
-  return backend->shapes_only() ? shapes_of(tensor, backend) : tensor;
+  // A tensor of shapes only has no values to move: it stays and is laid out as it is (planning a
+  // program for a computing mesh on shapes).
+  if (holds_shapes_only(tensor)) return tensor;
+  return tensor.to(backend->name());
 }
 
 }  // namespace tessera::dtensor

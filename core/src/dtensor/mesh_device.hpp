@@ -1,7 +1,6 @@
-// The mesh's device type as distribute_tensor sees it. PyTorch moves a tensor to its mesh's device;
-// Tessera has no copies between backends, but one case needs none: a mesh whose device type names a
-// shapes-only backend (init_device_mesh("meta", ...)) lays out shapes, and shapes are all a tensor
-// of any backend can hand over.
+// The mesh's device type as distribute_tensor sees it: like PyTorch, a tensor is moved to its
+// mesh's device, here the backend the device type names (Tensor::to). A mesh whose device type
+// names a shapes-only backend (init_device_mesh("meta", ...)) takes the shape only.
 #pragma once
 
 #include "tessera/device_mesh.hpp"
@@ -9,8 +8,9 @@
 
 namespace tessera::dtensor {
 
-// `tensor` itself, unless `mesh`'s device type names a shapes-only backend that `tensor` is not on:
-// then a tensor of the same shape and dtype (per rank, for a local tensor) on that backend.
+// `tensor` itself when it is on the backend `mesh`'s device type names, or when that names no
+// backend (a label, e.g. "cuda" where no CUDA backend is installed); otherwise `tensor` moved
+// there (every shard, for a local tensor).
 Tensor on_mesh_device(const Tensor& tensor, const DeviceMesh& mesh);
 
 }  // namespace tessera::dtensor
