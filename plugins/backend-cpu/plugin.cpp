@@ -11,6 +11,14 @@
 #define TESSERA_CPU_BACKEND_NAME "cpu"
 #endif
 
+// tests/kernel_needs builds a copy whose kernels are only the ops listed in this variable
+// (comma-separated), read when the plugin is queried: a backend lacking chosen kernels, to check
+// what each user call needs (sdk/KERNELS.md). Never defined for the installed backend.
+#ifdef TESSERA_CPU_KEEP_ONLY_VARIABLE
+#include <cstdlib>
+#include <string>
+#endif
+
 namespace {
 
 // The host asks for 1 thread while ranks run in parallel, 0 (the default) otherwise. Only large
@@ -35,6 +43,12 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
   tessera::cpu::register_linalg_kernels(cpu);
   tessera::cpu::register_softmax_kernels(cpu);
   cpu.num_threads_function(&set_num_threads);
+#ifdef TESSERA_CPU_KEEP_ONLY_VARIABLE
+  if (const char* keep = std::getenv(TESSERA_CPU_KEEP_ONLY_VARIABLE)) {
+    const std::string listed = std::string(",") + keep + ",";
+    cpu.retain_kernels([&](const char* op) { return listed.find("," + std::string(op) + ",") != std::string::npos; });
+  }
+#endif
   cpu.memory(&tessera::cpu::cached_alloc, &tessera::cpu::cached_free, &tessera::sdk::host_memory::copy);
   plugin.add_backend(cpu);
 }

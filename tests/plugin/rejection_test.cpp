@@ -178,15 +178,30 @@ TEST_CASE("a component named differently from its table is rejected with both na
   CHECK_FALSE(is_loaded("bad-coll-name-mismatch"));
 }
 
-TEST_CASE("an extension pointer that SDK 1.x says must be NULL is rejected") {
+TEST_CASE("a plugin built for SDK 1.2 with an extension pointer set is rejected: NULL was the rule then") {
   check_rejected(test_plugin("bad-extension-info"),
-                 {"tessera_plugin_info: field 'extension' is not NULL", "extensions are not yet negotiated"});
+                 {"tessera_plugin_info: field 'extension' is not NULL", "extensions are not yet negotiated",
+                  "SDK 1.2"});
   check_rejected(test_plugin("bad-extension-component"),
                  {"component #0 ('bad-extension-component'): field 'extension' is not NULL",
                   "extensions are not yet negotiated"});
   check_rejected(test_plugin("bad-extension-backend"),
                  {"backend 'bad-extension-backend': tessera_backend: field 'extension' is not NULL",
                   "extensions are not yet negotiated"});
+}
+
+TEST_CASE("an SDK 1.3 extension chain with an entry smaller than its header is rejected naming plugin, struct, "
+          "position") {
+  check_rejected(test_plugin("bad-extension-short-entry"),
+                 {"plugin 'bad-extension-short-entry': tessera_backend of component #0 ('bad-extension-short-entry')",
+                  "extension chain entry #1 has struct_size 8, less than the 24-byte tessera_extension header"});
+}
+
+TEST_CASE("an SDK 1.3 extension chain that loops is rejected once it passes TESSERA_EXTENSION_CHAIN_MAX entries") {
+  CHECK(TESSERA_EXTENSION_CHAIN_MAX == 64);
+  check_rejected(test_plugin("bad-extension-cycle"),
+                 {"plugin 'bad-extension-cycle': component #0 ('bad-extension-cycle')",
+                  "extension chain has more than 64 entries (entry #64 is one too many"});
 }
 
 TEST_CASE("a kernel op outside the catalogue is rejected with the closest catalogue name") {

@@ -1,6 +1,7 @@
-// SDK minor versions across the boundary (host: SDK 1.2; 1.1 added the transport kind, 1.2 the
-// backend's flags). Backends built for 1.0 and 1.1 still load, their shorter tables read as ordinary
-// backends; one built for a newer minor loads too, read up to what the host knows; a valid
+// SDK minor versions across the boundary (host: SDK 1.3; 1.1 added the transport kind, 1.2 the
+// backend's flags, 1.3 the component's flags, the plugin's lifecycle and extension chains). Backends
+// built for 1.0 and 1.1 still load, their shorter tables read as ordinary backends; a 1.2 plugin's
+// info and component, ending before the 1.3 fields, read as having none of them; one built for a newer minor loads too, read up to what the host knows; a valid
 // transport is registered under its name and leaves with its plugin.
 #include <algorithm>
 #include <string>
@@ -11,9 +12,51 @@
 
 using namespace plugin_test;
 
-TEST_CASE("the host is SDK 1.2") {
+TEST_CASE("the host is SDK 1.3") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
-  CHECK(TESSERA_SDK_VERSION_MINOR == 2);
+  CHECK(TESSERA_SDK_VERSION_MINOR == 3);
+}
+
+TEST_CASE("a plugin built for SDK 1.2 loads: its info ends before init, its component before flags") {
+  // Past the 1.2 sizes lie an init that refuses and the override flag: read, either would show.
+  const std::filesystem::path file = test_plugin("backend-sdk12");
+  const tessera::PluginInfo info = tessera::load_plugin(file.string());
+  CHECK(info.name == "backend-sdk12");
+  CHECK(info.sdk_minor == 2);
+  CHECK(has_backend("backend-sdk12"));
+  CHECK(tessera::zeros({3}, tessera::TensorOptions().backend("backend-sdk12")).to_vector<float>().size() == 3);
+  // It has no set_parameter either: a parameter for it is a configuration error.
+  tessera::Config config;
+  config.plugin_parameters["backend-sdk12"]["threads"] = "4";
+  const std::string message = error_of([&] { tessera::configure(config); });
+  CHECK(contains(message, "plugin 'backend-sdk12' takes no parameters (it has no set_parameter)"));
+  tessera::unload_plugin("backend-sdk12");
+  CHECK_FALSE(has_backend("backend-sdk12"));
+  check_cpu_still_works();
+}
+
+TEST_CASE("a 1.2 component's flags are not read: with overriding allowed it still cannot replace 'cpu'") {
+  tessera::Config config;
+  config.plugin_allow_override = true;
+  tessera::configure(config);
+  tessera::load_plugin("backend-cpu");
+  const std::filesystem::path file = test_plugin("backend-sdk12-cpu");
+  const std::string message = load_error(file);
+  CHECK(contains(message, "backend 'cpu' is already provided by "));
+  CHECK(contains(message, "(plugin 'backend-cpu')"));
+  CHECK(contains(message, "names must be unique"));
+  CHECK_FALSE(is_loaded("backend-sdk12-cpu"));
+  tessera::configure(tessera::Config{});
+  check_cpu_still_works();
+}
+
+TEST_CASE("an SDK 1.3 plugin with well-formed extension chains of unknown types loads and works") {
+  const tessera::PluginInfo info = tessera::load_plugin(test_plugin("extension-chain").string());
+  CHECK(info.sdk_minor == TESSERA_SDK_VERSION_MINOR);
+  CHECK(has_backend("extension-chain"));
+  CHECK(tessera::empty({4}, tessera::TensorOptions().backend("extension-chain")).numel() == 4);
+  tessera::unload_plugin("extension-chain");
+  check_cpu_still_works();
 }
 
 TEST_CASE("a plugin built for SDK 1.0 loads in the 1.2 host and its backend computes") {

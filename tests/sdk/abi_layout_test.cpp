@@ -2,7 +2,9 @@
 // new TESSERA_SDK_VERSION_MAJOR, or — for appended fields only — a new MINOR and new lines below.
 // The SDK 1.0 goldens are the first block; 1.1 changed none of them and added the transport structs
 // and two enum values (the 1.1 block); 1.2 appended one field to tessera_backend (the last block,
-// which also pins the backend table's 1.0/1.1 size where that field begins). Numbers are worked out by hand from the field lists:
+// which also pins the backend table's 1.0/1.1 size where that field begins); 1.3 appended fields to
+// five structs and added tessera_extension (the 1.3 block: each appended field begins exactly at the
+// struct's 1.2 size, pinned there). Numbers are worked out by hand from the field lists:
 // pointers, size_t and int64_t are 8 bytes aligned to 8, int32_t 4 aligned to 4.
 #include <doctest/doctest.h>
 
@@ -16,9 +18,9 @@
 #include "tessera/sdk/transport.h"
 #include "tessera/sdk/version.h"
 
-TEST_CASE("SDK version is 1.2") {
+TEST_CASE("SDK version is 1.3") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
-  CHECK(TESSERA_SDK_VERSION_MINOR == 2);
+  CHECK(TESSERA_SDK_VERSION_MINOR == 3);
 }
 
 TEST_CASE("SDK 1.0 enum values are unchanged") {
@@ -51,7 +53,6 @@ TEST_CASE("tessera_host_info layout") {
 }
 
 TEST_CASE("tessera_component layout") {
-  CHECK(sizeof(tessera_component) == 40);
   CHECK(offsetof(tessera_component, extension) == 8);
   CHECK(offsetof(tessera_component, kind) == 16);
   CHECK(offsetof(tessera_component, name) == 24);
@@ -59,7 +60,6 @@ TEST_CASE("tessera_component layout") {
 }
 
 TEST_CASE("tessera_plugin_info layout") {
-  CHECK(sizeof(tessera_plugin_info) == 64);
   CHECK(offsetof(tessera_plugin_info, extension) == 8);
   CHECK(offsetof(tessera_plugin_info, sdk_major) == 16);
   CHECK(offsetof(tessera_plugin_info, sdk_minor) == 20);
@@ -124,7 +124,6 @@ TEST_CASE("collective algorithm structs layout") {
   CHECK(sizeof(tessera_chunk) == 24);
   CHECK(offsetof(tessera_chunk, offset) == 8);
   CHECK(offsetof(tessera_chunk, count) == 16);
-  CHECK(sizeof(tessera_collective_request) == 56);
   CHECK(offsetof(tessera_collective_request, extension) == 8);
   CHECK(offsetof(tessera_collective_request, collective) == 16);
   CHECK(offsetof(tessera_collective_request, group_size) == 20);
@@ -141,7 +140,6 @@ TEST_CASE("collective algorithm structs layout") {
   CHECK(offsetof(tessera_schedule_builder, recv_reduce) == 40);
   CHECK(offsetof(tessera_schedule_builder, copy) == 48);
   CHECK(offsetof(tessera_schedule_builder, reduce) == 56);
-  CHECK(sizeof(tessera_collective_algorithm) == 56);
   CHECK(offsetof(tessera_collective_algorithm, name) == 16);
   CHECK(offsetof(tessera_collective_algorithm, context) == 24);
   CHECK(offsetof(tessera_collective_algorithm, collectives) == 32);
@@ -152,7 +150,6 @@ TEST_CASE("collective algorithm structs layout") {
 TEST_CASE("placement strategy structs layout") {
   CHECK(sizeof(tessera_segment) == 16);
   CHECK(offsetof(tessera_segment, length) == 8);
-  CHECK(sizeof(tessera_placement_strategy) == 56);
   CHECK(offsetof(tessera_placement_strategy, name) == 16);
   CHECK(offsetof(tessera_placement_strategy, prefix) == 24);
   CHECK(offsetof(tessera_placement_strategy, kind) == 32);
@@ -211,4 +208,61 @@ TEST_CASE("tessera_backend layout (1.2): flags appended") {
   CHECK(offsetof(tessera_backend, flags) == 88);
   CHECK(sizeof(tessera_backend::flags) == 8);
   CHECK(TESSERA_BACKEND_SHAPES_ONLY == 1);
+}
+
+// ---- SDK 1.3 additions ----
+// The sizes above that 1.3 changed moved here: each struct's 1.2 size is where its first 1.3 field
+// begins, so a 1.2 struct is a prefix of its 1.3 form.
+
+TEST_CASE("tessera_extension layout (1.3)") {
+  // size_t struct_size, int32_t type padded to 8, a pointer: 8 + 8 + 8.
+  CHECK(sizeof(tessera_extension) == 24);
+  CHECK(offsetof(tessera_extension, struct_size) == 0);
+  CHECK(offsetof(tessera_extension, type) == 8);
+  CHECK(offsetof(tessera_extension, next) == 16);
+  CHECK(TESSERA_EXTENSION_CHAIN_MAX == 64);
+  CHECK(TESSERA_EXTENSION_USER == 0x10000);
+}
+
+TEST_CASE("tessera_component layout (1.3): flags appended") {
+  // 1.2: struct_size, extension, kind (int32_t padded to 8), name, table = 40 bytes.
+  CHECK(offsetof(tessera_component, flags) == 40);
+  CHECK(sizeof(tessera_component::flags) == 8);
+  CHECK(sizeof(tessera_component) == 48);
+  CHECK(TESSERA_COMPONENT_OVERRIDES == 1);
+}
+
+TEST_CASE("tessera_plugin_info layout (1.3): lifecycle and parameters appended") {
+  // 1.2: eight 8-byte slots (sdk_major and sdk_minor share one) = 64 bytes; then four pointers.
+  CHECK(offsetof(tessera_plugin_info, context) == 64);
+  CHECK(offsetof(tessera_plugin_info, init) == 72);
+  CHECK(offsetof(tessera_plugin_info, finalize) == 80);
+  CHECK(offsetof(tessera_plugin_info, set_parameter) == 88);
+  CHECK(sizeof(tessera_plugin_info) == 96);
+}
+
+TEST_CASE("tessera_collective_request layout (1.3): topology appended") {
+  // 1.2: struct_size, extension, collective+group_size, count, dtype+reduce_op, root (padded to 8),
+  // ring_order = seven 8-byte slots, 56 bytes; then four pointers.
+  CHECK(offsetof(tessera_collective_request, group_ranks) == 56);
+  CHECK(offsetof(tessera_collective_request, topology) == 64);
+  CHECK(offsetof(tessera_collective_request, locality) == 72);
+  CHECK(offsetof(tessera_collective_request, transfer_time) == 80);
+  CHECK(sizeof(tessera_collective_request) == 88);
+  CHECK(TESSERA_LOCALITY_NUMA == 0);
+  CHECK(TESSERA_LOCALITY_NODE == 1);
+  CHECK(TESSERA_LOCALITY_SWITCH == 2);
+}
+
+TEST_CASE("tessera_collective_algorithm layout (1.3): estimate appended") {
+  // 1.2: struct_size, extension, name, context, collectives, check, build = 56 bytes.
+  CHECK(offsetof(tessera_collective_algorithm, estimate) == 56);
+  CHECK(sizeof(tessera_collective_algorithm) == 64);
+}
+
+TEST_CASE("tessera_placement_strategy layout (1.3): arguments appended") {
+  // 1.2: struct_size, extension, name, prefix, kind (int32_t padded to 8), context, layout = 56.
+  CHECK(offsetof(tessera_placement_strategy, check_arguments) == 56);
+  CHECK(offsetof(tessera_placement_strategy, layout_with_arguments) == 64);
+  CHECK(sizeof(tessera_placement_strategy) == 72);
 }

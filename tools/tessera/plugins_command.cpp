@@ -1,5 +1,6 @@
-// tessera plugins [--load FILE]: what plugins the search path holds, or whether one file would be
-// accepted. Neither registers anything.
+// tessera plugins [--verbose] [--load FILE]: what plugins the search path holds, or whether one file
+// would be accepted. Neither registers anything, except that --verbose loads each backend to list
+// its kernels against the catalogue (sdk/KERNELS.md) and the calls it cannot serve.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -7,7 +8,11 @@
 #include <system_error>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "commands.hpp"
+#include "tessera/backend_info.hpp"
+#include "tessera/errors.hpp"
 #include "tessera/plugins.hpp"
 
 namespace tessera::cli {
@@ -32,7 +37,37 @@ fs::path resolve(const std::string& name_or_file) {
   return find_plugin(name_or_file, plugin_search_path());
 }
 
-int list_plugins() {
+// A backend's kernels by op ("add: float32 float64 int32 int64 bool"), catalogue coverage and the
+// user calls it cannot serve, indented under its plugin.
+void print_capabilities(const std::string& backend) {
+  BackendCapabilities caps;
+  try {
+    caps = backend_capabilities(backend);
+  } catch (const Error& e) {
+    std::cout << "    backend '" << backend << "': could not be loaded: " << e.what() << '\n';
+    return;
+  }
+  std::cout << "    backend '" << caps.backend << "'" << (caps.shapes_only ? " (shapes only)" : "")
+            << ": kernels for " << caps.ops.size() << " of the " << caps.catalogue_size
+            << " catalogue ops (sdk/KERNELS.md)\n";
+  for (const BackendCapabilities::Op& op : caps.ops) {
+    std::string dtypes;
+    for (DType dtype : op.dtypes) dtypes += ' ' + std::string(dtype_name(dtype));
+    std::cout << "      " << op.name << ':' << dtypes << '\n';
+  }
+  if (!caps.missing_ops.empty())
+    std::cout << "      missing: " << fmt::format("{}", fmt::join(caps.missing_ops, ", ")) << '\n';
+  if (caps.unserved_calls.empty()) {
+    std::cout << "      serves every call of sdk/KERNELS.md \"What each call needs\"\n";
+    return;
+  }
+  std::cout << "      cannot serve:\n";
+  for (const BackendCapabilities::Call& call : caps.unserved_calls)
+    std::cout << "        " << call.call << (call.variant.empty() ? "" : " (" + call.variant + ")") << ": needs "
+              << fmt::format("{}", fmt::join(call.missing, ", ")) << '\n';
+}
+
+int list_plugins(bool verbose) {
   // Everything is gathered before anything is printed, so a failure prints only the error.
   const std::vector<fs::path> search_path = plugin_search_path();
   const std::vector<PluginProbe> probes = discover_plugins();
@@ -56,6 +91,9 @@ int list_plugins() {
               << "    components: " << components_text(info) << '\n';
     if (!info.description.empty()) std::cout << "    description: " << info.description << '\n';
     std::cout << "    file: " << info.file.string() << '\n';
+    if (verbose)
+      for (const ComponentInfo& component : info.components)
+        if (component.kind == "backend") print_capabilities(component.name);
   }
 
   if (accepted != probes.size()) {
@@ -88,12 +126,16 @@ int probe_one(const std::string& name_or_file) {
 
 Command add_plugins_command(CLI::App& app) {
   auto file = std::make_shared<std::string>();
+  auto verbose = std::make_shared<bool>(false);
   CLI::App* sub = app.add_subcommand("plugins", "List the plugins on the search path, or check one file");
+  sub->add_flag("--verbose,-v", *verbose,
+                "Also list each backend's kernels by op and dtype, its coverage of the kernel catalogue "
+                "(sdk/KERNELS.md) and the calls it cannot serve");
   CLI::Option* load = sub->add_option("--load", *file,
                                       "Check whether this plugin file (or name on the search path) would be "
                                       "accepted; exit status 0 if so, 1 if not")
                           ->type_name("FILE");
-  return {sub, [file, load] { return load->count() > 0 ? probe_one(*file) : list_plugins(); }};
+  return {sub, [file, load, verbose] { return load->count() > 0 ? probe_one(*file) : list_plugins(*verbose); }};
 }
 
 }  // namespace tessera::cli

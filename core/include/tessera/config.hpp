@@ -3,6 +3,10 @@
 //   [plugins]
 //   search_path = ["plugins"]        # relative paths are relative to the file
 //   load = ["backend-cpu", "./libmy-backend.so"]
+//   allow_override = false           # may a plugin's component flagged TESSERA_COMPONENT_OVERRIDES
+//                                    # replace a loaded one of its name (a built-in "ring")?
+//   [plugins.coll-hier]              # parameters of the plugin named coll-hier (SDK 1.3), each
+//   group_size = 4                   # passed to it as text: strings, integers, floats, booleans
 //   [backend]
 //   default = "cpu"
 //   [log]
@@ -24,6 +28,9 @@
 //
 // Precedence, for every key: environment variable > configuration (file or code) > built-in default.
 //   TESSERA_PLUGIN_PATH  directories searched before [plugins] search_path
+//   TESSERA_PLUGIN_ALLOW_OVERRIDE  1 or 0: [plugins] allow_override
+//   TESSERA_PLUGIN_PARAMS  "<plugin>.<key>=<value>;...": [plugins.<plugin>] keys, each key winning
+//                          over the same key of the file
 //   TESSERA_LOG_LEVEL    [log] level
 //   TESSERA_THREADS      [execution] threads
 //   TESSERA_COLL         [collectives] algorithms
@@ -38,6 +45,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +55,14 @@ namespace tessera {
 struct Config {
   std::vector<std::filesystem::path> plugin_search_path;
   std::vector<std::string> plugins_to_load;
+  bool plugin_allow_override = false;
+  // Plugin parameters: plugin name -> key -> value as text. configure() passes each that changed to
+  // the plugin (now if loaded, else after its init when it loads); a key no longer set is not passed
+  // to plugins loaded later, while a loaded plugin keeps the value it was given.
+  std::map<std::string, std::map<std::string, std::string>> plugin_parameters;
+  // Where each parameter came from, for error messages: "<plugin>.<key>" -> "file:line" or
+  // "TESSERA_PLUGIN_PARAMS"; a parameter without an entry is reported as set by "configuration".
+  std::map<std::string, std::string> plugin_parameter_origins;
   std::string default_backend = "cpu";
   std::string log_level = "warn";
   int threads = 0;
@@ -68,12 +84,14 @@ struct Config {
 };
 
 // `config` with every environment variable that is set put over it (TESSERA_LOG_LEVEL,
-// TESSERA_THREADS, TESSERA_COLL, TESSERA_TRACE; TESSERA_PLUGIN_PATH is searched first whatever the
+// TESSERA_THREADS, TESSERA_COLL, TESSERA_TRACE, TESSERA_PLUGIN_ALLOW_OVERRIDE,
+// TESSERA_PLUGIN_PARAMS, ...; TESSERA_PLUGIN_PATH is searched first whatever the
 // configuration says). A malformed variable is a ConfigError naming it.
 Config with_environment(Config config);
 
-// Applies with_environment(config) to the running process, every key: log level, plugin search
-// path and plugins to load, default backend, thread count, topology preset and collective rules
+// Applies with_environment(config) to the running process, every key: log level, whether plugins
+// may override, plugin parameters (a refused one is a ConfigError naming plugin, key, value and its
+// origin), plugin search path and plugins to load, default backend, thread count, topology preset and collective rules
 // (empty = left as they are: the built-in defaults unless set before), and a trace written at exit
 // (empty = tracing left as it is). Errors name the key and where its value came from (file or
 // variable); a plugin that cannot be loaded is a PluginError.

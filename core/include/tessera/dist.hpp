@@ -73,10 +73,17 @@ void check_messages();  // throws if a sent message was never received (and drop
 // Algorithm selection, e.g. "all_reduce:ring;all_gather[0-64K]:rd;*:direct". Rules are tried in
 // order; the first whose collective and message size (bytes per rank, K/M/G suffixes) match and
 // whose algorithm accepts the request wins; "direct" always does. Unknown names are errors.
+// The target "auto" ("all_reduce:auto", "*:auto") is tuning by estimate: among every loaded
+// algorithm that offers the collective and accepts the request, the one with the lowest estimated
+// time for it on the topology in force: the algorithm's own estimate (SDK 1.3) or the cost model's
+// of its schedule; equal estimates go to the smaller name. Chosen once per request shape, group and
+// topology (logged at info with the estimates); rules before it still win.
 void set_algorithms(const std::string& rules);
 std::string algorithms();  // the rules in force (built-in defaults unless configured)
 std::vector<std::string> algorithm_names();  // every loaded algorithm
-// The algorithm the rules pick for a call (after precondition fallbacks).
+// The algorithm the rules pick for a call over group ranks 0..group_size-1 placed on world ranks
+// 0..group_size-1 of the calling thread's world and its topology, moving `bytes` per rank (after
+// precondition fallbacks; "auto" estimates a message of that many bytes).
 std::string algorithm_for(const std::string& collective, int group_size, int64_t bytes);
 
 // Builds the named algorithm's schedule for a request and verifies it symbolically, as every

@@ -4,7 +4,9 @@
 // replicate, "P(sum)" partial with a pending reduction (sum, avg, min, max, product, band, bor,
 // bxor); and PyTorch's spellings of the same, "Shard(dim=0)" (or "Shard(0)"), "BalancedShard(dim=0)",
 // "Replicate()", "Partial(sum)". Shard-like layouts come from placement plugins, so a new one
-// needs only a plugin; its PyTorch-style name is its strategy name in CamelCase.
+// needs only a plugin; its PyTorch-style name is its strategy name in CamelCase. A strategy may
+// take arguments after the dim, validated by its plugin: "C(0, 4)" or "BlockCyclic(dim=0, 4)" is
+// dim 0 with arguments "4" (whitespace is dropped; several arguments stay comma-separated).
 #pragma once
 
 #include <cstdint>
@@ -18,8 +20,10 @@ class Placement {
  public:
   enum class Kind { Shard, Replicate, Partial };
 
-  // A shard-like placement of tensor dim `dim` by the named strategy ("shard", "balanced_shard", ...).
-  static Placement shard(int64_t dim, std::string strategy = "shard");
+  // A shard-like placement of tensor dim `dim` by the named strategy ("shard", "balanced_shard", ...)
+  // with the strategy's arguments, if it takes any (e.g. "4": a block size); throws Error when the
+  // strategy is not loaded or refuses the arguments.
+  static Placement shard(int64_t dim, std::string strategy = "shard", std::string arguments = {});
   static Placement replicate();
   static Placement partial(std::string reduce_op = "sum");
   // One placement ("S(0)", "R", "P(max)", "B(1)", "Shard(dim=0)", "Replicate()", "Partial(max)");
@@ -34,6 +38,7 @@ class Placement {
   int64_t dim() const { return dim_; }  // shard dim (may be negative until bound to a tensor)
   const std::string& strategy() const { return strategy_; }
   const std::string& reduce_op() const { return reduce_op_; }  // partial only
+  const std::string& arguments() const { return arguments_; }  // shard-like only; "" when none
   Placement with_dim(int64_t dim) const;
   std::string to_string() const;  // the short form: "S(0)", "R", "P(sum)"
   std::string repr() const;       // PyTorch's form: "Shard(dim=0)", "Replicate()", "Partial(sum)"
@@ -44,6 +49,7 @@ class Placement {
   std::string strategy_ = "replicate";
   int64_t dim_ = 0;
   std::string reduce_op_;
+  std::string arguments_;
 };
 
 inline Placement Shard(int64_t dim) { return Placement::shard(dim); }

@@ -35,10 +35,17 @@ struct PluginProbe {
 // by path (anything containing '/' or ending in ".so") and registers its components. Throws
 // PluginError when the file is missing or rejected; the process keeps working either way. Loading
 // an already-loaded file again is a no-op that returns its info.
+// The bundled plugins of the kinds it provides are loaded first, so a component whose name (or
+// placement prefix) a loaded one has is rejected, naming both plugins, unless it is flagged
+// TESSERA_COMPONENT_OVERRIDES and configuration allows overriding ([plugins] allow_override); then
+// it replaces the other. After validation the plugin's init (SDK 1.3) runs, then set_parameter for
+// each configured parameter of it: a refused one is a ConfigError and the plugin is not loaded.
 PluginInfo load_plugin(const std::string& name_or_path);
 
-// Removes the plugin's components from the registry. The shared object itself stays mapped until
-// the last tensor (or other object) made from it is gone.
+// Removes the plugin's components from the registry; a component it had overridden comes back. The
+// shared object itself stays mapped until the last tensor (or other object) made from it is gone;
+// the plugin's finalize (SDK 1.3) runs then, just before it is unmapped. Plugins still loaded when
+// the process ends are neither finalized nor unmapped (objects in static storage may outlive main).
 void unload_plugin(const std::string& name);
 
 std::vector<PluginInfo> loaded_plugins();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tessera/autograd.hpp"
+#include "tessera/backend_info.hpp"
 #include "tessera/config.hpp"
 #include "tessera/device_mesh.hpp"
 #include "tessera/dist.hpp"

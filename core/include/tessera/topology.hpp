@@ -49,6 +49,23 @@ class Topology {
   // The link joining neighbours a and b (the last one given when several do); throws when none does.
   Link link(int a, int b) const;
 
+  // Locality domains, for hierarchical collective algorithms (SDK: TESSERA_LOCALITY_*): at each
+  // level, ranks with the same id share a domain. Levels, innermost first:
+  static constexpr int kLocalityNuma = 0, kLocalityNode = 1, kLocalitySwitch = 2, kLocalityLevels = 3;
+  // A copy of this topology (sharing its links and computed paths) that states the domains of one
+  // level: ids[r] for rank r, world() entries, each >= 0 or -1 for "not stated". Throws Error for a
+  // level outside 0..2, a wrong number of ids or an id below -1.
+  Topology with_locality(int level, std::vector<int32_t> ids) const;
+  // Rank `rank`'s domain at `level`; -1 when the topology does not state that level (or the rank
+  // or level is out of range: this is asked by plugins through the SDK, where errors cannot throw).
+  // O(1). nodes(world, K) states the node level (rank / K); the other presets state none: a fully
+  // connected topology of equal links, a ring or a torus has no domains to tell apart.
+  int32_t locality(int rank, int level) const;
+  // Identifies the topology's content (world, links, domains) for caches that depend on it: equal
+  // for topologies built the same way (the same preset over the same world, in any world object),
+  // different (up to a 64-bit hash collision) when a link or domain differs. Computed once.
+  uint64_t fingerprint() const;
+
   // Shortest paths are computed once per (source, message size) and remembered; copies of a
   // Topology share them, and sharing one between threads is safe. A fully connected topology of
   // equal links needs none (every path is the direct link) and builds no link list unless links()
@@ -62,6 +79,8 @@ class Topology {
   // Fully connected with equal links, without building world^2/2 links up front.
   static Topology uniform_complete(int world, double bandwidth, double latency, std::string name);
   std::shared_ptr<const Graph> graph_;
+  struct Locality;  // the domains with_locality stated, and the fingerprint including them
+  std::shared_ptr<const Locality> locality_;
 };
 
 // The topology collectives and cost estimates use when none is given: the configured preset

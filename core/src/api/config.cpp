@@ -66,6 +66,66 @@ std::vector<std::string> string_list(const fs::path& file, const toml::table& ta
   return values;
 }
 
+// [plugins]: the keys of the section itself, and a table of parameters per plugin
+// ([plugins.<plugin name>]), whose values a plugin receives as text.
+void parse_plugins(const fs::path& file, const toml::table& plugins, const fs::path& base, Config& config) {
+  const std::set<std::string> known = {"search_path", "load", "allow_override"};
+  for (const auto& [key, node] : plugins) {
+    const std::string name(key.str());
+    if (known.count(name) != 0) continue;
+    if (!node.is_table())
+      fail(file, node.source(), "plugins." + name,
+           "unknown key; expected one of plugins.allow_override, plugins.load, plugins.search_path, or a table "
+           "[plugins.<plugin name>] of that plugin's parameters");
+    for (const auto& [parameter_key, value] : *node.as_table()) {
+      const std::string parameter(parameter_key.str());
+      std::string text;
+      if (value.is_string()) text = value.as_string()->get();
+      else if (value.is_integer()) text = std::to_string(value.as_integer()->get());
+      else if (value.is_floating_point()) text = fmt::format("{}", value.as_floating_point()->get());
+      else if (value.is_boolean()) text = value.as_boolean()->get() ? "true" : "false";
+      else
+        fail(file, value.source(), "plugins." + name + "." + parameter,
+             "expected a string, integer, float or boolean (passed to the plugin as text)");
+      config.plugin_parameters[name][parameter] = text;
+      config.plugin_parameter_origins[name + "." + parameter] =
+          fmt::format("{}:{}: [plugins.{}] {}", file.string(), value.source().begin.line, name, parameter);
+    }
+  }
+  for (const std::string& dir : string_list(file, plugins, "plugins.", "search_path"))
+    config.plugin_search_path.push_back(fs::path(dir).is_absolute() ? fs::path(dir) : base / dir);
+  for (const std::string& plugin : string_list(file, plugins, "plugins.", "load"))
+    // A relative file path is relative to the config file; a bare name is looked up on the path.
+    config.plugins_to_load.push_back(plugin.find('/') != std::string::npos && !fs::path(plugin).is_absolute()
+                                         ? (base / plugin).string()
+                                         : plugin);
+  if (const toml::node* node = plugins.get("allow_override")) {
+    if (!node->is_boolean()) fail(file, node->source(), "plugins.allow_override", "expected true or false");
+    config.plugin_allow_override = node->as_boolean()->get();
+  }
+}
+
+// TESSERA_PLUGIN_PARAMS: "<plugin>.<key>=<value>" entries separated by ';' (empty entries skipped).
+// The plugin name ends at the first '.', the key at the first '='; the value is the rest.
+void parse_plugin_params_variable(const std::string& text, Config& config) {
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.find(';', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string entry = text.substr(begin, end - begin);
+    begin = end + 1;
+    if (entry.empty()) continue;
+    const size_t dot = entry.find('.');
+    const size_t equals = entry.find('=');
+    if (dot == std::string::npos || equals == std::string::npos || dot == 0 || equals < dot + 2)
+      throw ConfigError(fmt::format("TESSERA_PLUGIN_PARAMS='{}': entry '{}' is not <plugin>.<key>=<value>", text, entry));
+    const std::string plugin = entry.substr(0, dot);
+    const std::string key = entry.substr(dot + 1, equals - dot - 1);
+    config.plugin_parameters[plugin][key] = entry.substr(equals + 1);
+    config.plugin_parameter_origins[plugin + "." + key] = fmt::format("TESSERA_PLUGIN_PARAMS (entry '{}')", entry);
+  }
+}
+
 void parse_world(const fs::path& file, const toml::table& world, Config& config) {
   check_keys(file, world, "world.", {"transport", "ranks_per_process", "timeout", "check_collectives"});
   config.world_transport = string_value(file, world, "world.", "transport", config.world_transport);
@@ -94,16 +154,7 @@ Config parse(const toml::table& root, const fs::path& file) {
   config.source = file;
   check_keys(file, root, "", {"plugins", "backend", "log", "execution", "collectives", "topology", "trace", "world"});
   const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
-  if (const toml::table* plugins = section(file, root, "plugins")) {
-    check_keys(file, *plugins, "plugins.", {"search_path", "load"});
-    for (const std::string& dir : string_list(file, *plugins, "plugins.", "search_path"))
-      config.plugin_search_path.push_back(fs::path(dir).is_absolute() ? fs::path(dir) : base / dir);
-    for (const std::string& plugin : string_list(file, *plugins, "plugins.", "load"))
-      // A relative file path is relative to the config file; a bare name is looked up on the path.
-      config.plugins_to_load.push_back(plugin.find('/') != std::string::npos && !fs::path(plugin).is_absolute()
-                                           ? (base / plugin).string()
-                                           : plugin);
-  }
+  if (const toml::table* plugins = section(file, root, "plugins")) parse_plugins(file, *plugins, base, config);
   if (const toml::table* backend = section(file, root, "backend")) {
     check_keys(file, *backend, "backend.", {"default"});
     config.default_backend = string_value(file, *backend, "backend.", "default", config.default_backend);
@@ -166,6 +217,15 @@ Config with_environment(Config config) {
   }
   if (const char* timeout = plugin::env_value("TESSERA_TIMEOUT"))
     config.world_timeout_ms = parse_timeout(timeout, "TESSERA_TIMEOUT");
+  if (const char* allow = plugin::env_value("TESSERA_PLUGIN_ALLOW_OVERRIDE")) {
+    const std::string value = allow;
+    if (value != "0" && value != "1")
+      throw ConfigError(fmt::format("TESSERA_PLUGIN_ALLOW_OVERRIDE='{}': expected 1 (a component flagged "
+                                    "TESSERA_COMPONENT_OVERRIDES may replace a loaded one) or 0",
+                                    value));
+    config.plugin_allow_override = value == "1";
+  }
+  if (const char* params = plugin::env_value("TESSERA_PLUGIN_PARAMS")) parse_plugin_params_variable(params, config);
   if (const char* debug = plugin::env_value("TESSERA_DEBUG")) {
     const std::string value = debug;
     if (value != "0" && value != "1")

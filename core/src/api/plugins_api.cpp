@@ -94,6 +94,11 @@ void write_trace_at_exit() {
 void configure(const Config& requested) {
   const Config config = with_environment(requested);
   applying(origin(config, "TESSERA_LOG_LEVEL", "[log] level"), [&] { observe::set_log_level(config.log_level); });
+  // Before loading: a plugin loaded now may override, and gets its parameters after its init.
+  applying(origin(config, "TESSERA_PLUGIN_ALLOW_OVERRIDE", "[plugins] allow_override"),
+           [&] { Registry::instance().set_allow_override(config.plugin_allow_override); });
+  // Its errors name each parameter's own origin (file:line or the variable).
+  Registry::instance().set_parameters(config.plugin_parameters, config.plugin_parameter_origins);
   applying(origin(config, nullptr, "[plugins] load"), [&] { Registry::instance().apply(config); });
   applying(origin(config, nullptr, "[backend] default"),
            [&] { Registry::instance().set_default_backend(config.default_backend); });

@@ -2,17 +2,60 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <cmath>
+#include <cstddef>
+
 #include "comm/checker.hpp"
 #include "comm/schedule_recorder.hpp"
 #include "plugin/guarded_call.hpp"
 #include "plugin/validation.hpp"
+#include "log/log.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera::comm {
+namespace {
+
+std::atomic<uint64_t> generation{0};
+
+}  // namespace
+
+uint64_t algorithms_generation() { return generation.load(std::memory_order_acquire); }
+void note_algorithms_changed() { generation.fetch_add(1, std::memory_order_acq_rel); }
 
 CollectiveAlgorithm::CollectiveAlgorithm(const tessera_collective_algorithm* table,
                                          std::shared_ptr<const plugin::LoadedPlugin> owner)
-    : table_(table), owner_(std::move(owner)), name_(table->name) {}
+    : table_(table), owner_(std::move(owner)), name_(table->name) {
+  // Made while its plugin loads, before the registry lists it: a choice cached from here on is
+  // stale (see algorithms_generation).
+  note_algorithms_changed();
+}
+
+bool CollectiveAlgorithm::has_estimate() const {
+  // An SDK 1.2 table ends before `estimate`: the field is absent, not NULL.
+  return table_->struct_size >= offsetof(tessera_collective_algorithm, estimate) + sizeof(table_->estimate) &&
+         table_->estimate != nullptr;
+}
+
+std::optional<double> CollectiveAlgorithm::estimate(const tessera_collective_request& request) const {
+  if (!has_estimate()) return std::nullopt;
+  tessera_error error{};
+  error.struct_size = sizeof(error);
+  tessera_status status = TESSERA_INTERNAL;
+  double seconds = std::nan("");
+  const auto call_estimate = [&] { status = table_->estimate(table_->context, &request, &seconds, &error); };
+  if (std::string escaped = plugin::exception_escaping("estimate", call_estimate); !escaped.empty())
+    throw Error(fmt::format("{} failed to estimate {}: {}", origin(), describe_request(request), escaped));
+  if (status != TESSERA_OK) {
+    observe::logger().debug("{} declined to estimate {} (status {}: {}); costing its schedule instead", origin(),
+                            describe_request(request), static_cast<int>(status), plugin::error_text(error));
+    return std::nullopt;
+  }
+  if (!std::isfinite(seconds) || seconds < 0)
+    throw Error(fmt::format("{} estimated {} at {} seconds; an estimate must be a finite number of seconds >= 0",
+                            origin(), describe_request(request), seconds));
+  return seconds;
+}
 
 std::string CollectiveAlgorithm::origin() const {
   return fmt::format("collective algorithm '{}' of plugin '{}' ({})", name_, owner_->info().name,

@@ -1,7 +1,9 @@
 // A collective-algorithm component as the core uses it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "comm/schedule.hpp"
@@ -27,6 +29,12 @@ class CollectiveAlgorithm {
   // invalid or computes something other than the collective.
   // keep_empty_steps: keep the steps that move no element (the recorder drops them), for tests.
   Schedule build(const tessera_collective_request& request, bool keep_empty_steps = false) const;
+  // The plugin's own estimate of the request's time in seconds (SDK 1.3 `estimate`, for the "auto"
+  // rule); nullopt when the algorithm has none (or an SDK 1.2 table) or declines with a non-OK
+  // status (the caller then costs its schedule). Throws Error naming origin() and the request when
+  // the plugin throws or answers NaN, an infinity or a negative time.
+  std::optional<double> estimate(const tessera_collective_request& request) const;
+  bool has_estimate() const;
   // "collective algorithm 'ring' of plugin 'coll-ring' (/path/libtessera-coll-ring.so)".
   std::string origin() const;
 
@@ -35,5 +43,10 @@ class CollectiveAlgorithm {
   std::shared_ptr<const plugin::LoadedPlugin> owner_;
   std::string name_;
 };
+
+// Changes whenever the set of algorithms may have changed (one is made: its plugin is loading) or a
+// plugin's schedules are forgotten (unloaded, a parameter set): what caches of choices compare.
+uint64_t algorithms_generation();
+void note_algorithms_changed();
 
 }  // namespace tessera::comm

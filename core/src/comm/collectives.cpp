@@ -2,6 +2,7 @@
 // out as the collective's input buffer, run the schedule, write the outputs back in place.
 #include <fmt/format.h>
 
+#include "dispatch/user_call.hpp"
 #include "autograd/record.hpp"
 #include "comm/call.hpp"
 #include "comm/mailbox.hpp"
@@ -167,6 +168,7 @@ comm::Fingerprint rooted(int root) { return {{}, {}, root}; }
 }  // namespace
 
 void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
+  const dispatch::UserCall user_call("ts::dist::all_reduce");  // names it in missing-kernel errors
   autograd::check_inplace(tensor, "dist::all_reduce",
                           "use ts::dist::functional::all_reduce, which returns a new tensor");
   const observe::CollectiveCall call;
@@ -184,6 +186,7 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
 }
 
 void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
+  const dispatch::UserCall user_call("ts::dist::broadcast");  // names it in missing-kernel errors
   autograd::check_inplace(tensor, "dist::broadcast",
                           "use ts::dist::functional::broadcast, which returns a new tensor");
   const observe::CollectiveCall call;
@@ -200,6 +203,7 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
 }
 
 void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
+  const dispatch::UserCall user_call("ts::dist::reduce");  // names it in missing-kernel errors
   autograd::check_inplace(tensor, "dist::reduce",
                           "use ts::dist::functional::all_reduce, which returns a new tensor on every rank "
                           "(there is no functional reduce)");
@@ -238,6 +242,7 @@ void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const Proces
 }
 
 void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGroup& group) {
+  const dispatch::UserCall user_call("ts::dist::all_gather_into_tensor");  // names it in missing-kernel errors
   autograd::check_inplace(output, "dist::all_gather_into_tensor",
                           "use ts::dist::functional::all_gather_tensor, which returns a new tensor");
   const observe::CollectiveCall call;
@@ -262,6 +267,7 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
 }
 
 void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op, const ProcessGroup& group) {
+  const dispatch::UserCall user_call("ts::dist::reduce_scatter");  // names it in missing-kernel errors
   autograd::check_inplace(output, "dist::reduce_scatter",
                           "use ts::dist::functional::reduce_scatter_tensor, which returns a new tensor");
   const observe::CollectiveCall call;
@@ -289,6 +295,7 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
 }
 
 void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, const ProcessGroup& group) {
+  const dispatch::UserCall user_call("ts::dist::reduce_scatter_tensor");  // names it in missing-kernel errors
   autograd::check_inplace(output, "dist::reduce_scatter_tensor",
                           "use ts::dist::functional::reduce_scatter_tensor, which returns a new tensor");
   const observe::CollectiveCall call;

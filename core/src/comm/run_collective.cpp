@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <array>
-#include <span>
-#include <string_view>
 
 #include <fmt/format.h>
 
@@ -13,6 +10,8 @@
 #include "comm/cost_model.hpp"
 #include "comm/executor.hpp"
 #include "comm/plan_evaluator.hpp"
+#include "comm/request_key.hpp"
+#include "comm/request_topology.hpp"
 #include "comm/schedule_plan.hpp"
 #include "comm/selection.hpp"
 #include "comm/shapes_only.hpp"
@@ -26,41 +25,6 @@
 
 namespace tessera::comm {
 namespace {
-
-// What a schedule depends on. A lookup compares a request against stored keys through KeyView,
-// so the hot path (every collective call) copies neither the algorithm's name nor the ring order.
-struct KeyView {
-  std::string_view algorithm;
-  std::array<int64_t, 7> fields;  // collective, group size, count, dtype code and bits, op, root
-  std::span<const int32_t> ring;
-
-  friend bool operator<(const KeyView& a, const KeyView& b) {
-    if (a.algorithm != b.algorithm) return a.algorithm < b.algorithm;
-    if (a.fields != b.fields) return a.fields < b.fields;
-    return std::lexicographical_compare(a.ring.begin(), a.ring.end(), b.ring.begin(), b.ring.end());
-  }
-};
-
-KeyView view_of(std::string_view algorithm, const tessera_collective_request& q) {
-  return {algorithm,
-          {q.collective, q.group_size, q.count, q.dtype.code, q.dtype.bits, q.reduce_op, q.root},
-          q.ring_order != nullptr ? std::span<const int32_t>(q.ring_order, static_cast<size_t>(q.group_size))
-                                  : std::span<const int32_t>()};
-}
-
-struct CacheKey {
-  std::string algorithm;
-  std::array<int64_t, 7> fields;
-  std::vector<int32_t> ring;
-  KeyView view() const { return {algorithm, fields, ring}; }
-};
-
-struct KeyLess {
-  using is_transparent = void;
-  bool operator()(const CacheKey& a, const CacheKey& b) const { return a.view() < b.view(); }
-  bool operator()(const CacheKey& a, const KeyView& b) const { return a.view() < b; }
-  bool operator()(const KeyView& a, const CacheKey& b) const { return a < b.view(); }
-};
 
 // A schedule and, once a simulated world first runs it, its plan (derived at most once).
 struct Cached {
@@ -86,7 +50,7 @@ std::shared_ptr<Cached> cached(const std::string& algorithm, const tessera_colle
   entry->schedule = std::make_shared<const Schedule>(chosen->build(q));
   std::lock_guard lock(cache_mutex);
   if (cache.size() >= kCacheLimit) cache.clear();
-  cache.emplace(CacheKey{algorithm, probe.fields, std::vector<int32_t>(probe.ring.begin(), probe.ring.end())}, entry);
+  cache.emplace(CacheKey(probe), entry);
   return entry;
 }
 
@@ -146,8 +110,12 @@ std::shared_ptr<const SchedulePlan> cached_plan(const std::string& algorithm, co
 }
 
 void forget_schedules(const std::string& algorithm) {
-  std::lock_guard lock(cache_mutex);
-  std::erase_if(cache, [&](const auto& entry) { return entry.first.algorithm == algorithm; });
+  {
+    std::lock_guard lock(cache_mutex);
+    std::erase_if(cache, [&](const auto& entry) { return entry.first.algorithm == algorithm; });
+  }
+  // Choices made by "auto" may rest on the forgotten algorithm (or its old parameters).
+  note_algorithms_changed();
 }
 
 std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
@@ -160,14 +128,17 @@ std::vector<Tensor> run_collective(const CallContext& context, int32_t collectiv
       make_request(collective, static_cast<int>(inputs.size()), count, dtype, reduce_op, root);
   world = std::max(world, *std::max_element(members.begin(), members.end()) + 1);
   tessera::world::WorldState& in = tessera::world::current();  // `world` is the size here
-  const std::vector<int32_t> ring = in.ring_order(world, members);
+  Topology topology;
+  const std::vector<int32_t> ring = in.ring_order(world, members, topology);
   request.ring_order = ring.empty() ? nullptr : ring.data();
+  const RequestTopology where{&topology, members.data(), request.group_size};
+  attach_topology(request, where);
   const int64_t bytes = static_cast<int64_t>(itemsize(dtype)) * hosted->numel();
   const std::shared_ptr<const CollectiveAlgorithm> algorithm = choose(request, bytes);
   const std::shared_ptr<Cached> entry = cached(algorithm->name(), request);
   const std::shared_ptr<const Schedule>& schedule = entry->schedule;
   if (observe::wants_collectives()) {
-    observe::report_collective(*schedule, members, estimate(*schedule, members, in.topology(world), itemsize(dtype)));
+    observe::report_collective(*schedule, members, estimate(*schedule, members, topology, itemsize(dtype)));
   }
   if (shapes_only(inputs)) return outputs_without_data(*schedule, inputs);  // no values to move
   // Simulated (every rank here): the result needs only the schedule's reductions, not its messages.

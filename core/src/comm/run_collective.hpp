@@ -14,13 +14,15 @@ namespace tessera::comm {
 // members[i]: group rank i's global rank; inputs[i]: its input buffer (1-d, contiguous, the size
 // collective.h gives for `count`), undefined for a rank hosted by another process. Outputs are
 // undefined for those ranks too. Runs in the calling thread's world (its topology and ring orders). Returns every group rank's output buffer. Ring-shaped
-// algorithms visit the members in the default topology's ring order.
+// algorithms visit the members in the default topology's ring order; every algorithm's request
+// carries the members' world ranks and that topology (SDK 1.3: group_ranks, locality, ...).
 std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
                                    const std::vector<Tensor>& inputs, int64_t count,
                                    int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0);
 
 // The schedule an algorithm builds for a request, cached per (algorithm, collective, group size,
-// count, dtype, op, root, ring order). Each is verified once, when built; a wrong one is an Error
+// count, dtype, op, root, ring order, the members' world ranks, the topology's fingerprint): the
+// last two because an SDK 1.3 algorithm may read them (request_key.hpp). Each is verified once, when built; a wrong one is an Error
 // naming the plugin, the algorithm, the request and what is wrong.
 std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& request);
 // The plan (schedule_plan.hpp) of the cached schedule for a request, derived once, when first asked.

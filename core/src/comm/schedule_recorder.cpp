@@ -9,6 +9,12 @@ ScheduleRecorder::ScheduleRecorder(std::string algorithm, const tessera_collecti
     : keep_empty_steps_(keep_empty_steps) {
   schedule_.algorithm = std::move(algorithm);
   schedule_.request = request;
+  // The schedule outlives the call; the request's pointers (ring order, ranks, topology) do not.
+  schedule_.request.ring_order = nullptr;
+  schedule_.request.group_ranks = nullptr;
+  schedule_.request.topology = nullptr;
+  schedule_.request.locality = nullptr;
+  schedule_.request.transfer_time = nullptr;
   error_ = request_problem(request);
   if (error_.empty()) {
     schedule_.ranks.resize(static_cast<size_t>(request.group_size));

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "comm/auto_select.hpp"
 #include "log/log.hpp"
 #include "plugin/environment.hpp"
 #include "plugin/registry.hpp"
@@ -110,6 +111,10 @@ std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names
   for (std::string item; std::getline(stream, item, ';');) {
     const std::string rule = trim(item);
     if (rule.empty()) continue;
+    if (rule == kAutoAlgorithm) {  // "auto" alone: every collective, every size
+      rules.push_back(SelectionRule{-1, 0, INT64_MAX, kAutoAlgorithm});
+      continue;
+    }
     const size_t colon = rule.rfind(':');
     if (colon == std::string::npos)
       throw ConfigError(fmt::format(
@@ -140,8 +145,10 @@ std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names
                         "barrier or *",
                         rule, what));
     }
-    if (check_names && plugin::Registry::instance().algorithm(parsed.algorithm) == nullptr)
-      throw ConfigError(fmt::format("collective rule '{}': unknown algorithm '{}'; known algorithms: {}",
+    // "auto" is a way of choosing, not an algorithm: it needs no plugin.
+    if (check_names && parsed.algorithm != kAutoAlgorithm &&
+        plugin::Registry::instance().algorithm(parsed.algorithm) == nullptr)
+      throw ConfigError(fmt::format("collective rule '{}': unknown algorithm '{}'; known algorithms: {} (or auto)",
                                     rule, parsed.algorithm, known_algorithms()));
     rules.push_back(std::move(parsed));
   }
@@ -207,6 +214,10 @@ std::shared_ptr<const CollectiveAlgorithm> choose(const tessera_collective_reque
   auto& registry = plugin::Registry::instance();
   for (const SelectionRule& rule : *rules) {
     if (!matches(rule, request, bytes)) continue;
+    if (rule.algorithm == kAutoAlgorithm) {
+      if (std::shared_ptr<const CollectiveAlgorithm> algorithm = choose_auto(request, bytes)) return algorithm;
+      continue;  // choose_auto logged why none applies
+    }
     std::shared_ptr<const CollectiveAlgorithm> algorithm = registry.algorithm(rule.algorithm);
     if (algorithm == nullptr && explicit_rules)
       throw Error(

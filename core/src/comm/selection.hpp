@@ -1,6 +1,7 @@
 // Which algorithm computes a collective call (DESIGN.md section 5): ordered rules like
 // "all_reduce:ring;all_gather[0-64K]:rd;*:direct", first match whose algorithm accepts wins,
-// "direct" as the last resort.
+// "direct" as the last resort. A rule's target may be "auto": the applicable algorithm with the
+// lowest estimate (auto_select.hpp).
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,9 @@ struct SelectionRule {
   std::string algorithm;
 };
 
-// Parses rules; throws ConfigError for malformed text or an unknown collective name, and (when
-// check_names) for an algorithm name no loaded plugin provides, listing the known ones.
+// Parses rules; "auto" alone stands for "*:auto" (auto_select.hpp). Throws ConfigError for
+// malformed text or an unknown collective name, and (when check_names) for an algorithm name no
+// loaded plugin provides, listing the known ones.
 std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names = true);
 std::string rules_text(const std::vector<SelectionRule>& rules);
 

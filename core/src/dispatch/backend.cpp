@@ -7,11 +7,14 @@
 #include <map>
 #include <mutex>
 
+#include "dispatch/user_call.hpp"
 #include "log/log.hpp"
 #include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera::dispatch {
+
+thread_local const char* UserCall::current_ = nullptr;
 
 bool from_dl(DLDataType dl, DType* dtype) {
   for (int i = 0; i < kNumDTypes; ++i) {
@@ -97,8 +100,12 @@ tessera_kernel_fn Backend::kernel(std::string_view op, DType dtype) const {
   for (int i = 0; i < kNumDTypes; ++i)
     if (find_kernel(op, static_cast<DType>(i)) != nullptr)
       supported += (supported.empty() ? "" : ", ") + std::string(dtype_name(static_cast<DType>(i)));
-  throw Error(fmt::format("op '{}' has no kernel for dtype {} on backend '{}' (it supports: {})", op,
-                          dtype_name(dtype), name_, supported.empty() ? "no dtype" : supported));
+  const char* call = UserCall::current();
+  throw Error(fmt::format("op '{}' has no kernel for dtype {} on backend '{}' (it supports: {}){}", op,
+                          dtype_name(dtype), name_, supported.empty() ? "no dtype" : supported,
+                          call == nullptr ? std::string()
+                                          : fmt::format("; {} needs it (sdk/KERNELS.md, \"What each call needs\")",
+                                                        call)));
 }
 
 void* Backend::allocate(size_t bytes) const {

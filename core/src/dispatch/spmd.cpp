@@ -1,4 +1,5 @@
 // The non-template half of detail/spmd.hpp: running ranks, argument rank sets, result combining.
+#include "dispatch/user_call.hpp"
 #include "tessera/detail/spmd.hpp"
 
 #include <atomic>
@@ -144,8 +145,10 @@ void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, cons
     // Rank tasks run in the issuing thread's world on pool threads too (their trace slices, and
     // anything else that asks for the world, must not land in a pool thread's own default world).
     world::WorldState* const issuer = &world::current();
+    const char* const issuers_call = dispatch::UserCall::current();  // for missing-kernel errors
     pool->parallel_for(ranks.size(), [&](size_t i) {
       const world::Bound in_issuers_world(issuer);
+      const dispatch::UserCall serving(issuers_call);
       guarded(i);
     });
   } else {

@@ -38,7 +38,7 @@ Segments split(const Placement& placement, int64_t length, int64_t shards, int64
   auto strategy = plugin::Registry::instance().placement(placement.strategy());
   if (strategy == nullptr)
     throw Error(fmt::format("no placement strategy named '{}' is loaded", placement.strategy()));
-  return strategy->layout(length, shards, index);
+  return strategy->layout(length, shards, index, placement.arguments());
 }
 
 Segments held(int64_t size, int64_t dim, const Placements& placements, const std::vector<int64_t>& mesh_shape,

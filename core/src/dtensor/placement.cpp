@@ -32,19 +32,21 @@ std::string class_name(const std::string& strategy_name) {
 }
 
 // The argument text each kind of placement takes, for messages.
-std::string argument_form(int32_t kind, bool class_style) {
-  switch (kind) {
+std::string argument_form(const PlacementStrategy& strategy, bool class_style) {
+  switch (strategy.kind()) {
     case TESSERA_PLACEMENT_REPLICATE: return class_style ? "()" : "";
     case TESSERA_PLACEMENT_PARTIAL: return "(sum)";
-    default: return class_style ? "(dim=0)" : "(0)";
+    default:
+      if (strategy.takes_arguments()) return class_style ? "(dim=0, <arguments>)" : "(0,<arguments>)";
+      return class_style ? "(dim=0)" : "(0)";
   }
 }
 
 std::string known_forms() {
   std::string short_forms, class_forms;
   for (const auto& strategy : plugin::Registry::instance().placement_strategies()) {
-    short_forms += (short_forms.empty() ? "" : ", ") + strategy->prefix() + argument_form(strategy->kind(), false);
-    class_forms += (class_forms.empty() ? "" : ", ") + class_name(strategy->name()) + argument_form(strategy->kind(), true);
+    short_forms += (short_forms.empty() ? "" : ", ") + strategy->prefix() + argument_form(*strategy, false);
+    class_forms += (class_forms.empty() ? "" : ", ") + class_name(strategy->name()) + argument_form(*strategy, true);
   }
   if (short_forms.empty()) return "none (no placement plugin loaded)";
   return short_forms + " or " + class_forms;
@@ -69,11 +71,21 @@ std::string bare_argument(std::string argument, const std::string& key) {
 
 }  // namespace
 
-Placement Placement::shard(int64_t dim, std::string strategy) {
+Placement Placement::shard(int64_t dim, std::string strategy, std::string arguments) {
+  // The plain Shard(d) is made often (every op's output placements) and takes no arguments: only
+  // other strategies, or arguments, need the strategy itself.
+  if (strategy != "shard" || !arguments.empty()) {
+    auto found = plugin::Registry::instance().placement(strategy);
+    if (found == nullptr)
+      throw Error(fmt::format("placement strategy '{}' is not loaded; known forms: {}", strategy, known_forms()));
+    found->check_arguments(arguments, fmt::format("{}({}{}{})", found->prefix(), dim, arguments.empty() ? "" : ",",
+                                                  arguments));
+  }
   Placement p;
   p.kind_ = Kind::Shard;
   p.dim_ = dim;
   p.strategy_ = std::move(strategy);
+  p.arguments_ = std::move(arguments);
   return p;
 }
 
@@ -99,7 +111,7 @@ Placement Placement::with_dim(int64_t dim) const {
 
 bool Placement::operator==(const Placement& other) const {
   return kind_ == other.kind_ && strategy_ == other.strategy_ && (kind_ != Kind::Shard || dim_ == other.dim_) &&
-         reduce_op_ == other.reduce_op_;
+         reduce_op_ == other.reduce_op_ && arguments_ == other.arguments_;
 }
 
 std::string Placement::to_string() const {
@@ -108,7 +120,8 @@ std::string Placement::to_string() const {
     case Kind::Partial: return fmt::format("P({})", reduce_op_);
     case Kind::Shard: {
       auto strategy = plugin::Registry::instance().placement(strategy_);
-      return fmt::format("{}({})", strategy != nullptr ? strategy->prefix() : strategy_, dim_);
+      return fmt::format("{}({}{}{})", strategy != nullptr ? strategy->prefix() : strategy_, dim_,
+                         arguments_.empty() ? "" : ",", arguments_);
     }
   }
   return {};
@@ -118,7 +131,8 @@ std::string Placement::repr() const {
   switch (kind_) {
     case Kind::Replicate: return "Replicate()";
     case Kind::Partial: return fmt::format("Partial({})", reduce_op_);
-    case Kind::Shard: return fmt::format("{}(dim={})", class_name(strategy_), dim_);
+    case Kind::Shard:
+      return fmt::format("{}(dim={}{}{})", class_name(strategy_), dim_, arguments_.empty() ? "" : ", ", arguments_);
   }
   return {};
 }
@@ -152,6 +166,10 @@ Placement Placement::parse(const std::string& raw) {
       return partial(reduce_op.empty() ? "sum" : reduce_op);
     }
     default: {
+      // "0,4" -> dim "0", the strategy's arguments "4".
+      const size_t comma = argument.find(',');
+      std::string arguments = comma == std::string::npos ? std::string() : argument.substr(comma + 1);
+      if (comma != std::string::npos) argument.erase(comma);
       const std::string dim_text = bare_argument(argument, "dim");
       size_t used = 0;
       int64_t dim = 0;
@@ -163,7 +181,13 @@ Placement Placement::parse(const std::string& raw) {
       if (!has_argument || used == 0 || used != dim_text.size())
         throw Error(fmt::format("placement '{}': {} needs a tensor dim, e.g. {}(0) or {}(dim=0)", raw, prefix,
                                 strategy->prefix(), class_name(strategy->name())));
-      return shard(dim, strategy->name());
+      strategy->check_arguments(arguments, raw);
+      Placement p;
+      p.kind_ = Kind::Shard;
+      p.dim_ = dim;
+      p.strategy_ = strategy->name();
+      p.arguments_ = std::move(arguments);
+      return p;
     }
   }
 }

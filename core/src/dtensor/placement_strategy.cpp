@@ -1,6 +1,7 @@
 #include "dtensor/placement_strategy.hpp"
 
 #include <algorithm>
+#include <cstddef>
 
 #include <fmt/format.h>
 
@@ -10,34 +11,67 @@
 
 namespace tessera::dtensor {
 
-std::vector<tessera_segment> PlacementStrategy::layout(int64_t dim_size, int64_t num_shards, int64_t index) const {
-  std::vector<tessera_segment> segments = shard_layout(dim_size, num_shards, index);
+bool PlacementStrategy::takes_arguments() const {
+  // A table from before SDK 1.3 ends before the argument functions: it takes none.
+  return table_->struct_size >= offsetof(tessera_placement_strategy, layout_with_arguments) + sizeof(void*) &&
+         table_->check_arguments != nullptr && table_->layout_with_arguments != nullptr;
+}
+
+void PlacementStrategy::check_arguments(const std::string& arguments, const std::string& placement_text) const {
+  if (!takes_arguments()) {
+    if (arguments.empty()) return;
+    throw Error(fmt::format("placement '{}': strategy '{}' takes no arguments after the tensor dim, got '{}'",
+                            placement_text, name_, arguments));
+  }
+  tessera_error error{};
+  error.struct_size = sizeof(error);
+  tessera_status status = TESSERA_INTERNAL;
+  const auto call_check = [&] { status = table_->check_arguments(table_->context, arguments.c_str(), &error); };
+  if (std::string escaped = plugin::exception_escaping("check_arguments", call_check); !escaped.empty())
+    throw Error(fmt::format("placement '{}': strategy '{}' of plugin '{}' failed checking arguments '{}': {}",
+                            placement_text, name_, owner_->info().name, arguments, escaped));
+  if (status != TESSERA_OK)
+    throw Error(fmt::format("placement '{}': strategy '{}' refuses arguments '{}': {}", placement_text, name_,
+                            arguments, plugin::error_text(error)));
+}
+
+std::vector<tessera_segment> PlacementStrategy::layout(int64_t dim_size, int64_t num_shards, int64_t index,
+                                                       const std::string& arguments) const {
+  const Layout key{arguments, dim_size, num_shards};
+  std::vector<tessera_segment> segments = shard_layout(key, index);
   if (num_shards < 1 || index < 0 || index >= num_shards) return segments;  // the plugin's to refuse
   bool checked = false;
   {
     std::lock_guard lock(covered_mutex_);
-    checked = covered_.count({dim_size, num_shards}) != 0;
+    checked = covered_.count(key) != 0;
   }
-  // Outside the lock: two threads may both check a new pair, which costs time, not correctness.
-  if (!checked) check_coverage(dim_size, num_shards);
+  // Outside the lock: two threads may both check a new layout, which costs time, not correctness.
+  if (!checked) check_coverage(key);
   return segments;
+}
+
+std::string PlacementStrategy::describe(const Layout& layout) const {
+  const auto& [arguments, dim_size, num_shards] = layout;
+  return fmt::format("placement '{}'{} laid out {} elements over {} shards", name_,
+                     arguments.empty() ? "" : fmt::format(" (arguments '{}')", arguments), dim_size, num_shards);
 }
 
 // Every element of the dim held by exactly one shard: the segments of all shards, sorted by
 // offset, must follow each other without a hole or a shared element.
-void PlacementStrategy::check_coverage(int64_t dim_size, int64_t num_shards) const {
+void PlacementStrategy::check_coverage(const Layout& layout) const {
   struct Held {
     int64_t offset;
     int64_t end;
     int64_t shard;
   };
+  const int64_t dim_size = std::get<1>(layout);
+  const int64_t num_shards = std::get<2>(layout);
   std::vector<Held> held;
   for (int64_t shard = 0; shard < num_shards; ++shard)
-    for (const tessera_segment& s : shard_layout(dim_size, num_shards, shard))
+    for (const tessera_segment& s : shard_layout(layout, shard))
       if (s.length > 0) held.push_back({s.offset, s.offset + s.length, shard});
   std::sort(held.begin(), held.end(), [](const Held& a, const Held& b) { return a.offset < b.offset; });
-  const std::string where =
-      fmt::format("placement '{}' laid out {} elements over {} shards", name_, dim_size, num_shards);
+  const std::string where = describe(layout);
   int64_t covered_to = 0;
   const Held* last = nullptr;
   for (const Held& h : held) {
@@ -57,19 +91,25 @@ void PlacementStrategy::check_coverage(int64_t dim_size, int64_t num_shards) con
                             "one shard",
                             where, covered_to, dim_size));
   std::lock_guard lock(covered_mutex_);
-  covered_.insert({dim_size, num_shards});
+  covered_.insert(layout);
 }
 
-std::vector<tessera_segment> PlacementStrategy::shard_layout(int64_t dim_size, int64_t num_shards,
-                                                             int64_t index) const {
+std::vector<tessera_segment> PlacementStrategy::shard_layout(const Layout& layout, int64_t index) const {
+  const auto& [arguments, dim_size, num_shards] = layout;
   std::vector<tessera_segment> segments(4);
   size_t count = 0;
   tessera_error error{};
   error.struct_size = sizeof(error);
   tessera_status status = TESSERA_INTERNAL;
+  const bool with_arguments = takes_arguments();
+  if (!with_arguments && !arguments.empty())  // Placement checks this first; kept for direct callers
+    throw Error(fmt::format("placement '{}' takes no arguments, got '{}'", name_, arguments));
   const auto call_layout = [&] {
-    status = table_->layout(table_->context, dim_size, num_shards, index, segments.data(), segments.size(), &count,
-                            &error);
+    status = with_arguments
+                 ? table_->layout_with_arguments(table_->context, arguments.c_str(), dim_size, num_shards, index,
+                                                 segments.data(), segments.size(), &count, &error)
+                 : table_->layout(table_->context, dim_size, num_shards, index, segments.data(), segments.size(),
+                                  &count, &error);
   };
   std::string escaped = plugin::exception_escaping("layout", call_layout);
   if (escaped.empty() && status == TESSERA_INVALID_ARGUMENT && count > segments.size()) {
@@ -77,8 +117,9 @@ std::vector<tessera_segment> PlacementStrategy::shard_layout(int64_t dim_size, i
     escaped = plugin::exception_escaping("layout", call_layout);
   }
   if (!escaped.empty() || status != TESSERA_OK)
-    throw Error(fmt::format("placement '{}' failed to lay out {} elements over {} shards (shard {}): {}", name_,
-                            dim_size, num_shards, index, escaped.empty() ? plugin::error_text(error) : escaped));
+    throw Error(fmt::format("placement '{}'{} failed to lay out {} elements over {} shards (shard {}): {}", name_,
+                            arguments.empty() ? "" : fmt::format(" (arguments '{}')", arguments), dim_size,
+                            num_shards, index, escaped.empty() ? plugin::error_text(error) : escaped));
   if (count > segments.size())
     throw Error(fmt::format("placement '{}' reported {} segments for shard {} of {} but had room for {}", name_, count,
                             index, num_shards, segments.size()));

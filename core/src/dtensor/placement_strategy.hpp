@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -22,18 +23,26 @@ class PlacementStrategy {
   const std::string& prefix() const { return prefix_; }
   int32_t kind() const { return table_->kind; }
   const plugin::LoadedPlugin& plugin() const { return *owner_; }
+  // Whether the strategy takes text arguments after the dim ("C(0, 4)"; SDK 1.3).
+  bool takes_arguments() const;
+  // Throws an Error naming `placement_text` and the plugin's message when the strategy refuses
+  // `arguments`, or takes none and `arguments` is not empty.
+  void check_arguments(const std::string& arguments, const std::string& placement_text) const;
   // The segments shard `index` of `num_shards` holds of a dim of `dim_size`; checked to be in
-  // bounds, and, the first time this (dim_size, num_shards) is asked for, all shards' segments
-  // together to cover [0, dim_size) exactly once (a plugin bug is reported, not trusted).
-  std::vector<tessera_segment> layout(int64_t dim_size, int64_t num_shards, int64_t index) const;
+  // bounds, and, the first time this (arguments, dim_size, num_shards) is asked for, all shards'
+  // segments together to cover [0, dim_size) exactly once (a plugin bug is reported, not trusted).
+  std::vector<tessera_segment> layout(int64_t dim_size, int64_t num_shards, int64_t index,
+                                      const std::string& arguments = {}) const;
 
  private:
-  std::vector<tessera_segment> shard_layout(int64_t dim_size, int64_t num_shards, int64_t index) const;
-  void check_coverage(int64_t dim_size, int64_t num_shards) const;
+  using Layout = std::tuple<std::string, int64_t, int64_t>;  // arguments, dim size, shards
+  std::vector<tessera_segment> shard_layout(const Layout& layout, int64_t index) const;
+  void check_coverage(const Layout& layout) const;
+  std::string describe(const Layout& layout) const;
 
-  // The (dim_size, num_shards) whose coverage was checked; only grows.
+  // The layouts whose coverage was checked; only grows.
   mutable std::mutex covered_mutex_;
-  mutable std::set<std::pair<int64_t, int64_t>> covered_;
+  mutable std::set<Layout> covered_;
   const tessera_placement_strategy* table_;
   std::shared_ptr<const plugin::LoadedPlugin> owner_;
   std::string name_;

@@ -7,10 +7,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/property_map/function_property_map.hpp>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -64,6 +66,12 @@ struct Topology::Graph {
   mutable std::mutex trees_mutex;
   mutable std::map<std::pair<int, int64_t>, std::shared_ptr<const ShortestPaths>> trees;  // (source, bytes)
   mutable std::atomic<int64_t> trees_computed{0};
+  uint64_t fingerprint = 0;  // of world and links (fingerprint())
+};
+
+struct Topology::Locality {
+  std::array<std::vector<int32_t>, kLocalityLevels> ids;  // per level: world() ids, or empty when not stated
+  uint64_t fingerprint = 0;                               // the graph's, mixed with every stated level
 };
 
 namespace {
@@ -97,6 +105,21 @@ std::shared_ptr<const ShortestPaths> tree_from(const Topology::Graph& g, int sou
   if ((g.trees.size() + 1) * static_cast<size_t>(g.world) > kTreeCacheRanks) g.trees.clear();
   return g.trees.emplace(key, std::move(tree)).first->second;
 }
+
+// FNV-1a over 64-bit words: a content hash for Topology::fingerprint (not for security).
+class Hash {
+ public:
+  Hash& add(uint64_t word) {
+    for (int i = 0; i < 8; ++i) value_ = (value_ ^ ((word >> (8 * i)) & 0xffu)) * 0x100000001b3ull;
+    return *this;
+  }
+  Hash& add(double d) { return add(std::bit_cast<uint64_t>(d)); }
+  Hash& add(int64_t i) { return add(static_cast<uint64_t>(i)); }
+  uint64_t value() const { return value_; }
+
+ private:
+  uint64_t value_ = 0xcbf29ce484222325ull;
+};
 
 bool unreachable(double time) { return time == std::numeric_limits<double>::max() || std::isinf(time); }
 
@@ -133,6 +156,11 @@ Topology Topology::custom(int world, std::vector<Link> links, std::string name) 
     graph->link_at[{link.a, link.b}] = i;
     graph->link_at[{link.b, link.a}] = i;
   }
+  Hash hash;
+  hash.add(int64_t{world}).add(int64_t{0});  // 0: a graph of links (1: uniform, below)
+  for (const Link& link : links)
+    hash.add(int64_t{link.a}).add(int64_t{link.b}).add(link.bandwidth).add(link.latency);
+  graph->fingerprint = hash.value();
   graph->links = std::move(links);
   std::call_once(graph->links_made, [] {});
   Topology topology;
@@ -148,12 +176,52 @@ Topology Topology::uniform_complete(int world, double bandwidth, double latency,
   graph->world = world;
   graph->name = std::move(name);
   graph->uniform = LinkCost{bandwidth, latency};
+  graph->fingerprint = Hash().add(int64_t{world}).add(int64_t{1}).add(bandwidth).add(latency).value();
   Topology topology;
   topology.graph_ = std::move(graph);
   return topology;
 }
 
 int Topology::world() const { return graph_ ? graph_->world : 0; }
+
+Topology Topology::with_locality(int level, std::vector<int32_t> ids) const {
+  if (level < 0 || level >= kLocalityLevels)
+    throw Error(fmt::format("Topology '{}': locality level {} is not one of 0 (NUMA), 1 (node), 2 (switch)", name(),
+                            level));
+  if (ids.size() != static_cast<size_t>(world()))
+    throw Error(fmt::format("Topology '{}': locality level {} has {} ids for a world of {} ranks; expected one per rank",
+                            name(), level, ids.size(), world()));
+  for (size_t r = 0; r < ids.size(); ++r)
+    if (ids[r] < -1)
+      throw Error(fmt::format("Topology '{}': locality level {} gives rank {} the id {}; ids are >= 0, or -1 for "
+                              "not stated",
+                              name(), level, r, ids[r]));
+  auto locality = std::make_shared<Locality>(locality_ ? *locality_ : Locality{});
+  locality->ids[static_cast<size_t>(level)] = std::move(ids);
+  // Every level is rehashed from the graph's fingerprint: stating the same domains in another order
+  // gives the same topology.
+  Hash hash;
+  hash.add(graph_ ? graph_->fingerprint : uint64_t{0});
+  for (size_t l = 0; l < locality->ids.size(); ++l) {
+    hash.add(static_cast<int64_t>(locality->ids[l].size()));
+    for (int32_t id : locality->ids[l]) hash.add(int64_t{id});
+  }
+  locality->fingerprint = hash.value();
+  Topology copy = *this;
+  copy.locality_ = std::move(locality);
+  return copy;
+}
+
+int32_t Topology::locality(int rank, int level) const {
+  if (!locality_ || level < 0 || level >= kLocalityLevels) return -1;
+  const std::vector<int32_t>& ids = locality_->ids[static_cast<size_t>(level)];
+  return rank >= 0 && static_cast<size_t>(rank) < ids.size() ? ids[static_cast<size_t>(rank)] : -1;
+}
+
+uint64_t Topology::fingerprint() const {
+  if (locality_) return locality_->fingerprint;
+  return graph_ ? graph_->fingerprint : 0;
+}
 
 int64_t Topology::shortest_path_trees() const { return graph_ ? graph_->trees_computed.load() : 0; }
 

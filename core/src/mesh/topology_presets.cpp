@@ -78,7 +78,11 @@ Topology Topology::nodes(int world, int ranks_per_node, double intra_bandwidth, 
       else if (a % ranks_per_node == b % ranks_per_node)
         links.add(a, b, inter_bandwidth, inter_latency);
     }
-  return custom(world, links.take(), fmt::format("nodes:{}", ranks_per_node));
+  // Node domains are what hierarchical algorithms group by (Topology::locality).
+  std::vector<int32_t> node_of(static_cast<size_t>(world));
+  for (int r = 0; r < world; ++r) node_of[static_cast<size_t>(r)] = r / ranks_per_node;
+  return custom(world, links.take(), fmt::format("nodes:{}", ranks_per_node))
+      .with_locality(kLocalityNode, std::move(node_of));
 }
 
 namespace {

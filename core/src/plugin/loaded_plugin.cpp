@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "log/log.hpp"
+#include "plugin/extension_chain.hpp"
 #include "plugin/guarded_call.hpp"
 #include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
@@ -27,6 +28,18 @@ void forward_plugin_log(int32_t level, const char* message) {
   }
 }
 
+// What the host tells a plugin about itself (query and init). `host_name` backs the name pointer.
+tessera_host_info host_info(const std::string& host_name) {
+  tessera_host_info host{};
+  host.struct_size = sizeof(host);
+  host.extension = nullptr;  // the host offers no extensions
+  host.sdk_major = TESSERA_SDK_VERSION_MAJOR;
+  host.sdk_minor = TESSERA_SDK_VERSION_MINOR;
+  host.host_name = host_name.c_str();
+  host.log = &forward_plugin_log;
+  return host;
+}
+
 }  // namespace
 
 std::shared_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& file) {
@@ -47,12 +60,7 @@ std::shared_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
                              TESSERA_PLUGIN_QUERY_SYMBOL));
 
   const std::string host_name = fmt::format("tessera {}", kVersion);
-  tessera_host_info host{};
-  host.struct_size = sizeof(host);
-  host.sdk_major = TESSERA_SDK_VERSION_MAJOR;
-  host.sdk_minor = TESSERA_SDK_VERSION_MINOR;
-  host.host_name = host_name.c_str();
-  host.log = &forward_plugin_log;
+  const tessera_host_info host = host_info(host_name);
   tessera_error error{};
   error.struct_size = sizeof(error);
 
@@ -80,8 +88,46 @@ std::shared_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
     if (std::string reason = check_component(component, i, raw->sdk_minor); !reason.empty()) reject(file, reason);
     info.components.push_back({component_kind_name(component->kind), component->name});
   }
+  if (raw->sdk_minor >= kFirstMinorWithExtensionChains)
+    if (std::string reason = check_extension_chains(*raw); !reason.empty()) reject(file, reason);
   plugin->raw_ = raw;
+  plugin->lifecycle_ = plugin_lifecycle(*raw);
   return plugin;
+}
+
+void LoadedPlugin::start() {
+  if (started_) return;
+  if (lifecycle_.init != nullptr) {
+    const std::string host_name = fmt::format("tessera {}", kVersion);
+    const tessera_host_info host = host_info(host_name);
+    tessera_error error{};
+    error.struct_size = sizeof(error);
+    tessera_status status = TESSERA_INTERNAL;
+    const auto call_init = [&] { status = lifecycle_.init(lifecycle_.context, &host, &error); };
+    if (std::string escaped = exception_escaping("init", call_init); !escaped.empty())
+      throw PluginError(fmt::format("plugin '{}' rejected: {}", info_.file.string(), escaped));
+    if (status != TESSERA_OK)
+      throw PluginError(fmt::format("plugin '{}' rejected: its init refused, status {}: {}", info_.file.string(),
+                                    status, error_text(error)));
+  }
+  started_ = true;
+}
+
+LoadedPlugin::~LoadedPlugin() {
+  if (!started_ || lifecycle_.finalize == nullptr) return;
+  // A destructor cannot report: what escapes finalize (which must not fail) is logged.
+  const auto call_finalize = [&] { lifecycle_.finalize(lifecycle_.context); };
+  if (std::string escaped = exception_escaping("finalize", call_finalize); !escaped.empty())
+    observe::logger().error("plugin '{}': {}", info_.name, escaped);
+}
+
+std::string LoadedPlugin::set_parameter(const std::string& key, const std::string& value) {
+  tessera_error error{};
+  error.struct_size = sizeof(error);
+  tessera_status status = TESSERA_INTERNAL;
+  const auto call = [&] { status = lifecycle_.set_parameter(lifecycle_.context, key.c_str(), value.c_str(), &error); };
+  if (std::string escaped = exception_escaping("set_parameter", call); !escaped.empty()) return escaped;
+  return status == TESSERA_OK ? std::string() : error_text(error);
 }
 
 }  // namespace tessera::plugin

@@ -12,6 +12,7 @@
 #include "comm/run_collective.hpp"
 #include "comm/selection.hpp"
 #include "log/log.hpp"
+#include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/sdk/version.h"
 
@@ -111,81 +112,204 @@ PluginInfo Registry::load_locked(const std::string& name_or_path) {
 
   std::shared_ptr<LoadedPlugin> plugin = LoadedPlugin::open(file);
   const tessera_plugin_info& raw = plugin->raw();
+  {
+    // While the providers load, discovery must not load this very file a second time.
+    loading_.insert(canonical);
+    struct Done {
+      std::set<fs::path>& loading;
+      const fs::path& file;
+      ~Done() { loading.erase(file); }
+    } done{loading_, canonical};
+    load_providers_locked(raw);
+  }
   // Check every component before registering any, so a rejected plugin leaves no trace.
-  for (size_t i = 0; i < raw.num_components; ++i) {
-    const tessera_component* component = raw.components[i];
-    if (component->kind == TESSERA_COMPONENT_BACKEND && backends_.count(component->name) != 0)
-      throw PluginError(fmt::format("plugin '{}' rejected: backend '{}' is already provided by {}",
-                                    file.string(), component->name,
-                                    backends_.at(component->name)->plugin().info().file.string()));
-    if (component->kind == TESSERA_COMPONENT_PLACEMENT) {
-      const auto* table = static_cast<const tessera_placement_strategy*>(component->table);
-      for (const auto& [name, strategy] : placements_)
-        if (name == table->name || strategy->prefix() == table->prefix)
-          throw PluginError(fmt::format("plugin '{}' rejected: placement '{}' (prefix '{}') clashes with '{}' (prefix "
-                                        "'{}') from {}",
-                                        file.string(), table->name, table->prefix, name, strategy->prefix(),
-                                        strategy->plugin().info().file.string()));
-    }
-    if (component->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM && algorithms_.count(component->name) != 0)
-      throw PluginError(fmt::format("plugin '{}' rejected: collective algorithm '{}' is already provided by {}",
-                                    file.string(), component->name,
-                                    algorithms_.at(component->name)->plugin().info().file.string()));
-    if (component->kind == TESSERA_COMPONENT_TRANSPORT && transports_.count(component->name) != 0)
-      throw PluginError(fmt::format("plugin '{}' rejected: transport '{}' is already provided by {}", file.string(),
-                                    component->name,
-                                    transports_.at(component->name)->plugin().info().file.string()));
-  }
-  for (size_t i = 0; i < raw.num_components; ++i) {
-    const tessera_component* component = raw.components[i];
-    if (component->kind == TESSERA_COMPONENT_BACKEND)
-      backends_.emplace(component->name,
-                        dispatch::Backend::of(static_cast<const tessera_backend*>(component->table), plugin));
-    else if (component->kind == TESSERA_COMPONENT_PLACEMENT)
-      placements_.emplace(component->name,
-                          std::make_shared<const dtensor::PlacementStrategy>(
-                              static_cast<const tessera_placement_strategy*>(component->table), plugin));
-    else if (component->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM)
-      algorithms_.emplace(component->name,
-                          std::make_shared<const comm::CollectiveAlgorithm>(
-                              static_cast<const tessera_collective_algorithm*>(component->table), plugin));
-    else if (component->kind == TESSERA_COMPONENT_TRANSPORT)
-      transports_.emplace(component->name, std::make_shared<const Transport>(
-                                               static_cast<const tessera_transport*>(component->table), plugin));
-    else
-      // Only a plugin built for a newer SDK minor gets here (validation rejects the others).
-      observe::logger().info("plugin '{}' (SDK {}.{}): skipping component '{}' of kind {}, which this host (SDK {}.{}) "
-                             "does not know",
-                             plugin->info().name, plugin->info().sdk_major, plugin->info().sdk_minor, component->name,
-                             component->kind, TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
-  }
+  for (size_t i = 0; i < raw.num_components; ++i) check_clashes_locked(file, *raw.components[i]);
+  plugin->start();
+  // Before registration: a refused parameter leaves the plugin unregistered (and finalized).
+  if (auto it = parameters_.find(plugin->info().name); it != parameters_.end())
+    for (const auto& [key, parameter] : it->second) set_parameter_locked(*plugin, key, parameter);
+  for (size_t i = 0; i < raw.num_components; ++i) register_locked(plugin, *raw.components[i]);
   plugins_.push_back(plugin);
   observe::logger().info("loaded plugin '{}' {} from {}", plugin->info().name, plugin->info().version,
                          plugin->info().file.string());
   return plugin->info();
 }
 
+void Registry::load_providers_locked(const tessera_plugin_info& raw) {
+  for (size_t i = 0; i < raw.num_components; ++i) {
+    const tessera_component& component = *raw.components[i];
+    switch (component.kind) {
+      case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: discover_locked("coll"); break;
+      case TESSERA_COMPONENT_PLACEMENT: discover_locked("placement"); break;
+      case TESSERA_COMPONENT_TRANSPORT: discover_locked("transport"); break;
+      // Backends are not discovered but loaded by name when no loaded plugin provides the name
+      // (backend_locked), so a loaded "cpu" is as good as backend-cpu, and one may replace the
+      // other after an unload.
+      default: break;
+    }
+  }
+}
+
+namespace {
+
+// How a clash can be resolved, for the rejection message.
+std::string override_hint(bool flagged) {
+  return flagged ? "the component sets TESSERA_COMPONENT_OVERRIDES, but overriding is not allowed by the "
+                   "configuration ([plugins] allow_override = true or TESSERA_PLUGIN_ALLOW_OVERRIDE=1)"
+                 : "names must be unique: a component replaces a loaded one only when it sets "
+                   "TESSERA_COMPONENT_OVERRIDES and the configuration allows it ([plugins] allow_override = true)";
+}
+
+std::string provider_text(const LoadedPlugin& plugin) {
+  return fmt::format("{} (plugin '{}')", plugin.info().file.string(), plugin.info().name);
+}
+
+}  // namespace
+
+void Registry::check_clashes_locked(const fs::path& file, const tessera_component& component) const {
+  const bool flagged = (component_flags(component) & TESSERA_COMPONENT_OVERRIDES) != 0;
+  if (flagged && allow_override_) return;
+  const auto reject = [&](const std::string& clash) {
+    throw PluginError(fmt::format("plugin '{}' rejected: {}; {}", file.string(), clash, override_hint(flagged)));
+  };
+  const std::string name = component.name;
+  if (component.kind == TESSERA_COMPONENT_BACKEND && backends_.count(name) != 0)
+    reject(fmt::format("backend '{}' is already provided by {}", name, provider_text(backends_.at(name)->plugin())));
+  if (component.kind == TESSERA_COMPONENT_PLACEMENT) {
+    const auto* table = static_cast<const tessera_placement_strategy*>(component.table);
+    for (const auto& [other, strategy] : placements_)
+      if (other == table->name || strategy->prefix() == table->prefix)
+        reject(fmt::format("placement '{}' (prefix '{}') clashes with '{}' (prefix '{}') from {}", table->name,
+                           table->prefix, other, strategy->prefix(), provider_text(strategy->plugin())));
+  }
+  if (component.kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM && algorithms_.count(name) != 0)
+    reject(fmt::format("collective algorithm '{}' is already provided by {}", name,
+                       provider_text(algorithms_.at(name)->plugin())));
+  if (component.kind == TESSERA_COMPONENT_TRANSPORT && transports_.count(name) != 0)
+    reject(fmt::format("transport '{}' is already provided by {}", name,
+                       provider_text(transports_.at(name)->plugin())));
+}
+
+void Registry::register_locked(const std::shared_ptr<LoadedPlugin>& plugin, const tessera_component& component) {
+  const std::string name = component.name;
+  const auto overriding = [&](const char* kind, const std::string& old_name, const LoadedPlugin& old) {
+    observe::logger().info("plugin '{}' overrides {} '{}' of plugin '{}' (TESSERA_COMPONENT_OVERRIDES, allowed by "
+                           "the configuration)",
+                           plugin->info().name, kind, old_name, old.info().name);
+  };
+  switch (component.kind) {
+    case TESSERA_COMPONENT_BACKEND:
+      if (auto it = backends_.find(name); it != backends_.end()) overriding("backend", name, it->second->plugin());
+      if (default_backend_ && default_backend_->name() == name) default_backend_.reset();
+      backends_[name] = dispatch::Backend::of(static_cast<const tessera_backend*>(component.table), plugin);
+      break;
+    case TESSERA_COMPONENT_PLACEMENT: {
+      const auto* table = static_cast<const tessera_placement_strategy*>(component.table);
+      // Replaces every strategy it clashes with: the one of its name and the one of its prefix.
+      std::erase_if(placements_, [&](const auto& entry) {
+        const bool clashes = entry.first == table->name || entry.second->prefix() == table->prefix;
+        if (clashes) overriding("placement", entry.first, entry.second->plugin());
+        return clashes;
+      });
+      placements_[name] = std::make_shared<const dtensor::PlacementStrategy>(table, plugin);
+      break;
+    }
+    case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM:
+      if (auto it = algorithms_.find(name); it != algorithms_.end()) {
+        overriding("collective algorithm", name, it->second->plugin());
+        comm::forget_schedules(name);  // built by the algorithm replaced
+      }
+      algorithms_[name] = std::make_shared<const comm::CollectiveAlgorithm>(
+          static_cast<const tessera_collective_algorithm*>(component.table), plugin);
+      break;
+    case TESSERA_COMPONENT_TRANSPORT:
+      if (auto it = transports_.find(name); it != transports_.end()) overriding("transport", name, it->second->plugin());
+      transports_[name] =
+          std::make_shared<const Transport>(static_cast<const tessera_transport*>(component.table), plugin);
+      break;
+    default:
+      // Only a plugin built for a newer SDK minor gets here (validation rejects the others).
+      observe::logger().info("plugin '{}' (SDK {}.{}): skipping component '{}' of kind {}, which this host (SDK {}.{}) "
+                             "does not know",
+                             plugin->info().name, plugin->info().sdk_major, plugin->info().sdk_minor, name,
+                             component.kind, TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
+  }
+}
+
 void Registry::unload(const std::string& name) {
   std::vector<std::string> algorithms;
+  std::shared_ptr<LoadedPlugin> leaving_plugin;  // finalized (if last) only after the lock is released
   {
     std::lock_guard lock(mutex_);
     auto it = std::find_if(plugins_.begin(), plugins_.end(),
                            [&](const auto& plugin) { return plugin->info().name == name; });
     if (it == plugins_.end()) throw PluginError(fmt::format("cannot unload plugin '{}': it is not loaded", name));
-    for (const ComponentInfo& component : (*it)->info().components) {
-      if (component.kind == "collective") {
-        algorithms_.erase(component.name);
-        algorithms.push_back(component.name);
+    const LoadedPlugin* leaving = it->get();
+    // Only what is registered from this plugin goes: a name another plugin overrode stays theirs.
+    // By file, not by object: a backend reloaded is the Backend of its first load (Backend::of).
+    const auto owned = [&](auto& map, const std::string& key) {
+      auto found = map.find(key);
+      return found != map.end() && found->second->plugin().info().file == leaving->info().file;
+    };
+    std::vector<const tessera_component*> removed;
+    const tessera_plugin_info& raw = leaving->raw();
+    for (size_t i = 0; i < raw.num_components; ++i) {
+      const tessera_component* component = raw.components[i];
+      const std::string component_name = component->name;
+      bool erased = false;
+      if (component->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM && owned(algorithms_, component_name)) {
+        erased = algorithms_.erase(component_name) != 0;
+        algorithms.push_back(component_name);
       }
-      if (component.kind == "placement") placements_.erase(component.name);
-      if (component.kind == "transport") transports_.erase(component.name);
-      if (component.kind != "backend") continue;
-      // Tensors on the backend keep its library mapped and go on working; loading the plugin again
-      // gives them back the same backend (dispatch::Backend::of).
-      backends_.erase(component.name);
-      if (default_backend_ && default_backend_->name() == component.name) default_backend_.reset();
+      if (component->kind == TESSERA_COMPONENT_PLACEMENT && owned(placements_, component_name))
+        erased = placements_.erase(component_name) != 0;
+      if (component->kind == TESSERA_COMPONENT_TRANSPORT && owned(transports_, component_name))
+        erased = transports_.erase(component_name) != 0;
+      if (component->kind == TESSERA_COMPONENT_BACKEND && owned(backends_, component_name)) {
+        // Tensors on the backend keep its library mapped and go on working; loading the plugin again
+        // gives them back the same backend (dispatch::Backend::of).
+        erased = backends_.erase(component_name) != 0;
+        if (default_backend_ && default_backend_->name() == component_name) default_backend_.reset();
+      }
+      if (erased) removed.push_back(component);
     }
+    leaving_plugin = *it;
     plugins_.erase(it);
+    // A component this plugin had overridden comes back: the latest still-loaded plugin's component
+    // of the same kind and name (for a placement, name or prefix) that is free to register again.
+    const auto placement_of = [](const tessera_component& c) {
+      return static_cast<const tessera_placement_strategy*>(c.table);
+    };
+    const auto registered = [&](const tessera_component& c) {
+      switch (c.kind) {
+        case TESSERA_COMPONENT_BACKEND: return backends_.count(c.name) != 0;
+        case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: return algorithms_.count(c.name) != 0;
+        case TESSERA_COMPONENT_TRANSPORT: return transports_.count(c.name) != 0;
+        default:
+          return std::any_of(placements_.begin(), placements_.end(), [&](const auto& entry) {
+            return entry.first == c.name || entry.second->prefix() == placement_of(c)->prefix;
+          });
+      }
+    };
+    const auto replaced = [&](const tessera_component& gone, const tessera_component& candidate) {
+      if (candidate.kind != gone.kind) return false;
+      if (std::string_view(candidate.name) == gone.name) return true;
+      return gone.kind == TESSERA_COMPONENT_PLACEMENT &&
+             std::string_view(placement_of(candidate)->prefix) == placement_of(gone)->prefix;
+    };
+    for (const tessera_component* component : removed)
+      for (auto other = plugins_.rbegin(); other != plugins_.rend(); ++other) {
+        const tessera_plugin_info& other_raw = (*other)->raw();
+        const tessera_component* match = nullptr;
+        for (size_t i = 0; i < other_raw.num_components && match == nullptr; ++i)
+          if (replaced(*component, *other_raw.components[i]) && !registered(*other_raw.components[i]))
+            match = other_raw.components[i];
+        if (match == nullptr) continue;
+        observe::logger().info("unloading plugin '{}' restores {} '{}' of plugin '{}'", name,
+                               component_kind_name(match->kind), match->name, (*other)->info().name);
+        register_locked(*other, *match);
+        break;
+      }
   }
   // Outside the registry's lock: the rules may look algorithms up.
   for (const std::string& algorithm : algorithms) comm::forget_schedules(algorithm);
@@ -257,10 +381,16 @@ void Registry::discover_locked(const std::string& family) {
 
 void Registry::scan_locked(const std::string& family) {
   std::vector<fs::path> path = search_path_locked();
-  const std::vector<fs::path> files = plugin_files(path, "libtessera-" + family + "-");
+  std::vector<fs::path> files = plugin_files(path, "libtessera-" + family + "-");
   discovered_families_[family] = std::move(path);
+  // The bundled plugins first: a plugin found elsewhere that claims a built-in's name is then the
+  // one rejected (or, flagged and allowed, the one that overrides), never the built-in.
+  const fs::path bundled = bundled_plugin_dir();
+  std::stable_partition(files.begin(), files.end(), [&](const fs::path& file) { return file.parent_path() == bundled; });
   // A file loaded before (the same canonical path) is found loaded again, silently.
   for (const fs::path& file : files) {
+    std::error_code error;
+    if (loading_.count(fs::weakly_canonical(file, error)) != 0) continue;  // being loaded: it registers itself
     try {
       load_locked(file.string());
     } catch (const PluginError& e) {
@@ -327,6 +457,51 @@ std::vector<std::string> Registry::transport_names() {
 void Registry::set_backend_threads(int32_t num_threads) const {
   std::lock_guard lock(mutex_);
   for (const auto& [name, backend] : backends_) backend->set_num_threads(num_threads);
+}
+
+void Registry::set_allow_override(bool allow) {
+  std::lock_guard lock(mutex_);
+  allow_override_ = allow;
+}
+
+void Registry::set_parameter_locked(LoadedPlugin& plugin, const std::string& key, const Parameter& parameter) {
+  const std::string& name = plugin.info().name;
+  if (!plugin.takes_parameters())
+    throw ConfigError(fmt::format("{}: plugin '{}' takes no parameters (it has no set_parameter), but parameter '{}' "
+                                  "is set to '{}' for it",
+                                  parameter.origin, name, key, parameter.value));
+  if (std::string message = plugin.set_parameter(key, parameter.value); !message.empty())
+    throw ConfigError(fmt::format("{}: plugin '{}' refused parameter '{}' = '{}': {}", parameter.origin, name, key,
+                                  parameter.value, message));
+  observe::logger().debug("plugin '{}': parameter '{}' = '{}' ({})", name, key, parameter.value, parameter.origin);
+  // Schedules built before may depend on the old value.
+  const tessera_plugin_info& raw = plugin.raw();
+  for (size_t i = 0; i < raw.num_components; ++i)
+    if (raw.components[i]->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM) comm::forget_schedules(raw.components[i]->name);
+}
+
+void Registry::set_parameters(const std::map<std::string, std::map<std::string, std::string>>& values,
+                              const std::map<std::string, std::string>& origins) {
+  std::lock_guard lock(mutex_);
+  // Keys the new configuration does not set are dropped (a loaded plugin keeps the value it has:
+  // there is no "unset"), so that the configuration in force is the last one applied.
+  for (auto& [plugin_name, in_force] : parameters_) {
+    const auto wanted = values.find(plugin_name);
+    std::erase_if(in_force, [&](const auto& entry) {
+      return wanted == values.end() || wanted->second.count(entry.first) == 0;
+    });
+  }
+  for (const auto& [plugin_name, keys] : values)
+    for (const auto& [key, value] : keys) {
+      auto& in_force = parameters_[plugin_name];
+      if (auto it = in_force.find(key); it != in_force.end() && it->second.value == value) continue;
+      const auto origin = origins.find(plugin_name + "." + key);
+      const Parameter parameter{value, origin != origins.end() ? origin->second : "configuration"};
+      const auto loaded = std::find_if(plugins_.begin(), plugins_.end(),
+                                       [&](const auto& plugin) { return plugin->info().name == plugin_name; });
+      if (loaded != plugins_.end()) set_parameter_locked(**loaded, key, parameter);
+      in_force[key] = parameter;
+    }
 }
 
 void Registry::apply(const Config& config) {

@@ -53,7 +53,33 @@ class Registry {
   // is configure()'s next step, through set_default_backend).
   void apply(const Config& config);
 
+  // Whether a component flagged TESSERA_COMPONENT_OVERRIDES may replace a loaded one of its name
+  // ([plugins] allow_override); without both, a clash rejects the later plugin.
+  void set_allow_override(bool allow);
+  // Plugin parameters (SDK 1.3): plugin name -> key -> value, with where each came from
+  // (origins: "<plugin>.<key>" -> "file:line" or a variable; "configuration" when absent), replacing
+  // those in force. A value that differs from the one in force is passed at once to a loaded plugin
+  // of that name, and kept for one loaded later (after its init). A refusal is a ConfigError naming the plugin, key, value,
+  // origin and the plugin's message; the value in force is then unchanged.
+  void set_parameters(const std::map<std::string, std::map<std::string, std::string>>& values,
+                      const std::map<std::string, std::string>& origins);
+
  private:
+  struct Parameter {
+    std::string value;
+    std::string origin;
+  };
+  void set_parameter_locked(LoadedPlugin& plugin, const std::string& key, const Parameter& parameter);
+  // Loads the plugin families that discovery would load for the kinds `raw` provides (coll-*,
+  // placement-*, transport-*) before it registers them, so that the clash check meets a built-in
+  // first and rejects the latecomer, whatever order things are loaded in.
+  void load_providers_locked(const tessera_plugin_info& raw);
+  // Throws PluginError when `component` of the plugin in `file` clashes with a registered one and
+  // may not replace it.
+  void check_clashes_locked(const std::filesystem::path& file, const tessera_component& component) const;
+  // Registers `component`, replacing what it clashes with (check_clashes_locked allowed it).
+  void register_locked(const std::shared_ptr<LoadedPlugin>& plugin, const tessera_component& component);
+
   Registry() = default;
   std::vector<std::filesystem::path> search_path_locked() const;
   std::filesystem::path resolve(const std::string& name_or_path) const;
@@ -72,6 +98,9 @@ class Registry {
   std::map<std::string, std::shared_ptr<const Transport>, std::less<>> transports_;
   std::map<std::string, std::vector<std::filesystem::path>> discovered_families_;  // family -> path scanned
   std::vector<std::filesystem::path> configured_search_path_;
+  std::set<std::filesystem::path> loading_;  // canonical files between open and registration
+  bool allow_override_ = false;
+  std::map<std::string, std::map<std::string, Parameter>> parameters_;  // plugin -> key -> value
   std::string default_backend_name_ = "cpu";
   std::shared_ptr<const dispatch::Backend> default_backend_;
 };

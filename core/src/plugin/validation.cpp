@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <string_view>
@@ -68,13 +69,16 @@ std::string dtype_text(DLDataType dtype) {
   return fmt::format("DLDataType {{code {}, bits {}, lanes {}}}", dtype.code, dtype.bits, dtype.lanes);
 }
 
-// The SDK reserves `extension` for feature chains that no host negotiates yet: a plugin that sets
-// one expects something this host would silently not do.
-std::string extension_problem(const void* extension, std::string_view where) {
-  if (extension == nullptr) return {};
-  return fmt::format("{}: field 'extension' is not NULL ({}): extensions are not yet negotiated by this host "
-                     "(SDK {}.{}), which needs NULL there",
-                     where, extension, TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
+// Before SDK 1.3 the SDK reserved `extension` and required NULL: a plugin built for such a minor
+// that sets one expects something no host of its time did. From 1.3 on a non-NULL extension is a
+// chain, checked by check_extension_chains (extension_chain.hpp) once the structs themselves pass.
+std::string extension_problem(const void* extension, std::string_view where, uint32_t plugin_minor) {
+  if (extension == nullptr || plugin_minor >= kFirstMinorWithExtensionChains) return {};
+  return fmt::format("{}: field 'extension' is not NULL ({}): extensions are not yet negotiated for plugins built "
+                     "for SDK {}.{} (this host is SDK {}.{}); such a plugin needs NULL there, typed extension chains "
+                     "start with SDK {}.{}",
+                     where, extension, TESSERA_SDK_VERSION_MAJOR, plugin_minor, TESSERA_SDK_VERSION_MAJOR,
+                     TESSERA_SDK_VERSION_MINOR, TESSERA_SDK_VERSION_MAJOR, kFirstMinorWithExtensionChains);
 }
 
 // The name a known kind's table gives itself, with the words for that table.
@@ -128,6 +132,18 @@ bool is_known_kind(int32_t kind) {
   return kind >= TESSERA_COMPONENT_BACKEND && kind <= TESSERA_COMPONENT_TRANSPORT;
 }
 
+PluginLifecycle plugin_lifecycle(const tessera_plugin_info& info) {
+  // The four 1.3 fields were added together, but each is read only if struct_size covers it.
+  const auto covers = [&](size_t offset, size_t size) { return info.struct_size >= offset + size; };
+  PluginLifecycle lifecycle;
+  if (covers(offsetof(tessera_plugin_info, context), sizeof(info.context))) lifecycle.context = info.context;
+  if (covers(offsetof(tessera_plugin_info, init), sizeof(info.init))) lifecycle.init = info.init;
+  if (covers(offsetof(tessera_plugin_info, finalize), sizeof(info.finalize))) lifecycle.finalize = info.finalize;
+  if (covers(offsetof(tessera_plugin_info, set_parameter), sizeof(info.set_parameter)))
+    lifecycle.set_parameter = info.set_parameter;
+  return lifecycle;
+}
+
 std::string check_plugin_info(const tessera_plugin_info* info) {
   if (info == nullptr) return "tessera_plugin_query returned OK but no plugin info";
   if (info->struct_size < kPluginInfoSizeV1)
@@ -138,7 +154,7 @@ std::string check_plugin_info(const tessera_plugin_info* info) {
                        info->sdk_major, info->sdk_minor, TESSERA_SDK_VERSION_MAJOR,
                        TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
   if (info->name == nullptr || info->name[0] == '\0') return "plugin info has no name";
-  if (std::string problem = extension_problem(info->extension, "tessera_plugin_info"); !problem.empty())
+  if (std::string problem = extension_problem(info->extension, "tessera_plugin_info", info->sdk_minor); !problem.empty())
     return problem;
   if (info->num_components > 0 && info->components == nullptr)
     return fmt::format("plugin declares {} components but the components pointer is NULL",
@@ -154,7 +170,8 @@ std::string check_component(const tessera_component* component, size_t index, ui
   if (component->name == nullptr || component->name[0] == '\0')
     return fmt::format("component #{} has no name", index);
   if (std::string problem =
-          extension_problem(component->extension, fmt::format("component #{} ('{}')", index, component->name));
+          extension_problem(component->extension, fmt::format("component #{} ('{}')", index, component->name),
+                            plugin_minor);
       !problem.empty())
     return problem;
   if (component->table == nullptr)
@@ -170,15 +187,15 @@ std::string check_component(const tessera_component* component, size_t index, ui
       return fmt::format("backend '{}': {}", component->name, reason);
   if (component->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM)
     if (std::string reason =
-            check_collective_algorithm(static_cast<const tessera_collective_algorithm*>(component->table));
+            check_collective_algorithm(static_cast<const tessera_collective_algorithm*>(component->table), plugin_minor);
         !reason.empty())
       return fmt::format("collective algorithm '{}': {}", component->name, reason);
   if (component->kind == TESSERA_COMPONENT_PLACEMENT)
-    if (std::string reason = check_placement(static_cast<const tessera_placement_strategy*>(component->table));
+    if (std::string reason = check_placement(static_cast<const tessera_placement_strategy*>(component->table), plugin_minor);
         !reason.empty())
       return fmt::format("placement '{}': {}", component->name, reason);
   if (component->kind == TESSERA_COMPONENT_TRANSPORT)
-    if (std::string reason = check_transport(static_cast<const tessera_transport*>(component->table));
+    if (std::string reason = check_transport(static_cast<const tessera_transport*>(component->table), plugin_minor);
         !reason.empty())
       return fmt::format("transport '{}': {}", component->name, reason);
   // Lookups go by the component's name and run-time messages by the table's: they must agree.
@@ -192,7 +209,7 @@ std::string check_backend(const tessera_backend* backend, uint32_t plugin_minor)
   if (backend->struct_size < kBackendSizeV1)
     return fmt::format("tessera_backend struct is {} bytes, the host needs at least {} (SDK {}.0)",
                        backend->struct_size, kBackendSizeV1, TESSERA_SDK_VERSION_MAJOR);
-  if (std::string problem = extension_problem(backend->extension, "tessera_backend"); !problem.empty()) return problem;
+  if (std::string problem = extension_problem(backend->extension, "tessera_backend", plugin_minor); !problem.empty()) return problem;
   if (backend->name == nullptr || backend->name[0] == '\0') return "the backend table has no name";
   if (backend->alloc == nullptr) return "required function 'alloc' is NULL";
   if (backend->free == nullptr) return "required function 'free' is NULL";
@@ -234,11 +251,11 @@ std::string check_backend(const tessera_backend* backend, uint32_t plugin_minor)
   return {};
 }
 
-std::string check_collective_algorithm(const tessera_collective_algorithm* algorithm) {
+std::string check_collective_algorithm(const tessera_collective_algorithm* algorithm, uint32_t plugin_minor) {
   if (algorithm->struct_size < kAlgorithmSizeV1)
     return fmt::format("tessera_collective_algorithm struct is {} bytes, the host needs at least {} (SDK {}.0)",
                        algorithm->struct_size, kAlgorithmSizeV1, TESSERA_SDK_VERSION_MAJOR);
-  if (std::string problem = extension_problem(algorithm->extension, "tessera_collective_algorithm"); !problem.empty())
+  if (std::string problem = extension_problem(algorithm->extension, "tessera_collective_algorithm", plugin_minor); !problem.empty())
     return problem;
   if (algorithm->name == nullptr || algorithm->name[0] == '\0') return "the algorithm table has no name";
   if (algorithm->check == nullptr) return "required function 'check' is NULL";
@@ -249,11 +266,11 @@ std::string check_collective_algorithm(const tessera_collective_algorithm* algor
   return {};
 }
 
-std::string check_placement(const tessera_placement_strategy* placement) {
+std::string check_placement(const tessera_placement_strategy* placement, uint32_t plugin_minor) {
   if (placement->struct_size < kPlacementSizeV1)
     return fmt::format("tessera_placement_strategy struct is {} bytes, the host needs at least {} (SDK {}.0)",
                        placement->struct_size, kPlacementSizeV1, TESSERA_SDK_VERSION_MAJOR);
-  if (std::string problem = extension_problem(placement->extension, "tessera_placement_strategy"); !problem.empty())
+  if (std::string problem = extension_problem(placement->extension, "tessera_placement_strategy", plugin_minor); !problem.empty())
     return problem;
   if (placement->name == nullptr || placement->name[0] == '\0') return "the placement table has no name";
   if (placement->prefix == nullptr || placement->prefix[0] == '\0') return "the placement has no text prefix";
@@ -262,17 +279,30 @@ std::string check_placement(const tessera_placement_strategy* placement) {
       return fmt::format("prefix '{}' must be letters only", placement->prefix);
   if (placement->kind < TESSERA_PLACEMENT_SHARD || placement->kind > TESSERA_PLACEMENT_PARTIAL)
     return fmt::format("unknown kind {}", placement->kind);
-  if (placement->kind == TESSERA_PLACEMENT_SHARD && placement->layout == nullptr)
-    return "a shard-like placement needs a layout function";
+  // SDK 1.3: a strategy taking arguments has check_arguments and layout_with_arguments (both or
+  // neither), and then needs no plain layout.
+  const bool has_argument_fields =
+      placement->struct_size >= offsetof(tessera_placement_strategy, layout_with_arguments) + sizeof(void*);
+  const bool checks_arguments = has_argument_fields && placement->check_arguments != nullptr;
+  const bool lays_out_arguments = has_argument_fields && placement->layout_with_arguments != nullptr;
+  if (checks_arguments != lays_out_arguments)
+    return fmt::format("'check_arguments' is {} but 'layout_with_arguments' is {}; a strategy taking arguments "
+                       "sets both, one taking none neither",
+                       checks_arguments ? "set" : "NULL", lays_out_arguments ? "set" : "NULL");
+  if (lays_out_arguments && placement->kind != TESSERA_PLACEMENT_SHARD)
+    return "only a shard-like placement (TESSERA_PLACEMENT_SHARD) can take arguments";
+  if (placement->kind == TESSERA_PLACEMENT_SHARD && placement->layout == nullptr && !lays_out_arguments)
+    return "a shard-like placement needs a layout function (layout, or layout_with_arguments with "
+           "check_arguments)";
   return {};
 }
 
-std::string check_transport(const tessera_transport* transport) {
+std::string check_transport(const tessera_transport* transport, uint32_t plugin_minor) {
   if (transport->struct_size < kTransportSizeV1_1)
     return fmt::format("tessera_transport struct is {} bytes, the host needs at least {} (SDK {}.1, up to "
                        "field 'free_request')",
                        transport->struct_size, kTransportSizeV1_1, TESSERA_SDK_VERSION_MAJOR);
-  if (std::string problem = extension_problem(transport->extension, "tessera_transport"); !problem.empty())
+  if (std::string problem = extension_problem(transport->extension, "tessera_transport", plugin_minor); !problem.empty())
     return problem;
   if (transport->name == nullptr || transport->name[0] == '\0') return "the transport table has no name";
   const std::pair<const char*, bool> required[] = {

@@ -10,6 +10,7 @@
 #include "tessera/sdk/placement.h"
 #include "tessera/sdk/plugin.h"
 #include "tessera/sdk/transport.h"
+#include "tessera/sdk/version.h"
 
 namespace tessera::plugin {
 
@@ -23,6 +24,23 @@ inline constexpr size_t kAlgorithmSizeV1 = offsetof(tessera_collective_algorithm
 // The transport as SDK 1.1 defined it, up to its last required function (allgather is optional).
 inline constexpr size_t kTransportSizeV1_1 = offsetof(tessera_transport, free_request) + sizeof(void*);
 
+// SDK 1.3 made `extension` fields typed chains (plugin/extension_chain.hpp); a plugin built for an
+// older minor was told they must be NULL, and is still held to that.
+inline constexpr uint32_t kFirstMinorWithExtensionChains = 3;
+
+// SDK 1.3 fields appended to SDK 1.0 structs, read only when the struct's struct_size covers them
+// (a 1.2 plugin's structs end before them): absent reads as 0 / NULL.
+inline uint64_t component_flags(const tessera_component& component) {
+  return component.struct_size >= offsetof(tessera_component, flags) + sizeof(component.flags) ? component.flags : 0;
+}
+struct PluginLifecycle {
+  void* context = nullptr;
+  decltype(tessera_plugin_info::init) init = nullptr;
+  decltype(tessera_plugin_info::finalize) finalize = nullptr;
+  decltype(tessera_plugin_info::set_parameter) set_parameter = nullptr;
+};
+PluginLifecycle plugin_lifecycle(const tessera_plugin_info& info);
+
 // Each returns an empty string when valid, else the reason (without the file name).
 std::string check_plugin_info(const tessera_plugin_info* info);
 // `plugin_minor` is the SDK minor the plugin was built for: a kind this host does not know is a
@@ -31,9 +49,11 @@ std::string check_component(const tessera_component* component, size_t index, ui
 // A kernel table is held to the kernel catalogue (sdk/KERNELS.md) of `plugin_minor`'s SDK when this
 // host knows that minor; one (op, dtype) has one kernel, and dtypes are scalars (lanes 1).
 std::string check_backend(const tessera_backend* backend, uint32_t plugin_minor);
-std::string check_collective_algorithm(const tessera_collective_algorithm* algorithm);
-std::string check_placement(const tessera_placement_strategy* placement);
-std::string check_transport(const tessera_transport* transport);
+std::string check_collective_algorithm(const tessera_collective_algorithm* algorithm,
+                                       uint32_t plugin_minor = TESSERA_SDK_VERSION_MINOR);
+std::string check_placement(const tessera_placement_strategy* placement,
+                            uint32_t plugin_minor = TESSERA_SDK_VERSION_MINOR);
+std::string check_transport(const tessera_transport* transport, uint32_t plugin_minor = TESSERA_SDK_VERSION_MINOR);
 
 // Whether this host knows (and registers) components of `kind`.
 bool is_known_kind(int32_t kind);

@@ -1,5 +1,6 @@
 // Whole-tensor comparisons, computed with the backend's element-wise and reduction kernels. On
 // local tensors the answer is true only when it is true on every rank.
+#include "dispatch/user_call.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/ops.hpp"
@@ -31,9 +32,13 @@ bool on_every_rank(const char* op, F&& check, const Tensor& a, const Tensor& b) 
 
 }  // namespace
 
-bool equal(const Tensor& a, const Tensor& b) { return on_every_rank("equal", dense_equal, a, b); }
+bool equal(const Tensor& a, const Tensor& b) {
+  const dispatch::UserCall call("ts::equal");
+  return on_every_rank("equal", dense_equal, a, b);
+}
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
+  const dispatch::UserCall call("ts::allclose");
   return on_every_rank("allclose", [&](const Tensor& x, const Tensor& y) { return dense_allclose(x, y, rtol, atol); },
                        a, b);
 }

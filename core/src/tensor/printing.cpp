@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "dispatch/user_call.hpp"
 #include "tensor/remote_ranks.hpp"
 #include "tensor/internal.hpp"
 
@@ -60,6 +61,7 @@ void render(std::ostringstream& out, const Shape& sizes, size_t dim, const std::
 
 std::string Tensor::to_string() const {
   if (!defined()) return "tensor(undefined)";
+  const dispatch::UserCall call("printing a tensor (Tensor::to_string, operator<<)");
   if (is_local()) {
     // Every rank in rank order, each shard printed as a plain tensor.
     std::string text = "LocalTensor(";

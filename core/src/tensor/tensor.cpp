@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "dispatch/user_call.hpp"
 #include "tensor/remote_ranks.hpp"
 #include "plugin/registry.hpp"
 #include "ranks/local_tensor_impl.hpp"
@@ -106,6 +107,7 @@ bool exchange_storage(const Tensor& dst, const Tensor& src) {
 
 template <class T>
 std::vector<T> read_values(const TensorImpl& t, const char* op) {
+  const dispatch::UserCall call(op);
   if (t.backend().shapes_only())
     throw Error(fmt::format("{}: values of a tensor on the {} backend cannot be read: it holds shapes only (a {} "
                             "tensor of shape {}); read values of a tensor on a computing backend such as cpu",

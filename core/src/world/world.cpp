@@ -88,11 +88,15 @@ Topology WorldState::topology(int ranks) {
 
 std::vector<int32_t> WorldState::ring_order(int ranks, const std::vector<int>& members) {
   Topology topology;
+  return ring_order(ranks, members, topology);
+}
+
+std::vector<int32_t> WorldState::ring_order(int ranks, const std::vector<int>& members, Topology& topology) {
   {
     std::lock_guard lock(topology_mutex_);
     Built& built = built_locked(ranks);
-    if (auto it = built.rings.find(members); it != built.rings.end()) return it->second;
     topology = built.topology;
+    if (auto it = built.rings.find(members); it != built.rings.end()) return it->second;
   }
   const std::vector<int> order = topology.ring_order(members);
   std::vector<int32_t> ring;

@@ -78,6 +78,9 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   Topology topology(int ranks);
   // The members' positions round that topology's ring, as group ranks; empty for the natural order.
   std::vector<int32_t> ring_order(int ranks, const std::vector<int>& members);
+  // The same, also setting `topology` to the topology it is taken from: a collective needs both,
+  // and this takes the world's lock once.
+  std::vector<int32_t> ring_order(int ranks, const std::vector<int>& members, Topology& topology);
 
  private:
   struct Built {

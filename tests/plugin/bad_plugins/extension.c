@@ -1,24 +1,59 @@
-/* Defect: an `extension` pointer that SDK 1.x says must be NULL is set (to a valid, readable
- * struct, so only the host's refusal keeps it from being followed).
+/* `extension` pointers across SDK minors. Before 1.3 the SDK said they must be NULL; from 1.3 on
+ * they are typed extension chains (tessera_extension), which the host walks once at load.
+ * Built for SDK 1.2, with an extension set (to a valid, readable struct, so only the host's refusal
+ * keeps it from being followed) - rejected by the pre-1.3 rule:
  *  EXTENSION_INFO      - in tessera_plugin_info
  *  EXTENSION_COMPONENT - in the tessera_component
- *  EXTENSION_BACKEND   - in the tessera_backend table */
+ *  EXTENSION_BACKEND   - in the tessera_backend table
+ * Built for this SDK (1.3), with a malformed chain - rejected:
+ *  EXTENSION_SHORT_ENTRY - the backend's chain: entry #1's struct_size is smaller than the header
+ *  EXTENSION_CYCLE       - the component's chain: two entries linking to each other, endlessly
+ * Built for this SDK, with a well-formed chain of types the host does not know - loads:
+ *  EXTENSION_GOOD_CHAIN  - chains in the info, the component and the backend table */
 #include "bad_plugin.h"
 
-static struct {
-  size_t struct_size;
-  int32_t type;
-  void* next;
-} extension = {sizeof(extension), 1, NULL};
+/* An extension of a type a newer host might know: the header and a payload. */
+struct unknown_extension {
+  tessera_extension header;
+  int64_t payload;
+};
+
+#define UNKNOWN_EXTENSION(TYPE, NEXT) {{sizeof(struct unknown_extension), (TYPE), (NEXT)}, 42}
+
+#if defined(EXTENSION_INFO) || defined(EXTENSION_COMPONENT) || defined(EXTENSION_BACKEND)
+static struct unknown_extension extension = UNKNOWN_EXTENSION(1, NULL);
+#endif
 
 #if defined(EXTENSION_INFO)
-BAD_PLUGIN_QUERY("bad-extension-info", "extension set in the plugin info", plugin.info.extension = &extension)
+BAD_PLUGIN_QUERY("bad-extension-info", "SDK 1.2, extension set in the plugin info",
+                 (plugin.info.sdk_minor = 2, plugin.info.extension = &extension))
 #elif defined(EXTENSION_COMPONENT)
-BAD_PLUGIN_QUERY("bad-extension-component", "extension set in the component",
-                 plugin.component.extension = &extension)
+BAD_PLUGIN_QUERY("bad-extension-component", "SDK 1.2, extension set in the component",
+                 (plugin.info.sdk_minor = 2, plugin.component.extension = &extension))
 #elif defined(EXTENSION_BACKEND)
-BAD_PLUGIN_QUERY("bad-extension-backend", "extension set in the backend table",
-                 plugin.backend.extension = &extension)
+BAD_PLUGIN_QUERY("bad-extension-backend", "SDK 1.2, extension set in the backend table",
+                 (plugin.info.sdk_minor = 2, plugin.backend.extension = &extension))
+#elif defined(EXTENSION_SHORT_ENTRY)
+/* Entry #1 claims 8 bytes: only its struct_size exists, not the type and next of the header. */
+static size_t short_entry = 8;
+static struct unknown_extension first = UNKNOWN_EXTENSION(TESSERA_EXTENSION_USER, (const tessera_extension*)&short_entry);
+BAD_PLUGIN_QUERY("bad-extension-short-entry", "an extension chain entry smaller than its header",
+                 plugin.backend.extension = &first)
+#elif defined(EXTENSION_CYCLE)
+static struct unknown_extension ping;
+static struct unknown_extension pong = UNKNOWN_EXTENSION(TESSERA_EXTENSION_USER + 1, &ping.header);
+static struct unknown_extension ping = UNKNOWN_EXTENSION(TESSERA_EXTENSION_USER, &pong.header);
+BAD_PLUGIN_QUERY("bad-extension-cycle", "an extension chain whose entries link to each other",
+                 plugin.component.extension = &ping)
+#elif defined(EXTENSION_GOOD_CHAIN)
+static struct unknown_extension third = UNKNOWN_EXTENSION(TESSERA_EXTENSION_USER + 2, NULL);
+static struct unknown_extension second = UNKNOWN_EXTENSION(TESSERA_EXTENSION_USER + 1, &third.header);
+static struct unknown_extension first = UNKNOWN_EXTENSION(TESSERA_EXTENSION_USER, &second.header);
+/* The header alone is a valid entry too (struct_size == sizeof(tessera_extension)). */
+static tessera_extension bare = {sizeof(tessera_extension), 7, NULL};
+BAD_PLUGIN_QUERY("extension-chain", "well-formed extension chains of types the host does not know",
+                 (plugin.info.extension = &first, plugin.component.extension = &bare,
+                  plugin.backend.extension = &second))
 #else
-#error "define EXTENSION_INFO, EXTENSION_COMPONENT or EXTENSION_BACKEND"
+#error "define one of EXTENSION_INFO, _COMPONENT, _BACKEND, _SHORT_ENTRY, _CYCLE or _GOOD_CHAIN"
 #endif

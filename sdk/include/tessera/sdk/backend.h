@@ -8,8 +8,9 @@
  *    strides are never NULL and may be 0 (a broadcast dimension) or describe any view. Outputs are
  *    allocated by the host; a kernel writes every element of every output and nothing else.
  *  - the dtype a kernel is registered under is the dtype of its first input (of its first output
- *    for kernels without inputs, such as "fill"). Each op's documentation in the Tessera manual
- *    names its inputs, outputs and attributes.
+ *    for kernels without inputs, such as "fill"). sdk/KERNELS.md (installed as
+ *    share/doc/tessera/sdk/KERNELS.md) names every op's inputs, outputs and attributes, and which
+ *    kernels each user call needs.
  *  - a kernel may be called from several threads at once on different data; it must not keep
  *    pointers to its arguments after returning.
  *  - on failure a kernel returns a non-OK status and writes a message into *error; it never throws

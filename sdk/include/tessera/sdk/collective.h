@@ -88,7 +88,22 @@ typedef struct tessera_collective_request {
   /* The order in which ring-shaped algorithms should visit the group ranks (a permutation of
    * 0..p-1 taken from the topology so that neighbours are close), or NULL for 0, 1, ..., p-1. */
   const int32_t* ring_order;
+
+  /* SDK 1.3: where the group's ranks are, so that hierarchical algorithms can choose subgroups
+   * (all NULL in a request from an older host). Group ranks are 0..p-1 as everywhere above. */
+  const int32_t* group_ranks; /* p entries: the world rank of each group rank */
+  const void* topology;       /* the host's; passed back to the two functions below */
+  /* The locality domain group rank `rank` belongs to at `level` (TESSERA_LOCALITY_*): ranks with
+   * the same id share that domain (a node, a NUMA domain, a switch); -1 when the topology does not
+   * say. Cheap to call: the host computes it once per topology. */
+  int32_t (*locality)(const void* topology, int32_t rank, int32_t level);
+  /* Alpha-beta time in seconds of sending `bytes` from group rank `from` to group rank `to` along
+   * the cheapest path of the topology in force (latency + bytes / bandwidth per hop). */
+  double (*transfer_time)(const void* topology, int32_t from, int32_t to, int64_t bytes);
 } tessera_collective_request;
+
+/* SDK 1.3: locality levels, innermost first. */
+enum { TESSERA_LOCALITY_NUMA = 0, TESSERA_LOCALITY_NODE = 1, TESSERA_LOCALITY_SWITCH = 2 };
 
 /* Host-owned; valid during build(). Every function records one step for `rank` (a group rank). */
 typedef struct tessera_schedule_builder {
@@ -116,6 +131,13 @@ typedef struct tessera_collective_algorithm {
   tessera_status (*check)(void* context, const tessera_collective_request* request, tessera_error* error);
   tessera_status (*build)(void* context, const tessera_collective_request* request,
                           const tessera_schedule_builder* builder, tessera_error* error);
+  /* SDK 1.3, optional (NULL): tuning, NCCL-tuner style. The algorithm's own estimate, in seconds,
+   * of running a request check() accepted (it may use the request's topology). Under the selection
+   * rule "auto" the host runs the applicable algorithm with the lowest estimate; an algorithm
+   * without `estimate`, or whose estimate returns a non-OK status, is costed by the host's model
+   * of its schedule. Thread-safe; *seconds must be finite and >= 0. */
+  tessera_status (*estimate)(void* context, const tessera_collective_request* request, double* seconds,
+                             tessera_error* error);
 } tessera_collective_algorithm;
 
 #ifdef __cplusplus

@@ -9,7 +9,9 @@
  * nothing but its layout.
  *
  * Text forms: the prefix alone ("R"), or prefix(argument): a tensor dim for shard-like kinds
- * ("S(0)"), a reduce op for partial ("P(sum)"). */
+ * ("S(0)"), a reduce op for partial ("P(sum)"). Since SDK 1.3 a shard-like strategy may take
+ * arguments after the dim ("C(0, 4)": dim 0, arguments "4"); the host passes them as text,
+ * comma-separated with single spaces removed around commas, and the strategy validates them. */
 #ifndef TESSERA_SDK_PLACEMENT_H
 #define TESSERA_SDK_PLACEMENT_H
 
@@ -43,6 +45,17 @@ typedef struct tessera_placement_strategy {
    * when capacity is too small (with *count set to what is needed). */
   tessera_status (*layout)(void* context, int64_t dim_size, int64_t num_shards, int64_t index,
                            tessera_segment* segments, size_t capacity, size_t* count, tessera_error* error);
+
+  /* SDK 1.3, optional: a strategy that takes arguments sets both functions (and may leave layout
+   * NULL). `arguments` is the text after the dim ("4" for "C(0, 4)"; "" when none was given).
+   * check_arguments says whether the text is valid, with a message naming what is wrong and what is
+   * expected ("block size must be an integer >= 1, got 'x'"); the host calls it when a placement is
+   * parsed or made, before any layout. layout_with_arguments is layout for valid arguments. A
+   * strategy without them takes no arguments: "S(0, 4)" is an error naming it. */
+  tessera_status (*check_arguments)(void* context, const char* arguments, tessera_error* error);
+  tessera_status (*layout_with_arguments)(void* context, const char* arguments, int64_t dim_size,
+                                          int64_t num_shards, int64_t index, tessera_segment* segments,
+                                          size_t capacity, size_t* count, tessera_error* error);
 } tessera_placement_strategy;
 
 #ifdef __cplusplus

@@ -9,11 +9,16 @@
  * 1.1: the transport component (transport.h, TESSERA_COMPONENT_TRANSPORT) and TESSERA_TIMEOUT;
  *      no 1.0 struct changed, so a 1.0 plugin loads unchanged in a 1.1 host.
  * 1.2: tessera_backend.flags appended (TESSERA_BACKEND_SHAPES_ONLY: a backend of shapes without
- *      values); a 1.0 or 1.1 backend table ends before it and reads as an ordinary backend. */
+ *      values); a 1.0 or 1.1 backend table ends before it and reads as an ordinary backend.
+ * 1.3: for plugin authors: typed extension chains (tessera_extension), component flags
+ *      (TESSERA_COMPONENT_OVERRIDES), plugin lifecycle (init/finalize) and parameters
+ *      (set_parameter), topology in the collective request, algorithm cost estimates (tuning),
+ *      placement arguments ("C(0, 4)"). Every addition is an appended field; a table from an older
+ *      minor ends before it, and the field reads as absent (NULL, 0). */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 
 #define TESSERA_SDK_VERSION_MAJOR 1
-#define TESSERA_SDK_VERSION_MINOR 2
+#define TESSERA_SDK_VERSION_MINOR 3
 
 #endif

@@ -6,10 +6,17 @@
 //   }
 //   static tessera::sdk::AlgorithmBuilder ring("ring");
 //   ring.collective(TESSERA_COLL_ALL_GATHER, &ring_all_gather);   // optional third argument: a check
+//   ring.estimate(TESSERA_COLL_ALL_GATHER, &ring_all_gather_seconds);  // optional (SDK 1.3): tuning
 //   plugin.add_algorithm(ring);
+//
+// SDK 1.3 requests say where the group's ranks are: has_topology(request), world_rank(request, r),
+// locality(request, r, TESSERA_LOCALITY_NODE) and transfer_time(request, from, to, bytes) below read
+// it, and answer sensibly for a request from an older host that has none.
 #pragma once
 
 #include <array>
+#include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -67,9 +74,39 @@ inline bool schedule_trivial(const tessera_collective_request& request, const Sc
   return true;
 }
 
+// ---- The request's topology (SDK 1.3). Group ranks are 0..p-1 as everywhere in a request.
+
+// Whether the host filled the topology fields (an SDK 1.3 host does for every request it makes).
+inline bool has_topology(const tessera_collective_request& request) {
+  return request.struct_size >= offsetof(tessera_collective_request, transfer_time) + sizeof(request.transfer_time) &&
+         request.group_ranks != nullptr && request.locality != nullptr && request.transfer_time != nullptr;
+}
+// Group rank `rank`'s world rank; `rank` itself without a topology.
+inline int32_t world_rank(const tessera_collective_request& request, int32_t rank) {
+  return has_topology(request) && rank >= 0 && rank < request.group_size ? request.group_ranks[rank] : rank;
+}
+// The domain of group rank `rank` at `level` (TESSERA_LOCALITY_NUMA, _NODE, _SWITCH): ranks with the
+// same id share it. -1 when the topology does not say (or there is none).
+inline int32_t locality(const tessera_collective_request& request, int32_t rank, int32_t level) {
+  return has_topology(request) ? request.locality(request.topology, rank, level) : -1;
+}
+// Alpha-beta seconds to send `bytes` from group rank `from` to `to` on the topology in force; NaN
+// without a topology or for a rank outside the group, infinity when the topology cannot join them.
+inline double transfer_time(const tessera_collective_request& request, int32_t from, int32_t to, int64_t bytes) {
+  return has_topology(request) ? request.transfer_time(request.topology, from, to, bytes)
+                               : std::numeric_limits<double>::quiet_NaN();
+}
+// The request's element size in bytes, for estimates.
+inline int64_t element_bytes(const tessera_collective_request& request) {
+  return (static_cast<int64_t>(request.dtype.bits) * request.dtype.lanes + 7) / 8;
+}
+
 // Throws sdk::Error(TESSERA_UNIMPLEMENTED, reason) when the request does not fit the algorithm.
 using CheckFunction = void (*)(const tessera_collective_request&);
 using BuildFunction = void (*)(const tessera_collective_request&, const Schedule&);
+// Seconds the algorithm expects to take for a request its check accepted (finite, >= 0). Throwing
+// sdk::Error declines (the host then costs the schedule with its own model).
+using EstimateFunction = double (*)(const tessera_collective_request&);
 
 class AlgorithmBuilder {
  public:
@@ -88,6 +125,14 @@ class AlgorithmBuilder {
     builds_[static_cast<size_t>(which)] = build;
     checks_[static_cast<size_t>(which)] = check;
     table_.collectives |= uint64_t{1} << which;
+    return *this;
+  }
+
+  // SDK 1.3, optional: the algorithm's own time estimate for one collective, which the selection
+  // rule "auto" compares. Collectives without one are costed by the host's model.
+  AlgorithmBuilder& estimate(int32_t which, EstimateFunction estimate) {
+    estimates_[static_cast<size_t>(which)] = estimate;
+    table_.estimate = &estimate_entry;
     return *this;
   }
 
@@ -116,9 +161,23 @@ class AlgorithmBuilder {
     });
   }
 
+  static tessera_status estimate_entry(void* context, const tessera_collective_request* request, double* seconds,
+                                       tessera_error* error) {
+    return guarded(error, [&] {
+      const AlgorithmBuilder& algorithm = self(context);
+      algorithm.require(*request);
+      EstimateFunction estimate = algorithm.estimates_[static_cast<size_t>(request->collective)];
+      if (estimate == nullptr)
+        throw Error(TESSERA_UNIMPLEMENTED, std::string(algorithm.table_.name) + " has no estimate for " +
+                                               collective_name(request->collective));
+      *seconds = estimate(*request);
+    });
+  }
+
   tessera_collective_algorithm table_{};
   std::array<BuildFunction, TESSERA_COLL_COUNT> builds_{};
   std::array<CheckFunction, TESSERA_COLL_COUNT> checks_{};
+  std::array<EstimateFunction, TESSERA_COLL_COUNT> estimates_{};
 };
 
 }  // namespace tessera::sdk

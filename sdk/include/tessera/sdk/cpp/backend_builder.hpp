@@ -89,6 +89,19 @@ class BackendBuilder {
     return *this;
   }
 
+  // Drops every kernel whose op `keep(op)` rejects: one set of kernel sources built into backends
+  // that serve subsets (a device that lacks some ops, or a test of what each call needs).
+  template <class Keep>
+  BackendBuilder& retain_kernels(Keep&& keep) {
+    std::vector<const tessera_kernel*> kept;
+    for (const tessera_kernel* kernel : kernel_pointers_)
+      if (keep(kernel->op)) kept.push_back(kernel);
+    kernel_pointers_ = std::move(kept);
+    table_.num_kernels = kernel_pointers_.size();
+    table_.kernels = kernel_pointers_.data();
+    return *this;
+  }
+
   const tessera_backend* table() const { return &table_; }
 
  private:

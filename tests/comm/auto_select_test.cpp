@@ -1,0 +1,221 @@
+// The selection rule "auto" (SDK 1.3 tuning): the applicable algorithm with the lowest estimate,
+// the algorithm's own or the cost model's of its schedule; ties by name; explicit rules first;
+// estimates that fail are errors naming the plugin.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "comm/cost_model.hpp"
+#include "comm/request_topology.hpp"
+#include "comm/run_collective.hpp"
+#include "comm_plugin_support.hpp"
+#include "plugin/registry.hpp"
+#include "world/world.hpp"
+
+using namespace comm_test;
+
+namespace {
+
+// Unloads a test plugin when the scope ends, so that later cases in the same process do not see it.
+struct Loaded {
+  explicit Loaded(std::string plugin) : name(std::move(plugin)) { ensure_loaded(name); }
+  ~Loaded() { ts::unload_plugin(name); }
+  std::string name;
+};
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+// An all_reduce request of `bytes` float32 over world ranks 0..p-1 of `topology`, as a call makes it.
+struct Request {
+  Request(int p, int64_t bytes, const ts::Topology& t) : topology(t), members(static_cast<size_t>(p)) {
+    std::iota(members.begin(), members.end(), 0);
+    request = ts::comm::make_request(TESSERA_COLL_ALL_REDUCE, p, bytes / 4, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+    where = {&topology, members.data(), p};
+    ts::comm::attach_topology(request, where);
+  }
+  ts::Topology topology;
+  std::vector<int> members;
+  ts::comm::RequestTopology where;
+  tessera_collective_request request{};
+};
+
+}  // namespace
+
+TEST_CASE("auto is a rule target that needs no plugin, alone or after other rules") {
+  ScopedRules rules("all_reduce[0-1K]:direct;all_reduce:auto;*:auto");
+  CHECK(ts::dist::algorithms() == "all_reduce[0-1024]:direct;all_reduce:auto;*:auto");
+  CHECK_THROWS_WITH_AS(ts::dist::set_algorithms("all_reduce:autox"),
+                       doctest::Contains("unknown algorithm 'autox'; known algorithms: "), ts::ConfigError);
+  // "auto" alone is every collective's rule (as in [collectives] algorithms = "auto").
+  ts::dist::set_algorithms(" auto ");
+  CHECK(ts::dist::algorithms() == "*:auto");
+  // Every algorithm offering the collective is a candidate: broadcast goes to one that offers it.
+  const std::string broadcast = ts::dist::algorithm_for("broadcast", 4, 4096);
+  CHECK((broadcast == "tree" || broadcast == "direct"));
+}
+
+TEST_CASE("auto takes hier where its estimate is lowest: 12 ranks in nodes of 4, large messages") {
+  ensure_loaded("coll-hier");
+  ScopedTopology topology("nodes:4");
+  ScopedRules rules("all_reduce:auto");
+  CHECK(ts::dist::algorithm_for("all_reduce", 12, 4 * kMiB) == "hier");
+  // And a call runs it (the counter names the algorithm that ran).
+  ts::LocalMode mode(12);
+  ts::Tensor x = per_rank(12, [](int r) { return ts::full({kMiB / 4}, static_cast<double>(r)); });
+  ts::CommCounter counter;
+  ts::dist::all_reduce(x, ts::ReduceOp::SUM);
+  CHECK(algorithm_seen(counter) == "hier");
+  CHECK(ts::equal(x.shard(7), ts::full({kMiB / 4}, 66.0)));  // 0 + 1 + ... + 11
+}
+
+TEST_CASE("auto takes another algorithm where hier's estimate is higher: small messages, fully connected") {
+  ensure_loaded("coll-hier");
+  ScopedRules rules("all_reduce:auto");
+  {
+    ScopedTopology topology("nodes:4");  // latency-bound: recursive doubling crosses nodes once
+    CHECK(ts::dist::algorithm_for("all_reduce", 8, 64) != "hier");
+  }
+  ScopedTopology topology("");
+  for (int p : {2, 4, 8}) {
+    CAPTURE(p);
+    CHECK(ts::dist::algorithm_for("all_reduce", p, 64) != "hier");
+  }
+  ts::LocalMode mode(8);
+  ts::Tensor x = per_rank(8, [](int r) { return ts::full({16}, static_cast<double>(r)); });
+  ts::CommCounter counter;
+  ts::dist::all_reduce(x, ts::ReduceOp::SUM);
+  const std::string ran = algorithm_seen(counter);
+  CHECK(ran != "hier");
+  CHECK(ran == ts::dist::algorithm_for("all_reduce", 8, 64));
+}
+
+TEST_CASE("hier's own estimate agrees with the cost model of its schedule") {
+  ensure_loaded("coll-hier");
+  auto hier = ts::plugin::Registry::instance().algorithm("hier");
+  REQUIRE(hier != nullptr);
+  for (int p : {8, 12, 16})
+    for (int64_t bytes : {int64_t{256}, 64 * int64_t{1024}, 4 * kMiB}) {
+      CAPTURE(p);
+      CAPTURE(bytes);
+      const Request q(p, bytes, ts::Topology::nodes(p, 4));
+      REQUIRE(hier->check(q.request).empty());
+      const std::optional<double> own = hier->estimate(q.request);
+      REQUIRE(own.has_value());
+      const double model =
+          ts::comm::estimate(*ts::comm::cached_schedule("hier", q.request), q.members, q.topology, 4).seconds;
+      CHECK(*own == doctest::Approx(model).epsilon(0.1));
+    }
+}
+
+TEST_CASE("explicit rules before auto win, and auto's estimate does not override them") {
+  ensure_loaded("coll-hier");
+  ScopedTopology topology("nodes:4");
+  {
+    ScopedRules rules("all_reduce:ring;all_reduce:auto");
+    CHECK(ts::dist::algorithm_for("all_reduce", 12, 4 * kMiB) == "ring");
+  }
+  {
+    ScopedRules rules("all_reduce[0-1M]:direct;all_reduce:auto");
+    CHECK(ts::dist::algorithm_for("all_reduce", 12, 4 * kMiB) == "hier");
+    CHECK(ts::dist::algorithm_for("all_reduce", 12, 1024) == "direct");
+  }
+  {
+    // A rule after auto never gets a say when auto finds an applicable algorithm.
+    ScopedRules rules("all_reduce:auto;all_reduce:ring");
+    CHECK(ts::dist::algorithm_for("all_reduce", 12, 4 * kMiB) == "hier");
+  }
+}
+
+TEST_CASE("auto uses an algorithm's own estimate and breaks ties by name, and loading or unloading re-chooses") {
+  ScopedRules rules("all_reduce:auto");
+  const std::string before = ts::dist::algorithm_for("all_reduce", 4, 4096);
+  CHECK(before != "est-zero");
+  {
+    Loaded zero("coll-est-zero");  // estimates 0 s: nothing is cheaper
+    CHECK(ts::dist::algorithm_for("all_reduce", 4, 4096) == "est-zero");
+    // count 0: every schedule is empty (0 s by the model), so every candidate ties and the first
+    // name wins: "direct" before "est-zero".
+    CHECK(ts::dist::algorithm_for("all_reduce", 4, 0) == "direct");
+  }
+  CHECK(ts::dist::algorithm_for("all_reduce", 4, 4096) == before);
+}
+
+TEST_CASE("an estimate that declines, or none, is costed by the model") {
+  Loaded declines("coll-est-declines");
+  Loaded none("coll-est-none");
+  ScopedRules rules("all_reduce:auto");
+  // Both build a gather-to-rank-0 all_reduce, which the model costs above the tuned ones at scale.
+  const std::string chosen = ts::dist::algorithm_for("all_reduce", 8, 4 * kMiB);
+  CHECK(chosen != "est-declines");
+  CHECK(chosen != "est-none");
+  // Declining is not an error: the estimate is asked and the model used instead.
+  auto declining = ts::plugin::Registry::instance().algorithm("est-declines");
+  REQUIRE(declining != nullptr);
+  const Request q(8, 4096, ts::Topology::fully_connected(8));
+  CHECK(declining->has_estimate());
+  CHECK_FALSE(declining->estimate(q.request).has_value());
+  CHECK_FALSE(ts::plugin::Registry::instance().algorithm("est-none")->has_estimate());
+}
+
+TEST_CASE("an estimate that is NaN, negative, infinite or throws is an error naming the algorithm and plugin") {
+  ScopedRules rules("all_reduce:auto");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"nan", "at nan seconds; an estimate must be a finite number of seconds >= 0"},
+      {"negative", "at -1 seconds; an estimate must be a finite number of seconds >= 0"},
+      {"inf", "at inf seconds; an estimate must be a finite number of seconds >= 0"},
+      {"throws", "failed to estimate all_reduce (group size 4, count 1024, float32, sum): estimate threw: the "
+                 "tuning table is missing"}};
+  for (const auto& [mode, problem] : cases) {
+    CAPTURE(mode);
+    Loaded bad("coll-est-" + mode);
+    const std::string origin = "collective algorithm 'est-" + mode + "' of plugin 'coll-est-" + mode + "'";
+    ts::LocalMode local(4);
+    ts::Tensor x = per_rank(4, [](int r) { return ts::full({1024}, static_cast<float>(r)); });
+    try {
+      ts::dist::all_reduce(x, ts::ReduceOp::SUM);
+      FAIL_CHECK("no error for est-" << mode);
+    } catch (const ts::Error& e) {
+      const std::string message = e.what();
+      CAPTURE(message);
+      CHECK(message.find(origin) != std::string::npos);
+      CHECK(message.find(problem) != std::string::npos);
+    }
+    // An explicit rule still runs everything else, and the host keeps working.
+    ScopedRules direct("*:direct");
+    ts::dist::all_reduce(x, ts::ReduceOp::SUM);
+    CHECK(ts::equal(x.shard(3), ts::full({1024}, 6.0f)));
+  }
+}
+
+TEST_CASE("the schedule cache tells topologies and member sets apart") {
+  ensure_loaded("coll-hier");
+  // The same request shape over nodes of 4 and nodes of 2: hier groups differently, so a schedule
+  // built for one must not serve the other.
+  const Request four(8, 64, ts::Topology::nodes(8, 4));
+  const Request two(8, 64, ts::Topology::nodes(8, 2));
+  const auto a = ts::comm::cached_schedule("hier", four.request);
+  const auto b = ts::comm::cached_schedule("hier", two.request);
+  CHECK(a != b);
+  CHECK(a->step_count() != b->step_count());
+  // The same preset built again (another world's copy) shares the schedule.
+  const Request four_again(8, 64, ts::Topology::nodes(8, 4));
+  CHECK(ts::comm::cached_schedule("hier", four_again.request) == a);
+  // Other world ranks: the group {4..7, 0..3} has the same nodes but other ranks, so its own entry.
+  Request shifted(8, 64, ts::Topology::nodes(8, 4));
+  std::rotate(shifted.members.begin(), shifted.members.begin() + 4, shifted.members.end());
+  CHECK(ts::comm::cached_schedule("hier", shifted.request) != a);
+}
+
+// Run by the CTest entry test_comm.env_auto with TESSERA_COLL="all_reduce:auto" (CMakeLists.txt);
+// without the variable it has nothing to check.
+TEST_CASE("TESSERA_COLL may name auto") {
+  const char* env = std::getenv("TESSERA_COLL");
+  if (env == nullptr || std::string(env) != "all_reduce:auto") return;
+  CHECK(ts::dist::algorithms() == "all_reduce:auto");
+  ensure_loaded("coll-hier");
+  ScopedTopology topology("nodes:4");
+  CHECK(ts::dist::algorithm_for("all_reduce", 12, 4 * kMiB) == "hier");
+}

@@ -1,0 +1,81 @@
+// A collective-algorithm plugin with the SDK 1.3 lifecycle and parameters, written with the C++
+// builder (tessera/sdk/cpp/plugin_builder.hpp): libtessera-coll-params.so, algorithm
+// "params-direct" (a direct all_reduce). It records every lifecycle call as a line in the file
+// named by TESSERA_TEST_PLUGIN_LOG (when set), so tests can count them from outside: "init",
+// "finalize", "set <key>=<value>" after a parameter is accepted, "build group_size=<n>" when the
+// host builds a schedule. Parameters: group_size (an integer >= 1) and label (any text).
+// PARAMS_INIT_FAILS builds libtessera-bad-init-refuses.so instead, whose init refuses the host.
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "tessera/sdk/cpp/plugin_builder.hpp"
+
+namespace {
+
+namespace sdk = tessera::sdk;
+
+void record(const std::string& line) {
+  const char* file = std::getenv("TESSERA_TEST_PLUGIN_LOG");
+  if (file == nullptr) return;
+  if (std::FILE* out = std::fopen(file, "a")) {
+    std::fprintf(out, "%s\n", line.c_str());
+    std::fclose(out);
+  }
+}
+
+const sdk::Parameter<int64_t>* group_size = nullptr;
+
+void direct_all_reduce(const tessera_collective_request& q, const sdk::Schedule& s) {
+  record("build group_size=" + std::to_string(group_size->get()));
+  if (sdk::schedule_trivial(q, s)) return;
+  const tessera_chunk in = sdk::chunk(TESSERA_BUFFER_INPUT, 0, q.count);
+  const tessera_chunk out = sdk::chunk(TESSERA_BUFFER_OUTPUT, 0, q.count);
+  for (int32_t r = 0; r < q.group_size; ++r)
+    for (int32_t peer = 0; peer < q.group_size; ++peer)
+      if (peer != r) s.send(r, in, peer);
+  // Every rank combines all inputs in rank order, so all get bitwise the same result.
+  for (int32_t r = 0; r < q.group_size; ++r)
+    for (int32_t i = 0; i < q.group_size; ++i) {
+      if (i == 0) i == r ? s.copy(r, out, in) : s.recv(r, out, i);
+      else i == r ? s.reduce(r, out, in) : s.recv_reduce(r, out, i);
+    }
+}
+
+void describe(sdk::PluginBuilder& plugin) {
+#ifdef PARAMS_INIT_FAILS
+  static sdk::AlgorithmBuilder algorithm("init-refuses-direct");
+#else
+  static sdk::AlgorithmBuilder algorithm("params-direct");
+#endif
+  algorithm.collective(TESSERA_COLL_ALL_REDUCE, &direct_all_reduce);
+  plugin.add_algorithm(algorithm);
+  plugin.on_init([](const tessera_host_info& host) {
+#ifdef PARAMS_INIT_FAILS
+    (void)host;
+    throw sdk::Error(TESSERA_UNIMPLEMENTED, "bad-init-refuses: no accelerator in this machine");
+#else
+    record(std::string("init host=") + (host.host_name != nullptr ? host.host_name : "?"));
+#endif
+  });
+  plugin.on_finalize([] { record("finalize"); });
+  // Each accepted value is recorded; a refused one (the parser throws) is not.
+  const auto recorded = [](auto parse) {
+    return [parse](const std::string& name, const std::string& text) {
+      auto value = parse(name, text);
+      record("set " + name + "=" + text);
+      return value;
+    };
+  };
+  group_size = &plugin.parameter<int64_t>("group_size", 2, recorded(sdk::integer_at_least(1)));
+  plugin.parameter<std::string>("label", "none", recorded(sdk::any_text()));
+}
+
+}  // namespace
+
+#ifdef PARAMS_INIT_FAILS
+TESSERA_DEFINE_PLUGIN("bad-init-refuses", "1.0", "init refuses the host", describe)
+#else
+TESSERA_DEFINE_PLUGIN("coll-params", "1.0", "lifecycle and parameters, recorded in TESSERA_TEST_PLUGIN_LOG",
+                      describe)
+#endif

@@ -1,0 +1,74 @@
+// SDK 1.3 plugin lifecycle: init once per load, after validation and before any component is used;
+// finalize once, before the library is unloaded (when the last object made from the plugin is
+// gone after unload); an init that refuses or throws rejects the plugin, and then finalize is never
+// called. Counted through the call log of libtessera-coll-params.so (plugin_log.hpp).
+#include <string>
+#include <vector>
+
+#include "plugin_log.hpp"
+#include "plugin_test_support.hpp"
+
+using namespace plugin_test;
+
+TEST_CASE("init is called once per load and finalize once at unload, a probe calls neither") {
+  const PluginLog log;
+  const std::filesystem::path file = test_plugin("coll-params");
+  tessera::load_plugin(file.string());
+  REQUIRE(log.lines().size() == 1);
+  CHECK(log.lines()[0].starts_with("init host=tessera "));
+  tessera::load_plugin(file.string());  // already loaded: a no-op
+  CHECK(tessera::probe_plugin(file).accepted);
+  CHECK(log.count("init*") == 1);
+  CHECK(log.count("finalize") == 0);
+
+  tessera::unload_plugin("coll-params");
+  CHECK(log.lines() == std::vector<std::string>{log.lines()[0], "finalize"});
+
+  // A new load starts it again: a second init and, at the second unload, a second finalize.
+  tessera::load_plugin(file.string());
+  tessera::unload_plugin("coll-params");
+  CHECK(log.count("init*") == 2);
+  CHECK(log.count("finalize") == 2);
+  CHECK(log.lines().back() == "finalize");
+}
+
+TEST_CASE("an init that refuses rejects the plugin with its message, and finalize is not called") {
+  const PluginLog log;
+  const std::filesystem::path file = test_plugin("bad-init-refuses");
+  const std::string message = load_error(file);
+  CAPTURE(message);
+  CHECK(contains(message, "plugin '" + file.string() + "' rejected: its init refused, status 2"));
+  CHECK(contains(message, "bad-init-refuses: no accelerator in this machine"));
+  CHECK_FALSE(is_loaded("bad-init-refuses"));
+  CHECK(log.lines().empty());  // neither init's record (it threw first) nor finalize
+  check_cpu_still_works();
+}
+
+TEST_CASE("an exception escaping init is caught: the plugin is rejected with its text, never finalized") {
+  // Its finalize aborts the process: reaching the checks below means it was not called.
+  const std::filesystem::path file = test_plugin("bad-init-throws");
+  const std::string message = load_error(file);
+  CAPTURE(message);
+  CHECK(contains(message, "plugin '" + file.string() + "' rejected: init threw: "
+                          "bad-init-throws: the device could not be opened"));
+  CHECK_FALSE(is_loaded("bad-init-throws"));
+  CHECK_FALSE(has_backend("bad-init-throws"));
+  check_cpu_still_works();
+}
+
+TEST_CASE("a plugin rejected for a clash is neither initialised nor finalized") {
+  const PluginLog log;
+  tessera::load_plugin(test_plugin("coll-params").string());
+  CHECK(log.count("init*") == 1);
+  // The same plugin under another file name: its algorithm clashes, so it is never started.
+  const std::filesystem::path copy = std::filesystem::temp_directory_path() /
+                                     ("libtessera-coll-params-copy-" + std::to_string(::getpid()) + ".so");
+  std::filesystem::copy_file(test_plugin("coll-params"), copy, std::filesystem::copy_options::overwrite_existing);
+  const std::string message = load_error(copy);
+  std::filesystem::remove(copy);
+  CHECK(contains(message, "collective algorithm 'params-direct' is already provided by"));
+  CHECK(log.count("init*") == 1);
+  CHECK(log.count("finalize") == 0);
+  tessera::unload_plugin("coll-params");
+  CHECK(log.count("finalize") == 1);
+}

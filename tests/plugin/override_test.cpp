@@ -1,0 +1,166 @@
+// Name clashes with the bundled plugins (SDK 1.3 TESSERA_COMPONENT_OVERRIDES): a plugin claiming the
+// algorithm "ring" or the placement prefix "S" is rejected naming both plugins, even when it is
+// loaded before any collective or placement was looked up (the bundled plugins of the kinds it
+// provides are loaded first), and the built-ins keep working. A claim flagged as overriding
+// replaces the built-in only where configuration allows it: [plugins] allow_override in a file,
+// TESSERA_PLUGIN_ALLOW_OVERRIDE (which wins), or Config::plugin_allow_override; unloading it
+// brings the built-in back. (TESSERA_CONFIG: tests/config/CMakeLists.txt.)
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "plugin/registry.hpp"
+#include "plugin_test_support.hpp"
+
+using namespace plugin_test;
+namespace ts = tessera;
+using tessera::plugin::Registry;
+
+namespace {
+
+std::string ring_provider() { return Registry::instance().algorithm("ring")->plugin().info().name; }
+std::string prefix_s_strategy() { return Registry::instance().placement_by_prefix("S")->name(); }
+
+// An all_reduce with "ring" over 3 ranks computes the sums (0 + 1 + 2 + 3 k), whoever provides it.
+void ring_all_reduce_works() {
+  const std::string saved = ts::dist::algorithms();
+  ts::dist::set_algorithms("all_reduce:ring;*:direct");
+  std::vector<std::pair<int, ts::Tensor>> shards;
+  for (int r = 0; r < 3; ++r) shards.emplace_back(r, ts::arange(5).to(ts::kFloat32) + 1.0 * r);
+  ts::Tensor t = ts::local_tensor(ts::RankMap<ts::Tensor>(shards));
+  ts::dist::all_reduce(t, ts::ReduceOp::SUM);
+  for (int r = 0; r < 3; ++r) CHECK(t.shard(r).to_vector<float>() == std::vector<float>{3, 6, 9, 12, 15});
+  ts::dist::set_algorithms(saved);
+}
+
+// Shard(0) over a 1-d mesh of 3 splits 7 elements as torch.chunk does (ceil(7 / 3) = 3 each, the
+// rest last: 3, 3, 1), and gathers them back.
+void shard_works() {
+  ts::LocalMode mode(3);
+  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
+  ts::Tensor x;
+  {
+    auto plain = mode.disable();
+    x = ts::arange(7).to(ts::kFloat32);
+  }
+  const ts::DTensor dt = ts::distribute_tensor(x, mesh, {ts::Shard(0)});
+  CHECK(dt.to_local().shard(0).numel() == 3);
+  CHECK(dt.to_local().shard(1).numel() == 3);
+  CHECK(dt.to_local().shard(2).numel() == 1);
+  CHECK(ts::equal(dt.full_tensor().reconcile(), x));
+}
+
+// Leaves nothing behind for the next case when all run in one process: overriding disallowed and
+// the claims unloaded. Declared first in a case, so it runs after the case's ScopedEnvs.
+struct Cleanup {
+  ~Cleanup() {
+    try {
+      tessera::configure(tessera::Config{});
+      for (const char* plugin : {"bad-claim-ring-overrides", "bad-claim-prefix-s-overrides"})
+        if (is_loaded(plugin)) tessera::unload_plugin(plugin);
+    } catch (const std::exception& e) {
+      FAIL_CHECK("cleaning up failed: " << e.what());
+    }
+  }
+};
+
+tessera::Config allowing(bool allow) {
+  tessera::Config config;
+  config.plugin_allow_override = allow;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("a plugin claiming algorithm 'ring', loaded first, is rejected naming both plugins, and ring still works") {
+  const Cleanup cleanup;
+  const std::filesystem::path file = test_plugin("bad-claim-ring");
+  const std::string message = load_error(file);
+  CAPTURE(message);
+  CHECK(contains(message, "plugin '" + file.string() + "' rejected: collective algorithm 'ring' is already provided by"));
+  CHECK(contains(message, "libtessera-coll-ring.so (plugin 'coll-ring')"));
+  CHECK(contains(message, "names must be unique"));
+  CHECK_FALSE(is_loaded("bad-claim-ring"));
+  CHECK(ring_provider() == "coll-ring");
+  ring_all_reduce_works();
+}
+
+TEST_CASE("a plugin claiming placement prefix 'S', loaded first, is rejected naming both plugins, and Shard(0) works") {
+  const Cleanup cleanup;
+  const std::filesystem::path file = test_plugin("bad-claim-prefix-s");
+  const std::string message = load_error(file);
+  CAPTURE(message);
+  CHECK(contains(message, "placement 'my-shard' (prefix 'S') clashes with 'shard' (prefix 'S') from"));
+  CHECK(contains(message, "(plugin 'placement-std')"));
+  CHECK_FALSE(is_loaded("bad-claim-prefix-s"));
+  CHECK(prefix_s_strategy() == "shard");
+  shard_works();
+}
+
+TEST_CASE("a claim flagged TESSERA_COMPONENT_OVERRIDES is still rejected while overriding is not allowed") {
+  const Cleanup cleanup;
+  const std::string message = load_error(test_plugin("bad-claim-ring-overrides"));
+  CHECK(contains(message, "the component sets TESSERA_COMPONENT_OVERRIDES, but overriding is not allowed by the "
+                          "configuration ([plugins] allow_override = true or TESSERA_PLUGIN_ALLOW_OVERRIDE=1)"));
+  CHECK(ring_provider() == "coll-ring");
+}
+
+TEST_CASE("allowed by configure(), a flagged 'ring' replaces the built-in until it is unloaded") {
+  const Cleanup cleanup;
+  tessera::configure(allowing(true));
+  tessera::load_plugin(test_plugin("bad-claim-ring-overrides").string());
+  CHECK(ring_provider() == "bad-claim-ring-overrides");
+  ring_all_reduce_works();  // its direct all_reduce
+  // The unflagged claim is refused whatever the configuration.
+  CHECK(contains(load_error(test_plugin("bad-claim-ring")), "names must be unique"));
+  tessera::unload_plugin("bad-claim-ring-overrides");
+  CHECK(ring_provider() == "coll-ring");
+  ring_all_reduce_works();
+  tessera::configure(allowing(false));
+}
+
+TEST_CASE("allowed, a flagged prefix 'S' strategy replaces 'shard' until it is unloaded") {
+  const Cleanup cleanup;
+  tessera::configure(allowing(true));
+  tessera::load_plugin(test_plugin("bad-claim-prefix-s-overrides").string());
+  CHECK(prefix_s_strategy() == "my-shard");
+  // Replaced, not shadowed: the strategy named "shard" (which ts::Shard names) is gone meanwhile.
+  CHECK(Registry::instance().placement("shard") == nullptr);
+  CHECK(contains(error_of([] { shard_works(); }), "no placement strategy named 'shard' is loaded"));
+  tessera::unload_plugin("bad-claim-prefix-s-overrides");
+  CHECK(prefix_s_strategy() == "shard");
+  shard_works();
+  tessera::configure(allowing(false));
+}
+
+TEST_CASE("[plugins] allow_override in a file allows overriding, and TESSERA_PLUGIN_ALLOW_OVERRIDE wins over it") {
+  const Cleanup cleanup;
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("tessera-override-" + std::to_string(::getpid()) + ".toml");
+  std::ofstream(file) << "[plugins]\nallow_override = true\n";
+  {
+    const ScopedEnv refuse("TESSERA_PLUGIN_ALLOW_OVERRIDE", "0");
+    tessera::configure(tessera::Config::from_file(file));
+    CHECK(contains(load_error(test_plugin("bad-claim-ring-overrides")), "overriding is not allowed"));
+  }
+  tessera::configure(tessera::Config::from_file(file));
+  tessera::load_plugin(test_plugin("bad-claim-ring-overrides").string());
+  CHECK(ring_provider() == "bad-claim-ring-overrides");
+  tessera::unload_plugin("bad-claim-ring-overrides");
+  std::filesystem::remove(file);
+
+  // The variable alone allows it over a configuration that does not.
+  const ScopedEnv allow("TESSERA_PLUGIN_ALLOW_OVERRIDE", "1");
+  tessera::configure(allowing(false));
+  tessera::load_plugin(test_plugin("bad-claim-ring-overrides").string());
+  CHECK(ring_provider() == "bad-claim-ring-overrides");
+}
+
+TEST_CASE("a malformed TESSERA_PLUGIN_ALLOW_OVERRIDE is a ConfigError naming it") {
+  const Cleanup cleanup;
+  const ScopedEnv bad("TESSERA_PLUGIN_ALLOW_OVERRIDE", "yes");
+  const std::string message = error_of([] { tessera::configure(tessera::Config{}); });
+  CHECK(contains(message, "TESSERA_PLUGIN_ALLOW_OVERRIDE='yes': expected 1"));
+}
