@@ -18,3 +18,21 @@ TEST_CASE("a placement layout that fails without a message says so") {
   tessera::unload_plugin("bad-silent-layout");
   check_cpu_still_works();
 }
+
+TEST_CASE("a strategy with layout_with_arguments but no check_arguments is rejected at load") {
+  const std::string message = load_error(test_plugin("bad-layout-half-arguments"));
+  CHECK(contains(message, "placement 'bad-layout-half-arguments'"));
+  CHECK(contains(message, "'check_arguments' is NULL but 'layout_with_arguments' is set"));
+  CHECK_FALSE(is_loaded("bad-layout-half-arguments"));
+  check_cpu_still_works();
+}
+
+TEST_CASE("a strategy refusing arguments without a message: the placement and arguments are named") {
+  tessera::load_plugin(test_plugin("bad-layout-arguments-silent").string());
+  const std::string message = error_of([] { (void)tessera::Placement::parse("T(0, 3)"); });
+  CHECK(message == "placement 'T(0, 3)': strategy 'bad-layout-arguments-silent' refuses arguments '3': no message");
+  // Without arguments the strategy is asked too (it may require some): refused the same way.
+  CHECK(contains(error_of([] { (void)tessera::Placement::parse("T(1)"); }), "refuses arguments '': no message"));
+  tessera::unload_plugin("bad-layout-arguments-silent");
+  check_cpu_still_works();
+}

@@ -3,6 +3,10 @@
  *  LAYOUT_GAP     - "bad-layout-gap" (prefix "G"): shard 1 holds nothing, so no shard holds block 1
  *  LAYOUT_OVERLAP - "bad-layout-overlap" (prefix "O"): every shard holds one element past its
  *                   block, which the next shard holds too
+ *  LAYOUT_HALF_ARGUMENTS - "bad-layout-half-arguments" (prefix "H"): a correct layout, but
+ *                   layout_with_arguments without check_arguments (SDK 1.3 needs both or neither)
+ *  LAYOUT_ARGUMENTS_SILENT - "bad-layout-arguments-silent" (prefix "T"): takes arguments, and its
+ *                   check_arguments fails for any text without writing a message
  * Every segment is in bounds: only the coverage of all shards together is wrong. */
 #include <string.h>
 
@@ -15,8 +19,14 @@
 #elif defined(LAYOUT_OVERLAP)
 #define LAYOUT_NAME "bad-layout-overlap"
 #define LAYOUT_PREFIX "O"
+#elif defined(LAYOUT_HALF_ARGUMENTS)
+#define LAYOUT_NAME "bad-layout-half-arguments"
+#define LAYOUT_PREFIX "H"
+#elif defined(LAYOUT_ARGUMENTS_SILENT)
+#define LAYOUT_NAME "bad-layout-arguments-silent"
+#define LAYOUT_PREFIX "T"
 #else
-#error "define LAYOUT_GAP or LAYOUT_OVERLAP"
+#error "define LAYOUT_GAP, LAYOUT_OVERLAP, LAYOUT_HALF_ARGUMENTS or LAYOUT_ARGUMENTS_SILENT"
 #endif
 
 struct bad_layout {
@@ -37,7 +47,7 @@ static tessera_status bad_layout_of(void* context, int64_t dim_size, int64_t num
   (void)error;
 #if defined(LAYOUT_GAP)
   if (index == 1) end = begin;
-#else
+#elif defined(LAYOUT_OVERLAP)
   end = min64(end + 1, dim_size);
 #endif
   *count = 1;
@@ -47,6 +57,24 @@ static tessera_status bad_layout_of(void* context, int64_t dim_size, int64_t num
   return TESSERA_OK;
 }
 
+#if defined(LAYOUT_ARGUMENTS_SILENT)
+static tessera_status refuse_silently(void* context, const char* arguments, tessera_error* error) {
+  (void)context;
+  (void)arguments;
+  (void)error;
+  return TESSERA_INTERNAL;
+}
+#endif
+
+#if defined(LAYOUT_HALF_ARGUMENTS) || defined(LAYOUT_ARGUMENTS_SILENT)
+static tessera_status layout_ignoring_arguments(void* context, const char* arguments, int64_t dim_size,
+                                                int64_t num_shards, int64_t index, tessera_segment* segments,
+                                                size_t capacity, size_t* count, tessera_error* error) {
+  (void)arguments;
+  return bad_layout_of(context, dim_size, num_shards, index, segments, capacity, count, error);
+}
+#endif
+
 static tessera_plugin_info* bad_layout_valid(struct bad_layout* p) {
   memset(p, 0, sizeof(*p));
   p->placement.struct_size = sizeof(tessera_placement_strategy);
@@ -54,6 +82,12 @@ static tessera_plugin_info* bad_layout_valid(struct bad_layout* p) {
   p->placement.prefix = LAYOUT_PREFIX;
   p->placement.kind = TESSERA_PLACEMENT_SHARD;
   p->placement.layout = bad_layout_of;
+#if defined(LAYOUT_HALF_ARGUMENTS)
+  p->placement.layout_with_arguments = layout_ignoring_arguments;
+#elif defined(LAYOUT_ARGUMENTS_SILENT)
+  p->placement.check_arguments = refuse_silently;
+  p->placement.layout_with_arguments = layout_ignoring_arguments;
+#endif
   return one_component_plugin(&p->info, &p->component, p->component_list, TESSERA_COMPONENT_PLACEMENT,
                               &p->placement, LAYOUT_NAME, "placement whose shards do not cover the dim exactly once");
 }
