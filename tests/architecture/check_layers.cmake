@@ -19,6 +19,7 @@ set(folder_layer_autograd tensor)
 # passes around) and may be included from anywhere.
 set(public_config api)
 set(public_plugins plugin)
+set(public_backend_info api)
 set(public_observe observe)
 set(public_dist comm)
 set(public_dist_functional comm)

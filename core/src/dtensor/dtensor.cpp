@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "autograd/meta.hpp"
+#include "dispatch/user_call.hpp"
 #include "dtensor/grad_layout.hpp"
 #include "dtensor/layout.hpp"
 #include "dtensor/mesh_device.hpp"
@@ -63,9 +64,13 @@ int64_t DTensor::size(int64_t d) const {
   return global_shape_[static_cast<size_t>(normalize_dim(d, dim(), "size"))];
 }
 
-Tensor DTensor::full_tensor() const { return redistribute(Placements(placements_.size(), Replicate())).to_local(); }
+Tensor DTensor::full_tensor() const {
+  const dispatch::UserCall call("DTensor::full_tensor");  // names it in missing-kernel errors
+  return redistribute(Placements(placements_.size(), Replicate())).to_local();
+}
 
 DTensor DTensor::redistribute(const Placements& placements) const {
+  const dispatch::UserCall call("DTensor::redistribute");
   return DTensor(dtensor::differentiable_redistribute(*this, placements, false), mesh_, placements, global_shape_);
 }
 
