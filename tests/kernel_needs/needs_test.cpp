@@ -28,14 +28,14 @@ struct Case {
   std::string call;     // as the error names it
   std::string variant;  // "" or the reduce op
   std::vector<std::string> ops;
-  std::function<void()> run;  // the call on tensors of the "needs" backend
+  std::function<void()> run;  // the call on tensors of the "cpu2" backend
 };
 
 // Float operands with distinct values, moved onto the restricted backend (moving uses no kernel).
-// (The arithmetic runs on cpu: only the call under test may use the "needs" backend's kernels.)
-ts::Tensor floats(float shift = 0.f) { return (ts::arange(6, ts::kFloat32) * 0.5f - 1.f + shift).to("needs"); }
+// (The arithmetic runs on cpu: only the call under test may use the "cpu2" backend's kernels.)
+ts::Tensor floats(float shift = 0.f) { return (ts::arange(6, ts::kFloat32) * 0.5f - 1.f + shift).to("cpu2"); }
 ts::Tensor ranks_of(ts::DType dtype) {
-  return ts::rank_map([dtype](int r) { return (ts::arange(5, ts::kInt64) + 3 * r + 1).to(dtype).to("needs"); });
+  return ts::rank_map([dtype](int r) { return (ts::arange(5, ts::kInt64) + 3 * r + 1).to(dtype).to("cpu2"); });
 }
 
 void all_reduce(ts::DType dtype, ts::ReduceOp op) {
@@ -49,7 +49,7 @@ std::vector<Case> cases() {
       {"printing a tensor (Tensor::to_string, operator<<)", "", {"cast"},
        [] { std::ostringstream os; os << floats(); }},
       {"to_vector", "", {"cast"}, [] { (void)floats().to_vector<double>(); }},
-      {"item", "", {}, [] { (void)ts::tensor(2.5f).to("needs").item<double>(); }},
+      {"item", "", {}, [] { (void)ts::tensor(2.5f).to("cpu2").item<double>(); }},
       {"ts::equal", "", {"eq", "all"}, [] { (void)ts::equal(floats(), floats()); }},
       {"ts::allclose", "", {"sub", "abs", "mul", "add", "le", "eq", "fill", "maximum", "all"},
        [] { (void)ts::allclose(floats(), floats(1e-6f)); }},
@@ -70,7 +70,7 @@ std::vector<Case> cases() {
        }},
       {"ts::dist::all_gather_into_tensor", "", {}, [] {
          ts::LocalMode mode(3);
-         ts::Tensor out = ts::rank_map([](int) { return ts::empty({15}, ts::TensorOptions(ts::kFloat32).backend("needs")); });
+         ts::Tensor out = ts::rank_map([](int) { return ts::empty({15}, ts::TensorOptions(ts::kFloat32).backend("cpu2")); });
          ts::dist::all_gather_into_tensor(out, ranks_of(ts::kFloat32));
        }},
   };
@@ -82,14 +82,14 @@ std::string joined(const std::vector<std::string>& ops) {
   return text;
 }
 
-// Loads a fresh copy of the "needs" backend holding only `ops` (the previous one is unloaded first).
+// Loads a fresh copy of the "cpu2" backend holding only `ops` (the previous one is unloaded first).
 void use_backend_with(const std::vector<std::string>& ops) {
   static int copies = 0;
   for (const ts::PluginInfo& info : ts::loaded_plugins())
-    if (info.name == "backend-needs") ts::unload_plugin("backend-needs");
+    if (info.name == "backend-cpu2") ts::unload_plugin("backend-cpu2");
   const fs::path dir = fs::temp_directory_path() / ("tessera-needs-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const fs::path copy = dir / ("libtessera-backend-needs-" + std::to_string(copies++) + ".so");
+  const fs::path copy = dir / ("libtessera-backend-cpu2-" + std::to_string(copies++) + ".so");
   fs::copy_file(TESSERA_NEEDS_PLUGIN_FILE, copy, fs::copy_options::overwrite_existing);
   // An empty list must still keep nothing: a lone comma matches no op.
   ::setenv("TESSERA_TEST_KEEP_KERNELS", ops.empty() ? "," : joined(ops).c_str(), 1);
@@ -162,7 +162,7 @@ TEST_CASE("each call fails without any one of its kernels, naming the op and the
       const std::string message = failure_of(c.run);
       CAPTURE(message);
       CHECK(message.find("op '" + missing + "' has no kernel") != std::string::npos);
-      CHECK(message.find("on backend 'needs'") != std::string::npos);
+      CHECK(message.find("on backend 'cpu2'") != std::string::npos);
       CHECK(message.find(c.call + " needs it") != std::string::npos);
     }
 }

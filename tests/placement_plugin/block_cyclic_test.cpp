@@ -157,3 +157,14 @@ TEST_CASE("DTensor ops on block-cyclic operands give the single-process results"
   CHECK(ts::equal(ts::matmul(ca, rw).full_tensor(), ts::matmul(a, w)));
   CHECK(ts::equal(ca.sum().full_tensor(), a.sum()));
 }
+
+TEST_CASE("arguments reach the strategy trimmed, with whitespace inside one kept") {
+  load_block_cyclic();
+  CHECK(ts::Placement::parse("C( 0 ,  4  )").arguments() == "4");
+  CHECK(ts::Placement::parse("BlockCyclic(dim = 1,\t3)").arguments() == "3");
+  // "1 0" is not 10: the strategy sees the space and refuses.
+  CHECK(contains(error_of("C(0, 1 0)"), "got '1 0'"));
+  // A second argument is passed on (and this strategy, taking one, refuses it).
+  CHECK(contains(error_of("C(0, 4, 2)"), "got '4,2'"));
+  CHECK(contains(error_of("C(0, 4,)"), "got '4,'"));
+}

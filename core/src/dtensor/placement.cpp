@@ -69,6 +69,27 @@ std::string bare_argument(std::string argument, const std::string& key) {
   return argument;
 }
 
+std::string trimmed(const std::string& text) {
+  const size_t first = text.find_first_not_of(" \t");
+  return first == std::string::npos ? std::string() : text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+// The text after the dim in a placement's raw text ("C(0, 4 , 2)" -> "4,2"): whitespace around
+// each argument dropped, whitespace inside one kept. Called only when the text has a comma.
+std::string raw_arguments(const std::string& raw) {
+  const size_t open = raw.find('(');
+  const std::string inside = raw.substr(open + 1, raw.rfind(')') - open - 1);
+  const std::string rest = inside.substr(inside.find(',') + 1);
+  std::string arguments;
+  for (size_t start = 0;;) {
+    const size_t end = rest.find(',', start);
+    arguments += trimmed(rest.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return arguments;
+    arguments += ',';
+    start = end + 1;
+  }
+}
+
 }  // namespace
 
 Placement Placement::shard(int64_t dim, std::string strategy, std::string arguments) {
@@ -166,9 +187,10 @@ Placement Placement::parse(const std::string& raw) {
       return partial(reduce_op.empty() ? "sum" : reduce_op);
     }
     default: {
-      // "0,4" -> dim "0", the strategy's arguments "4".
+      // "0,4" -> dim "0", the strategy's arguments "4", taken from the raw text so that whitespace
+      // inside an argument reaches the strategy ("1 0" is refused, not read as "10").
       const size_t comma = argument.find(',');
-      std::string arguments = comma == std::string::npos ? std::string() : argument.substr(comma + 1);
+      std::string arguments = comma == std::string::npos ? std::string() : raw_arguments(raw);
       if (comma != std::string::npos) argument.erase(comma);
       const std::string dim_text = bare_argument(argument, "dim");
       size_t used = 0;

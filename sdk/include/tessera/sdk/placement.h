@@ -10,8 +10,9 @@
  *
  * Text forms: the prefix alone ("R"), or prefix(argument): a tensor dim for shard-like kinds
  * ("S(0)"), a reduce op for partial ("P(sum)"). Since SDK 1.3 a shard-like strategy may take
- * arguments after the dim ("C(0, 4)": dim 0, arguments "4"); the host passes them as text,
- * comma-separated with single spaces removed around commas, and the strategy validates them. */
+ * arguments after the dim ("C(0, 4)": dim 0, arguments "4"); the host passes them as text, several
+ * comma-separated, with whitespace around each argument removed and whitespace inside one kept
+ * ("C(0, 1 0)" passes "1 0", for the strategy to refuse), and the strategy validates them. */
 #ifndef TESSERA_SDK_PLACEMENT_H
 #define TESSERA_SDK_PLACEMENT_H
 
