@@ -164,3 +164,15 @@ TEST_CASE("a malformed TESSERA_PLUGIN_ALLOW_OVERRIDE is a ConfigError naming it"
   const std::string message = error_of([] { tessera::configure(tessera::Config{}); });
   CHECK(contains(message, "TESSERA_PLUGIN_ALLOW_OVERRIDE='yes': expected 1"));
 }
+
+TEST_CASE("a plugin claiming backend 'meta' before meta was first used is rejected, and meta still works") {
+  // Nothing has asked for "meta" yet in this process (each case runs in a process of its own under
+  // CTest; "cpu", the default backend, is loaded at start-up), so only the rule that the search
+  // path's provider of a backend name loads first stands between the claim and the name.
+  REQUIRE_FALSE(is_loaded("backend-meta"));
+  const std::string message = load_error(test_plugin("bad-duplicate-meta"));
+  CHECK(contains(message, "backend 'meta' is already provided by"));
+  CHECK(contains(message, "libtessera-backend-meta.so"));
+  CHECK_FALSE(is_loaded("bad-duplicate-meta"));
+  CHECK(ts::zeros({2, 3}, ts::TensorOptions().backend("meta")).sizes() == ts::Shape{2, 3});
+}

@@ -142,11 +142,31 @@ void Registry::load_providers_locked(const tessera_plugin_info& raw) {
       case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: discover_locked("coll"); break;
       case TESSERA_COMPONENT_PLACEMENT: discover_locked("placement"); break;
       case TESSERA_COMPONENT_TRANSPORT: discover_locked("transport"); break;
-      // Backends are not discovered but loaded by name when no loaded plugin provides the name
-      // (backend_locked), so a loaded "cpu" is as good as backend-cpu, and one may replace the
-      // other after an unload.
+      case TESSERA_COMPONENT_BACKEND: load_backend_provider_locked(component.name); break;
       default: break;
     }
+  }
+}
+
+// Backends are loaded by name when first asked for, not discovered; so that a plugin cannot take
+// a backend name merely by loading before its first use, the search path's own provider of the name
+// (libtessera-backend-<name>.so) is loaded first, and the clash check then rejects the newcomer.
+// Not after the user unloaded that name: a replacement is then what they asked for.
+void Registry::load_backend_provider_locked(const std::string& name) {
+  if (backends_.count(name) != 0 || unloaded_backends_.count(name) != 0) return;
+  fs::path provider;
+  try {
+    provider = resolve("backend-" + name);
+  } catch (const PluginError&) {
+    return;  // no file of that name on the search path: nothing to protect
+  }
+  std::error_code error;
+  if (loading_.count(fs::weakly_canonical(provider, error)) != 0) return;  // it is the one loading
+  try {
+    load_locked(provider.string());
+  } catch (const PluginError& e) {
+    observe::logger().warn("could not load {} before a plugin claiming backend '{}': {}", provider.string(), name,
+                           e.what());
   }
 }
 
@@ -265,6 +285,7 @@ void Registry::unload(const std::string& name) {
         erased = placements_.erase(component_name) != 0;
       if (component->kind == TESSERA_COMPONENT_TRANSPORT && owned(transports_, component_name))
         erased = transports_.erase(component_name) != 0;
+      if (component->kind == TESSERA_COMPONENT_BACKEND) unloaded_backends_.insert(component_name);
       if (component->kind == TESSERA_COMPONENT_BACKEND && owned(backends_, component_name)) {
         // Tensors on the backend keep its library mapped and go on working; loading the plugin again
         // gives them back the same backend (dispatch::Backend::of).

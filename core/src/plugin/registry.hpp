@@ -74,6 +74,7 @@ class Registry {
   // placement-*, transport-*) before it registers them, so that the clash check meets a built-in
   // first and rejects the latecomer, whatever order things are loaded in.
   void load_providers_locked(const tessera_plugin_info& raw);
+  void load_backend_provider_locked(const std::string& name);
   // Throws PluginError when `component` of the plugin in `file` clashes with a registered one and
   // may not replace it.
   void check_clashes_locked(const std::filesystem::path& file, const tessera_component& component) const;
@@ -99,6 +100,7 @@ class Registry {
   std::map<std::string, std::vector<std::filesystem::path>> discovered_families_;  // family -> path scanned
   std::vector<std::filesystem::path> configured_search_path_;
   std::set<std::filesystem::path> loading_;  // canonical files between open and registration
+  std::set<std::string> unloaded_backends_;  // backend names the user unloaded: free to replace
   bool allow_override_ = false;
   std::map<std::string, std::map<std::string, Parameter>> parameters_;  // plugin -> key -> value
   std::string default_backend_name_ = "cpu";
