@@ -53,6 +53,12 @@ for plugin in $(sed -n 's/^#   \([a-z-]*\)  .*\.cpp .*/\1/p' "$source_dir/exampl
   "$prefix/bin/tessera" plugins --load "$naive_dir/libtessera-$plugin.so" | grep -q "^accepted: $plugin " ||
     fail "the installed tessera does not accept $plugin"
 done
+# The installed conformance suite passes on the installed CPU backend and on the example backend
+# (which provides a few ops: the rest are skipped, visibly).
+"$prefix/bin/tessera-conformance" --backend cpu > "$work/conformance-cpu.txt" || fail "tessera-conformance failed on cpu"
+"$prefix/bin/tessera-conformance" --backend "$naive_dir/libtessera-backend-naive.so" > "$work/conformance-naive.txt" ||
+  fail "tessera-conformance failed on the naive example backend"
+grep -q "SKIP sub: not provided by naive" "$work/conformance-naive.txt" || fail "the naive backend's skips are not shown"
 [[ -f "$prefix/share/doc/tessera/sdk/README.md" && -f "$prefix/share/doc/tessera/sdk/KERNELS.md" ]] ||
   fail "the SDK's authoring guide and kernel catalogue were not installed"
 

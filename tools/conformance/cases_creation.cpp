@@ -31,7 +31,7 @@ std::vector<ts::Scalar> fill_values(ts::DType dtype) {
 void add_fill_cases(CaseGroup& group, ts::DType dtype) {
   for (const ts::Scalar& value : fill_values(dtype)) {
     for (const ts::Shape& shape : {ts::Shape{}, ts::Shape{0}, ts::Shape{1}, ts::Shape{7, 5}}) {
-      std::string name = "full(" + std::to_string(shape.size()) + "-d, " + value.to_string() + ")";
+      std::string name = "full(" + shape_text(shape) + ", " + value.to_string() + ")";
       group.cases.push_back(creation_case(name, [shape, value](const ts::TensorOptions& o) { return ts::full(shape, value, o); }, dtype));
     }
     // fill_ of a strided view writes only its elements.
@@ -87,7 +87,7 @@ CaseGroup random_cases(ValueSource& values, const std::string& op, ts::DType dty
   const uint64_t seed = static_cast<uint64_t>(values.make({1}, ts::kInt64, Domain::kWide).item<int64_t>()) & 0xffffffffu;
   for (const ts::Shape& shape : {ts::Shape{}, ts::Shape{0}, ts::Shape{1}, ts::Shape{7, 5}, ts::Shape{1001}}) {
     // The second draw starts at a non-zero offset (after the 3 counters of the first).
-    group.cases.push_back(creation_case(std::to_string(shape.size()) + "-d, " + std::to_string(shape.empty() ? 1 : shape.back()) + " last, offset 3",
+    group.cases.push_back(creation_case(shape_text(shape) + " after 3 numbers (offset 3)",
                                         [normal, seed, shape](const ts::TensorOptions& o) {
                                           ts::Generator generator(seed);
                                           (void)(normal ? ts::randn({3}, generator, o) : ts::rand({3}, generator, o));

@@ -37,8 +37,9 @@ struct Context {
   ValueSource& values;
 };
 
-// Runs every case of the group and reports one line: PASS with the case count, FAIL naming the
-// first failing case, or SKIP when a case needs a kernel of another op the backend lacks.
+// Runs every case of the group and reports: PASS with the count of cases run, or FAIL naming the
+// first failing case; plus a SKIP line counting the cases that need a kernel of another op the
+// backend lacks.
 void run_group(Context& context, const std::string& group, const std::string& op, tessera::DType dtype,
                const CaseGroup& cases);
 

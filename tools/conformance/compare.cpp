@@ -28,15 +28,25 @@ bool close(double got, double expected, const Tolerance& tolerance) {
   return std::abs(got - expected) <= tolerance.atol + tolerance.rtol * std::abs(expected);
 }
 
+// float32 results travel as double; they are printed as float32 (shortest form that reads back).
+template <class T>
+std::string value_text(T value, bool single) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (single) return fmt::format("{}", static_cast<float>(value));
+  }
+  return fmt::format("{}", value);
+}
+
 template <class T>
 std::optional<std::string> first_difference(const std::vector<T>& got, const std::vector<T>& expected,
-                                            const Tolerance& tolerance) {
+                                            const Tolerance& tolerance, bool single) {
   for (size_t i = 0; i < got.size(); ++i) {
     bool same = false;
     if constexpr (std::is_floating_point_v<T>) same = close(got[i], expected[i], tolerance);
     else same = got[i] == expected[i];
     if (!same) {
-      std::string text = fmt::format("index {}, got {}, expected {}", i, got[i], expected[i]);
+      std::string text = fmt::format("index {}, got {}, expected {}", i, value_text(got[i], single),
+                                     value_text(expected[i], single));
       if (!tolerance.exact) text += fmt::format(" (rtol {}, atol {})", tolerance.rtol, tolerance.atol);
       return text;
     }
@@ -54,8 +64,9 @@ std::optional<std::string> compare(const ts::Tensor& got, const ts::Tensor& expe
   const Tolerance tolerance = tolerance_for(expected.dtype(), exactness);
   // float32 widens to double exactly; integers and bool read as int64 so large int64 stay exact.
   if (ts::is_floating(expected.dtype()))
-    return first_difference(got.to_vector<double>(), expected.to_vector<double>(), tolerance);
-  return first_difference(got.to_vector<int64_t>(), expected.to_vector<int64_t>(), tolerance);
+    return first_difference(got.to_vector<double>(), expected.to_vector<double>(), tolerance,
+                            expected.dtype() == ts::kFloat32);
+  return first_difference(got.to_vector<int64_t>(), expected.to_vector<int64_t>(), tolerance, false);
 }
 
 }  // namespace conformance

@@ -116,6 +116,12 @@ const std::vector<Layout>& all_layouts() {
   return layouts;
 }
 
+std::string shape_text(const ts::Shape& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
 const Layout& layout(const std::string& name) {
   for (const Layout& candidate : all_layouts())
     if (candidate.name == name) return candidate;

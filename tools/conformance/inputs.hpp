@@ -56,6 +56,9 @@ struct Layout {
 const std::vector<Layout>& all_layouts();
 // The contiguous ones only (for in-place and gradient checks).
 const std::vector<Layout>& contiguous_layouts();
+// "[7, 5]", "[]" for a 0-d shape: how case names show shapes.
+std::string shape_text(const tessera::Shape& shape);
+
 // The layout of the given name (an Error naming it when there is none).
 const Layout& layout(const std::string& name);
 

@@ -6,9 +6,11 @@
 
 namespace conformance {
 
-void Report::pass(const std::string& group, int cases) {
+void Report::pass(const std::string& group, int cases, int agreed_errors) {
   ++passed_;
-  out_ << "PASS " << group << " (" << cases << (cases == 1 ? " case)" : " cases)") << '\n';
+  out_ << "PASS " << group << " (" << cases << (cases == 1 ? " case" : " cases");
+  if (agreed_errors > 0) out_ << ", " << agreed_errors << " of them an error on both backends";
+  out_ << ")\n";
 }
 
 void Report::fail(const std::string& group, const std::string& detail) {

@@ -12,7 +12,9 @@ class Report {
   Report(std::ostream& out, bool verbose) : out_(out), verbose_(verbose) {}
 
   // `group` is "op dtype" (e.g. "add float32") or a named group such as "transfer int64".
-  void pass(const std::string& group, int cases);
+  // `agreed_errors`: cases where both backends raised an error (the specified outcome, e.g. max of
+  // an empty tensor), shown so that a group passing on errors alone is noticed.
+  void pass(const std::string& group, int cases, int agreed_errors = 0);
   void fail(const std::string& group, const std::string& detail);
   void skip(const std::string& group, const std::string& reason);
   // Printed only with --verbose: one case's outcome.
