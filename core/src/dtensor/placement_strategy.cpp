@@ -95,7 +95,11 @@ void PlacementStrategy::check_coverage(const Layout& layout) const {
 }
 
 std::vector<tessera_segment> PlacementStrategy::shard_layout(const Layout& layout, int64_t index) const {
-  const auto& [arguments, dim_size, num_shards] = layout;
+  // Plain references, not structured bindings: a lambda below uses them, which C++20 clang refuses
+  // for bindings.
+  const std::string& arguments = std::get<0>(layout);
+  const int64_t dim_size = std::get<1>(layout);
+  const int64_t num_shards = std::get<2>(layout);
   std::vector<tessera_segment> segments(4);
   size_t count = 0;
   tessera_error error{};
