@@ -40,17 +40,6 @@ tessera::Config with_parameter(const std::string& plugin, const std::string& key
   return config;
 }
 
-// The ConfigError message of `body`; a failed check if it throws none.
-template <class Body>
-std::string config_error_of(Body&& body) {
-  try {
-    body();
-  } catch (const tessera::ConfigError& e) {
-    return e.what();
-  }
-  FAIL_CHECK("no ConfigError was thrown");
-  return {};
-}
 
 // An all_reduce over 3 ranks with the plugin's algorithm; checks the sums (0 + 1 + 2 + 3 k).
 void all_reduce_with_params_direct() {
@@ -104,10 +93,10 @@ TEST_CASE("a value the plugin refuses is a ConfigError naming plugin, key, value
   const PluginLog log;
   tessera::load_plugin(test_plugin("coll-params").string());
   tessera::configure(with_parameter("coll-params", "group_size", "3"));
-  std::string message = config_error_of([] { tessera::configure(with_parameter("coll-params", "group_size", "0")); });
+  std::string message = error_of<tessera::ConfigError>([] { tessera::configure(with_parameter("coll-params", "group_size", "0")); });
   CHECK(message == "configuration: plugin 'coll-params' refused parameter 'group_size' = '0': group_size must be an "
                    "integer >= 1, got '0'");
-  message = config_error_of([] { tessera::configure(with_parameter("coll-params", "group_size", "three")); });
+  message = error_of<tessera::ConfigError>([] { tessera::configure(with_parameter("coll-params", "group_size", "three")); });
   CHECK(contains(message, "refused parameter 'group_size' = 'three': group_size must be an integer >= 1, got 'three'"));
   // The value in force is still 3: setting it again passes nothing.
   tessera::configure(with_parameter("coll-params", "group_size", "3"));
@@ -119,7 +108,7 @@ TEST_CASE("an unknown key is refused with the known ones listed") {
   const Cleanup cleanup;
   tessera::load_plugin(test_plugin("coll-params").string());
   const std::string message =
-      config_error_of([] { tessera::configure(with_parameter("coll-params", "colour", "blue")); });
+      error_of<tessera::ConfigError>([] { tessera::configure(with_parameter("coll-params", "colour", "blue")); });
   CHECK(contains(message, "plugin 'coll-params' refused parameter 'colour' = 'blue': unknown parameter 'colour'; "
                           "known: group_size, label"));
 }
@@ -128,7 +117,7 @@ TEST_CASE("a parameter for a plugin without set_parameter is a ConfigError") {
   const Cleanup cleanup;
   tessera::load_plugin(testdev_file().string());
   const std::string message =
-      config_error_of([] { tessera::configure(with_parameter("backend-testdev", "speed", "fast")); });
+      error_of<tessera::ConfigError>([] { tessera::configure(with_parameter("backend-testdev", "speed", "fast")); });
   CHECK(contains(message, "plugin 'backend-testdev' takes no parameters (it has no set_parameter), but parameter "
                           "'speed' is set to 'fast' for it"));
 }
@@ -149,7 +138,7 @@ TEST_CASE("a kept parameter the plugin refuses when it loads rejects the load, a
   const PluginLog log;
   tessera::configure(with_parameter("coll-params", "group_size", "-1"));
   const std::string message =
-      config_error_of([] { tessera::load_plugin(test_plugin("coll-params").string()); });
+      error_of<tessera::ConfigError>([] { tessera::load_plugin(test_plugin("coll-params").string()); });
   CHECK(contains(message, "plugin 'coll-params' refused parameter 'group_size' = '-1': group_size must be an integer >= 1, got '-1'"));
   CHECK_FALSE(is_loaded("coll-params"));
   CHECK(log.count("init*") == 1);
@@ -177,15 +166,15 @@ TEST_CASE("[plugins.<plugin>] in a file: values of every scalar type as text, er
         std::map<std::string, std::string>{{"b", "true"}, {"f", "0.25"}, {"i", "-3"}, {"s", "text"}});
   CHECK(types.plugin_parameter_origins.at("x.f") == "types.toml:3: [plugins.x] f");
 
-  std::string message = config_error_of([] { (void)tessera::Config::from_string("[plugins.x]\nlist = [1, 2]\n", "t.toml"); });
+  std::string message = error_of<tessera::ConfigError>([] { (void)tessera::Config::from_string("[plugins.x]\nlist = [1, 2]\n", "t.toml"); });
   CHECK(contains(message, "t.toml:2: key 'plugins.x.list': expected a string, integer, float or boolean"));
-  message = config_error_of([] { (void)tessera::Config::from_string("[plugins]\nallow_overide = true\n", "t.toml"); });
+  message = error_of<tessera::ConfigError>([] { (void)tessera::Config::from_string("[plugins]\nallow_overide = true\n", "t.toml"); });
   CHECK(contains(message, "t.toml:2: key 'plugins.allow_overide': unknown key; expected one of plugins.allow_override"));
-  message = config_error_of([] { (void)tessera::Config::from_string("[plugins]\nallow_override = 1\n", "t.toml"); });
+  message = error_of<tessera::ConfigError>([] { (void)tessera::Config::from_string("[plugins]\nallow_override = 1\n", "t.toml"); });
   CHECK(contains(message, "t.toml:2: key 'plugins.allow_override': expected true or false"));
 
   const std::filesystem::path bad = write_config("[plugins.coll-params]\n\ngroup_size = 0\n");
-  message = config_error_of([&] { tessera::configure(tessera::Config::from_file(bad)); });
+  message = error_of<tessera::ConfigError>([&] { tessera::configure(tessera::Config::from_file(bad)); });
   CHECK(contains(message, bad.string() + ":3: [plugins.coll-params] group_size: plugin 'coll-params' refused "
                           "parameter 'group_size' = '0': group_size must be an integer >= 1, got '0'"));
   std::filesystem::remove(bad);
@@ -206,11 +195,11 @@ TEST_CASE("TESSERA_PLUGIN_PARAMS wins per key over the configuration, and errors
   CHECK(log.count("set label=from-config") == 1);
 
   const ScopedEnv bad("TESSERA_PLUGIN_PARAMS", "coll-params.group_size=0");
-  std::string message = config_error_of([&] { tessera::configure(config); });
+  std::string message = error_of<tessera::ConfigError>([&] { tessera::configure(config); });
   CHECK(contains(message, "TESSERA_PLUGIN_PARAMS (entry 'coll-params.group_size=0'): plugin 'coll-params' refused "
                           "parameter 'group_size' = '0': group_size must be an integer >= 1, got '0'"));
   const ScopedEnv malformed("TESSERA_PLUGIN_PARAMS", "coll-params.group_size=4;nodot=1");
-  message = config_error_of([&] { tessera::configure(config); });
+  message = error_of<tessera::ConfigError>([&] { tessera::configure(config); });
   CHECK(contains(message, "TESSERA_PLUGIN_PARAMS='coll-params.group_size=4;nodot=1': entry 'nodot=1' is not "
                           "<plugin>.<key>=<value>"));
 }

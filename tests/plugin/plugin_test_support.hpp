@@ -47,15 +47,16 @@ inline std::string load_error(const std::filesystem::path& file) {
   return {};
 }
 
-// The message of the tessera::Error `body` throws; a failed check if it throws none.
-template <class Body>
+// The message of the `Expected` (a tessera::Error by default) `body` throws; a failed check if it
+// throws none.
+template <class Expected = tessera::Error, class Body>
 std::string error_of(Body&& body) {
   try {
     body();
-  } catch (const tessera::Error& e) {
+  } catch (const Expected& e) {
     return e.what();
   }
-  FAIL_CHECK("no tessera::Error was thrown");
+  FAIL_CHECK("no exception of the expected type was thrown");
   return {};
 }
 
