@@ -512,8 +512,9 @@ void Registry::set_parameters(const std::map<std::string, std::map<std::string, 
       return wanted == values.end() || wanted->second.count(entry.first) == 0;
     });
   }
-  for (const auto& [plugin_name, keys] : values)
-    for (const auto& [key, value] : keys) {
+  for (const auto& wanted_entry : values) {
+    const std::string& plugin_name = wanted_entry.first;  // a plain name: clang cannot capture a binding
+    for (const auto& [key, value] : wanted_entry.second) {
       auto& in_force = parameters_[plugin_name];
       if (auto it = in_force.find(key); it != in_force.end() && it->second.value == value) continue;
       const auto origin = origins.find(plugin_name + "." + key);
@@ -523,6 +524,7 @@ void Registry::set_parameters(const std::map<std::string, std::map<std::string, 
       if (loaded != plugins_.end()) set_parameter_locked(**loaded, key, parameter);
       in_force[key] = parameter;
     }
+  }
 }
 
 void Registry::apply(const Config& config) {
