@@ -7,6 +7,7 @@
 #include "tessera/device_mesh.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/dist_functional.hpp"
+#include "tessera/dlpack.hpp"
 #include "tessera/dtensor.hpp"
 #include "tessera/dtensor_ops.hpp"
 #include "tessera/dtype.hpp"

@@ -43,6 +43,13 @@ struct Storage {
   // version a value was saved at to refuse values overwritten in place (PyTorch: _version).
   std::atomic<int64_t> version{0};
 
+  // Bytes allocated by someone else (from_dlpack): `owner` gives them back when the last Storage
+  // holding them goes; the backend never frees them.
+  struct ForeignBytes {};
+  Storage(ForeignBytes, std::shared_ptr<const dispatch::Backend> on, void* bytes_at, size_t size,
+          std::shared_ptr<void> owner)
+      : backend(std::move(on)), data(bytes_at), bytes(size), shared(std::move(owner)) {}
+
   // replica_of's constructor: the same bytes, already owned by `original.shared`.
   struct SameBytes {};
   Storage(SameBytes, const Storage& original)
