@@ -362,3 +362,21 @@ TEST_CASE("[world] values are checked with the key named") {
   CHECK(ts::parse_timeout("2m", "t") == 120000);
   CHECK(ts::parse_timeout("7", "t") == 7000);
 }
+
+TEST_CASE("current_config is what configure last applied, so a few keys can change and the rest stay") {
+  const RestoreConfiguration restore;
+  const TempDir dir;
+  configure_file(dir, "[execution]\nthreads = 3\n[topology]\npreset = \"nodes:2\"\n");
+  ts::Config config = ts::current_config();
+  CHECK(config.threads == 3);
+  CHECK(config.topology == "nodes:2");
+  config.threads = 5;  // change one key only
+  ts::configure(config);
+  CHECK(ts::threads() == 5);
+  CHECK(ts::current_config().topology == "nodes:2");  // kept
+  // A configuration that fails is not the one in force.
+  ts::Config bad = ts::current_config();
+  bad.default_backend = "no-such-backend";
+  CHECK_THROWS_AS(ts::configure(bad), ts::Error);
+  CHECK(ts::current_config().default_backend == "cpu");
+}

@@ -97,6 +97,11 @@ Config with_environment(Config config);
 // variable); a plugin that cannot be loaded is a PluginError.
 void configure(const Config& config);
 
+// The configuration in force: the one configure last applied in full (with the environment's variables
+// folded in, as applied), or Config::from_environment() before any. Start from it to change a few
+// keys and keep the rest: `auto c = ts::current_config(); c.threads = 2; ts::configure(c);`.
+Config current_config();
+
 // Applies Config::from_environment() as configure does, once per process. The first use of the
 // library does it; call it to get a bad TESSERA_CONFIG reported at a point of your choosing.
 void configure_from_environment();

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -91,6 +92,28 @@ void write_trace_at_exit() {
 // The one place a configuration is applied: the precedence is settled first (with_environment),
 // then every key is applied in an order where each step may use the previous ones (plugins before
 // the default backend and the rules that name what they provide).
+namespace {
+
+// What configure() last applied (current_config): the configuration is the process's, as the
+// registry it configures is.
+struct AppliedConfig {
+  std::mutex mutex;
+  std::optional<Config> config;
+};
+AppliedConfig& applied_config() {
+  static AppliedConfig applied;
+  return applied;
+}
+
+}  // namespace
+
+Config current_config() {
+  configure_from_environment();  // the first use of the library applies the environment's
+  AppliedConfig& applied = applied_config();
+  std::lock_guard lock(applied.mutex);
+  return applied.config ? *applied.config : Config::from_environment();
+}
+
 void configure(const Config& requested) {
   const Config config = with_environment(requested);
   applying(origin(config, "TESSERA_LOG_LEVEL", "[log] level"), [&] { observe::set_log_level(config.log_level); });
@@ -118,6 +141,9 @@ void configure(const Config& requested) {
       write_trace_at_exit();
     }
   }
+  AppliedConfig& applied = applied_config();  // only once every key took (a failure throws above)
+  std::lock_guard lock(applied.mutex);
+  applied.config = config;
 }
 
 void configure_from_environment() {
