@@ -16,6 +16,8 @@ packages=(
   libbenchmark-dev
   # The world across processes (plugins/transport-mpi, the MPI tests): Open MPI.
   libopenmpi-dev openmpi-bin
+  # The Python package (scripts/python-test.sh): venvs and the headers its module compiles against.
+  python3 python3-venv python3-dev
   # The fuzzers (scripts/fuzz.sh): clang, and libFuzzer with clang's sanitizer runtimes.
   clang libclang-rt-14-dev
 )

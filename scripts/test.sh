@@ -5,6 +5,7 @@
 #   scripts/test.sh asan       the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   scripts/test.sh tsan       the thread-pool, mode and collective tests under ThreadSanitizer (build-tsan/)
 #   scripts/test.sh fuzz       every libFuzzer target for 30 s (build-fuzz/); FUZZ_SECONDS overrides
+#   scripts/test.sh python     pip install . into a fresh venv, then the pytest suite (tests/python)
 # A stage fails on the first failing test, sanitizer report or fuzzer crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,13 +18,14 @@ run_preset() {
   ctest --preset "$preset" -j2
 }
 
-all_stages=(default asan tsan fuzz)
+all_stages=(default python asan tsan fuzz)
 
 run_stage() {
   case "$1" in
     default | asan) run_preset "$1" ;;
     tsan) echo "== test.sh: tsan"; bash scripts/tsan.sh ;;
     fuzz) echo "== test.sh: fuzz"; bash scripts/fuzz.sh ${FUZZ_SECONDS:+"$FUZZ_SECONDS"} ;;  # fuzz.sh owns the default
+    python) echo "== test.sh: python"; bash scripts/python-test.sh ;;
   esac
 }
 

@@ -1,0 +1,63 @@
+// The pieces of the _tessera module: one bind_* function per concept (one file each), and the
+// conversions between Python values and Tessera's C++ ones that every piece shares.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tessera/tessera.hpp>
+
+namespace tessera::python {
+
+namespace nb = nanobind;
+
+void bind_errors(nb::module_& m);     // ts.Error
+void bind_dtypes(nb::module_& m);     // ts.float32, ...
+void bind_sym_int(nb::module_& m);    // ts.LocalInt
+void bind_tensor(nb::module_& m);     // ts.Tensor: properties, views, operators, autograd
+void bind_ops(nb::module_& m);        // ts.add, ts.matmul, ts.cat, ...
+void bind_factories(nb::module_& m);  // ts.ones, ts.tensor, ts.randn, ...
+void bind_dlpack(nb::module_& m);     // __dlpack__, ts.from_dlpack
+void bind_local(nb::module_& m);      // ts.LocalMode, ts.local_tensor, ts.rank_map, ...
+void bind_dist(nb::module_& m);       // ts.dist.*, ts.ReduceOp, ts.ProcessGroup
+void bind_mesh(nb::module_& m);       // ts.DeviceMesh, ts.init_device_mesh
+void bind_placements(nb::module_& m); // ts.Shard, ts.Replicate, ts.Partial
+void bind_dtensor(nb::module_& m);    // ts.DTensor, ts.distribute_tensor, ...
+void bind_observe(nb::module_& m);    // ts.CommCounter, tracing
+void bind_plugins(nb::module_& m);    // ts.load_plugin, ts.configure, ...
+
+// A size: a Python int, or a ts.LocalInt for a size that differs per rank.
+SymInt sym_int_from(nb::handle value);
+// A size as Python sees it: an int, or a ts.LocalInt when it differs per rank.
+nb::object to_python(const SymInt& value);
+// A shape given as PyTorch takes it: sizes as separate arguments (ts.ones(2, 3)) or one sequence
+// (ts.ones((2, 3)), ts.ones([2, 3])). `what` names the call in errors.
+SymShape shape_from_args(const nb::args& args, const char* what);
+SymShape shape_from_sequence(nb::handle sequence, const char* what);
+// A shape as a Python tuple (ints, or ts.LocalInt where a size differs per rank).
+nb::tuple to_python(const SymShape& shape);
+// dims given as an int, a sequence of ints or None (every dim).
+std::vector<int64_t> dims_from(nb::handle dims, const char* what);
+// A value for an error message: its type and repr, e.g. "str 'a'".
+std::string describe(nb::handle value);
+// Whether `value` is something scalar_from takes: a bool, an int, a float, a ts.LocalInt, or a
+// NumPy (or other) number.
+bool is_number(nb::handle value);
+// A Python bool, int or float (or ts.LocalInt) as a Scalar of the same kind.
+Scalar scalar_from(nb::handle value, const char* what);
+nb::object to_python(const Scalar& value);
+// dtype= and device= keyword arguments as TensorOptions (device names a backend, e.g. "cpu").
+TensorOptions options_from(const std::optional<DType>& dtype, const std::optional<std::string>& device);
+
+// Runs `f` with the GIL released: ranks may run on other threads, and a Python callback they make
+// takes the GIL back itself (see bind_local's rank_map).
+template <class F>
+decltype(auto) without_gil(F&& f) {
+  nb::gil_scoped_release release;
+  return f();
+}
+
+}  // namespace tessera::python

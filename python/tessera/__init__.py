@@ -1,0 +1,22 @@
+"""Tessera: SPMD distributed tensor programs with PyTorch's spellings.
+
+A thin binding over the C++ library (the _tessera module); nothing here computes.
+
+    import tessera as ts
+    with ts.LocalMode(4):
+        x = ts.rank_map(lambda r: ts.ones(2) * r)
+        ts.dist.all_reduce(x)
+
+PyTorch's module paths work too: tessera.distributed (torch.distributed),
+tessera.distributed.tensor, tessera.distributed.device_mesh, tessera.distributed.tensor.debug.
+"""
+import sys as _sys
+
+from ._tessera import *  # noqa: F401,F403
+from ._tessera import __version__, dist  # noqa: F401
+
+# The collectives live in a submodule of the extension; registered so `import tessera.dist` and
+# `from tessera.dist import all_reduce` work as for any module.
+_sys.modules[__name__ + ".dist"] = dist
+
+from . import distributed  # noqa: E402,F401  (after dist: it re-exports it)
