@@ -10,7 +10,7 @@
 
 using namespace plugin_test;
 
-TEST_CASE("init is called once per load and finalize once at unload, a probe calls neither") {
+TEST_CASE("init is called once per load and finalize once at unload, a probe of the loaded plugin calls neither") {
   const PluginLog log;
   const std::filesystem::path file = test_plugin("coll-params");
   tessera::load_plugin(file.string());
@@ -71,4 +71,25 @@ TEST_CASE("a plugin rejected for a clash is neither initialised nor finalized") 
   CHECK(log.count("finalize") == 0);
   tessera::unload_plugin("coll-params");
   CHECK(log.count("finalize") == 1);
+}
+
+TEST_CASE("a probe of a plugin not loaded runs its init and finalize, and registers nothing") {
+  const PluginLog log;
+  const std::filesystem::path file = test_plugin("coll-params");
+  const tessera::PluginProbe probe = tessera::probe_plugin(file);
+  CHECK(probe.accepted);
+  REQUIRE(log.lines().size() == 2);
+  CHECK(log.lines()[0].starts_with("init host=tessera "));
+  CHECK(log.lines()[1] == "finalize");
+  CHECK_FALSE(is_loaded("coll-params"));
+}
+
+TEST_CASE("a probe reports an init that refuses as the reason the plugin cannot be used here") {
+  const std::filesystem::path file = test_plugin("bad-init-refuses");
+  const tessera::PluginProbe probe = tessera::probe_plugin(file);
+  CHECK_FALSE(probe.accepted);
+  CHECK(contains(probe.reason, "its init refused, status 2"));
+  CHECK(contains(probe.reason, "bad-init-refuses: no accelerator in this machine"));
+  CHECK_FALSE(is_loaded("bad-init-refuses"));
+  check_cpu_still_works();
 }

@@ -37,7 +37,16 @@ PluginProbe probe_plugin(const fs::path& file) {
   PluginProbe probe;
   probe.file = file;
   try {
-    probe.info = plugin::LoadedPlugin::open(file)->info();
+    const std::shared_ptr<plugin::LoadedPlugin> opened = plugin::LoadedPlugin::open(file);
+    // Whether loading would succeed includes the plugin's init, which refuses where the plugin
+    // cannot work (a GPU backend on a machine without a device): the probe runs it, and finalize
+    // when the probe is done, unless the plugin is loaded already (its init ran once, and must
+    // not run again while it is in use).
+    const std::vector<PluginInfo> loaded = loaded_plugins();
+    const bool in_use = std::any_of(loaded.begin(), loaded.end(),
+                                    [&](const PluginInfo& info) { return info.file == opened->info().file; });
+    if (!in_use) opened->start();
+    probe.info = opened->info();
     probe.accepted = true;
   } catch (const PluginError& e) {
     probe.reason = e.what();

@@ -19,7 +19,7 @@ namespace tessera::plugin {
 class LoadedPlugin {
  public:
   // Loads, queries and validates `file`; throws PluginError naming the file and the reason. Calls
-  // nothing but the query: a probe opens a plugin without starting it.
+  // nothing but the query: start() runs init.
   static std::shared_ptr<LoadedPlugin> open(const std::filesystem::path& file);
   // Calls the plugin's finalize (SDK 1.3) when start() succeeded: the last object using the plugin
   // is gone and the library is unmapped right after.
