@@ -52,6 +52,10 @@ nb::object to_python(const Scalar& value);
 // dtype= and device= keyword arguments as TensorOptions (device names a backend, e.g. "cpu").
 TensorOptions options_from(const std::optional<DType>& dtype, const std::optional<std::string>& device);
 
+// A tensor sharing the memory of a DLPack producer: a NumPy array, a torch tensor, a capsule, or a
+// ts.Tensor itself (ts.from_dlpack; dlpack.cpp).
+Tensor tensor_from_dlpack(nb::handle source);
+
 // Runs `f` with the GIL released: ranks may run on other threads, and a Python callback they make
 // takes the GIL back itself (see bind_local's rank_map).
 template <class F>

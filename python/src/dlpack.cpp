@@ -150,7 +150,9 @@ Tensor from_capsule(nb::handle capsule) {
               "'; expected an unconsumed 'dltensor' or 'dltensor_versioned' (a DLPack capsule is consumed once)");
 }
 
-Tensor from_any(nb::handle source) {
+}  // namespace
+
+Tensor tensor_from_dlpack(nb::handle source) {
   if (nb::isinstance<Tensor>(source)) return nb::cast<Tensor>(source);
   if (PyCapsule_CheckExact(source.ptr())) return from_capsule(source);
   if (!nb::hasattr(source, "__dlpack__"))
@@ -167,6 +169,8 @@ Tensor from_any(nb::handle source) {
   }
   return from_capsule(capsule);
 }
+
+namespace {
 
 nb::object as_numpy(const Tensor& t) {
   nb::object numpy = nb::module_::import_("numpy");
@@ -185,7 +189,7 @@ void bind_dlpack(nb::module_& m) {
       .def("__dlpack_device__", &dlpack_device)
       .def("numpy", &as_numpy,
            "A NumPy array sharing this tensor's memory; for a local tensor, a dict of one per rank.");
-  m.def("from_dlpack", &from_any, nb::arg("ext_tensor"),
+  m.def("from_dlpack", &tensor_from_dlpack, nb::arg("ext_tensor"),
         "A tensor sharing the memory of a DLPack producer (NumPy array, torch tensor, capsule).");
   m.def("to_dlpack", [](const Tensor& t) { return to_capsule(t, false); }, nb::arg("tensor"),
         "An unversioned DLPack capsule sharing this tensor's memory (torch.utils.dlpack.to_dlpack).");

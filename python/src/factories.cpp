@@ -71,16 +71,13 @@ Tensor from_python_data(nb::handle data, TensorOptions options) {
   return from_values(flat.floats, flat.shape, options);
 }
 
-bool has_dlpack(nb::handle data) { return nb::hasattr(data, "__dlpack__"); }
-
 }  // namespace
 
 Tensor tensor_from(nb::handle data, const std::optional<DType>& dtype, const std::optional<std::string>& device) {
   TensorOptions options = options_from(dtype, device);
-  if (nb::isinstance<Tensor>(data) || has_dlpack(data)) {
+  if (nb::isinstance<Tensor>(data) || nb::hasattr(data, "__dlpack__")) {
     // A copy (ts.tensor never shares memory; ts.from_dlpack does), in the requested dtype and place.
-    const Tensor source = nb::isinstance<Tensor>(data) ? nb::cast<Tensor>(data)
-                                                       : nb::cast<Tensor>(nb::module_::import_("tessera").attr("from_dlpack")(data));
+    const Tensor source = tensor_from_dlpack(data);
     return without_gil([&] {
       Tensor out = device ? source.to(*device) : source;
       out = dtype ? out.to(*dtype) : out;

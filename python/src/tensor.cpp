@@ -47,10 +47,17 @@ nb::object optional_tensor(const Tensor& t) { return t.defined() ? nb::cast(t) :
 // t.to(...): a dtype, a device (backend) name, or both as keywords, as PyTorch takes them.
 Tensor convert(const Tensor& t, nb::handle target, std::optional<DType> dtype, std::optional<std::string> device) {
   if (!target.is_none()) {
-    if (nb::isinstance<DType>(target)) dtype = nb::cast<DType>(target);
-    else if (PyUnicode_Check(target.ptr())) device = nb::cast<std::string>(target);
-    else if (nb::isinstance<Tensor>(target)) dtype = nb::cast<const Tensor&>(target).dtype(), device = nb::cast<const Tensor&>(target).backend();
-    else throw nb::type_error("t.to(...): expected a ts.dtype, a device name or a tensor");
+    if (nb::isinstance<DType>(target)) {
+      dtype = nb::cast<DType>(target);
+    } else if (PyUnicode_Check(target.ptr())) {
+      device = nb::cast<std::string>(target);
+    } else if (nb::isinstance<Tensor>(target)) {
+      const Tensor& like = nb::cast<const Tensor&>(target);  // t.to(other): other's dtype and backend
+      dtype = like.dtype();
+      device = like.backend();
+    } else {
+      throw nb::type_error("t.to(...): expected a ts.dtype, a device name or a tensor");
+    }
   }
   return without_gil([&] {
     Tensor out = device ? t.to(*device) : t;

@@ -51,7 +51,10 @@ std::pair<int64_t, int64_t> addressed_span(const Shape& shape, const std::vector
     if (shape[d] == 0) return {0, 0};
     const auto what = [] { return std::string("from_dlpack: the strides reach"); };
     const int64_t reach = detail::checked_mul(shape[d] - 1, strides[d], what);
-    (reach < 0 ? low : high) = detail::checked_add(reach < 0 ? low : high, reach, what);
+    if (reach < 0)
+      low = detail::checked_add(low, reach, what);
+    else
+      high = detail::checked_add(high, reach, what);
   }
   return {low, high};
 }
