@@ -257,3 +257,36 @@ TEST_CASE("barrier completes for any group size") {
     CHECK_NOTHROW(ts::dist::barrier(t));
   }
 }
+
+TEST_CASE("scatter over several fibres: roots holding one buffer share the results, distinct roots do not") {
+  ts::LocalMode mode(6);
+  const ts::ProcessGroup rows = ts::ProcessGroup::from_fibres({{0, 1, 2}, {3, 4, 5}});
+  // Factories in local mode give every rank one shared buffer: roots 0 and 3 scatter the same bytes.
+  std::vector<ts::Tensor> same;
+  for (int i = 0; i < 3; ++i) same.push_back(ts::full({2}, float(100 + i)));
+  ts::Tensor received = ts::zeros({2});
+  ts::dist::scatter(received, same, 0, rows);
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    CHECK(ts::equal(received.shard(i), ts::full({2}, float(100 + i))));
+    CHECK(ts::equal(received.shard(3 + i), ts::full({2}, float(100 + i))));
+    CHECK(received.shard(3 + i).data_ptr() == received.shard(i).data_ptr());
+  }
+  // Each rank's result is its own to write.
+  ts::Tensor four = received.shard(4);
+  four.fill_(-1.0);
+  CHECK(ts::equal(received.shard(1), ts::full({2}, 101.f)));
+
+  // Roots with their own values (the second piece differs between them): each fibre its root's.
+  std::vector<ts::Tensor> distinct = same;
+  distinct[1] = per_rank(6, [](int rank) {
+    ts::DisabledLocalMode plain;
+    return ts::full({2}, float(1000 * rank + 1));
+  });
+  ts::Tensor got = ts::zeros({2});
+  ts::dist::scatter(got, distinct, 0, rows);
+  CHECK(ts::equal(got.shard(1), ts::full({2}, 1.f)));
+  CHECK(ts::equal(got.shard(4), ts::full({2}, 3001.f)));
+  CHECK(ts::equal(got.shard(3), ts::full({2}, 100.f)));
+  CHECK(ts::equal(got.shard(5), ts::full({2}, 102.f)));
+}

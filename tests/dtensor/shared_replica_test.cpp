@@ -322,3 +322,72 @@ TEST_CASE("a replicated distribute_tensor shares the caller's own tensor, writes
   CHECK(plain.to_vector<float>() == std::vector<float>(4, 7.f));
   CHECK(local.shard(1).to_vector<float>() == source);
 }
+
+TEST_CASE("distributing a replicated local tensor cuts each piece once: ranks holding one piece share it") {
+  // A (3, 2) mesh, [Replicate, Shard(1)] of a 4x5 tensor every rank holds in one buffer (a factory
+  // in local mode makes it once): columns split 3 | 2, ranks (i, j) hold piece j for every i.
+  ts::LocalMode mode(6);
+  std::vector<float> source(20);
+  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<float>(i);
+  const ts::Tensor local = ts::arange(20, ts::TensorOptions(ts::DType::Float32)).reshape({4, 5});
+  for (int r = 0; r < 6; ++r) REQUIRE(local.shard(r).data_ptr() == local.shard(0).data_ptr());
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3, 2});
+  const ts::DTensor d = ts::distribute_tensor(local, mesh, {ts::Replicate(), ts::Shard(1)});
+  const ts::Tensor& shards = d.to_local();
+  for (int j = 0; j < 2; ++j) {
+    const int64_t first = j == 0 ? 0 : 3, width = j == 0 ? 3 : 2;
+    std::vector<float> piece;
+    for (int64_t row = 0; row < 4; ++row)
+      for (int64_t col = first; col < first + width; ++col) piece.push_back(source[static_cast<size_t>(row * 5 + col)]);
+    for (int i = 0; i < 3; ++i) {
+      CAPTURE(i);
+      CAPTURE(j);
+      CHECK(shards.shard(2 * i + j).sizes() == ts::Shape{4, width});
+      CHECK(shards.shard(2 * i + j).to_vector<float>() == piece);
+      CHECK(shards.shard(2 * i + j).data_ptr() == shards.shard(j).data_ptr());
+    }
+  }
+  CHECK(shards.shard(0).data_ptr() != shards.shard(1).data_ptr());
+  // A write to one rank's piece stays with that rank.
+  ts::Tensor two = shards.shard(2);
+  two.fill_(-1.0);
+  CHECK(shards.shard(2).to_vector<float>() == std::vector<float>(12, -1.f));
+  CHECK(shards.shard(0).to_vector<float>() != std::vector<float>(12, -1.f));
+  CHECK(shards.shard(4).to_vector<float>() == shards.shard(0).to_vector<float>());
+}
+
+TEST_CASE("an AVG all_reduce gives every rank one shared mean, and a write to one rank stays there") {
+  ts::LocalMode mode(4);
+  // Rank r holds r + (0, 1, 2): the mean is 1.5 + (0, 1, 2), exact in float32.
+  ts::Tensor t = ts::rank_map([](int r) {
+    return plain_tensor({static_cast<float>(r), r + 1.f, r + 2.f}, {3});
+  });
+  ts::dist::all_reduce(t, ts::ReduceOp::AVG);
+  const std::vector<float> mean = {1.5f, 2.5f, 3.5f};
+  for (int r = 0; r < 4; ++r) {
+    CAPTURE(r);
+    CHECK(t.shard(r).to_vector<float>() == mean);
+    CHECK(t.shard(r).data_ptr() == t.shard(0).data_ptr());
+  }
+  ts::Tensor three = t.shard(3);
+  three.copy_(three * 2.0);
+  CHECK(t.shard(3).to_vector<float>() == std::vector<float>{3.f, 5.f, 7.f});
+  for (int r = 0; r < 3; ++r) CHECK(t.shard(r).to_vector<float>() == mean);
+}
+
+TEST_CASE("a broadcast into shards that are views of larger buffers copies into them, viewers see it") {
+  ts::LocalMode mode(3);
+  // Each rank's shard is the middle 2 of its own 4-element buffer: the result cannot be shared
+  // into it, so it is copied, and the rank's whole buffer shows the copy.
+  std::vector<ts::Tensor> whole;
+  for (int r = 0; r < 3; ++r)
+    whole.push_back(plain_tensor({10.f * r, 10.f * r + 1, 10.f * r + 2, 10.f * r + 3}, {4}));
+  ts::Tensor t = ts::rank_map([&](int r) { return whole[static_cast<size_t>(r)].narrow(0, 1, 2); });
+  ts::dist::broadcast(t, 2);
+  for (int r = 0; r < 3; ++r) {
+    CAPTURE(r);
+    CHECK(t.shard(r).to_vector<float>() == std::vector<float>{21.f, 22.f});
+    const float outer = 10.f * r;
+    CHECK(whole[static_cast<size_t>(r)].to_vector<float>() == std::vector<float>{outer, 21.f, 22.f, outer + 3});
+  }
+}

@@ -102,6 +102,9 @@ class RankMap {
 
  private:
   typename std::vector<value_type>::const_iterator find(int rank) const {
+    // Ranks 0..n-1, the usual map, hold rank r at position r: no search.
+    if (rank >= 0 && static_cast<size_t>(rank) < entries_.size() && entries_[static_cast<size_t>(rank)].first == rank)
+      return entries_.begin() + rank;
     auto it = std::lower_bound(entries_.begin(), entries_.end(), rank,
                                [](const value_type& e, int r) { return e.first < r; });
     return it != entries_.end() && it->first == rank ? it : entries_.end();

@@ -1,5 +1,7 @@
 // tessera::dist collectives on local tensors: split the call into fibres, lay each member's data
 // out as the collective's input buffer, run the schedule, write the outputs back in place.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "dispatch/user_call.hpp"
@@ -9,6 +11,7 @@
 #include "comm/run_collective.hpp"
 #include "observe/comm_events.hpp"
 #include "tensor/internal.hpp"
+#include "tessera/detail/spmd.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
@@ -148,6 +151,13 @@ void write_back(Tensor shard, const Tensor& block) {
   if (!detail::exchange_storage(shard, block)) shard.copy_(block.reshape(shard.sizes()));
 }
 
+// write_back of a result that other ranks' shards receive too (run_collective's shared outputs):
+// the shard shares its bytes (copy-on-write) rather than taking them.
+void share_back(Tensor shard, const Tensor& block) {
+  if (in_place(shard, block)) return;
+  if (!detail::share_storage(shard, block)) shard.copy_(block.reshape(shard.sizes()));
+}
+
 // What one API call runs on (comm/call.hpp): checked, covered and (across processes) agreed.
 comm::Call fibres_for(const char* op, const Tensor& t, const ProcessGroup& group, comm::Fingerprint fingerprint = {}) {
   enter(op);
@@ -177,11 +187,17 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
     const Shape& shape = common_shape("all_reduce", tensor, members, "the tensor");
     const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
     const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(before_reduce(tensor.shard(m), op)); });
-    const std::vector<Tensor> outputs =
-        comm::run_collective(covered.context, TESSERA_COLL_ALL_REDUCE, members, inputs, shape_numel(shape), sop);
-    for (size_t i = 0; i < members.size(); ++i)
-      if (here(members[i]))
-        write_back(tensor.shard(members[i]), after_reduce(outputs[i], op, static_cast<int>(members.size())));
+    const std::vector<Tensor> outputs = comm::run_collective(covered.context, TESSERA_COLL_ALL_REDUCE, members, inputs,
+                                                             shape_numel(shape), sop, 0, /*shared_outputs=*/true);
+    Tensor output, result;  // ranks given one output share one result, scaled once
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (!here(members[i])) continue;
+      if (outputs[i].impl() != output.impl()) {
+        output = outputs[i];
+        result = after_reduce(output, op, static_cast<int>(members.size()));
+      }
+      share_back(tensor.shard(members[i]), result);
+    }
   }
 }
 
@@ -195,10 +211,10 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
     require_root("broadcast", src, members.size());
     const Shape shape = common_shape("broadcast", tensor, members, "the tensor");
     const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shard(m)); });
-    const std::vector<Tensor> outputs = comm::run_collective(covered.context, TESSERA_COLL_BROADCAST, members, inputs,
-                                                             shape_numel(shape), TESSERA_REDUCE_SUM, src);
+    const std::vector<Tensor> outputs = comm::run_collective(
+        covered.context, TESSERA_COLL_BROADCAST, members, inputs, shape_numel(shape), TESSERA_REDUCE_SUM, src, true);
     for (size_t i = 0; i < members.size(); ++i)
-      if (here(members[i])) write_back(tensor.shard(members[i]), outputs[i]);
+      if (here(members[i])) share_back(tensor.shard(members[i]), outputs[i]);
   }
 }
 
@@ -354,14 +370,40 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
                           "ts::dist::functional::broadcast and all_to_all_single are)");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("scatter", output, group, rooted(src));
+  // Roots of several fibres often scatter the same bytes (distribute_tensor hands every root a
+  // replica of one tensor's pieces): such fibres' results are computed once and shared.
+  struct Scattered {
+    std::vector<int64_t> identity;  // of the root's blocks: their bytes and layouts
+    std::vector<std::shared_ptr<void>> owners;  // keep those bytes allocated, so no other tensor gets their address
+    std::vector<Tensor> results;
+  };
+  std::vector<Scattered> scattered;
+  const bool reusable = comm::evaluates_plans() && covered.fibres.size() > 1;
   for (const Fibre& members : covered.fibres) {
     require_root("scatter", src, members.size());
     require_list("scatter", inputs, members.size(), output.ranks(), "the input list");
     const Shape shape = common_shape("scatter", output, members, "the output");
     const int root = members[static_cast<size_t>(src)];
+    Scattered fibre;
+    bool shared = reusable && here(root);  // only shared bytes (replicas) can be another root's too
+    if (here(root))
+      for (size_t i = 0; i < members.size(); ++i) {
+        const Tensor block = inputs[i].shard(root);
+        if (block.sizes() != shape)
+          throw Error(fmt::format("scatter: input {} on the root (rank {}) has shape {}, expected the output's shape {}",
+                                  i, root, shape_text(block.sizes()), shape_text(shape)));
+        shared = shared && block.impl()->storage()->shared != nullptr;
+        if (shared) {
+          detail::append_shard_identity(inputs[i], root, fibre.identity);
+          fibre.owners.push_back(block.impl()->storage()->shared);
+        }
+      }
+    const auto same = std::find_if(scattered.begin(), scattered.end(),
+                                   [&](const Scattered& s) { return s.identity == fibre.identity; });
+    const bool repeated = shared && same != scattered.end();
     Tensor unread;  // what the other members pass: the schedule reads only the root's input
     const std::vector<Tensor> buffers = member_inputs(members, [&](int m) {
-      if (m != root) {
+      if (m != root || repeated) {
         if (!unread.defined()) {
           DisabledLocalMode plain;
           unread = empty({shape_numel(shape) * static_cast<int64_t>(members.size())},
@@ -370,16 +412,22 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
         return unread;
       }
       std::vector<Tensor> root_blocks;
-      for (size_t i = 0; i < members.size(); ++i) {
-        if (inputs[i].shard(root).sizes() != shape)
-          throw Error(fmt::format("scatter: input {} on the root (rank {}) has shape {}, expected the output's shape {}",
-                                  i, root, shape_text(inputs[i].shard(root).sizes()), shape_text(shape)));
-        root_blocks.push_back(flat(inputs[i].shard(root)));
-      }
+      for (size_t i = 0; i < members.size(); ++i) root_blocks.push_back(flat(inputs[i].shard(root)));
       return cat(root_blocks);
     });
-    const std::vector<Tensor> results = comm::run_collective(covered.context, TESSERA_COLL_SCATTER, members, buffers,
-                                                             shape_numel(shape), TESSERA_REDUCE_SUM, src);
+    std::vector<Tensor> results =
+        repeated
+            ? comm::repeat_collective(covered.context, TESSERA_COLL_SCATTER, members, buffers, shape_numel(shape),
+                                      TESSERA_REDUCE_SUM, src, same->results)
+            : comm::run_collective(covered.context, TESSERA_COLL_SCATTER, members, buffers, shape_numel(shape),
+                                   TESSERA_REDUCE_SUM, src);
+    // Kept for later fibres, so what is written back are replicas (write_back takes their bytes).
+    if (shared && !repeated) {
+      fibre.results = results;
+      scattered.push_back(std::move(fibre));
+      for (Tensor& result : results)
+        if (result.defined()) result = detail::replica_of(result);
+    }
     for (size_t i = 0; i < members.size(); ++i)
       if (here(members[i])) write_back(output.shard(members[i]), results[i]);
   }

@@ -35,7 +35,7 @@ class Evaluation {
     // Assembled outputs first: nodes may live in them.
     buffers_.resize(static_cast<size_t>(plan.group_size));
     for (int32_t r = 0; r < plan.group_size; ++r)
-      if (plan.output_class[static_cast<size_t>(r)] == r)
+      if (plan.output_class[static_cast<size_t>(r)] == r && whole_input(r) == nullptr)
         buffers_[static_cast<size_t>(r)] = allocate(plan.output_sizes[static_cast<size_t>(r)]);
   }
 
@@ -58,16 +58,22 @@ class Evaluation {
     }
   }
 
-  std::vector<Tensor> assemble_outputs() {
+  std::vector<Tensor> assemble_outputs(bool shared_outputs) {
     const int32_t p = plan_.group_size;
     std::vector<Tensor> outputs(static_cast<size_t>(p));
     for (int32_t r = 0; r < p; ++r) {
       const int32_t same_as = plan_.output_class[static_cast<size_t>(r)];
       std::shared_ptr<TensorImpl> buffer;
       if (same_as != r) {
-        // Equal to an output already assembled: a replica sharing its bytes (copy-on-write), so
-        // ranks that receive the same result hold it once (a broadcast's, an all_reduce's).
-        buffer = outputs[static_cast<size_t>(same_as)].impl()->replica();
+        // Equal to an output already assembled: that one, or a replica sharing its bytes
+        // (copy-on-write), so ranks that receive the same result hold it once (a broadcast's, an
+        // all_reduce's).
+        const Tensor& same = outputs[static_cast<size_t>(same_as)];
+        buffer = shared_outputs ? same.impl() : same.impl()->replica();
+      } else if (const Tensor* input = whole_input(r)) {
+        // All of one input, unchanged (a broadcast's, a scatter's block of its own): it shares
+        // the input's bytes (copy-on-write) instead of copying them.
+        buffer = shared_outputs ? input->impl() : input->impl()->replica();
       } else {
         buffer = buffers_[static_cast<size_t>(r)];  // kept: later outputs may copy nodes living here
         int64_t at = 0;
@@ -85,6 +91,15 @@ class Evaluation {
   }
 
  private:
+  // The input that is rank r's whole output, element for element, or nullptr.
+  const Tensor* whole_input(int32_t r) const {
+    const std::vector<PlanRun>& runs = plan_.outputs[static_cast<size_t>(r)];
+    if (runs.size() != 1 || runs[0].value < 0 || runs[0].value >= plan_.group_size || runs[0].offset != 0) return nullptr;
+    const Tensor& input = inputs_[static_cast<size_t>(runs[0].value)];
+    const bool whole = input.defined() && runs[0].length == plan_.output_sizes[static_cast<size_t>(r)] &&
+                       input.impl()->numel() == runs[0].length;
+    return whole ? &input : nullptr;
+  }
   std::shared_ptr<TensorImpl> allocate(int64_t count) const {
     return TensorImpl::allocate({count}, dtype_, like_.backend_ptr());
   }
@@ -147,11 +162,11 @@ class Evaluation {
 
 }  // namespace
 
-std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Tensor>& inputs, bool shared_outputs) {
   DisabledLocalMode plain_buffers;  // buffers are dense whatever mode the caller is in
   Evaluation evaluation(plan, inputs);
   evaluation.compute_nodes();
-  return evaluation.assemble_outputs();
+  return evaluation.assemble_outputs(shared_outputs);
 }
 
 }  // namespace tessera::comm

@@ -1,6 +1,6 @@
 // Computes a simulated collective from its schedule's plan (schedule_plan.hpp) instead of replaying
 // its messages: each plan node is one kernel call over its run of elements, in the plan's order,
-// and each distinct output is assembled once and copied to the ranks that share it. The kernels and
+// and each distinct output is assembled once and shared by the ranks that receive it. The kernels and
 // their operand order are the executor's, so results are bitwise those of a replay.
 #pragma once
 
@@ -13,7 +13,10 @@ namespace tessera::comm {
 
 // inputs[r]: group rank r's input buffer, as execute() takes it, for every rank (all hosted here).
 // Returns every rank's output buffer, as execute() would; elements the collective leaves
-// unspecified are unspecified here too.
-std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Tensor>& inputs);
+// unspecified are unspecified here too. Ranks with equal outputs get replicas of one buffer (their
+// own Storages over the same bytes); with `shared_outputs`, the same Tensor, which may also be an
+// input: for callers that only read outputs (copy or share their bytes), never hand them out.
+std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Tensor>& inputs,
+                                  bool shared_outputs = false);
 
 }  // namespace tessera::comm

@@ -19,6 +19,7 @@
 #include "observe/comm_events.hpp"
 #include "plugin/registry.hpp"
 #include "ranks/local_tensor_impl.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/topology.hpp"
 #include "world/world.hpp"
@@ -118,35 +119,61 @@ void forget_schedules(const std::string& algorithm) {
   note_algorithms_changed();
 }
 
-std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
-                                   const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root) {
+namespace {
+
+// What run_collective and repeat_collective share: choose the algorithm, fetch its schedule and
+// report the call (traces, counters and the cost model see one call per fibre either way).
+std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t collective,
+                                            const std::vector<int>& members, const std::vector<Tensor>& inputs,
+                                            int64_t count, int32_t reduce_op, int32_t root) {
   const auto hosted = std::find_if(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined(); });
   if (hosted == inputs.end()) throw Error("run_collective: no member of the group is hosted here (internal error)");
   const DType dtype = hosted->dtype();
-  int world = context.world;
   tessera_collective_request request =
       make_request(collective, static_cast<int>(inputs.size()), count, dtype, reduce_op, root);
-  world = std::max(world, *std::max_element(members.begin(), members.end()) + 1);
-  tessera::world::WorldState& in = tessera::world::current();  // `world` is the size here
+  const int world = std::max(context.world, *std::max_element(members.begin(), members.end()) + 1);
   Topology topology;
-  const std::vector<int32_t> ring = in.ring_order(world, members, topology);
+  const std::vector<int32_t> ring = tessera::world::current().ring_order(world, members, topology);
   request.ring_order = ring.empty() ? nullptr : ring.data();
   const RequestTopology where{&topology, members.data(), request.group_size};
   attach_topology(request, where);
   const int64_t bytes = static_cast<int64_t>(itemsize(dtype)) * hosted->numel();
   const std::shared_ptr<const CollectiveAlgorithm> algorithm = choose(request, bytes);
-  const std::shared_ptr<Cached> entry = cached(algorithm->name(), request);
-  const std::shared_ptr<const Schedule>& schedule = entry->schedule;
-  if (observe::wants_collectives()) {
-    observe::report_collective(*schedule, members, estimate(*schedule, members, topology, itemsize(dtype)));
-  }
-  if (shapes_only(inputs)) return outputs_without_data(*schedule, inputs);  // no values to move
+  std::shared_ptr<Cached> entry = cached(algorithm->name(), request);
+  if (observe::wants_collectives())
+    observe::report_collective(*entry->schedule, members, estimate(*entry->schedule, members, topology, itemsize(dtype)));
+  return entry;
+}
+
+}  // namespace
+
+bool evaluates_plans() { return !tessera::world::current().distributed() && !replay_forced(); }
+
+std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
+                                   const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
+                                   bool shared_outputs) {
+  const std::shared_ptr<Cached> entry = chosen_and_reported(context, collective, members, inputs, count, reduce_op, root);
+  if (shapes_only(inputs)) return outputs_without_data(*entry->schedule, inputs);  // no values to move
   // Simulated (every rank here): the result needs only the schedule's reductions, not its messages.
   // Traces are unaffected: they are drawn from the schedule and the cost model above.
-  const bool evaluate = !in.distributed() && !replay_forced();
+  tessera::world::WorldState& in = tessera::world::current();
+  const bool evaluate = evaluates_plans();
   count_path(evaluate);
-  if (evaluate) return evaluate_plan(*plan_of(*entry), inputs);
-  return execute(*schedule, inputs, ExecutionPlace{&in, &members, context.call});
+  if (evaluate) return evaluate_plan(*plan_of(*entry), inputs, shared_outputs);
+  return execute(*entry->schedule, inputs, ExecutionPlace{&in, &members, context.call});
+}
+
+std::vector<Tensor> repeat_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
+                                      const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
+                                      const std::vector<Tensor>& known) {
+  if (!evaluates_plans() || known.size() != inputs.size())
+    throw Error("repeat_collective: results can be reused only in a simulated world (internal error)");
+  chosen_and_reported(context, collective, members, inputs, count, reduce_op, root);
+  count_path(true);
+  std::vector<Tensor> outputs;
+  outputs.reserve(known.size());
+  for (const Tensor& result : known) outputs.push_back(result.defined() ? Tensor(result.impl()->replica()) : result);
+  return outputs;
 }
 
 }  // namespace tessera::comm

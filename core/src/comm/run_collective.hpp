@@ -16,9 +16,23 @@ namespace tessera::comm {
 // undefined for those ranks too. Runs in the calling thread's world (its topology and ring orders). Returns every group rank's output buffer. Ring-shaped
 // algorithms visit the members in the default topology's ring order; every algorithm's request
 // carries the members' world ranks and that topology (SDK 1.3: group_ranks, locality, ...).
+// With `shared_outputs`, ranks with equal results may get one Tensor (evaluate_plan's): for callers
+// that only copy or share bytes out of the outputs.
 std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
                                    const std::vector<Tensor>& inputs, int64_t count,
-                                   int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0);
+                                   int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0,
+                                   bool shared_outputs = false);
+
+// Whether collectives of the calling thread's world compute their results from schedule plans (a
+// simulated world, replay not forced): only then may a fibre reuse another fibre's results.
+bool evaluates_plans();
+// run_collective over a fibre whose inputs hold the same values as those of a fibre that already
+// ran and gave `known` (the replicas one root's bytes became, scattered again by another root):
+// chosen and reported as run_collective does, with replicas of `known` as its outputs. Only where
+// evaluates_plans() (the caller checks; it is an internal error elsewhere).
+std::vector<Tensor> repeat_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
+                                      const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
+                                      const std::vector<Tensor>& known);
 
 // The schedule an algorithm builds for a request, cached per (algorithm, collective, group size,
 // count, dtype, op, root, ring order, the members' world ranks, the topology's fingerprint): the

@@ -233,9 +233,13 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
   int64_t widest = 0;
   for (int rank : mesh.ranks())
     for (const Segments& piece : pieces_at(mesh.coordinate_of(rank))) widest = std::max(widest, total_length(piece));
+  // Roots whose shards are replicas of one tensor (a replicated or randn-made tensor) cut the same
+  // pieces from it: each piece is cut once, per (shard bytes and layout, piece), and the other roots
+  // get replicas, which dist::scatter recognises and scatters once.
+  std::map<std::vector<int64_t>, Tensor> cut;
   std::vector<Tensor> inputs;
   for (int64_t k = 0; k < shards; ++k)
-    inputs.push_back(map_ranks(local, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& shard) {
+    inputs.push_back(map_ranks(local, mesh, [&](int rank, const std::vector<int64_t>& coord, const Tensor& shard) {
       if (coord[i] != 0) {
         // Only group rank 0's pieces are scattered: the others pass space of the right shape,
         // uninitialised and never read, rather than a copy of their shard.
@@ -243,7 +247,14 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
         piece[static_cast<size_t>(d)] = widest;
         return empty(piece, beside(shard));
       }
-      return pad_to(take(shard, d, pieces_at(coord)[static_cast<size_t>(k)]), d, widest);
+      const Segments piece = pieces_at(coord)[static_cast<size_t>(k)];
+      std::vector<int64_t> key;
+      detail::append_shard_identity(local, rank, key);
+      for (const tessera_segment& segment : piece) key.insert(key.end(), {segment.offset, segment.length});
+      if (auto it = cut.find(key); it != cut.end()) return detail::replica_of(it->second);
+      Tensor made = pad_to(take(shard, d, piece), d, widest);
+      cut.emplace(std::move(key), made);
+      return made;
     }));
   Tensor received = map_ranks(inputs.front(), mesh, [](int, const std::vector<int64_t>&, const Tensor& t) {
     return empty(t.sizes(), beside(t));
@@ -252,8 +263,17 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
     const CommLabel along(mesh_dim_label(mesh, i), "distribute_tensor");
     dist::scatter(received, inputs, 0, mesh.group(static_cast<int64_t>(i)));
   }
-  return map_ranks(received, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& piece) {
-    return piece.narrow(d, 0, total_length(pieces_at(coord)[static_cast<size_t>(coord[i])])).contiguous();
+  // Padding comes off once per received buffer too: ranks that share a piece share its unpadded copy.
+  std::map<std::vector<int64_t>, Tensor> unpadded;
+  return map_ranks(received, mesh, [&](int rank, const std::vector<int64_t>& coord, const Tensor& piece) {
+    const int64_t length = total_length(pieces_at(coord)[static_cast<size_t>(coord[i])]);
+    if (length == widest) return piece;
+    std::vector<int64_t> key{length};
+    detail::append_shard_identity(received, rank, key);
+    if (auto it = unpadded.find(key); it != unpadded.end()) return detail::replica_of(it->second);
+    Tensor made = piece.narrow(d, 0, length).contiguous();
+    unpadded.emplace(std::move(key), made);
+    return made;
   });
 }
 

@@ -47,6 +47,9 @@ void copy_into(const TensorImpl& dst, const TensorImpl& src);
 // view of dst's storage then sees the new values, as after an in-place copy. `src` is left with
 // dst's old elements. Returns false (and changes nothing) when the layouts do not allow it.
 bool exchange_storage(const Tensor& dst, const Tensor& src);
+// Like exchange_storage, but dst's storage comes to share src's memory (copy-on-write) and src
+// keeps it: for one result that lands in many ranks' shards.
+bool share_storage(const Tensor& dst, const Tensor& src);
 
 // Reads all elements to host memory, row-major, as `dtype`. A tensor on a shapes-only backend has
 // none to read: an Error naming `op` and the backend.

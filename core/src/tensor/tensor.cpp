@@ -85,7 +85,11 @@ void copy_into(const TensorImpl& dst, const TensorImpl& src) {
                         {dispatch::operand(src, dst.sizes(), src_strides)}, {dispatch::operand(dst)});
 }
 
-bool exchange_storage(const Tensor& dst, const Tensor& src) {
+namespace {
+
+// Whether dst's and src's Storages may trade or share bytes wholesale: two dense tensors of one
+// dtype, element count and backend, each contiguous over the whole of its own Storage.
+bool whole_storages(const Tensor& dst, const Tensor& src) {
   if (!dst.defined() || !src.defined() || dst.is_local() || src.is_local()) return false;
   const TensorImpl& d = *dst.impl();
   const TensorImpl& s = *src.impl();
@@ -93,9 +97,22 @@ bool exchange_storage(const Tensor& dst, const Tensor& src) {
     return t.is_contiguous() && t.offset() == 0 &&
            static_cast<size_t>(t.numel()) * itemsize(t.dtype()) == t.storage()->bytes;
   };
-  if (d.dtype() != s.dtype() || d.numel() != s.numel() || &d.backend() != &s.backend() || d.storage() == s.storage() ||
-      !spans_storage(d) || !spans_storage(s))
-    return false;
+  return d.dtype() == s.dtype() && d.numel() == s.numel() && &d.backend() == &s.backend() &&
+         d.storage() != s.storage() && spans_storage(d) && spans_storage(s);
+}
+
+}  // namespace
+
+bool share_storage(const Tensor& dst, const Tensor& src) {
+  if (!whole_storages(dst, src)) return false;
+  dst.impl()->storage()->share_bytes_of(*src.impl()->storage());
+  return true;
+}
+
+bool exchange_storage(const Tensor& dst, const Tensor& src) {
+  if (!whole_storages(dst, src)) return false;
+  const TensorImpl& d = *dst.impl();
+  const TensorImpl& s = *src.impl();
   // Swapping the bytes (and who owns them) between the two Storages leaves any other Storage that
   // shared dst's old bytes as it was: shared replicas stay unaffected.
   d.storage()->version.fetch_add(1, std::memory_order_relaxed);

@@ -134,15 +134,31 @@ std::shared_ptr<TensorImpl> TensorImpl::view(Shape sizes, std::vector<int64_t> s
   return std::make_shared<TensorImpl>(storage_, dtype_, std::move(sizes), std::move(strides), offset, op);
 }
 
-std::shared_ptr<Storage> Storage::replica_of(Storage& original) {
-  if (!original.shared) {
-    // From now on the bytes belong to this block, which the backend frees when the last Storage
-    // holding them goes (each Storage's destructor then leaves them alone).
+namespace {
+
+// From now on the bytes belong to a block of their own, which the backend frees when the last
+// Storage holding them goes (each Storage's destructor then leaves them alone).
+void mark_shared(Storage& original) {
+  if (!original.shared)
     original.shared = std::shared_ptr<void>(original.data, [backend = original.backend](void* bytes) {
       backend->deallocate(bytes);
     });
-  }
+}
+
+}  // namespace
+
+std::shared_ptr<Storage> Storage::replica_of(Storage& original) {
+  mark_shared(original);
   return std::make_shared<Storage>(SameBytes{}, original);
+}
+
+void Storage::share_bytes_of(Storage& original) {
+  if (&original == this || (original.data == data && original.data != nullptr)) return;
+  mark_shared(original);
+  if (!shared) backend->deallocate(data);
+  version.fetch_add(1, std::memory_order_relaxed);
+  data = original.data;
+  shared = original.shared;
 }
 
 void Storage::make_private() {

@@ -29,6 +29,9 @@ struct Storage {
   // A new Storage holding the same bytes as `original` until either is written. `original` must not
   // be in use on another thread meanwhile (replicas are made of results not yet handed out).
   static std::shared_ptr<Storage> replica_of(Storage& original);
+  // Lets go of this Storage's bytes and holds `original`'s instead, shared until either is written:
+  // replica_of without a new Storage, for a Storage whose views must see the new bytes.
+  void share_bytes_of(Storage& original);
   // Whether another Storage holds these bytes (then a write must first make them private).
   bool shares_bytes() const { return shared != nullptr && shared.use_count() > 1; }
   // Gives this Storage its own copy of bytes it shares; all its views keep working on the copy.
