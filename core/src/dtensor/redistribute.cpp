@@ -233,29 +233,46 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
   int64_t widest = 0;
   for (int rank : mesh.ranks())
     for (const Segments& piece : pieces_at(mesh.coordinate_of(rank))) widest = std::max(widest, total_length(piece));
+  // One pass over the ranks (a large mesh has thousands) fills every piece's input. Only group
+  // rank 0's pieces are scattered: the others pass space of the right shape, uninitialised and
+  // never read, one per shape rather than a copy of their shard.
   // Roots whose shards are replicas of one tensor (a replicated or randn-made tensor) cut the same
   // pieces from it: each piece is cut once, per (shard bytes and layout, piece), and the other roots
   // get replicas, which dist::scatter recognises and scatters once.
   std::map<std::vector<int64_t>, Tensor> cut;
-  std::vector<Tensor> inputs;
-  for (int64_t k = 0; k < shards; ++k)
-    inputs.push_back(map_ranks(local, mesh, [&](int rank, const std::vector<int64_t>& coord, const Tensor& shard) {
+  std::map<Shape, Tensor> unread;
+  std::vector<std::vector<std::pair<int, Tensor>>> per_piece(static_cast<size_t>(shards));
+  {
+    DisabledLocalMode plain;
+    for (const auto& [rank, shard] : local.shards()) {
+      const std::vector<int64_t> coord = mesh.coordinate_of(rank);
       if (coord[i] != 0) {
-        // Only group rank 0's pieces are scattered: the others pass space of the right shape,
-        // uninitialised and never read, rather than a copy of their shard.
-        Shape piece = shard.sizes();
-        piece[static_cast<size_t>(d)] = widest;
-        return empty(piece, beside(shard));
+        Shape space = shard.sizes();
+        space[static_cast<size_t>(d)] = widest;
+        auto [it, fresh] = unread.try_emplace(space);
+        if (fresh) it->second = empty(space, beside(shard));
+        for (auto& pieces : per_piece) pieces.emplace_back(rank, it->second);
+        continue;
       }
-      const Segments piece = pieces_at(coord)[static_cast<size_t>(k)];
-      std::vector<int64_t> key;
-      detail::append_shard_identity(local, rank, key);
-      for (const tessera_segment& segment : piece) key.insert(key.end(), {segment.offset, segment.length});
-      if (auto it = cut.find(key); it != cut.end()) return detail::replica_of(it->second);
-      Tensor made = pad_to(take(shard, d, piece), d, widest);
-      cut.emplace(std::move(key), made);
-      return made;
-    }));
+      const std::vector<Segments> pieces = pieces_at(coord);
+      for (int64_t k = 0; k < shards; ++k) {
+        const Segments& piece = pieces[static_cast<size_t>(k)];
+        std::vector<int64_t> key;
+        detail::append_shard_identity(local, rank, key);
+        for (const tessera_segment& segment : piece) key.insert(key.end(), {segment.offset, segment.length});
+        Tensor input;
+        if (auto it = cut.find(key); it != cut.end()) {
+          input = detail::replica_of(it->second);
+        } else {
+          input = pad_to(take(shard, d, piece), d, widest);
+          cut.emplace(std::move(key), input);
+        }
+        per_piece[static_cast<size_t>(k)].emplace_back(rank, std::move(input));
+      }
+    }
+  }
+  std::vector<Tensor> inputs;
+  for (auto& pieces : per_piece) inputs.push_back(local_tensor(RankMap<Tensor>(std::move(pieces))));
   Tensor received = map_ranks(inputs.front(), mesh, [](int, const std::vector<int64_t>&, const Tensor& t) {
     return empty(t.sizes(), beside(t));
   });

@@ -171,6 +171,10 @@ std::vector<int> DeviceMesh::ranks() const {
 
 std::vector<int64_t> DeviceMesh::coordinate_of(int rank) const {
   for (const auto& fibre : fibres_) {
+    // Consecutive ranks, the usual mesh, hold rank r at position r - first: no search.
+    if (const int64_t at = fibre.empty() ? -1 : static_cast<int64_t>(rank) - fibre.front();
+        at >= 0 && at < static_cast<int64_t>(fibre.size()) && fibre[static_cast<size_t>(at)] == rank)
+      return mesh::coordinate_of_index(at, shape_);
     const auto it = std::find(fibre.begin(), fibre.end(), rank);
     if (it != fibre.end()) return mesh::coordinate_of_index(it - fibre.begin(), shape_);
   }
