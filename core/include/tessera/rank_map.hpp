@@ -47,7 +47,7 @@ class RankSet {
 
  private:
   void normalise() {
-    std::sort(ranks_.begin(), ranks_.end());
+    if (!std::is_sorted(ranks_.begin(), ranks_.end())) std::sort(ranks_.begin(), ranks_.end());
     if (std::adjacent_find(ranks_.begin(), ranks_.end()) != ranks_.end())
       throw Error("RankSet: rank " + std::to_string(*std::adjacent_find(ranks_.begin(), ranks_.end())) +
                   " appears twice");
@@ -110,8 +110,10 @@ class RankMap {
     return it != entries_.end() && it->first == rank ? it : entries_.end();
   }
   void normalise() {
-    std::stable_sort(entries_.begin(), entries_.end(),
-                     [](const value_type& a, const value_type& b) { return a.first < b.first; });
+    // Maps are almost always built in rank order; stable_sort would allocate a buffer even then.
+    const auto by_rank = [](const value_type& a, const value_type& b) { return a.first < b.first; };
+    if (!std::is_sorted(entries_.begin(), entries_.end(), by_rank))
+      std::stable_sort(entries_.begin(), entries_.end(), by_rank);
     for (size_t i = 1; i < entries_.size(); ++i)
       if (entries_[i].first == entries_[i - 1].first)
         throw Error("rank map: rank " + std::to_string(entries_[i].first) + " appears twice");

@@ -41,6 +41,18 @@ class Evaluation {
 
   void compute_nodes() {
     const char* kernel = reduce_kernel(plan_.reduce_op);
+    if (host_) {
+      // Host addresses of every base (plan_base), for the batches' gathers and scatters.
+      const int32_t p = plan_.group_size;
+      bases_.assign(static_cast<size_t>(2 * p + 1), nullptr);
+      for (int32_t r = 0; r < p; ++r) {
+        const Tensor& input = inputs_[static_cast<size_t>(r)];
+        if (input.defined()) bases_[static_cast<size_t>(r)] = address(*input.impl(), 0);
+        if (buffers_[static_cast<size_t>(r)] != nullptr)
+          bases_[static_cast<size_t>(output_base(p, r))] = address(*buffers_[static_cast<size_t>(r)], 0);
+      }
+      if (arena_ != nullptr) bases_[static_cast<size_t>(arena_base(p))] = address(*arena_, 0);
+    }
     for (const PlanBatch& batch : plan_.batches) {
       if (batch.count > 1 && host_) {
         compute_batch(kernel, batch);
@@ -114,6 +126,7 @@ class Evaluation {
   dispatch::Operand range(const TensorImpl& t, int64_t offset, const int64_t& count) const {
     return dispatch::operand_range(t, offset, count, one_);
   }
+  char* at(const PlanPlace& place) const { return bases_[static_cast<size_t>(place.base)] + place.at * item_; }
   char* address(const TensorImpl& t, int64_t offset) const {
     return static_cast<char*>(t.storage()->data) + (t.offset() + offset) * item_;
   }
@@ -133,19 +146,14 @@ class Evaluation {
     const size_t bytes = static_cast<size_t>(length * item_);
     char* left = address(*staging_, 0);
     char* right = address(*staging_, total);
+    const PlanNode* nodes = plan_.nodes.data() + batch.first;
     for (size_t k = 0; k < batch.count; ++k) {
-      const PlanNode& node = plan_.nodes[batch.first + k];
-      const auto [l, l_at] = locate(node.left, node.left_offset);
-      const auto [r, r_at] = locate(node.right, node.right_offset);
-      copy_bytes(left + k * bytes, address(*l, l_at), bytes);
-      copy_bytes(right + k * bytes, address(*r, r_at), bytes);
+      copy_bytes(left + k * bytes, at(nodes[k].left_place), bytes);
+      copy_bytes(right + k * bytes, at(nodes[k].right_place), bytes);
     }
     const dispatch::Operand lefts = range(*staging_, 0, total);
     dispatch::call_kernel(kernel, dtype_, {lefts, range(*staging_, total, total)}, {lefts});
-    for (size_t k = 0; k < batch.count; ++k) {
-      const auto [out, out_at] = locate(plan_.group_size + static_cast<int32_t>(batch.first + k), 0);
-      copy_bytes(address(*out, out_at), left + k * bytes, bytes);
-    }
+    for (size_t k = 0; k < batch.count; ++k) copy_bytes(at(nodes[k].out_place), left + k * bytes, bytes);
   }
 
   const SchedulePlan& plan_;
@@ -157,6 +165,7 @@ class Evaluation {
   std::shared_ptr<TensorImpl> arena_;
   std::shared_ptr<TensorImpl> staging_;
   std::vector<std::shared_ptr<TensorImpl>> buffers_;  // the assembled outputs, until handed out
+  std::vector<char*> bases_;                          // on host memory: where each base starts
   const int64_t one_ = 1;
 };
 

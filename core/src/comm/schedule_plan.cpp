@@ -192,7 +192,14 @@ class PlanModel {
 
   int32_t node(const NodeKey& key) {
     const auto [it, added] = ids_.try_emplace(key, p_ + static_cast<int32_t>(nodes_.size()));
-    if (added) nodes_.push_back({key.left, key.left_offset, key.right, key.right_offset, key.length, 0, -1, PlanNode::kFresh});
+    if (added) {
+      PlanNode& node = nodes_.emplace_back();
+      node.left = key.left;
+      node.left_offset = key.left_offset;
+      node.right = key.right;
+      node.right_offset = key.right_offset;
+      node.length = key.length;
+    }
     return it->second;
   }
 
@@ -446,6 +453,24 @@ void assign_slots(SchedulePlan& plan) {
   plan.arena_size = arena.size();
 }
 
+// Resolves every node's operands and result to (base, element) once, so that an evaluation
+// finds them with one table lookup (plan_evaluator's batches touch each node every call).
+void place_operands(SchedulePlan& plan) {
+  const int32_t p = plan.group_size;
+  const auto place = [&](int32_t value, int64_t offset) {
+    if (value == kUndefined) return PlanPlace{};
+    if (value < p) return PlanPlace{value, offset};
+    const PlanNode& node = plan.nodes[static_cast<size_t>(value - p)];
+    return PlanPlace{node.home < 0 ? arena_base(p) : output_base(p, node.home), node.slot + offset};
+  };
+  for (size_t i = 0; i < plan.nodes.size(); ++i) {
+    PlanNode& node = plan.nodes[i];
+    node.left_place = place(node.left, node.left_offset);
+    node.right_place = place(node.right, node.right_offset);
+    node.out_place = place(p + static_cast<int32_t>(i), 0);
+  }
+}
+
 }  // namespace
 
 size_t SchedulePlan::distinct_outputs() const {
@@ -475,6 +500,7 @@ SchedulePlan derive_plan(const Schedule& schedule) {
   prune(plan);
   order_by_depth(plan);
   assign_slots(plan);
+  place_operands(plan);
   return plan;
 }
 

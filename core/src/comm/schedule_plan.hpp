@@ -32,6 +32,15 @@ struct PlanRun {
   bool operator==(const PlanRun&) const = default;
 };
 
+// An element of an evaluation's memory: element `at` of base `base` (see PlanNode).
+struct PlanPlace {
+  int32_t base = 0;
+  int64_t at = 0;
+};
+// The base number of the arena and of group rank r's output buffer in a group of p.
+inline int32_t arena_base(int32_t p) { return p; }
+inline int32_t output_base(int32_t p, int32_t r) { return p + 1 + r; }
+
 // node[i] = left[left_offset + i] op right[right_offset + i] for i < length, with the schedule's
 // reduce op. Nodes are listed by depth (a node's depth is one more than its operands'), so that
 // every operand comes before its users and nodes of one depth are independent.
@@ -50,6 +59,9 @@ struct PlanNode {
   int64_t slot = 0;
   int32_t home = -1;
   uint8_t over = kFresh;
+  // Where left, right and the node itself live, resolved once (plan_base): a base (group rank r's
+  // input: r; the arena: p; group rank r's output buffer: p + 1 + r) and an element offset there.
+  PlanPlace left_place, right_place, out_place;
 };
 
 // Nodes [first, first + count) of one depth and one small length: on host memory the evaluator

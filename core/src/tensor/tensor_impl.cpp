@@ -171,7 +171,11 @@ void Storage::make_private() {
 }
 
 std::shared_ptr<TensorImpl> TensorImpl::replica() const {
-  return std::make_shared<TensorImpl>(Storage::replica_of(*storage_), dtype_, sizes_, strides_, offset_, "replica");
+  // This view's layout, already checked against bytes of the same size: not checked again (a
+  // replica is made per rank of every shared result).
+  auto copy = std::make_shared<TensorImpl>(FreshKey(), Storage::replica_of(*storage_), dtype_, sizes_, strides_, numel_);
+  copy->offset_ = offset_;
+  return copy;
 }
 
 bool TensorImpl::is_contiguous() const {

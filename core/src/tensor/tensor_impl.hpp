@@ -67,8 +67,8 @@ class TensorImpl {
   TensorImpl(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, std::vector<int64_t> strides,
              int64_t offset, const char* op = "tensor");
 
-  // allocate's constructor (only allocate can make the key): a fresh contiguous layout over the
-  // whole of `storage`, whose sizes were already checked when its bytes were counted.
+  // allocate's and replica's constructor (only they can make the key): a layout already checked
+  // against bytes of this size (a fresh contiguous one, or the view a replica copies).
   class FreshKey {
     FreshKey() = default;
     friend class TensorImpl;

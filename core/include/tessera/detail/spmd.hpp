@@ -149,6 +149,7 @@ template <>
 struct SpmdResult<Tensor> {
   static Tensor combine(const char*, const RankSet& ranks, std::vector<std::optional<Tensor>>& values) {
     std::vector<std::pair<int, Tensor>> shards;
+    shards.reserve(ranks.size());
     for (size_t i = 0; i < ranks.size(); ++i) shards.emplace_back(ranks[i], std::move(*values[i]));
     return local_tensor(RankMap<Tensor>(std::move(shards)));
   }
@@ -263,6 +264,7 @@ auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... 
     for (size_t i = 0; i < ranks.size(); ++i) {
       starts[i] = words.size();
       (SpmdArg<std::decay_t<Args>>::identity(args, ranks[i], words), ...);
+      if (i == 0) words.reserve(words.size() * ranks.size());  // ranks' words are usually alike in length
     }
     starts[ranks.size()] = words.size();
     std::vector<size_t> leader_of(ranks.size());
