@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {
@@ -12,29 +13,30 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
     if (!shard.defined()) throw Error(fmt::format("local tensor: the shard for rank {} is undefined", rank));
     if (shard.is_local()) throw Error(fmt::format("local tensor: the shard for rank {} is itself a local tensor", rank));
   }
+  // One pass of checks: every op builds a local tensor, so this runs once per rank per op.
   const auto& [first_rank, first_shard] = *shards_.begin();
-  for (const auto& [rank, shard] : shards_)
-    if (shard.dtype() != first_shard.dtype())
+  const TensorImpl& first = *first_shard.impl();
+  for (const auto& [rank, shard] : shards_) {
+    const TensorImpl& impl = *shard.impl();
+    if (impl.dtype() != first.dtype())
       throw Error(fmt::format("local tensor: shards have different dtypes: rank {} is {} but rank {} is {}", first_rank,
-                              dtype_name(first_shard.dtype()), rank, dtype_name(shard.dtype())));
-  for (const auto& [rank, shard] : shards_)
-    if (shard.backend() != first_shard.backend())
+                              dtype_name(first.dtype()), rank, dtype_name(impl.dtype())));
+    if (&impl.backend() != &first.backend() && impl.backend().name() != first.backend().name())
       throw Error(fmt::format("local tensor: shards are on different backends: rank {} is on '{}' but rank {} is on '{}'",
-                              first_rank, first_shard.backend(), rank, shard.backend()));
-  for (const auto& [rank, shard] : shards_)
-    if (shard.dim() != first_shard.dim())
+                              first_rank, first.backend().name(), rank, impl.backend().name()));
+    if (impl.dim() != first.dim())
       throw Error(fmt::format("local tensor: shards have different numbers of dims: rank {} has {} but rank {} has {}",
-                              first_rank, first_shard.dim(), rank, shard.dim()));
-  for (const auto& [rank, shard] : shards_)
+                              first_rank, first.dim(), rank, impl.dim()));
     if (shard.requires_grad())
       throw Error(fmt::format("local tensor: the shard for rank {} requires grad; shards must not: set requires_grad "
                               "on the local tensor itself (lt.set_requires_grad(true)), or build it from detached "
                               "shards (shard.detach())",
                               rank));
+  }
 
   ranks_ = shards_.ranks();
   bool uniform = true;
-  for (const auto& [rank, shard] : shards_) uniform = uniform && shard.sizes() == first_shard.sizes();
+  for (const auto& [rank, shard] : shards_) uniform = uniform && shard.impl()->sizes() == first.sizes();
   if (uniform) {
     // The common case (every op on evenly shaped shards): no per-rank sizes to build.
     shape_ = SymShape(first_shard.sizes());

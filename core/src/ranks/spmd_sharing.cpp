@@ -18,16 +18,20 @@ int64_t SpmdArg<Tensor>::work(const Tensor& t) {
 }
 
 void append_shard_identity(const Tensor& local, int rank, std::vector<int64_t>& words) {
-  const TensorImpl& shard = *local.shard(rank).impl();
+  const TensorImpl& shard = *local.shards().at(rank).impl();
   // The bytes a shard reads: shared replicas have equal data pointers; a shapes-only backend has
   // none, so there the Storage itself is the identity.
   const void* bytes = shard.storage()->data != nullptr ? shard.storage()->data : shard.storage().get();
-  words.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(bytes)));
-  words.push_back(static_cast<int64_t>(shard.dtype()));
-  words.push_back(shard.offset());
-  words.push_back(shard.dim());
-  words.insert(words.end(), shard.sizes().begin(), shard.sizes().end());
-  words.insert(words.end(), shard.strides().begin(), shard.strides().end());
+  const size_t dims = shard.sizes().size();
+  const size_t at = words.size();
+  words.resize(at + 4 + 2 * dims);  // written in place: this runs per rank per argument of every op
+  int64_t* word = words.data() + at;
+  *word++ = static_cast<int64_t>(reinterpret_cast<uintptr_t>(bytes));
+  *word++ = static_cast<int64_t>(shard.dtype());
+  *word++ = shard.offset();
+  *word++ = static_cast<int64_t>(dims);
+  word = std::copy(shard.sizes().begin(), shard.sizes().end(), word);
+  std::copy(shard.strides().begin(), shard.strides().end(), word);
 }
 
 bool may_share_shards(const Tensor& local) {
