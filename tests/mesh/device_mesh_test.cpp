@@ -192,3 +192,20 @@ TEST_CASE("topology: the default for the world, or one given") {
   ts::set_default_topology("nodes:4");
   CHECK(ts::init_device_mesh("cpu", {2, 4}).topology().name() == "nodes:4");
 }
+
+TEST_CASE("coordinates in meshes over fibres of scattered or shuffled ranks") {
+  // Consecutive fibres are looked up by position; these are not consecutive, so every rank is searched.
+  const ts::DeviceMesh strided("cpu", {2, 2}, {}, {{0, 2, 4, 6}, {1, 3, 5, 7}});
+  CHECK(strided.coordinate_of(0) == std::vector<int64_t>{0, 0});
+  CHECK(strided.coordinate_of(2) == std::vector<int64_t>{0, 1});
+  CHECK(strided.coordinate_of(6) == std::vector<int64_t>{1, 1});
+  CHECK(strided.coordinate_of(5) == std::vector<int64_t>{1, 0});
+  const ts::DeviceMesh shuffled("cpu", {3}, {}, {{2, 0, 1}});
+  CHECK(shuffled.coordinate_of(2) == std::vector<int64_t>{0});
+  CHECK(shuffled.coordinate_of(0) == std::vector<int64_t>{1});
+  CHECK(shuffled.coordinate_of(1) == std::vector<int64_t>{2});
+  const ts::DeviceMesh offset("cpu", {2}, {}, {{4, 5}, {6, 7}});
+  CHECK(offset.coordinate_of(5) == std::vector<int64_t>{1});
+  CHECK(offset.coordinate_of(6) == std::vector<int64_t>{0});
+  CHECK_THROWS_WITH_AS(offset.coordinate_of(3), doctest::Contains("rank 3 is not in the mesh"), ts::Error);
+}

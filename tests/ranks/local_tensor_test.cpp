@@ -186,3 +186,33 @@ TEST_CASE("size(d) of a local tensor is the common size of dim d even when anoth
   CHECK(t.size(-1) == 4);
   CHECK_THROWS_WITH_AS(t.size(0), doctest::Contains("{0: 3, 1: 5}"), ts::Error);
 }
+
+TEST_CASE("rank maps with gaps or built out of order find every rank and only those") {
+  // Dense maps find rank r at position r; these are not dense, so every lookup must search.
+  const ts::RankMap<int64_t> gaps({{1, 10}, {3, 30}, {5, 50}});
+  CHECK(gaps.at(1) == 10);
+  CHECK(gaps.at(3) == 30);
+  CHECK(gaps.at(5) == 50);
+  for (int missing : {0, 2, 4, 6, -1}) {
+    CAPTURE(missing);
+    CHECK_FALSE(gaps.contains(missing));
+  }
+  // Position 1 holds rank 2 here: rank 1 is absent, not found by position.
+  const ts::RankMap<int64_t> shifted({{2, 20}, {0, 0}, {7, 70}});
+  CHECK(shifted.entries().front().first == 0);
+  CHECK_FALSE(shifted.contains(1));
+  CHECK(shifted.at(2) == 20);
+  CHECK(shifted.at(7) == 70);
+  CHECK_THROWS_WITH_AS(shifted.at(1), doctest::Contains("no value for rank 1"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::RankMap<int64_t>({{2, 1}, {0, 2}, {2, 3}}), doctest::Contains("rank 2 appears twice"),
+                       ts::Error);
+  const ts::RankSet set({5, 1, 3});
+  CHECK(set.ranks() == std::vector<int>{1, 3, 5});
+  // A local tensor of ranks given out of order holds each shard under its own rank.
+  const ts::Tensor lt = ts::local_tensor({{4, ts::full({1}, 4.f)}, {2, ts::full({1}, 2.f)}});
+  CHECK(lt.shard(2).item<float>() == 2.f);
+  CHECK(lt.shard(4).item<float>() == 4.f);
+  CHECK_THROWS_WITH_AS(lt.shard(0), doctest::Contains("no shard for rank 0"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::local_tensor({{0, ts::zeros({2})}, {1, ts::zeros({2, 1})}}),
+                       doctest::Contains("rank 0 has 1 but rank 1 has 2"), ts::Error);
+}
