@@ -144,18 +144,15 @@ bool in_place(const Tensor& shard, const Tensor& block) {
          s.is_contiguous() && b.is_contiguous();
 }
 
-// A result lands in the user's shard in place. A whole-buffer result exchanges memory with the
-// shard instead of being copied (the buffer is discarded right after).
-void write_back(Tensor shard, const Tensor& block) {
+// A result lands in the user's shard in place. A whole-buffer result is not copied: the shard
+// takes its memory (exchange; the buffer is discarded right after) or, for a result other ranks'
+// shards receive too (run_collective's shared outputs), shares it copy-on-write.
+enum class Landing { take, share };
+void write_back(Tensor shard, const Tensor& block, Landing landing = Landing::take) {
   if (in_place(shard, block)) return;
-  if (!detail::exchange_storage(shard, block)) shard.copy_(block.reshape(shard.sizes()));
-}
-
-// write_back of a result that other ranks' shards receive too (run_collective's shared outputs):
-// the shard shares its bytes (copy-on-write) rather than taking them.
-void share_back(Tensor shard, const Tensor& block) {
-  if (in_place(shard, block)) return;
-  if (!detail::share_storage(shard, block)) shard.copy_(block.reshape(shard.sizes()));
+  const bool moved =
+      landing == Landing::share ? detail::share_storage(shard, block) : detail::exchange_storage(shard, block);
+  if (!moved) shard.copy_(block.reshape(shard.sizes()));
 }
 
 // What one API call runs on (comm/call.hpp): checked, covered and (across processes) agreed.
@@ -196,7 +193,7 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
         output = outputs[i];
         result = after_reduce(output, op, static_cast<int>(members.size()));
       }
-      share_back(tensor.shard(members[i]), result);
+      write_back(tensor.shard(members[i]), result, Landing::share);
     }
   }
 }
@@ -214,7 +211,7 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
     const std::vector<Tensor> outputs = comm::run_collective(
         covered.context, TESSERA_COLL_BROADCAST, members, inputs, shape_numel(shape), TESSERA_REDUCE_SUM, src, true);
     for (size_t i = 0; i < members.size(); ++i)
-      if (here(members[i])) share_back(tensor.shard(members[i]), outputs[i]);
+      if (here(members[i])) write_back(tensor.shard(members[i]), outputs[i], Landing::share);
   }
 }
 

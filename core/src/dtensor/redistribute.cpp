@@ -1,7 +1,6 @@
 #include "dtensor/redistribute.hpp"
 
 #include <map>
-#include <tuple>
 
 #include <fmt/format.h>
 
@@ -44,6 +43,24 @@ ReduceOp reduce_op_of(const Placement& partial) {
   return ReduceOp::SUM;
 }
 
+// Tensors made once per key: the identity of the shard they are made from (its bytes and layout,
+// detail::append_shard_identity) and what is made of it. Ranks holding replicas of one source get
+// the first rank's result as copy-on-write replicas instead of making it again.
+class MadeOnce {
+ public:
+  template <class Make>
+  Tensor get(const Tensor& local, int rank, std::vector<int64_t> key, Make&& make) {
+    detail::append_shard_identity(local, rank, key);
+    if (auto it = made_.find(key); it != made_.end()) return detail::replica_of(it->second);
+    Tensor result = make();
+    made_.emplace(std::move(key), result);
+    return result;
+  }
+
+ private:
+  std::map<std::vector<int64_t>, Tensor> made_;
+};
+
 // Mesh dim i, currently Shard(d), becomes Replicate: every member's piece, padded to the longest,
 // is gathered along the mesh dim's group, then each piece is trimmed and put back at the
 // positions its layout gives it within the parent range.
@@ -76,26 +93,23 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
   }
 
   // Ranks of one group gathered the same bytes (shared replicas), and with the same parent length
-  // they make the same tensor: it is made once per (gathered bytes, their size, parent) and shared.
-  std::map<std::tuple<const void*, int64_t, int64_t>, Tensor> made;
-  return map_ranks(gathered, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& all) {
+  // they make the same tensor: it is made once per (gathered bytes, parent) and shared.
+  MadeOnce placed;
+  return map_ranks(gathered, mesh, [&](int rank, const std::vector<int64_t>& coord, const Tensor& all) {
     const int64_t parent = total_length(held(global[static_cast<size_t>(d)], d, current, mesh.shape(), coord, i));
-    const std::tuple<const void*, int64_t, int64_t> key{all.data_ptr(), all.numel(), parent};
-    if (std::get<0>(key) != nullptr)
-      if (auto it = made.find(key); it != made.end()) return detail::replica_of(it->second);
-    Shape shape = all.sizes();
-    shape[0] = parent;
-    Tensor out = empty(shape, beside(all));
-    for (int64_t k = 0; k < shards; ++k) {
-      int64_t consumed = 0;
-      for (const tessera_segment& s : split(placement, parent, shards, k)) {
-        out.narrow(0, s.offset, s.length).copy_(all.narrow(0, k * widest + consumed, s.length));
-        consumed += s.length;
+    return placed.get(gathered, rank, {parent}, [&] {
+      Shape shape = all.sizes();
+      shape[0] = parent;
+      Tensor out = empty(shape, beside(all));
+      for (int64_t k = 0; k < shards; ++k) {
+        int64_t consumed = 0;
+        for (const tessera_segment& s : split(placement, parent, shards, k)) {
+          out.narrow(0, s.offset, s.length).copy_(all.narrow(0, k * widest + consumed, s.length));
+          consumed += s.length;
+        }
       }
-    }
-    Tensor result = out.transpose(0, d).contiguous();
-    if (std::get<0>(key) != nullptr) made.emplace(key, result);
-    return result;
+      return out.transpose(0, d).contiguous();
+    });
   });
 }
 
@@ -239,7 +253,7 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
   // Roots whose shards are replicas of one tensor (a replicated or randn-made tensor) cut the same
   // pieces from it: each piece is cut once, per (shard bytes and layout, piece), and the other roots
   // get replicas, which dist::scatter recognises and scatters once.
-  std::map<std::vector<int64_t>, Tensor> cut;
+  MadeOnce cut;
   std::map<Shape, Tensor> unread;
   std::vector<std::vector<std::pair<int, Tensor>>> per_piece(static_cast<size_t>(shards));
   {
@@ -257,16 +271,10 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
       const std::vector<Segments> pieces = pieces_at(coord);
       for (int64_t k = 0; k < shards; ++k) {
         const Segments& piece = pieces[static_cast<size_t>(k)];
-        std::vector<int64_t> key;
-        detail::append_shard_identity(local, rank, key);
-        for (const tessera_segment& segment : piece) key.insert(key.end(), {segment.offset, segment.length});
-        Tensor input;
-        if (auto it = cut.find(key); it != cut.end()) {
-          input = detail::replica_of(it->second);
-        } else {
-          input = pad_to(take(shard, d, piece), d, widest);
-          cut.emplace(std::move(key), input);
-        }
+        std::vector<int64_t> where;
+        for (const tessera_segment& segment : piece) where.insert(where.end(), {segment.offset, segment.length});
+        const Tensor& source = shard;  // a lambda may not capture a structured binding (clang 14)
+        Tensor input = cut.get(local, rank, std::move(where), [&] { return pad_to(take(source, d, piece), d, widest); });
         per_piece[static_cast<size_t>(k)].emplace_back(rank, std::move(input));
       }
     }
@@ -281,16 +289,11 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
     dist::scatter(received, inputs, 0, mesh.group(static_cast<int64_t>(i)));
   }
   // Padding comes off once per received buffer too: ranks that share a piece share its unpadded copy.
-  std::map<std::vector<int64_t>, Tensor> unpadded;
+  MadeOnce unpadded;
   return map_ranks(received, mesh, [&](int rank, const std::vector<int64_t>& coord, const Tensor& piece) {
     const int64_t length = total_length(pieces_at(coord)[static_cast<size_t>(coord[i])]);
     if (length == widest) return piece;
-    std::vector<int64_t> key{length};
-    detail::append_shard_identity(received, rank, key);
-    if (auto it = unpadded.find(key); it != unpadded.end()) return detail::replica_of(it->second);
-    Tensor made = piece.narrow(d, 0, length).contiguous();
-    unpadded.emplace(std::move(key), made);
-    return made;
+    return unpadded.get(received, rank, {length}, [&] { return piece.narrow(d, 0, length).contiguous(); });
   });
 }
 
