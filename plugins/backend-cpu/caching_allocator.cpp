@@ -16,9 +16,12 @@ namespace tessera::cpu {
 namespace {
 
 constexpr size_t kAlignment = 64;
-constexpr size_t kLargeBlock = size_t{1} << 20;  // cache blocks of at least 1 MiB
-constexpr size_t kCacheLimit = size_t{2} << 30;  // keep at most 2 GiB of free blocks
 constexpr size_t kSmallBlock = size_t{64} << 10;  // blocks up to 64 KiB are kept per thread
+// Every larger block is cached, by exact size. Blocks between 64 KiB and 1 MiB once went straight
+// back to malloc, which churned its bins (unlink, consolidate) on every collective over a few
+// thousand ranks: their staging areas are a few hundred KiB.
+constexpr size_t kLargeBlock = kSmallBlock + 1;
+constexpr size_t kCacheLimit = size_t{2} << 30;  // keep at most 2 GiB of free blocks
 constexpr size_t kSmallClasses = 11;              // powers of two from 64 B to 64 KiB
 constexpr int kBlocksPerClass = 16;               // at most ~2 MiB of small blocks per thread
 

@@ -67,6 +67,26 @@ TEST_CASE("cpu allocator: a small block freed on a thread is handed out again on
   release(other);
 }
 
+TEST_CASE("cpu allocator: a freed block above the small limit is handed out again for its size, from any thread") {
+  // 100000 bytes is between the 64 KiB small limit and 1 MiB: such blocks (the staging areas of a
+  // collective over a few thousand ranks) once went back to malloc on every free.
+  for (size_t bytes : {size_t{100000}, size_t{(1 << 20) + 1}}) {
+    CAPTURE(bytes);
+    const Block first = allocate(bytes);
+    unsigned char* const address = first.data;
+    std::thread([&] { release(first); }).join();  // the cache is shared by all threads
+    const Block again = allocate(bytes);
+    CHECK(again.data == address);
+    const Block other = allocate(bytes);  // that one is taken: a new block
+    CHECK(other.data != address);
+    release(again);
+    const Block bigger = allocate(bytes + 4096);  // blocks are matched by exact size: never a smaller one
+    CHECK(bigger.data != address);
+    release(other);
+    release(bigger);
+  }
+}
+
 TEST_CASE("cpu allocator: more frees than a thread keeps, and blocks freed by other threads, do not leak") {
   std::vector<Block> blocks;
   for (int i = 0; i < 200; ++i) blocks.push_back(allocate(static_cast<size_t>(64 + (i % 7) * 1000)));
