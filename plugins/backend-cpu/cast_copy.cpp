@@ -50,13 +50,9 @@ void cast_kernel(sdk::KernelArgs& args) {
   expect_dtype("cast", "input 0", a, sdk::dtype_of<S>());
   expect_shape("cast", "output", out, a, "input 0");
 
-  if (sdk::same_dtype(out.dtype, sdk::kFloat32)) return cast_loop<S, float>(a, out);
-  if (sdk::same_dtype(out.dtype, sdk::kFloat64)) return cast_loop<S, double>(a, out);
-  if (sdk::same_dtype(out.dtype, sdk::kInt32)) return cast_loop<S, int32_t>(a, out);
-  if (sdk::same_dtype(out.dtype, sdk::kInt64)) return cast_loop<S, int64_t>(a, out);
-  if (sdk::same_dtype(out.dtype, sdk::kBool)) return cast_loop<S, bool>(a, out);
-  fail("cast: output has dtype " + dtype_name(out.dtype) +
-       ", expected one of float32, float64, int32, int64, bool");
+  if (!sdk::visit_dtype(out.dtype, [&]<class D>() { cast_loop<S, D>(a, out); }))
+    fail("cast: output has dtype " + dtype_name(out.dtype) +
+         ", expected one of float32, float64, int32, int64, bool");
 }
 
 // Rows at least this long are copied with memcpy (shorter ones element by element).

@@ -18,24 +18,6 @@
 namespace tessera::cpu {
 namespace {
 
-// A scalar attribute as T: FLOAT (or INT) for float dtypes, INT for integer and bool dtypes.
-template <class T>
-T scalar_attr(const sdk::KernelArgs& args, const char* op, const char* name) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return static_cast<T>(float_attr(args, op, name));
-  } else {
-    const int64_t value = int_attr(args, op, name);
-    if constexpr (std::is_same_v<T, bool>) {
-      return value != 0;
-    } else {
-      if (value < std::numeric_limits<T>::min() || value > std::numeric_limits<T>::max())
-        fail(std::string(op) + ": attribute '" + name + "' is " + std::to_string(value) +
-             ", which does not fit the output dtype " + dtype_name(sdk::dtype_of<T>()));
-      return static_cast<T>(value);
-    }
-  }
-}
-
 template <class T>
 const DLTensor& checked_output(const sdk::KernelArgs& args, const char* op) {
   expect_arity(args, op, 0, 1);

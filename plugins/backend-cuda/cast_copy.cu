@@ -60,12 +60,9 @@ void cast_kernel(sdk::KernelArgs& args) {
   expect_dtype("cast", "input 0", a, sdk::dtype_of<S>());
   expect_shape("cast", "output", out, a, "input 0");
 
-  if (sdk::same_dtype(out.dtype, sdk::kFloat32)) return convert_views<S, float>("cast", a, out);
-  if (sdk::same_dtype(out.dtype, sdk::kFloat64)) return convert_views<S, double>("cast", a, out);
-  if (sdk::same_dtype(out.dtype, sdk::kInt32)) return convert_views<S, int32_t>("cast", a, out);
-  if (sdk::same_dtype(out.dtype, sdk::kInt64)) return convert_views<S, int64_t>("cast", a, out);
-  if (sdk::same_dtype(out.dtype, sdk::kBool)) return convert_views<S, bool>("cast", a, out);
-  fail("cast: output has dtype " + dtype_name(out.dtype) + ", expected one of float32, float64, int32, int64, bool");
+  if (!sdk::visit_dtype(out.dtype, [&]<class D>() { convert_views<S, D>("cast", a, out); }))
+    fail("cast: output has dtype " + dtype_name(out.dtype) +
+         ", expected one of float32, float64, int32, int64, bool");
 }
 
 template <class T>

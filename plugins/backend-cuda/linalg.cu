@@ -18,41 +18,12 @@
 #include "kernels.hpp"
 #include "launch.cuh"
 #include "strided_index.cuh"
+#include "tessera/sdk/cpp/matrix_product.hpp"
 
 namespace tessera::cuda {
 namespace {
 
-// Sizes and element strides of one call; mm is bmm with batch 1 and batch strides 0.
-struct Product {
-  int64_t batch, m, k, n;
-  int64_t a_batch, a_row, a_col;
-  int64_t b_batch, b_row, b_col;
-};
-
-Product checked_product(const sdk::KernelArgs& args, const char* op, bool batched, DLDataType dtype) {
-  expect_arity(args, op, 2, 1);
-  const DLTensor& a = args.input(0);
-  const DLTensor& b = args.input(1);
-  const DLTensor& out = args.output(0);
-  expect_dtype(op, "input 0", a, dtype);
-  expect_dtype(op, "input 1", b, dtype);
-  expect_dtype(op, "output", out, dtype);
-  const int d = batched ? 1 : 0;  // the first matrix dim
-  expect_ndim(op, "input 0", a, d + 2);
-  expect_ndim(op, "input 1", b, d + 2);
-  expect_ndim(op, "output", out, d + 2);
-  if (batched) {
-    expect_dim(op, "input 1", b, 0, a.shape[0], "the batch size, dim 0 of input 0");
-    expect_dim(op, "output", out, 0, a.shape[0], "the batch size, dim 0 of input 0");
-  }
-  expect_dim(op, "input 1", b, d, a.shape[d + 1], "k, the last dim of input 0");
-  expect_dim(op, "output", out, d, a.shape[d], "m, the rows of input 0");
-  expect_dim(op, "output", out, d + 1, b.shape[d + 1], "n, the last dim of input 1");
-  expect_contiguous(op, "output", out);
-  return Product{batched ? a.shape[0] : 1, a.shape[d],  a.shape[d + 1], b.shape[d + 1],
-                 batched ? a.strides[0] : 0, a.strides[d], a.strides[d + 1],
-                 batched ? b.strides[0] : 0, b.strides[d], b.strides[d + 1]};
-}
+using Product = sdk::MatrixProduct;
 
 // ---- integer products ----------------------------------------------------------------------
 
@@ -215,7 +186,7 @@ void float_product(const char* op, const Product& p, const T* a, const T* b, T* 
 template <class T, bool Batched>
 void product_kernel(sdk::KernelArgs& args) {
   const char* op = Batched ? "bmm" : "mm";
-  const Product p = checked_product(args, op, Batched, sdk::dtype_of<T>());
+  const Product p = sdk::checked_matrix_product(args, op, Batched, sdk::dtype_of<T>(), expect_arity);
   const T* a = sdk::data_of<const T>(args.input(0));
   const T* b = sdk::data_of<const T>(args.input(1));
   T* out = sdk::data_of<T>(args.output(0));

@@ -1,6 +1,5 @@
-// softmax and log_softmax over the last dim, with the CPU backend's formula: the row max is
-// subtracted before exp so that large inputs do not overflow, the exps are summed in order, and a
-// NaN anywhere in a row makes the whole row NaN.
+// softmax and log_softmax over the last dim: the SDK's rules and row computation
+// (sdk/cpp/softmax.hpp, shared with the CPU backend).
 //
 // One thread per row, walking it sequentially: the sum then adds in the CPU backend's order (a
 // parallel tree sum would round differently). exp and log are CUDA's, which are within an ulp or
@@ -11,6 +10,7 @@
 #include "kernels.hpp"
 #include "launch.cuh"
 #include "strided_index.cuh"
+#include "tessera/sdk/cpp/softmax.hpp"
 
 namespace tessera::cuda {
 namespace {
@@ -24,50 +24,20 @@ StridedView rows_of(const StridedView& v) {
 }
 
 template <class T, bool Log>
-__global__ void softmax_device(int64_t num_rows, StridedView a_rows, int64_t a_stride, StridedView out_rows,
-                               int64_t out_stride, int64_t n) {
-  for (int64_t r = grid_first(); r < num_rows; r += grid_step()) {
-    const T* x = reinterpret_cast<const T*>(a_rows.data) + offset_of(a_rows, r);
-    T* y = reinterpret_cast<T*>(out_rows.data) + offset_of(out_rows, r);
-    if (n == 0) continue;
-    T max = x[0];
-    for (int64_t j = 1; j < n; ++j)
-      if (max < x[j * a_stride]) max = x[j * a_stride];
-
-    T sum = 0;
-    for (int64_t j = 0; j < n; ++j) {
-      const T e = exp(x[j * a_stride] - max);
-      sum += e;
-      if constexpr (!Log) y[j * out_stride] = e;
-    }
-
-    if constexpr (Log) {
-      const T log_sum = log(sum);
-      for (int64_t j = 0; j < n; ++j) y[j * out_stride] = x[j * a_stride] - max - log_sum;
-    } else {
-      for (int64_t j = 0; j < n; ++j) y[j * out_stride] /= sum;
-    }
-  }
+__global__ void softmax_device(int64_t num_rows, StridedView a_rows, StridedView out_rows, sdk::SoftmaxRows rows) {
+  for (int64_t r = grid_first(); r < num_rows; r += grid_step())
+    sdk::softmax_row<T, Log>(reinterpret_cast<const T*>(a_rows.data) + offset_of(a_rows, r), rows.input_stride,
+                             reinterpret_cast<T*>(out_rows.data) + offset_of(out_rows, r), rows.output_stride,
+                             rows.length);
 }
 
-// A 0-d tensor is one row of one element.
 template <class T, bool Log>
 void softmax_kernel(sdk::KernelArgs& args) {
   const char* op = Log ? "log_softmax" : "softmax";
-  expect_arity(args, op, 1, 1);
-  const DLTensor& a = args.input(0);
-  const DLTensor& out = args.output(0);
-  expect_dtype(op, "input 0", a, sdk::dtype_of<T>());
-  expect_dtype(op, "output", out, sdk::dtype_of<T>());
-  expect_shape(op, "output", out, a, "input 0");
-
-  const int last = a.ndim - 1;
-  const int64_t n = a.ndim == 0 ? 1 : a.shape[last];
-  const int64_t a_stride = a.ndim == 0 ? 0 : a.strides[last];
-  const int64_t out_stride = out.ndim == 0 ? 0 : out.strides[last];
-  const StridedView a_rows = rows_of(make_view(a, op, "input 0"));
-  const StridedView out_rows = rows_of(make_view(out, op, "output"));
-  launch_elements(op, &softmax_device<T, Log>, numel_of(a_rows), a_rows, a_stride, out_rows, out_stride, n);
+  const sdk::SoftmaxRows rows = sdk::checked_softmax(args, op, sdk::dtype_of<T>(), expect_arity);
+  const StridedView a_rows = rows_of(make_view(args.input(0), op, "input 0"));
+  const StridedView out_rows = rows_of(make_view(args.output(0), op, "output"));
+  launch_elements(op, &softmax_device<T, Log>, numel_of(a_rows), a_rows, out_rows, rows);
 }
 
 }  // namespace

@@ -29,6 +29,21 @@ inline bool same_dtype(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
 }
 
+// Calls body.template operator()<T>() with T the element type of `dtype` (one of the five above);
+// false, calling nothing, for any other dtype. For kernels keyed by one dtype whose output's
+// dtype is free, as cast's is:
+//   if (!sdk::visit_dtype(out.dtype, [&]<class D>() { convert<S, D>(a, out); })) fail(...);
+template <class Body>
+bool visit_dtype(DLDataType dtype, Body&& body) {
+  if (same_dtype(dtype, kFloat32)) body.template operator()<float>();
+  else if (same_dtype(dtype, kFloat64)) body.template operator()<double>();
+  else if (same_dtype(dtype, kInt32)) body.template operator()<int32_t>();
+  else if (same_dtype(dtype, kInt64)) body.template operator()<int64_t>();
+  else if (same_dtype(dtype, kBool)) body.template operator()<bool>();
+  else return false;
+  return true;
+}
+
 inline int64_t numel(const DLTensor& t) {
   int64_t n = 1;
   for (int d = 0; d < t.ndim; ++d) n *= t.shape[d];
