@@ -23,7 +23,14 @@ constexpr size_t kSmallBlock = size_t{64} << 10;  // blocks up to 64 KiB are kep
 constexpr size_t kLargeBlock = kSmallBlock + 1;
 constexpr size_t kCacheLimit = size_t{2} << 30;  // keep at most 2 GiB of free blocks
 constexpr size_t kSmallClasses = 11;              // powers of two from 64 B to 64 KiB
-constexpr int kBlocksPerClass = 16;               // at most ~2 MiB of small blocks per thread
+// How many free blocks a thread keeps per class: 512 KiB of each class, and at least 16 blocks (so
+// at most 6 MiB per thread). A collective over 4096 ranks frees 4096 one-row results at once and
+// allocates as many on its next call; a cap of a few blocks sent all but those few to malloc,
+// whose memalign then consolidated its bins on every call.
+constexpr size_t kBytesPerClass = size_t{512} << 10;
+constexpr int blocks_per_class(size_t k) {
+  return static_cast<int>(std::max<size_t>(16, kBytesPerClass / (kAlignment << k)));
+}
 
 // Every block starts with a header (one alignment unit) holding its usable size, so free knows
 // whether a block is cacheable without a lookup: small frees never touch the cache's lock.
@@ -78,7 +85,7 @@ class BlockCache {
 // Small blocks, recycled by the thread that frees them, sized to a power of two. Dispatching a
 // small op allocates its output and frees it an op later; aligned_alloc bypasses glibc's
 // per-thread cache and churns its bins (malloc_consolidate) so that it costs more than the op.
-// Each thread keeps a few free blocks per size class instead: no lock, and nothing any other
+// Each thread keeps free blocks per size class instead (blocks_per_class): no lock, and nothing any other
 // thread or world can observe (a block holds no data anyone reads before writing it).
 class SmallBlocks {
  public:
@@ -98,7 +105,7 @@ class SmallBlocks {
   }
   bool keep(void* user) {
     const size_t k = class_of(size_of(user));
-    if (count_[k] == kBlocksPerClass) return false;
+    if (count_[k] == blocks_per_class(k)) return false;
     ++count_[k];
     free_[k] = new (user) Free{free_[k]};
     return true;

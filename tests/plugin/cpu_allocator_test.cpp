@@ -90,6 +90,8 @@ TEST_CASE("cpu allocator: a freed block above the small limit is handed out agai
 TEST_CASE("cpu allocator: more frees than a thread keeps, and blocks freed by other threads, do not leak") {
   std::vector<Block> blocks;
   for (int i = 0; i < 200; ++i) blocks.push_back(allocate(static_cast<size_t>(64 + (i % 7) * 1000)));
+  // 40 blocks of the 64 KiB class, freed here below: more than the 16 a thread keeps of that class.
+  for (int i = 0; i < 40; ++i) blocks.push_back(allocate(60000));
   // Half are freed by two short-lived threads (their caches are emptied when they exit), the rest here.
   std::thread a([&] {
     for (size_t i = 0; i < 50; ++i) release(blocks[i]);
