@@ -1,4 +1,6 @@
 // Search path, discover_plugins() and probe_plugin() on good files.
+#include <unistd.h>
+
 #include <string>
 
 #include "plugin_test_support.hpp"
@@ -80,6 +82,29 @@ TEST_CASE("TESSERA_PLUGIN_PATH comes first and discovery reports rejected files 
   CHECK(cpu->accepted);
 
   CHECK(tessera::backend_names() == backends_before);
+  check_cpu_still_works();
+}
+
+// A backend whose plugin file is on the path but refused is not "available": the error names the
+// refusal and lists only the backends that are (it used to list the refused file's backend too).
+TEST_CASE("an unknown backend whose plugin file is refused is not listed as available") {
+  const fs::path dir = fs::temp_directory_path() / ("tessera-refused-backend-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(test_plugin("bad-sdk-major-2"), dir / "libtessera-backend-broken.so",
+                fs::copy_options::overwrite_existing);
+  const ScopedEnv env("TESSERA_PLUGIN_PATH", dir.string());
+  const std::string message = error_of([] { tessera::set_default_backend("broken"); });
+  fs::remove_all(dir);
+  CAPTURE(message);
+  CHECK(contains(message, "no backend named 'broken'"));
+  CHECK(contains(message, "loading plugin 'backend-broken' failed"));
+  CHECK(contains(message, "SDK"));  // the refusal's reason: another SDK major version
+  const size_t from = message.find("(available backends: ");
+  REQUIRE(from != std::string::npos);
+  const std::string available = message.substr(from, message.find(')', from) - from);
+  CHECK(contains(available, "cpu"));
+  CHECK_FALSE(contains(available, "broken"));
+  CHECK(tessera::default_backend() == "cpu");
   check_cpu_still_works();
 }
 

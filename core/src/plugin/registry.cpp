@@ -357,12 +357,14 @@ std::shared_ptr<const dispatch::Backend> Registry::backend_locked(const std::str
   try {
     load_locked("backend-" + name);
   } catch (const PluginError& e) {
-    // Backends are loaded when first asked for, so those available include the ones on the path.
+    // Backends are loaded when first asked for, so those available include the ones on the path,
+    // except the one whose plugin was just refused (its file may well be on the path).
     std::set<std::string> available;
     for (const auto& [known_name, unused] : backends_) available.insert(known_name);
     const std::string prefix = "libtessera-backend-";  // plugin_file_name("backend-<name>"), less ".so"
     for (const fs::path& file : plugin_files(search_path_locked(), prefix))
       available.insert(file.stem().string().substr(prefix.size()));
+    available.erase(name);
     throw Error(fmt::format("no backend named '{}' (available backends: {}); loading plugin 'backend-{}' failed: {}",
                             name, available.empty() ? "none" : fmt::format("{}", fmt::join(available, ", ")), name,
                             e.what()));
