@@ -10,6 +10,11 @@
 #ifndef TESSERA_CPU_BACKEND_NAME
 #define TESSERA_CPU_BACKEND_NAME "cpu"
 #endif
+// tests/comm builds a copy that declares another device type ("devlike": host memory the host must
+// treat as a device's), so the core's paths for device backends run without a device.
+#ifndef TESSERA_CPU_DEVICE_TYPE
+#define TESSERA_CPU_DEVICE_TYPE kDLCPU
+#endif
 
 // tests/kernel_needs builds a copy whose kernels are only the ops listed in this variable
 // (comma-separated), read when the plugin is queried: a backend lacking chosen kernels, to check
@@ -34,7 +39,7 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
   // over panels of the output instead.
   openblas_set_num_threads(1);
   // Static: the host keeps pointers into the table until the plugin is unloaded.
-  static tessera::sdk::BackendBuilder cpu(TESSERA_CPU_BACKEND_NAME, kDLCPU);
+  static tessera::sdk::BackendBuilder cpu(TESSERA_CPU_BACKEND_NAME, TESSERA_CPU_DEVICE_TYPE);
   tessera::cpu::register_binary_kernels(cpu);
   tessera::cpu::register_unary_kernels(cpu);
   tessera::cpu::register_cast_copy_kernels(cpu);

@@ -99,8 +99,9 @@ struct Totals {
 
 // One schedule, every dtype and op on it: the schedule and its plan do not depend on either (the
 // plugins build the same steps), so each (dtype, op) runs the same plan with that op.
+// `backend`, when not empty, is where the inputs live (both paths then compute there).
 void check_schedule(const std::string& algorithm, const tessera_collective_request& request, std::mt19937_64& rng,
-                    Totals& totals) {
+                    Totals& totals, const std::string& backend = {}) {
   const auto schedule = comm::cached_schedule(algorithm, request);
   const auto plan = comm::cached_plan(algorithm, request);
   ++totals.schedules;
@@ -112,7 +113,10 @@ void check_schedule(const std::string& algorithm, const tessera_collective_reque
       comm::SchedulePlan plan_with_op = *plan;
       plan_with_op.reduce_op = op;
       std::vector<ts::Tensor> inputs;
-      for (int r = 0; r < p; ++r) inputs.push_back(random_input(rng, dtype, comm::io_sizes(request, r).first, op));
+      for (int r = 0; r < p; ++r) {
+        ts::Tensor input = random_input(rng, dtype, comm::io_sizes(request, r).first, op);
+        inputs.push_back(backend.empty() ? input : input.to(backend));
+      }
       const std::vector<ts::Tensor> replayed = comm::execute(with_op, inputs);
       const std::vector<ts::Tensor> evaluated = comm::evaluate_plan(plan_with_op, inputs);
       ++totals.cases;
@@ -133,9 +137,9 @@ void check_schedule(const std::string& algorithm, const tessera_collective_reque
   }
 }
 
-}  // namespace
-
-TEST_CASE("the plan evaluator is bitwise the replay for every algorithm, collective, size, dtype and op") {
+// Every loaded algorithm and collective it offers, over group sizes `sizes` and, per size, 0 elements,
+// fewer than ranks (empty blocks) and a random uneven count.
+Totals check_every_schedule(std::initializer_list<int> sizes, const std::string& backend) {
   std::mt19937_64 rng(20240611);
   Totals totals;
   std::vector<std::string> algorithms = ts::plugin::Registry::instance().algorithm_names();
@@ -144,8 +148,7 @@ TEST_CASE("the plan evaluator is bitwise the replay for every algorithm, collect
     const auto algorithm = ts::plugin::Registry::instance().algorithm(name);
     for (int32_t collective = 0; collective < TESSERA_COLL_COUNT; ++collective) {
       if (!algorithm->offers(collective)) continue;
-      for (int p : {1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64}) {
-        // 0, fewer elements than ranks (empty blocks), and a random uneven count.
+      for (int p : sizes) {
         const std::vector<int64_t> counts = {0, std::max(1, p / 2), p + 1 + static_cast<int64_t>(rng() % (3 * p + 5))};
         for (int64_t count : counts) {
           tessera_collective_request request =
@@ -160,14 +163,30 @@ TEST_CASE("the plan evaluator is bitwise the replay for every algorithm, collect
           if (!algorithm->check(request).empty()) continue;  // e.g. powers of two only
           CAPTURE(name);
           CAPTURE(comm::describe_request(request));
-          check_schedule(name, request, rng, totals);
+          check_schedule(name, request, rng, totals, backend);
         }
       }
     }
   }
   MESSAGE(totals.schedules << " schedules, " << totals.cases << " (dtype, op) cases, " << totals.compared_outputs
-                           << " rank outputs compared bitwise");
+                           << " rank outputs compared bitwise" << (backend.empty() ? "" : " on backend " + backend));
+  return totals;
+}
+
+}  // namespace
+
+TEST_CASE("the plan evaluator is bitwise the replay for every algorithm, collective, size, dtype and op") {
+  const Totals totals = check_every_schedule({1, 2, 3, 4, 5, 7, 8, 13, 16, 31, 64}, {});
   CHECK(totals.schedules > 300);
+}
+
+// On a backend whose memory is a device's (devlike declares kDLExtDev), the evaluator computes node
+// by node with the backend's kernels instead of gathering on the host: that path, too, is the replay.
+TEST_CASE("on a device backend the plan evaluator is bitwise the replay too") {
+  ts::load_plugin(TESSERA_DEVLIKE_PLUGIN_FILE);
+  const Totals totals = check_every_schedule({1, 3, 5, 8}, "devlike");
+  CHECK(totals.schedules > 100);
+  ts::unload_plugin("backend-devlike");
 }
 
 TEST_CASE("plans share identical results and nodes across ranks") {

@@ -32,11 +32,16 @@ class Evaluation {
         host_(like_.backend().device_type() == kDLCPU) {
     if (plan.arena_size > 0) arena_ = allocate(plan.arena_size);
     if (host_ && plan.staging_size > 0) staging_ = allocate(plan.staging_size);
-    // Assembled outputs first: nodes may live in them.
+    // Assembled outputs first: nodes may live in them. An output that is all of one input, or
+    // equal to an earlier output, gets no buffer (assemble_outputs shares those bytes instead).
     buffers_.resize(static_cast<size_t>(plan.group_size));
-    for (int32_t r = 0; r < plan.group_size; ++r)
-      if (plan.output_class[static_cast<size_t>(r)] == r && whole_input(r) == nullptr)
+    whole_inputs_.resize(static_cast<size_t>(plan.group_size));
+    for (int32_t r = 0; r < plan.group_size; ++r) {
+      if (plan.output_class[static_cast<size_t>(r)] != r) continue;
+      whole_inputs_[static_cast<size_t>(r)] = whole_input(r);
+      if (whole_inputs_[static_cast<size_t>(r)] == nullptr)
         buffers_[static_cast<size_t>(r)] = allocate(plan.output_sizes[static_cast<size_t>(r)]);
+    }
   }
 
   void compute_nodes() {
@@ -60,9 +65,9 @@ class Evaluation {
       }
       for (size_t i = batch.first; i < batch.first + batch.count; ++i) {
         const PlanNode& node = plan_.nodes[i];
-        const auto [left, left_at] = locate(node.left, node.left_offset);
-        const auto [right, right_at] = locate(node.right, node.right_offset);
-        const auto [out, out_at] = locate(plan_.group_size + static_cast<int32_t>(i), 0);
+        const auto [left, left_at] = resolve(node.left_place);
+        const auto [right, right_at] = resolve(node.right_place);
+        const auto [out, out_at] = resolve(node.out_place);
         // In place (left is out) when the node continues a chain: then exactly the executor's call.
         dispatch::call_kernel(kernel, dtype_, {range(*left, left_at, node.length), range(*right, right_at, node.length)},
                               {range(*out, out_at, node.length)});
@@ -82,7 +87,7 @@ class Evaluation {
         // all_reduce's).
         const Tensor& same = outputs[static_cast<size_t>(same_as)];
         buffer = shared_outputs ? same.impl() : same.impl()->replica();
-      } else if (const Tensor* input = whole_input(r)) {
+      } else if (const Tensor* input = whole_inputs_[static_cast<size_t>(r)]) {
         // All of one input, unchanged (a broadcast's, a scatter's block of its own): it shares
         // the input's bytes (copy-on-write) instead of copying them.
         buffer = shared_outputs ? input->impl() : input->impl()->replica();
@@ -90,7 +95,7 @@ class Evaluation {
         buffer = buffers_[static_cast<size_t>(r)];  // kept: later outputs may copy nodes living here
         int64_t at = 0;
         for (const PlanRun& run : plan_.outputs[static_cast<size_t>(r)]) {
-          const auto [source, source_at] = locate(run.value, run.offset);
+          const auto [source, source_at] = resolve(place_of(plan_, run.value, run.offset));
           // Unspecified runs stay as allocated; a node computed in place here is already there.
           if (run.value != kUndefined && !(source == buffer.get() && source_at == at))
             copy(*source, source_at, *buffer, at, run.length);
@@ -115,13 +120,13 @@ class Evaluation {
   std::shared_ptr<TensorImpl> allocate(int64_t count) const {
     return TensorImpl::allocate({count}, dtype_, like_.backend_ptr());
   }
-  // Where element `offset` of a value lives.
-  std::pair<const TensorImpl*, int64_t> locate(int32_t value, int64_t offset) const {
-    if (value == kUndefined) return {nullptr, 0};
-    if (value < plan_.group_size) return {inputs_[static_cast<size_t>(value)].impl().get(), offset};
-    const PlanNode& node = plan_.nodes[static_cast<size_t>(value - plan_.group_size)];
-    const TensorImpl* storage = node.home < 0 ? arena_.get() : buffers_[static_cast<size_t>(node.home)].get();
-    return {storage, node.slot + offset};
+  // The tensor a place's base stands for (plan_base) and the element there.
+  std::pair<const TensorImpl*, int64_t> resolve(const PlanPlace& place) const {
+    const int32_t p = plan_.group_size;
+    if (place.base == kNoBase) return {nullptr, 0};
+    if (place.base < p) return {inputs_[static_cast<size_t>(place.base)].impl().get(), place.at};
+    if (place.base == arena_base(p)) return {arena_.get(), place.at};
+    return {buffers_[static_cast<size_t>(place.base - p - 1)].get(), place.at};
   }
   dispatch::Operand range(const TensorImpl& t, int64_t offset, const int64_t& count) const {
     return dispatch::operand_range(t, offset, count, one_);
@@ -165,6 +170,7 @@ class Evaluation {
   std::shared_ptr<TensorImpl> arena_;
   std::shared_ptr<TensorImpl> staging_;
   std::vector<std::shared_ptr<TensorImpl>> buffers_;  // the assembled outputs, until handed out
+  std::vector<const Tensor*> whole_inputs_;           // per output: the input it is all of, or null
   std::vector<char*> bases_;                          // on host memory: where each base starts
   const int64_t one_ = 1;
 };

@@ -457,17 +457,11 @@ void assign_slots(SchedulePlan& plan) {
 // finds them with one table lookup (plan_evaluator's batches touch each node every call).
 void place_operands(SchedulePlan& plan) {
   const int32_t p = plan.group_size;
-  const auto place = [&](int32_t value, int64_t offset) {
-    if (value == kUndefined) return PlanPlace{};
-    if (value < p) return PlanPlace{value, offset};
-    const PlanNode& node = plan.nodes[static_cast<size_t>(value - p)];
-    return PlanPlace{node.home < 0 ? arena_base(p) : output_base(p, node.home), node.slot + offset};
-  };
   for (size_t i = 0; i < plan.nodes.size(); ++i) {
     PlanNode& node = plan.nodes[i];
-    node.left_place = place(node.left, node.left_offset);
-    node.right_place = place(node.right, node.right_offset);
-    node.out_place = place(p + static_cast<int32_t>(i), 0);
+    node.left_place = place_of(plan, node.left, node.left_offset);
+    node.right_place = place_of(plan, node.right, node.right_offset);
+    node.out_place = place_of(plan, p + static_cast<int32_t>(i), 0);
   }
 }
 
@@ -477,6 +471,14 @@ size_t SchedulePlan::distinct_outputs() const {
   size_t count = 0;
   for (size_t r = 0; r < output_class.size(); ++r) count += output_class[r] == static_cast<int32_t>(r);
   return count;
+}
+
+PlanPlace place_of(const SchedulePlan& plan, int32_t value, int64_t offset) {
+  const int32_t p = plan.group_size;
+  if (value == kUndefined) return PlanPlace{kNoBase, 0};
+  if (value < p) return PlanPlace{value, offset};
+  const PlanNode& node = plan.nodes[static_cast<size_t>(value - p)];
+  return PlanPlace{node.home < 0 ? arena_base(p) : output_base(p, node.home), node.slot + offset};
 }
 
 SchedulePlan derive_plan(const Schedule& schedule) {

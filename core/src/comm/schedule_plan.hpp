@@ -37,9 +37,11 @@ struct PlanPlace {
   int32_t base = 0;
   int64_t at = 0;
 };
-// The base number of the arena and of group rank r's output buffer in a group of p.
+// The base number of the arena and of group rank r's output buffer in a group of p; an undefined
+// value has no base.
 inline int32_t arena_base(int32_t p) { return p; }
 inline int32_t output_base(int32_t p, int32_t r) { return p + 1 + r; }
+inline constexpr int32_t kNoBase = -1;
 
 // node[i] = left[left_offset + i] op right[right_offset + i] for i < length, with the schedule's
 // reduce op. Nodes are listed by depth (a node's depth is one more than its operands'), so that
@@ -89,6 +91,11 @@ struct SchedulePlan {
 
   size_t distinct_outputs() const;
 };
+
+// Where element `offset` of `value` (a group rank's input, or a node) lives: the one resolution of
+// values to memory, done for every node's operands when the plan is derived and for outputs' runs
+// when they are assembled.
+PlanPlace place_of(const SchedulePlan& plan, int32_t value, int64_t offset);
 
 // Derives the plan of a schedule the checker accepted (every message matched, chunks in bounds).
 SchedulePlan derive_plan(const Schedule& schedule);
