@@ -30,39 +30,26 @@ struct Row {
 };
 
 template <class Op, class T>
-void reduction_kernel(sdk::KernelArgs& args) {
-  using R = typename Op::template Out<T>;
-  const sdk::ReductionDims dims =
-      sdk::checked_reduction(args, Op::name, sdk::dtype_of<T>(), sdk::dtype_of<R>(), Op::needs_nonempty, expect_arity);
-  const DLTensor& input = args.input(0);
-  const DLTensor outer = leading_dims(input, dims.outer_ndim);  // one output element each
-  const DLTensor inner = trailing_dims(input, dims.reduced_ndim);
-  const int64_t inner_numel = sdk::numel(inner);
-  const T* a = sdk::data_of<const T>(input);
-  R* out = sdk::data_of<R>(args.output(0));
-  int64_t i = 0;
-  sdk::for_each_offset<1>(outer.ndim, outer.shape, {&outer}, [&](const std::array<int64_t, 1>& o) {
-    out[i++] = Op::fold(Row<T>{a + o[0], &inner, inner_numel});
-  });
-}
-
-template <class Op, class... Ts>
-void add_kernels(sdk::BackendBuilder& b) {
-  (b.kernel<&reduction_kernel<Op, Ts>>(Op::name, sdk::dtype_of<Ts>()), ...);
-}
+struct Reduction {
+  static void run(sdk::KernelArgs& args) {
+    using R = typename Op::template Out<T>;
+    const sdk::ReductionDims dims = sdk::checked_reduction(args, Op::name, sdk::dtype_of<T>(), sdk::dtype_of<R>(),
+                                                           Op::needs_nonempty, expect_arity);
+    const DLTensor& input = args.input(0);
+    const DLTensor outer = leading_dims(input, dims.outer_ndim);  // one output element each
+    const DLTensor inner = trailing_dims(input, dims.reduced_ndim);
+    const int64_t inner_numel = sdk::numel(inner);
+    const T* a = sdk::data_of<const T>(input);
+    R* out = sdk::data_of<R>(args.output(0));
+    int64_t i = 0;
+    sdk::for_each_offset<1>(outer.ndim, outer.shape, {&outer}, [&](const std::array<int64_t, 1>& o) {
+      out[i++] = Op::fold(Row<T>{a + o[0], &inner, inner_numel});
+    });
+  }
+};
 
 }  // namespace
 
-void register_reduction_kernels(sdk::BackendBuilder& b) {
-  add_kernels<sdk::SumFold, float, double, int32_t, int64_t, bool>(b);
-  add_kernels<sdk::ProdFold, float, double, int32_t, int64_t, bool>(b);
-  add_kernels<sdk::MeanFold, float, double>(b);
-  add_kernels<sdk::MaxFold, float, double, int32_t, int64_t, bool>(b);
-  add_kernels<sdk::MinFold, float, double, int32_t, int64_t, bool>(b);
-  add_kernels<sdk::ArgmaxFold, float, double, int32_t, int64_t>(b);
-  add_kernels<sdk::ArgminFold, float, double, int32_t, int64_t>(b);
-  add_kernels<sdk::AllFold, bool>(b);
-  add_kernels<sdk::AnyFold, bool>(b);
-}
+void register_reduction_kernels(sdk::BackendBuilder& b) { sdk::add_reduction_kernels<Reduction>(b); }
 
 }  // namespace tessera::cpu

@@ -59,34 +59,21 @@ __global__ void reduction_device(int64_t outer_numel, StridedView outer, Strided
 }
 
 template <class Op, class T>
-void reduction_kernel(sdk::KernelArgs& args) {
-  using R = typename Op::template Out<T>;
-  const sdk::ReductionDims dims =
-      sdk::checked_reduction(args, Op::name, sdk::dtype_of<T>(), sdk::dtype_of<R>(), Op::needs_nonempty, expect_arity);
-  const StridedView view = make_view(args.input(0), Op::name, "input 0");
-  const StridedView outer = sub_view(view, 0, dims.outer_ndim);
-  const StridedView inner = sub_view(view, dims.outer_ndim, dims.reduced_ndim);
-  launch_elements(Op::name, &reduction_device<Op, T>, numel_of(outer), outer, inner, numel_of(inner),
-                  sdk::data_of<R>(args.output(0)));
-}
-
-template <class Op, class... Ts>
-void add_kernels(sdk::BackendBuilder& b) {
-  (b.kernel<&reduction_kernel<Op, Ts>>(Op::name, sdk::dtype_of<Ts>()), ...);
-}
+struct Reduction {
+  static void run(sdk::KernelArgs& args) {
+    using R = typename Op::template Out<T>;
+    const sdk::ReductionDims dims = sdk::checked_reduction(args, Op::name, sdk::dtype_of<T>(), sdk::dtype_of<R>(),
+                                                           Op::needs_nonempty, expect_arity);
+    const StridedView view = make_view(args.input(0), Op::name, "input 0");
+    const StridedView outer = sub_view(view, 0, dims.outer_ndim);
+    const StridedView inner = sub_view(view, dims.outer_ndim, dims.reduced_ndim);
+    launch_elements(Op::name, &reduction_device<Op, T>, numel_of(outer), outer, inner, numel_of(inner),
+                    sdk::data_of<R>(args.output(0)));
+  }
+};
 
 }  // namespace
 
-void register_reduction_kernels(sdk::BackendBuilder& b) {
-  add_kernels<sdk::SumFold, float, double, int32_t, int64_t, bool>(b);
-  add_kernels<sdk::ProdFold, float, double, int32_t, int64_t, bool>(b);
-  add_kernels<sdk::MeanFold, float, double>(b);
-  add_kernels<sdk::MaxFold, float, double, int32_t, int64_t, bool>(b);
-  add_kernels<sdk::MinFold, float, double, int32_t, int64_t, bool>(b);
-  add_kernels<sdk::ArgmaxFold, float, double, int32_t, int64_t>(b);
-  add_kernels<sdk::ArgminFold, float, double, int32_t, int64_t>(b);
-  add_kernels<sdk::AllFold, bool>(b);
-  add_kernels<sdk::AnyFold, bool>(b);
-}
+void register_reduction_kernels(sdk::BackendBuilder& b) { sdk::add_reduction_kernels<Reduction>(b); }
 
 }  // namespace tessera::cuda

@@ -12,6 +12,7 @@
 #include <string>
 #include <type_traits>
 
+#include "tessera/sdk/cpp/backend_builder.hpp"
 #include "tessera/sdk/cpp/host_device.hpp"
 #include "tessera/sdk/cpp/kernel_checks.hpp"
 
@@ -190,5 +191,27 @@ struct LogicalFold {
 };
 using AllFold = LogicalFold<true>;
 using AnyFold = LogicalFold<false>;
+
+// ---- The catalogue: every reduction with the dtypes KERNELS.md gives it. A backend writes its
+// kernel once, as Kernel<Fold, T>::run(KernelArgs&), and registers them all with
+//   sdk::add_reduction_kernels<MyReduction>(builder);
+
+template <template <class Fold, class T> class Kernel, class Fold, class... Ts>
+void add_fold_kernels(BackendBuilder& b) {
+  (b.kernel<&Kernel<Fold, Ts>::run>(Fold::name, dtype_of<Ts>()), ...);
+}
+
+template <template <class Fold, class T> class Kernel>
+void add_reduction_kernels(BackendBuilder& b) {
+  add_fold_kernels<Kernel, SumFold, float, double, int32_t, int64_t, bool>(b);
+  add_fold_kernels<Kernel, ProdFold, float, double, int32_t, int64_t, bool>(b);
+  add_fold_kernels<Kernel, MeanFold, float, double>(b);
+  add_fold_kernels<Kernel, MaxFold, float, double, int32_t, int64_t, bool>(b);
+  add_fold_kernels<Kernel, MinFold, float, double, int32_t, int64_t, bool>(b);
+  add_fold_kernels<Kernel, ArgmaxFold, float, double, int32_t, int64_t>(b);
+  add_fold_kernels<Kernel, ArgminFold, float, double, int32_t, int64_t>(b);
+  add_fold_kernels<Kernel, AllFold, bool>(b);
+  add_fold_kernels<Kernel, AnyFold, bool>(b);
+}
 
 }  // namespace tessera::sdk
