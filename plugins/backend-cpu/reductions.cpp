@@ -33,8 +33,7 @@ template <class Op, class T>
 struct Reduction {
   static void run(sdk::KernelArgs& args) {
     using R = typename Op::template Out<T>;
-    const sdk::ReductionDims dims = sdk::checked_reduction(args, Op::name, sdk::dtype_of<T>(), sdk::dtype_of<R>(),
-                                                           Op::needs_nonempty, expect_arity);
+    const sdk::ReductionDims dims = sdk::checked_reduction<Op, T>(args, expect_arity);
     const DLTensor& input = args.input(0);
     const DLTensor outer = leading_dims(input, dims.outer_ndim);  // one output element each
     const DLTensor inner = trailing_dims(input, dims.reduced_ndim);

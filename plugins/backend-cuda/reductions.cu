@@ -62,8 +62,7 @@ template <class Op, class T>
 struct Reduction {
   static void run(sdk::KernelArgs& args) {
     using R = typename Op::template Out<T>;
-    const sdk::ReductionDims dims = sdk::checked_reduction(args, Op::name, sdk::dtype_of<T>(), sdk::dtype_of<R>(),
-                                                           Op::needs_nonempty, expect_arity);
+    const sdk::ReductionDims dims = sdk::checked_reduction<Op, T>(args, expect_arity);
     const StridedView view = make_view(args.input(0), Op::name, "input 0");
     const StridedView outer = sub_view(view, 0, dims.outer_ndim);
     const StridedView inner = sub_view(view, dims.outer_ndim, dims.reduced_ndim);

@@ -60,6 +60,13 @@ inline ReductionDims checked_reduction(const KernelArgs& args, const char* op, D
   return ReductionDims{outer_ndim, r};
 }
 
+// The same for a kernel of `Fold` (below) on dtype T.
+template <class Fold, class T>
+ReductionDims checked_reduction(const KernelArgs& args, const ArityCheck& expect_arity) {
+  return checked_reduction(args, Fold::name, dtype_of<T>(), dtype_of<typename Fold::template Out<T>>(),
+                           Fold::needs_nonempty, expect_arity);
+}
+
 // ---- The folds. Each takes a row, the reduced elements under one outer index, as any type with
 // `size` (its element count) and `for_each(f)`, which calls f(k, x) for every element x in row-major
 // order, k being its index within the row.
