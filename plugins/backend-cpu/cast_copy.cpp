@@ -60,12 +60,9 @@ constexpr int64_t kRowCopyMin = 16;
 
 template <class T>
 void copy_kernel(sdk::KernelArgs& args) {
-  expect_arity(args, "copy", 1, 1);
+  sdk::expect_unary(args, "copy", sdk::dtype_of<T>(), expect_arity);
   const DLTensor& a = args.input(0);
   const DLTensor& out = args.output(0);
-  expect_dtype("copy", "input 0", a, sdk::dtype_of<T>());
-  expect_dtype("copy", "output", out, sdk::dtype_of<T>());
-  expect_shape("copy", "output", out, a, "input 0");
   if (sdk::is_contiguous(a) && sdk::is_contiguous(out)) {
     // The common case (contiguous tensors, collective messages): one memcpy.
     std::memcpy(sdk::data_of<T>(out), sdk::data_of<const T>(a), static_cast<size_t>(sdk::numel(out)) * sizeof(T));

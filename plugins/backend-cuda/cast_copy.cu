@@ -67,12 +67,9 @@ void cast_kernel(sdk::KernelArgs& args) {
 
 template <class T>
 void copy_kernel(sdk::KernelArgs& args) {
-  expect_arity(args, "copy", 1, 1);
+  sdk::expect_unary(args, "copy", sdk::dtype_of<T>(), expect_arity);
   const DLTensor& a = args.input(0);
   const DLTensor& out = args.output(0);
-  expect_dtype("copy", "input 0", a, sdk::dtype_of<T>());
-  expect_dtype("copy", "output", out, sdk::dtype_of<T>());
-  expect_shape("copy", "output", out, a, "input 0");
   if (sdk::is_contiguous(a) && sdk::is_contiguous(out)) {
     // The common case (contiguous tensors, collective messages): one copy engine transfer. The
     // contract says a and out never overlap, so memcpy (not memmove) semantics are enough.

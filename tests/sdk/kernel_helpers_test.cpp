@@ -1,6 +1,6 @@
 // The SDK's helpers that the CPU and CUDA backends share (sdk/cpp/kernel_checks.hpp, reductions.hpp,
-// matrix_product.hpp, softmax.hpp, visit_dtype): the messages of their checks and the values of
-// their folds and rows, against expectations written out by hand.
+// matrix_product.hpp, softmax.hpp, unary_ops.hpp, visit_dtype): the messages of their checks and
+// the values of their folds, rows and ops, against expectations written out by hand.
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -14,6 +14,7 @@
 #include "tessera/sdk/cpp/matrix_product.hpp"
 #include "tessera/sdk/cpp/reductions.hpp"
 #include "tessera/sdk/cpp/softmax.hpp"
+#include "tessera/sdk/cpp/unary_ops.hpp"
 
 namespace sdk = tessera::sdk;
 
@@ -263,4 +264,22 @@ TEST_CASE("sdk softmax: a strided row, log_softmax, the large-input shift and a 
   CHECK(rows.length == 3);
   CHECK(rows.input_stride == 1);
   CHECK(rows.output_stride == 1);
+}
+
+TEST_CASE("sdk unary ops: wrapping integers, NaN through relu, sigmoid's far tails and gelu's values") {
+  namespace ops = sdk::unary_ops;
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::min();
+  CHECK(ops::Neg::apply(kMin) == kMin);  // -INT_MIN wraps, without undefined behaviour
+  CHECK(ops::Abs::apply(kMin) == kMin);
+  CHECK(ops::Abs::apply(int64_t{-7}) == 7);
+  CHECK(std::bit_cast<uint32_t>(ops::Abs::apply(-0.0f)) == 0u);  // the sign bit cleared
+  CHECK(std::isnan(ops::Relu::apply(std::numeric_limits<float>::quiet_NaN())));
+  CHECK(ops::Relu::apply(-3) == 0);
+  CHECK(ops::Sigmoid::apply(-1000.0) == 0.0);  // exp(1000) would overflow: inf / inf is NaN
+  CHECK(ops::Sigmoid::apply(1000.0) == 1.0);
+  CHECK(ops::Sigmoid::apply(0.0f) == 0.5f);
+  CHECK(ops::Gelu::apply(0.0) == 0.0);
+  CHECK(ops::Gelu::apply(1.0) == doctest::Approx(0.8413447460685429).epsilon(1e-15));  // 1 * Phi(1)
+  CHECK(ops::GeluGrad::apply(0.0) == 0.5);                                               // Phi(0) + 0
+  CHECK(ops::Sqrt::apply(2.0) == std::sqrt(2.0));
 }

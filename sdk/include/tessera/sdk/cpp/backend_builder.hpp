@@ -110,4 +110,11 @@ class BackendBuilder {
   std::vector<const tessera_kernel*> kernel_pointers_;
 };
 
+// Registers Kernel<Op, T>::run as op Op::name for every dtype of Ts: a backend that writes a kernel
+// once per family of ops (the reductions, the unary ops) registers the family's catalogue with it.
+template <template <class Op, class T> class Kernel, class Op, class... Ts>
+void add_op_kernels(BackendBuilder& b) {
+  (b.kernel<&Kernel<Op, Ts>::run>(Op::name, dtype_of<Ts>()), ...);
+}
+
 }  // namespace tessera::sdk

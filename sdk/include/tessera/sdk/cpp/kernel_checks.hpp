@@ -130,6 +130,15 @@ inline void expect_shape(const char* op, const char* role, const DLTensor& t, co
   if (!same) check_failures::shape(op, role, t, like, like_role);
 }
 
+// One input and one output, both of `dtype` and of one shape: the element-wise unary ops, copy,
+// softmax.
+inline void expect_unary(const KernelArgs& args, const char* op, DLDataType dtype, const ArityCheck& expect_arity) {
+  expect_arity(args, op, 1, 1);
+  expect_dtype(op, "input 0", args.input(0), dtype);
+  expect_dtype(op, "output", args.output(0), dtype);
+  expect_shape(op, "output", args.output(0), args.input(0), "input 0");
+}
+
 // `why` says where `expected` comes from, e.g. "k, dim 1 of input 0".
 inline void expect_dim(const char* op, const char* role, const DLTensor& t, int dim, int64_t expected,
                        const char* why) {

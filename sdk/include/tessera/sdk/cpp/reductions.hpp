@@ -203,22 +203,17 @@ using AnyFold = LogicalFold<false>;
 // kernel once, as Kernel<Fold, T>::run(KernelArgs&), and registers them all with
 //   sdk::add_reduction_kernels<MyReduction>(builder);
 
-template <template <class Fold, class T> class Kernel, class Fold, class... Ts>
-void add_fold_kernels(BackendBuilder& b) {
-  (b.kernel<&Kernel<Fold, Ts>::run>(Fold::name, dtype_of<Ts>()), ...);
-}
-
 template <template <class Fold, class T> class Kernel>
 void add_reduction_kernels(BackendBuilder& b) {
-  add_fold_kernels<Kernel, SumFold, float, double, int32_t, int64_t, bool>(b);
-  add_fold_kernels<Kernel, ProdFold, float, double, int32_t, int64_t, bool>(b);
-  add_fold_kernels<Kernel, MeanFold, float, double>(b);
-  add_fold_kernels<Kernel, MaxFold, float, double, int32_t, int64_t, bool>(b);
-  add_fold_kernels<Kernel, MinFold, float, double, int32_t, int64_t, bool>(b);
-  add_fold_kernels<Kernel, ArgmaxFold, float, double, int32_t, int64_t>(b);
-  add_fold_kernels<Kernel, ArgminFold, float, double, int32_t, int64_t>(b);
-  add_fold_kernels<Kernel, AllFold, bool>(b);
-  add_fold_kernels<Kernel, AnyFold, bool>(b);
+  add_op_kernels<Kernel, SumFold, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, ProdFold, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, MeanFold, float, double>(b);
+  add_op_kernels<Kernel, MaxFold, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, MinFold, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, ArgmaxFold, float, double, int32_t, int64_t>(b);
+  add_op_kernels<Kernel, ArgminFold, float, double, int32_t, int64_t>(b);
+  add_op_kernels<Kernel, AllFold, bool>(b);
+  add_op_kernels<Kernel, AnyFold, bool>(b);
 }
 
 }  // namespace tessera::sdk

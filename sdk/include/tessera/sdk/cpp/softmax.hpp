@@ -6,7 +6,6 @@
 // other, not bit-identical).
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 
 #include "tessera/sdk/cpp/host_device.hpp"
@@ -26,35 +25,14 @@ struct SoftmaxRows {
 // One input and one output of `dtype`, of the same shape.
 inline SoftmaxRows checked_softmax(const KernelArgs& args, const char* op, DLDataType dtype,
                                    const ArityCheck& expect_arity) {
-  expect_arity(args, op, 1, 1);
+  expect_unary(args, op, dtype, expect_arity);
   const DLTensor& a = args.input(0);
   const DLTensor& out = args.output(0);
-  expect_dtype(op, "input 0", a, dtype);
-  expect_dtype(op, "output", out, dtype);
-  expect_shape(op, "output", out, a, "input 0");
   if (a.ndim == 0) return SoftmaxRows{0, 1, 0, 0};
   const int last = a.ndim - 1;
   return SoftmaxRows{last, a.shape[last], a.strides[last], out.strides[last]};
 }
 
-namespace softmax_math {
-template <class T>
-TESSERA_SDK_HOST_DEVICE T exp(T x) {
-#if defined(__CUDA_ARCH__)
-  return ::exp(x);
-#else
-  return std::exp(x);
-#endif
-}
-template <class T>
-TESSERA_SDK_HOST_DEVICE T log(T x) {
-#if defined(__CUDA_ARCH__)
-  return ::log(x);
-#else
-  return std::log(x);
-#endif
-}
-}  // namespace softmax_math
 
 // One row: y = softmax(x) (or log_softmax when `Log`), both strided.
 template <class T, bool Log>
@@ -66,13 +44,13 @@ TESSERA_SDK_HOST_DEVICE void softmax_row(const T* x, int64_t x_stride, T* y, int
 
   T sum = 0;
   for (int64_t j = 0; j < n; ++j) {
-    const T e = softmax_math::exp(x[j * x_stride] - max);
+    const T e = hd::exp(x[j * x_stride] - max);
     sum += e;
     if constexpr (!Log) y[j * y_stride] = e;
   }
 
   if constexpr (Log) {
-    const T log_sum = softmax_math::log(sum);
+    const T log_sum = hd::log(sum);
     for (int64_t j = 0; j < n; ++j) y[j * y_stride] = x[j * x_stride] - max - log_sum;
   } else {
     for (int64_t j = 0; j < n; ++j) y[j * y_stride] /= sum;
