@@ -1,6 +1,6 @@
 // The SDK's helpers that the CPU and CUDA backends share (sdk/cpp/kernel_checks.hpp, reductions.hpp,
-// matrix_product.hpp, softmax.hpp, unary_ops.hpp, visit_dtype): the messages of their checks and
-// the values of their folds, rows and ops, against expectations written out by hand.
+// matrix_product.hpp, softmax.hpp, unary_ops.hpp, binary_ops.hpp, visit_dtype): the messages of
+// their checks and the values of their folds, rows and ops, against expectations written by hand.
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/sdk/cpp/binary_ops.hpp"
 #include "tessera/sdk/cpp/kernel_checks.hpp"
 #include "tessera/sdk/cpp/matrix_product.hpp"
 #include "tessera/sdk/cpp/reductions.hpp"
@@ -282,4 +283,27 @@ TEST_CASE("sdk unary ops: wrapping integers, NaN through relu, sigmoid's far tai
   CHECK(ops::Gelu::apply(1.0) == doctest::Approx(0.8413447460685429).epsilon(1e-15));  // 1 * Phi(1)
   CHECK(ops::GeluGrad::apply(0.0) == 0.5);                                               // Phi(0) + 0
   CHECK(ops::Sqrt::apply(2.0) == std::sqrt(2.0));
+}
+
+TEST_CASE("sdk binary ops: wrapping integers, bool arithmetic, NaN-first maximum and minimum, comparisons") {
+  namespace ops = sdk::binary_ops;
+  constexpr int32_t kMax = std::numeric_limits<int32_t>::max(), kMin = std::numeric_limits<int32_t>::min();
+  CHECK(ops::Add::apply(kMax, 1) == kMin);
+  CHECK(ops::Sub::apply(kMin, 1) == kMax);
+  CHECK(ops::Mul::apply(int64_t{1} << 62, int64_t{4}) == 0);
+  CHECK(ops::Add::apply(true, true));  // "or": bool arithmetic saturates
+  CHECK_FALSE(ops::Mul::apply(true, false));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float other_nan = std::bit_cast<float>(0x7fc00001u);  // another payload
+  CHECK(std::bit_cast<uint32_t>(ops::Maximum::apply(other_nan, nan)) == 0x7fc00001u);  // the first NaN wins
+  CHECK(std::bit_cast<uint32_t>(ops::Minimum::apply(1.0f, other_nan)) == 0x7fc00001u);
+  CHECK(ops::Maximum::apply(-2, 5) == 5);
+  CHECK(ops::Minimum::apply(-2, 5) == -2);
+  CHECK(ops::BitwiseXor::apply(0b1100, 0b1010) == 0b0110);
+  CHECK_FALSE(ops::Eq::apply(nan, nan));
+  CHECK(ops::Ne::apply(nan, nan));
+  CHECK_FALSE(ops::Lt::apply(nan, 1.0f));
+  CHECK(ops::Ge::apply(2.0, 2.0));
+  CHECK(ops::Pow::apply(2.0, 10.0) == 1024.0);
+  CHECK(ops::Div::apply(1.0, 0.0) == std::numeric_limits<double>::infinity());
 }

@@ -31,4 +31,13 @@ TESSERA_SDK_HD_MATH(erf)
 TESSERA_SDK_HD_MATH(fabs)
 #undef TESSERA_SDK_HD_MATH
 
+template <class T>
+TESSERA_SDK_HOST_DEVICE T pow(T base, T exponent) {
+#if defined(__CUDA_ARCH__)
+  return ::pow(base, exponent);
+#else
+  return std::pow(base, exponent);
+#endif
+}
+
 }  // namespace tessera::sdk::hd

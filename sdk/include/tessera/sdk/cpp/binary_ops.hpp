@@ -1,0 +1,194 @@
+// The element-wise binary ops of KERNELS.md (arithmetic, maximum/minimum, bitwise, pow of floats,
+// comparisons) as one function of two values each, for every backend that has them: host code and,
+// under nvcc, device code too. A backend writes its kernel once, as Kernel<Op, T>::run(KernelArgs&)
+// computing Op::apply(a, b) into an Op::Out<T> output, and registers every op on its dtypes with
+//   sdk::add_binary_kernels<MyBinary>(builder);
+// Integer pow is not among them: it must report a negative exponent, which a device thread cannot
+// throw, so each backend registers its own (same rule: the first negative exponent in row-major
+// order is the error).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "tessera/sdk/cpp/backend_builder.hpp"
+#include "tessera/sdk/cpp/host_device.hpp"
+#include "tessera/sdk/cpp/kernel_checks.hpp"
+
+namespace tessera::sdk {
+
+namespace binary_ops {
+
+// Signed overflow is undefined, so integer arithmetic goes through the unsigned type, whose overflow
+// wraps: the two's-complement result PyTorch gives.
+template <class T>
+TESSERA_SDK_HOST_DEVICE T wrapped(T a, T b, char op) {
+  using U = std::make_unsigned_t<T>;
+  const U x = static_cast<U>(a), y = static_cast<U>(b);
+  return static_cast<T>(op == '+' ? U(x + y) : op == '-' ? U(x - y) : U(x * y));
+}
+
+template <class T>
+TESSERA_SDK_HOST_DEVICE bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return x != x;
+  else
+    return false;
+}
+
+// An op's result type: T, or bool for comparisons.
+template <class T>
+using Same = T;
+template <class T>
+using Bool = bool;
+
+// On bool, add and maximum are "or", mul and minimum are "and" (what 0/1 arithmetic saturates to).
+struct Add {
+  static constexpr const char* name = "add";
+  template <class T>
+  using Out = Same<T>;
+  template <class T>
+  TESSERA_SDK_HOST_DEVICE static T apply(T a, T b) {
+    if constexpr (std::is_same_v<T, bool>)
+      return a || b;
+    else if constexpr (std::is_integral_v<T>)
+      return wrapped(a, b, '+');
+    else
+      return a + b;
+  }
+};
+
+struct Sub {
+  static constexpr const char* name = "sub";
+  template <class T>
+  using Out = Same<T>;
+  template <class T>
+  TESSERA_SDK_HOST_DEVICE static T apply(T a, T b) {
+    if constexpr (std::is_integral_v<T>)
+      return wrapped(a, b, '-');
+    else
+      return a - b;
+  }
+};
+
+struct Mul {
+  static constexpr const char* name = "mul";
+  template <class T>
+  using Out = Same<T>;
+  template <class T>
+  TESSERA_SDK_HOST_DEVICE static T apply(T a, T b) {
+    if constexpr (std::is_same_v<T, bool>)
+      return a && b;
+    else if constexpr (std::is_integral_v<T>)
+      return wrapped(a, b, '*');
+    else
+      return a * b;
+  }
+};
+
+// IEEE division (correctly rounded on the host, and under nvcc's default -prec-div=true).
+struct Div {
+  static constexpr const char* name = "div";
+  template <class T>
+  using Out = Same<T>;
+  template <class T>
+  TESSERA_SDK_HOST_DEVICE static T apply(T a, T b) {
+    return a / b;
+  }
+};
+
+// A NaN operand wins, as in PyTorch (std::max, fmax and fmin would drop or pick either).
+struct Maximum {
+  static constexpr const char* name = "maximum";
+  template <class T>
+  using Out = Same<T>;
+  template <class T>
+  TESSERA_SDK_HOST_DEVICE static T apply(T a, T b) {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return a < b ? b : a;
+  }
+};
+
+struct Minimum {
+  static constexpr const char* name = "minimum";
+  template <class T>
+  using Out = Same<T>;
+  template <class T>
+  TESSERA_SDK_HOST_DEVICE static T apply(T a, T b) {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return b < a ? b : a;
+  }
+};
+
+// Bitwise ops for integers and bool (the BAND/BOR/BXOR reductions of collectives), and comparisons.
+#define TESSERA_SDK_BINARY_OP(Name, text, Result, expr)   \
+  struct Name {                                           \
+    static constexpr const char* name = text;             \
+    template <class T>                                    \
+    using Out = Result<T>;                                \
+    template <class T>                                    \
+    TESSERA_SDK_HOST_DEVICE static Out<T> apply(T a, T b) { \
+      return expr;                                        \
+    }                                                     \
+  };
+TESSERA_SDK_BINARY_OP(BitwiseAnd, "bitwise_and", Same, static_cast<T>(a & b))
+TESSERA_SDK_BINARY_OP(BitwiseOr, "bitwise_or", Same, static_cast<T>(a | b))
+TESSERA_SDK_BINARY_OP(BitwiseXor, "bitwise_xor", Same, static_cast<T>(a ^ b))
+TESSERA_SDK_BINARY_OP(Eq, "eq", Bool, a == b)
+TESSERA_SDK_BINARY_OP(Ne, "ne", Bool, a != b)
+TESSERA_SDK_BINARY_OP(Lt, "lt", Bool, a < b)
+TESSERA_SDK_BINARY_OP(Le, "le", Bool, a <= b)
+TESSERA_SDK_BINARY_OP(Gt, "gt", Bool, a > b)
+TESSERA_SDK_BINARY_OP(Ge, "ge", Bool, a >= b)
+#undef TESSERA_SDK_BINARY_OP
+
+// Floating pow only (see the top of the file).
+struct Pow {
+  static constexpr const char* name = "pow";
+  template <class T>
+  using Out = Same<T>;
+  template <class T>
+  TESSERA_SDK_HOST_DEVICE static T apply(T base, T exponent) {
+    static_assert(std::is_floating_point_v<T>, "integer pow is each backend's own kernel");
+    return hd::pow(base, exponent);
+  }
+};
+
+}  // namespace binary_ops
+
+// Two inputs of dtype T and one output of dtype R, all three of one shape (the core broadcasts with
+// stride 0 before calling).
+template <class T, class R>
+void expect_binary(const KernelArgs& args, const char* op, const ArityCheck& expect_arity) {
+  expect_arity(args, op, 2, 1);
+  expect_dtype(op, "input 0", args.input(0), dtype_of<T>());
+  expect_dtype(op, "input 1", args.input(1), dtype_of<T>());
+  expect_dtype(op, "output", args.output(0), dtype_of<R>());
+  expect_shape(op, "input 1", args.input(1), args.input(0), "input 0");
+  expect_shape(op, "output", args.output(0), args.input(0), "input 0");
+}
+
+template <template <class Op, class T> class Kernel>
+void add_binary_kernels(BackendBuilder& b) {
+  using namespace binary_ops;
+  add_op_kernels<Kernel, Add, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, Sub, float, double, int32_t, int64_t>(b);
+  add_op_kernels<Kernel, Mul, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, Maximum, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, Minimum, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, Div, float, double>(b);
+  add_op_kernels<Kernel, BitwiseAnd, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, BitwiseOr, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, BitwiseXor, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, Pow, float, double>(b);
+  add_op_kernels<Kernel, Eq, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, Ne, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, Lt, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, Le, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, Gt, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, Ge, float, double, int32_t, int64_t, bool>(b);
+}
+
+}  // namespace tessera::sdk
