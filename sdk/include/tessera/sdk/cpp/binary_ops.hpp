@@ -42,97 +42,44 @@ using Same = T;
 template <class T>
 using Bool = bool;
 
-// On bool, add and maximum are "or", mul and minimum are "and" (what 0/1 arithmetic saturates to).
-struct Add {
-  static constexpr const char* name = "add";
-  template <class T>
-  using Out = Same<T>;
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T a, T b) {
-    if constexpr (std::is_same_v<T, bool>)
-      return a || b;
-    else if constexpr (std::is_integral_v<T>)
-      return wrapped(a, b, '+');
-    else
-      return a + b;
-  }
-};
+// The arithmetic under the ops. On bool, add and maximum are "or", mul and minimum are "and" (what
+// 0/1 arithmetic saturates to); a NaN operand wins maximum and minimum, the first if both are (as
+// in PyTorch; std::max, fmax and fmin would drop it or pick either).
+template <class T>
+TESSERA_SDK_HOST_DEVICE T arithmetic(T a, T b, char op) {
+  if constexpr (std::is_same_v<T, bool>)
+    return op == '*' ? (a && b) : (a || b);
+  else if constexpr (std::is_integral_v<T>)
+    return wrapped(a, b, op);
+  else
+    return op == '+' ? a + b : op == '-' ? a - b : a * b;
+}
+template <class T>
+TESSERA_SDK_HOST_DEVICE T extreme(T a, T b, bool larger) {
+  if (is_nan(a)) return a;
+  if (is_nan(b)) return b;
+  return larger ? (a < b ? b : a) : (b < a ? b : a);
+}
 
-struct Sub {
-  static constexpr const char* name = "sub";
-  template <class T>
-  using Out = Same<T>;
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T a, T b) {
-    if constexpr (std::is_integral_v<T>)
-      return wrapped(a, b, '-');
-    else
-      return a - b;
-  }
-};
-
-struct Mul {
-  static constexpr const char* name = "mul";
-  template <class T>
-  using Out = Same<T>;
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T a, T b) {
-    if constexpr (std::is_same_v<T, bool>)
-      return a && b;
-    else if constexpr (std::is_integral_v<T>)
-      return wrapped(a, b, '*');
-    else
-      return a * b;
-  }
-};
-
-// IEEE division (correctly rounded on the host, and under nvcc's default -prec-div=true).
-struct Div {
-  static constexpr const char* name = "div";
-  template <class T>
-  using Out = Same<T>;
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T a, T b) {
-    return a / b;
-  }
-};
-
-// A NaN operand wins, as in PyTorch (std::max, fmax and fmin would drop or pick either).
-struct Maximum {
-  static constexpr const char* name = "maximum";
-  template <class T>
-  using Out = Same<T>;
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T a, T b) {
-    if (is_nan(a)) return a;
-    if (is_nan(b)) return b;
-    return a < b ? b : a;
-  }
-};
-
-struct Minimum {
-  static constexpr const char* name = "minimum";
-  template <class T>
-  using Out = Same<T>;
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T a, T b) {
-    if (is_nan(a)) return a;
-    if (is_nan(b)) return b;
-    return b < a ? b : a;
-  }
-};
-
-// Bitwise ops for integers and bool (the BAND/BOR/BXOR reductions of collectives), and comparisons.
-#define TESSERA_SDK_BINARY_OP(Name, text, Result, expr)   \
-  struct Name {                                           \
-    static constexpr const char* name = text;             \
-    template <class T>                                    \
-    using Out = Result<T>;                                \
-    template <class T>                                    \
+// One op: its KERNELS.md name, result type (Same: T, Bool: bool) and value.
+#define TESSERA_SDK_BINARY_OP(Name, text, Result, expr)     \
+  struct Name {                                             \
+    static constexpr const char* name = text;               \
+    template <class T>                                      \
+    using Out = Result<T>;                                  \
+    template <class T>                                      \
     TESSERA_SDK_HOST_DEVICE static Out<T> apply(T a, T b) { \
-      return expr;                                        \
-    }                                                     \
+      return expr;                                          \
+    }                                                       \
   };
+TESSERA_SDK_BINARY_OP(Add, "add", Same, arithmetic(a, b, '+'))
+TESSERA_SDK_BINARY_OP(Sub, "sub", Same, arithmetic(a, b, '-'))
+TESSERA_SDK_BINARY_OP(Mul, "mul", Same, arithmetic(a, b, '*'))
+// IEEE division (correctly rounded on the host, and under nvcc's default -prec-div=true).
+TESSERA_SDK_BINARY_OP(Div, "div", Same, a / b)
+TESSERA_SDK_BINARY_OP(Maximum, "maximum", Same, extreme(a, b, true))
+TESSERA_SDK_BINARY_OP(Minimum, "minimum", Same, extreme(a, b, false))
+// Bitwise ops for integers and bool (the BAND/BOR/BXOR reductions of collectives), and comparisons.
 TESSERA_SDK_BINARY_OP(BitwiseAnd, "bitwise_and", Same, static_cast<T>(a & b))
 TESSERA_SDK_BINARY_OP(BitwiseOr, "bitwise_or", Same, static_cast<T>(a | b))
 TESSERA_SDK_BINARY_OP(BitwiseXor, "bitwise_xor", Same, static_cast<T>(a ^ b))

@@ -28,100 +28,61 @@ TESSERA_SDK_HOST_DEVICE T negated(T x) {
   }
 }
 
-struct Neg {
-  static constexpr const char* name = "neg";
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T x) {
-    return negated(x);
-  }
-};
-
-// abs(INT_MIN) wraps to INT_MIN, as in PyTorch.
-struct Abs {
-  static constexpr const char* name = "abs";
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T x) {
-    if constexpr (std::is_floating_point_v<T>)
-      return hd::fabs(x);
-    else
-      return x < 0 ? negated(x) : x;
-  }
-};
-
-// Written as "x < 0" so that NaN, failing the comparison, passes through.
-struct Relu {
-  static constexpr const char* name = "relu";
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T x) {
-    return x < T(0) ? T(0) : x;
-  }
-};
-
-struct Exp {
-  static constexpr const char* name = "exp";
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T x) {
-    return hd::exp(x);
-  }
-};
-
-struct Log {
-  static constexpr const char* name = "log";
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T x) {
-    return hd::log(x);
-  }
-};
-
-// Correctly rounded on both sides (IEEE on the host, nvcc's default -prec-sqrt=true on a device).
-struct Sqrt {
-  static constexpr const char* name = "sqrt";
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T x) {
-    return hd::sqrt(x);
-  }
-};
-
-struct Tanh {
-  static constexpr const char* name = "tanh";
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T x) {
-    return hd::tanh(x);
-  }
-};
+template <class T>
+TESSERA_SDK_HOST_DEVICE T absolute(T x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return hd::fabs(x);
+  else
+    return x < 0 ? negated(x) : x;
+}
 
 // exp only of non-positive values, so it never overflows to inf/inf.
-struct Sigmoid {
-  static constexpr const char* name = "sigmoid";
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T x) {
-    if (x >= T(0)) return T(1) / (T(1) + hd::exp(-x));
-    const T e = hd::exp(x);
-    return e / (T(1) + e);
-  }
-};
+template <class T>
+TESSERA_SDK_HOST_DEVICE T sigmoid(T x) {
+  if (x >= T(0)) return T(1) / (T(1) + hd::exp(-x));
+  const T e = hd::exp(x);
+  return e / (T(1) + e);
+}
 
 // The exact (erf) form, not the tanh approximation.
-struct Gelu {
-  static constexpr const char* name = "gelu";
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T x) {
-    const T sqrt2 = static_cast<T>(1.4142135623730951);
-    return T(0.5) * x * (T(1) + hd::erf(x / sqrt2));
-  }
-};
+template <class T>
+TESSERA_SDK_HOST_DEVICE T gelu(T x) {
+  const T sqrt2 = static_cast<T>(1.4142135623730951);
+  return T(0.5) * x * (T(1) + hd::erf(x / sqrt2));
+}
 
 // d gelu(x) / dx = Phi(x) + x * phi(x), Phi and phi the standard normal CDF and density; what
 // gelu's backward multiplies the incoming gradient by.
-struct GeluGrad {
-  static constexpr const char* name = "gelu_grad";
-  template <class T>
-  TESSERA_SDK_HOST_DEVICE static T apply(T x) {
-    const T sqrt2 = static_cast<T>(1.4142135623730951);
-    const T inv_sqrt_2pi = static_cast<T>(0.3989422804014327);
-    return T(0.5) * (T(1) + hd::erf(x / sqrt2)) + x * inv_sqrt_2pi * hd::exp(T(-0.5) * x * x);
-  }
-};
+template <class T>
+TESSERA_SDK_HOST_DEVICE T gelu_grad(T x) {
+  const T sqrt2 = static_cast<T>(1.4142135623730951);
+  const T inv_sqrt_2pi = static_cast<T>(0.3989422804014327);
+  return T(0.5) * (T(1) + hd::erf(x / sqrt2)) + x * inv_sqrt_2pi * hd::exp(T(-0.5) * x * x);
+}
+
+// One op: its KERNELS.md name and value.
+#define TESSERA_SDK_UNARY_OP(Name, text, expr)     \
+  struct Name {                                    \
+    static constexpr const char* name = text;      \
+    template <class T>                             \
+    TESSERA_SDK_HOST_DEVICE static T apply(T x) {  \
+      return expr;                                 \
+    }                                              \
+  };
+TESSERA_SDK_UNARY_OP(Neg, "neg", negated(x))
+// abs(INT_MIN) wraps to INT_MIN, as in PyTorch.
+TESSERA_SDK_UNARY_OP(Abs, "abs", absolute(x))
+// Written as "x < 0" so that NaN, failing the comparison, passes through.
+TESSERA_SDK_UNARY_OP(Relu, "relu", x < T(0) ? T(0) : x)
+TESSERA_SDK_UNARY_OP(Exp, "exp", hd::exp(x))
+TESSERA_SDK_UNARY_OP(Log, "log", hd::log(x))
+// Correctly rounded on both sides (IEEE on the host, nvcc's default -prec-sqrt=true on a device).
+TESSERA_SDK_UNARY_OP(Sqrt, "sqrt", hd::sqrt(x))
+TESSERA_SDK_UNARY_OP(Tanh, "tanh", hd::tanh(x))
+TESSERA_SDK_UNARY_OP(Sigmoid, "sigmoid", sigmoid(x))
+TESSERA_SDK_UNARY_OP(Gelu, "gelu", gelu(x))
+TESSERA_SDK_UNARY_OP(GeluGrad, "gelu_grad", gelu_grad(x))
+#undef TESSERA_SDK_UNARY_OP
 
 }  // namespace unary_ops
 
