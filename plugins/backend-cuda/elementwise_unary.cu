@@ -23,11 +23,9 @@ template <class Op, class T>
 struct Unary {
   static void run(sdk::KernelArgs& args) {
     sdk::expect_unary(args, Op::name, sdk::dtype_of<T>(), expect_arity);
-    const DLTensor& a = args.input(0);
-    const DLTensor& out = args.output(0);
-    const StridedView out_view = make_view(out, Op::name, "output");
-    launch_elements(Op::name, &unary_elements<Op, T>, numel_of(out_view), make_view(a, Op::name, "input 0"),
-                    out_view);
+    const StridedView out = make_view(args.output(0), Op::name, "output");
+    launch_elements(Op::name, &unary_elements<Op, T>, numel_of(out), make_view(args.input(0), Op::name, "input 0"),
+                    out);
   }
 };
 
