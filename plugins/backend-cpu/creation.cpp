@@ -11,9 +11,9 @@
 #include "checks.hpp"
 #include "kernels.hpp"
 #include "parallel_tasks.hpp"
-#include "scalar.hpp"
 #include "tessera/sdk/cpp/counter_rng.hpp"
 #include "tessera/sdk/cpp/strided_loop.hpp"
+#include "tessera/sdk/cpp/host_device.hpp"
 
 namespace tessera::cpu {
 namespace {
@@ -51,7 +51,8 @@ void arange_kernel(sdk::KernelArgs& args) {
   } else {
     const int64_t start = int_attr(args, "arange", "start");
     const int64_t step = int_attr(args, "arange", "step");
-    for (int64_t i = 0; i < n; ++i) y[i * stride] = static_cast<T>(wrap_add(start, wrap_mul(i, step)));
+    for (int64_t i = 0; i < n; ++i)
+      y[i * stride] = static_cast<T>(sdk::hd::arithmetic(start, sdk::hd::arithmetic(i, step, '*'), '+'));
   }
 }
 

@@ -21,8 +21,8 @@
 #include "checks.hpp"
 #include "kernels.hpp"
 #include "parallel_tasks.hpp"
-#include "scalar.hpp"
 #include "tessera/sdk/cpp/matrix_product.hpp"
+#include "tessera/sdk/cpp/host_device.hpp"
 
 namespace tessera::cpu {
 namespace {
@@ -186,8 +186,10 @@ void loop_product(const T* a, const T* b, T* c, const Product& p) {
       std::fill(row, row + p.n, T(0));
       for (int64_t q = 0; q < p.k; ++q) {
         const T aiq = as[i * p.a_row + q * p.a_col];
-        for (int64_t j = 0; j < p.n; ++j)
-          row[j] = wrap_add(row[j], wrap_mul(aiq, bs[q * p.b_row + j * p.b_col]));
+        for (int64_t j = 0; j < p.n; ++j) {
+          const T term = sdk::hd::arithmetic(aiq, bs[q * p.b_row + j * p.b_col], '*');
+          row[j] = sdk::hd::arithmetic(row[j], term, '+');
+        }
       }
     }
   }

@@ -19,45 +19,18 @@ namespace tessera::sdk {
 
 namespace binary_ops {
 
-// Signed overflow is undefined, so integer arithmetic goes through the unsigned type, whose overflow
-// wraps: the two's-complement result PyTorch gives.
-template <class T>
-TESSERA_SDK_HOST_DEVICE T wrapped(T a, T b, char op) {
-  using U = std::make_unsigned_t<T>;
-  const U x = static_cast<U>(a), y = static_cast<U>(b);
-  return static_cast<T>(op == '+' ? U(x + y) : op == '-' ? U(x - y) : U(x * y));
-}
-
-template <class T>
-TESSERA_SDK_HOST_DEVICE bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>)
-    return x != x;
-  else
-    return false;
-}
-
 // An op's result type: T, or bool for comparisons.
 template <class T>
 using Same = T;
 template <class T>
 using Bool = bool;
 
-// The arithmetic under the ops. On bool, add and maximum are "or", mul and minimum are "and" (what
-// 0/1 arithmetic saturates to); a NaN operand wins maximum and minimum, the first if both are (as
-// in PyTorch; std::max, fmax and fmin would drop it or pick either).
-template <class T>
-TESSERA_SDK_HOST_DEVICE T arithmetic(T a, T b, char op) {
-  if constexpr (std::is_same_v<T, bool>)
-    return op == '*' ? (a && b) : (a || b);
-  else if constexpr (std::is_integral_v<T>)
-    return wrapped(a, b, op);
-  else
-    return op == '+' ? a + b : op == '-' ? a - b : a * b;
-}
+// A NaN operand wins maximum and minimum, the first if both are (as in PyTorch; std::max, fmax and
+// fmin would drop it or pick either).
 template <class T>
 TESSERA_SDK_HOST_DEVICE T extreme(T a, T b, bool larger) {
-  if (is_nan(a)) return a;
-  if (is_nan(b)) return b;
+  if (hd::is_nan(a)) return a;
+  if (hd::is_nan(b)) return b;
   return larger ? (a < b ? b : a) : (b < a ? b : a);
 }
 
@@ -72,9 +45,9 @@ TESSERA_SDK_HOST_DEVICE T extreme(T a, T b, bool larger) {
       return expr;                                          \
     }                                                       \
   };
-TESSERA_SDK_BINARY_OP(Add, "add", Same, arithmetic(a, b, '+'))
-TESSERA_SDK_BINARY_OP(Sub, "sub", Same, arithmetic(a, b, '-'))
-TESSERA_SDK_BINARY_OP(Mul, "mul", Same, arithmetic(a, b, '*'))
+TESSERA_SDK_BINARY_OP(Add, "add", Same, hd::arithmetic(a, b, '+'))
+TESSERA_SDK_BINARY_OP(Sub, "sub", Same, hd::arithmetic(a, b, '-'))
+TESSERA_SDK_BINARY_OP(Mul, "mul", Same, hd::arithmetic(a, b, '*'))
 // IEEE division (correctly rounded on the host, and under nvcc's default -prec-div=true).
 TESSERA_SDK_BINARY_OP(Div, "div", Same, a / b)
 TESSERA_SDK_BINARY_OP(Maximum, "maximum", Same, extreme(a, b, true))

@@ -1,10 +1,14 @@
 // TESSERA_SDK_HOST_DEVICE marks SDK helpers that a backend may call from host code and, compiled by
 // nvcc, from device code too (the folds of reductions.hpp, the rows of softmax.hpp, the ops of
-// unary_ops.hpp). Elsewhere it is empty. sdk::hd holds the math functions they use: the host libm's
-// on the host, CUDA's on a device (within an ulp or two of each other, not bit-identical).
+// unary_ops.hpp and binary_ops.hpp). Elsewhere it is empty. sdk::hd holds what they compute with:
+// the scalar arithmetic every backend must agree on bit for bit, and the math functions (the host
+// libm's on the host, CUDA's on a device: within an ulp or two of each other, not bit-identical).
 #pragma once
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #define TESSERA_SDK_HOST_DEVICE __host__ __device__
@@ -38,6 +42,46 @@ TESSERA_SDK_HOST_DEVICE T pow(T base, T exponent) {
 #else
   return std::pow(base, exponent);
 #endif
+}
+
+template <class T>
+TESSERA_SDK_HOST_DEVICE bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>)
+    return x != x;  // IEEE: only NaN differs from itself (no fast-math anywhere in Tessera)
+  else
+    return false;
+}
+
+// Signed overflow is undefined, so integer arithmetic goes through the unsigned type, whose overflow
+// wraps: the two's-complement result PyTorch gives.
+template <class T>
+TESSERA_SDK_HOST_DEVICE T wrapped(T a, T b, char op) {
+  using U = std::make_unsigned_t<T>;
+  const U x = static_cast<U>(a), y = static_cast<U>(b);
+  return static_cast<T>(op == '+' ? U(x + y) : op == '-' ? U(x - y) : U(x * y));
+}
+
+// a + b, a - b or a * b (`op`): wrapping for integers; on bool, + is "or" and * is "and" (what 0/1
+// arithmetic saturates to).
+template <class T>
+TESSERA_SDK_HOST_DEVICE T arithmetic(T a, T b, char op) {
+  if constexpr (std::is_same_v<T, bool>)
+    return op == '*' ? (a && b) : (a || b);
+  else if constexpr (std::is_integral_v<T>)
+    return wrapped(a, b, op);
+  else
+    return op == '+' ? a + b : op == '-' ? a - b : a * b;
+}
+
+// The positive quiet NaN (what std::numeric_limits gives, which device code cannot call).
+template <class T>
+TESSERA_SDK_HOST_DEVICE T quiet_nan() {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "a float32 or float64 element");
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  const Bits bits = sizeof(T) == 4 ? Bits(0x7fc00000u) : Bits(0x7ff8000000000000ull);
+  T value;
+  std::memcpy(&value, &bits, sizeof(T));
+  return value;
 }
 
 }  // namespace tessera::sdk::hd

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -71,45 +70,6 @@ ReductionDims checked_reduction(const KernelArgs& args, const ArityCheck& expect
 // `size` (its element count) and `for_each(f)`, which calls f(k, x) for every element x in row-major
 // order, k being its index within the row.
 
-namespace fold_arithmetic {
-
-template <class T>
-TESSERA_SDK_HOST_DEVICE bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>)
-    return x != x;  // IEEE: only NaN differs from itself (no fast-math anywhere in Tessera)
-  else
-    return false;
-}
-
-// Signed overflow is undefined; the unsigned type wraps, giving the two's-complement result.
-template <class T>
-TESSERA_SDK_HOST_DEVICE T plus(T a, T b) {
-  if constexpr (std::is_integral_v<T>)
-    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) + static_cast<std::make_unsigned_t<T>>(b));
-  else
-    return a + b;
-}
-template <class T>
-TESSERA_SDK_HOST_DEVICE T times(T a, T b) {
-  if constexpr (std::is_integral_v<T>)
-    return static_cast<T>(static_cast<std::make_unsigned_t<T>>(a) * static_cast<std::make_unsigned_t<T>>(b));
-  else
-    return a * b;
-}
-
-// The positive quiet NaN (what std::numeric_limits gives, which device code cannot call).
-template <class T>
-TESSERA_SDK_HOST_DEVICE T quiet_nan() {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "a float32 or float64 element");
-  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-  const Bits bits = sizeof(T) == 4 ? Bits(0x7fc00000u) : Bits(0x7ff8000000000000ull);
-  T value;
-  std::memcpy(&value, &bits, sizeof(T));
-  return value;
-}
-
-}  // namespace fold_arithmetic
-
 // Integer and bool sums and products are int64, so that summing int32 or bool data does not wrap.
 template <class T>
 using Widened = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
@@ -122,7 +82,7 @@ struct SumFold {
   template <template <class> class Row, class T>
   TESSERA_SDK_HOST_DEVICE static Out<T> fold(const Row<T>& row) {
     Out<T> acc = 0;
-    row.for_each([&](int64_t, T x) { acc = fold_arithmetic::plus(acc, static_cast<Out<T>>(x)); });
+    row.for_each([&](int64_t, T x) { acc = hd::arithmetic(acc, static_cast<Out<T>>(x), '+'); });
     return acc;
   }
 };
@@ -135,7 +95,7 @@ struct ProdFold {
   template <template <class> class Row, class T>
   TESSERA_SDK_HOST_DEVICE static Out<T> fold(const Row<T>& row) {
     Out<T> acc = 1;
-    row.for_each([&](int64_t, T x) { acc = fold_arithmetic::times(acc, static_cast<Out<T>>(x)); });
+    row.for_each([&](int64_t, T x) { acc = hd::arithmetic(acc, static_cast<Out<T>>(x), '*'); });
     return acc;
   }
 };
@@ -148,7 +108,7 @@ struct MeanFold {
   using Out = T;
   template <template <class> class Row, class T>
   TESSERA_SDK_HOST_DEVICE static T fold(const Row<T>& row) {
-    if (row.size == 0) return fold_arithmetic::quiet_nan<T>();
+    if (row.size == 0) return hd::quiet_nan<T>();
     return SumFold::fold(row) / static_cast<T>(row.size);
   }
 };
@@ -167,7 +127,7 @@ struct ExtremeFold {
     int64_t index = 0;
     row.for_each([&](int64_t k, T x) {
       const bool better = kMax ? best < x : x < best;
-      if (k == 0 || (!fold_arithmetic::is_nan(best) && (fold_arithmetic::is_nan(x) || better))) {
+      if (k == 0 || (!hd::is_nan(best) && (hd::is_nan(x) || better))) {
         best = x;
         index = k;
       }
