@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Quick start, command 2: install what is missing, build, run the whole test suite.
-#   scripts/test.sh            every stage below, in order (what CI runs; ~30 minutes on 2 cores)
+#   scripts/test.sh            every stage below, in order (what CI runs)
 #   scripts/test.sh default    the default preset (build/): all tests, the quick check while working
 #   scripts/test.sh asan       the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   scripts/test.sh tsan       the thread-pool, mode and collective tests under ThreadSanitizer (build-tsan/)
@@ -39,4 +39,17 @@ for stage in "${stages[@]}"; do  # a typo fails before minutes of building
 done
 
 bash scripts/install-deps.sh
+
+# Every stage compiles through ccache (a launcher the caller set is kept). The python stage's
+# `pip install .` compiles libtessera and the plugins with the default preset's compiler and flags
+# in a build directory of its own: with the build directory left out of the hash (CCACHE_NOHASHDIR;
+# it reaches only the debug info's compilation directory) and the compiler named alike (CMake's
+# Ninja and Makefile generators pick g++ and c++, which ccache hashes apart), it takes those
+# objects from the cache instead of compiling them again: about 6 of CI's minutes.
+if command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
+  export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-ccache}"
+  export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
+  export CC="${CC:-gcc}" CXX="${CXX:-g++}"
+fi
 for stage in "${stages[@]}"; do run_stage "$stage"; done
