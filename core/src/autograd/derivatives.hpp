@@ -3,6 +3,7 @@
 // backward formulas (PyTorch: derivatives.yaml).
 #pragma once
 
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -10,6 +11,9 @@
 #include "tessera/tensor.hpp"
 
 namespace tessera::autograd {
+
+// Whether an op recorded under the name `op` is `name` (the recorders dispatch on the op's name).
+inline bool is(const char* op, const char* name) { return std::strcmp(op, name) == 0; }
 
 // pointwise_derivatives.cpp: "add", "sub", "mul", "div", "pow", "maximum", "minimum" and the
 // unary ops of ops.hpp; the scalar form with the scalar first or second.

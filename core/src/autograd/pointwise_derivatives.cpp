@@ -14,8 +14,6 @@
 namespace tessera::autograd {
 namespace {
 
-bool is(const char* op, const char* name) { return std::strcmp(op, name) == 0; }
-
 // `mask` (bool) as 0/1 in `like`'s dtype.
 Tensor as_factor(const Tensor& mask, const Tensor& like) { return mask.to(like.dtype()); }
 

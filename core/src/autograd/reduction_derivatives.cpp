@@ -12,8 +12,6 @@
 namespace tessera::autograd {
 namespace {
 
-bool is(const char* op, const char* name) { return std::strcmp(op, name) == 0; }
-
 // Which dims of an `ndim`-d tensor the reduction removed (every dim when `dims` is empty).
 std::vector<bool> reduced_dims(const std::vector<int64_t>& dims, int64_t ndim, const char* op) {
   std::vector<bool> reduced(static_cast<size_t>(ndim), dims.empty());

@@ -18,7 +18,6 @@ namespace tessera {
 namespace {
 
 using mesh::names_text;
-using mesh::shape_text;
 
 // DLPack's name of a device kind, as backends declare it.
 std::string device_kind_name(int32_t kind) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera::mesh {
@@ -21,11 +22,6 @@ inline std::vector<int64_t> coordinate_of_index(int64_t index, const std::vector
     index /= shape[i];
   }
   return coord;
-}
-
-// "[4, 2]"
-inline std::string shape_text(const std::vector<int64_t>& shape) {
-  return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
 // "('dp', 'tp')", and "('dp',)" for one name, as Python prints a tuple.
