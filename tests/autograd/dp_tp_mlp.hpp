@@ -4,6 +4,9 @@
 
 #include <tessera/tessera.hpp>
 
+#include <utility>
+#include <vector>
+
 #include "mlp_oracle.hpp"
 
 namespace oracle {
@@ -19,9 +22,13 @@ struct DpTpMlp {
   }
 };
 
+// The oracle's values as a float64 tensor of the given shape.
+inline tessera::Tensor dense(const std::vector<double>& values, tessera::Shape shape) {
+  return tessera::from_values(values, std::move(shape), tessera::kFloat64);
+}
+
 inline DpTpMlp distribute_dp_tp(const Mlp& m, const tessera::DeviceMesh& mesh) {
   namespace ts = tessera;
-  auto dense = [](const std::vector<double>& v, ts::Shape shape) { return ts::from_values(v, shape, ts::kFloat64); };
   return DpTpMlp{
       ts::distribute_tensor(dense(m.x, {m.n, m.d}), mesh, {ts::Shard(0), ts::Replicate()}),
       ts::distribute_tensor(dense(m.c, {m.n, m.o}), mesh, {ts::Shard(0), ts::Replicate()}),

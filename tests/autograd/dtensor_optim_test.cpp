@@ -14,7 +14,7 @@ namespace ts = tessera;
 
 namespace {
 
-ts::Tensor dense(const std::vector<double>& v, ts::Shape shape) { return ts::from_values(v, shape, ts::kFloat64); }
+using oracle::dense;
 
 // AdamW's first step from zero moments: m^ = g, v^ = g^2, so p <- p (1 - lr wd) - lr g / (|g| + eps).
 std::vector<double> adamw_first_step(const std::vector<double>& p, const std::vector<double>& g, double lr, double wd,

@@ -12,7 +12,7 @@ namespace ts = tessera;
 
 namespace {
 
-ts::Tensor dense(const std::vector<double>& v, ts::Shape shape) { return ts::from_values(v, shape, ts::kFloat64); }
+using oracle::dense;
 
 void check_near(const ts::Tensor& t, const std::vector<double>& expected) {
   const std::vector<double> got = t.to_vector<double>();

@@ -4,7 +4,10 @@
 
 #include <tessera/tessera.hpp>
 
+#include "comm_plugin_support.hpp"
+
 namespace ts = tessera;
+using comm_test::per_rank;
 
 namespace {
 
@@ -14,13 +17,6 @@ struct DirectAlgorithms {
   ~DirectAlgorithms() { ts::dist::set_algorithms(saved); }
   std::string saved;
 };
-
-template <class F>
-ts::Tensor per_rank(int n, F&& f) {
-  std::vector<std::pair<int, ts::Tensor>> shards;
-  for (int r = 0; r < n; ++r) shards.emplace_back(r, f(r));
-  return ts::local_tensor(ts::RankMap<ts::Tensor>(std::move(shards)));
-}
 
 }  // namespace
 

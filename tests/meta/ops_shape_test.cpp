@@ -34,16 +34,16 @@ struct Inputs {
   ts::Tensor f34, f45, f234, f254, f4, f3, empty04, scalar, d34, i34, n34, b34, transposed;
 };
 
-using Run = std::function<std::vector<ts::Tensor>(const Inputs&)>;
+using OpOnInputs = std::function<std::vector<ts::Tensor>(const Inputs&)>;
 struct Case {
   std::string name;
-  Run run;
+  OpOnInputs run;
 };
 
 std::vector<Case> cases() {
   using T = std::vector<ts::Tensor>;
   std::vector<Case> all;
-  auto add = [&](std::string name, Run run) { all.push_back({std::move(name), std::move(run)}); };
+  auto add = [&](std::string name, OpOnInputs run) { all.push_back({std::move(name), std::move(run)}); };
 
   // Element-wise binary: tensor op tensor with broadcasting and promotion, scalar on either side.
   add("add", [](const Inputs& x) {

@@ -7,12 +7,12 @@ using optim_test::AdamWOracle;
 using optim_test::check_close;
 using optim_test::make;
 using optim_test::Values;
+using optim_test::kTheta0;
 
 namespace {
 
-const Values kTheta0 = {0.5, -1.25, 2.0, 0.75, -0.3};
 // Large gradients first, then small ones, so that amsgrad's running maximum differs from v.
-const std::vector<Values> kGrads = {{3.0, -2.5, 4.0, -1.5, 2.0},
+const std::vector<Values> kAdamwGrads = {{3.0, -2.5, 4.0, -1.5, 2.0},
                                     {-0.4, 0.9, 0.05, 0.6, -0.15},
                                     {0.025, 0.015, -0.13, 0.08, 0.035},
                                     {-0.05, -0.06, 0.07, -0.09, 0.12},
@@ -23,10 +23,10 @@ void run_against_oracle(const ts::optim::AdamWOptions& options, ts::DType dtype)
   ts::Tensor p = make(theta, dtype);
   ts::optim::AdamW opt({p}, options);
   AdamWOracle oracle{options};
-  for (size_t s = 0; s < kGrads.size(); ++s) {
-    p.set_grad(make(kGrads[s], dtype));
+  for (size_t s = 0; s < kAdamwGrads.size(); ++s) {
+    p.set_grad(make(kAdamwGrads[s], dtype));
     opt.step();
-    oracle.step(theta, kGrads[s]);
+    oracle.step(theta, kAdamwGrads[s]);
     check_close(p, theta, dtype, "step " + std::to_string(s + 1));
   }
 }
@@ -97,7 +97,7 @@ TEST_CASE("AdamW's amsgrad changes the result once v falls below its maximum") {
   auto run = [](bool amsgrad) {
     ts::Tensor p = make(kTheta0, ts::kFloat64);
     ts::optim::AdamW opt({p}, {.lr = 0.01, .betas = {0.9, 0.5}, .amsgrad = amsgrad});
-    for (const Values& g : kGrads) {
+    for (const Values& g : kAdamwGrads) {
       p.set_grad(make(g, ts::kFloat64));
       opt.step();
     }

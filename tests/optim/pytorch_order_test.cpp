@@ -83,8 +83,8 @@ struct AdamWFloat32 {
   }
 };
 
-const Floats kTheta0 = {0.5f, -1.25f, 2.0f, 0.75f, -0.3f, 1e-3f, 12.5f};
-const std::vector<Floats> kGrads = {{3.1f, -2.5f, 4.0f, -1.5f, 2.0f, 0.7f, -0.01f},
+const Floats kOrderTheta0 = {0.5f, -1.25f, 2.0f, 0.75f, -0.3f, 1e-3f, 12.5f};
+const std::vector<Floats> kOrderGrads = {{3.1f, -2.5f, 4.0f, -1.5f, 2.0f, 0.7f, -0.01f},
                                     {-0.4f, 0.9f, 0.05f, 0.6f, -0.15f, 1e-4f, 0.3f},
                                     {0.025f, 0.015f, -0.13f, 0.08f, 0.035f, -2.0f, 0.9f},
                                     {-0.05f, -0.06f, 0.07f, -0.09f, 0.12f, 0.33f, -0.7f},
@@ -96,14 +96,14 @@ ts::Tensor make_float(const Floats& values) {
 
 template <class Opt, class Ref, class Options>
 void check_bitwise(const Options& options) {
-  Floats expected = kTheta0;
+  Floats expected = kOrderTheta0;
   ts::Tensor p = make_float(expected);
   Opt opt({p}, options);
   Ref ref{options};
-  for (size_t s = 0; s < kGrads.size(); ++s) {
-    p.set_grad(make_float(kGrads[s]));
+  for (size_t s = 0; s < kOrderGrads.size(); ++s) {
+    p.set_grad(make_float(kOrderGrads[s]));
     opt.step();
-    ref.step(expected, kGrads[s]);
+    ref.step(expected, kOrderGrads[s]);
     const Floats got = p.to_vector<float>();
     for (size_t k = 0; k < expected.size(); ++k)
       CHECK_MESSAGE(got[k] == expected[k],

@@ -19,6 +19,9 @@ namespace optim_test {
 namespace ts = tessera;
 using Values = std::vector<double>;
 
+// The parameters the SGD and AdamW oracle tests start from.
+inline const Values kTheta0 = {0.5, -1.25, 2.0, 0.75, -0.3};
+
 // theta <- theta - lr * b, where b is the (Nesterov) momentum buffer of g + wd*theta; the first
 // step sets the buffer to that gradient itself, undamped.
 struct SgdOracle {

@@ -7,12 +7,12 @@ using optim_test::check_close;
 using optim_test::make;
 using optim_test::SgdOracle;
 using optim_test::Values;
+using optim_test::kTheta0;
 
 namespace {
 
-const Values kTheta0 = {0.5, -1.25, 2.0, 0.75, -0.3};
 // Gradients of four steps: distinct values, signs that change between steps.
-const std::vector<Values> kGrads = {{0.3, -0.7, 1.1, -0.2, 0.45},
+const std::vector<Values> kSgdGrads = {{0.3, -0.7, 1.1, -0.2, 0.45},
                                     {-0.4, 0.9, 0.05, 0.6, -0.15},
                                     {0.25, 0.15, -1.3, 0.8, 0.35},
                                     {-0.05, -0.6, 0.7, -0.9, 1.2}};
@@ -23,10 +23,10 @@ void run_against_oracle(const ts::optim::SGDOptions& options, ts::DType dtype) {
   ts::Tensor p = make(theta, dtype);
   ts::optim::SGD opt({p}, options);
   SgdOracle oracle{options};
-  for (size_t s = 0; s < kGrads.size(); ++s) {
-    p.set_grad(make(kGrads[s], dtype));
+  for (size_t s = 0; s < kSgdGrads.size(); ++s) {
+    p.set_grad(make(kSgdGrads[s], dtype));
     opt.step();
-    oracle.step(theta, kGrads[s]);
+    oracle.step(theta, kSgdGrads[s]);
     check_close(p, theta, dtype, "step " + std::to_string(s + 1));
   }
 }

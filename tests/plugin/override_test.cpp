@@ -52,18 +52,9 @@ void shard_works() {
   CHECK(ts::equal(dt.full_tensor().reconcile(), x));
 }
 
-// Leaves nothing behind for the next case when all run in one process: overriding disallowed and
-// the claims unloaded. Declared first in a case, so it runs after the case's ScopedEnvs.
-struct Cleanup {
-  ~Cleanup() {
-    try {
-      tessera::configure(tessera::Config{});
-      for (const char* plugin : {"bad-claim-ring-overrides", "bad-claim-prefix-s-overrides"})
-        if (is_loaded(plugin)) tessera::unload_plugin(plugin);
-    } catch (const std::exception& e) {
-      FAIL_CHECK("cleaning up failed: " << e.what());
-    }
-  }
+// Unloads what the cases here load (overriding disallowed and the claims unloaded).
+struct OverrideCleanup : ResetAndUnload {
+  OverrideCleanup() : ResetAndUnload({"bad-claim-ring-overrides", "bad-claim-prefix-s-overrides"}) {}
 };
 
 tessera::Config allowing(bool allow) {
@@ -75,7 +66,7 @@ tessera::Config allowing(bool allow) {
 }  // namespace
 
 TEST_CASE("a plugin claiming algorithm 'ring', loaded first, is rejected naming both plugins, and ring still works") {
-  const Cleanup cleanup;
+  const OverrideCleanup cleanup;
   const std::filesystem::path file = test_plugin("bad-claim-ring");
   const std::string message = load_error(file);
   CAPTURE(message);
@@ -88,7 +79,7 @@ TEST_CASE("a plugin claiming algorithm 'ring', loaded first, is rejected naming 
 }
 
 TEST_CASE("a plugin claiming placement prefix 'S', loaded first, is rejected naming both plugins, and Shard(0) works") {
-  const Cleanup cleanup;
+  const OverrideCleanup cleanup;
   const std::filesystem::path file = test_plugin("bad-claim-prefix-s");
   const std::string message = load_error(file);
   CAPTURE(message);
@@ -100,7 +91,7 @@ TEST_CASE("a plugin claiming placement prefix 'S', loaded first, is rejected nam
 }
 
 TEST_CASE("a claim flagged TESSERA_COMPONENT_OVERRIDES is still rejected while overriding is not allowed") {
-  const Cleanup cleanup;
+  const OverrideCleanup cleanup;
   const std::string message = load_error(test_plugin("bad-claim-ring-overrides"));
   CHECK(contains(message, "the component sets TESSERA_COMPONENT_OVERRIDES, but overriding is not allowed by the "
                           "configuration ([plugins] allow_override = true or TESSERA_PLUGIN_ALLOW_OVERRIDE=1)"));
@@ -108,7 +99,7 @@ TEST_CASE("a claim flagged TESSERA_COMPONENT_OVERRIDES is still rejected while o
 }
 
 TEST_CASE("allowed by configure(), a flagged 'ring' replaces the built-in until it is unloaded") {
-  const Cleanup cleanup;
+  const OverrideCleanup cleanup;
   tessera::configure(allowing(true));
   tessera::load_plugin(test_plugin("bad-claim-ring-overrides").string());
   CHECK(ring_provider() == "bad-claim-ring-overrides");
@@ -122,7 +113,7 @@ TEST_CASE("allowed by configure(), a flagged 'ring' replaces the built-in until 
 }
 
 TEST_CASE("allowed, a flagged prefix 'S' strategy replaces 'shard' until it is unloaded") {
-  const Cleanup cleanup;
+  const OverrideCleanup cleanup;
   tessera::configure(allowing(true));
   tessera::load_plugin(test_plugin("bad-claim-prefix-s-overrides").string());
   CHECK(prefix_s_strategy() == "my-shard");
@@ -136,7 +127,7 @@ TEST_CASE("allowed, a flagged prefix 'S' strategy replaces 'shard' until it is u
 }
 
 TEST_CASE("[plugins] allow_override in a file allows overriding, and TESSERA_PLUGIN_ALLOW_OVERRIDE wins over it") {
-  const Cleanup cleanup;
+  const OverrideCleanup cleanup;
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("tessera-override-" + std::to_string(::getpid()) + ".toml");
   std::ofstream(file) << "[plugins]\nallow_override = true\n";
@@ -159,7 +150,7 @@ TEST_CASE("[plugins] allow_override in a file allows overriding, and TESSERA_PLU
 }
 
 TEST_CASE("a malformed TESSERA_PLUGIN_ALLOW_OVERRIDE is a ConfigError naming it") {
-  const Cleanup cleanup;
+  const OverrideCleanup cleanup;
   const ScopedEnv bad("TESSERA_PLUGIN_ALLOW_OVERRIDE", "yes");
   const std::string message = error_of([] { tessera::configure(tessera::Config{}); });
   CHECK(contains(message, "TESSERA_PLUGIN_ALLOW_OVERRIDE='yes': expected 1"));

@@ -20,18 +20,9 @@ namespace {
 
 constexpr int kRanks = 3;
 
-// Leaves nothing behind for the next case when all run in one process: no parameters in force and
-// the test plugins unloaded. Declared first in a case, so it runs after the case's ScopedEnvs.
-struct Cleanup {
-  ~Cleanup() {
-    try {
-      tessera::configure(tessera::Config{});
-      for (const char* plugin : {"coll-params", "backend-testdev"})
-        if (is_loaded(plugin)) tessera::unload_plugin(plugin);
-    } catch (const std::exception& e) {
-      FAIL_CHECK("cleaning up failed: " << e.what());
-    }
-  }
+// Unloads what the cases here load (no parameters in force and the test plugins unloaded).
+struct ParameterCleanup : ResetAndUnload {
+  ParameterCleanup() : ResetAndUnload({"coll-params", "backend-testdev"}) {}
 };
 
 tessera::Config with_parameter(const std::string& plugin, const std::string& key, const std::string& value) {
@@ -63,7 +54,7 @@ std::filesystem::path write_config(const std::string& text) {
 }  // namespace
 
 TEST_CASE("configure() passes a parameter to a loaded plugin, again only when it changes") {
-  const Cleanup cleanup;
+  const ParameterCleanup cleanup;
   const PluginLog log;
   tessera::load_plugin(test_plugin("coll-params").string());
   tessera::configure(with_parameter("coll-params", "group_size", "3"));
@@ -76,7 +67,7 @@ TEST_CASE("configure() passes a parameter to a loaded plugin, again only when it
 }
 
 TEST_CASE("schedules of the plugin's algorithms are built afresh after a parameter changes") {
-  const Cleanup cleanup;
+  const ParameterCleanup cleanup;
   const PluginLog log;
   tessera::load_plugin(test_plugin("coll-params").string());
   all_reduce_with_params_direct();
@@ -89,7 +80,7 @@ TEST_CASE("schedules of the plugin's algorithms are built afresh after a paramet
 }
 
 TEST_CASE("a value the plugin refuses is a ConfigError naming plugin, key, value, origin and its message") {
-  const Cleanup cleanup;
+  const ParameterCleanup cleanup;
   const PluginLog log;
   tessera::load_plugin(test_plugin("coll-params").string());
   tessera::configure(with_parameter("coll-params", "group_size", "3"));
@@ -105,7 +96,7 @@ TEST_CASE("a value the plugin refuses is a ConfigError naming plugin, key, value
 }
 
 TEST_CASE("an unknown key is refused with the known ones listed") {
-  const Cleanup cleanup;
+  const ParameterCleanup cleanup;
   tessera::load_plugin(test_plugin("coll-params").string());
   const std::string message =
       error_of<tessera::ConfigError>([] { tessera::configure(with_parameter("coll-params", "colour", "blue")); });
@@ -114,7 +105,7 @@ TEST_CASE("an unknown key is refused with the known ones listed") {
 }
 
 TEST_CASE("a parameter for a plugin without set_parameter is a ConfigError") {
-  const Cleanup cleanup;
+  const ParameterCleanup cleanup;
   tessera::load_plugin(testdev_file().string());
   const std::string message =
       error_of<tessera::ConfigError>([] { tessera::configure(with_parameter("backend-testdev", "speed", "fast")); });
@@ -123,7 +114,7 @@ TEST_CASE("a parameter for a plugin without set_parameter is a ConfigError") {
 }
 
 TEST_CASE("parameters for a plugin not loaded are kept and passed after its init when it loads") {
-  const Cleanup cleanup;
+  const ParameterCleanup cleanup;
   const PluginLog log;
   CHECK_NOTHROW(tessera::configure(with_parameter("coll-params", "group_size", "7")));
   CHECK(log.lines().empty());
@@ -134,7 +125,7 @@ TEST_CASE("parameters for a plugin not loaded are kept and passed after its init
 }
 
 TEST_CASE("a kept parameter the plugin refuses when it loads rejects the load, and the plugin is finalized") {
-  const Cleanup cleanup;
+  const ParameterCleanup cleanup;
   const PluginLog log;
   tessera::configure(with_parameter("coll-params", "group_size", "-1"));
   const std::string message =
@@ -147,7 +138,7 @@ TEST_CASE("a kept parameter the plugin refuses when it loads rejects the load, a
 }
 
 TEST_CASE("[plugins.<plugin>] in a file: values of every scalar type as text, errors naming file and line") {
-  const Cleanup cleanup;
+  const ParameterCleanup cleanup;
   const PluginLog log;
   const std::filesystem::path file = write_config(
       "[plugins]\n"
@@ -181,7 +172,7 @@ TEST_CASE("[plugins.<plugin>] in a file: values of every scalar type as text, er
 }
 
 TEST_CASE("TESSERA_PLUGIN_PARAMS wins per key over the configuration, and errors name the variable") {
-  const Cleanup cleanup;
+  const ParameterCleanup cleanup;
   const PluginLog log;
   tessera::load_plugin(test_plugin("coll-params").string());
   tessera::Config config = with_parameter("coll-params", "group_size", "3");

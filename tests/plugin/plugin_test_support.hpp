@@ -36,6 +36,27 @@ inline bool is_loaded(const std::string& plugin_name) {
                      [&](const tessera::PluginInfo& p) { return p.name == plugin_name; });
 }
 
+// Leaves nothing behind for the next case when all run in one process: the default configuration
+// in force and `plugins` unloaded. Declared first in a case, so it runs after the case's ScopedEnvs.
+class ResetAndUnload {
+ public:
+  explicit ResetAndUnload(std::vector<std::string> plugins) : plugins_(std::move(plugins)) {}
+  ResetAndUnload(const ResetAndUnload&) = delete;
+  ResetAndUnload& operator=(const ResetAndUnload&) = delete;
+  ~ResetAndUnload() {
+    try {
+      tessera::configure(tessera::Config{});
+      for (const std::string& plugin : plugins_)
+        if (is_loaded(plugin)) tessera::unload_plugin(plugin);
+    } catch (const std::exception& e) {
+      FAIL_CHECK("cleaning up failed: " << e.what());
+    }
+  }
+
+ private:
+  std::vector<std::string> plugins_;
+};
+
 // The message of the PluginError that load_plugin(file) throws; a failed check if it throws none.
 inline std::string load_error(const std::filesystem::path& file) {
   try {

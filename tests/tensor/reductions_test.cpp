@@ -2,13 +2,7 @@
 
 namespace ts = tessera;
 
-namespace {
-ts::Tensor iota(const ts::Shape& shape, ts::DType dtype = ts::kFloat32) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return ts::arange(n).to(dtype).reshape(shape);
-}
-}  // namespace
+using test::iota;
 
 TEST_CASE("sum over all dims, one dim, several dims, with keepdim") {
   ts::Tensor x = iota({2, 3, 4});  // x[i][j][k] = 12i + 4j + k

@@ -10,6 +10,13 @@
 
 namespace test {
 
+// 0..n-1 in the given shape and dtype.
+inline tessera::Tensor iota(const tessera::Shape& shape, tessera::DType dtype = tessera::kFloat32) {
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  return tessera::arange(n).to(dtype).reshape(shape);
+}
+
 template <class T>
 void check_values(const tessera::Tensor& t, const tessera::Shape& shape, const std::vector<T>& expected) {
   REQUIRE(t.sizes() == shape);

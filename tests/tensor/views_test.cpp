@@ -2,14 +2,7 @@
 
 namespace ts = tessera;
 
-namespace {
-// 0..n-1 as float32 in the given shape.
-ts::Tensor iota(const ts::Shape& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  return ts::arange(n).to(ts::kFloat32).reshape(shape);
-}
-}  // namespace
+using test::iota;
 
 TEST_CASE("transpose and permute are views with swapped strides") {
   ts::Tensor x = iota({2, 3});
