@@ -33,6 +33,30 @@ std::vector<fs::path> search_dirs(const Config& config) {
   return dirs;
 }
 
+// [plugins.<name>] parameters, with where each was set, for both commands:
+// "coll-hier.group_size = 4 from tessera.toml:9: [plugins.coll-hier] group_size, ..." or "none".
+std::string parameters_text(const Config& config) {
+  std::vector<std::string> parameters;
+  for (const auto& [plugin, keys] : config.plugin_parameters)
+    for (const auto& [key, value] : keys) {
+      const auto origin = config.plugin_parameter_origins.find(plugin + "." + key);
+      parameters.push_back(fmt::format("{}.{} = {}{}", plugin, key, value,
+                                       origin == config.plugin_parameter_origins.end() ? ""
+                                                                                        : " from " + origin->second));
+    }
+  return parameters.empty() ? "none" : fmt::format("{}", fmt::join(parameters, ", "));
+}
+
+// "transport auto, 1 rank per process, timeout 60000 ms, check_collectives on".
+std::string world_text(const Config& config) {
+  const std::string checks = !config.check_collectives.has_value() ? "default (on in debug builds)"
+                             : *config.check_collectives          ? "on"
+                                                                  : "off";
+  return fmt::format("transport {}, {} rank{} per process, timeout {} ms, check_collectives {}",
+                     config.world_transport, config.ranks_per_process, config.ranks_per_process == 1 ? "" : "s",
+                     config.world_timeout_ms, checks);
+}
+
 int check(const std::string& file) {
   const Config config = Config::from_file(file);  // syntax and unknown keys: throws naming file:line:key
   std::vector<std::string> problems;
@@ -125,7 +149,10 @@ int check(const std::string& file) {
                                                      : config.collective_algorithms)
             << '\n'
             << "  topology:  " << (config.topology.empty() ? "fully_connected (default)" : config.topology) << '\n'
-            << "  trace:     " << (config.trace_file.empty() ? "none" : config.trace_file.string()) << '\n';
+            << "  trace:     " << (config.trace_file.empty() ? "none" : config.trace_file.string()) << '\n'
+            << "  override:  " << (config.plugin_allow_override ? "allowed" : "not allowed") << '\n'
+            << "  params:    " << parameters_text(config) << '\n'
+            << "  world:     " << world_text(config) << '\n';
   return 0;
 }
 
@@ -139,6 +166,8 @@ int show() {
   std::vector<std::string> plugins;
   for (const PluginInfo& info : loaded_plugins()) plugins.push_back(info.name + " " + info.version);
   const std::string topology = default_topology_preset();
+  // What configure() applied (the file with the variables over it): the keys with no getter of their own.
+  const Config applied = current_config();
   std::cout << "file:        " << (file != nullptr && file[0] != '\0' ? file : "none (TESSERA_CONFIG is not set)") << '\n'
             << "plugin path: " << fmt::format("{}", fmt::join(dirs, ", ")) << '\n'
             << "plugins:     " << (plugins.empty() ? "none loaded" : fmt::format("{}", fmt::join(plugins, ", "))) << '\n'
@@ -148,7 +177,10 @@ int show() {
             << "rules:       " << dist::algorithms() << '\n'
             << "topology:    " << (topology.empty() ? "fully_connected (default)" : topology) << '\n'
             << "trace:       "
-            << (tracing() ? "recording, written at exit to " + in_force.trace_file.string() : std::string("none")) << '\n';
+            << (tracing() ? "recording, written at exit to " + in_force.trace_file.string() : std::string("none")) << '\n'
+            << "override:    " << (applied.plugin_allow_override ? "allowed" : "not allowed") << '\n'
+            << "params:      " << parameters_text(applied) << '\n'
+            << "world:       " << world_text(applied) << '\n';
   return 0;
 }
 
