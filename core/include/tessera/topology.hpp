@@ -88,5 +88,8 @@ class Topology {
 Topology default_topology(int world);
 void set_default_topology(const std::string& preset);  // "" = fully connected
 std::string default_topology_preset();                  // "" = fully connected
+// A ConfigError when `preset` is malformed or does not fit a world of `world` ranks (a torus of
+// another size, nodes:K with K not dividing it): init_world() checks the configured preset this way.
+void check_topology_preset(const std::string& preset, int world);
 
 }  // namespace tessera

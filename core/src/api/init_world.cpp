@@ -13,6 +13,7 @@
 #include "plugin/registry.hpp"
 #include "tessera/config.hpp"
 #include "tessera/errors.hpp"
+#include "tessera/topology.hpp"
 #include "tessera/world.hpp"
 #include "world/process_link.hpp"
 #include "world/world.hpp"
@@ -76,6 +77,17 @@ World init_world() {
   if (!the.world) {
     the.world = make_process_world(the.config);
     world::adopt_process_world(the.world.get());
+  }
+  // The preset's size is checked here, where the world's size is first known, not at the first
+  // collective: a program configured for another world fails at its start. The world is kept, so
+  // init_world() returns it once a fitting preset is set.
+  if (const std::string preset = default_topology_preset(); !preset.empty()) {
+    try {
+      check_topology_preset(preset, the.world->size());
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("init_world: [topology] preset does not fit this world of {} ranks: {}",
+                                    the.world->size(), e.what()));
+    }
   }
   return World(the.world);
 }

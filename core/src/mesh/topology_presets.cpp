@@ -130,29 +130,35 @@ PresetForm parse_preset(const std::string& text) {
   throw bad();
 }
 
-}  // namespace
-
-Topology Topology::preset(const std::string& text, int world) {
-  const PresetForm form = parse_preset(text);
+// The size checks of a parsed preset against a world: a ConfigError naming both when it does not fit.
+void require_fit(const std::string& text, const PresetForm& form, int world) {
   if (world <= 0)
     throw ConfigError(
         fmt::format("topology preset '{}': the world must have at least one rank, got {}", text, world));
+  if (form.kind == PresetForm::kTorus && static_cast<int64_t>(form.rows) * form.cols != world)
+    throw ConfigError(fmt::format("topology preset '{}' has {}x{} = {} ranks but the world has {}; {}", text,
+                                  form.rows, form.cols, static_cast<int64_t>(form.rows) * form.cols, world,
+                                  kAcceptedForms));
+  if (form.kind == PresetForm::kNodes && world % form.ranks_per_node != 0)
+    throw ConfigError(fmt::format("topology preset '{}': {} ranks per node does not divide the world of {} ranks; {}",
+                                  text, form.ranks_per_node, world, kAcceptedForms));
+}
+
+}  // namespace
+
+void check_topology_preset(const std::string& text, int world) { require_fit(text, parse_preset(text), world); }
+
+Topology Topology::preset(const std::string& text, int world) {
+  const PresetForm form = parse_preset(text);
+  require_fit(text, form, world);
   switch (form.kind) {
     case PresetForm::kFullyConnected:
       return fully_connected(world);
     case PresetForm::kRing:
       return ring(world);
     case PresetForm::kTorus:
-      if (static_cast<int64_t>(form.rows) * form.cols != world)
-        throw ConfigError(fmt::format("topology preset '{}' has {}x{} = {} ranks but the world has {}; {}",
-                                      text, form.rows, form.cols, static_cast<int64_t>(form.rows) * form.cols,
-                                      world, kAcceptedForms));
       return torus_2d(form.rows, form.cols);
     case PresetForm::kNodes:
-      if (world % form.ranks_per_node != 0)
-        throw ConfigError(
-            fmt::format("topology preset '{}': {} ranks per node does not divide the world of {} ranks; {}",
-                        text, form.ranks_per_node, world, kAcceptedForms));
       return nodes(world, form.ranks_per_node);
   }
   throw Error(fmt::format("topology preset '{}': unhandled form", text));  // every form is handled above
