@@ -14,8 +14,8 @@ packages=(
   libdlpack-dev
   libcli11-dev
   libbenchmark-dev
-  # scripts/test.sh compiles through ccache: the python stage's `pip install .` reuses the objects
-  # the default stage compiled (same compiler and flags), instead of compiling the core again.
+  # scripts/test.sh compiles through ccache: the python stage's `pip install .` reuses the plugin
+  # objects the default stage compiled (same compiler and flags) instead of compiling them again.
   ccache
   # The world across processes (plugins/transport-mpi, the MPI tests): Open MPI.
   libopenmpi-dev openmpi-bin

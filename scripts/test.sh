@@ -41,11 +41,11 @@ done
 bash scripts/install-deps.sh
 
 # Every stage compiles through ccache (a launcher the caller set is kept). The python stage's
-# `pip install .` compiles libtessera and the plugins with the default preset's compiler and flags
-# in a build directory of its own: with the build directory left out of the hash (CCACHE_NOHASHDIR;
-# it reaches only the debug info's compilation directory) and the compiler named alike (CMake's
-# Ninja and Makefile generators pick g++ and c++, which ccache hashes apart), it takes those
-# objects from the cache instead of compiling them again: about 6 of CI's minutes.
+# `pip install .` compiles the plugins with the default preset's compiler and flags in a build
+# directory of its own: with the build directory left out of the hash (CCACHE_NOHASHDIR; it reaches
+# only the debug info's compilation directory) and the compiler named alike (CMake's Ninja and
+# Makefile generators pick g++ and c++, which ccache hashes apart), it takes those objects from the
+# cache. (The core's unity files lie in each build directory, so the core is compiled again.)
 if command -v ccache >/dev/null; then
   export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
   export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-ccache}"

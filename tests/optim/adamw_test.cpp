@@ -13,10 +13,10 @@ namespace {
 
 // Large gradients first, then small ones, so that amsgrad's running maximum differs from v.
 const std::vector<Values> kAdamwGrads = {{3.0, -2.5, 4.0, -1.5, 2.0},
-                                    {-0.4, 0.9, 0.05, 0.6, -0.15},
-                                    {0.025, 0.015, -0.13, 0.08, 0.035},
-                                    {-0.05, -0.06, 0.07, -0.09, 0.12},
-                                    {0.2, -0.01, 0.3, 0.004, -0.5}};
+                                         {-0.4, 0.9, 0.05, 0.6, -0.15},
+                                         {0.025, 0.015, -0.13, 0.08, 0.035},
+                                         {-0.05, -0.06, 0.07, -0.09, 0.12},
+                                         {0.2, -0.01, 0.3, 0.004, -0.5}};
 
 void run_against_oracle(const ts::optim::AdamWOptions& options, ts::DType dtype) {
   Values theta = kTheta0;

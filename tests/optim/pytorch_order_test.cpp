@@ -85,10 +85,10 @@ struct AdamWFloat32 {
 
 const Floats kOrderTheta0 = {0.5f, -1.25f, 2.0f, 0.75f, -0.3f, 1e-3f, 12.5f};
 const std::vector<Floats> kOrderGrads = {{3.1f, -2.5f, 4.0f, -1.5f, 2.0f, 0.7f, -0.01f},
-                                    {-0.4f, 0.9f, 0.05f, 0.6f, -0.15f, 1e-4f, 0.3f},
-                                    {0.025f, 0.015f, -0.13f, 0.08f, 0.035f, -2.0f, 0.9f},
-                                    {-0.05f, -0.06f, 0.07f, -0.09f, 0.12f, 0.33f, -0.7f},
-                                    {0.2f, -0.01f, 0.3f, 0.004f, -0.5f, 0.0f, 1.7f}};
+                                         {-0.4f, 0.9f, 0.05f, 0.6f, -0.15f, 1e-4f, 0.3f},
+                                         {0.025f, 0.015f, -0.13f, 0.08f, 0.035f, -2.0f, 0.9f},
+                                         {-0.05f, -0.06f, 0.07f, -0.09f, 0.12f, 0.33f, -0.7f},
+                                         {0.2f, -0.01f, 0.3f, 0.004f, -0.5f, 0.0f, 1.7f}};
 
 ts::Tensor make_float(const Floats& values) {
   return ts::from_values(values, {static_cast<int64_t>(values.size())}, ts::kFloat32);

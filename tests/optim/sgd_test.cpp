@@ -13,9 +13,9 @@ namespace {
 
 // Gradients of four steps: distinct values, signs that change between steps.
 const std::vector<Values> kSgdGrads = {{0.3, -0.7, 1.1, -0.2, 0.45},
-                                    {-0.4, 0.9, 0.05, 0.6, -0.15},
-                                    {0.25, 0.15, -1.3, 0.8, 0.35},
-                                    {-0.05, -0.6, 0.7, -0.9, 1.2}};
+                                       {-0.4, 0.9, 0.05, 0.6, -0.15},
+                                       {0.25, 0.15, -1.3, 0.8, 0.35},
+                                       {-0.05, -0.6, 0.7, -0.9, 1.2}};
 
 // Four steps of `options` on a parameter of `dtype`, checked against the oracle after each step.
 void run_against_oracle(const ts::optim::SGDOptions& options, ts::DType dtype) {

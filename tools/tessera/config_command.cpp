@@ -160,24 +160,24 @@ int check(const std::string& file) {
 // what a program started with this environment gets.
 int show() {
   const char* file = std::getenv("TESSERA_CONFIG");
-  const Config in_force = with_environment(Config::from_environment());
   std::vector<std::string> dirs;
   for (const fs::path& dir : plugin_search_path()) dirs.push_back(dir.lexically_normal().string());
   std::vector<std::string> plugins;
   for (const PluginInfo& info : loaded_plugins()) plugins.push_back(info.name + " " + info.version);
   const std::string topology = default_topology_preset();
-  // What configure() applied (the file with the variables over it): the keys with no getter of their own.
+  // What configure() applied at first use (the file with the variables over it), for the keys
+  // with no getter of their own.
   const Config applied = current_config();
   std::cout << "file:        " << (file != nullptr && file[0] != '\0' ? file : "none (TESSERA_CONFIG is not set)") << '\n'
             << "plugin path: " << fmt::format("{}", fmt::join(dirs, ", ")) << '\n'
             << "plugins:     " << (plugins.empty() ? "none loaded" : fmt::format("{}", fmt::join(plugins, ", "))) << '\n'
             << "backend:     " << default_backend() << '\n'
-            << "log level:   " << in_force.log_level << '\n'
+            << "log level:   " << applied.log_level << '\n'
             << "threads:     " << threads() << '\n'
             << "rules:       " << dist::algorithms() << '\n'
             << "topology:    " << (topology.empty() ? "fully_connected (default)" : topology) << '\n'
             << "trace:       "
-            << (tracing() ? "recording, written at exit to " + in_force.trace_file.string() : std::string("none")) << '\n'
+            << (tracing() ? "recording, written at exit to " + applied.trace_file.string() : std::string("none")) << '\n'
             << "override:    " << (applied.plugin_allow_override ? "allowed" : "not allowed") << '\n'
             << "params:      " << parameters_text(applied) << '\n'
             << "world:       " << world_text(applied) << '\n';
