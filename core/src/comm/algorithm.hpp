@@ -44,8 +44,9 @@ class CollectiveAlgorithm {
   std::string name_;
 };
 
-// Changes whenever the set of algorithms may have changed (one is made: its plugin is loading) or a
-// plugin's schedules are forgotten (unloaded, a parameter set): what caches of choices compare.
+// Changes whenever the set of algorithms may have changed (one is made: its plugin is loading), a
+// plugin's schedules are forgotten (unloaded, a parameter set), the selection rules are set or the
+// default topology preset is: what caches of choices compare.
 uint64_t algorithms_generation();
 void note_algorithms_changed();
 

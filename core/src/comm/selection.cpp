@@ -174,6 +174,7 @@ void set_rules(const std::string& text) {
   rules_slot() = std::make_shared<const std::vector<SelectionRule>>(std::move(parsed));
   rules_initialised = true;
   rules_explicit = true;
+  note_algorithms_changed();  // choices remembered under the old rules are stale
 }
 
 std::string rules_naming(const std::vector<std::string>& algorithms) {

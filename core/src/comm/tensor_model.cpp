@@ -1,5 +1,8 @@
 #include "comm/tensor_model.hpp"
 
+#include <cstddef>
+#include <cstring>
+
 #include "tensor/internal.hpp"
 
 namespace tessera::comm {
@@ -96,6 +99,16 @@ void TensorModel::combine(const TensorImpl& destination, int64_t destination_off
     // may shift a buffer within itself) reads from a copy, as if every read came first.
     const std::shared_ptr<TensorImpl> staged = copy_of(source, source_offset, count);
     combine(destination, destination_offset, *staged, 0, count, reduce);
+    return;
+  }
+  if (!reduce && destination.dtype() == source.dtype() && destination.backend().device_type() == kDLCPU &&
+      source.backend().device_type() == kDLCPU) {
+    // Host bytes of one dtype: a copy moves them and computes nothing, so it is a memcpy rather than
+    // a kernel call (a schedule of small chunks would pay the dispatch on every step).
+    destination.prepare_write();
+    const auto item = static_cast<int64_t>(itemsize(destination.dtype()));
+    std::memcpy(static_cast<std::byte*>(destination.storage()->data) + d * item,
+                static_cast<const std::byte*>(source.storage()->data) + s * item, static_cast<size_t>(count * item));
     return;
   }
   const int64_t one = 1;

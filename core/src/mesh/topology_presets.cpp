@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "comm/algorithm.hpp"
 #include "tessera/config.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/topology.hpp"
@@ -191,6 +192,7 @@ void set_default_topology(const std::string& preset) {
   if (!preset.empty()) parse_preset(preset);
   std::lock_guard lock(default_mutex);
   default_preset = preset;
+  comm::note_algorithms_changed();  // choices remembered (ring orders, auto) rest on the topology
 }
 
 }  // namespace tessera
