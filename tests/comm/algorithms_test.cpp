@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <tessera/tessera.hpp>
+#include <thread>
 #include <vector>
 
 #include "same_bits.hpp"
@@ -293,3 +294,50 @@ TEST_CASE("rabenseifner matches direct and is reproducible") {
   check_algorithm_against_direct("rabenseifner");
 }
 TEST_CASE("bruck matches direct and is reproducible") { check_algorithm_against_direct("bruck"); }
+
+namespace {
+
+// Every element sums {1e8, 1, -1e8} in an order that depends on rank and element, so that two
+// algorithms adding in different orders give different floats ((1e8 + 1) - 1e8 = 0 in float32,
+// (1e8 - 1e8) + 1 = 1).
+std::vector<float> all_reduce_of_order_sensitive_values() {
+  ts::LocalMode mode(3);
+  const float values[3] = {1e8f, 1.0f, -1e8f};
+  ts::Tensor x = ts::rank_map([&](int r) {
+    std::vector<float> mine;
+    for (int e = 0; e < 3; ++e) mine.push_back(values[(r + e) % 3]);
+    return ts::from_values(mine, {3});
+  });
+  std::vector<float> all;
+  for (int repeat = 0; repeat < 2; ++repeat) {  // the second call is the one a remembered choice serves
+    ts::Tensor y = x.clone();
+    ts::dist::all_reduce(y);
+    all = y.shard(2).to_vector<float>();
+  }
+  return all;
+}
+
+// What a thread that never ran a collective computes under `rules`: nothing remembered.
+std::vector<float> on_a_fresh_thread(const std::string& rules) {
+  std::vector<float> result;
+  std::thread([&] {
+    ts::dist::set_algorithms(rules);
+    result = all_reduce_of_order_sensitive_values();
+  }).join();
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("a repeated collective follows rules set since the last call") {
+  RestoreSettings restore;
+  const std::vector<float> by_ring = on_a_fresh_thread("all_reduce:ring;*:direct");
+  const std::vector<float> by_direct = on_a_fresh_thread("*:direct");
+  REQUIRE_FALSE(test::same_bits(by_ring, by_direct));  // the inputs tell the two orders apart
+  ts::dist::set_algorithms("all_reduce:ring;*:direct");
+  CHECK(test::same_bits(all_reduce_of_order_sensitive_values(), by_ring));
+  ts::dist::set_algorithms("*:direct");  // the same call again: the thread's last choice is stale
+  CHECK(test::same_bits(all_reduce_of_order_sensitive_values(), by_direct));
+  ts::dist::set_algorithms("all_reduce:ring;*:direct");
+  CHECK(test::same_bits(all_reduce_of_order_sensitive_values(), by_ring));
+}
