@@ -118,19 +118,23 @@ void check_schedule(const std::string& algorithm, const tessera_collective_reque
         inputs.push_back(backend.empty() ? input : input.to(backend));
       }
       const std::vector<ts::Tensor> replayed = comm::execute(with_op, inputs);
-      const std::vector<ts::Tensor> evaluated = comm::evaluate_plan(plan_with_op, inputs);
-      ++totals.cases;
-      REQUIRE(evaluated.size() == replayed.size());
-      for (int r = 0; r < p; ++r) {
-        const ts::Tensor& e = evaluated[static_cast<size_t>(r)];
-        REQUIRE(e.numel() == comm::io_sizes(request, r).second);
-        CHECK(e.dtype() == dtype);
-        if (!defined_output(request.collective, r, request.root)) continue;
-        ++totals.compared_outputs;
-        if (bytes_of(e) != bytes_of(replayed[static_cast<size_t>(r)])) {
-          FAIL_CHECK("rank " << r << " differs from replay: " << algorithm << " " << comm::describe_request(request)
-                             << " dtype " << ts::dtype_name(dtype) << " op " << std::string(comm::reduce_kernel(op)));
-          return;
+      // Both ways of handing results out: a replica per rank, and one tensor per distinct result.
+      for (const bool shared_outputs : {false, true}) {
+        const std::vector<ts::Tensor> evaluated = comm::evaluate_plan(plan_with_op, inputs, shared_outputs);
+        ++totals.cases;
+        REQUIRE(evaluated.size() == replayed.size());
+        for (int r = 0; r < p; ++r) {
+          const ts::Tensor& e = evaluated[static_cast<size_t>(r)];
+          REQUIRE(e.numel() == comm::io_sizes(request, r).second);
+          CHECK(e.dtype() == dtype);
+          if (!defined_output(request.collective, r, request.root)) continue;
+          ++totals.compared_outputs;
+          if (bytes_of(e) != bytes_of(replayed[static_cast<size_t>(r)])) {
+            FAIL_CHECK("rank " << r << " differs from replay: " << algorithm << " " << comm::describe_request(request)
+                               << " dtype " << ts::dtype_name(dtype) << " op " << std::string(comm::reduce_kernel(op))
+                               << (shared_outputs ? " (shared outputs)" : ""));
+            return;
+          }
         }
       }
     }
@@ -209,6 +213,43 @@ TEST_CASE("plans share identical results and nodes across ranks") {
   const auto huge = comm::cached_plan(
       "ring", comm::make_request(TESSERA_COLL_ALL_REDUCE, 4, int64_t{1} << 40, ts::kFloat32, TESSERA_REDUCE_SUM, 0));
   CHECK(huge->nodes.size() == 4 * 3);
+}
+
+TEST_CASE("ranks whose results come out with equal bytes share one tensor when outputs may be shared") {
+  std::mt19937_64 rng(99);
+  // rd adds in another order on every rank, so its plan computes p outputs; addition commutes, so
+  // with finite values they all hold the same bytes.
+  const int p = 8;
+  const auto request = comm::make_request(TESSERA_COLL_ALL_REDUCE, p, 5, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+  const auto plan = comm::cached_plan("rd", request);
+  REQUIRE(plan->distinct_outputs() == static_cast<size_t>(p));
+  std::vector<ts::Tensor> inputs;
+  for (int r = 0; r < p; ++r) inputs.push_back(random_input(rng, ts::kFloat32, 5, TESSERA_REDUCE_SUM));
+  const std::vector<ts::Tensor> replayed = comm::execute(*comm::cached_schedule("rd", request), inputs);
+  const std::vector<ts::Tensor> shared = comm::evaluate_plan(*plan, inputs, true);
+  const std::vector<ts::Tensor> apart = comm::evaluate_plan(*plan, inputs, false);
+  for (int r = 0; r < p; ++r) {
+    CAPTURE(r);
+    CHECK(bytes_of(replayed[static_cast<size_t>(r)]) == bytes_of(replayed[0]));  // what makes sharing right
+    CHECK(shared[static_cast<size_t>(r)].impl() == shared[0].impl());
+    CHECK(bytes_of(shared[static_cast<size_t>(r)]) == bytes_of(replayed[static_cast<size_t>(r)]));
+    if (r > 0) CHECK(apart[static_cast<size_t>(r)].impl() != apart[0].impl());  // a rank's own replica
+  }
+  // A reduce_scatter gives every rank another block: distinct bytes are never merged, equal ones are.
+  const auto scatter = comm::make_request(TESSERA_COLL_REDUCE_SCATTER, 3, 2, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+  const auto scatter_plan = comm::cached_plan("ring", scatter);
+  std::vector<ts::Tensor> distinct, zeros;
+  for (int r = 0; r < 3; ++r) {
+    distinct.push_back(ts::from_values(std::vector<float>{1.f * r, 2, 3, 4, 5, 6.f + r}, {6}));
+    zeros.push_back(ts::zeros({6}));
+  }
+  const std::vector<ts::Tensor> blocks = comm::evaluate_plan(*scatter_plan, distinct, true);
+  CHECK(blocks[0].impl() != blocks[1].impl());
+  CHECK(blocks[1].impl() != blocks[2].impl());
+  CHECK(blocks[0].to_vector<float>() == std::vector<float>{3, 6});  // 0 + 1 + 2, 2 + 2 + 2
+  CHECK(blocks[2].to_vector<float>() == std::vector<float>{15, 21});  // 5 * 3, 6 + 7 + 8
+  const std::vector<ts::Tensor> zero_blocks = comm::evaluate_plan(*scatter_plan, zeros, true);
+  CHECK(zero_blocks[0].impl() == zero_blocks[2].impl());
 }
 
 namespace {

@@ -21,27 +21,44 @@ inline void copy_bytes(char* to, const char* from, size_t bytes) {
   }
 }
 
+// Outputs of at most this many bytes each are assembled side by side in one buffer when ranks may
+// share results (see Evaluation::side_by_side_).
+constexpr int64_t kSideBySideOutputBytes = 4096;
+
 // One evaluation: the scratch arena and where each value's elements live.
 class Evaluation {
  public:
-  Evaluation(const SchedulePlan& plan, const std::vector<Tensor>& inputs)
+  Evaluation(const SchedulePlan& plan, const std::vector<Tensor>& inputs, bool shared_outputs)
       : plan_(plan), inputs_(inputs), like_(*inputs.front().impl()), dtype_(like_.dtype()),
         item_(static_cast<int64_t>(itemsize(dtype_))),
         // Host memory is copied with memcpy and small nodes are batched; on other memory every step
         // is a kernel call of the backend's.
-        host_(like_.backend().device_type() == kDLCPU) {
+        host_(like_.backend().device_type() == kDLCPU), shared_outputs_(shared_outputs) {
     if (plan.arena_size > 0) arena_ = allocate(plan.arena_size);
     if (host_ && plan.staging_size > 0) staging_ = allocate(plan.staging_size);
     // Assembled outputs first: nodes may live in them. An output that is all of one input, or
     // equal to an earlier output, gets no buffer (assemble_outputs shares those bytes instead).
-    buffers_.resize(static_cast<size_t>(plan.group_size));
-    whole_inputs_.resize(static_cast<size_t>(plan.group_size));
+    const auto p = static_cast<size_t>(plan.group_size);
+    buffers_.resize(p);
+    whole_inputs_.resize(p);
+    side_by_side_at_.assign(p, -1);
+    int64_t side_by_side = 0;  // elements of the outputs that get a buffer
+    side_by_side_ = host_ && shared_outputs_;
     for (int32_t r = 0; r < plan.group_size; ++r) {
       if (plan.output_class[static_cast<size_t>(r)] != r) continue;
       whole_inputs_[static_cast<size_t>(r)] = whole_input(r);
-      if (whole_inputs_[static_cast<size_t>(r)] == nullptr)
-        buffers_[static_cast<size_t>(r)] = allocate(plan.output_sizes[static_cast<size_t>(r)]);
+      if (whole_inputs_[static_cast<size_t>(r)] != nullptr) continue;
+      side_by_side_at_[static_cast<size_t>(r)] = side_by_side;
+      side_by_side += plan.output_sizes[static_cast<size_t>(r)];
+      side_by_side_ = side_by_side_ && plan.output_sizes[static_cast<size_t>(r)] * item_ <= kSideBySideOutputBytes;
     }
+    if (side_by_side_) {
+      if (side_by_side > 0) outputs_ = allocate(side_by_side);
+      return;
+    }
+    for (int32_t r = 0; r < plan.group_size; ++r)
+      if (side_by_side_at_[static_cast<size_t>(r)] >= 0)
+        buffers_[static_cast<size_t>(r)] = allocate(plan.output_sizes[static_cast<size_t>(r)]);
   }
 
   void compute_nodes() {
@@ -53,8 +70,8 @@ class Evaluation {
       for (int32_t r = 0; r < p; ++r) {
         const Tensor& input = inputs_[static_cast<size_t>(r)];
         if (input.defined()) bases_[static_cast<size_t>(r)] = address(*input.impl(), 0);
-        if (buffers_[static_cast<size_t>(r)] != nullptr)
-          bases_[static_cast<size_t>(output_base(p, r))] = address(*buffers_[static_cast<size_t>(r)], 0);
+        if (const auto [buffer, at] = output_of(r); buffer != nullptr)
+          bases_[static_cast<size_t>(output_base(p, r))] = address(*buffer, at);
       }
       if (arena_ != nullptr) bases_[static_cast<size_t>(arena_base(p))] = address(*arena_, 0);
     }
@@ -75,9 +92,22 @@ class Evaluation {
     }
   }
 
-  std::vector<Tensor> assemble_outputs(bool shared_outputs) {
+  std::vector<Tensor> assemble_outputs() {
     const int32_t p = plan_.group_size;
+    // Every output with a buffer first (later ones may copy nodes living in earlier ones).
+    for (int32_t r = 0; r < p; ++r) {
+      const auto [buffer, start] = output_of(r);
+      if (buffer == nullptr) continue;
+      int64_t at = start;
+      for (const PlanRun& run : plan_.outputs[static_cast<size_t>(r)]) {
+        const auto [source, source_at] = resolve(place_of(plan_, run.value, run.offset));
+        // Unspecified runs stay as allocated; a node computed in place here is already there.
+        if (run.value != kUndefined && !(source == buffer && source_at == at)) copy(*source, source_at, *buffer, at, run.length);
+        at += run.length;
+      }
+    }
     std::vector<Tensor> outputs(static_cast<size_t>(p));
+    int32_t last_made = -1;  // the last output given a tensor of its own
     for (int32_t r = 0; r < p; ++r) {
       const int32_t same_as = plan_.output_class[static_cast<size_t>(r)];
       std::shared_ptr<TensorImpl> buffer;
@@ -86,21 +116,18 @@ class Evaluation {
         // (copy-on-write), so ranks that receive the same result hold it once (a broadcast's, an
         // all_reduce's).
         const Tensor& same = outputs[static_cast<size_t>(same_as)];
-        buffer = shared_outputs ? same.impl() : same.impl()->replica();
+        buffer = shared_outputs_ ? same.impl() : same.impl()->replica();
       } else if (const Tensor* input = whole_inputs_[static_cast<size_t>(r)]) {
         // All of one input, unchanged (a broadcast's, a scatter's block of its own): it shares
         // the input's bytes (copy-on-write) instead of copying them.
-        buffer = shared_outputs ? input->impl() : input->impl()->replica();
+        buffer = shared_outputs_ ? input->impl() : input->impl()->replica();
+      } else if (shared_outputs_ && last_made >= 0 && same_bytes(last_made, r)) {
+        // The plan computes it another way, but its bytes are the last output's (an rd all_reduce
+        // adds in a different order on every rank, and addition commutes): one result, held once.
+        buffer = outputs[static_cast<size_t>(last_made)].impl();
       } else {
-        buffer = buffers_[static_cast<size_t>(r)];  // kept: later outputs may copy nodes living here
-        int64_t at = 0;
-        for (const PlanRun& run : plan_.outputs[static_cast<size_t>(r)]) {
-          const auto [source, source_at] = resolve(place_of(plan_, run.value, run.offset));
-          // Unspecified runs stay as allocated; a node computed in place here is already there.
-          if (run.value != kUndefined && !(source == buffer.get() && source_at == at))
-            copy(*source, source_at, *buffer, at, run.length);
-          at += run.length;
-        }
+        last_made = r;
+        buffer = side_by_side_ ? separate(r) : buffers_[static_cast<size_t>(r)];
       }
       outputs[static_cast<size_t>(r)] = Tensor(std::move(buffer));
     }
@@ -120,13 +147,38 @@ class Evaluation {
   std::shared_ptr<TensorImpl> allocate(int64_t count) const {
     return TensorImpl::allocate({count}, dtype_, like_.backend_ptr());
   }
+  // Where rank r's assembled output lives (a buffer of its own, or its place among the outputs side
+  // by side), or null: an output that is an input, or another rank's.
+  std::pair<const TensorImpl*, int64_t> output_of(int32_t r) const {
+    const int64_t at = side_by_side_at_[static_cast<size_t>(r)];
+    if (at < 0) return {nullptr, 0};
+    return side_by_side_ ? std::pair<const TensorImpl*, int64_t>{outputs_.get(), at}
+                         : std::pair<const TensorImpl*, int64_t>{buffers_[static_cast<size_t>(r)].get(), 0};
+  }
+  // Whether assembled outputs r and s hold the same bytes.
+  bool same_bytes(int32_t r, int32_t s) const {
+    const int64_t count = plan_.output_sizes[static_cast<size_t>(r)];
+    if (!host_ || count != plan_.output_sizes[static_cast<size_t>(s)]) return false;
+    if (count == 0) return true;
+    const auto [a, a_at] = output_of(r);
+    const auto [b, b_at] = output_of(s);
+    return std::memcmp(address(*a, a_at), address(*b, b_at), static_cast<size_t>(count * item_)) == 0;
+  }
+  // Output r, from its place side by side, as a tensor of its own.
+  std::shared_ptr<TensorImpl> separate(int32_t r) const {
+    const int64_t count = plan_.output_sizes[static_cast<size_t>(r)];
+    std::shared_ptr<TensorImpl> own = allocate(count);
+    if (const auto [from, at] = output_of(r); count > 0) copy(*from, at, *own, 0, count);
+    return own;
+  }
   // The tensor a place's base stands for (plan_base) and the element there.
   std::pair<const TensorImpl*, int64_t> resolve(const PlanPlace& place) const {
     const int32_t p = plan_.group_size;
     if (place.base == kNoBase) return {nullptr, 0};
     if (place.base < p) return {inputs_[static_cast<size_t>(place.base)].impl().get(), place.at};
     if (place.base == arena_base(p)) return {arena_.get(), place.at};
-    return {buffers_[static_cast<size_t>(place.base - p - 1)].get(), place.at};
+    const auto [buffer, at] = output_of(place.base - p - 1);
+    return {buffer, at + place.at};
   }
   dispatch::Operand range(const TensorImpl& t, int64_t offset, const int64_t& count) const {
     return dispatch::operand_range(t, offset, count, one_);
@@ -167,9 +219,17 @@ class Evaluation {
   DType dtype_;
   int64_t item_;
   bool host_;
+  bool shared_outputs_;
+  // Ranks' results handed out as one tensor when their bytes are equal may be assembled side by side
+  // in one buffer first, when every one is small: the distinct ones then get tensors of their own,
+  // and results equal to another (every rank's, in an rd all_reduce over thousands of ranks)
+  // allocate nothing.
+  bool side_by_side_ = false;
+  std::shared_ptr<TensorImpl> outputs_;        // side by side: every assembled output
+  std::vector<int64_t> side_by_side_at_;       // per rank: where its output starts there; -1: none
   std::shared_ptr<TensorImpl> arena_;
   std::shared_ptr<TensorImpl> staging_;
-  std::vector<std::shared_ptr<TensorImpl>> buffers_;  // the assembled outputs, until handed out
+  std::vector<std::shared_ptr<TensorImpl>> buffers_;  // otherwise: the assembled outputs, until handed out
   std::vector<const Tensor*> whole_inputs_;           // per output: the input it is all of, or null
   std::vector<char*> bases_;                          // on host memory: where each base starts
   const int64_t one_ = 1;
@@ -179,9 +239,9 @@ class Evaluation {
 
 std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Tensor>& inputs, bool shared_outputs) {
   DisabledLocalMode plain_buffers;  // buffers are dense whatever mode the caller is in
-  Evaluation evaluation(plan, inputs);
+  Evaluation evaluation(plan, inputs, shared_outputs);
   evaluation.compute_nodes();
-  return evaluation.assemble_outputs(shared_outputs);
+  return evaluation.assemble_outputs();
 }
 
 }  // namespace tessera::comm

@@ -15,7 +15,8 @@ namespace tessera::comm {
 // Returns every rank's output buffer, as execute() would; elements the collective leaves
 // unspecified are unspecified here too. Ranks with equal outputs get replicas of one buffer (their
 // own Storages over the same bytes); with `shared_outputs`, the same Tensor, which may also be an
-// input: for callers that only read outputs (copy or share their bytes), never hand them out.
+// input, and ranks whose outputs the plan computes apart but whose bytes come out equal get one
+// Tensor too: for callers that only read outputs (copy or share their bytes), never hand them out.
 std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Tensor>& inputs,
                                   bool shared_outputs = false);
 
