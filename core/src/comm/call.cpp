@@ -5,6 +5,7 @@
 
 #include "comm/fibres.hpp"
 #include "comm/run_collective.hpp"
+#include "ranks/local_tensor_impl.hpp"
 #include "tessera/errors.hpp"
 #include "world/process_link.hpp"
 #include "world/world.hpp"
@@ -97,11 +98,13 @@ Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group,
   Call call;
   call.context.world = world_of(tensor);
   call.context.call = w.next_call();
+  // The local tensor's own rank set, not a copy (world_of has checked that it is local).
+  const RankSet& ranks = tensor.local_impl()->ranks();
   if (!w.distributed()) {
-    call.fibres = covered_fibres(op, tensor.ranks(), group);
+    call.fibres = covered_fibres(op, ranks, group);
     return call;
   }
-  call.fibres = distributed_fibres(op, tensor.ranks(), group, w);
+  call.fibres = distributed_fibres(op, ranks, group, w);
   if (w.check_collectives()) compare_across_processes(w, call.context.call, describe(op, tensor, group, fingerprint), op);
   return call;
 }

@@ -105,11 +105,11 @@ int first_hosted(const Fibre& members) {
 // first hosted shard's own shape: valid while `t` holds that shard.
 const Shape& common_shape(const char* op, const Tensor& t, const Fibre& members, const char* what) {
   const int first_rank = first_hosted(members);
-  const Shape& first = t.shard(first_rank).sizes();
+  const Shape& first = t.shards().at(first_rank).sizes();
   for (int m : members)
-    if (m != first_rank && here(m) && t.shard(m).sizes() != first)
+    if (m != first_rank && here(m) && t.shards().at(m).sizes() != first)
       throw Error(fmt::format("{}: {} has shape {} on rank {} but {} on rank {}; every member needs the same shape", op,
-                              what, shape_text(first), first_rank, shape_text(t.shard(m).sizes()), m));
+                              what, shape_text(first), first_rank, shape_text(t.shards().at(m).sizes()), m));
   return first;
 }
 
@@ -148,11 +148,14 @@ bool in_place(const Tensor& shard, const Tensor& block) {
 // takes its memory (exchange; the buffer is discarded right after) or, for a result other ranks'
 // shards receive too (run_collective's shared outputs), shares it copy-on-write.
 enum class Landing { take, share };
-void write_back(Tensor shard, const Tensor& block, Landing landing = Landing::take) {
+// How results of run_collective(..., shared_outputs = true) land: only a simulated world's
+// evaluation hands one result to several ranks; a replay gives every hosted rank its own buffer.
+Landing shared_results_landing() { return comm::evaluates_plans() ? Landing::share : Landing::take; }
+void write_back(const Tensor& shard, const Tensor& block, Landing landing = Landing::take) {
   if (in_place(shard, block)) return;
   const bool moved =
       landing == Landing::share ? detail::share_storage(shard, block) : detail::exchange_storage(shard, block);
-  if (!moved) shard.copy_(block.reshape(shard.sizes()));
+  if (!moved) Tensor(shard).copy_(block.reshape(shard.sizes()));  // a handle to the same shard
 }
 
 // What one API call runs on (comm/call.hpp): checked, covered and (across processes) agreed.
@@ -183,17 +186,18 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
   for (const Fibre& members : covered.fibres) {
     const Shape& shape = common_shape("all_reduce", tensor, members, "the tensor");
     const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
-    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(before_reduce(tensor.shard(m), op)); });
+    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(before_reduce(tensor.shards().at(m), op)); });
     const std::vector<Tensor> outputs = comm::run_collective(covered.context, TESSERA_COLL_ALL_REDUCE, members, inputs,
                                                              shape_numel(shape), sop, 0, /*shared_outputs=*/true);
     Tensor output, result;  // ranks given one output share one result, scaled once
+    const Landing landing = shared_results_landing();
     for (size_t i = 0; i < members.size(); ++i) {
       if (!here(members[i])) continue;
       if (outputs[i].impl() != output.impl()) {
         output = outputs[i];
         result = after_reduce(output, op, static_cast<int>(members.size()));
       }
-      write_back(tensor.shard(members[i]), result, Landing::share);
+      write_back(tensor.shards().at(members[i]), result, landing);
     }
   }
 }
@@ -207,11 +211,12 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
   for (const Fibre& members : covered.fibres) {
     require_root("broadcast", src, members.size());
     const Shape shape = common_shape("broadcast", tensor, members, "the tensor");
-    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shard(m)); });
+    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shards().at(m)); });
     const std::vector<Tensor> outputs = comm::run_collective(
         covered.context, TESSERA_COLL_BROADCAST, members, inputs, shape_numel(shape), TESSERA_REDUCE_SUM, src, true);
+    const Landing landing = shared_results_landing();
     for (size_t i = 0; i < members.size(); ++i)
-      if (here(members[i])) write_back(tensor.shard(members[i]), outputs[i], Landing::share);
+      if (here(members[i])) write_back(tensor.shards().at(members[i]), outputs[i], landing);
   }
 }
 
@@ -226,12 +231,12 @@ void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
     require_root("reduce", dst, members.size());
     const Shape shape = common_shape("reduce", tensor, members, "the tensor");
     const int32_t sop = schedule_op("reduce", op, tensor.dtype());
-    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(before_reduce(tensor.shard(m), op)); });
+    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(before_reduce(tensor.shards().at(m), op)); });
     const std::vector<Tensor> outputs =
         comm::run_collective(covered.context, TESSERA_COLL_REDUCE, members, inputs, shape_numel(shape), sop, dst);
     const int root = members[static_cast<size_t>(dst)];
     if (here(root))
-      write_back(tensor.shard(root), after_reduce(outputs[static_cast<size_t>(dst)], op, static_cast<int>(members.size())));
+      write_back(tensor.shards().at(root), after_reduce(outputs[static_cast<size_t>(dst)], op, static_cast<int>(members.size())));
   }
 }
 
@@ -244,13 +249,13 @@ void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const Proces
   for (const Fibre& members : covered.fibres) {
     require_list("all_gather", outputs, members.size(), tensor.ranks(), "the output list");
     const Shape shape = common_shape("all_gather", tensor, members, "the tensor");
-    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shard(m)); });
+    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shards().at(m)); });
     const int64_t n = shape_numel(shape);
     const std::vector<Tensor> gathered = comm::run_collective(covered.context, TESSERA_COLL_ALL_GATHER, members, inputs, n);
     for (size_t j = 0; j < members.size(); ++j)
       if (here(members[j]))
         for (size_t i = 0; i < members.size(); ++i)
-          write_back(outputs[i].shard(members[j]), gathered[j].narrow(0, static_cast<int64_t>(i) * n, n));
+          write_back(outputs[i].shards().at(members[j]), gathered[j].narrow(0, static_cast<int64_t>(i) * n, n));
   }
 }
 
@@ -266,16 +271,16 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
     Shape expected = shape.empty() ? Shape{static_cast<int64_t>(members.size())} : shape;
     if (!shape.empty()) expected[0] *= static_cast<int64_t>(members.size());
     const std::vector<Tensor> inputs = member_inputs(members, [&](int m) {
-      if (output.shard(m).sizes() != expected)
+      if (output.shards().at(m).sizes() != expected)
         throw Error(fmt::format("all_gather_into_tensor: the output on rank {} has shape {}, expected {} (the input's "
                                 "dim 0 times the group size {})",
-                                m, shape_text(output.shard(m).sizes()), shape_text(expected), members.size()));
-      return flat(input.shard(m));
+                                m, shape_text(output.shards().at(m).sizes()), shape_text(expected), members.size()));
+      return flat(input.shards().at(m));
     });
     const std::vector<Tensor> gathered =
         comm::run_collective(covered.context, TESSERA_COLL_ALL_GATHER, members, inputs, shape_numel(shape));
     for (size_t j = 0; j < members.size(); ++j)
-      if (here(members[j])) write_back(output.shard(members[j]), gathered[j]);
+      if (here(members[j])) write_back(output.shards().at(members[j]), gathered[j]);
   }
 }
 
@@ -292,10 +297,10 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
     const std::vector<Tensor> buffers = member_inputs(members, [&](int m) {
       std::vector<Tensor> blocks;
       for (size_t i = 0; i < members.size(); ++i) {
-        if (inputs[i].shard(m).sizes() != shape)
+        if (inputs[i].shards().at(m).sizes() != shape)
           throw Error(fmt::format("reduce_scatter: input {} has shape {} on rank {}, expected the output's shape {}", i,
-                                  shape_text(inputs[i].shard(m).sizes()), m, shape_text(shape)));
-        blocks.push_back(flat(before_reduce(inputs[i].shard(m), op)));
+                                  shape_text(inputs[i].shards().at(m).sizes()), m, shape_text(shape)));
+        blocks.push_back(flat(before_reduce(inputs[i].shards().at(m), op)));
       }
       return cat(blocks);
     });
@@ -303,7 +308,7 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
         comm::run_collective(covered.context, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
       if (here(members[i]))
-        write_back(output.shard(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
+        write_back(output.shards().at(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
   }
 }
 
@@ -322,12 +327,12 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, con
                               shape_text(in_shape), members.size(), shape_text(out_shape)));
     const int32_t sop = schedule_op("reduce_scatter_tensor", op, input.dtype());
     const std::vector<Tensor> buffers =
-        member_inputs(members, [&](int m) { return flat(before_reduce(input.shard(m), op)); });
+        member_inputs(members, [&](int m) { return flat(before_reduce(input.shards().at(m), op)); });
     const std::vector<Tensor> results =
         comm::run_collective(covered.context, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(out_shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
       if (here(members[i]))
-        write_back(output.shard(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
+        write_back(output.shards().at(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
   }
 }
 
@@ -345,10 +350,10 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
     const std::vector<Tensor> buffers = member_inputs(members, [&](int m) {
       std::vector<Tensor> blocks;
       for (size_t j = 0; j < members.size(); ++j) {
-        if (inputs[j].shard(m).sizes() != shape)
+        if (inputs[j].shards().at(m).sizes() != shape)
           throw Error(fmt::format("all_to_all: input {} has shape {} on rank {}, expected {} like input 0", j,
-                                  shape_text(inputs[j].shard(m).sizes()), m, shape_text(shape)));
-        blocks.push_back(flat(inputs[j].shard(m)));
+                                  shape_text(inputs[j].shards().at(m).sizes()), m, shape_text(shape)));
+        blocks.push_back(flat(inputs[j].shards().at(m)));
       }
       return cat(blocks);
     });
@@ -357,7 +362,7 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
     for (size_t j = 0; j < members.size(); ++j)
       if (here(members[j]))
         for (size_t i = 0; i < members.size(); ++i)
-          write_back(outputs[i].shard(members[j]), results[j].narrow(0, static_cast<int64_t>(i) * n, n));
+          write_back(outputs[i].shards().at(members[j]), results[j].narrow(0, static_cast<int64_t>(i) * n, n));
   }
 }
 
@@ -385,7 +390,7 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
     bool shared = reusable && here(root);  // only shared bytes (replicas) can be another root's too
     if (here(root))
       for (size_t i = 0; i < members.size(); ++i) {
-        const Tensor block = inputs[i].shard(root);
+        const Tensor block = inputs[i].shards().at(root);
         if (block.sizes() != shape)
           throw Error(fmt::format("scatter: input {} on the root (rank {}) has shape {}, expected the output's shape {}",
                                   i, root, shape_text(block.sizes()), shape_text(shape)));
@@ -409,7 +414,7 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
         return unread;
       }
       std::vector<Tensor> root_blocks;
-      for (size_t i = 0; i < members.size(); ++i) root_blocks.push_back(flat(inputs[i].shard(root)));
+      for (size_t i = 0; i < members.size(); ++i) root_blocks.push_back(flat(inputs[i].shards().at(root)));
       return cat(root_blocks);
     });
     std::vector<Tensor> results =
@@ -426,7 +431,7 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
         if (result.defined()) result = detail::replica_of(result);
     }
     for (size_t i = 0; i < members.size(); ++i)
-      if (here(members[i])) write_back(output.shard(members[i]), results[i]);
+      if (here(members[i])) write_back(output.shards().at(members[i]), results[i]);
   }
 }
 
@@ -441,14 +446,14 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
     require_root("gather", dst, members.size());
     require_list("gather", outputs, members.size(), tensor.ranks(), "the output list");
     const Shape shape = common_shape("gather", tensor, members, "the tensor");
-    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shard(m)); });
+    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shards().at(m)); });
     const int64_t n = shape_numel(shape);
     const std::vector<Tensor> results =
         comm::run_collective(covered.context, TESSERA_COLL_GATHER, members, inputs, n, TESSERA_REDUCE_SUM, dst);
     const int root = members[static_cast<size_t>(dst)];
     if (here(root))
       for (size_t i = 0; i < members.size(); ++i)
-        write_back(outputs[i].shard(root), results[static_cast<size_t>(dst)].narrow(0, static_cast<int64_t>(i) * n, n));
+        write_back(outputs[i].shards().at(root), results[static_cast<size_t>(dst)].narrow(0, static_cast<int64_t>(i) * n, n));
   }
 }
 
