@@ -1,3 +1,8 @@
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
 #include "test_util.hpp"
 
 namespace ts = tessera;
@@ -148,4 +153,57 @@ TEST_CASE("a float scalar that does not fit an integer tensor is an error") {
   CHECK_THROWS_WITH_AS(i.fill_(1e30), doctest::Contains("cannot be converted to an integer"), ts::Error);
   i.fill_(2.9);
   CHECK(i.to_vector<int64_t>() == std::vector<int64_t>{2, 2});
+}
+
+namespace {
+
+template <class T>
+auto bits_of(T x) {
+  std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t> bits;
+  std::memcpy(&bits, &x, sizeof(T));
+  return bits;
+}
+
+// Every element of `t` as bits.
+template <class T>
+std::vector<uint64_t> all_bits(const ts::Tensor& t) {
+  std::vector<uint64_t> out;
+  for (T x : t.contiguous().to_vector<T>()) out.push_back(bits_of(x));
+  return out;
+}
+
+template <class T>
+void check_settled_nans() {
+  const uint64_t quiet = sizeof(T) == 4 ? 0x7fc00000u : 0x7ff8000000000000ull;
+  const T one_payload = sizeof(T) == 4 ? T(std::nanf("1")) : T(std::nan("1"));
+  const T other_payload = -(sizeof(T) == 4 ? T(std::nanf("2")) : T(std::nan("2")));  // and the sign bit
+  const T inf = std::numeric_limits<T>::infinity();
+  const ts::DType dtype = sizeof(T) == 4 ? ts::kFloat32 : ts::kFloat64;
+  // 1 element (a scalar loop), 37 (vector body and tail), and strided views of them.
+  for (const int64_t n : {int64_t{1}, int64_t{37}}) {
+    CAPTURE(n);
+    const ts::Tensor a = ts::full({n}, 0.0, dtype) + ts::from_values(std::vector<T>(n, one_payload), {n}, dtype);
+    const ts::Tensor b = ts::from_values(std::vector<T>(n, other_payload), {n}, dtype);
+    const ts::Tensor infs = ts::full({n}, static_cast<double>(inf), dtype);
+    const std::vector<uint64_t> expected(static_cast<size_t>(n), quiet);
+    for (const ts::Tensor& result : {a + b, b + a, a - b, b * a, a / b, infs - infs, infs * ts::zeros({n}, dtype),
+                                     ts::zeros({n}, dtype) / ts::zeros({n}, dtype)})
+      CHECK(all_bits<T>(result) == expected);
+    const ts::Tensor wide_a = ts::stack({a, a}, 1), wide_b = ts::stack({b, b}, 1);  // [n, 2]
+    CHECK(all_bits<T>(wide_a.select(1, 1) + wide_b.select(1, 0)) == expected);  // strided operands
+  }
+  // A sum of NaNs folds through the same arithmetic.
+  const ts::Tensor two = ts::from_values(std::vector<T>{one_payload, other_payload}, {2}, dtype);
+  CHECK(all_bits<T>(two.sum()) == std::vector<uint64_t>{quiet});
+}
+
+}  // namespace
+
+// IEEE 754 leaves open which NaN an operation on NaNs returns; hardware keeps one operand's payload
+// and sign, and which one the compiler passes first may change from one loop of a kernel to the
+// next. Tessera's kernels settle every NaN result on the positive quiet NaN, so a value computed in
+// two ways (a collective replayed and evaluated, on two machines) has one bit pattern.
+TEST_CASE("a NaN result of add, sub, mul, div and sum is the positive quiet NaN, whatever NaNs went in") {
+  check_settled_nans<float>();
+  check_settled_nans<double>();
 }

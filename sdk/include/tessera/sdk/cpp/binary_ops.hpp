@@ -49,7 +49,7 @@ TESSERA_SDK_BINARY_OP(Add, "add", Same, hd::arithmetic(a, b, '+'))
 TESSERA_SDK_BINARY_OP(Sub, "sub", Same, hd::arithmetic(a, b, '-'))
 TESSERA_SDK_BINARY_OP(Mul, "mul", Same, hd::arithmetic(a, b, '*'))
 // IEEE division (correctly rounded on the host, and under nvcc's default -prec-div=true).
-TESSERA_SDK_BINARY_OP(Div, "div", Same, a / b)
+TESSERA_SDK_BINARY_OP(Div, "div", Same, hd::settled(a / b))
 TESSERA_SDK_BINARY_OP(Maximum, "maximum", Same, extreme(a, b, true))
 TESSERA_SDK_BINARY_OP(Minimum, "minimum", Same, extreme(a, b, false))
 // Bitwise ops for integers and bool (the BAND/BOR/BXOR reductions of collectives), and comparisons.

@@ -61,18 +61,6 @@ TESSERA_SDK_HOST_DEVICE T wrapped(T a, T b, char op) {
   return static_cast<T>(op == '+' ? U(x + y) : op == '-' ? U(x - y) : U(x * y));
 }
 
-// a + b, a - b or a * b (`op`): wrapping for integers; on bool, + is "or" and * is "and" (what 0/1
-// arithmetic saturates to).
-template <class T>
-TESSERA_SDK_HOST_DEVICE T arithmetic(T a, T b, char op) {
-  if constexpr (std::is_same_v<T, bool>)
-    return op == '*' ? (a && b) : (a || b);
-  else if constexpr (std::is_integral_v<T>)
-    return wrapped(a, b, op);
-  else
-    return op == '+' ? a + b : op == '-' ? a - b : a * b;
-}
-
 // The positive quiet NaN (what std::numeric_limits gives, which device code cannot call).
 template <class T>
 TESSERA_SDK_HOST_DEVICE T quiet_nan() {
@@ -82,6 +70,30 @@ TESSERA_SDK_HOST_DEVICE T quiet_nan() {
   T value;
   std::memcpy(&value, &bits, sizeof(T));
   return value;
+}
+
+// What a floating operation gives when its result r is a NaN: the positive quiet NaN. IEEE 754
+// leaves open which NaN comes out: hardware keeps one operand's payload (and sign), and the compiler
+// may swap the operands of a commutative + or * from one loop of a kernel to the next, so one sum
+// computed by a replay and by a batched evaluation of a schedule (or on two CPUs) came out with
+// different bits. One NaN for every NaN result gives the same bits everywhere, at the price of one
+// compare and one select per element (keeping the first NaN operand's payload instead cost twice
+// as much again).
+template <class T>
+TESSERA_SDK_HOST_DEVICE T settled(T r) {
+  return r == r ? r : quiet_nan<T>();
+}
+
+// a + b, a - b or a * b (`op`): wrapping for integers; on bool, + is "or" and * is "and" (what 0/1
+// arithmetic saturates to); a NaN result is settled().
+template <class T>
+TESSERA_SDK_HOST_DEVICE T arithmetic(T a, T b, char op) {
+  if constexpr (std::is_same_v<T, bool>)
+    return op == '*' ? (a && b) : (a || b);
+  else if constexpr (std::is_integral_v<T>)
+    return wrapped(a, b, op);
+  else
+    return settled(op == '+' ? a + b : op == '-' ? a - b : a * b);
 }
 
 }  // namespace tessera::sdk::hd
