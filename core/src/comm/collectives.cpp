@@ -148,9 +148,7 @@ bool in_place(const Tensor& shard, const Tensor& block) {
 // takes its memory (exchange; the buffer is discarded right after) or, for a result other ranks'
 // shards receive too (run_collective's shared outputs), shares it copy-on-write.
 enum class Landing { take, share };
-// How results of run_collective(..., shared_outputs = true) land: only a simulated world's
-// evaluation hands one result to several ranks; a replay gives every hosted rank its own buffer.
-Landing shared_results_landing() { return comm::evaluates_plans() ? Landing::share : Landing::take; }
+Landing landing_of(const comm::SharedResults& results) { return results.shared ? Landing::share : Landing::take; }
 void write_back(const Tensor& shard, const Tensor& block, Landing landing = Landing::take) {
   if (in_place(shard, block)) return;
   const bool moved =
@@ -187,10 +185,11 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
     const Shape& shape = common_shape("all_reduce", tensor, members, "the tensor");
     const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
     const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(before_reduce(tensor.shards().at(m), op)); });
-    const std::vector<Tensor> outputs = comm::run_collective(covered.context, TESSERA_COLL_ALL_REDUCE, members, inputs,
-                                                             shape_numel(shape), sop, 0, /*shared_outputs=*/true);
+    const comm::SharedResults results = comm::run_collective_shared(covered.context, TESSERA_COLL_ALL_REDUCE, members,
+                                                                    inputs, shape_numel(shape), sop, 0);
+    const std::vector<Tensor>& outputs = results.outputs;
     Tensor output, result;  // ranks given one output share one result, scaled once
-    const Landing landing = shared_results_landing();
+    const Landing landing = landing_of(results);
     for (size_t i = 0; i < members.size(); ++i) {
       if (!here(members[i])) continue;
       if (outputs[i].impl() != output.impl()) {
@@ -212,11 +211,11 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
     require_root("broadcast", src, members.size());
     const Shape shape = common_shape("broadcast", tensor, members, "the tensor");
     const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shards().at(m)); });
-    const std::vector<Tensor> outputs = comm::run_collective(
-        covered.context, TESSERA_COLL_BROADCAST, members, inputs, shape_numel(shape), TESSERA_REDUCE_SUM, src, true);
-    const Landing landing = shared_results_landing();
+    const comm::SharedResults results = comm::run_collective_shared(
+        covered.context, TESSERA_COLL_BROADCAST, members, inputs, shape_numel(shape), TESSERA_REDUCE_SUM, src);
+    const Landing landing = landing_of(results);
     for (size_t i = 0; i < members.size(); ++i)
-      if (here(members[i])) write_back(tensor.shards().at(members[i]), outputs[i], landing);
+      if (here(members[i])) write_back(tensor.shards().at(members[i]), results.outputs[i], landing);
   }
 }
 

@@ -102,7 +102,8 @@ class Evaluation {
       for (const PlanRun& run : plan_.outputs[static_cast<size_t>(r)]) {
         const auto [source, source_at] = resolve(place_of(plan_, run.value, run.offset));
         // Unspecified runs stay as allocated; a node computed in place here is already there.
-        if (run.value != kUndefined && !(source == buffer && source_at == at)) copy(*source, source_at, *buffer, at, run.length);
+        if (run.value != kUndefined && !(source == buffer && source_at == at))
+          dispatch::copy_range(*source, source_at, *buffer, at, run.length);
         at += run.length;
       }
     }
@@ -168,7 +169,7 @@ class Evaluation {
   std::shared_ptr<TensorImpl> separate(int32_t r) const {
     const int64_t count = plan_.output_sizes[static_cast<size_t>(r)];
     std::shared_ptr<TensorImpl> own = allocate(count);
-    if (const auto [from, at] = output_of(r); count > 0) copy(*from, at, *own, 0, count);
+    if (const auto [from, at] = output_of(r); count > 0) dispatch::copy_range(*from, at, *own, 0, count);
     return own;
   }
   // The tensor a place's base stands for (plan_base) and the element there.
@@ -186,13 +187,6 @@ class Evaluation {
   char* at(const PlanPlace& place) const { return bases_[static_cast<size_t>(place.base)] + place.at * item_; }
   char* address(const TensorImpl& t, int64_t offset) const {
     return static_cast<char*>(t.storage()->data) + (t.offset() + offset) * item_;
-  }
-  void copy(const TensorImpl& from, int64_t from_at, const TensorImpl& to, int64_t to_at, const int64_t& count) const {
-    if (count == 0) return;
-    if (host_)
-      std::memcpy(address(to, to_at), address(from, from_at), static_cast<size_t>(count * item_));
-    else
-      dispatch::call_kernel("copy", dtype_, {range(from, from_at, count)}, {range(to, to_at, count)});
   }
 
   // Gathers the batch's left operands and right operands side by side, reduces them with one

@@ -35,11 +35,16 @@ struct KeyView {
   }
 };
 
+// The request's scalar fields, in KeyView::fields order.
+inline std::array<int64_t, 7> fields_of(const tessera_collective_request& q) {
+  return {q.collective, q.group_size, q.count, q.dtype.code, q.dtype.bits, q.reduce_op, q.root};
+}
+
 inline KeyView view_of(std::string_view algorithm, const tessera_collective_request& q) {
   const auto p = static_cast<size_t>(q.group_size);
   const RequestTopology* where = topology_of(q);
   return {algorithm,
-          {q.collective, q.group_size, q.count, q.dtype.code, q.dtype.bits, q.reduce_op, q.root},
+          fields_of(q),
           q.ring_order != nullptr ? std::span<const int32_t>(q.ring_order, p) : std::span<const int32_t>(),
           q.group_ranks != nullptr ? std::span<const int32_t>(q.group_ranks, p) : std::span<const int32_t>(),
           where != nullptr ? where->topology->fingerprint() : 0};

@@ -130,12 +130,16 @@ namespace {
 // topology comes from the preset and the world's size, both compared).
 struct LastChoice {
   uint64_t generation = 0;
-  std::array<int64_t, 8> fields{};  // collective, count, dtype (code, bits), op, root, world, bytes
+  std::array<int64_t, 7> fields{};  // the request's (request_key.hpp's fields_of)
+  int world = 0;
+  int64_t bytes = 0;
   std::vector<int> members;
   std::shared_ptr<Cached> entry;
 
-  bool matches(uint64_t now, const std::array<int64_t, 8>& asked, const std::vector<int>& group) const {
-    return entry != nullptr && generation == now && fields == asked && members == group;
+  bool matches(uint64_t now, const tessera_collective_request& q, int asked_world, int64_t asked_bytes,
+               const std::vector<int>& group) const {
+    return entry != nullptr && generation == now && fields == fields_of(q) && world == asked_world &&
+           bytes == asked_bytes && members == group;
   }
 };
 thread_local LastChoice last_choice;
@@ -151,11 +155,9 @@ std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t 
   const int64_t bytes = static_cast<int64_t>(itemsize(dtype)) * hosted->numel();
   const bool reported = observe::wants_collectives();  // a report needs the topology: no shortcut then
   const uint64_t generation = algorithms_generation();
-  const DLDataType code = dispatch::to_dl(dtype);
-  const std::array<int64_t, 8> fields{collective, count, code.code, code.bits, reduce_op, root, context.world, bytes};
-  if (!reported && last_choice.matches(generation, fields, members)) return last_choice.entry;
   tessera_collective_request request =
       make_request(collective, static_cast<int>(inputs.size()), count, dtype, reduce_op, root);
+  if (!reported && last_choice.matches(generation, request, context.world, bytes, members)) return last_choice.entry;
   const int world = std::max(context.world, *std::max_element(members.begin(), members.end()) + 1);
   Topology topology;
   const std::vector<int32_t> ring = tessera::world::current().ring_order(world, members, topology);
@@ -166,7 +168,7 @@ std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t 
   std::shared_ptr<Cached> entry = cached(algorithm->name(), request);
   if (reported)
     observe::report_collective(*entry->schedule, members, estimate(*entry->schedule, members, topology, itemsize(dtype)));
-  last_choice = LastChoice{generation, fields, members, entry};
+  last_choice = LastChoice{generation, fields_of(request), context.world, bytes, members, entry};
   return entry;
 }
 
@@ -174,18 +176,32 @@ std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t 
 
 bool evaluates_plans() { return !tessera::world::current().distributed() && !replay_forced(); }
 
-std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
-                                   const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
-                                   bool shared_outputs) {
+namespace {
+
+SharedResults run(const CallContext& context, int32_t collective, const std::vector<int>& members,
+                  const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
+                  bool shared_outputs) {
   const std::shared_ptr<Cached> entry = chosen_and_reported(context, collective, members, inputs, count, reduce_op, root);
-  if (shapes_only(inputs)) return outputs_without_data(*entry->schedule, inputs);  // no values to move
+  if (shapes_only(inputs)) return {outputs_without_data(*entry->schedule, inputs), false};  // no values to move
   // Simulated (every rank here): the result needs only the schedule's reductions, not its messages.
   // Traces are unaffected: they are drawn from the schedule and the cost model above.
   tessera::world::WorldState& in = tessera::world::current();
   const bool evaluate = evaluates_plans();
   count_path(evaluate);
-  if (evaluate) return evaluate_plan(*plan_of(*entry), inputs, shared_outputs);
-  return execute(*entry->schedule, inputs, ExecutionPlace{&in, &members, context.call});
+  if (evaluate) return {evaluate_plan(*plan_of(*entry), inputs, shared_outputs), shared_outputs};
+  return {execute(*entry->schedule, inputs, ExecutionPlace{&in, &members, context.call}), false};
+}
+
+}  // namespace
+
+std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
+                                   const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root) {
+  return run(context, collective, members, inputs, count, reduce_op, root, false).outputs;
+}
+
+SharedResults run_collective_shared(const CallContext& context, int32_t collective, const std::vector<int>& members,
+                                    const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root) {
+  return run(context, collective, members, inputs, count, reduce_op, root, true);
 }
 
 std::vector<Tensor> repeat_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,

@@ -16,12 +16,19 @@ namespace tessera::comm {
 // undefined for those ranks too. Runs in the calling thread's world (its topology and ring orders). Returns every group rank's output buffer. Ring-shaped
 // algorithms visit the members in the default topology's ring order; every algorithm's request
 // carries the members' world ranks and that topology (SDK 1.3: group_ranks, locality, ...).
-// With `shared_outputs`, ranks with equal results may get one Tensor (evaluate_plan's): for callers
-// that only copy or share bytes out of the outputs.
 std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
                                    const std::vector<Tensor>& inputs, int64_t count,
-                                   int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0,
-                                   bool shared_outputs = false);
+                                   int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0);
+
+// run_collective for callers that only copy or share bytes out of the outputs: ranks with equal
+// results may get one Tensor (evaluate_plan's). `shared` says whether they may: a result must then
+// land by sharing its bytes, as taking its buffer would take it from the other ranks too.
+struct SharedResults {
+  std::vector<Tensor> outputs;
+  bool shared = false;
+};
+SharedResults run_collective_shared(const CallContext& context, int32_t collective, const std::vector<int>& members,
+                                    const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root);
 
 // Whether collectives of the calling thread's world compute their results from schedule plans (a
 // simulated world, replay not forced): only then may a fibre reuse another fibre's results.

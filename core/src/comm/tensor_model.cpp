@@ -1,7 +1,6 @@
 #include "comm/tensor_model.hpp"
 
 #include <cstddef>
-#include <cstring>
 
 #include "tensor/internal.hpp"
 
@@ -101,23 +100,14 @@ void TensorModel::combine(const TensorImpl& destination, int64_t destination_off
     combine(destination, destination_offset, *staged, 0, count, reduce);
     return;
   }
-  if (!reduce && destination.dtype() == source.dtype() && destination.backend().device_type() == kDLCPU &&
-      source.backend().device_type() == kDLCPU) {
-    // Host bytes of one dtype: a copy moves them and computes nothing, so it is a memcpy rather than
-    // a kernel call (a schedule of small chunks would pay the dispatch on every step).
-    destination.prepare_write();
-    const auto item = static_cast<int64_t>(itemsize(destination.dtype()));
-    std::memcpy(static_cast<std::byte*>(destination.storage()->data) + d * item,
-                static_cast<const std::byte*>(source.storage()->data) + s * item, static_cast<size_t>(count * item));
+  if (!reduce) {
+    dispatch::copy_range(source, source_offset, destination, destination_offset, count);
     return;
   }
   const int64_t one = 1;
   const dispatch::Operand out = dispatch::operand_range(destination, destination_offset, count, one);
   const dispatch::Operand in = dispatch::operand_range(source, source_offset, count, one);
-  if (reduce)
-    dispatch::call_kernel(reduce_kernel(reduce_op_), destination.dtype(), {out, in}, {out});
-  else
-    dispatch::call_kernel("copy", destination.dtype(), {in}, {out});
+  dispatch::call_kernel(reduce_kernel(reduce_op_), destination.dtype(), {out, in}, {out});
 }
 
 std::shared_ptr<TensorImpl> TensorModel::copy_of(const TensorImpl& source, int64_t offset, int64_t count) const {

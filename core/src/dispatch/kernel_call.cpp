@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstring>
 
 #include "plugin/guarded_call.hpp"
 #include "plugin/validation.hpp"
@@ -107,6 +108,21 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
     throw Error(fmt::format("{} ({}) on backend '{}' failed with status {}: {}", op, dtype_name(key),
                             backend.name(), static_cast<int>(status), plugin::error_text(error)));
   }
+}
+
+void copy_range(const TensorImpl& from, int64_t from_offset, const TensorImpl& to, int64_t to_offset, int64_t count) {
+  if (count == 0) return;
+  if (from.dtype() == to.dtype() && from.backend().device_type() == kDLCPU && to.backend().device_type() == kDLCPU) {
+    to.prepare_write();  // as a kernel's output would be
+    const auto item = static_cast<int64_t>(itemsize(to.dtype()));
+    std::memcpy(static_cast<std::byte*>(to.storage()->data) + (to.offset() + to_offset) * item,
+                static_cast<const std::byte*>(from.storage()->data) + (from.offset() + from_offset) * item,
+                static_cast<size_t>(count * item));
+    return;
+  }
+  const int64_t one = 1;
+  call_kernel("copy", to.dtype(), {operand_range(from, from_offset, count, one)},
+              {operand_range(to, to_offset, count, one)});
 }
 
 }  // namespace tessera::dispatch

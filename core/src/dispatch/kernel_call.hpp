@@ -33,6 +33,11 @@ inline Operand operand_range(const TensorImpl& t, int64_t offset, const int64_t&
   return {&t, &count, &one, 1, offset};
 }
 
+// to[to_offset, +count) = from[from_offset, +count) of 1-d `to` and `from`, one dtype, ranges not
+// overlapping. Host memory is a memcpy: a copy computes nothing, and a schedule of small chunks
+// must not pay a kernel dispatch per step. Elsewhere the backend's copy kernel.
+void copy_range(const TensorImpl& from, int64_t from_offset, const TensorImpl& to, int64_t to_offset, int64_t count);
+
 struct Attr {
   static Attr integer(const char* name, int64_t value) { return {name, TESSERA_ATTR_INT, value, 0.0, {}}; }
   static Attr real(const char* name, double value) { return {name, TESSERA_ATTR_FLOAT, 0, value, {}}; }
