@@ -96,6 +96,7 @@ std::string shape_of(const Tensor& tensor) {
 Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group, const Fingerprint& fingerprint) {
   world::WorldState& w = world::current();
   Call call;
+  call.world = &w;
   call.context.world = world_of(tensor);
   call.context.call = w.next_call();
   // The local tensor's own rank set, not a copy (world_of has checked that it is local).

@@ -9,6 +9,7 @@
 
 #include "tessera/dist.hpp"
 #include "tessera/tensor.hpp"
+#include "world/world.hpp"
 
 namespace tessera::comm {
 
@@ -29,6 +30,10 @@ struct Fingerprint {
 struct Call {
   std::vector<std::vector<int>> fibres;  // each in group-rank order, each with a rank hosted here
   CallContext context;
+  const world::WorldState* world = nullptr;  // the calling thread's, looked up once per call
+
+  // Whether this process hosts global rank m (every rank, in a simulated world).
+  bool hosts(int m) const { return world->hosts(m); }
 };
 
 // Checks the tensor and covers the group (covered_fibres); in a distributed world the fibres are

@@ -90,24 +90,22 @@ void require_root(const char* op, int root, size_t group_size) {
     throw Error(fmt::format("{}: root {} is not a group rank; expected 0..{}", op, root, group_size - 1));
 }
 
-// Whether this process hosts global rank m (every rank, in a simulated world).
-bool here(int m) { return world::current().hosts(m); }
-
 // The first member this process hosts (every fibre of a call has one).
-int first_hosted(const Fibre& members) {
+int first_hosted(const comm::Call& call, const Fibre& members) {
   for (int m : members)
-    if (here(m)) return m;
+    if (call.hosts(m)) return m;
   throw Error("collective: no member of the fibre is hosted here (internal error)");
 }
 
 // Every member's shard of `t` must have the same shape (the collective moves equal blocks). Shards
 // hosted elsewhere are checked there; the fingerprints compare the processes' shapes. Returns the
 // first hosted shard's own shape: valid while `t` holds that shard.
-const Shape& common_shape(const char* op, const Tensor& t, const Fibre& members, const char* what) {
-  const int first_rank = first_hosted(members);
+const Shape& common_shape(const char* op, const Tensor& t, const comm::Call& call, const Fibre& members,
+                          const char* what) {
+  const int first_rank = first_hosted(call, members);
   const Shape& first = t.shards().at(first_rank).sizes();
   for (int m : members)
-    if (m != first_rank && here(m) && t.shards().at(m).sizes() != first)
+    if (m != first_rank && call.hosts(m) && t.shards().at(m).sizes() != first)
       throw Error(fmt::format("{}: {} has shape {} on rank {} but {} on rank {}; every member needs the same shape", op,
                               what, shape_text(first), first_rank, shape_text(t.shards().at(m).sizes()), m));
   return first;
@@ -115,10 +113,10 @@ const Shape& common_shape(const char* op, const Tensor& t, const Fibre& members,
 
 // Each member's input buffer: made from its shard when hosted here, undefined otherwise.
 template <class Make>
-std::vector<Tensor> member_inputs(const Fibre& members, Make&& make) {
+std::vector<Tensor> member_inputs(const comm::Call& call, const Fibre& members, Make&& make) {
   std::vector<Tensor> inputs;
   inputs.reserve(members.size());
-  for (int m : members) inputs.push_back(here(m) ? make(m) : Tensor());
+  for (int m : members) inputs.push_back(call.hosts(m) ? make(m) : Tensor());
   return inputs;
 }
 
@@ -182,16 +180,16 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("all_reduce", tensor, group, reducing(op));
   for (const Fibre& members : covered.fibres) {
-    const Shape& shape = common_shape("all_reduce", tensor, members, "the tensor");
+    const Shape& shape = common_shape("all_reduce", tensor, covered, members, "the tensor");
     const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
-    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(before_reduce(tensor.shards().at(m), op)); });
+    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(before_reduce(tensor.shards().at(m), op)); });
     const comm::SharedResults results = comm::run_collective_shared(covered.context, TESSERA_COLL_ALL_REDUCE, members,
                                                                     inputs, shape_numel(shape), sop, 0);
     const std::vector<Tensor>& outputs = results.outputs;
     Tensor output, result;  // ranks given one output share one result, scaled once
     const Landing landing = landing_of(results);
     for (size_t i = 0; i < members.size(); ++i) {
-      if (!here(members[i])) continue;
+      if (!covered.hosts(members[i])) continue;
       if (outputs[i].impl() != output.impl()) {
         output = outputs[i];
         result = after_reduce(output, op, static_cast<int>(members.size()));
@@ -209,13 +207,13 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
   const comm::Call covered = fibres_for("broadcast", tensor, group, rooted(src));
   for (const Fibre& members : covered.fibres) {
     require_root("broadcast", src, members.size());
-    const Shape shape = common_shape("broadcast", tensor, members, "the tensor");
-    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shards().at(m)); });
+    const Shape shape = common_shape("broadcast", tensor, covered, members, "the tensor");
+    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(tensor.shards().at(m)); });
     const comm::SharedResults results = comm::run_collective_shared(
         covered.context, TESSERA_COLL_BROADCAST, members, inputs, shape_numel(shape), TESSERA_REDUCE_SUM, src);
     const Landing landing = landing_of(results);
     for (size_t i = 0; i < members.size(); ++i)
-      if (here(members[i])) write_back(tensor.shards().at(members[i]), results.outputs[i], landing);
+      if (covered.hosts(members[i])) write_back(tensor.shards().at(members[i]), results.outputs[i], landing);
   }
 }
 
@@ -228,13 +226,13 @@ void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
   const comm::Call covered = fibres_for("reduce", tensor, group, reducing(op, dst));
   for (const Fibre& members : covered.fibres) {
     require_root("reduce", dst, members.size());
-    const Shape shape = common_shape("reduce", tensor, members, "the tensor");
+    const Shape shape = common_shape("reduce", tensor, covered, members, "the tensor");
     const int32_t sop = schedule_op("reduce", op, tensor.dtype());
-    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(before_reduce(tensor.shards().at(m), op)); });
+    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(before_reduce(tensor.shards().at(m), op)); });
     const std::vector<Tensor> outputs =
         comm::run_collective(covered.context, TESSERA_COLL_REDUCE, members, inputs, shape_numel(shape), sop, dst);
     const int root = members[static_cast<size_t>(dst)];
-    if (here(root))
+    if (covered.hosts(root))
       write_back(tensor.shards().at(root), after_reduce(outputs[static_cast<size_t>(dst)], op, static_cast<int>(members.size())));
   }
 }
@@ -247,12 +245,12 @@ void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const Proces
   const comm::Call covered = fibres_for("all_gather", tensor, group);
   for (const Fibre& members : covered.fibres) {
     require_list("all_gather", outputs, members.size(), tensor.ranks(), "the output list");
-    const Shape shape = common_shape("all_gather", tensor, members, "the tensor");
-    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shards().at(m)); });
+    const Shape shape = common_shape("all_gather", tensor, covered, members, "the tensor");
+    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(tensor.shards().at(m)); });
     const int64_t n = shape_numel(shape);
     const std::vector<Tensor> gathered = comm::run_collective(covered.context, TESSERA_COLL_ALL_GATHER, members, inputs, n);
     for (size_t j = 0; j < members.size(); ++j)
-      if (here(members[j]))
+      if (covered.hosts(members[j]))
         for (size_t i = 0; i < members.size(); ++i)
           write_back(outputs[i].shards().at(members[j]), gathered[j].narrow(0, static_cast<int64_t>(i) * n, n));
   }
@@ -266,10 +264,10 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
   const comm::Call covered = fibres_for("all_gather_into_tensor", input, group);
   for (const Fibre& members : covered.fibres) {
     require_local("all_gather_into_tensor", output, "the output");
-    const Shape shape = common_shape("all_gather_into_tensor", input, members, "the input");
+    const Shape shape = common_shape("all_gather_into_tensor", input, covered, members, "the input");
     Shape expected = shape.empty() ? Shape{static_cast<int64_t>(members.size())} : shape;
     if (!shape.empty()) expected[0] *= static_cast<int64_t>(members.size());
-    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) {
+    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) {
       if (output.shards().at(m).sizes() != expected)
         throw Error(fmt::format("all_gather_into_tensor: the output on rank {} has shape {}, expected {} (the input's "
                                 "dim 0 times the group size {})",
@@ -279,7 +277,7 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
     const std::vector<Tensor> gathered =
         comm::run_collective(covered.context, TESSERA_COLL_ALL_GATHER, members, inputs, shape_numel(shape));
     for (size_t j = 0; j < members.size(); ++j)
-      if (here(members[j])) write_back(output.shards().at(members[j]), gathered[j]);
+      if (covered.hosts(members[j])) write_back(output.shards().at(members[j]), gathered[j]);
   }
 }
 
@@ -291,9 +289,9 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
   const comm::Call covered = fibres_for("reduce_scatter", output, group, reducing(op));
   for (const Fibre& members : covered.fibres) {
     require_list("reduce_scatter", inputs, members.size(), output.ranks(), "the input list");
-    const Shape shape = common_shape("reduce_scatter", output, members, "the output");
+    const Shape shape = common_shape("reduce_scatter", output, covered, members, "the output");
     const int32_t sop = schedule_op("reduce_scatter", op, output.dtype());
-    const std::vector<Tensor> buffers = member_inputs(members, [&](int m) {
+    const std::vector<Tensor> buffers = member_inputs(covered, members, [&](int m) {
       std::vector<Tensor> blocks;
       for (size_t i = 0; i < members.size(); ++i) {
         if (inputs[i].shards().at(m).sizes() != shape)
@@ -306,7 +304,7 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
     const std::vector<Tensor> results =
         comm::run_collective(covered.context, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
-      if (here(members[i]))
+      if (covered.hosts(members[i]))
         write_back(output.shards().at(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
   }
 }
@@ -319,18 +317,18 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, con
   const comm::Call covered = fibres_for("reduce_scatter_tensor", input, group, reducing(op));
   for (const Fibre& members : covered.fibres) {
     require_local("reduce_scatter_tensor", output, "the output");
-    const Shape in_shape = common_shape("reduce_scatter_tensor", input, members, "the input");
-    const Shape out_shape = common_shape("reduce_scatter_tensor", output, members, "the output");
+    const Shape in_shape = common_shape("reduce_scatter_tensor", input, covered, members, "the input");
+    const Shape out_shape = common_shape("reduce_scatter_tensor", output, covered, members, "the output");
     if (shape_numel(in_shape) != shape_numel(out_shape) * static_cast<int64_t>(members.size()))
       throw Error(fmt::format("reduce_scatter_tensor: input shape {} must hold group size ({}) times the output shape {}",
                               shape_text(in_shape), members.size(), shape_text(out_shape)));
     const int32_t sop = schedule_op("reduce_scatter_tensor", op, input.dtype());
     const std::vector<Tensor> buffers =
-        member_inputs(members, [&](int m) { return flat(before_reduce(input.shards().at(m), op)); });
+        member_inputs(covered, members, [&](int m) { return flat(before_reduce(input.shards().at(m), op)); });
     const std::vector<Tensor> results =
         comm::run_collective(covered.context, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(out_shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
-      if (here(members[i]))
+      if (covered.hosts(members[i]))
         write_back(output.shards().at(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
   }
 }
@@ -345,8 +343,8 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
   for (const Fibre& members : covered.fibres) {
     require_list("all_to_all", inputs, members.size(), inputs.front().ranks(), "the input list");
     require_list("all_to_all", outputs, members.size(), inputs.front().ranks(), "the output list");
-    const Shape shape = common_shape("all_to_all", inputs.front(), members, "input 0");
-    const std::vector<Tensor> buffers = member_inputs(members, [&](int m) {
+    const Shape shape = common_shape("all_to_all", inputs.front(), covered, members, "input 0");
+    const std::vector<Tensor> buffers = member_inputs(covered, members, [&](int m) {
       std::vector<Tensor> blocks;
       for (size_t j = 0; j < members.size(); ++j) {
         if (inputs[j].shards().at(m).sizes() != shape)
@@ -359,7 +357,7 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
     const int64_t n = shape_numel(shape);
     const std::vector<Tensor> results = comm::run_collective(covered.context, TESSERA_COLL_ALL_TO_ALL, members, buffers, n);
     for (size_t j = 0; j < members.size(); ++j)
-      if (here(members[j]))
+      if (covered.hosts(members[j]))
         for (size_t i = 0; i < members.size(); ++i)
           write_back(outputs[i].shards().at(members[j]), results[j].narrow(0, static_cast<int64_t>(i) * n, n));
   }
@@ -383,11 +381,11 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
   for (const Fibre& members : covered.fibres) {
     require_root("scatter", src, members.size());
     require_list("scatter", inputs, members.size(), output.ranks(), "the input list");
-    const Shape shape = common_shape("scatter", output, members, "the output");
+    const Shape shape = common_shape("scatter", output, covered, members, "the output");
     const int root = members[static_cast<size_t>(src)];
     Scattered fibre;
-    bool shared = reusable && here(root);  // only shared bytes (replicas) can be another root's too
-    if (here(root))
+    bool shared = reusable && covered.hosts(root);  // only shared bytes (replicas) can be another root's too
+    if (covered.hosts(root))
       for (size_t i = 0; i < members.size(); ++i) {
         const Tensor block = inputs[i].shards().at(root);
         if (block.sizes() != shape)
@@ -403,7 +401,7 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
                                    [&](const Scattered& s) { return s.identity == fibre.identity; });
     const bool repeated = shared && same != scattered.end();
     Tensor unread;  // what the other members pass: the schedule reads only the root's input
-    const std::vector<Tensor> buffers = member_inputs(members, [&](int m) {
+    const std::vector<Tensor> buffers = member_inputs(covered, members, [&](int m) {
       if (m != root || repeated) {
         if (!unread.defined()) {
           DisabledLocalMode plain;
@@ -430,7 +428,7 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
         if (result.defined()) result = detail::replica_of(result);
     }
     for (size_t i = 0; i < members.size(); ++i)
-      if (here(members[i])) write_back(output.shards().at(members[i]), results[i]);
+      if (covered.hosts(members[i])) write_back(output.shards().at(members[i]), results[i]);
   }
 }
 
@@ -444,13 +442,13 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
   for (const Fibre& members : covered.fibres) {
     require_root("gather", dst, members.size());
     require_list("gather", outputs, members.size(), tensor.ranks(), "the output list");
-    const Shape shape = common_shape("gather", tensor, members, "the tensor");
-    const std::vector<Tensor> inputs = member_inputs(members, [&](int m) { return flat(tensor.shards().at(m)); });
+    const Shape shape = common_shape("gather", tensor, covered, members, "the tensor");
+    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(tensor.shards().at(m)); });
     const int64_t n = shape_numel(shape);
     const std::vector<Tensor> results =
         comm::run_collective(covered.context, TESSERA_COLL_GATHER, members, inputs, n, TESSERA_REDUCE_SUM, dst);
     const int root = members[static_cast<size_t>(dst)];
-    if (here(root))
+    if (covered.hosts(root))
       for (size_t i = 0; i < members.size(); ++i)
         write_back(outputs[i].shards().at(root), results[static_cast<size_t>(dst)].narrow(0, static_cast<int64_t>(i) * n, n));
   }
@@ -462,7 +460,7 @@ void barrier(const Tensor& participants, const ProcessGroup& group) {
   for (const Fibre& members : covered.fibres) {
     DisabledLocalMode plain;
     const std::vector<Tensor> none =
-        member_inputs(members, [&](int) { return empty({0}, TensorOptions(participants.dtype())); });
+        member_inputs(covered, members, [&](int) { return empty({0}, TensorOptions(participants.dtype())); });
     comm::run_collective(covered.context, TESSERA_COLL_BARRIER, members, none, 0);
   }
 }
@@ -474,11 +472,12 @@ void send(const Tensor& tensor, const SymInt& dst) {
   require_local("send", tensor, "the tensor");
   const int world = comm::world_of(tensor);
   for (const auto& [rank, shard] : tensor.shards()) comm::require_in_world("send", rank, dst.at(rank), world);
+  const world::WorldState& w = world::current();
   for (const auto& [rank, shard] : tensor.shards()) {
     const int64_t to = dst.at(rank);
     if (to < 0) continue;
     if (to == rank) throw Error(fmt::format("send: rank {} sends to itself", rank));
-    if (here(static_cast<int>(to)))
+    if (w.hosts(static_cast<int>(to)))
       comm::post(rank, static_cast<int>(to), shard.clone());
     else
       comm::post_remote(rank, static_cast<int>(to), shard.contiguous().clone());
@@ -491,10 +490,11 @@ void recv(Tensor& tensor, const SymInt& src) {
                           "differentiable)");
   if (in_per_rank_region()) throw Error("recv: cannot be issued inside run_per_rank or any per-rank function");
   require_local("recv", tensor, "the tensor");
+  const world::WorldState& w = world::current();
   for (const auto& [rank, shard] : tensor.shards()) {
     const int64_t from = src.at(rank);
     if (from < 0) continue;
-    if (!here(static_cast<int>(from))) {
+    if (!w.hosts(static_cast<int>(from))) {
       Tensor target = shard;
       target.copy_(comm::take_remote(static_cast<int>(from), rank, shard));
       continue;

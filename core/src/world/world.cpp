@@ -29,6 +29,9 @@ constexpr size_t kRingsKept = 4096;     // distinct groups per topology
 // The worlds bound on this thread, innermost last; the thread's default world when none is.
 thread_local std::vector<WorldState*> bound;
 thread_local std::shared_ptr<WorldState> default_world;
+// bound.back(), or null: a plain pointer is one thread-local read, where the vector (a thread_local
+// with a constructor) costs a guarded access; current() is asked several times per collective.
+thread_local WorldState* innermost = nullptr;
 std::atomic<WorldState*> process_world{nullptr};  // set once by init_world, owned there
 
 // The tensor layer asks through these where ranks it does not hold live (tensor/remote_ranks.hpp).
@@ -123,13 +126,16 @@ std::shared_ptr<WorldState> current_shared() { return current().shared_from_this
 void adopt_process_world(WorldState* world) { process_world.store(world); }
 
 WorldState& current() {
-  if (!bound.empty()) return *bound.back();
+  if (innermost != nullptr) return *innermost;
   if (WorldState* adopted = process_world.load()) return *adopted;
   if (!default_world) default_world = make_world(0);
   return *default_world;
 }
 
-void bind(WorldState* world) { bound.push_back(world); }
+void bind(WorldState* world) {
+  bound.push_back(world);
+  innermost = world;
+}
 
 void unbind(WorldState* world) {
   if (bound.empty() || bound.back() != world) {
@@ -139,6 +145,7 @@ void unbind(WorldState* world) {
     std::abort();
   }
   bound.pop_back();
+  innermost = bound.empty() ? nullptr : bound.back();
 }
 
 }  // namespace world

@@ -62,17 +62,16 @@ class KernelArgs {
   size_t num_inputs() const { return call_->num_inputs; }
   size_t num_outputs() const { return call_->num_outputs; }
 
+  // Every kernel asks for its operands several times per call: the checks stay inline and the
+  // message of a failure is built out of line.
   const DLTensor& input(size_t i) const {
-    if (i >= call_->num_inputs)
-      throw Error(TESSERA_INVALID_ARGUMENT, "kernel expected input " + std::to_string(i) + " but got " +
-                                                std::to_string(call_->num_inputs) + " inputs");
+    if (i >= call_->num_inputs) [[unlikely]]
+      missing("input", i, call_->num_inputs);
     return call_->inputs[i];
   }
   const DLTensor& output(size_t i) const {
-    if (i >= call_->num_outputs)
-      throw Error(TESSERA_INVALID_ARGUMENT, "kernel expected output " + std::to_string(i) +
-                                                " but got " + std::to_string(call_->num_outputs) +
-                                                " outputs");
+    if (i >= call_->num_outputs) [[unlikely]]
+      missing("output", i, call_->num_outputs);
     return call_->outputs[i];
   }
 
@@ -96,6 +95,11 @@ class KernelArgs {
   }
 
  private:
+  // "input"/"output" `index` asked for, but the call has only `count` of them.
+  [[noreturn, gnu::cold, gnu::noinline]] static void missing(const char* what, size_t index, size_t count) {
+    throw Error(TESSERA_INVALID_ARGUMENT, std::string("kernel expected ") + what + " " + std::to_string(index) +
+                                              " but got " + std::to_string(count) + " " + what + "s");
+  }
   const tessera_attr* require(const char* name, int32_t kind) const {
     const tessera_attr* a = find(name);
     if (a == nullptr)
