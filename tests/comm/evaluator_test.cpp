@@ -224,6 +224,29 @@ TEST_CASE("plans share identical results and nodes across ranks") {
   CHECK(huge->nodes.size() == 4 * 3);
 }
 
+TEST_CASE("a ring's waves continue each other: each batch carries the previous one's chains in place") {
+  // 10 one-element blocks over 13 ranks: 12 waves of 10 reductions, created in an order that
+  // rotates by one rank per wave; the plan aligns them so that node i of a wave continues node i
+  // of the wave before (through the right operand: the ring adds the rank's own value to the
+  // received partial sum). The sweep above checks the bits of such plans against the replay.
+  const auto request = comm::make_request(TESSERA_COLL_ALL_REDUCE, 13, 10, ts::kFloat32, TESSERA_REDUCE_MAX, 0);
+  const auto ring = comm::cached_plan("ring", request);
+  REQUIRE(ring->batches.size() == 12);
+  CHECK(ring->batches.front().continues == comm::PlanNode::kFresh);
+  for (size_t b = 1; b < ring->batches.size(); ++b) {
+    const comm::PlanBatch& batch = ring->batches[b];
+    CAPTURE(b);
+    REQUIRE(batch.continues == comm::PlanNode::kOverRight);
+    for (size_t i = 0; i < batch.count; ++i)
+      CHECK(ring->nodes[batch.first + i].right == 13 + static_cast<int32_t>(ring->batches[b - 1].first + i));
+  }
+  // Blocks of two lengths (23 elements over 13 ranks: ten of 2, three of 1) make waves of two
+  // batches each: consecutive batches are not one chain's steps, and none is marked.
+  const auto uneven = comm::cached_plan(
+      "ring", comm::make_request(TESSERA_COLL_ALL_REDUCE, 13, 23, ts::kFloat32, TESSERA_REDUCE_SUM, 0));
+  for (const comm::PlanBatch& batch : uneven->batches) CHECK(batch.continues == comm::PlanNode::kFresh);
+}
+
 TEST_CASE("ranks whose results come out with equal bytes share one tensor when outputs may be shared") {
   std::mt19937_64 rng(99);
   // rd adds in another order on every rank, so its plan computes p outputs; addition commutes, so

@@ -75,9 +75,11 @@ class Evaluation {
       }
       if (arena_ != nullptr) bases_[static_cast<size_t>(arena_base(p))] = address(*arena_, 0);
     }
-    for (const PlanBatch& batch : plan_.batches) {
+    for (size_t b = 0; b < plan_.batches.size(); ++b) {
+      const PlanBatch& batch = plan_.batches[b];
       if (batch.count > 1 && host_) {
-        compute_batch(kernel, batch);
+        const bool continued = b + 1 < plan_.batches.size() && plan_.batches[b + 1].continues != PlanNode::kFresh;
+        compute_batch(kernel, batch, continued);
         continue;
       }
       for (size_t i = batch.first; i < batch.first + batch.count; ++i) {
@@ -189,26 +191,48 @@ class Evaluation {
     return static_cast<char*>(t.storage()->data) + (t.offset() + offset) * item_;
   }
 
-  // Gathers the batch's left operands and right operands side by side, reduces them with one
-  // in-place kernel call (left op= right, the executor's call) and scatters the results.
-  void compute_batch(const char* kernel, const PlanBatch& batch) {
+  // Gathers the batch's left operands and right operands side by side in the staging buffer's two
+  // halves, reduces them with one kernel call in place (left op= right, the executor's call) and
+  // scatters the results. A batch that continues the previous one finds one operand already there
+  // (that batch's results, in half carry_) and gathers only the other; one the next batch
+  // continues keeps its results there, unscattered.
+  void compute_batch(const char* kernel, const PlanBatch& batch, bool continued) {
     const int64_t length = batch.length;
     const int64_t total = static_cast<int64_t>(batch.count) * length;
     const size_t bytes = static_cast<size_t>(length * item_);
-    char* left = address(*staging_, 0);
-    char* right = address(*staging_, total);
     const PlanNode* nodes = plan_.nodes.data() + batch.first;
-    for (size_t k = 0; k < batch.count; ++k) {
-      copy_bytes(left + k * bytes, at(nodes[k].left_place), bytes);
-      copy_bytes(right + k * bytes, at(nodes[k].right_place), bytes);
+    if (batch.continues == PlanNode::kFresh) carry_ = 0;
+    const int64_t carried = carry_ * total, other = (1 - carry_) * total;
+    char* into = address(*staging_, other);
+    switch (batch.continues) {
+      case PlanNode::kOverLeft:
+        for (size_t k = 0; k < batch.count; ++k) copy_bytes(into + k * bytes, at(nodes[k].right_place), bytes);
+        break;
+      case PlanNode::kOverRight:
+        for (size_t k = 0; k < batch.count; ++k) copy_bytes(into + k * bytes, at(nodes[k].left_place), bytes);
+        break;
+      default: {
+        char* left = address(*staging_, carried);
+        for (size_t k = 0; k < batch.count; ++k) {
+          copy_bytes(left + k * bytes, at(nodes[k].left_place), bytes);
+          copy_bytes(into + k * bytes, at(nodes[k].right_place), bytes);
+        }
+      }
     }
-    const dispatch::Operand lefts = range(*staging_, 0, total);
-    dispatch::call_kernel(kernel, dtype_, {lefts, range(*staging_, total, total)}, {lefts});
-    for (size_t k = 0; k < batch.count; ++k) copy_bytes(at(nodes[k].out_place), left + k * bytes, bytes);
+    const dispatch::Operand result = range(*staging_, carried, total);
+    const dispatch::Operand operand = range(*staging_, other, total);
+    if (batch.continues == PlanNode::kOverRight)
+      dispatch::call_kernel(kernel, dtype_, {operand, result}, {result});
+    else
+      dispatch::call_kernel(kernel, dtype_, {result, operand}, {result});
+    if (continued) return;
+    const char* results = address(*staging_, carried);
+    for (size_t k = 0; k < batch.count; ++k) copy_bytes(at(nodes[k].out_place), results + k * bytes, bytes);
   }
 
   const SchedulePlan& plan_;
   const std::vector<Tensor>& inputs_;
+  int64_t carry_ = 0;  // the staging half holding the last batch's results (0 or 1)
   const TensorImpl& like_;
   DType dtype_;
   int64_t item_;

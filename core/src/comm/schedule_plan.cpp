@@ -1,6 +1,7 @@
 #include "comm/schedule_plan.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <iterator>
 #include <map>
 #include <set>
@@ -256,7 +257,37 @@ void prune(SchedulePlan& plan) {
 constexpr int64_t kBatchedLength = 4096;
 constexpr int64_t kBatchElements = int64_t{1} << 16;
 
-// Orders the nodes by depth (stable: within a depth, as created) and renumbers them.
+// Within each depth of `order` (sorted by depth), puts the nodes with an operand of the depth
+// before in that operand's order (the left one if both are), the others after them as they were:
+// node i of one wave then continues node i of the wave before (a ring's chains, which the
+// schedule creates in an order rotating by one rank per wave), as PlanBatch::continues asks.
+void align_chains(const SchedulePlan& plan, const std::vector<int32_t>& depth, std::vector<size_t>& order) {
+  const int32_t p = plan.group_size;
+  constexpr size_t kAfterChains = std::numeric_limits<size_t>::max();
+  std::vector<size_t> position(order.size(), kAfterChains);  // of a node within its depth
+  std::vector<std::pair<size_t, size_t>> keyed;               // (operand's position, node)
+  for (size_t first = 0; first < order.size();) {
+    const int32_t d = depth[order[first]];
+    size_t end = first;
+    while (end < order.size() && depth[order[end]] == d) ++end;
+    keyed.clear();
+    for (size_t k = first; k < end; ++k) {
+      const PlanNode& node = plan.nodes[order[k]];
+      const auto previous_wave = [&](int32_t value) { return value >= p && depth[static_cast<size_t>(value - p)] == d - 1; };
+      const int32_t operand = previous_wave(node.left) ? node.left : previous_wave(node.right) ? node.right : -1;
+      keyed.emplace_back(operand >= 0 ? position[static_cast<size_t>(operand - p)] : kAfterChains, order[k]);
+    }
+    std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t k = first; k < end; ++k) {
+      order[k] = keyed[k - first].second;
+      position[order[k]] = k - first;
+    }
+    first = end;
+  }
+}
+
+// Orders the nodes by depth (stable: within a depth, as created, but for align_chains) and
+// renumbers them.
 void order_by_depth(SchedulePlan& plan) {
   const int32_t p = plan.group_size;
   const size_t n = plan.nodes.size();
@@ -270,8 +301,10 @@ void order_by_depth(SchedulePlan& plan) {
   // live values take; ordering them by depth could hold more of them at once for no gain.
   const bool batching = std::all_of(plan.nodes.begin(), plan.nodes.end(),
                                     [](const PlanNode& node) { return node.length <= kBatchedLength; });
-  if (batching)
+  if (batching) {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return depth[a] < depth[b]; });
+    align_chains(plan, depth, order);
+  }
   std::vector<int32_t> renamed(n);
   for (size_t k = 0; k < n; ++k) renamed[order[k]] = p + static_cast<int32_t>(k);
   auto rename = [&](int32_t value) { return value >= p ? renamed[static_cast<size_t>(value - p)] : value; };
@@ -455,6 +488,26 @@ void assign_slots(SchedulePlan& plan) {
 
 // Resolves every node's operands and result to (base, element) once, so that an evaluation
 // finds them with one table lookup (plan_evaluator's batches touch each node every call).
+// Sets PlanBatch::continues (after assign_slots, which decides what is computed in place).
+void mark_continued_batches(SchedulePlan& plan) {
+  const int32_t p = plan.group_size;
+  for (size_t b = 1; b < plan.batches.size(); ++b) {
+    const PlanBatch& previous = plan.batches[b - 1];
+    PlanBatch& batch = plan.batches[b];
+    if (batch.count < 2 || batch.count != previous.count || batch.length != previous.length) continue;
+    const uint8_t side = plan.nodes[batch.first].over;
+    bool continues = side != PlanNode::kFresh;
+    for (size_t i = 0; continues && i < batch.count; ++i) {
+      const PlanNode& node = plan.nodes[batch.first + i];
+      const int32_t carried = p + static_cast<int32_t>(previous.first + i);
+      continues = node.over == side && (side == PlanNode::kOverLeft
+                                            ? node.left == carried && node.left_offset == 0
+                                            : node.right == carried && node.right_offset == 0);
+    }
+    if (continues) batch.continues = side;
+  }
+}
+
 void place_operands(SchedulePlan& plan) {
   const int32_t p = plan.group_size;
   for (size_t i = 0; i < plan.nodes.size(); ++i) {
@@ -503,6 +556,7 @@ SchedulePlan derive_plan(const Schedule& schedule) {
   order_by_depth(plan);
   assign_slots(plan);
   place_operands(plan);
+  mark_continued_batches(plan);
   return plan;
 }
 

@@ -73,6 +73,11 @@ struct PlanBatch {
   size_t first;
   size_t count;
   int64_t length;
+  // PlanNode::kOverLeft (kOverRight) when node i of this batch continues node i of the previous
+  // one in place, through its left (right) operand, whole, being that node's only use: the next
+  // wave of a ring's chains. The evaluator then keeps the chains' values in its staging buffer
+  // between the two kernel calls instead of scattering and gathering them again.
+  uint8_t continues = PlanNode::kFresh;
 };
 
 struct SchedulePlan {
