@@ -89,6 +89,20 @@ int64_t normalize_dim(int64_t dim, int64_t ndim, const char* op) {
 
 std::string shape_text(const Shape& sizes) { return fmt::format("[{}]", fmt::join(sizes, ", ")); }
 
+namespace {
+
+bool dense_row_major(const Shape& sizes, const std::vector<int64_t>& strides, int64_t numel) {
+  if (numel == 0) return true;
+  int64_t expected = 1;
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] != 1 && strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+}  // namespace
+
 TensorImpl::TensorImpl(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, std::vector<int64_t> strides,
                        int64_t offset, const char* op)
     : storage_(std::move(storage)),
@@ -105,6 +119,7 @@ TensorImpl::TensorImpl(std::shared_ptr<Storage> storage, DType dtype, Shape size
                             sizes_.size(), shape_text(strides_), strides_.size()));
   // An empty view addresses no element, so its offset and strides may point anywhere.
   if (numel_ > 0) check_fits_storage(*storage_, dtype_, sizes_, strides_, offset_, op);
+  contiguous_ = dense_row_major(sizes_, strides_, numel_);
 }
 
 std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape sizes, DType dtype,
@@ -127,7 +142,8 @@ TensorImpl::TensorImpl(FreshKey, std::shared_ptr<Storage> storage, DType dtype, 
       sizes_(std::move(sizes)),
       strides_(std::move(strides)),
       offset_(0),
-      numel_(numel) {}
+      numel_(numel),
+      contiguous_(dense_row_major(sizes_, strides_, numel_)) {}
 
 std::shared_ptr<TensorImpl> TensorImpl::view(Shape sizes, std::vector<int64_t> strides, int64_t offset,
                                              const char* op) const {
@@ -178,14 +194,5 @@ std::shared_ptr<TensorImpl> TensorImpl::replica() const {
   return copy;
 }
 
-bool TensorImpl::is_contiguous() const {
-  if (numel_ == 0) return true;
-  int64_t expected = 1;
-  for (size_t d = sizes_.size(); d-- > 0;) {
-    if (sizes_[d] != 1 && strides_[d] != expected) return false;
-    expected *= sizes_[d];
-  }
-  return true;
-}
 
 }  // namespace tessera

@@ -103,7 +103,9 @@ class TensorImpl {
   int64_t offset() const { return offset_; }
   int64_t numel() const { return numel_; }
   int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
-  bool is_contiguous() const;
+  // Row-major and dense (size-1 dims may have any stride); known from construction, as a view's
+  // sizes and strides never change.
+  bool is_contiguous() const { return contiguous_; }
   // This tensor's autograd state (see autograd/meta.hpp).
   const autograd::AutogradSlot& autograd() const { return autograd_; }
 
@@ -114,6 +116,7 @@ class TensorImpl {
   std::vector<int64_t> strides_;
   int64_t offset_;
   int64_t numel_;
+  bool contiguous_;  // asked on every kernel call and collective: computed once
   autograd::AutogradSlot autograd_;
 };
 
