@@ -5,13 +5,17 @@
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <spdlog/sinks/ostream_sink.h>
 
 #include "comm/cost_model.hpp"
 #include "comm/request_topology.hpp"
 #include "comm/run_collective.hpp"
 #include "comm_plugin_support.hpp"
+#include "log/log.hpp"
 #include "plugin/registry.hpp"
 #include "world/world.hpp"
 
@@ -27,6 +31,22 @@ struct Loaded {
 };
 
 constexpr int64_t kMiB = int64_t{1} << 20;
+
+// What the logger says at level info while it lives.
+struct LogCapture {
+  LogCapture() : sink(std::make_shared<spdlog::sinks::ostream_sink_mt>(text)), level(ts::observe::logger().level()) {
+    ts::observe::logger().sinks().push_back(sink);
+    ts::observe::logger().set_level(spdlog::level::info);
+  }
+  ~LogCapture() {
+    auto& sinks = ts::observe::logger().sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());
+    ts::observe::logger().set_level(level);
+  }
+  std::ostringstream text;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink;
+  spdlog::level::level_enum level;
+};
 
 // An all_reduce request of `bytes` float32 over world ranks 0..p-1 of `topology`, as a call makes it.
 struct Request {
@@ -218,4 +238,25 @@ TEST_CASE("TESSERA_COLL may name auto") {
   ensure_loaded("coll-hier");
   ScopedTopology topology("nodes:4");
   CHECK(ts::dist::algorithm_for("all_reduce", 12, 4 * kMiB) == "hier");
+}
+
+// Run alone in a fresh process (ctest's test_comm.auto_first_choice): the process's first
+// collective discovers the algorithm plugins while "auto" chooses, and loading one changes the
+// generation choices are kept under. The first choice must be kept all the same, not made again
+// (and every candidate's schedule costed again, seconds at a thousand ranks) by the next call.
+TEST_CASE("a process's first auto choice is kept: the calls after it do not choose again") {
+  if (std::getenv("TESSERA_TEST_FIRST_CHOICE") == nullptr) return;
+  ScopedRules rules("all_reduce:auto");  // configures the process (and its logger) first
+  LogCapture capture;
+  const std::ostringstream& log = capture.text;
+  ts::LocalMode mode(6);
+  ts::Tensor x = ts::rank_map([](int r) { return ts::full({3}, static_cast<float>(r + 1)); });
+  for (int call = 0; call < 3; ++call) ts::dist::all_reduce(x);
+  // 1 + 2 + ... + 6 = 21, then 6 * 21 = 126, then 6 * 126 = 756: exact in float32.
+  CHECK(x.shard(5).to_vector<float>() == std::vector<float>{756.0f, 756.0f, 756.0f});
+  size_t choices = 0;
+  for (size_t at = log.str().find("auto chose"); at != std::string::npos; at = log.str().find("auto chose", at + 1))
+    ++choices;
+  CAPTURE(log.str());
+  CHECK(choices == 1);
 }

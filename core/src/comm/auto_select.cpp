@@ -84,9 +84,7 @@ std::shared_ptr<const CollectiveAlgorithm> choose_now(const tessera_collective_r
 std::shared_ptr<const CollectiveAlgorithm> choose_auto(const tessera_collective_request& request, int64_t bytes) {
   auto& registry = plugin::Registry::instance();
   const KeyView probe = view_of("", request);
-  // Read before listing the algorithms: one made after this read changes the generation, so a
-  // choice made without it is never kept under the newer generation.
-  const uint64_t generation = algorithms_generation();
+  uint64_t generation = algorithms_generation();
   {
     std::unique_lock lock(choices_mutex);
     if (choices.generation == generation)
@@ -96,6 +94,13 @@ std::shared_ptr<const CollectiveAlgorithm> choose_auto(const tessera_collective_
         if (auto algorithm = registry.algorithm(name)) return algorithm;
       }
   }
+  // Loading a plugin changes the generation, and the first listing of the algorithms loads the
+  // ones found on the search path: list them before reading the generation the choice is kept
+  // under, or a process's first choice would be kept under a generation already gone (and made
+  // again by the next call). Read before choose_now lists them: one loaded after this read
+  // changes the generation, so a choice made without it is never kept under the newer one.
+  static_cast<void>(registry.algorithm_names());
+  generation = algorithms_generation();
   std::shared_ptr<const CollectiveAlgorithm> chosen = choose_now(request, bytes);
   if (chosen == nullptr) return nullptr;  // not remembered: the caller falls back (and logs why)
   std::lock_guard lock(choices_mutex);
