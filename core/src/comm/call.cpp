@@ -22,7 +22,7 @@ std::string describe(const char* op, const Tensor& tensor, const ProcessGroup& g
   if (group_text.size() > 48) group_text = fmt::format("{}...#{:016x}", group_text.substr(0, 32), world::digest(group_text));
   std::string text = fmt::format("{}(group {}, {} {}", op, group_text, dtype_name(tensor.dtype()),
                                  f.shape.empty() ? "any shape" : f.shape);
-  if (!f.reduce_op.empty()) text += ", " + f.reduce_op;
+  if (f.reduce_op) text += ", " + f.reduce_op->to_string();
   if (f.root >= 0) text += fmt::format(", root {}", f.root);
   return text + ")";
 }

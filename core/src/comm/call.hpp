@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ struct CallContext {
 // shape (all_to_all_single); `reduce_op` is empty and `root` -1 when the call has none.
 struct Fingerprint {
   std::string shape;
-  std::string reduce_op;  // "SUM", "PREMUL_SUM(0.5)", ...
+  std::optional<ReduceOp> reduce_op;  // shown as "SUM", "PREMUL_SUM(0.5)", ... (only when compared)
   int32_t root = -1;
 };
 

@@ -166,9 +166,7 @@ comm::Call fibres_for(const char* op, const Tensor& t, const ProcessGroup& group
   return comm::begin_call(op, t, group, fingerprint);
 }
 
-comm::Fingerprint reducing(const ReduceOp& op, int root = -1) {
-  return {{}, op.to_string(), root};
-}
+comm::Fingerprint reducing(const ReduceOp& op, int root = -1) { return {{}, op, root}; }
 comm::Fingerprint rooted(int root) { return {{}, {}, root}; }
 
 }  // namespace
