@@ -5,6 +5,7 @@
 //
 //   world_check [collectives]   the equality sweep (default)
 //   world_check mismatch        process 1 calls all_reduce with another shape (expects an error)
+//   world_check op_mismatch     process 1 reduces with MAX where the others sum (expects an error)
 //   world_check skip            process 1 skips an all_reduce (expects an error)
 //   world_check unmatched_recv  rank 0 receives from rank 1, which never sends (expects a timeout)
 //   world_check dead_peer       process 1 leaves before the collective (expects a timeout error)
@@ -265,6 +266,13 @@ int main(int argc, char** argv) {
       ts::dist::all_reduce(t);
       std::printf("FAIL: mismatched all_reduce ran\n");
       return 0;  // the driver expects a failure: reaching here is the bug
+    }
+    if (mode == "op_mismatch") {
+      ts::LocalMode local(world);
+      ts::Tensor t = ts::ones({4});
+      ts::dist::all_reduce(t, world.process_index() == 1 ? ts::ReduceOp::MAX : ts::ReduceOp::SUM);
+      std::printf("FAIL: all_reduce with mismatched ops ran\n");
+      return 0;
     }
     if (mode == "skip") {
       ts::LocalMode local(world);
