@@ -232,7 +232,6 @@ class Evaluation {
 
   const SchedulePlan& plan_;
   const std::vector<Tensor>& inputs_;
-  int64_t carry_ = 0;  // the staging half holding the last batch's results (0 or 1)
   const TensorImpl& like_;
   DType dtype_;
   int64_t item_;
@@ -247,6 +246,7 @@ class Evaluation {
   std::vector<int64_t> side_by_side_at_;       // per rank: where its output starts there; -1: none
   std::shared_ptr<TensorImpl> arena_;
   std::shared_ptr<TensorImpl> staging_;
+  int64_t carry_ = 0;  // the staging half holding the last batch's results (0 or 1)
   std::vector<std::shared_ptr<TensorImpl>> buffers_;  // otherwise: the assembled outputs, until handed out
   std::vector<const Tensor*> whole_inputs_;           // per output: the input it is all of, or null
   std::vector<char*> bases_;                          // on host memory: where each base starts

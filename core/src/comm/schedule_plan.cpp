@@ -1,8 +1,8 @@
 #include "comm/schedule_plan.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -270,10 +270,12 @@ void align_chains(const SchedulePlan& plan, const std::vector<int32_t>& depth, s
     const int32_t d = depth[order[first]];
     size_t end = first;
     while (end < order.size() && depth[order[end]] == d) ++end;
+    const auto previous_wave = [&](int32_t value) {
+      return value >= p && depth[static_cast<size_t>(value - p)] == d - 1;
+    };
     keyed.clear();
     for (size_t k = first; k < end; ++k) {
       const PlanNode& node = plan.nodes[order[k]];
-      const auto previous_wave = [&](int32_t value) { return value >= p && depth[static_cast<size_t>(value - p)] == d - 1; };
       const int32_t operand = previous_wave(node.left) ? node.left : previous_wave(node.right) ? node.right : -1;
       keyed.emplace_back(operand >= 0 ? position[static_cast<size_t>(operand - p)] : kAfterChains, order[k]);
     }
