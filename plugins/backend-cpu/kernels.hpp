@@ -6,6 +6,7 @@
 namespace tessera::cpu {
 
 void register_binary_kernels(sdk::BackendBuilder& b);     // elementwise_binary.cpp
+void register_fold_kernels(sdk::BackendBuilder& b);       // folds.cpp
 void register_unary_kernels(sdk::BackendBuilder& b);      // elementwise_unary.cpp
 void register_cast_copy_kernels(sdk::BackendBuilder& b);  // cast_copy.cpp
 void register_creation_kernels(sdk::BackendBuilder& b);   // creation.cpp

@@ -41,6 +41,9 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
   // Static: the host keeps pointers into the table until the plugin is unloaded.
   static tessera::sdk::BackendBuilder cpu(TESSERA_CPU_BACKEND_NAME, TESSERA_CPU_DEVICE_TYPE);
   tessera::cpu::register_binary_kernels(cpu);
+#ifndef TESSERA_CPU_WITHOUT_FOLDS  // a test copy: a host backend without the optional folds
+  tessera::cpu::register_fold_kernels(cpu);
+#endif
   tessera::cpu::register_unary_kernels(cpu);
   tessera::cpu::register_cast_copy_kernels(cpu);
   tessera::cpu::register_creation_kernels(cpu);

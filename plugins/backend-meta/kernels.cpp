@@ -67,6 +67,9 @@ void register_kernels(sdk::BackendBuilder& b) {
   add(b, {"neg", "abs", "relu"}, kNum);
   add(b, {"exp", "log", "sqrt", "tanh", "sigmoid", "gelu", "gelu_grad"}, kFloat);
   add(b, {"copy", "cast"}, kAll);
+  // Folds (SDK 1.4).
+  add(b, {"fold_add", "fold_mul", "fold_maximum", "fold_minimum"}, kAll);
+  add(b, {"fold_bitwise_and", "fold_bitwise_or", "fold_bitwise_xor"}, kBits);
   // Creation.
   add(b, {"fill", "eye"}, kAll);
   add(b, {"arange"}, kNum);

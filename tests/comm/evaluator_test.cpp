@@ -247,6 +247,62 @@ TEST_CASE("a ring's waves continue each other: each batch carries the previous o
   for (const comm::PlanBatch& batch : uneven->batches) CHECK(batch.continues == comm::PlanNode::kFresh);
 }
 
+// The fold kernels (KERNELS.md "Folds") compute a ring's continued waves in one call; a host backend
+// without them ("nofold", the CPU backend less its folds) gets a kernel call per wave. Both must be
+// the replay's bits, and the counts show which path ran.
+TEST_CASE("a ring's chains fold in one call where the backend has the fold, wave by wave where not, both bitwise the replay") {
+  ts::load_plugin(TESSERA_NOFOLD_PLUGIN_FILE);
+  std::mt19937_64 rng(77);
+  struct Case {
+    int ranks;
+    int64_t count;
+    ts::DType dtype;
+    int32_t op;
+    size_t folded_calls;    // kernel calls with the folds: the fresh first wave, then the folds
+    size_t folds;
+    size_t unfolded_calls;  // without: one per wave
+  };
+  const std::vector<Case> cases = {
+      // 10 one-element chains over 13 ranks: 12 waves, 11 of them continued, folded in one call.
+      {13, 10, ts::kFloat32, TESSERA_REDUCE_SUM, 2, 1, 12},
+      {13, 10, ts::kFloat64, TESSERA_REDUCE_MAX, 2, 1, 12},
+      {13, 10, ts::kFloat32, TESSERA_REDUCE_MIN, 2, 1, 12},
+      {13, 26, ts::kFloat32, TESSERA_REDUCE_PRODUCT, 2, 1, 12},
+      {7, 21, ts::kInt32, TESSERA_REDUCE_BXOR, 2, 1, 6},
+      {7, 21, ts::kBool, TESSERA_REDUCE_BAND, 2, 1, 6},
+      {4, 4, ts::kInt64, TESSERA_REDUCE_SUM, 2, 1, 3},  // the shortest chain that folds: two continued waves
+      {3, 3, ts::kInt64, TESSERA_REDUCE_SUM, 2, 0, 2},  // one continued wave is one call either way
+      // 64 chains of 1024 floats: a wave is 256 KiB, and a fold call takes at most 1 MiB of them, so
+      // the 62 continued waves fold in 16 calls of up to 4.
+      {64, 64 * 1024, ts::kFloat32, TESSERA_REDUCE_SUM, 17, 16, 63},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.ranks);
+    CAPTURE(c.count);
+    CAPTURE(ts::dtype_name(c.dtype));
+    CAPTURE(std::string(comm::reduce_kernel(c.op)));
+    const auto request = comm::make_request(TESSERA_COLL_ALL_REDUCE, c.ranks, c.count, c.dtype, c.op, 0);
+    comm::Schedule schedule = *comm::cached_schedule("ring", request);
+    comm::SchedulePlan plan = *comm::cached_plan("ring", request);
+    schedule.request.reduce_op = plan.reduce_op = c.op;
+    std::vector<ts::Tensor> inputs;
+    for (int r = 0; r < c.ranks; ++r) inputs.push_back(random_input(rng, c.dtype, c.count, c.op));
+    const std::string replayed = bytes_of(comm::execute(schedule, inputs).front());
+    for (const std::string backend : {"cpu", "nofold"}) {
+      CAPTURE(backend);
+      std::vector<ts::Tensor> placed;
+      for (const ts::Tensor& input : inputs) placed.push_back(input.to(backend));
+      comm::EvaluationCounts counts;
+      const std::vector<ts::Tensor> evaluated = comm::evaluate_plan(plan, placed, false, &counts);
+      CHECK(counts.kernel_calls == (backend == "cpu" ? c.folded_calls : c.unfolded_calls));
+      CHECK(counts.folds == (backend == "cpu" ? c.folds : 0));
+      // Every rank ends with the whole sum; each is compared with rank 0's replayed result.
+      for (int r = 0; r < c.ranks; ++r) CHECK(bytes_of(evaluated[static_cast<size_t>(r)]) == replayed);
+    }
+  }
+  ts::unload_plugin("backend-nofold");
+}
+
 TEST_CASE("ranks whose results come out with equal bytes share one tensor when outputs may be shared") {
   std::mt19937_64 rng(99);
   // rd adds in another order on every rank, so its plan computes p outputs; addition commutes, so

@@ -223,6 +223,15 @@ TEST_CASE("a kernel for a vector dtype is rejected") {
                  {"kernel #1 ('add')", "lanes=4: vector dtypes are not supported; expected lanes=1"});
 }
 
+// The folds came with SDK 1.4: a plugin built for 1.3 cannot know their contract.
+TEST_CASE("a fold kernel from a plugin built for SDK 1.3 is rejected, naming the version that added it") {
+  check_rejected(test_plugin("bad-kernel-fold-sdk13"),
+                 {"backend 'bad-kernel-fold-sdk13'",
+                  "kernel #1 has op 'fold_add', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.3, "
+                  "the version the plugin was built for",
+                  "it came with SDK 1.4: rebuild the plugin against it"});
+}
+
 // A plugin built for a newer SDK minor may serve ops that minor's catalogue added: they are never
 // called here, and the rest of the backend works.
 TEST_CASE("an op outside this host's catalogue from a plugin for a newer SDK minor is accepted") {

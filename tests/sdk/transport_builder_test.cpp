@@ -93,7 +93,7 @@ TEST_CASE("TransportBuilder fills every required function and leaves allgather N
   REQUIRE(plugin.info()->num_components == 1);
   CHECK(plugin.info()->components[0]->kind == TESSERA_COMPONENT_TRANSPORT);
   CHECK((plugin.info()->components[0]->table == builder.table()));
-  CHECK(plugin.info()->sdk_minor == 3);  // this SDK, 1.3
+  CHECK(plugin.info()->sdk_minor == 4);  // this SDK, 1.4
 }
 
 TEST_CASE("TransportBuilder init writes only the info fields within the host's struct_size") {

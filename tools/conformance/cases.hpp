@@ -15,6 +15,9 @@ using CaseMaker = CaseGroup (*)(ValueSource& values, const std::string& op, tess
 CaseGroup binary_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
 // bitwise_and/or/xor: no user call but the BAND/BOR/BXOR reductions of ts::dist::all_reduce.
 CaseGroup bitwise_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
+// fold_add fold_mul fold_maximum fold_minimum fold_bitwise_*: the chains of a ring all_reduce over
+// several simulated ranks, which the plan evaluator folds with one call each.
+CaseGroup fold_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
 // neg abs relu exp log sqrt tanh sigmoid gelu.
 CaseGroup unary_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
 // gelu_grad: the gradient autograd computes for ts::gelu.

@@ -68,12 +68,14 @@ std::optional<ts::ReduceOp> reduce_op_of(const std::string& op) {
   return std::nullopt;
 }
 
-// all_reduce over two simulated ranks holding a and b: the executor combines with the op's kernel
-// writing into its first input (out aliases a), as KERNELS.md requires kernels to allow.
+// all_reduce over one simulated rank per input: the executor combines with the op's kernel writing
+// into its first input (out aliases a), as KERNELS.md requires kernels to allow. Rank 0's result.
 Case collective_case(const std::string& name, std::vector<ts::Tensor> inputs, ts::ReduceOp reduce) {
   return {name, std::move(inputs), [reduce](const std::vector<ts::Tensor>& in, const std::string&) {
             // Clones: the collective writes in place, and the inputs are used again for the other side.
-            ts::Tensor ranks = ts::local_tensor({{0, in[0].clone()}, {1, in[1].clone()}});
+            std::vector<std::pair<int, ts::Tensor>> shards;
+            for (size_t r = 0; r < in.size(); ++r) shards.emplace_back(static_cast<int>(r), in[r].clone());
+            ts::Tensor ranks = ts::local_tensor(ts::RankMap<ts::Tensor>(std::move(shards)));
             ts::dist::all_reduce(ranks, reduce);
             return ranks.shard(0);
           }};
@@ -188,6 +190,32 @@ CaseGroup gelu_grad_cases(ValueSource& values, const std::string&, ts::DType dty
   };
   for (const Layout& layout : all_layouts()) add_case(layout.name, values.make(layout.base, dtype, Domain::kWide), layout.view);
   add_case("special values", values.make({14}, dtype, Domain::kSpecial), [](const ts::Tensor& t) { return t; });
+  return group;
+}
+
+CaseGroup fold_cases(ValueSource& values, const std::string& op, ts::DType dtype) {
+  const std::string binary = op.substr(std::string("fold_").size());
+  const ts::ReduceOp reduce = *reduce_op_of(binary);
+  const Domain domain = binary == "mul"                             ? Domain::kMedium
+                        : binary == "maximum" || binary == "minimum" ? Domain::kTies
+                                                                     : Domain::kWide;
+  CaseGroup group;
+  // With a multiple of the rank count per rank, each wave of the ring's reduce-scatter continues
+  // the one before: the chains of p - 1 reductions go to the fold (on a host backend).
+  for (const int ranks : {5, 7}) {
+    std::vector<ts::Tensor> inputs;
+    for (int r = 0; r < ranks; ++r) inputs.push_back(values.make({3 * ranks}, dtype, domain));
+    group.cases.push_back(collective_case("ring all_reduce " + reduce.to_string() + " over " + std::to_string(ranks) +
+                                              " ranks, 3 elements a chain",
+                                          std::move(inputs), reduce));
+  }
+  if (ts::is_floating(dtype) || binary == "maximum" || binary == "minimum") {
+    std::vector<ts::Tensor> inputs;
+    for (int r = 0; r < 5; ++r) inputs.push_back(values.make({15}, dtype, r % 2 == 0 ? Domain::kSpecial : domain));
+    if (dtype != ts::kBool)
+      group.cases.push_back(collective_case("ring all_reduce " + reduce.to_string() + ", special values",
+                                            std::move(inputs), reduce));
+  }
   return group;
 }
 

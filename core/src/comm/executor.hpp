@@ -31,5 +31,7 @@ std::vector<Tensor> execute(const Schedule& schedule, const std::vector<Tensor>&
 
 // The element-wise kernel that implements a TESSERA_REDUCE_* op.
 const char* reduce_kernel(int32_t reduce_op);
+// Its fold (sdk/cpp/fold_ops.hpp): a chain of those reductions in one call. Optional in a backend.
+const char* fold_kernel(int32_t reduce_op);
 
 }  // namespace tessera::comm

@@ -25,6 +25,10 @@ inline void copy_bytes(char* to, const char* from, size_t bytes) {
 // share results (see Evaluation::side_by_side_).
 constexpr int64_t kSideBySideOutputBytes = 4096;
 
+// At most this many bytes of operands go into one fold call (a ring over 4096 ranks reducing 16
+// floats folds its 4095 waves of 64 bytes in one); longer chains take several calls.
+constexpr int64_t kFoldRowsBytes = int64_t{1} << 20;
+
 // One evaluation: the scratch arena and where each value's elements live.
 class Evaluation {
  public:
@@ -75,11 +79,20 @@ class Evaluation {
       }
       if (arena_ != nullptr) bases_[static_cast<size_t>(arena_base(p))] = address(*arena_, 0);
     }
-    for (size_t b = 0; b < plan_.batches.size(); ++b) {
+    // A chain of continued batches folds in one call where the backend has the fold.
+    const char* fold = host_ && like_.backend().find_kernel(fold_kernel(plan_.reduce_op), dtype_) != nullptr
+                           ? fold_kernel(plan_.reduce_op)
+                           : nullptr;
+    for (size_t b = 0; b < plan_.batches.size();) {
       const PlanBatch& batch = plan_.batches[b];
       if (batch.count > 1 && host_) {
-        const bool continued = b + 1 < plan_.batches.size() && plan_.batches[b + 1].continues != PlanNode::kFresh;
-        compute_batch(kernel, batch, continued);
+        const size_t end = fold != nullptr ? fold_end(b) : b + 1;
+        const bool continued = end < plan_.batches.size() && plan_.batches[end].continues != PlanNode::kFresh;
+        if (end > b + 1)
+          fold_batches(fold, b, end, continued);
+        else
+          compute_batch(kernel, batch, continued);
+        b = end;
         continue;
       }
       for (size_t i = batch.first; i < batch.first + batch.count; ++i) {
@@ -88,11 +101,15 @@ class Evaluation {
         const auto [right, right_at] = resolve(node.right_place);
         const auto [out, out_at] = resolve(node.out_place);
         // In place (left is out) when the node continues a chain: then exactly the executor's call.
+        ++counts_.kernel_calls;
         dispatch::call_kernel(kernel, dtype_, {range(*left, left_at, node.length), range(*right, right_at, node.length)},
                               {range(*out, out_at, node.length)});
       }
+      ++b;
     }
   }
+
+  const EvaluationCounts& counts() const { return counts_; }
 
   std::vector<Tensor> assemble_outputs() {
     const int32_t p = plan_.group_size;
@@ -197,36 +214,73 @@ class Evaluation {
   // (that batch's results, in half carry_) and gathers only the other; one the next batch
   // continues keeps its results there, unscattered.
   void compute_batch(const char* kernel, const PlanBatch& batch, bool continued) {
-    const int64_t length = batch.length;
-    const int64_t total = static_cast<int64_t>(batch.count) * length;
-    const size_t bytes = static_cast<size_t>(length * item_);
-    const PlanNode* nodes = plan_.nodes.data() + batch.first;
+    const int64_t total = static_cast<int64_t>(batch.count) * batch.length;
     if (batch.continues == PlanNode::kFresh) carry_ = 0;
     const int64_t carried = carry_ * total, other = (1 - carry_) * total;
-    char* into = address(*staging_, other);
-    switch (batch.continues) {
-      case PlanNode::kOverLeft:
-        for (size_t k = 0; k < batch.count; ++k) copy_bytes(into + k * bytes, at(nodes[k].right_place), bytes);
-        break;
-      case PlanNode::kOverRight:
-        for (size_t k = 0; k < batch.count; ++k) copy_bytes(into + k * bytes, at(nodes[k].left_place), bytes);
-        break;
-      default: {
-        char* left = address(*staging_, carried);
-        for (size_t k = 0; k < batch.count; ++k) {
-          copy_bytes(left + k * bytes, at(nodes[k].left_place), bytes);
-          copy_bytes(into + k * bytes, at(nodes[k].right_place), bytes);
-        }
-      }
+    if (batch.continues == PlanNode::kFresh) {
+      gather(batch, &PlanNode::left_place, address(*staging_, carried));
+      gather(batch, &PlanNode::right_place, address(*staging_, other));
+    } else {
+      gather_other(batch, address(*staging_, other));
     }
     const dispatch::Operand result = range(*staging_, carried, total);
     const dispatch::Operand operand = range(*staging_, other, total);
+    ++counts_.kernel_calls;
     if (batch.continues == PlanNode::kOverRight)
       dispatch::call_kernel(kernel, dtype_, {operand, result}, {result});
     else
       dispatch::call_kernel(kernel, dtype_, {result, operand}, {result});
-    if (continued) return;
-    const char* results = address(*staging_, carried);
+    if (!continued) scatter(batch);
+  }
+
+  // The batches after `b` that continue it through the same side, as one fold call takes them (as
+  // many as kFoldRowsBytes of operands): [b, end). Just b + 1 when b itself starts afresh, since a
+  // fold needs the chains already in the staging buffer.
+  size_t fold_end(size_t b) const {
+    const PlanBatch& batch = plan_.batches[b];
+    size_t end = b + 1;
+    if (batch.continues == PlanNode::kFresh) return end;
+    const int64_t row_bytes = static_cast<int64_t>(batch.count) * batch.length * item_;
+    while (end < plan_.batches.size() && plan_.batches[end].continues == batch.continues &&
+           static_cast<int64_t>(end - b + 1) * row_bytes <= kFoldRowsBytes)
+      ++end;
+    return end;
+  }
+
+  // Batches [b, end), each continuing the one before through the same side: their other operands
+  // gathered as the rows of one matrix, folded into the chains in the staging buffer with one call.
+  void fold_batches(const char* fold, size_t b, size_t end, bool continued) {
+    const PlanBatch& first = plan_.batches[b];
+    const int64_t total = static_cast<int64_t>(first.count) * first.length;
+    const auto rows = static_cast<int64_t>(end - b);
+    if (fold_rows_ == nullptr || fold_rows_->numel() < rows * total) fold_rows_ = allocate(rows * total);
+    for (size_t w = b; w < end; ++w)
+      gather_other(plan_.batches[w], address(*fold_rows_, static_cast<int64_t>(w - b) * total));
+    const int64_t matrix_sizes[2] = {rows, total}, matrix_strides[2] = {total, 1};
+    const dispatch::Operand chains = range(*staging_, carry_ * total, total);
+    const dispatch::Operand matrix{fold_rows_.get(), matrix_sizes, matrix_strides, 2};
+    ++counts_.kernel_calls;
+    ++counts_.folds;
+    dispatch::call_kernel(fold, dtype_, {chains, matrix}, {chains},
+                          {dispatch::Attr::integer("acc_side", first.continues == PlanNode::kOverRight ? 1 : 0)});
+    if (!continued) scatter(plan_.batches[end - 1]);
+  }
+
+  // Copies one operand (`which`: left_place or right_place) of every node of the batch side by side.
+  void gather(const PlanBatch& batch, PlanPlace PlanNode::*which, char* into) const {
+    const size_t bytes = static_cast<size_t>(batch.length * item_);
+    const PlanNode* nodes = plan_.nodes.data() + batch.first;
+    for (size_t k = 0; k < batch.count; ++k) copy_bytes(into + k * bytes, at(nodes[k].*which), bytes);
+  }
+  // The operand a continued batch does not carry over.
+  void gather_other(const PlanBatch& batch, char* into) const {
+    gather(batch, batch.continues == PlanNode::kOverLeft ? &PlanNode::right_place : &PlanNode::left_place, into);
+  }
+  // The batch's results, from the staging buffer's carried half to their places.
+  void scatter(const PlanBatch& batch) const {
+    const size_t bytes = static_cast<size_t>(batch.length * item_);
+    const PlanNode* nodes = plan_.nodes.data() + batch.first;
+    const char* results = address(*staging_, carry_ * static_cast<int64_t>(batch.count) * batch.length);
     for (size_t k = 0; k < batch.count; ++k) copy_bytes(at(nodes[k].out_place), results + k * bytes, bytes);
   }
 
@@ -246,6 +300,8 @@ class Evaluation {
   std::vector<int64_t> side_by_side_at_;       // per rank: where its output starts there; -1: none
   std::shared_ptr<TensorImpl> arena_;
   std::shared_ptr<TensorImpl> staging_;
+  std::shared_ptr<TensorImpl> fold_rows_;  // a fold's gathered operands, allocated when first needed
+  EvaluationCounts counts_;
   int64_t carry_ = 0;  // the staging half holding the last batch's results (0 or 1)
   std::vector<std::shared_ptr<TensorImpl>> buffers_;  // otherwise: the assembled outputs, until handed out
   std::vector<const Tensor*> whole_inputs_;           // per output: the input it is all of, or null
@@ -255,10 +311,12 @@ class Evaluation {
 
 }  // namespace
 
-std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Tensor>& inputs, bool shared_outputs) {
+std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Tensor>& inputs, bool shared_outputs,
+                                  EvaluationCounts* counts) {
   DisabledLocalMode plain_buffers;  // buffers are dense whatever mode the caller is in
   Evaluation evaluation(plan, inputs, shared_outputs);
   evaluation.compute_nodes();
+  if (counts != nullptr) *counts = evaluation.counts();
   return evaluation.assemble_outputs();
 }
 

@@ -17,7 +17,13 @@ namespace tessera::comm {
 // own Storages over the same bytes); with `shared_outputs`, the same Tensor, which may also be an
 // input, and ranks whose outputs the plan computes apart but whose bytes come out equal get one
 // Tensor too: for callers that only read outputs (copy or share their bytes), never hand them out.
+//
+// `counts`, when given, receives how the nodes were computed (tests and benchmarks read it).
+struct EvaluationCounts {
+  size_t kernel_calls = 0;  // calls of the reduce op's element-wise kernel or its fold
+  size_t folds = 0;         // of those, fold calls (KERNELS.md "Folds"): chains of batches in one call
+};
 std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Tensor>& inputs,
-                                  bool shared_outputs = false);
+                                  bool shared_outputs = false, EvaluationCounts* counts = nullptr);
 
 }  // namespace tessera::comm

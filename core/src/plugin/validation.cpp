@@ -18,15 +18,24 @@
 namespace tessera::plugin {
 namespace {
 
-// sdk/KERNELS.md's op names, in its order (kernel_catalogue_test.cpp reads the document and
-// compares).
-constexpr std::array<std::string_view, 46> kCatalogue = {
+// sdk/KERNELS.md's op names (kernel_catalogue_test.cpp reads the document and compares), in its
+// order but for the folds: SDK 1.4 added them, and they come last so that the catalogue of an older
+// plugin is a prefix.
+constexpr size_t kOpsBeforeFolds = 46;
+constexpr uint32_t kFoldsMinor = 4;
+constexpr std::array<std::string_view, kOpsBeforeFolds + 7> kCatalogue = {
     "add",     "sub",     "mul",         "maximum",     "minimum",    "div",       "bitwise_and", "bitwise_or",
     "bitwise_xor", "pow", "eq",          "ne",          "lt",         "le",        "gt",          "ge",
     "neg",     "abs",     "relu",        "exp",         "log",        "sqrt",      "tanh",        "sigmoid",
     "gelu",    "gelu_grad", "copy",      "cast",        "fill",       "arange",    "eye",         "uniform",
     "normal",  "sum",     "prod",        "mean",        "max",        "min",       "argmax",      "argmin",
-    "all",     "any",     "mm",          "bmm",         "softmax",    "log_softmax"};
+    "all",     "any",     "mm",          "bmm",         "softmax",    "log_softmax",
+    "fold_add", "fold_mul", "fold_maximum", "fold_minimum", "fold_bitwise_and", "fold_bitwise_or", "fold_bitwise_xor"};
+
+// The catalogue of a plugin built for SDK 1.`minor`.
+std::span<const std::string_view> catalogue_of(uint32_t minor) {
+  return std::span<const std::string_view>(kCatalogue).first(minor >= kFoldsMinor ? kCatalogue.size() : kOpsBeforeFolds);
+}
 
 // Other frameworks' spellings (NumPy, PyTorch, ONNX) whose catalogue name no edit distance finds.
 constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
@@ -100,8 +109,9 @@ std::pair<const char*, const char*> table_name(const tessera_component& componen
 
 std::span<const std::string_view> kernel_catalogue() { return kCatalogue; }
 
-bool is_catalogue_op(std::string_view op) {
-  return std::find(kCatalogue.begin(), kCatalogue.end(), op) != kCatalogue.end();
+bool is_catalogue_op(std::string_view op, uint32_t plugin_minor) {
+  const auto ops = catalogue_of(plugin_minor);
+  return std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
 std::string closest_catalogue_op(std::string_view op) {
@@ -233,14 +243,18 @@ std::string check_backend(const tessera_backend* backend, uint32_t plugin_minor)
                          i, kernel->op, dtype_text(element), dtype.lanes);
     }
     // An op a newer catalogue added is never called here: only a plugin for this host's SDK or an
-    // older one is held to this catalogue.
-    if (!is_catalogue_op(kernel->op) && plugin_minor <= TESSERA_SDK_VERSION_MINOR) {
+    // older one is held to this catalogue, as of the minor it was built for.
+    if (plugin_minor <= TESSERA_SDK_VERSION_MINOR && !is_catalogue_op(kernel->op, plugin_minor)) {
       const std::string closest = closest_catalogue_op(kernel->op);
+      const bool newer_op = is_catalogue_op(kernel->op);
       return fmt::format("kernel #{} has op '{}', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK "
-                         "{}.{}; {}",
-                         i, kernel->op, TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR,
-                         closest.empty() ? fmt::format("the catalogue's ops are {}", fmt::join(kCatalogue, ", "))
-                                         : fmt::format("did you mean '{}'?", closest));
+                         "{}.{}, the version the plugin was built for; {}",
+                         i, kernel->op, TESSERA_SDK_VERSION_MAJOR, plugin_minor,
+                         newer_op ? fmt::format("it came with SDK {}.{}: rebuild the plugin against it",
+                                                TESSERA_SDK_VERSION_MAJOR, kFoldsMinor)
+                         : closest.empty()
+                             ? fmt::format("the catalogue's ops are {}", fmt::join(catalogue_of(plugin_minor), ", "))
+                             : fmt::format("did you mean '{}'?", closest));
     }
     const auto [it, inserted] =
         first_entry.emplace(std::tuple{std::string_view(kernel->op), dtype.code, dtype.bits}, i);

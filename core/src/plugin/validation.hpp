@@ -62,7 +62,8 @@ const char* component_kind_name(int32_t kind);
 
 // The op names a backend may register: sdk/KERNELS.md's.
 std::span<const std::string_view> kernel_catalogue();
-bool is_catalogue_op(std::string_view op);
+// Whether `op` is in the catalogue of a plugin built for SDK 1.`plugin_minor` (the folds came in 1.4).
+bool is_catalogue_op(std::string_view op, uint32_t plugin_minor = TESSERA_SDK_VERSION_MINOR);
 // The catalogue name `op` most likely means ("Relu" -> "relu", "matmul" -> "mm"); empty when none
 // is close.
 std::string closest_catalogue_op(std::string_view op);

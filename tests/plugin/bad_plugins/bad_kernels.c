@@ -4,7 +4,9 @@
  *  KERNEL_DUPLICATE - a second float32 "fill": two functions for one (op, dtype)
  *  KERNEL_LANES_4   - op "add" for float32 with 4 lanes, a vector dtype
  *  KERNEL_FUTURE_OP - op "future_op", which this host's catalogue lacks, from a plugin built for
- *                     the next SDK minor (whose catalogue might have it): accepted, not rejected */
+ *                     the next SDK minor (whose catalogue might have it): accepted, not rejected
+ *  KERNEL_FOLD_SDK13 - op "fold_add" from a plugin built for SDK 1.3, whose catalogue did not have
+ *                     the folds yet (they came with 1.4) */
 #include "bad_plugin.h"
 
 #define SECOND_KERNEL(OP, DTYPE) \
@@ -24,6 +26,9 @@ BAD_PLUGIN_QUERY("bad-kernel-lanes-4", "a float32x4 kernel",
 BAD_PLUGIN_QUERY("bad-kernel-future-op", "a kernel op from a newer catalogue",
                  (SECOND_KERNEL("future_op", BAD_PLUGIN_FLOAT32),
                   plugin.info.sdk_minor = TESSERA_SDK_VERSION_MINOR + 1))
+#elif defined(KERNEL_FOLD_SDK13)
+BAD_PLUGIN_QUERY("bad-kernel-fold-sdk13", "a fold kernel from an SDK 1.3 plugin",
+                 (SECOND_KERNEL("fold_add", BAD_PLUGIN_FLOAT32), plugin.info.sdk_minor = 3))
 #else
 #error "define one KERNEL_* defect"
 #endif

@@ -14,11 +14,14 @@
  *      (TESSERA_COMPONENT_OVERRIDES), plugin lifecycle (init/finalize) and parameters
  *      (set_parameter), topology in the collective request, algorithm cost estimates (tuning),
  *      placement arguments ("C(0, 4)"). Every addition is an appended field; a table from an older
- *      minor ends before it, and the field reads as absent (NULL, 0). */
+ *      minor ends before it, and the field reads as absent (NULL, 0).
+ * 1.4: the fold kernels (KERNELS.md, "Folds": fold_add, fold_mul, ...), optional for a backend; no
+ *      struct changed. A plugin built for 1.3 or older may not register them (they are not in its
+ *      catalogue). */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 
 #define TESSERA_SDK_VERSION_MAJOR 1
-#define TESSERA_SDK_VERSION_MINOR 3
+#define TESSERA_SDK_VERSION_MINOR 4
 
 #endif

@@ -1,0 +1,51 @@
+// The fold kernels (sdk/cpp/fold_ops.hpp): a chain of one binary op, row after row, into an
+// accumulator. The collective evaluator computes a ring's chains of reductions with one call each.
+#include <cstdint>
+
+#include "checks.hpp"
+#include "kernels.hpp"
+#include "tessera/sdk/cpp/fold_ops.hpp"
+
+namespace tessera::cpu {
+namespace {
+
+template <class Fold, class T>
+struct FoldKernel {
+  using Op = typename Fold::Op;
+
+  static void run(sdk::KernelArgs& args) {
+    const sdk::FoldShape shape = sdk::checked_fold(args, Fold::name, sdk::dtype_of<T>(), expect_arity);
+    const DLTensor& acc = args.input(0);
+    const DLTensor& rows = args.input(1);
+    T* z = sdk::data_of<T>(args.output(0));
+    const T* a = sdk::data_of<const T>(acc);
+    const int64_t m = shape.width;
+    // The accumulator may be the output itself (the evaluator folds in place).
+    if (z != a)
+      for (int64_t j = 0; j < m; ++j) z[j] = a[j * acc.strides[0]];
+    const T* y = sdk::data_of<const T>(rows);
+    const int64_t row_stride = rows.strides[0], column_stride = rows.strides[1];
+    for (int64_t i = 0; i < shape.rows; ++i) {
+      const T* row = y + i * row_stride;
+      // Contiguous rows get loops the compiler vectorises; the sides stay as the call says, since
+      // maximum and minimum are not symmetric in which of two equal (or NaN) operands they return.
+      if (column_stride == 1) {
+        if (shape.acc_right)
+          for (int64_t j = 0; j < m; ++j) z[j] = Op::apply(row[j], z[j]);
+        else
+          for (int64_t j = 0; j < m; ++j) z[j] = Op::apply(z[j], row[j]);
+      } else {
+        for (int64_t j = 0; j < m; ++j) {
+          const T x = row[j * column_stride];
+          z[j] = shape.acc_right ? Op::apply(x, z[j]) : Op::apply(z[j], x);
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void register_fold_kernels(sdk::BackendBuilder& b) { sdk::add_fold_kernels<FoldKernel>(b); }
+
+}  // namespace tessera::cpu
