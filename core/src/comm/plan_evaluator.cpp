@@ -272,9 +272,11 @@ class Evaluation {
     const PlanNode* nodes = plan_.nodes.data() + batch.first;
     for (size_t k = 0; k < batch.count; ++k) copy_bytes(into + k * bytes, at(nodes[k].*which), bytes);
   }
-  // The operand a continued batch does not carry over.
+  // The operands a continued batch does not carry over.
   void gather_other(const PlanBatch& batch, char* into) const {
-    gather(batch, batch.continues == PlanNode::kOverLeft ? &PlanNode::right_place : &PlanNode::left_place, into);
+    const size_t bytes = static_cast<size_t>(batch.length * item_);
+    const PlanPlace* places = plan_.others.data() + batch.others;
+    for (size_t k = 0; k < batch.count; ++k) copy_bytes(into + k * bytes, at(places[k]), bytes);
   }
   // The batch's results, from the staging buffer's carried half to their places.
   void scatter(const PlanBatch& batch) const {

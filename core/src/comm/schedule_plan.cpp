@@ -488,9 +488,8 @@ void assign_slots(SchedulePlan& plan) {
   plan.arena_size = arena.size();
 }
 
-// Resolves every node's operands and result to (base, element) once, so that an evaluation
-// finds them with one table lookup (plan_evaluator's batches touch each node every call).
-// Sets PlanBatch::continues (after assign_slots, which decides what is computed in place).
+// Sets PlanBatch::continues and lists the continued batches' other operands (after assign_slots,
+// which decides what is computed in place, and place_operands, which resolves the places).
 void mark_continued_batches(SchedulePlan& plan) {
   const int32_t p = plan.group_size;
   for (size_t b = 1; b < plan.batches.size(); ++b) {
@@ -506,10 +505,18 @@ void mark_continued_batches(SchedulePlan& plan) {
                                             ? node.left == carried && node.left_offset == 0
                                             : node.right == carried && node.right_offset == 0);
     }
-    if (continues) batch.continues = side;
+    if (!continues) continue;
+    batch.continues = side;
+    batch.others = plan.others.size();
+    for (size_t i = 0; i < batch.count; ++i) {
+      const PlanNode& node = plan.nodes[batch.first + i];
+      plan.others.push_back(side == PlanNode::kOverLeft ? node.right_place : node.left_place);
+    }
   }
 }
 
+// Resolves every node's operands and result to (base, element) once, so that an evaluation
+// finds them with one table lookup (plan_evaluator's batches touch each node every call).
 void place_operands(SchedulePlan& plan) {
   const int32_t p = plan.group_size;
   for (size_t i = 0; i < plan.nodes.size(); ++i) {

@@ -78,6 +78,9 @@ struct PlanBatch {
   // wave of a ring's chains. The evaluator then keeps the chains' values in its staging buffer
   // between the two kernel calls instead of scattering and gathering them again.
   uint8_t continues = PlanNode::kFresh;
+  // For a continued batch: where its nodes' other operands (the ones not carried over) start in
+  // SchedulePlan::others, one per node in order.
+  size_t others = 0;
 };
 
 struct SchedulePlan {
@@ -85,6 +88,9 @@ struct SchedulePlan {
   int32_t reduce_op = 0;
   std::vector<PlanNode> nodes;
   std::vector<PlanBatch> batches;  // covering the nodes in order
+  // The places continued batches gather from, side by side: a ring's waves read them one after
+  // another, and a dense list streams where the nodes themselves (five times the bytes) would not.
+  std::vector<PlanPlace> others;
   int64_t arena_size = 0;          // elements of scratch the nodes need
   int64_t staging_size = 0;        // elements a batch's gathered operands need (both together)
   // Per group rank, its output buffer as consecutive runs (covering it from element 0).
