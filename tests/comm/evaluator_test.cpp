@@ -240,11 +240,23 @@ TEST_CASE("a ring's waves continue each other: each batch carries the previous o
     for (size_t i = 0; i < batch.count; ++i)
       CHECK(ring->nodes[batch.first + i].right == 13 + static_cast<int32_t>(ring->batches[b - 1].first + i));
   }
+  CHECK(ring->batches.front().chain_ahead);
   // Blocks of two lengths (23 elements over 13 ranks: ten of 2, three of 1) make waves of two
-  // batches each: consecutive batches are not one chain's steps, and none is marked.
+  // batches each, the longer blocks first: two chains of batches, interleaved, each batch
+  // continuing the one of its length a wave before.
   const auto uneven = comm::cached_plan(
       "ring", comm::make_request(TESSERA_COLL_ALL_REDUCE, 13, 23, ts::kFloat32, TESSERA_REDUCE_SUM, 0));
-  for (const comm::PlanBatch& batch : uneven->batches) CHECK(batch.continues == comm::PlanNode::kFresh);
+  REQUIRE(uneven->batches.size() == 24);
+  for (size_t b = 0; b < uneven->batches.size(); ++b) {
+    const comm::PlanBatch& batch = uneven->batches[b];
+    CAPTURE(b);
+    CHECK(batch.count == (b % 2 == 0 ? 10 : 3));
+    CHECK(batch.length == (b % 2 == 0 ? 2 : 1));
+    CHECK(batch.continues == (b < 2 ? comm::PlanNode::kFresh : comm::PlanNode::kOverRight));
+    CHECK(batch.from == (b < 2 ? comm::PlanBatch::kNone : b - 2));
+    CHECK(batch.continued_by == (b + 2 < 24 ? b + 2 : comm::PlanBatch::kNone));
+    CHECK(batch.chain_ahead == (b < 2));  // the ring adds inputs: nothing between the links feeds them
+  }
 }
 
 // The fold kernels (KERNELS.md "Folds") compute a ring's continued waves in one call; a host backend
@@ -272,6 +284,13 @@ TEST_CASE("a ring's chains fold in one call where the backend has the fold, wave
       {7, 21, ts::kBool, TESSERA_REDUCE_BAND, 2, 1, 6},
       {4, 4, ts::kInt64, TESSERA_REDUCE_SUM, 2, 1, 3},  // the shortest chain that folds: two continued waves
       {3, 3, ts::kInt64, TESSERA_REDUCE_SUM, 2, 0, 2},  // one continued wave is one call either way
+      // Blocks of two lengths (23 over 13 ranks: ten of 2, three of 1): two chains of batches,
+      // interleaved wave by wave, each computed and folded on its own.
+      {13, 23, ts::kFloat32, TESSERA_REDUCE_SUM, 4, 2, 24},
+      {13, 23, ts::kFloat64, TESSERA_REDUCE_MIN, 4, 2, 24},
+      // 2500 over 256 ranks: 196 chains of 10 (7840 bytes a wave: 133 waves a fold call, so two
+      // calls for the 254 continued waves) and 60 of 9 (one call).
+      {256, 2500, ts::kFloat32, TESSERA_REDUCE_SUM, 5, 3, 510},
       // 64 chains of 1024 floats: a wave is 256 KiB, and a fold call takes at most 1 MiB of them, so
       // the 62 continued waves fold in 16 calls of up to 4.
       {64, 64 * 1024, ts::kFloat32, TESSERA_REDUCE_SUM, 17, 16, 63},

@@ -1,5 +1,6 @@
 #include "comm/plan_evaluator.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -79,20 +80,21 @@ class Evaluation {
       }
       if (arena_ != nullptr) bases_[static_cast<size_t>(arena_base(p))] = address(*arena_, 0);
     }
-    // A chain of continued batches folds in one call where the backend has the fold.
+    // A chain of continued batches folds where the backend has the fold (an optional kernel).
     const char* fold = host_ && like_.backend().find_kernel(fold_kernel(plan_.reduce_op), dtype_) != nullptr
                            ? fold_kernel(plan_.reduce_op)
                            : nullptr;
-    for (size_t b = 0; b < plan_.batches.size();) {
+    for (size_t b = 0; b < plan_.batches.size(); ++b) {
       const PlanBatch& batch = plan_.batches[b];
+      if (!computed_ahead_.empty() && computed_ahead_[b]) continue;
       if (batch.count > 1 && host_) {
-        const size_t end = fold != nullptr ? fold_end(b) : b + 1;
-        const bool continued = end < plan_.batches.size() && plan_.batches[end].continues != PlanNode::kFresh;
-        if (end > b + 1)
-          fold_batches(fold, b, end, continued);
-        else
-          compute_batch(kernel, batch, continued);
-        b = end;
+        if (fold != nullptr && batch.chain_ahead) {
+          compute_chain(kernel, fold, b);
+          continue;
+        }
+        // In plan order, a batch's results stay in the staging buffer for the next batch when that
+        // one continues them.
+        compute_batch(kernel, batch, batch.from != PlanBatch::kNone && batch.from + 1 == b, batch.continued_by == b + 1);
         continue;
       }
       for (size_t i = batch.first; i < batch.first + batch.count; ++i) {
@@ -105,7 +107,6 @@ class Evaluation {
         dispatch::call_kernel(kernel, dtype_, {range(*left, left_at, node.length), range(*right, right_at, node.length)},
                               {range(*out, out_at, node.length)});
       }
-      ++b;
     }
   }
 
@@ -210,60 +211,63 @@ class Evaluation {
 
   // Gathers the batch's left operands and right operands side by side in the staging buffer's two
   // halves, reduces them with one kernel call in place (left op= right, the executor's call) and
-  // scatters the results. A batch that continues the previous one finds one operand already there
-  // (that batch's results, in half carry_) and gathers only the other; one the next batch
-  // continues keeps its results there, unscattered.
-  void compute_batch(const char* kernel, const PlanBatch& batch, bool continued) {
+  // scatters the results. A batch whose chains are `carried_in` (the results of the batch it
+  // continues, kept in the first half) gathers only its other operands; one that `keeps` its
+  // results leaves them there, unscattered, for the batch continuing it.
+  void compute_batch(const char* kernel, const PlanBatch& batch, bool carried_in, bool keeps) {
     const int64_t total = static_cast<int64_t>(batch.count) * batch.length;
-    if (batch.continues == PlanNode::kFresh) carry_ = 0;
-    const int64_t carried = carry_ * total, other = (1 - carry_) * total;
-    if (batch.continues == PlanNode::kFresh) {
-      gather(batch, &PlanNode::left_place, address(*staging_, carried));
-      gather(batch, &PlanNode::right_place, address(*staging_, other));
+    if (carried_in) {
+      gather_other(batch, address(*staging_, total));
     } else {
-      gather_other(batch, address(*staging_, other));
+      gather(batch, &PlanNode::left_place, address(*staging_, 0));
+      gather(batch, &PlanNode::right_place, address(*staging_, total));
     }
-    const dispatch::Operand result = range(*staging_, carried, total);
-    const dispatch::Operand operand = range(*staging_, other, total);
+    const dispatch::Operand result = range(*staging_, 0, total);
+    const dispatch::Operand operand = range(*staging_, total, total);
     ++counts_.kernel_calls;
-    if (batch.continues == PlanNode::kOverRight)
+    if (carried_in && batch.continues == PlanNode::kOverRight)
       dispatch::call_kernel(kernel, dtype_, {operand, result}, {result});
     else
       dispatch::call_kernel(kernel, dtype_, {result, operand}, {result});
-    if (!continued) scatter(batch);
+    if (!keeps) scatter(batch);
   }
 
-  // The batches after `b` that continue it through the same side, as one fold call takes them (as
-  // many as kFoldRowsBytes of operands): [b, end). Just b + 1 when b itself starts afresh, since a
-  // fold needs the chains already in the staging buffer.
-  size_t fold_end(size_t b) const {
-    const PlanBatch& batch = plan_.batches[b];
-    size_t end = b + 1;
-    if (batch.continues == PlanNode::kFresh) return end;
-    const int64_t row_bytes = static_cast<int64_t>(batch.count) * batch.length * item_;
-    while (end < plan_.batches.size() && plan_.batches[end].continues == batch.continues &&
-           static_cast<int64_t>(end - b + 1) * row_bytes <= kFoldRowsBytes)
-      ++end;
-    return end;
-  }
-
-  // Batches [b, end), each continuing the one before through the same side: their other operands
-  // gathered as the rows of one matrix, folded into the chains in the staging buffer with one call.
-  void fold_batches(const char* fold, size_t b, size_t end, bool continued) {
-    const PlanBatch& first = plan_.batches[b];
-    const int64_t total = static_cast<int64_t>(first.count) * first.length;
-    const auto rows = static_cast<int64_t>(end - b);
-    if (fold_rows_ == nullptr || fold_rows_->numel() < rows * total) fold_rows_ = allocate(rows * total);
-    for (size_t w = b; w < end; ++w)
-      gather_other(plan_.batches[w], address(*fold_rows_, static_cast<int64_t>(w - b) * total));
-    const int64_t matrix_sizes[2] = {rows, total}, matrix_strides[2] = {total, 1};
-    const dispatch::Operand chains = range(*staging_, carry_ * total, total);
-    const dispatch::Operand matrix{fold_rows_.get(), matrix_sizes, matrix_strides, 2};
-    ++counts_.kernel_calls;
-    ++counts_.folds;
-    dispatch::call_kernel(fold, dtype_, {chains, matrix}, {chains},
-                          {dispatch::Attr::integer("acc_side", first.continues == PlanNode::kOverRight ? 1 : 0)});
-    if (!continued) scatter(plan_.batches[end - 1]);
+  // Batch `start` and every batch of its chain (PlanBatch::continued_by), now, ahead of the
+  // batches between the links (the plan allows it: PlanBatch::chain_ahead). The chains stay in the
+  // staging buffer from the first batch to the last, whose results alone are scattered; the links
+  // fold in calls of up to kFoldRowsBytes of operands, one side each.
+  void compute_chain(const char* kernel, const char* fold, size_t start) {
+    if (computed_ahead_.empty()) computed_ahead_.assign(plan_.batches.size(), false);
+    compute_batch(kernel, plan_.batches[start], false, true);
+    const int64_t total = static_cast<int64_t>(plan_.batches[start].count) * plan_.batches[start].length;
+    const auto rows_per_call = std::max<int64_t>(1, kFoldRowsBytes / (total * item_));
+    size_t last = start;
+    for (size_t link = plan_.batches[start].continued_by; link != PlanBatch::kNone;) {
+      const uint8_t side = plan_.batches[link].continues;
+      links_.clear();
+      for (; link != PlanBatch::kNone && plan_.batches[link].continues == side &&
+             static_cast<int64_t>(links_.size()) < rows_per_call;
+           link = plan_.batches[link].continued_by)
+        links_.push_back(link);
+      for (const size_t l : links_) computed_ahead_[l] = true;
+      last = links_.back();
+      if (links_.size() == 1) {
+        compute_batch(kernel, plan_.batches[last], true, true);  // one row: the element-wise call
+        continue;
+      }
+      const auto rows = static_cast<int64_t>(links_.size());
+      if (fold_rows_ == nullptr || fold_rows_->numel() < rows * total) fold_rows_ = allocate(rows * total);
+      for (size_t r = 0; r < links_.size(); ++r)
+        gather_other(plan_.batches[links_[r]], address(*fold_rows_, static_cast<int64_t>(r) * total));
+      const int64_t matrix_sizes[2] = {rows, total}, matrix_strides[2] = {total, 1};
+      const dispatch::Operand chains = range(*staging_, 0, total);
+      const dispatch::Operand matrix{fold_rows_.get(), matrix_sizes, matrix_strides, 2};
+      ++counts_.kernel_calls;
+      ++counts_.folds;
+      dispatch::call_kernel(fold, dtype_, {chains, matrix}, {chains},
+                            {dispatch::Attr::integer("acc_side", side == PlanNode::kOverRight ? 1 : 0)});
+    }
+    scatter(plan_.batches[last]);
   }
 
   // Copies one operand (`which`: left_place or right_place) of every node of the batch side by side.
@@ -278,11 +282,11 @@ class Evaluation {
     const PlanPlace* places = plan_.others.data() + batch.others;
     for (size_t k = 0; k < batch.count; ++k) copy_bytes(into + k * bytes, at(places[k]), bytes);
   }
-  // The batch's results, from the staging buffer's carried half to their places.
+  // The batch's results, from the staging buffer's first half to their places.
   void scatter(const PlanBatch& batch) const {
     const size_t bytes = static_cast<size_t>(batch.length * item_);
     const PlanNode* nodes = plan_.nodes.data() + batch.first;
-    const char* results = address(*staging_, carry_ * static_cast<int64_t>(batch.count) * batch.length);
+    const char* results = address(*staging_, 0);
     for (size_t k = 0; k < batch.count; ++k) copy_bytes(at(nodes[k].out_place), results + k * bytes, bytes);
   }
 
@@ -304,7 +308,8 @@ class Evaluation {
   std::shared_ptr<TensorImpl> staging_;
   std::shared_ptr<TensorImpl> fold_rows_;  // a fold's gathered operands, allocated when first needed
   EvaluationCounts counts_;
-  int64_t carry_ = 0;  // the staging half holding the last batch's results (0 or 1)
+  std::vector<bool> computed_ahead_;  // per batch, once a chain was computed ahead of its links
+  std::vector<size_t> links_;         // one fold call's batches
   std::vector<std::shared_ptr<TensorImpl>> buffers_;  // otherwise: the assembled outputs, until handed out
   std::vector<const Tensor*> whole_inputs_;           // per output: the input it is all of, or null
   std::vector<char*> bases_;                          // on host memory: where each base starts

@@ -257,10 +257,11 @@ void prune(SchedulePlan& plan) {
 constexpr int64_t kBatchedLength = 4096;
 constexpr int64_t kBatchElements = int64_t{1} << 16;
 
-// Within each depth of `order` (sorted by depth), puts the nodes with an operand of the depth
-// before in that operand's order (the left one if both are), the others after them as they were:
-// node i of one wave then continues node i of the wave before (a ring's chains, which the
-// schedule creates in an order rotating by one rank per wave), as PlanBatch::continues asks.
+// Within each depth of `order` (sorted by depth), puts the nodes by length and, within a length,
+// the nodes with an operand of the depth before in that operand's order (the left one if both
+// are), the others after them as they were: node i of one wave then continues node i of the wave
+// before (a ring's chains, which the schedule creates in an order rotating by one rank per wave),
+// as PlanBatch::continues asks, and blocks of two lengths make one batch per length and depth.
 void align_chains(const SchedulePlan& plan, const std::vector<int32_t>& depth, std::vector<size_t>& order) {
   const int32_t p = plan.group_size;
   constexpr size_t kAfterChains = std::numeric_limits<size_t>::max();
@@ -279,7 +280,10 @@ void align_chains(const SchedulePlan& plan, const std::vector<int32_t>& depth, s
       const int32_t operand = previous_wave(node.left) ? node.left : previous_wave(node.right) ? node.right : -1;
       keyed.emplace_back(operand >= 0 ? position[static_cast<size_t>(operand - p)] : kAfterChains, order[k]);
     }
-    std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+      const int64_t a_length = plan.nodes[a.second].length, b_length = plan.nodes[b.second].length;
+      return a_length != b_length ? a_length > b_length : a.first < b.first;
+    });
     for (size_t k = first; k < end; ++k) {
       order[k] = keyed[k - first].second;
       position[order[k]] = k - first;
@@ -488,30 +492,53 @@ void assign_slots(SchedulePlan& plan) {
   plan.arena_size = arena.size();
 }
 
-// Sets PlanBatch::continues and lists the continued batches' other operands (after assign_slots,
-// which decides what is computed in place, and place_operands, which resolves the places).
+// Sets PlanBatch::continues, from and continued_by, lists the continued batches' other operands
+// (after assign_slots, which decides what is computed in place, and place_operands, which resolves
+// the places) and marks the chains that may be computed ahead.
 void mark_continued_batches(SchedulePlan& plan) {
   const int32_t p = plan.group_size;
-  for (size_t b = 1; b < plan.batches.size(); ++b) {
-    const PlanBatch& previous = plan.batches[b - 1];
+  std::vector<size_t> batch_of(plan.nodes.size());
+  for (size_t b = 0; b < plan.batches.size(); ++b)
+    for (size_t i = 0; i < plan.batches[b].count; ++i) batch_of[plan.batches[b].first + i] = b;
+  const auto carried = [](const PlanNode& node, uint8_t side) {
+    return side == PlanNode::kOverLeft ? std::pair{node.left, node.left_offset} : std::pair{node.right, node.right_offset};
+  };
+  for (size_t b = 0; b < plan.batches.size(); ++b) {
     PlanBatch& batch = plan.batches[b];
-    if (batch.count < 2 || batch.count != previous.count || batch.length != previous.length) continue;
     const uint8_t side = plan.nodes[batch.first].over;
-    bool continues = side != PlanNode::kFresh;
+    if (batch.count < 2 || side == PlanNode::kFresh) continue;
+    const int32_t head = carried(plan.nodes[batch.first], side).first;
+    if (head < p) continue;
+    const size_t f = batch_of[static_cast<size_t>(head - p)];
+    PlanBatch& from = plan.batches[f];
+    if (from.count != batch.count || from.length != batch.length || from.continued_by != PlanBatch::kNone) continue;
+    bool continues = true;
     for (size_t i = 0; continues && i < batch.count; ++i) {
       const PlanNode& node = plan.nodes[batch.first + i];
-      const int32_t carried = p + static_cast<int32_t>(previous.first + i);
-      continues = node.over == side && (side == PlanNode::kOverLeft
-                                            ? node.left == carried && node.left_offset == 0
-                                            : node.right == carried && node.right_offset == 0);
+      continues = node.over == side && carried(node, side) == std::pair{p + static_cast<int32_t>(from.first + i), int64_t{0}};
     }
     if (!continues) continue;
     batch.continues = side;
+    batch.from = f;
+    from.continued_by = b;
     batch.others = plan.others.size();
     for (size_t i = 0; i < batch.count; ++i) {
       const PlanNode& node = plan.nodes[batch.first + i];
       plan.others.push_back(side == PlanNode::kOverLeft ? node.right_place : node.left_place);
     }
+  }
+  for (PlanBatch& start : plan.batches) {
+    if (start.continues != PlanNode::kFresh || start.continued_by == PlanBatch::kNone) continue;
+    const int32_t before = p + static_cast<int32_t>(start.first);  // values computed before the chain
+    bool ahead = true;
+    for (size_t c = start.continued_by; ahead && c != PlanBatch::kNone; c = plan.batches[c].continued_by) {
+      const PlanBatch& link = plan.batches[c];
+      for (size_t i = 0; ahead && i < link.count; ++i) {
+        const PlanNode& node = plan.nodes[link.first + i];
+        ahead = (link.continues == PlanNode::kOverLeft ? node.right : node.left) < before;
+      }
+    }
+    start.chain_ahead = ahead;
   }
 }
 

@@ -70,17 +70,26 @@ struct PlanNode {
 // gathers their operands and computes them with one kernel call (a wave of a ring's or a tree's
 // reductions, one element per chain, costs one call, not one per rank).
 struct PlanBatch {
+  static constexpr size_t kNone = static_cast<size_t>(-1);
   size_t first;
   size_t count;
   int64_t length;
-  // PlanNode::kOverLeft (kOverRight) when node i of this batch continues node i of the previous
-  // one in place, through its left (right) operand, whole, being that node's only use: the next
-  // wave of a ring's chains. The evaluator then keeps the chains' values in its staging buffer
-  // between the two kernel calls instead of scattering and gathering them again.
+  // PlanNode::kOverLeft (kOverRight) when node i of this batch continues node i of batch `from` (at
+  // the depth before) in place, through its left (right) operand, whole, being that node's only
+  // use: the next wave of a ring's chains. Blocks of two lengths make two such chains of batches,
+  // interleaved (one batch of each length per depth). `continued_by` is the batch continuing this
+  // one.
   uint8_t continues = PlanNode::kFresh;
+  size_t from = kNone;
+  size_t continued_by = kNone;
   // For a continued batch: where its nodes' other operands (the ones not carried over) start in
   // SchedulePlan::others, one per node in order.
   size_t others = 0;
+  // On the batch that starts a chain (continued, continuing none): whether the whole chain may be
+  // computed when its first batch is, ahead of the batches between its links. True when every
+  // later link's other operands are inputs or nodes before this batch: nothing computed in
+  // between feeds it. The evaluator then keeps the chain in its staging buffer and folds it.
+  bool chain_ahead = false;
 };
 
 struct SchedulePlan {
