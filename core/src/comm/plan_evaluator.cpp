@@ -11,14 +11,21 @@
 namespace tessera::comm {
 namespace {
 
-// memcpy of `bytes`, inlined for the one- and few-element runs a batch of small nodes gathers
-// (a library call per 4 bytes would cost more than the reduction).
-inline void copy_bytes(char* to, const char* from, size_t bytes) {
+// `count` copies of `bytes` each, the k-th from `from(k)` to `to(k)`: inlined for the one-element
+// runs a batch of small nodes gathers (a library call per 4 bytes would cost more than the
+// reduction), with the size chosen once, outside the loop.
+template <size_t kBytes, class To, class From>
+inline void copy_each(size_t count, To& to, From& from) {
+  for (size_t k = 0; k < count; ++k) std::memcpy(to(k), from(k), kBytes);
+}
+template <class To, class From>
+inline void copy_runs(size_t count, size_t bytes, To&& to, From&& from) {
   switch (bytes) {
-    case 1: std::memcpy(to, from, 1); return;
-    case 4: std::memcpy(to, from, 4); return;
-    case 8: std::memcpy(to, from, 8); return;
-    default: std::memcpy(to, from, bytes);
+    case 1: return copy_each<1>(count, to, from);
+    case 4: return copy_each<4>(count, to, from);
+    case 8: return copy_each<8>(count, to, from);
+    default:
+      for (size_t k = 0; k < count; ++k) std::memcpy(to(k), from(k), bytes);
   }
 }
 
@@ -86,10 +93,10 @@ class Evaluation {
                            : nullptr;
     for (size_t b = 0; b < plan_.batches.size(); ++b) {
       const PlanBatch& batch = plan_.batches[b];
-      if (!computed_ahead_.empty() && computed_ahead_[b]) continue;
       if (batch.count > 1 && host_) {
         if (fold != nullptr && batch.chain_ahead) {
-          compute_chain(kernel, fold, b);
+          // The chain's first batch computes it whole; its later links are done by then.
+          if (batch.continues == PlanNode::kFresh) compute_chain(kernel, fold, b);
           continue;
         }
         // In plan order, a batch's results stay in the staging buffer for the next batch when that
@@ -237,7 +244,6 @@ class Evaluation {
   // staging buffer from the first batch to the last, whose results alone are scattered; the links
   // fold in calls of up to kFoldRowsBytes of operands, one side each.
   void compute_chain(const char* kernel, const char* fold, size_t start) {
-    if (computed_ahead_.empty()) computed_ahead_.assign(plan_.batches.size(), false);
     compute_batch(kernel, plan_.batches[start], false, true);
     const int64_t total = static_cast<int64_t>(plan_.batches[start].count) * plan_.batches[start].length;
     const auto rows_per_call = std::max<int64_t>(1, kFoldRowsBytes / (total * item_));
@@ -249,7 +255,6 @@ class Evaluation {
              static_cast<int64_t>(links_.size()) < rows_per_call;
            link = plan_.batches[link].continued_by)
         links_.push_back(link);
-      for (const size_t l : links_) computed_ahead_[l] = true;
       last = links_.back();
       if (links_.size() == 1) {
         compute_batch(kernel, plan_.batches[last], true, true);  // one row: the element-wise call
@@ -274,20 +279,20 @@ class Evaluation {
   void gather(const PlanBatch& batch, PlanPlace PlanNode::*which, char* into) const {
     const size_t bytes = static_cast<size_t>(batch.length * item_);
     const PlanNode* nodes = plan_.nodes.data() + batch.first;
-    for (size_t k = 0; k < batch.count; ++k) copy_bytes(into + k * bytes, at(nodes[k].*which), bytes);
+    copy_runs(batch.count, bytes, [&](size_t k) { return into + k * bytes; }, [&](size_t k) { return at(nodes[k].*which); });
   }
   // The operands a continued batch does not carry over.
   void gather_other(const PlanBatch& batch, char* into) const {
     const size_t bytes = static_cast<size_t>(batch.length * item_);
     const PlanPlace* places = plan_.others.data() + batch.others;
-    for (size_t k = 0; k < batch.count; ++k) copy_bytes(into + k * bytes, at(places[k]), bytes);
+    copy_runs(batch.count, bytes, [&](size_t k) { return into + k * bytes; }, [&](size_t k) { return at(places[k]); });
   }
   // The batch's results, from the staging buffer's first half to their places.
   void scatter(const PlanBatch& batch) const {
     const size_t bytes = static_cast<size_t>(batch.length * item_);
     const PlanNode* nodes = plan_.nodes.data() + batch.first;
     const char* results = address(*staging_, 0);
-    for (size_t k = 0; k < batch.count; ++k) copy_bytes(at(nodes[k].out_place), results + k * bytes, bytes);
+    copy_runs(batch.count, bytes, [&](size_t k) { return at(nodes[k].out_place); }, [&](size_t k) { return results + k * bytes; });
   }
 
   const SchedulePlan& plan_;
@@ -308,7 +313,6 @@ class Evaluation {
   std::shared_ptr<TensorImpl> staging_;
   std::shared_ptr<TensorImpl> fold_rows_;  // a fold's gathered operands, allocated when first needed
   EvaluationCounts counts_;
-  std::vector<bool> computed_ahead_;  // per batch, once a chain was computed ahead of its links
   std::vector<size_t> links_;         // one fold call's batches
   std::vector<std::shared_ptr<TensorImpl>> buffers_;  // otherwise: the assembled outputs, until handed out
   std::vector<const Tensor*> whole_inputs_;           // per output: the input it is all of, or null

@@ -538,7 +538,10 @@ void mark_continued_batches(SchedulePlan& plan) {
         ahead = (link.continues == PlanNode::kOverLeft ? node.right : node.left) < before;
       }
     }
-    start.chain_ahead = ahead;
+    if (!ahead) continue;
+    start.chain_ahead = true;
+    for (size_t c = start.continued_by; c != PlanBatch::kNone; c = plan.batches[c].continued_by)
+      plan.batches[c].chain_ahead = true;
   }
 }
 

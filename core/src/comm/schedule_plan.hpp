@@ -85,10 +85,10 @@ struct PlanBatch {
   // For a continued batch: where its nodes' other operands (the ones not carried over) start in
   // SchedulePlan::others, one per node in order.
   size_t others = 0;
-  // On the batch that starts a chain (continued, continuing none): whether the whole chain may be
-  // computed when its first batch is, ahead of the batches between its links. True when every
-  // later link's other operands are inputs or nodes before this batch: nothing computed in
-  // between feeds it. The evaluator then keeps the chain in its staging buffer and folds it.
+  // Whether this batch is part of a chain (continued_by / from links) that may be computed whole
+  // when its first batch is, ahead of the batches between its links: true when every later link's
+  // other operands are inputs or nodes before the first batch, so nothing computed in between
+  // feeds it. The evaluator then keeps the chain in its staging buffer and folds it.
   bool chain_ahead = false;
 };
 
