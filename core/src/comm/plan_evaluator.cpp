@@ -11,22 +11,33 @@
 namespace tessera::comm {
 namespace {
 
-// `count` copies of `bytes` each, the k-th from `from(k)` to `to(k)`: inlined for the one-element
-// runs a batch of small nodes gathers (a library call per 4 bytes would cost more than the
-// reduction), with the size chosen once, outside the loop.
+// `count` copies of `bytes` each, the k-th from `from(k)` to `to(k)`: inlined for the short runs a
+// batch of small nodes gathers (a library call per few bytes would cost more than the reduction),
+// with the size class chosen once, outside the loop. A run of 9 to 64 bytes is two fixed-size
+// copies that overlap in its middle.
 template <size_t kBytes, class To, class From>
 inline void copy_each(size_t count, To& to, From& from) {
   for (size_t k = 0; k < count; ++k) std::memcpy(to(k), from(k), kBytes);
 }
+template <size_t kHalf, class To, class From>
+inline void copy_each_in_two(size_t count, size_t bytes, To& to, From& from) {
+  for (size_t k = 0; k < count; ++k) {
+    char* into = to(k);
+    const char* source = from(k);
+    std::memcpy(into, source, kHalf);
+    std::memcpy(into + bytes - kHalf, source + bytes - kHalf, kHalf);
+  }
+}
 template <class To, class From>
 inline void copy_runs(size_t count, size_t bytes, To&& to, From&& from) {
-  switch (bytes) {
-    case 1: return copy_each<1>(count, to, from);
-    case 4: return copy_each<4>(count, to, from);
-    case 8: return copy_each<8>(count, to, from);
-    default:
-      for (size_t k = 0; k < count; ++k) std::memcpy(to(k), from(k), bytes);
-  }
+  if (bytes == 1) return copy_each<1>(count, to, from);
+  if (bytes == 2) return copy_each<2>(count, to, from);
+  if (bytes == 4) return copy_each<4>(count, to, from);
+  if (bytes == 8) return copy_each<8>(count, to, from);
+  if (bytes > 8 && bytes <= 16) return copy_each_in_two<8>(count, bytes, to, from);
+  if (bytes > 16 && bytes <= 32) return copy_each_in_two<16>(count, bytes, to, from);
+  if (bytes > 32 && bytes <= 64) return copy_each_in_two<32>(count, bytes, to, from);
+  for (size_t k = 0; k < count; ++k) std::memcpy(to(k), from(k), bytes);
 }
 
 // Outputs of at most this many bytes each are assembled side by side in one buffer when ranks may
