@@ -273,8 +273,12 @@ class Evaluation {
       }
       const auto rows = static_cast<int64_t>(links_.size());
       if (fold_rows_ == nullptr || fold_rows_->numel() < rows * total) fold_rows_ = allocate(rows * total);
-      for (size_t r = 0; r < links_.size(); ++r)
-        gather_other(plan_.batches[links_[r]], address(*fold_rows_, static_cast<int64_t>(r) * total));
+      // The links' other operands follow each other in the plan's list: one gather, row after row.
+      const size_t bytes = static_cast<size_t>(plan_.batches[last].length * item_);
+      const PlanPlace* places = plan_.others.data() + plan_.batches[links_.front()].others;
+      char* into = address(*fold_rows_, 0);
+      copy_runs(links_.size() * plan_.batches[last].count, bytes, [&](size_t k) { return into + k * bytes; },
+                [&](size_t k) { return at(places[k]); });
       const int64_t matrix_sizes[2] = {rows, total}, matrix_strides[2] = {total, 1};
       const dispatch::Operand chains = range(*staging_, 0, total);
       const dispatch::Operand matrix{fold_rows_.get(), matrix_sizes, matrix_strides, 2};

@@ -521,21 +521,21 @@ void mark_continued_batches(SchedulePlan& plan) {
     batch.continues = side;
     batch.from = f;
     from.continued_by = b;
-    batch.others = plan.others.size();
-    for (size_t i = 0; i < batch.count; ++i) {
-      const PlanNode& node = plan.nodes[batch.first + i];
-      plan.others.push_back(side == PlanNode::kOverLeft ? node.right_place : node.left_place);
-    }
   }
   for (PlanBatch& start : plan.batches) {
     if (start.continues != PlanNode::kFresh || start.continued_by == PlanBatch::kNone) continue;
-    const int32_t before = p + static_cast<int32_t>(start.first);  // values computed before the chain
+    // The chain's other operands, link after link (one gather covers any run of its links), and
+    // whether all are inputs or values computed before the chain.
+    const int32_t before = p + static_cast<int32_t>(start.first);
     bool ahead = true;
-    for (size_t c = start.continued_by; ahead && c != PlanBatch::kNone; c = plan.batches[c].continued_by) {
-      const PlanBatch& link = plan.batches[c];
-      for (size_t i = 0; ahead && i < link.count; ++i) {
+    for (size_t c = start.continued_by; c != PlanBatch::kNone; c = plan.batches[c].continued_by) {
+      PlanBatch& link = plan.batches[c];
+      link.others = plan.others.size();
+      for (size_t i = 0; i < link.count; ++i) {
         const PlanNode& node = plan.nodes[link.first + i];
-        ahead = (link.continues == PlanNode::kOverLeft ? node.right : node.left) < before;
+        const bool over_left = link.continues == PlanNode::kOverLeft;
+        plan.others.push_back(over_left ? node.right_place : node.left_place);
+        ahead = ahead && (over_left ? node.right : node.left) < before;
       }
     }
     if (!ahead) continue;

@@ -83,7 +83,7 @@ struct PlanBatch {
   size_t from = kNone;
   size_t continued_by = kNone;
   // For a continued batch: where its nodes' other operands (the ones not carried over) start in
-  // SchedulePlan::others, one per node in order.
+  // SchedulePlan::others, one per node in order; a chain's links follow each other there.
   size_t others = 0;
   // Whether this batch is part of a chain (continued_by / from links) that may be computed whole
   // when its first batch is, ahead of the batches between its links: true when every later link's
@@ -97,8 +97,9 @@ struct SchedulePlan {
   int32_t reduce_op = 0;
   std::vector<PlanNode> nodes;
   std::vector<PlanBatch> batches;  // covering the nodes in order
-  // The places continued batches gather from, side by side: a ring's waves read them one after
-  // another, and a dense list streams where the nodes themselves (five times the bytes) would not.
+  // The places continued batches gather from, side by side, chain by chain: a ring's waves read
+  // them one after another, and a dense list streams where the nodes themselves (five times the
+  // bytes) would not.
   std::vector<PlanPlace> others;
   int64_t arena_size = 0;          // elements of scratch the nodes need
   int64_t staging_size = 0;        // elements a batch's gathered operands need (both together)
