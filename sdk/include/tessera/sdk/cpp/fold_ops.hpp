@@ -51,13 +51,10 @@ struct FoldShape {
 // contiguous, all of `dtype`, and the INT attribute acc_side 0 or 1.
 inline FoldShape checked_fold(const KernelArgs& args, const char* op, DLDataType dtype,
                               const ArityCheck& expect_arity) {
-  expect_arity(args, op, 2, 1);
+  expect_two_in_one_out(args, op, dtype, expect_arity);
   const DLTensor& acc = args.input(0);
   const DLTensor& rows = args.input(1);
   const DLTensor& out = args.output(0);
-  expect_dtype(op, "input 0", acc, dtype);
-  expect_dtype(op, "input 1", rows, dtype);
-  expect_dtype(op, "output", out, dtype);
   expect_ndim(op, "input 0", acc, 1);
   expect_ndim(op, "input 1", rows, 2);
   expect_shape(op, "output", out, acc, "input 0");

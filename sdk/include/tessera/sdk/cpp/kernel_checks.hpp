@@ -139,6 +139,16 @@ inline void expect_unary(const KernelArgs& args, const char* op, DLDataType dtyp
   expect_shape(op, "output", args.output(0), args.input(0), "input 0");
 }
 
+// Two inputs and one output, all three of `dtype`: how the two-operand checks (matrix products,
+// folds) begin.
+inline void expect_two_in_one_out(const KernelArgs& args, const char* op, DLDataType dtype,
+                                  const ArityCheck& expect_arity) {
+  expect_arity(args, op, 2, 1);
+  expect_dtype(op, "input 0", args.input(0), dtype);
+  expect_dtype(op, "input 1", args.input(1), dtype);
+  expect_dtype(op, "output", args.output(0), dtype);
+}
+
 // `why` says where `expected` comes from, e.g. "k, dim 1 of input 0".
 inline void expect_dim(const char* op, const char* role, const DLTensor& t, int dim, int64_t expected,
                        const char* why) {

@@ -20,13 +20,10 @@ struct MatrixProduct {
 // batch, k, m and n; the failure names the dim and where its expected size comes from.
 inline MatrixProduct checked_matrix_product(const KernelArgs& args, const char* op, bool batched, DLDataType dtype,
                                             const ArityCheck& expect_arity) {
-  expect_arity(args, op, 2, 1);
+  expect_two_in_one_out(args, op, dtype, expect_arity);
   const DLTensor& a = args.input(0);
   const DLTensor& b = args.input(1);
   const DLTensor& out = args.output(0);
-  expect_dtype(op, "input 0", a, dtype);
-  expect_dtype(op, "input 1", b, dtype);
-  expect_dtype(op, "output", out, dtype);
   const int d = batched ? 1 : 0;  // the first matrix dim
   expect_ndim(op, "input 0", a, d + 2);
   expect_ndim(op, "input 1", b, d + 2);
