@@ -141,7 +141,7 @@ void check_schedule(const std::string& algorithm, const tessera_collective_reque
           if (bytes_of(e) != bytes_of(replayed[static_cast<size_t>(r)])) {
             FAIL_CHECK("rank " << r << " differs from replay: " << algorithm << " " << comm::describe_request(request)
                                << " dtype " << ts::dtype_name(dtype) << " op " << std::string(comm::reduce_kernel(op))
-                               << (shared_outputs ? " (shared outputs)" : ""));
+                               << std::string(shared_outputs ? " (shared outputs)" : ""));
             return;
           }
         }
