@@ -262,7 +262,7 @@ TEST_CASE("a ring's waves continue each other: each batch carries the previous o
 // The fold kernels (KERNELS.md "Folds") compute a ring's continued waves in one call; a host backend
 // without them ("nofold", the CPU backend less its folds) gets a kernel call per wave. Both must be
 // the replay's bits, and the counts show which path ran.
-TEST_CASE("a ring's chains fold in one call where the backend has the fold, wave by wave where not, both bitwise the replay") {
+TEST_CASE("a ring's chains fold where the backend has the fold, go wave by wave where not: both are the replay") {
   ts::load_plugin(TESSERA_NOFOLD_PLUGIN_FILE);
   std::mt19937_64 rng(77);
   struct Case {

@@ -131,7 +131,8 @@ TEST_CASE("every fold is its element-wise op applied row after row, on the side 
               const dispatch::Operand all_rows{rows.storage, sizes, strides, 2};
               const dispatch::Operand from = dispatch::operand(*(in_place ? folded : acc).impl());
               const dispatch::Operand out = dispatch::operand_range(*folded.impl(), 0, m, one);
-              dispatch::call_kernel(op.fold, dtype, {from, all_rows}, {out}, {dispatch::Attr::integer("acc_side", side)});
+              dispatch::call_kernel(op.fold, dtype, {from, all_rows}, {out},
+                                    {dispatch::Attr::integer("acc_side", side)});
               CHECK(buffer_bytes(folded) == buffer_bytes(expected));
               ++compared;
             }

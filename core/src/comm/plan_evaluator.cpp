@@ -112,7 +112,8 @@ class Evaluation {
         }
         // In plan order, a batch's results stay in the staging buffer for the next batch when that
         // one continues them.
-        compute_batch(kernel, batch, batch.from != PlanBatch::kNone && batch.from + 1 == b, batch.continued_by == b + 1);
+        const bool carried_in = batch.from != PlanBatch::kNone && batch.from + 1 == b;
+        compute_batch(kernel, batch, carried_in, batch.continued_by == b + 1);
         continue;
       }
       for (size_t i = batch.first; i < batch.first + batch.count; ++i) {
@@ -294,20 +295,23 @@ class Evaluation {
   void gather(const PlanBatch& batch, PlanPlace PlanNode::*which, char* into) const {
     const size_t bytes = static_cast<size_t>(batch.length * item_);
     const PlanNode* nodes = plan_.nodes.data() + batch.first;
-    copy_runs(batch.count, bytes, [&](size_t k) { return into + k * bytes; }, [&](size_t k) { return at(nodes[k].*which); });
+    copy_runs(batch.count, bytes, [&](size_t k) { return into + k * bytes; },
+              [&](size_t k) { return at(nodes[k].*which); });
   }
   // The operands a continued batch does not carry over.
   void gather_other(const PlanBatch& batch, char* into) const {
     const size_t bytes = static_cast<size_t>(batch.length * item_);
     const PlanPlace* places = plan_.others.data() + batch.others;
-    copy_runs(batch.count, bytes, [&](size_t k) { return into + k * bytes; }, [&](size_t k) { return at(places[k]); });
+    copy_runs(batch.count, bytes, [&](size_t k) { return into + k * bytes; },
+              [&](size_t k) { return at(places[k]); });
   }
   // The batch's results, from the staging buffer's first half to their places.
   void scatter(const PlanBatch& batch) const {
     const size_t bytes = static_cast<size_t>(batch.length * item_);
     const PlanNode* nodes = plan_.nodes.data() + batch.first;
     const char* results = address(*staging_, 0);
-    copy_runs(batch.count, bytes, [&](size_t k) { return at(nodes[k].out_place); }, [&](size_t k) { return results + k * bytes; });
+    copy_runs(batch.count, bytes, [&](size_t k) { return at(nodes[k].out_place); },
+              [&](size_t k) { return results + k * bytes; });
   }
 
   const SchedulePlan& plan_;

@@ -515,7 +515,8 @@ void mark_continued_batches(SchedulePlan& plan) {
     bool continues = true;
     for (size_t i = 0; continues && i < batch.count; ++i) {
       const PlanNode& node = plan.nodes[batch.first + i];
-      continues = node.over == side && carried(node, side) == std::pair{p + static_cast<int32_t>(from.first + i), int64_t{0}};
+      const std::pair<int32_t, int64_t> whole_previous{p + static_cast<int32_t>(from.first + i), 0};
+      continues = node.over == side && carried(node, side) == whole_previous;
     }
     if (!continues) continue;
     batch.continues = side;

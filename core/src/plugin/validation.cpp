@@ -34,7 +34,8 @@ constexpr std::array<std::string_view, kOpsBeforeFolds + 7> kCatalogue = {
 
 // The catalogue of a plugin built for SDK 1.`minor`.
 std::span<const std::string_view> catalogue_of(uint32_t minor) {
-  return std::span<const std::string_view>(kCatalogue).first(minor >= kFoldsMinor ? kCatalogue.size() : kOpsBeforeFolds);
+  const size_t size = minor >= kFoldsMinor ? kCatalogue.size() : kOpsBeforeFolds;
+  return std::span<const std::string_view>(kCatalogue).first(size);
 }
 
 // Other frameworks' spellings (NumPy, PyTorch, ONNX) whose catalogue name no edit distance finds.
