@@ -68,9 +68,10 @@ TEST_CASE("cpu allocator: a small block freed on a thread is handed out again on
 }
 
 TEST_CASE("cpu allocator: a freed block above the small limit is handed out again for its size, from any thread") {
-  // 100000 bytes is between the 64 KiB small limit and 1 MiB: such blocks (the staging areas of a
-  // collective over a few thousand ranks) once went back to malloc on every free.
-  for (size_t bytes : {size_t{100000}, size_t{(1 << 20) + 1}}) {
+  // 150000 bytes is between the 64 KiB small limit and 1 MiB: such blocks (the staging areas of a
+  // collective over a few thousand ranks) once went back to malloc on every free. Sizes no other
+  // case allocates: the cache is process-wide, and a block another case freed would be handed out.
+  for (size_t bytes : {size_t{150000}, size_t{(1 << 20) + 8193}}) {
     CAPTURE(bytes);
     const Block first = allocate(bytes);
     unsigned char* const address = first.data;
