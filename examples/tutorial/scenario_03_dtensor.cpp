@@ -11,7 +11,7 @@ std::pair<TensorPair, TensorPair> distribute_and_verify() {
     expected = ts::arange(16).reshape({4, 4}).to(ts::kFloat32);  // plain: what every rank should see
   }
   ts::LocalMode mode(4);
-  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4});
+  ts::DeviceMesh mesh = ts::init_device_mesh(mesh_device(), {4});
   ts::Tensor t = ts::arange(16).reshape({4, 4}).to(ts::kFloat32);        // local: every rank holds it
   ts::DTensor sharded = ts::distribute_tensor(t, mesh, {ts::Shard(0)});  // rank r holds row r
   ts::DTensor replicated = ts::distribute_tensor(t, mesh, {ts::Replicate()});
@@ -21,7 +21,7 @@ std::pair<TensorPair, TensorPair> distribute_and_verify() {
 
 std::pair<Summarized, Summarized> dtensor_matmul(uint64_t seed) {
   ts::LocalMode mode(4);
-  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4});
+  ts::DeviceMesh mesh = ts::init_device_mesh(mesh_device(), {4});
   ts::Tensor a, b, expected;
   {
     auto off = mode.disable();  // plain inputs and a plain expected value
@@ -38,7 +38,7 @@ std::pair<Summarized, Summarized> dtensor_matmul(uint64_t seed) {
 
 std::pair<Summarized, Summarized> dtensor_linear_layer(uint64_t seed) {
   ts::LocalMode mode(4);
-  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4});
+  ts::DeviceMesh mesh = ts::init_device_mesh(mesh_device(), {4});
   ts::Tensor x, w, b, expected;
   {
     auto off = mode.disable();

@@ -58,7 +58,7 @@ std::pair<UnevenRoundTrip, UnevenRoundTrip> dtensor_uneven_sharding(int64_t rows
     original = ts::arange(rows * 4).reshape({rows, 4}).to(ts::kFloat32);
   }
   ts::LocalMode mode(world);
-  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {world});
+  ts::DeviceMesh mesh = ts::init_device_mesh(mesh_device(), {world});
   ts::DTensor by_chunk = ts::distribute_tensor(original, mesh, {ts::Shard(0)});
   ts::DTensor balanced = ts::distribute_tensor(original, mesh, {ts::BalancedShard(0)});
   UnevenRoundTrip actual{

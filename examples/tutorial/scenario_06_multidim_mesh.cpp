@@ -8,13 +8,13 @@ std::pair<MeshFacts, MeshFacts> create_2d_mesh() {
   const std::vector<int64_t> shape = {4, 2};
   const std::vector<std::string> names = {"dp", "tp"};
   ts::LocalMode mode(8);
-  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", shape, names);
+  ts::DeviceMesh mesh = ts::init_device_mesh(mesh_device(), shape, names);
   return {{{mesh.shape(), mesh.dim_names()}, mesh.size()}, {{shape, names}, shape[0] * shape[1]}};
 }
 
 std::pair<Summarized, Summarized> hybrid_parallelism(uint64_t seed) {
   ts::LocalMode mode(8);
-  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4, 2}, {"dp", "tp"});
+  ts::DeviceMesh mesh = ts::init_device_mesh(mesh_device(), {4, 2}, {"dp", "tp"});
   ts::Tensor x, w, expected;
   {
     auto off = mode.disable();
@@ -33,7 +33,7 @@ std::pair<MeshAndTensor, MeshAndTensor> create_3d_mesh(uint64_t seed) {
   const std::vector<int64_t> shape = {2, 3, 4};
   const std::vector<std::string> names = {"pp", "dp", "tp"};
   ts::LocalMode mode(24);
-  ts::DeviceMesh mesh = ts::init_device_mesh("cpu", shape, names);
+  ts::DeviceMesh mesh = ts::init_device_mesh(mesh_device(), shape, names);
   ts::Tensor t;
   {
     auto off = mode.disable();

@@ -11,6 +11,10 @@
 
 namespace tutorial {
 
+// The device type of the scenarios' meshes: the default backend, so that `tessera tour` with cuda
+// as the default runs every scenario there ("cpu" in the tutorial itself, and by default here).
+inline std::string mesh_device() { return ts::default_backend(); }
+
 // 1. basic
 using ShapeAndShards = std::pair<std::pair<ts::Shape, ts::RankSet>, std::pair<ts::Tensor, ts::Tensor>>;
 std::pair<ShapeAndShards, ShapeAndShards> create_local_tensor();
