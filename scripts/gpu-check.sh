@@ -25,7 +25,9 @@ fi
 command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
 
 echo "== build (CUDA architectures: $architectures)"
-cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_BUILD_CUDA=ON \
+# TESSERA_GPU_CMAKE_ARGS: extra configure arguments (scripts/gpu-device.sh passes its package dirs).
+# shellcheck disable=SC2086
+cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_BUILD_CUDA=ON ${TESSERA_GPU_CMAKE_ARGS:-} \
   -DCMAKE_CUDA_ARCHITECTURES="$architectures" -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_EXAMPLES=ON >/dev/null
 cmake --build build-gpu -j"$(nproc)" --target tessera_cli tessera_conformance tessera-backend-cuda bench_cuda
 

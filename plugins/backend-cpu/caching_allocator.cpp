@@ -105,7 +105,8 @@ class SmallBlocks {
   }
   bool keep(void* user) {
     const size_t k = class_of(size_of(user));
-    if (count_[k] == blocks_per_class(k)) return false;
+    // A block's header says its size; one outside the classes (a corrupted header) is not kept.
+    if (k >= kSmallClasses || count_[k] == blocks_per_class(k)) return false;
     ++count_[k];
     free_[k] = new (user) Free{free_[k]};
     return true;
