@@ -44,16 +44,16 @@ void sharding_pictures() {
   std::cout << "\n== sharding pictures (which rank holds which block)\n\n";
   {
     LocalMode mode(4);
-    const DeviceMesh line = init_device_mesh(default_backend(), {4});
+    const DeviceMesh line = init_device_mesh(tutorial::mesh_device(), {4});
     const Tensor t = arange(64).reshape({8, 8}).to(kFloat32);
     std::cout << visualize_sharding(distribute_tensor(t, line, {Shard(0)})) << "\n";
-    const DeviceMesh grid = init_device_mesh(default_backend(), {2, 2}, {"dp", "tp"});
+    const DeviceMesh grid = init_device_mesh(tutorial::mesh_device(), {2, 2}, {"dp", "tp"});
     std::cout << visualize_sharding(distribute_tensor(t, grid, {Shard(0), Shard(1)})) << "\n";
   }
   {
     // 10 rows over 3 ranks: torch.chunk gives 4,4,2; the balanced-shard plugin gives 4,3,3.
     LocalMode mode(3);
-    const DeviceMesh line = init_device_mesh(default_backend(), {3});
+    const DeviceMesh line = init_device_mesh(tutorial::mesh_device(), {3});
     const Tensor t = arange(20).reshape({10, 2}).to(kFloat32);
     const DTensor chunked = distribute_tensor(t, line, {Shard(0)});
     std::cout << visualize_sharding(chunked) << "\n";

@@ -99,9 +99,8 @@ class Evaluation {
       if (arena_ != nullptr) bases_[static_cast<size_t>(arena_base(p))] = address(*arena_, 0);
     }
     // A chain of continued batches folds where the backend has the fold (an optional kernel).
-    const char* fold = host_ && like_.backend().find_kernel(fold_kernel(plan_.reduce_op), dtype_) != nullptr
-                           ? fold_kernel(plan_.reduce_op)
-                           : nullptr;
+    const char* fold = fold_kernel(plan_.reduce_op);
+    if (!host_ || like_.backend().find_kernel(fold, dtype_) == nullptr) fold = nullptr;
     for (size_t b = 0; b < plan_.batches.size(); ++b) {
       const PlanBatch& batch = plan_.batches[b];
       if (batch.count > 1 && host_) {
