@@ -48,8 +48,9 @@ void sweep(const ts::World& world) {
                                                 "all_to_all", "scatter", "gather", "barrier"};
   for (const std::string& algorithm : ts::dist::algorithm_names()) {
     for (const std::string& collective : collectives) {
-      // 0, 1 and an uneven count (not a multiple of the world size).
-      for (int64_t per_rank : {int64_t{0}, int64_t{1}, int64_t{w + 2}, int64_t{37}}) {
+      // 0, 1 and an uneven count (not a multiple of the world size), all sent from the link's
+      // staged copies; 1100 floats are more than ProcessLink::kStagedBytes, sent in place.
+      for (int64_t per_rank : {int64_t{0}, int64_t{1}, int64_t{w + 2}, int64_t{37}, int64_t{1100}}) {
         if (!ts::dist::verify_schedule(algorithm, collective, w, per_rank).empty())
           continue;
         ts::dist::set_algorithms(collective + ":" + algorithm);
@@ -158,6 +159,23 @@ void structured(const ts::World& world) {
     });
     ts::dist::all_to_all_single(output, input, out_splits, in_splits);
     return std::vector<ts::Tensor>{output};
+  });
+  compare("200 small all_reduces in a row (more staged sends than the link keeps pending)", world,
+          [&](const ts::DeviceMesh&) {
+            ts::Tensor t = inputs(3, 12);
+            for (int i = 0; i < 200; ++i) {
+              ts::dist::all_reduce(t, ts::ReduceOp::MAX);
+              t = t * 0.5 + inputs(3, i);  // a new value every call: a stale message would show
+            }
+            return std::vector<ts::Tensor>{t};
+          });
+  compare("all_reduce of shards that share bytes (replicas) and of a mix of sizes", world, [&](const ts::DeviceMesh&) {
+    ts::Tensor replicated = ts::full({29}, 0.75f);  // inside the mode: every hosted rank's shard shares bytes
+    const ts::Tensor twin = replicated + 0.0;
+    ts::Tensor large = inputs(3000, 13);
+    ts::dist::all_reduce(replicated);
+    ts::dist::all_reduce(large);
+    return std::vector<ts::Tensor>{replicated, twin, large};
   });
   if (w % 2 == 0) {
     compare("mesh dims", world, [&](const ts::DeviceMesh&) {

@@ -92,7 +92,7 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
     throw Error(fmt::format("all_to_all_single: input ranks {} and output ranks {} differ", input.ranks().to_string(),
                             output.ranks().to_string()));
   const comm::Call covered = comm::begin_call(op, input, group, comm::Fingerprint{"any", {}, -1});
-  for (const std::vector<int>& members : covered.fibres) {
+  for (const std::vector<int>& members : covered.fibres()) {
     const size_t p = members.size();
     std::vector<std::vector<int64_t>> send(p), expect(p);
     const auto hosted = [&](size_t i) { return world::current().hosts(members[i]); };

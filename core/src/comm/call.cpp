@@ -51,21 +51,21 @@ void compare_across_processes(world::WorldState& w, uint64_t call, const std::st
   }
 }
 
-std::vector<std::vector<int>> distributed_fibres(const char* op, const RankSet& ranks, const ProcessGroup& group,
-                                                 const world::WorldState& w) {
-  std::vector<std::vector<int>> fibres;
-  if (group.is_default()) {
-    std::vector<int> all;
-    for (int r = 0; r < w.size(); ++r) all.push_back(r);
-    fibres.push_back(std::move(all));
-  } else {
+std::shared_ptr<const world::WorldState::FibreList> distributed_fibres(const char* op, const RankSet& ranks,
+                                                                       const ProcessGroup& group,
+                                                                       const world::WorldState& w) {
+  std::shared_ptr<const world::WorldState::FibreList> list = w.whole_world();
+  if (!group.is_default()) {
+    world::WorldState::FibreList fibres;
     for (const std::vector<int>& fibre : group.fibres())
       for (int r : fibre)
         if (w.hosts(r)) {
           fibres.push_back(fibre);
           break;
         }
+    list = std::make_shared<const world::WorldState::FibreList>(std::move(fibres));
   }
+  const world::WorldState::FibreList& fibres = *list;
   for (const std::vector<int>& fibre : fibres)
     for (int r : fibre) {
       if (r >= w.size())
@@ -76,7 +76,7 @@ std::vector<std::vector<int>> distributed_fibres(const char* op, const RankSet& 
                                 "group; a collective needs every hosted member",
                                 op, ranks.to_string(), r));
     }
-  return fibres;
+  return list;
 }
 
 }  // namespace
@@ -102,10 +102,15 @@ Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group,
   // The local tensor's own rank set, not a copy (world_of has checked that it is local).
   const RankSet& ranks = tensor.local_impl()->ranks();
   if (!w.distributed()) {
-    call.fibres = covered_fibres(op, ranks, group);
+    // A tensor over every rank of a sized world (ranks are distinct and below the size) on the
+    // default group: the world's own fibre.
+    if (group.is_default() && w.sized() && static_cast<int>(ranks.size()) == w.size())
+      call.fibre_list = w.whole_world();
+    else
+      call.fibre_list = std::make_shared<const world::WorldState::FibreList>(covered_fibres(op, ranks, group));
     return call;
   }
-  call.fibres = distributed_fibres(op, ranks, group, w);
+  call.fibre_list = distributed_fibres(op, ranks, group, w);
   if (w.check_collectives()) compare_across_processes(w, call.context.call, describe(op, tensor, group, fingerprint), op);
   return call;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,7 +30,10 @@ struct Fingerprint {
 };
 
 struct Call {
-  std::vector<std::vector<int>> fibres;  // each in group-rank order, each with a rank hosted here
+  // Each fibre in group-rank order, each with a rank hosted here; the world's own list when the
+  // call covers the whole world (no list built per call).
+  std::shared_ptr<const world::WorldState::FibreList> fibre_list;
+  const world::WorldState::FibreList& fibres() const { return *fibre_list; }
   CallContext context;
   const world::WorldState* world = nullptr;  // the calling thread's, looked up once per call
 

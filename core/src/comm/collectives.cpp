@@ -177,12 +177,13 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
                           "use ts::dist::functional::all_reduce, which returns a new tensor");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("all_reduce", tensor, group, reducing(op));
-  for (const Fibre& members : covered.fibres) {
+  for (const Fibre& members : covered.fibres()) {
     const Shape& shape = common_shape("all_reduce", tensor, covered, members, "the tensor");
     const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
     const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(before_reduce(tensor.shards().at(m), op)); });
+    // The inputs are the shards themselves (or temporaries), whose values the results replace.
     const comm::SharedResults results = comm::run_collective_shared(covered.context, TESSERA_COLL_ALL_REDUCE, members,
-                                                                    inputs, shape_numel(shape), sop, 0);
+                                                                    inputs, shape_numel(shape), sop, 0, true);
     const std::vector<Tensor>& outputs = results.outputs;
     Tensor output, result;  // ranks given one output share one result, scaled once
     const Landing landing = landing_of(results);
@@ -203,7 +204,7 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
                           "use ts::dist::functional::broadcast, which returns a new tensor");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("broadcast", tensor, group, rooted(src));
-  for (const Fibre& members : covered.fibres) {
+  for (const Fibre& members : covered.fibres()) {
     require_root("broadcast", src, members.size());
     const Shape shape = common_shape("broadcast", tensor, covered, members, "the tensor");
     const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(tensor.shards().at(m)); });
@@ -222,7 +223,7 @@ void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
                           "(there is no functional reduce)");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("reduce", tensor, group, reducing(op, dst));
-  for (const Fibre& members : covered.fibres) {
+  for (const Fibre& members : covered.fibres()) {
     require_root("reduce", dst, members.size());
     const Shape shape = common_shape("reduce", tensor, covered, members, "the tensor");
     const int32_t sop = schedule_op("reduce", op, tensor.dtype());
@@ -241,7 +242,7 @@ void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const Proces
                             "use ts::dist::functional::all_gather_tensor, which returns a new tensor");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("all_gather", tensor, group);
-  for (const Fibre& members : covered.fibres) {
+  for (const Fibre& members : covered.fibres()) {
     require_list("all_gather", outputs, members.size(), tensor.ranks(), "the output list");
     const Shape shape = common_shape("all_gather", tensor, covered, members, "the tensor");
     const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(tensor.shards().at(m)); });
@@ -260,7 +261,7 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
                           "use ts::dist::functional::all_gather_tensor, which returns a new tensor");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("all_gather_into_tensor", input, group);
-  for (const Fibre& members : covered.fibres) {
+  for (const Fibre& members : covered.fibres()) {
     require_local("all_gather_into_tensor", output, "the output");
     const Shape shape = common_shape("all_gather_into_tensor", input, covered, members, "the input");
     Shape expected = shape.empty() ? Shape{static_cast<int64_t>(members.size())} : shape;
@@ -285,7 +286,7 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
                           "use ts::dist::functional::reduce_scatter_tensor, which returns a new tensor");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("reduce_scatter", output, group, reducing(op));
-  for (const Fibre& members : covered.fibres) {
+  for (const Fibre& members : covered.fibres()) {
     require_list("reduce_scatter", inputs, members.size(), output.ranks(), "the input list");
     const Shape shape = common_shape("reduce_scatter", output, covered, members, "the output");
     const int32_t sop = schedule_op("reduce_scatter", op, output.dtype());
@@ -313,7 +314,7 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, con
                           "use ts::dist::functional::reduce_scatter_tensor, which returns a new tensor");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("reduce_scatter_tensor", input, group, reducing(op));
-  for (const Fibre& members : covered.fibres) {
+  for (const Fibre& members : covered.fibres()) {
     require_local("reduce_scatter_tensor", output, "the output");
     const Shape in_shape = common_shape("reduce_scatter_tensor", input, covered, members, "the input");
     const Shape out_shape = common_shape("reduce_scatter_tensor", output, covered, members, "the output");
@@ -338,7 +339,7 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
   const observe::CollectiveCall call;
   if (inputs.empty()) throw Error("all_to_all: the input list is empty");
   const comm::Call covered = fibres_for("all_to_all", inputs.front(), group);
-  for (const Fibre& members : covered.fibres) {
+  for (const Fibre& members : covered.fibres()) {
     require_list("all_to_all", inputs, members.size(), inputs.front().ranks(), "the input list");
     require_list("all_to_all", outputs, members.size(), inputs.front().ranks(), "the output list");
     const Shape shape = common_shape("all_to_all", inputs.front(), covered, members, "input 0");
@@ -375,8 +376,8 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
     std::vector<Tensor> results;
   };
   std::vector<Scattered> scattered;
-  const bool reusable = comm::evaluates_plans() && covered.fibres.size() > 1;
-  for (const Fibre& members : covered.fibres) {
+  const bool reusable = comm::evaluates_plans() && covered.fibres().size() > 1;
+  for (const Fibre& members : covered.fibres()) {
     require_root("scatter", src, members.size());
     require_list("scatter", inputs, members.size(), output.ranks(), "the input list");
     const Shape shape = common_shape("scatter", output, covered, members, "the output");
@@ -437,7 +438,7 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
                             "ts::dist::functional::all_gather_tensor is)");
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("gather", tensor, group, rooted(dst));
-  for (const Fibre& members : covered.fibres) {
+  for (const Fibre& members : covered.fibres()) {
     require_root("gather", dst, members.size());
     require_list("gather", outputs, members.size(), tensor.ranks(), "the output list");
     const Shape shape = common_shape("gather", tensor, covered, members, "the tensor");
@@ -455,7 +456,7 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
 void barrier(const Tensor& participants, const ProcessGroup& group) {
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("barrier", participants, group, comm::Fingerprint{"none", {}, -1});
-  for (const Fibre& members : covered.fibres) {
+  for (const Fibre& members : covered.fibres()) {
     DisabledLocalMode plain;
     const std::vector<Tensor> none =
         member_inputs(covered, members, [&](int) { return empty({0}, TensorOptions(participants.dtype())); });

@@ -39,7 +39,7 @@ const char* fold_kernel(int32_t reduce_op) { return kernels_of(reduce_op).fold; 
 
 std::vector<Tensor> execute(const Schedule& schedule, const std::vector<Tensor>& inputs, const ExecutionPlace& place) {
   DisabledLocalMode plain_buffers;  // buffers are dense whatever mode the caller is in
-  TensorModel model(schedule, inputs);
+  TensorModel model(schedule, inputs, place.overwrite_inputs);
   if (place.world != nullptr && place.world->distributed())
     run_across_processes(schedule, model, place);
   else

@@ -19,6 +19,9 @@ struct ExecutionPlace {
   world::WorldState* world = nullptr;
   const std::vector<int>* members = nullptr;
   uint64_t call = 0;
+  // The inputs may be written (TensorModel's overwrite_inputs): the caller writes the outputs back
+  // into them.
+  bool overwrite_inputs = false;
 };
 
 // inputs[r] is group rank r's input buffer: a 1-d dense tensor of the request's input size and

@@ -44,16 +44,19 @@ class ProcessRunner {
   ProcessRunner(const Schedule& schedule, TensorModel& model, const ExecutionPlace& place,
                 std::pmr::memory_resource* memory)
       : schedule_(schedule), model_(model), world_(*place.world), link_(*place.world->link()),
-        members_(*place.members), call_(place.call), p_(schedule.group_size()), hosted_(memory), landing_(memory),
-        outgoing_(memory) {
+        members_(*place.members), call_(place.call), p_(schedule.group_size()), hosted_(memory), next_(memory),
+        landing_(memory), outgoing_(memory) {
     hosted_.reserve(static_cast<size_t>(p_));
     for (int g = 0; g < p_; ++g) hosted_.push_back(world_.hosts(members_[static_cast<size_t>(g)]));
     next_.assign(static_cast<size_t>(p_), 0);
     landing_.resize(static_cast<size_t>(p_));
     outgoing_.reserve(static_cast<size_t>(p_));
-    model_.remote_reading_ = [this](int rank, const tessera_chunk& target) { return still_sending(rank, target); };
+    model_.remote_reading_ = {[](void* runner, int rank, const tessera_chunk& target) {
+                                return static_cast<ProcessRunner*>(runner)->still_sending(rank, target);
+                              },
+                              this};
   }
-  ~ProcessRunner() { model_.remote_reading_ = nullptr; }
+  ~ProcessRunner() { model_.remote_reading_ = {}; }
 
   void run() {
     for (;;) {
@@ -100,9 +103,7 @@ class ProcessRunner {
     switch (step.kind) {
       case StepKind::Send:
         if (remote_peer)
-          outgoing_.push_back({g, next_[static_cast<size_t>(g)], step.chunk,
-                               link_.send_range(model_.buffer(g, step.chunk.buffer), step.chunk.offset,
-                                                step.chunk.count, process_of(step.peer), tag(g, step.peer))});
+          send_remote(g, step);
         else
           queue(g, step.peer).push_back(model_.capture(g, step.chunk));
         return true;
@@ -113,6 +114,21 @@ class ProcessRunner {
       case StepKind::Reduce: model_.reduce(g, step.chunk, step.source); return true;
     }
     return true;
+  }
+
+  // A small message goes from the link's copy (staged: nothing to wait for or guard), a larger one
+  // from the buffer itself, which later writes then keep away from (before_write) until it is sent.
+  void send_remote(int g, const Step& step) {
+    const std::shared_ptr<TensorImpl>& buffer = model_.buffer(g, step.chunk.buffer);
+    const int process = process_of(step.peer);
+    const int64_t message_tag = tag(g, step.peer);
+    // The chunk lies inside its buffer (the schedule was verified): its byte count does not overflow.
+    if (static_cast<size_t>(step.chunk.count) * itemsize(buffer->dtype()) <= world::ProcessLink::kStagedBytes) {
+      link_.send_staged(*buffer, step.chunk.offset, step.chunk.count, process, message_tag, call_);
+      return;
+    }
+    outgoing_.push_back({g, next_[static_cast<size_t>(g)], step.chunk,
+                         link_.send_range(buffer, step.chunk.offset, step.chunk.count, process, message_tag)});
   }
 
   bool receive_local(int g, const Step& step) {
@@ -232,7 +248,7 @@ class ProcessRunner {
   uint64_t call_;
   int p_;
   std::pmr::vector<bool> hosted_;
-  std::vector<size_t> next_;  // schedule_runner.hpp's require_finished reads it
+  std::pmr::vector<size_t> next_;  // schedule_runner.hpp's require_finished reads it
   std::pmr::vector<std::optional<Landing>> landing_;
   std::pmr::vector<Outgoing> outgoing_;
   std::unordered_map<int64_t, std::deque<TensorModel::Payload>> mailbox_;

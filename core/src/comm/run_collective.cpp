@@ -10,6 +10,7 @@
 #include "comm/collective_path.hpp"
 #include "comm/cost_model.hpp"
 #include "comm/executor.hpp"
+#include "comm/in_place.hpp"
 #include "comm/plan_evaluator.hpp"
 #include "comm/request_key.hpp"
 #include "comm/request_topology.hpp"
@@ -49,7 +50,9 @@ std::shared_ptr<Cached> cached(const std::string& algorithm, const tessera_colle
   if (chosen == nullptr) throw Error(fmt::format("no collective algorithm named '{}' is loaded", algorithm));
   // build() verifies the schedule: only schedules the checker accepted are cached and executed.
   auto entry = std::make_shared<Cached>();
-  entry->schedule = std::make_shared<const Schedule>(chosen->build(q));
+  Schedule built = chosen->build(q);
+  built.in_place = runs_in_place(built);
+  entry->schedule = std::make_shared<const Schedule>(std::move(built));
   std::lock_guard lock(cache_mutex);
   if (cache.size() >= kCacheLimit) cache.clear();
   cache.emplace(CacheKey(probe), entry);
@@ -180,7 +183,7 @@ namespace {
 
 SharedResults run(const CallContext& context, int32_t collective, const std::vector<int>& members,
                   const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
-                  bool shared_outputs) {
+                  bool shared_outputs, bool overwrite_inputs) {
   const std::shared_ptr<Cached> entry = chosen_and_reported(context, collective, members, inputs, count, reduce_op, root);
   if (shapes_only(inputs)) return {outputs_without_data(*entry->schedule, inputs), false};  // no values to move
   // Simulated (every rank here): the result needs only the schedule's reductions, not its messages.
@@ -189,19 +192,21 @@ SharedResults run(const CallContext& context, int32_t collective, const std::vec
   const bool evaluate = evaluates_plans();
   count_path(evaluate);
   if (evaluate) return {evaluate_plan(*plan_of(*entry), inputs, shared_outputs), shared_outputs};
-  return {execute(*entry->schedule, inputs, ExecutionPlace{&in, &members, context.call}), false};
+  return {execute(*entry->schedule, inputs, ExecutionPlace{&in, &members, context.call, overwrite_inputs}),
+          false};
 }
 
 }  // namespace
 
 std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
                                    const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root) {
-  return run(context, collective, members, inputs, count, reduce_op, root, false).outputs;
+  return run(context, collective, members, inputs, count, reduce_op, root, false, false).outputs;
 }
 
 SharedResults run_collective_shared(const CallContext& context, int32_t collective, const std::vector<int>& members,
-                                    const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root) {
-  return run(context, collective, members, inputs, count, reduce_op, root, true);
+                                    const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
+                                    bool overwrite_inputs) {
+  return run(context, collective, members, inputs, count, reduce_op, root, true, overwrite_inputs);
 }
 
 std::vector<Tensor> repeat_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,

@@ -23,12 +23,16 @@ std::vector<Tensor> run_collective(const CallContext& context, int32_t collectiv
 // run_collective for callers that only copy or share bytes out of the outputs: ranks with equal
 // results may get one Tensor (evaluate_plan's). `shared` says whether they may: a result must then
 // land by sharing its bytes, as taking its buffer would take it from the other ranks too.
+// overwrite_inputs: the caller writes the results back into the inputs' tensors, so a replayed
+// schedule that allows it (in_place.hpp) computes in the inputs' memory, and an output may be its
+// input (nothing left to write back). After an Error the inputs may then hold partial results.
 struct SharedResults {
   std::vector<Tensor> outputs;
   bool shared = false;
 };
 SharedResults run_collective_shared(const CallContext& context, int32_t collective, const std::vector<int>& members,
-                                    const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root);
+                                    const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
+                                    bool overwrite_inputs = false);
 
 // Whether collectives of the calling thread's world compute their results from schedule plans (a
 // simulated world, replay not forced): only then may a fibre reuse another fibre's results.

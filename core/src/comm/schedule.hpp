@@ -28,6 +28,9 @@ struct Schedule {
   std::string algorithm;
   tessera_collective_request request{};
   std::vector<RankProgram> ranks;  // indexed by group rank
+  // Derived when the schedule is cached (in_place.hpp's runs_in_place): whether every rank may run
+  // with its output in its input's memory.
+  bool in_place = false;
 
   int group_size() const { return static_cast<int>(ranks.size()); }
   size_t step_count() const;

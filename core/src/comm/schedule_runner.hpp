@@ -23,8 +23,8 @@ namespace tessera::comm {
 // After a replay: throws when a rank this process plays (`plays`) has steps left (the schedule
 // deadlocks) or a message between them was never received; `name` gives the rank messages name
 // (the group rank, or its global rank). `mailbox` maps from * p + to to the messages left.
-template <class Mailbox, class Plays, class Name>
-void require_finished(const Schedule& schedule, const std::vector<size_t>& next, const Mailbox& mailbox, Plays plays,
+template <class Next, class Mailbox, class Plays, class Name>
+void require_finished(const Schedule& schedule, const Next& next, const Mailbox& mailbox, Plays plays,
                       Name name) {
   const int p = schedule.group_size();
   // A deadlock or unmatched send in a large group can involve every rank; the first few say what

@@ -1,14 +1,31 @@
 #include "comm/tensor_model.hpp"
 
+#include <algorithm>
 #include <cstddef>
 
 #include "tensor/internal.hpp"
 
 namespace tessera::comm {
 
-TensorModel::TensorModel(const Schedule& schedule, const std::vector<Tensor>& inputs)
+namespace {
+
+// Whether every defined input has a Storage of its own: a rank's output may then be its input's
+// memory without writing into another rank's input.
+bool distinct_storages(const std::vector<Tensor>& inputs) {
+  std::vector<const Storage*> storages;
+  storages.reserve(inputs.size());
+  for (const Tensor& input : inputs)
+    if (input.defined()) storages.push_back(input.impl()->storage().get());
+  std::sort(storages.begin(), storages.end());
+  return std::adjacent_find(storages.begin(), storages.end()) == storages.end();
+}
+
+}  // namespace
+
+TensorModel::TensorModel(const Schedule& schedule, const std::vector<Tensor>& inputs, bool overwrite_inputs)
     : reduce_op_(schedule.request.reduce_op) {
   const int p = schedule.group_size();
+  const bool in_place = overwrite_inputs && schedule.in_place && distinct_storages(inputs);
   buffers_.resize(static_cast<size_t>(p));
   in_flight_.resize(static_cast<size_t>(p));
   for (int r = 0; r < p; ++r) {
@@ -18,8 +35,12 @@ TensorModel::TensorModel(const Schedule& schedule, const std::vector<Tensor>& in
     std::pmr::vector<std::shared_ptr<TensorImpl>>& buffers = buffers_[static_cast<size_t>(r)];
     buffers.reserve(program.buffer_sizes.size());
     buffers.push_back(input.impl());
+    // Bytes shared copy-on-write become this rank's own first: a receive writes them directly.
+    if (in_place) input.impl()->prepare_write();
     for (size_t b = 1; b < program.buffer_sizes.size(); ++b)
-      buffers.push_back(TensorImpl::allocate({program.buffer_sizes[b]}, input.dtype(), input.impl()->backend_ptr()));
+      buffers.push_back(in_place && b == TESSERA_BUFFER_OUTPUT
+                            ? input.impl()
+                            : TensorImpl::allocate({program.buffer_sizes[b]}, input.dtype(), input.impl()->backend_ptr()));
   }
 }
 
@@ -39,6 +60,8 @@ void TensorModel::deliver(int rank, const tessera_chunk& destination, Payload& p
 
 void TensorModel::copy(int rank, const tessera_chunk& destination, const tessera_chunk& source) {
   before_write(rank, destination);
+  // In place (the output is the input's memory), an identity copy finds its bytes already there.
+  if (buffer(rank, destination.buffer) == buffer(rank, source.buffer) && destination.offset == source.offset) return;
   combine(*buffer(rank, destination.buffer), destination.offset, *buffer(rank, source.buffer), source.offset,
           destination.count, false);
 }
@@ -72,7 +95,7 @@ Tensor TensorModel::view(int rank, const tessera_chunk& c) const {
 }
 
 void TensorModel::before_write(int rank, const tessera_chunk& target) {
-  if (remote_reading_ && remote_reading_(rank, target)) {
+  if (remote_reading_.still_sending != nullptr && remote_reading_.still_sending(remote_reading_.context, rank, target)) {
     std::shared_ptr<TensorImpl>& whole = buffers_[static_cast<size_t>(rank)][static_cast<size_t>(target.buffer)];
     whole = copy_of(*whole, 0, whole->numel());
   }

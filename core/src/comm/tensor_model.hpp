@@ -7,7 +7,6 @@
 
 #include <array>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <memory_resource>
 #include <vector>
@@ -40,7 +39,10 @@ class TensorModel {
     std::shared_ptr<InFlight> message;
   };
 
-  TensorModel(const Schedule& schedule, const std::vector<Tensor>& inputs);
+  // overwrite_inputs: the caller lets the schedule write into the inputs (an in-place collective
+  // whose result goes back into them anyway). When the schedule allows it (Schedule::in_place)
+  // and no two ranks' inputs share a Storage, each rank's output is then its input's memory.
+  TensorModel(const Schedule& schedule, const std::vector<Tensor>& inputs, bool overwrite_inputs = false);
   TensorModel(const TensorModel&) = delete;  // its lists live in its own arena
   TensorModel& operator=(const TensorModel&) = delete;
 
@@ -68,7 +70,12 @@ class TensorModel {
   void before_write(int rank, const tessera_chunk& target);
 
   // Set by the process runner: whether a send to another process still reads (part of) `target`.
-  std::function<bool(int rank, const tessera_chunk& target)> remote_reading_;
+  // A plain function and its context: asked before every write, so no std::function call.
+  struct RemoteReading {
+    bool (*still_sending)(void* context, int rank, const tessera_chunk& target) = nullptr;
+    void* context = nullptr;
+  };
+  RemoteReading remote_reading_;
 
  private:
   // destination (op)= source, over `count` elements: a copy or the schedule's reduction.

@@ -37,6 +37,9 @@ struct PendingCall {
   double seconds = 0.0;
 };
 thread_local PendingCall* pending_call = nullptr;
+// What pending_call points at: one per thread, reused by every outermost call (no allocation per
+// collective).
+thread_local PendingCall pending_storage;
 
 void count(const std::string& collective, const std::string& mesh_dim, const std::string& algorithm, int64_t bytes,
            double seconds) {
@@ -74,7 +77,9 @@ void report_collective(const comm::Schedule& schedule, const std::vector<int>& m
 }
 
 CollectiveCall::CollectiveCall() : outermost_(pending_call == nullptr) {
-  if (outermost_) pending_call = new PendingCall();
+  if (!outermost_) return;
+  pending_storage.any = false;
+  pending_call = &pending_storage;
 }
 
 CollectiveCall::~CollectiveCall() {
@@ -83,7 +88,6 @@ CollectiveCall::~CollectiveCall() {
   PendingCall* call = pending_call;
   pending_call = nullptr;
   if (call->any) count(call->collective, call->mesh_dim, call->algorithm, call->bytes_per_rank, call->seconds);
-  delete call;
 }
 
 void report_implicit(const std::string& op, int64_t input, const std::string& from, const std::string& to) {

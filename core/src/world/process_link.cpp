@@ -10,6 +10,7 @@
 #include "dispatch/backend.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
+#include "world/chunk_view.hpp"
 
 namespace tessera::world {
 namespace {
@@ -25,37 +26,6 @@ struct Regions {
 Regions regions(int64_t max_tag) {
   const int64_t span = max_tag + 1;
   return {0, span / 2, span / 2, span / 4, span / 2 + span / 4, span - span / 2 - span / 4};
-}
-
-// A plugin's message may fill the whole array without a terminating NUL: cut it at the end.
-std::string status_text(tessera_error& error) {
-  error.message[sizeof(error.message) - 1] = '\0';
-  return error.message[0] != '\0' ? std::string(error.message) : std::string("no message");
-}
-
-// A 1-d DLTensor over `count` elements of a CPU tensor's contiguous bytes from element `offset`, as
-// transport.h asks. `length` holds the element count the DLTensor's shape points at; it must
-// outlive the call.
-DLTensor describe(const TensorImpl& impl, int64_t offset, int64_t count, const std::string& transport,
-                  int64_t& length) {
-  if (impl.backend().device_type() != kDLCPU)
-    throw Error(fmt::format("transport '{}': a message must be in host memory, but it lives on backend '{}'",
-                            transport, impl.backend().name()));
-  const bool dense = (impl.dim() == 1 && impl.strides()[0] == 1) || impl.is_contiguous();
-  if (!dense || offset < 0 || count < 0 || offset > impl.numel() - count)
-    throw Error(fmt::format("transport '{}': a message must be a contiguous range of its buffer, but elements [{}, {}) "
-                            "of {} were asked for (internal error)",
-                            transport, offset, offset + count, impl.numel()));
-  DLTensor t{};
-  t.data = static_cast<char*>(impl.storage()->data) +
-           (impl.offset() + offset) * static_cast<int64_t>(itemsize(impl.dtype()));
-  t.device = DLDevice{kDLCPU, 0};
-  t.ndim = 1;
-  t.dtype = dispatch::to_dl(impl.dtype());
-  length = count;
-  t.shape = &length;
-  t.strides = nullptr;
-  return t;
 }
 
 }  // namespace
@@ -119,6 +89,7 @@ ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int
 }
 
 ProcessLink::~ProcessLink() {
+  settle_staged();
   std::lock_guard lock(mutex_);
   const tessera_transport& t = transport_->table();
   tessera_error error;
@@ -155,18 +126,22 @@ std::shared_ptr<ProcessLink::Request> ProcessLink::irecv(const Tensor& chunk, in
 ProcessLink::Request ProcessLink::send_range(const std::shared_ptr<TensorImpl>& buffer, int64_t offset, int64_t count,
                                              int process, int64_t tag) {
   int64_t length = 0;
-  return post(true, describe(*buffer, offset, count, name_, length), buffer, process, tag);
+  return post(true, chunk_view(*buffer, offset, count, name_, length), buffer, process, tag);
 }
 
 ProcessLink::Request ProcessLink::receive_range(const std::shared_ptr<TensorImpl>& buffer, int64_t offset,
                                                 int64_t count, int process, int64_t tag) {
   int64_t length = 0;
-  return post(false, describe(*buffer, offset, count, name_, length), buffer, process, tag);
+  return post(false, chunk_view(*buffer, offset, count, name_, length), buffer, process, tag);
 }
 
 ProcessLink::Request ProcessLink::post(bool send, const DLTensor& chunk, std::shared_ptr<const void> keep, int process,
                                        int64_t tag) {
   std::lock_guard lock(mutex_);
+  return Request(*this, post_locked(send, chunk, process, tag), std::move(keep));
+}
+
+void* ProcessLink::post_locked(bool send, const DLTensor& chunk, int process, int64_t tag) {
   const tessera_transport& t = transport_->table();
   tessera_transport_request handle = nullptr;
   tessera_error error;
@@ -177,7 +152,7 @@ ProcessLink::Request ProcessLink::post(bool send, const DLTensor& chunk, std::sh
     fail(fmt::format("{} of {} element(s) {} process {} (tag {})", send ? "isend" : "irecv", chunk.shape[0],
                      send ? "to" : "from", process, tag),
          status_text(error));
-  return Request(*this, handle, std::move(keep));
+  return handle;
 }
 
 bool ProcessLink::test(Request& request, Callback<std::string> what) {

@@ -7,6 +7,7 @@
 // ranks), point-to-point send/recv (the pair of ranks) and control messages of the link itself.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -67,6 +68,17 @@ class ProcessLink {
                      int64_t tag);
   Request receive_range(const std::shared_ptr<TensorImpl>& buffer, int64_t offset, int64_t count, int process,
                         int64_t tag);
+  // Sends of at most kStagedBytes go from a copy the link owns, as an eager MPI send is buffered:
+  // the caller may write its buffer at once and never waits for the send. The link frees each
+  // once it has completed (looked at once kReapAfter are posted; at most kMostStaged are pending)
+  // and waits for the rest before it finalizes the transport. A staged send that fails is an Error
+  // of a later call, naming `call` (the collective's sequence number), the process and the tag.
+  static constexpr size_t kStagedBytes = 4096;
+  static constexpr size_t kReapAfter = 16;
+  static constexpr size_t kMostStaged = 64;
+  void send_staged(const TensorImpl& buffer, int64_t offset, int64_t count, int process, int64_t tag,
+                   uint64_t call);
+
   // True when the request has completed; throws Error (naming what `what()` says: it is called only
   // then, so polling costs no formatting) when it failed.
   bool test(Request& request, Callback<std::string> what);
@@ -93,6 +105,22 @@ class ProcessLink {
   [[noreturn]] void fail(const std::string& call, const std::string& message) const;
   std::vector<std::string> allgather_by_messages(const std::string& bytes, const std::string& what);
   Request post(bool send, const DLTensor& chunk, std::shared_ptr<const void> keep, int process, int64_t tag);
+  void* post_locked(bool send, const DLTensor& chunk, int process, int64_t tag);
+
+  // A staged send (send_staged) and the copy it sends from.
+  struct StagedSend {
+    void* handle;
+    std::unique_ptr<std::byte[]> block;  // kStagedBytes long
+    size_t bytes;
+    int process;
+    int64_t tag;
+    uint64_t call;
+  };
+  // Frees the staged sends that have completed, oldest first, up to the first still pending.
+  void reap_staged_locked();
+  // Whether the oldest staged send has completed; throws Error when it failed (and frees it).
+  bool oldest_staged_done_locked();
+  void settle_staged();  // before finalize: wait (at most the timeout), then free them all
 
   std::shared_ptr<const plugin::Transport> transport_;
   std::string name_;
@@ -102,8 +130,10 @@ class ProcessLink {
   int ranks_per_process_ = 1;
   int64_t timeout_ms_;
   uint64_t control_sequence_ = 0;
-  std::mutex mutex_;  // transport.h: one call at a time; also guards spare_scratch_
+  std::mutex mutex_;  // transport.h: one call at a time; also guards spare_scratch_ and the staged sends
   std::shared_ptr<TensorImpl> spare_scratch_;
+  std::vector<StagedSend> staged_;                         // oldest first
+  std::vector<std::unique_ptr<std::byte[]>> spare_blocks_;  // of staged sends that completed
 };
 
 // A pending send or receive, or none (default-constructed, or moved from); freed (cancelled if

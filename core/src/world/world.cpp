@@ -48,8 +48,20 @@ const bool remote_ranks_installed =
 
 }  // namespace
 
+namespace {
+
+std::shared_ptr<const WorldState::FibreList> one_fibre_of(int size) {
+  if (size <= 0) return nullptr;
+  std::vector<int> ranks(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r) ranks[static_cast<size_t>(r)] = r;
+  return std::make_shared<const WorldState::FibreList>(WorldState::FibreList{std::move(ranks)});
+}
+
+}  // namespace
+
 WorldState::WorldState(int size, std::shared_ptr<observe::Listeners> listeners)
     : size_(size),
+      whole_world_(one_fibre_of(size)),
       mailbox_(std::make_unique<comm::Mailbox>()),
       listeners_(listeners ? std::move(listeners) : std::make_shared<observe::Listeners>()) {}
 
@@ -58,6 +70,7 @@ WorldState::WorldState(std::shared_ptr<ProcessLink> link, int ranks_per_process,
       link_(std::move(link)),
       ranks_per_process_(ranks_per_process),
       check_collectives_(check_collectives),
+      whole_world_(one_fibre_of(size_)),
       mailbox_(std::make_unique<comm::Mailbox>()),
       listeners_(std::make_shared<observe::Listeners>()) {}
 

@@ -65,6 +65,10 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   int process_of(int rank) const { return distributed() ? rank / ranks_per_process_ : 0; }
   int position(int rank) const { return distributed() ? rank % ranks_per_process_ : rank; }  // within its process
   std::vector<int> hosted_ranks() const;  // empty for a thread's default world
+  // One fibre of every rank 0 .. size-1: the default group's fibres, made once (a collective on the
+  // default group asks on every call). Null for a thread's default world.
+  using FibreList = std::vector<std::vector<int>>;
+  const std::shared_ptr<const FibreList>& whole_world() const { return whole_world_; }
   bool check_collectives() const { return check_collectives_; }
   // The sequence number of the next collective call (every process counts the same calls).
   uint64_t next_call() { return calls_++; }
@@ -94,6 +98,7 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   int ranks_per_process_ = 0;
   bool check_collectives_ = false;
   std::atomic<uint64_t> calls_{0};
+  std::shared_ptr<const FibreList> whole_world_;
   std::unique_ptr<comm::Mailbox> mailbox_;
   std::shared_ptr<observe::Listeners> listeners_;
   std::mutex topology_mutex_;
