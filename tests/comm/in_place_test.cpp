@@ -103,7 +103,8 @@ TEST_CASE("a schedule the analysis accepts gives, in place, the bits of the two-
           const std::vector<float> a = apart[static_cast<size_t>(r)].to_vector<float>();
           const std::vector<float> b = in_place[static_cast<size_t>(r)].to_vector<float>();
           REQUIRE(a.size() == b.size());
-          CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+          // memcmp may not be handed the null data() of an empty count.
+          if (!a.empty()) CHECK(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
         }
       }
     }
