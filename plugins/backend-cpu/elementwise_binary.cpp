@@ -9,6 +9,7 @@
 #include "kernels.hpp"
 #include "tessera/sdk/cpp/binary_ops.hpp"
 #include "tessera/sdk/cpp/strided_loop.hpp"
+#include "vector_clones.hpp"
 
 namespace tessera::cpu {
 namespace {
@@ -35,6 +36,18 @@ struct IntegerPow {
   }
 };
 
+// The contiguous loops, out of line so that each is cloned per vector width (vector_clones.hpp).
+// In place (z is x, as the collective executor reduces) gets its own loop: with z == x the general
+// one would fail the vectoriser's overlap check.
+template <class Op, class T, class R>
+TESSERA_CPU_VECTOR_CLONES void apply_flat(R* z, const T* x, const T* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) z[i] = Op::apply(x[i], y[i]);
+}
+template <class Op, class T>
+TESSERA_CPU_VECTOR_CLONES void apply_in_place(T* z, const T* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) z[i] = Op::apply(z[i], y[i]);
+}
+
 template <class Op, class T>
 struct Binary {
   static void run(sdk::KernelArgs& args) {
@@ -47,17 +60,11 @@ struct Binary {
     const T* y = sdk::data_of<const T>(b);
     R* z = sdk::data_of<R>(out);
     if (sdk::is_contiguous(a) && sdk::is_contiguous(b) && sdk::is_contiguous(out)) {
-      // Flat loops the compiler vectorises. In-place (out is a, as the collective executor reduces)
-      // gets its own loop: with z == x the general one would fail the vectoriser's overlap check.
       const int64_t n = sdk::numel(out);
       if constexpr (std::is_same_v<R, T>) {
-        if (static_cast<const void*>(z) == static_cast<const void*>(x) && x != y) {
-          for (int64_t i = 0; i < n; ++i) z[i] = Op::apply(z[i], y[i]);
-          return;
-        }
+        if (static_cast<const void*>(z) == static_cast<const void*>(x) && x != y) return apply_in_place<Op>(z, y, n);
       }
-      for (int64_t i = 0; i < n; ++i) z[i] = Op::apply(x[i], y[i]);
-      return;
+      return apply_flat<Op>(z, x, y, n);
     }
     sdk::for_each_offset<3>(out.ndim, out.shape, {&a, &b, &out},
                             [&](const std::array<int64_t, 3>& o) { z[o[2]] = Op::apply(x[o[0]], y[o[1]]); });

@@ -5,9 +5,25 @@
 #include "checks.hpp"
 #include "kernels.hpp"
 #include "tessera/sdk/cpp/fold_ops.hpp"
+#include "vector_clones.hpp"
 
 namespace tessera::cpu {
 namespace {
+
+// Contiguous rows into the accumulator, cloned per vector width (vector_clones.hpp). The sides stay
+// as the call says, since maximum and minimum are not symmetric in which of two equal (or NaN)
+// operands they return.
+template <class Op, class T>
+TESSERA_CPU_VECTOR_CLONES void fold_contiguous_rows(T* z, const T* y, int64_t rows, int64_t width,
+                                                    int64_t row_stride, bool acc_right) {
+  for (int64_t i = 0; i < rows; ++i) {
+    const T* row = y + i * row_stride;
+    if (acc_right)
+      for (int64_t j = 0; j < width; ++j) z[j] = Op::apply(row[j], z[j]);
+    else
+      for (int64_t j = 0; j < width; ++j) z[j] = Op::apply(z[j], row[j]);
+  }
+}
 
 template <class Fold, class T>
 struct FoldKernel {
@@ -25,20 +41,12 @@ struct FoldKernel {
       for (int64_t j = 0; j < m; ++j) z[j] = a[j * acc.strides[0]];
     const T* y = sdk::data_of<const T>(rows);
     const int64_t row_stride = rows.strides[0], column_stride = rows.strides[1];
+    if (column_stride == 1) return fold_contiguous_rows<Op>(z, y, shape.rows, m, row_stride, shape.acc_right);
     for (int64_t i = 0; i < shape.rows; ++i) {
       const T* row = y + i * row_stride;
-      // Contiguous rows get loops the compiler vectorises; the sides stay as the call says, since
-      // maximum and minimum are not symmetric in which of two equal (or NaN) operands they return.
-      if (column_stride == 1) {
-        if (shape.acc_right)
-          for (int64_t j = 0; j < m; ++j) z[j] = Op::apply(row[j], z[j]);
-        else
-          for (int64_t j = 0; j < m; ++j) z[j] = Op::apply(z[j], row[j]);
-      } else {
-        for (int64_t j = 0; j < m; ++j) {
-          const T x = row[j * column_stride];
-          z[j] = shape.acc_right ? Op::apply(x, z[j]) : Op::apply(z[j], x);
-        }
+      for (int64_t j = 0; j < m; ++j) {
+        const T x = row[j * column_stride];
+        z[j] = shape.acc_right ? Op::apply(x, z[j]) : Op::apply(z[j], x);
       }
     }
   }

@@ -128,8 +128,9 @@ TEST_CASE("a replayed all_reduce computes in the shards' memory, never in anothe
   const bool was_forced = comm::replay_forced();
   comm::force_replay(true);
   ts::dist::set_algorithms("all_reduce:rd");
-  const int p = 4;
-  {
+  // 4 ranks: the storages are compared pairwise; 16: sorted (tensor_model.cpp, distinct_storages).
+  for (const int p : {4, 16}) {
+    CAPTURE(p);
     ts::LocalMode mode(p);
     // Distinct shards: the result lands in each shard's own bytes (no new buffer, nothing moved).
     ts::Tensor x = ts::rank_map([](int r) { return ts::full({13}, static_cast<float>(r + 1)); });
@@ -139,7 +140,7 @@ TEST_CASE("a replayed all_reduce computes in the shards' memory, never in anothe
     for (int r = 0; r < p; ++r) {
       CAPTURE(r);
       CHECK(x.shard(r).impl()->storage()->data == before[static_cast<size_t>(r)]);
-      CHECK(x.shard(r).to_vector<float>() == std::vector<float>(13, 10.f));  // 1 + 2 + 3 + 4
+      CHECK(x.shard(r).to_vector<float>() == std::vector<float>(13, static_cast<float>(p * (p + 1) / 2)));  // 1 + ... + p
     }
     // Every rank's shard is one and the same plain tensor: running in its memory would write one
     // rank's partial sums into the other ranks' inputs, so it runs with buffers of its own. The
@@ -152,13 +153,13 @@ TEST_CASE("a replayed all_reduce computes in the shards' memory, never in anothe
     ts::Tensor same = ts::rank_map([&](int) { return plain; });
     REQUIRE(same.shard(0).impl() == same.shard(1).impl());
     ts::dist::all_reduce(same, ts::ReduceOp::SUM);
-    for (int r = 0; r < p; ++r) CHECK(same.shard(r).to_vector<float>() == std::vector<float>(13, 10.f));
+    for (int r = 0; r < p; ++r) CHECK(same.shard(r).to_vector<float>() == std::vector<float>(13, 2.5f * static_cast<float>(p)));
     // Shards that share bytes copy-on-write (a factory inside the mode): each gets its own first.
     ts::Tensor replicated = ts::full({13}, 0.5f);
     const ts::Tensor twin = replicated + 0.0;  // elementwise on shared inputs: shares bytes again
     ts::dist::all_reduce(replicated, ts::ReduceOp::SUM);
     for (int r = 0; r < p; ++r) {
-      CHECK(replicated.shard(r).to_vector<float>() == std::vector<float>(13, 2.f));
+      CHECK(replicated.shard(r).to_vector<float>() == std::vector<float>(13, 0.5f * static_cast<float>(p)));
       CHECK(twin.shard(r).to_vector<float>() == std::vector<float>(13, 0.5f));
     }
   }

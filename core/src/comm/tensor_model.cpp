@@ -12,6 +12,16 @@ namespace {
 // Whether every defined input has a Storage of its own: a rank's output may then be its input's
 // memory without writing into another rank's input.
 bool distinct_storages(const std::vector<Tensor>& inputs) {
+  // The usual few hosted ranks (one per process across processes) compare pairwise: no allocation
+  // in a small collective's path.
+  constexpr size_t kPairwise = 8;
+  if (inputs.size() <= kPairwise) {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      for (size_t j = i + 1; j < inputs.size(); ++j)
+        if (inputs[i].defined() && inputs[j].defined() && inputs[i].impl()->storage() == inputs[j].impl()->storage())
+          return false;
+    return true;
+  }
   std::vector<const Storage*> storages;
   storages.reserve(inputs.size());
   for (const Tensor& input : inputs)
