@@ -160,7 +160,7 @@ int check_fold_on(std::mt19937_64& rng, const std::string& fold) {
 }
 
 std::string widest_vectors() {
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)  // as vector_clones.hpp
   if (__builtin_cpu_supports("avx512f")) return "AVX-512";
   if (__builtin_cpu_supports("avx2")) return "AVX2";
 #endif
