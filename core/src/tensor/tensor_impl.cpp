@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "tensor/checked_arith.hpp"
+#include "tensor/object_pool.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {
@@ -103,23 +104,28 @@ bool dense_row_major(const Shape& sizes, const std::vector<int64_t>& strides, in
 
 }  // namespace
 
+std::shared_ptr<const TensorImpl::Layout> TensorImpl::make_layout(Shape sizes, std::vector<int64_t> strides) {
+  return object_pool::make_shared<Layout>(Layout{std::move(sizes), std::move(strides)});
+}
+
 TensorImpl::TensorImpl(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, std::vector<int64_t> strides,
                        int64_t offset, const char* op)
     : storage_(std::move(storage)),
       dtype_(dtype),
-      sizes_(std::move(sizes)),
-      strides_(std::move(strides)),
+      layout_(make_layout(std::move(sizes), std::move(strides))),
       offset_(offset),
-      numel_(shape_numel(sizes_, op)) {
-  if (static_cast<int64_t>(sizes_.size()) > kMaxDims)
-    throw Error(fmt::format("{}: a tensor may have at most {} dims, got {} (shape {})", op, kMaxDims, sizes_.size(),
-                            shape_text(sizes_)));
-  if (strides_.size() != sizes_.size())
-    throw Error(fmt::format("internal: {}: shape {} has {} dims but strides {} have {}", op, shape_text(sizes_),
-                            sizes_.size(), shape_text(strides_), strides_.size()));
+      numel_(shape_numel(layout_->sizes, op)) {
+  const Shape& sizes_now = layout_->sizes;
+  const std::vector<int64_t>& strides_now = layout_->strides;
+  if (static_cast<int64_t>(sizes_now.size()) > kMaxDims)
+    throw Error(fmt::format("{}: a tensor may have at most {} dims, got {} (shape {})", op, kMaxDims, sizes_now.size(),
+                            shape_text(sizes_now)));
+  if (strides_now.size() != sizes_now.size())
+    throw Error(fmt::format("internal: {}: shape {} has {} dims but strides {} have {}", op, shape_text(sizes_now),
+                            sizes_now.size(), shape_text(strides_now), strides_now.size()));
   // An empty view addresses no element, so its offset and strides may point anywhere.
-  if (numel_ > 0) check_fits_storage(*storage_, dtype_, sizes_, strides_, offset_, op);
-  contiguous_ = dense_row_major(sizes_, strides_, numel_);
+  if (numel_ > 0) check_fits_storage(*storage_, dtype_, sizes_now, strides_now, offset_, op);
+  contiguous_ = dense_row_major(sizes_now, strides_now, numel_);
 }
 
 std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape sizes, DType dtype,
@@ -129,9 +135,9 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape sizes, DType dtype,
                             shape_text(sizes)));
   const size_t bytes = shape_bytes(sizes, dtype, "allocate");
   const auto numel = static_cast<int64_t>(bytes / itemsize(dtype));
-  auto storage = std::make_shared<Storage>(std::move(backend), bytes);
+  auto storage = object_pool::make_shared<Storage>(std::move(backend), bytes);
   std::vector<int64_t> strides = contiguous_strides(sizes);
-  return std::make_shared<TensorImpl>(FreshKey(), std::move(storage), dtype, std::move(sizes), std::move(strides),
+  return object_pool::make_shared<TensorImpl>(FreshKey(), std::move(storage), dtype, std::move(sizes), std::move(strides),
                                       numel);
 }
 
@@ -139,15 +145,22 @@ TensorImpl::TensorImpl(FreshKey, std::shared_ptr<Storage> storage, DType dtype, 
                        std::vector<int64_t> strides, int64_t numel)
     : storage_(std::move(storage)),
       dtype_(dtype),
-      sizes_(std::move(sizes)),
-      strides_(std::move(strides)),
+      layout_(make_layout(std::move(sizes), std::move(strides))),
       offset_(0),
       numel_(numel),
-      contiguous_(dense_row_major(sizes_, strides_, numel_)) {}
+      contiguous_(dense_row_major(layout_->sizes, layout_->strides, numel_)) {}
+
+TensorImpl::TensorImpl(FreshKey, std::shared_ptr<Storage> storage, const TensorImpl& view)
+    : storage_(std::move(storage)),
+      dtype_(view.dtype_),
+      layout_(view.layout_),
+      offset_(view.offset_),
+      numel_(view.numel_),
+      contiguous_(view.contiguous_) {}
 
 std::shared_ptr<TensorImpl> TensorImpl::view(Shape sizes, std::vector<int64_t> strides, int64_t offset,
                                              const char* op) const {
-  return std::make_shared<TensorImpl>(storage_, dtype_, std::move(sizes), std::move(strides), offset, op);
+  return object_pool::make_shared<TensorImpl>(storage_, dtype_, std::move(sizes), std::move(strides), offset, op);
 }
 
 namespace {
@@ -165,7 +178,7 @@ void mark_shared(Storage& original) {
 
 std::shared_ptr<Storage> Storage::replica_of(Storage& original) {
   mark_shared(original);
-  return std::make_shared<Storage>(SameBytes{}, original);
+  return object_pool::make_shared<Storage>(SameBytes{}, original);
 }
 
 void Storage::share_bytes_of(Storage& original) {
@@ -189,9 +202,7 @@ void Storage::make_private() {
 std::shared_ptr<TensorImpl> TensorImpl::replica() const {
   // This view's layout, already checked against bytes of the same size: not checked again (a
   // replica is made per rank of every shared result).
-  auto copy = std::make_shared<TensorImpl>(FreshKey(), Storage::replica_of(*storage_), dtype_, sizes_, strides_, numel_);
-  copy->offset_ = offset_;
-  return copy;
+  return object_pool::make_shared<TensorImpl>(FreshKey(), Storage::replica_of(*storage_), *this);
 }
 
 
