@@ -43,44 +43,36 @@ void unpoison(void* block, size_t k) {
 #endif
 }
 
-class ThreadBlocks {
- public:
-  ~ThreadBlocks() {
+// A thread's free blocks. Trivially destructible and constant-initialised, so a take or a give_back
+// reads it with one thread-local access and no initialisation guard; `drain` (below) frees the
+// blocks when the thread exits.
+struct ThreadBlocks {
+  std::array<Free*, kClasses> heads;
+  std::array<size_t, kClasses> counts;
+  bool draining_registered;
+  bool retired;  // drained: blocks freed later in this thread's exit go straight to the heap
+};
+thread_local ThreadBlocks mine{};
+
+struct Drain {
+  bool armed = false;  // set when the thread first keeps a block: that constructs the drain
+  ~Drain() {
     for (size_t k = 0; k < kClasses; ++k)
-      while (Free* block = heads_[k]) {
-        heads_[k] = block->next;
+      while (Free* block = mine.heads[k]) {
+        mine.heads[k] = block->next;
         unpoison(block, k);
         ::operator delete(block);
       }
-    retired_ = true;  // blocks freed later in this thread's exit go straight to the heap
+    mine.counts = {};
+    mine.retired = true;
   }
-  void* take(size_t k) {
-    Free* block = heads_[k];
-    if (block == nullptr) return ::operator new(class_bytes(k));
-    heads_[k] = block->next;
-    --counts_[k];
-    unpoison(block, k);
-    return block;
-  }
-  void give_back(void* block, size_t k) {
-    if (counts_[k] == most_blocks(k)) return ::operator delete(block);
-    heads_[k] = new (block) Free{heads_[k]};
-    ++counts_[k];
-    poison(block, k);
-  }
-  size_t count(size_t k) const { return counts_[k]; }
-  static bool retired() { return retired_; }
-
- private:
-  std::array<Free*, kClasses> heads_{};
-  std::array<size_t, kClasses> counts_{};
-  static thread_local bool retired_;  // trivially destructible: readable after ~ThreadBlocks
 };
-thread_local bool ThreadBlocks::retired_ = false;
+thread_local Drain drain;
 
-ThreadBlocks& blocks() {
-  thread_local ThreadBlocks mine;
-  return mine;
+// The first block a thread keeps registers the drain (constructing it schedules its destructor).
+void register_drain(ThreadBlocks& blocks) {
+  drain.armed = true;
+  blocks.draining_registered = true;
 }
 
 }  // namespace
@@ -88,16 +80,26 @@ ThreadBlocks& blocks() {
 void* take(size_t bytes) {
   if (bytes > kLargest) return ::operator new(bytes);  // not a pooled size: the heap's
   const size_t k = class_of(bytes);
-  if (ThreadBlocks::retired()) return ::operator new(class_bytes(k));
-  return blocks().take(k);
+  ThreadBlocks& blocks = mine;
+  Free* block = blocks.heads[k];
+  if (block == nullptr) return ::operator new(class_bytes(k));
+  blocks.heads[k] = block->next;
+  --blocks.counts[k];
+  unpoison(block, k);
+  return block;
 }
 
 void give_back(void* block, size_t bytes) noexcept {
   if (block == nullptr) return;
-  if (bytes > kLargest || ThreadBlocks::retired()) return ::operator delete(block);
-  blocks().give_back(block, class_of(bytes));
+  ThreadBlocks& blocks = mine;
+  const size_t k = class_of(bytes);
+  if (bytes > kLargest || blocks.retired || blocks.counts[k] == most_blocks(k)) return ::operator delete(block);
+  if (!blocks.draining_registered) register_drain(blocks);
+  blocks.heads[k] = new (block) Free{blocks.heads[k]};
+  ++blocks.counts[k];
+  poison(block, k);
 }
 
-size_t pooled(size_t bytes) { return bytes > kLargest || ThreadBlocks::retired() ? 0 : blocks().count(class_of(bytes)); }
+size_t pooled(size_t bytes) { return bytes > kLargest ? 0 : mine.counts[class_of(bytes)]; }
 
 }  // namespace tessera::object_pool
