@@ -76,10 +76,17 @@ class RankMap {
   auto end() { return entries_.end(); }
 
   const T& at(int rank) const {
-    auto it = find(rank);
-    if (it == entries_.end()) throw Error("rank map has no value for rank " + std::to_string(rank) + " (ranks " +
-                                          ranks().to_string() + ")");
-    return it->second;
+    // Ranks 0..n-1, the usual map, hold rank r at position r: a few instructions, inlined where
+    // ops and collectives ask for every rank's shard; the search and the error stay out of line.
+    // A rank the compiler knows as a constant takes the out-of-line path: GCC 12 otherwise warns
+    // (-Warray-bounds) about the read below where a constant rank lies past a map of known size,
+    // although the size check excludes that path.
+#if defined(__GNUC__) && !defined(__clang__)
+    if (__builtin_constant_p(rank)) return searched_at(rank);
+#endif
+    if (rank >= 0 && static_cast<size_t>(rank) < entries_.size() && entries_[static_cast<size_t>(rank)].first == rank)
+      [[likely]] return entries_[static_cast<size_t>(rank)].second;
+    return searched_at(rank);
   }
   T& at(int rank) { return const_cast<T&>(std::as_const(*this).at(rank)); }
 
@@ -101,6 +108,12 @@ class RankMap {
   const std::vector<value_type>& entries() const { return entries_; }
 
  private:
+  [[gnu::noinline]] const T& searched_at(int rank) const {
+    auto it = find(rank);
+    if (it == entries_.end()) throw Error("rank map has no value for rank " + std::to_string(rank) + " (ranks " +
+                                          ranks().to_string() + ")");
+    return it->second;
+  }
   typename std::vector<value_type>::const_iterator find(int rank) const {
     // Ranks 0..n-1, the usual map, hold rank r at position r: no search.
     if (rank >= 0 && static_cast<size_t>(rank) < entries_.size() && entries_[static_cast<size_t>(rank)].first == rank)
