@@ -137,8 +137,8 @@ std::shared_ptr<TensorImpl> TensorImpl::allocate(Shape sizes, DType dtype,
   const auto numel = static_cast<int64_t>(bytes / itemsize(dtype));
   auto storage = object_pool::make_shared<Storage>(std::move(backend), bytes);
   std::vector<int64_t> strides = contiguous_strides(sizes);
-  return object_pool::make_shared<TensorImpl>(FreshKey(), std::move(storage), dtype, std::move(sizes), std::move(strides),
-                                      numel);
+  return object_pool::make_shared<TensorImpl>(FreshKey(), std::move(storage), dtype, std::move(sizes),
+                                              std::move(strides), numel);
 }
 
 TensorImpl::TensorImpl(FreshKey, std::shared_ptr<Storage> storage, DType dtype, Shape sizes,
