@@ -10,6 +10,7 @@
 #include <utility>
 #include <algorithm>
 
+#include "slab_blocks.hpp"
 #include "tessera/sdk/cpp/backend_builder.hpp"
 
 namespace tessera::cpu {
@@ -37,7 +38,7 @@ constexpr int blocks_per_class(size_t k) {
 struct Header {
   size_t size;
 };
-static_assert(sizeof(Header) <= kAlignment);
+static_assert(sizeof(Header) <= kAlignment && kAlignment == slab_blocks::kHeaderBytes);
 
 void* user_pointer(void* block) { return static_cast<char*>(block) + kAlignment; }
 void* block_of(void* user) { return static_cast<char*>(user) - kAlignment; }
@@ -82,50 +83,70 @@ class BlockCache {
   size_t cached_bytes_ = 0;
 };
 
+// A block of `size` bytes that no cache holds: from a slab (slab_blocks.hpp) for the slabs' sizes,
+// else from the heap. A slab block must not go to free(), nor a heap block to a slab.
+void* fresh_block(size_t size) { return slab_blocks::holds(size) ? slab_blocks::take(size) : new_block(size); }
+void release_block(void* user) {
+  if (slab_blocks::holds(size_of(user)))
+    slab_blocks::give_back(user);
+  else
+    std::free(block_of(user));
+}
+
 // Small blocks, recycled by the thread that frees them, sized to a power of two. Dispatching a
 // small op allocates its output and frees it an op later; aligned_alloc bypasses glibc's
 // per-thread cache and churns its bins (malloc_consolidate) so that it costs more than the op.
 // Each thread keeps free blocks per size class instead (blocks_per_class): no lock, and nothing any other
 // thread or world can observe (a block holds no data anyone reads before writing it).
-class SmallBlocks {
- public:
-  ~SmallBlocks() {
-    for (Free*& head : free_)
-      while (head != nullptr) std::free(block_of(std::exchange(head, head->next)));
-    retired_ = true;  // frees during the rest of this thread's exit go to std::free
-  }
-  static size_t class_of(size_t size) { return static_cast<size_t>(std::countr_zero(size / kAlignment)); }
-  static size_t class_size(size_t size) { return std::bit_ceil(size); }
+//
+// The lists are plain thread-local data, trivially destructible and constant-initialised: a take or
+// a keep costs one thread-local access (a call, in a plugin) and no initialisation guard. A
+// separate thread-local Drain, armed when the thread first keeps a block, empties them at exit.
+bool is_power_of_two(size_t size) { return size != 0 && (size & (size - 1)) == 0; }  // no popcount call
+size_t class_of(size_t size) { return static_cast<size_t>(std::countr_zero(size / kAlignment)); }
+size_t class_size(size_t size) { return std::bit_ceil(size); }
 
-  void* take(size_t size) {
-    Free*& head = free_[class_of(size)];
-    if (head == nullptr) return nullptr;
-    --count_[class_of(size)];
-    return std::exchange(head, head->next);
-  }
-  bool keep(void* user) {
-    const size_t k = class_of(size_of(user));
-    // A block's header says its size; one outside the classes (a corrupted header) is not kept.
-    if (k >= kSmallClasses || count_[k] == blocks_per_class(k)) return false;
-    ++count_[k];
-    free_[k] = new (user) Free{free_[k]};
-    return true;
-  }
-  static bool retired() { return retired_; }
-
- private:
-  struct Free {
-    Free* next;
-  };
-  std::array<Free*, kSmallClasses> free_{};
-  std::array<int, kSmallClasses> count_{};
-  static thread_local bool retired_;  // trivially destructible: readable after ~SmallBlocks
+struct Free {
+  Free* next;
 };
-thread_local bool SmallBlocks::retired_ = false;
+struct SmallBlocks {
+  std::array<Free*, kSmallClasses> free;
+  std::array<int, kSmallClasses> count;
+  bool drain_armed;
+  bool retired;  // drained: blocks freed during the rest of this thread's exit go to the slabs or the heap
+};
+thread_local SmallBlocks small_blocks{};
 
-SmallBlocks& small_blocks() {
-  thread_local SmallBlocks blocks;
-  return blocks;
+struct Drain {
+  bool armed = false;
+  ~Drain() {
+    SmallBlocks& mine = small_blocks;
+    for (Free*& head : mine.free)
+      while (head != nullptr) release_block(std::exchange(head, head->next));
+    mine.count = {};
+    mine.retired = true;
+  }
+};
+thread_local Drain drain;
+
+void* take_small(SmallBlocks& mine, size_t size) {
+  Free*& head = mine.free[class_of(size)];
+  if (head == nullptr) return nullptr;
+  --mine.count[class_of(size)];
+  return std::exchange(head, head->next);
+}
+
+bool keep_small(SmallBlocks& mine, void* user, size_t size) {
+  const size_t k = class_of(size);
+  // A block's header says its size; one outside the classes (a corrupted header) is not kept.
+  if (k >= kSmallClasses || mine.count[k] == blocks_per_class(k)) return false;
+  if (!mine.drain_armed) {
+    drain.armed = true;  // constructs the drain: its destructor runs at this thread's exit
+    mine.drain_armed = true;
+  }
+  ++mine.count[k];
+  mine.free[k] = new (user) Free{mine.free[k]};
+  return true;
 }
 
 BlockCache& cache() {
@@ -142,10 +163,12 @@ tessera_status cached_alloc(void*, size_t bytes, void** out, tessera_error* erro
     return sdk::report(error, TESSERA_OUT_OF_MEMORY, "host allocation failed: the size does not fit size_t");
   }
   size_t size = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-  const bool small = size <= kSmallBlock && !SmallBlocks::retired();
-  if (small) size = SmallBlocks::class_size(size);
-  *out = small ? small_blocks().take(size) : size >= kLargeBlock ? cache().take(size) : nullptr;
-  if (*out == nullptr) *out = new_block(size);
+  SmallBlocks& mine = small_blocks;
+  const bool small = size <= kSmallBlock && !mine.retired;
+  // Slab sizes are rounded to their class on every thread, one that exits too: slabs serve them all.
+  if (small || slab_blocks::holds(class_size(size))) size = class_size(size);
+  *out = small ? take_small(mine, size) : size >= kLargeBlock ? cache().take(size) : nullptr;
+  if (*out == nullptr) *out = fresh_block(size);
   if (*out == nullptr) return sdk::report(error, TESSERA_OUT_OF_MEMORY, "host allocation failed");
   return TESSERA_OK;
 }
@@ -155,8 +178,11 @@ void cached_free(void*, void* ptr) {
   const size_t size = size_of(ptr);
   if (size >= kLargeBlock) return cache().give_back(ptr);
   // A small block's size is its class's (a power of two), unless it was made while its thread exited.
-  if (size <= kSmallBlock && std::has_single_bit(size) && !SmallBlocks::retired() && small_blocks().keep(ptr)) return;
-  std::free(block_of(ptr));
+  if (size <= kSmallBlock && is_power_of_two(size)) {
+    SmallBlocks& mine = small_blocks;
+    if (!mine.retired && keep_small(mine, ptr, size)) return;
+  }
+  release_block(ptr);
 }
 
 }  // namespace tessera::cpu

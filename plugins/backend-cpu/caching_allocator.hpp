@@ -5,7 +5,8 @@
 // same-sized outputs over and over, so blocks of 1 MiB and more are cached by size on free and
 // handed out again (already faulted in), up to a bounded total. Blocks up to 64 KiB are rounded to
 // a power of two and recycled by the freeing thread (a few per size), since aligned_alloc skips
-// glibc's own per-thread cache; sizes in between go straight to aligned_alloc.
+// glibc's own per-thread cache; those up to 4 KiB come from slabs (slab_blocks.hpp) rather than
+// the heap, and the rest, up to 1 MiB, from aligned_alloc.
 #pragma once
 
 #include "tessera/sdk/backend.h"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "caching_allocator.hpp"
+#include "slab_blocks.hpp"
 
 namespace {
 
@@ -113,4 +114,77 @@ TEST_CASE("cpu allocator: an impossible size is refused with a message, not wrap
   CHECK(tessera::cpu::cached_alloc(nullptr, SIZE_MAX - 16, &out, &error) == TESSERA_OUT_OF_MEMORY);
   CHECK(out == nullptr);
   CHECK(std::string(error.message).find("does not fit") != std::string::npos);
+}
+
+// Slabs (plugins/backend-cpu/slab_blocks.hpp): what a thread's lists cannot keep goes back to its
+// slab, not to free(); a block another thread frees returns to the same slab; a slab whose blocks
+// are all free is given back to the heap (one is kept). Sizes no other case here allocates, so the
+// counts are this case's own (slabs are process-wide).
+TEST_CASE("cpu allocator: small blocks beyond a thread's lists return to their slabs, and empty slabs are released") {
+  namespace slabs = tessera::cpu::slab_blocks;
+  // 2 KiB blocks: a thread keeps 256 (512 KiB) of them; 31 fit in one 64 KiB slab.
+  constexpr size_t kBytes = 2000, kClass = 2048, kPerSlab = (slabs::kSlabBytes - 64) / (64 + kClass);
+  const size_t before = slabs::slabs_held(kClass);
+  std::vector<Block> blocks;
+  for (int i = 0; i < 1000; ++i) blocks.push_back(allocate(kBytes));
+  const size_t needed = (1000 + kPerSlab - 1) / kPerSlab;
+  CHECK(slabs::slabs_held(kClass) >= before + needed - 1);  // the kept spare may have served one
+  CHECK(slabs::slabs_held(kClass) <= before + needed + 1);
+  // Every block lies in one 64 KiB-aligned slab with its header: no block straddles two.
+  for (const Block& b : blocks) {
+    const auto at = reinterpret_cast<uintptr_t>(b.data);
+    CHECK((at - 64) / slabs::kSlabBytes == (at + kClass - 1) / slabs::kSlabBytes);
+  }
+  for (size_t i = 0; i < blocks.size(); ++i) std::memset(blocks[i].data, static_cast<int>(i % 253), kBytes);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const auto expected = static_cast<unsigned char>(i % 253);
+    CHECK(std::all_of(blocks[i].data, blocks[i].data + kBytes, [&](unsigned char c) { return c == expected; }));
+  }
+  // Half freed on another thread (its lists keep 256 and give those to the slabs when it exits), half here.
+  std::thread([&] {
+    for (size_t i = 0; i < 500; ++i) release(blocks[i]);
+  }).join();
+  for (size_t i = 500; i < blocks.size(); ++i) release(blocks[i]);
+  // This thread keeps at most 256 blocks: at most 256 / 31 + 1 slabs stay partly used, and one empty spare.
+  CHECK(slabs::slabs_held(kClass) <= before + 256 / kPerSlab + 3);
+  // A block freed beyond the lists goes back to its slab and is handed out again from there.
+  std::vector<Block> again;
+  for (int i = 0; i < 600; ++i) again.push_back(allocate(kBytes));
+  for (const Block& b : again) std::memset(b.data, 0x5a, kBytes);
+  std::sort(again.begin(), again.end(), [](const Block& a, const Block& b) { return a.data < b.data; });
+  for (size_t i = 1; i < again.size(); ++i) CHECK(again[i - 1].data + kClass <= again[i].data);
+  for (const Block& b : again) release(b);
+}
+
+TEST_CASE("cpu allocator: slab blocks taken and freed by many threads at once stay whole") {
+  // Each thread takes, writes, checks and frees blocks of two slab classes; any thread's free may
+  // land on a slab another thread took from.
+  std::vector<std::thread> threads;
+  std::vector<int> bad(4, 0);
+  std::vector<std::vector<Block>> handed(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t, &bad, &handed] {
+      for (int round = 0; round < 20; ++round) {
+        std::vector<Block> mine;
+        for (int i = 0; i < 300; ++i) mine.push_back(allocate(i % 2 == 0 ? 100 : 1000));
+        for (size_t i = 0; i < mine.size(); ++i) std::memset(mine[i].data, t * 16 + round % 16, mine[i].bytes);
+        for (const Block& b : mine)
+          bad[t] += std::count_if(b.data, b.data + b.bytes, [&](unsigned char c) { return c != t * 16 + round % 16; });
+        // Half freed here; the other half handed to the next thread's list, freed there next round.
+        for (size_t i = 0; i < mine.size(); ++i)
+          if (i % 2 == 0) release(mine[i]);
+        std::vector<Block> passed;
+        for (size_t i = 1; i < mine.size(); i += 2) passed.push_back(mine[i]);
+        handed[t].insert(handed[t].end(), passed.begin(), passed.end());
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < 4; ++t) CHECK(bad[t] == 0);
+  std::vector<std::thread> freers;
+  for (int t = 0; t < 4; ++t)
+    freers.emplace_back([&handed, t] {
+      for (const Block& b : handed[(t + 1) % 4]) release(b);
+    });
+  for (auto& thread : freers) thread.join();
 }
