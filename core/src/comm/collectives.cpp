@@ -184,14 +184,15 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
     // The inputs are the shards themselves (or temporaries), whose values the results replace.
     const comm::SharedResults results = comm::run_collective_shared(covered.context, TESSERA_COLL_ALL_REDUCE, members,
                                                                     inputs, shape_numel(shape), sop, 0, true);
-    const std::vector<Tensor>& outputs = results.outputs;
-    Tensor output, result;  // ranks given one output share one result, scaled once
+    const comm::RankResults& outputs = results.outputs;
+    int32_t scaled = -1;  // ranks given one output share one result, scaled once
+    Tensor result;
     const Landing landing = landing_of(results);
     for (size_t i = 0; i < members.size(); ++i) {
       if (!covered.hosts(members[i])) continue;
-      if (outputs[i].impl() != output.impl()) {
-        output = outputs[i];
-        result = after_reduce(output, op, static_cast<int>(members.size()));
+      if (outputs.of[i] != scaled) {
+        scaled = outputs.of[i];
+        result = after_reduce(outputs[i], op, static_cast<int>(members.size()));
       }
       write_back(tensor.shards().at(members[i]), result, landing);
     }

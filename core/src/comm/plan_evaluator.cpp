@@ -130,9 +130,44 @@ class Evaluation {
 
   const EvaluationCounts& counts() const { return counts_; }
 
+  // Every output with a buffer is filled first (later ones may copy nodes living in earlier ones),
+  // then each rank gets its result: a Tensor per rank (replicas sharing bytes where ranks' results
+  // are equal), or with shared outputs one entry per distinct result.
   std::vector<Tensor> assemble_outputs() {
+    fill_outputs();
+    if (shared_outputs_) {
+      RankResults results = hand_out_shared();
+      std::vector<Tensor> outputs;
+      outputs.reserve(results.size());
+      for (size_t r = 0; r < results.size(); ++r) outputs.push_back(results[r]);
+      return outputs;
+    }
     const int32_t p = plan_.group_size;
-    // Every output with a buffer first (later ones may copy nodes living in earlier ones).
+    std::vector<Tensor> outputs(static_cast<size_t>(p));
+    for (int32_t r = 0; r < p; ++r) {
+      const int32_t same_as = plan_.output_class[static_cast<size_t>(r)];
+      if (same_as != r) {
+        // Equal to an output already assembled: a replica sharing its bytes (copy-on-write).
+        outputs[static_cast<size_t>(r)] = Tensor(outputs[static_cast<size_t>(same_as)].impl()->replica());
+      } else if (const Tensor* input = whole_inputs_[static_cast<size_t>(r)]) {
+        // All of one input, unchanged (a broadcast's, a scatter's block of its own): it shares
+        // the input's bytes (copy-on-write) instead of copying them.
+        outputs[static_cast<size_t>(r)] = Tensor(input->impl()->replica());
+      } else {
+        outputs[static_cast<size_t>(r)] = Tensor(side_by_side_ ? separate(r) : buffers_[static_cast<size_t>(r)]);
+      }
+    }
+    return outputs;
+  }
+
+  RankResults assemble_shared() {
+    fill_outputs();
+    return hand_out_shared();
+  }
+
+ private:
+  void fill_outputs() {
+    const int32_t p = plan_.group_size;
     for (int32_t r = 0; r < p; ++r) {
       const auto [buffer, start] = output_of(r);
       if (buffer == nullptr) continue;
@@ -145,35 +180,36 @@ class Evaluation {
         at += run.length;
       }
     }
-    std::vector<Tensor> outputs(static_cast<size_t>(p));
-    int32_t last_made = -1;  // the last output given a tensor of its own
-    for (int32_t r = 0; r < p; ++r) {
-      const int32_t same_as = plan_.output_class[static_cast<size_t>(r)];
-      std::shared_ptr<TensorImpl> buffer;
-      if (same_as != r) {
-        // Equal to an output already assembled: that one, or a replica sharing its bytes
-        // (copy-on-write), so ranks that receive the same result hold it once (a broadcast's, an
-        // all_reduce's).
-        const Tensor& same = outputs[static_cast<size_t>(same_as)];
-        buffer = shared_outputs_ ? same.impl() : same.impl()->replica();
-      } else if (const Tensor* input = whole_inputs_[static_cast<size_t>(r)]) {
-        // All of one input, unchanged (a broadcast's, a scatter's block of its own): it shares
-        // the input's bytes (copy-on-write) instead of copying them.
-        buffer = shared_outputs_ ? input->impl() : input->impl()->replica();
-      } else if (shared_outputs_ && last_made >= 0 && same_bytes(last_made, r)) {
-        // The plan computes it another way, but its bytes are the last output's (an rd all_reduce
-        // adds in a different order on every rank, and addition commutes): one result, held once.
-        buffer = outputs[static_cast<size_t>(last_made)].impl();
-      } else {
-        last_made = r;
-        buffer = side_by_side_ ? separate(r) : buffers_[static_cast<size_t>(r)];
-      }
-      outputs[static_cast<size_t>(r)] = Tensor(std::move(buffer));
-    }
-    return outputs;
   }
 
- private:
+  // Ranks that receive the same result (an all_reduce's, a broadcast's) get one entry; so do ranks
+  // whose results the plan computes apart but whose bytes come out equal (an rd all_reduce adds in
+  // a different order on every rank, and addition commutes). A result that is all of one input,
+  // unchanged (a broadcast's root), is that input's tensor.
+  RankResults hand_out_shared() {
+    const int32_t p = plan_.group_size;
+    RankResults results;
+    results.of.resize(static_cast<size_t>(p));
+    int32_t last_made = -1;  // the last output given an entry of its own
+    for (int32_t r = 0; r < p; ++r) {
+      const int32_t same_as = plan_.output_class[static_cast<size_t>(r)];
+      int32_t& of = results.of[static_cast<size_t>(r)];
+      if (same_as != r) {
+        of = results.of[static_cast<size_t>(same_as)];
+      } else if (const Tensor* input = whole_inputs_[static_cast<size_t>(r)]) {
+        of = static_cast<int32_t>(results.distinct.size());
+        results.distinct.push_back(*input);
+      } else if (last_made >= 0 && same_bytes(last_made, r)) {
+        of = results.of[static_cast<size_t>(last_made)];
+      } else {
+        last_made = r;
+        of = static_cast<int32_t>(results.distinct.size());
+        results.distinct.emplace_back(side_by_side_ ? separate(r) : buffers_[static_cast<size_t>(r)]);
+      }
+    }
+    return results;
+  }
+
   // The input that is rank r's whole output, element for element, or nullptr.
   const Tensor* whole_input(int32_t r) const {
     const std::vector<PlanRun>& runs = plan_.outputs[static_cast<size_t>(r)];
@@ -347,6 +383,21 @@ std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Te
   evaluation.compute_nodes();
   if (counts != nullptr) *counts = evaluation.counts();
   return evaluation.assemble_outputs();
+}
+
+RankResults evaluate_plan_shared(const SchedulePlan& plan, const std::vector<Tensor>& inputs) {
+  DisabledLocalMode plain_buffers;
+  Evaluation evaluation(plan, inputs, true);
+  evaluation.compute_nodes();
+  return evaluation.assemble_shared();
+}
+
+RankResults RankResults::each(std::vector<Tensor> outputs) {
+  RankResults results;
+  results.of.resize(outputs.size());
+  for (size_t r = 0; r < outputs.size(); ++r) results.of[r] = static_cast<int32_t>(r);
+  results.distinct = std::move(outputs);
+  return results;
 }
 
 }  // namespace tessera::comm

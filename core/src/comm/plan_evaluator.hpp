@@ -26,4 +26,17 @@ struct EvaluationCounts {
 std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Tensor>& inputs,
                                   bool shared_outputs = false, EvaluationCounts* counts = nullptr);
 
+// Every group rank's output as an index into the distinct results: the ranks that receive one
+// result (every rank of an all_reduce) share one entry, so handing a result to thousands of ranks
+// copies no handle per rank.
+struct RankResults {
+  std::vector<Tensor> distinct;
+  std::vector<int32_t> of;  // per group rank: its result in `distinct`
+  const Tensor& operator[](size_t rank) const { return distinct[static_cast<size_t>(of[rank])]; }
+  size_t size() const { return of.size(); }
+  static RankResults each(std::vector<Tensor> outputs);  // one result per rank, in rank order
+};
+// evaluate_plan with shared outputs, as RankResults.
+RankResults evaluate_plan_shared(const SchedulePlan& plan, const std::vector<Tensor>& inputs);
+
 }  // namespace tessera::comm

@@ -185,14 +185,15 @@ SharedResults run(const CallContext& context, int32_t collective, const std::vec
                   const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
                   bool shared_outputs, bool overwrite_inputs) {
   const std::shared_ptr<Cached> entry = chosen_and_reported(context, collective, members, inputs, count, reduce_op, root);
-  if (shapes_only(inputs)) return {outputs_without_data(*entry->schedule, inputs), false};  // no values to move
+  if (shapes_only(inputs)) return {RankResults::each(outputs_without_data(*entry->schedule, inputs)), false};  // no values
   // Simulated (every rank here): the result needs only the schedule's reductions, not its messages.
   // Traces are unaffected: they are drawn from the schedule and the cost model above.
   tessera::world::WorldState& in = tessera::world::current();
   const bool evaluate = evaluates_plans();
   count_path(evaluate);
-  if (evaluate) return {evaluate_plan(*plan_of(*entry), inputs, shared_outputs), shared_outputs};
-  return {execute(*entry->schedule, inputs, ExecutionPlace{&in, &members, context.call, overwrite_inputs}),
+  if (evaluate && shared_outputs) return {evaluate_plan_shared(*plan_of(*entry), inputs), true};
+  if (evaluate) return {RankResults::each(evaluate_plan(*plan_of(*entry), inputs)), false};
+  return {RankResults::each(execute(*entry->schedule, inputs, ExecutionPlace{&in, &members, context.call, overwrite_inputs})),
           false};
 }
 
@@ -200,7 +201,7 @@ SharedResults run(const CallContext& context, int32_t collective, const std::vec
 
 std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
                                    const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root) {
-  return run(context, collective, members, inputs, count, reduce_op, root, false, false).outputs;
+  return std::move(run(context, collective, members, inputs, count, reduce_op, root, false, false).outputs.distinct);
 }
 
 SharedResults run_collective_shared(const CallContext& context, int32_t collective, const std::vector<int>& members,

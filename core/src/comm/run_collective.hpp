@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "comm/call.hpp"
+#include "comm/plan_evaluator.hpp"
 #include "comm/schedule.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/tensor.hpp"
@@ -27,7 +28,7 @@ std::vector<Tensor> run_collective(const CallContext& context, int32_t collectiv
 // schedule that allows it (in_place.hpp) computes in the inputs' memory, and an output may be its
 // input (nothing left to write back). After an Error the inputs may then hold partial results.
 struct SharedResults {
-  std::vector<Tensor> outputs;
+  RankResults outputs;  // outputs[i]: group rank i's
   bool shared = false;
 };
 SharedResults run_collective_shared(const CallContext& context, int32_t collective, const std::vector<int>& members,
