@@ -1,6 +1,7 @@
 // tessera::dist collectives on local tensors: split the call into fibres, lay each member's data
 // out as the collective's input buffer, run the schedule, write the outputs back in place.
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -185,13 +186,13 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
     const comm::SharedResults results = comm::run_collective_shared(covered.context, TESSERA_COLL_ALL_REDUCE, members,
                                                                     inputs, shape_numel(shape), sop, 0, true);
     const comm::RankResults& outputs = results.outputs;
-    int32_t scaled = -1;  // ranks given one output share one result, scaled once
+    size_t scaled = SIZE_MAX;  // ranks given one output share one result, scaled once
     Tensor result;
     const Landing landing = landing_of(results);
     for (size_t i = 0; i < members.size(); ++i) {
       if (!covered.hosts(members[i])) continue;
-      if (outputs.of[i] != scaled) {
-        scaled = outputs.of[i];
+      if (outputs.index(i) != scaled) {
+        scaled = outputs.index(i);
         result = after_reduce(outputs[i], op, static_cast<int>(members.size()));
       }
       write_back(tensor.shards().at(members[i]), result, landing);

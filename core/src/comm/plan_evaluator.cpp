@@ -392,12 +392,4 @@ RankResults evaluate_plan_shared(const SchedulePlan& plan, const std::vector<Ten
   return evaluation.assemble_shared();
 }
 
-RankResults RankResults::each(std::vector<Tensor> outputs) {
-  RankResults results;
-  results.of.resize(outputs.size());
-  for (size_t r = 0; r < outputs.size(); ++r) results.of[r] = static_cast<int32_t>(r);
-  results.distinct = std::move(outputs);
-  return results;
-}
-
 }  // namespace tessera::comm

@@ -4,6 +4,8 @@
 // their operand order are the executor's, so results are bitwise those of a replay.
 #pragma once
 
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "comm/schedule_plan.hpp"
@@ -31,10 +33,12 @@ std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Te
 // copies no handle per rank.
 struct RankResults {
   std::vector<Tensor> distinct;
-  std::vector<int32_t> of;  // per group rank: its result in `distinct`
-  const Tensor& operator[](size_t rank) const { return distinct[static_cast<size_t>(of[rank])]; }
-  size_t size() const { return of.size(); }
-  static RankResults each(std::vector<Tensor> outputs);  // one result per rank, in rank order
+  std::vector<int32_t> of;  // per group rank: its result in `distinct`; empty: rank r's is distinct[r]
+  size_t index(size_t rank) const { return of.empty() ? rank : static_cast<size_t>(of[rank]); }
+  const Tensor& operator[](size_t rank) const { return distinct[index(rank)]; }
+  size_t size() const { return of.empty() ? distinct.size() : of.size(); }
+  // One result per rank, in rank order (no index list: a small collective allocates nothing more).
+  static RankResults each(std::vector<Tensor> outputs) { return {std::move(outputs), {}}; }
 };
 // evaluate_plan with shared outputs, as RankResults.
 RankResults evaluate_plan_shared(const SchedulePlan& plan, const std::vector<Tensor>& inputs);
