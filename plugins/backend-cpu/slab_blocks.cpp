@@ -8,16 +8,7 @@
 #include <new>
 #include <utility>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TESSERA_SLABS_POISON 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TESSERA_SLABS_POISON 1
-#endif
-#endif
-#if defined(TESSERA_SLABS_POISON)
-#include <sanitizer/asan_interface.h>
-#endif
+#include "tessera/sdk/cpp/memory_poisoning.hpp"
 
 namespace tessera::cpu::slab_blocks {
 namespace {
@@ -44,19 +35,9 @@ struct Slab {
 static_assert(sizeof(Slab) <= kHeaderBytes);
 
 void poison(Free* block, size_t k) {
-#if defined(TESSERA_SLABS_POISON)
-  ASAN_POISON_MEMORY_REGION(reinterpret_cast<char*>(block) + sizeof(Free), class_size(k) - sizeof(Free));
-#else
-  static_cast<void>(block), static_cast<void>(k);
-#endif
+  sdk::poison_memory(reinterpret_cast<char*>(block) + sizeof(Free), class_size(k) - sizeof(Free));
 }
-void unpoison(void* bytes, size_t count) {
-#if defined(TESSERA_SLABS_POISON)
-  ASAN_UNPOISON_MEMORY_REGION(bytes, count);
-#else
-  static_cast<void>(bytes), static_cast<void>(count);
-#endif
-}
+void unpoison(void* bytes, size_t count) { sdk::unpoison_memory(bytes, count); }
 
 class SlabClass {
  public:

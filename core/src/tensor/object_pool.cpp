@@ -3,16 +3,7 @@
 #include <array>
 #include <utility>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TESSERA_POOL_POISONS 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TESSERA_POOL_POISONS 1
-#endif
-#endif
-#if defined(TESSERA_POOL_POISONS)
-#include <sanitizer/asan_interface.h>
-#endif
+#include "tessera/sdk/cpp/memory_poisoning.hpp"
 
 namespace tessera::object_pool {
 namespace {
@@ -29,19 +20,9 @@ struct Free {
 };
 
 void poison(void* block, size_t k) {
-#if defined(TESSERA_POOL_POISONS)
-  ASAN_POISON_MEMORY_REGION(static_cast<char*>(block) + sizeof(Free), class_bytes(k) - sizeof(Free));
-#else
-  static_cast<void>(block), static_cast<void>(k);
-#endif
+  sdk::poison_memory(static_cast<char*>(block) + sizeof(Free), class_bytes(k) - sizeof(Free));
 }
-void unpoison(void* block, size_t k) {
-#if defined(TESSERA_POOL_POISONS)
-  ASAN_UNPOISON_MEMORY_REGION(block, class_bytes(k));
-#else
-  static_cast<void>(block), static_cast<void>(k);
-#endif
-}
+void unpoison(void* block, size_t k) { sdk::unpoison_memory(block, class_bytes(k)); }
 
 // A thread's free blocks. Trivially destructible and constant-initialised, so a take or a give_back
 // reads it with one thread-local access and no initialisation guard; `drain` (below) frees the
