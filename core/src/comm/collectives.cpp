@@ -69,9 +69,6 @@ int32_t schedule_op(const char* op, const ReduceOp& reduce, DType dtype) {
   return comm::schedule_reduce_op(reduce);
 }
 
-Tensor before_reduce(const Tensor& input, const ReduceOp& reduce) {
-  return reduce.kind() == ReduceOp::PREMUL_SUM ? input * reduce.factor() : input;
-}
 Tensor after_reduce(const Tensor& output, const ReduceOp& reduce, int group_size) {
   return reduce.kind() == ReduceOp::AVG ? output / group_size : output;
 }
@@ -84,6 +81,12 @@ Tensor flat(const Tensor& t) {
   const TensorImpl& self = *t.impl();
   if (self.dim() == 1 && self.strides()[0] == 1) return t;
   return Tensor(self.view({self.numel()}, {1}, self.offset(), "reshape"));
+}
+
+// A shard as a reduction's input buffer: flat, scaled first for PREMUL_SUM. The shard itself is
+// not copied into a temporary on the way (a reference-count round trip per rank).
+Tensor reduce_input(const Tensor& shard, const ReduceOp& reduce) {
+  return reduce.kind() == ReduceOp::PREMUL_SUM ? flat(shard * reduce.factor()) : flat(shard);
 }
 
 void require_root(const char* op, int root, size_t group_size) {
@@ -104,11 +107,12 @@ int first_hosted(const comm::Call& call, const Fibre& members) {
 const Shape& common_shape(const char* op, const Tensor& t, const comm::Call& call, const Fibre& members,
                           const char* what) {
   const int first_rank = first_hosted(call, members);
-  const Shape& first = t.shards().at(first_rank).sizes();
+  const RankMap<Tensor>& shards = t.shards();
+  const Shape& first = shards.at(first_rank).sizes();
   for (int m : members)
-    if (m != first_rank && call.hosts(m) && t.shards().at(m).sizes() != first)
+    if (m != first_rank && call.hosts(m) && shards.at(m).sizes() != first)
       throw Error(fmt::format("{}: {} has shape {} on rank {} but {} on rank {}; every member needs the same shape", op,
-                              what, shape_text(first), first_rank, shape_text(t.shards().at(m).sizes()), m));
+                              what, shape_text(first), first_rank, shape_text(shards.at(m).sizes()), m));
   return first;
 }
 
@@ -181,7 +185,8 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
   for (const Fibre& members : covered.fibres()) {
     const Shape& shape = common_shape("all_reduce", tensor, covered, members, "the tensor");
     const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
-    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(before_reduce(tensor.shards().at(m), op)); });
+    const RankMap<Tensor>& shards = tensor.shards();
+    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return reduce_input(shards.at(m), op); });
     // The inputs are the shards themselves (or temporaries), whose values the results replace.
     const comm::SharedResults results = comm::run_collective_shared(covered.context, TESSERA_COLL_ALL_REDUCE, members,
                                                                     inputs, shape_numel(shape), sop, 0, true);
@@ -195,7 +200,7 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
         scaled = outputs.index(i);
         result = after_reduce(outputs[i], op, static_cast<int>(members.size()));
       }
-      write_back(tensor.shards().at(members[i]), result, landing);
+      write_back(shards.at(members[i]), result, landing);
     }
   }
 }
@@ -229,7 +234,7 @@ void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
     require_root("reduce", dst, members.size());
     const Shape shape = common_shape("reduce", tensor, covered, members, "the tensor");
     const int32_t sop = schedule_op("reduce", op, tensor.dtype());
-    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(before_reduce(tensor.shards().at(m), op)); });
+    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return reduce_input(tensor.shards().at(m), op); });
     const std::vector<Tensor> outputs =
         comm::run_collective(covered.context, TESSERA_COLL_REDUCE, members, inputs, shape_numel(shape), sop, dst);
     const int root = members[static_cast<size_t>(dst)];
@@ -298,7 +303,7 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
         if (inputs[i].shards().at(m).sizes() != shape)
           throw Error(fmt::format("reduce_scatter: input {} has shape {} on rank {}, expected the output's shape {}", i,
                                   shape_text(inputs[i].shards().at(m).sizes()), m, shape_text(shape)));
-        blocks.push_back(flat(before_reduce(inputs[i].shards().at(m), op)));
+        blocks.push_back(reduce_input(inputs[i].shards().at(m), op));
       }
       return cat(blocks);
     });
@@ -325,7 +330,7 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, con
                               shape_text(in_shape), members.size(), shape_text(out_shape)));
     const int32_t sop = schedule_op("reduce_scatter_tensor", op, input.dtype());
     const std::vector<Tensor> buffers =
-        member_inputs(covered, members, [&](int m) { return flat(before_reduce(input.shards().at(m), op)); });
+        member_inputs(covered, members, [&](int m) { return reduce_input(input.shards().at(m), op); });
     const std::vector<Tensor> results =
         comm::run_collective(covered.context, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(out_shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
