@@ -12,6 +12,7 @@
 
 #include "slab_blocks.hpp"
 #include "tessera/sdk/cpp/backend_builder.hpp"
+#include "tessera/sdk/cpp/thread_local_address.hpp"
 
 namespace tessera::cpu {
 namespace {
@@ -116,11 +117,12 @@ struct SmallBlocks {
   bool retired;  // drained: blocks freed during the rest of this thread's exit go to the slabs or the heap
 };
 thread_local SmallBlocks small_blocks{};
+SmallBlocks& my_small_blocks() { return sdk::thread_local_address(small_blocks); }  // one TLS call per use
 
 struct Drain {
   bool armed = false;
   ~Drain() {
-    SmallBlocks& mine = small_blocks;
+    SmallBlocks& mine = my_small_blocks();
     for (Free*& head : mine.free)
       while (head != nullptr) release_block(std::exchange(head, head->next));
     mine.count = {};
@@ -136,10 +138,27 @@ void* take_small(SmallBlocks& mine, size_t size) {
   return std::exchange(head, head->next);
 }
 
+// A full list of a slab class hands its newest half to the slabs in one batch (one lock, not one
+// per block), so the thread's next frees are kept again.
+void spill_half(SmallBlocks& mine, size_t k) {
+  const int spilled = mine.count[k] / 2;
+  Free* first = mine.free[k];
+  Free* last = first;
+  for (int i = 1; i < spilled; ++i) last = last->next;
+  mine.free[k] = last->next;
+  mine.count[k] -= spilled;
+  last->next = nullptr;
+  slab_blocks::give_back_chain(first);
+}
+
 bool keep_small(SmallBlocks& mine, void* user, size_t size) {
   const size_t k = class_of(size);
   // A block's header says its size; one outside the classes (a corrupted header) is not kept.
-  if (k >= kSmallClasses || mine.count[k] == blocks_per_class(k)) return false;
+  if (k >= kSmallClasses) return false;
+  if (mine.count[k] == blocks_per_class(k)) {
+    if (!slab_blocks::holds(size)) return false;
+    spill_half(mine, k);
+  }
   if (!mine.drain_armed) {
     drain.armed = true;  // constructs the drain: its destructor runs at this thread's exit
     mine.drain_armed = true;
@@ -163,7 +182,7 @@ tessera_status cached_alloc(void*, size_t bytes, void** out, tessera_error* erro
     return sdk::report(error, TESSERA_OUT_OF_MEMORY, "host allocation failed: the size does not fit size_t");
   }
   size_t size = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-  SmallBlocks& mine = small_blocks;
+  SmallBlocks& mine = my_small_blocks();
   const bool small = size <= kSmallBlock && !mine.retired;
   // Slab sizes are rounded to their class on every thread, one that exits too: slabs serve them all.
   if (small || slab_blocks::holds(class_size(size))) size = class_size(size);
@@ -179,7 +198,7 @@ void cached_free(void*, void* ptr) {
   if (size >= kLargeBlock) return cache().give_back(ptr);
   // A small block's size is its class's (a power of two), unless it was made while its thread exited.
   if (size <= kSmallBlock && is_power_of_two(size)) {
-    SmallBlocks& mine = small_blocks;
+    SmallBlocks& mine = my_small_blocks();
     if (!mine.retired && keep_small(mine, ptr, size)) return;
   }
   release_block(ptr);

@@ -34,6 +34,11 @@ struct Slab {
 };
 static_assert(sizeof(Slab) <= kHeaderBytes);
 
+// Slabs are aligned to their size: a block's slab is its address rounded down to it.
+Slab* slab_of(void* user) {
+  return reinterpret_cast<Slab*>(reinterpret_cast<uintptr_t>(user) & ~(uintptr_t{kSlabBytes} - 1));
+}
+
 void poison(Free* block, size_t k) {
   sdk::poison_memory(reinterpret_cast<char*>(block) + sizeof(Free), class_size(k) - sizeof(Free));
 }
@@ -58,6 +63,26 @@ class SlabClass {
 
   void give_back(Slab* slab, void* user) {
     std::lock_guard lock(mutex_);
+    give_back_locked(slab, user);
+  }
+
+  // Blocks chained through their first word, all of this class, under one lock.
+  void give_back_chain(void* first) {
+    std::lock_guard lock(mutex_);
+    while (first != nullptr) {
+      void* next = *static_cast<void**>(first);
+      give_back_locked(slab_of(first), first);
+      first = next;
+    }
+  }
+
+  size_t held() {
+    std::lock_guard lock(mutex_);
+    return held_;
+  }
+
+ private:
+  void give_back_locked(Slab* slab, void* user) {
     const bool was_full = slab->used == slab->capacity;
     Free* block = new (user) Free{slab->free};
     slab->free = block;
@@ -76,12 +101,6 @@ class SlabClass {
     --held_;
   }
 
-  size_t held() {
-    std::lock_guard lock(mutex_);
-    return held_;
-  }
-
- private:
   // A new slab of class k, every block free, in address order (the first taken first).
   Slab* new_slab(size_t k) {
     void* memory = std::aligned_alloc(kSlabBytes, kSlabBytes);
@@ -130,9 +149,12 @@ std::array<SlabClass, kClasses>& classes() {
 void* take(size_t size) { return classes()[class_of(size)].take(class_of(size)); }
 
 void give_back(void* user) noexcept {
-  // Slabs are aligned to their size: the slab is the block's address rounded down to it.
-  auto* slab = reinterpret_cast<Slab*>(reinterpret_cast<uintptr_t>(user) & ~(uintptr_t{kSlabBytes} - 1));
+  Slab* slab = slab_of(user);
   classes()[slab->klass].give_back(slab, user);
+}
+
+void give_back_chain(void* first) noexcept {
+  if (first != nullptr) classes()[slab_of(first)->klass].give_back_chain(first);
 }
 
 size_t slabs_held(size_t size) { return classes()[class_of(size)].held(); }

@@ -33,6 +33,10 @@ constexpr bool holds(size_t size) {
 void* take(size_t size);
 // Gives back a block take() returned (the user pointer, after the header).
 void give_back(void* user) noexcept;
+// Gives back blocks of one class chained through their first word (each holds the next block's
+// user pointer, the last nullptr), under one lock: a thread whose list is full hands over a
+// batch instead of taking the lock per block.
+void give_back_chain(void* first) noexcept;
 
 // How many slabs the class of `size` holds now, in use or the kept empty one (for tests).
 size_t slabs_held(size_t size);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "tessera/sdk/cpp/memory_poisoning.hpp"
+#include "tessera/sdk/cpp/thread_local_address.hpp"
 
 namespace tessera::object_pool {
 namespace {
@@ -61,7 +62,7 @@ void register_drain(ThreadBlocks& blocks) {
 void* take(size_t bytes) {
   if (bytes > kLargest) return ::operator new(bytes);  // not a pooled size: the heap's
   const size_t k = class_of(bytes);
-  ThreadBlocks& blocks = mine;
+  ThreadBlocks& blocks = sdk::thread_local_address(mine);
   Free* block = blocks.heads[k];
   if (block == nullptr) return ::operator new(class_bytes(k));
   blocks.heads[k] = block->next;
@@ -72,7 +73,7 @@ void* take(size_t bytes) {
 
 void give_back(void* block, size_t bytes) noexcept {
   if (block == nullptr) return;
-  ThreadBlocks& blocks = mine;
+  ThreadBlocks& blocks = sdk::thread_local_address(mine);
   const size_t k = class_of(bytes);
   if (bytes > kLargest || blocks.retired || blocks.counts[k] == most_blocks(k)) return ::operator delete(block);
   if (!blocks.draining_registered) register_drain(blocks);
