@@ -37,7 +37,7 @@ TensorModel::TensorModel(const Schedule& schedule, const std::vector<Tensor>& in
   const int p = schedule.group_size();
   const bool in_place = overwrite_inputs && schedule.in_place && distinct_storages(inputs);
   buffers_.resize(static_cast<size_t>(p));
-  in_flight_.resize(static_cast<size_t>(p));
+  // in_flight_ stays empty until a message is captured: ranks in different processes never capture.
   for (int r = 0; r < p; ++r) {
     const Tensor& input = inputs[static_cast<size_t>(r)];
     if (!input.defined()) continue;  // hosted by another process
@@ -57,6 +57,7 @@ TensorModel::TensorModel(const Schedule& schedule, const std::vector<Tensor>& in
 TensorModel::Payload TensorModel::capture(int rank, const tessera_chunk& source) {
   auto message = std::make_shared<InFlight>(
       InFlight{buffer(rank, source.buffer), source.offset, source.buffer, source.offset, source.count});
+  if (in_flight_.empty()) in_flight_.resize(buffers_.size());
   in_flight_[static_cast<size_t>(rank)].push_back(message);
   return {source.count, message};
 }
@@ -109,6 +110,7 @@ void TensorModel::before_write(int rank, const tessera_chunk& target) {
     std::shared_ptr<TensorImpl>& whole = buffers_[static_cast<size_t>(rank)][static_cast<size_t>(target.buffer)];
     whole = copy_of(*whole, 0, whole->numel());
   }
+  if (in_flight_.empty()) return;  // nothing captured
   auto& messages = in_flight_[static_cast<size_t>(rank)];
   std::erase_if(messages, [&](const std::shared_ptr<InFlight>& m) {
     if (m->delivered) return true;

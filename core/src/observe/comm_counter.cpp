@@ -12,6 +12,7 @@
 #include "observe/listeners.hpp"
 #include "observe/trace_recorder.hpp"
 #include "tessera/observe.hpp"
+#include "tessera/sdk/cpp/thread_local_address.hpp"
 #include "world/world.hpp"
 
 namespace tessera {
@@ -76,17 +77,21 @@ void report_collective(const comm::Schedule& schedule, const std::vector<int>& m
   call.seconds = std::max(call.seconds, cost.seconds);
 }
 
-CollectiveCall::CollectiveCall() : outermost_(pending_call == nullptr) {
+CollectiveCall::CollectiveCall() {
+  PendingCall*& pending = sdk::thread_local_address(pending_call);  // one TLS call, not three
+  outermost_ = pending == nullptr;
   if (!outermost_) return;
-  pending_storage.any = false;
-  pending_call = &pending_storage;
+  PendingCall& storage = pending_storage;
+  storage.any = false;
+  pending = &storage;
 }
 
 CollectiveCall::~CollectiveCall() {
   // Nested calls (a collective built from another) merge into the outermost.
   if (!outermost_) return;
-  PendingCall* call = pending_call;
-  pending_call = nullptr;
+  PendingCall*& pending = sdk::thread_local_address(pending_call);
+  PendingCall* call = pending;
+  pending = nullptr;
   if (call->any) count(call->collective, call->mesh_dim, call->algorithm, call->bytes_per_rank, call->seconds);
 }
 
