@@ -185,7 +185,7 @@ tessera_status cached_alloc(void*, size_t bytes, void** out, tessera_error* erro
   SmallBlocks& mine = my_small_blocks();
   const bool small = size <= kSmallBlock && !mine.retired;
   // Slab sizes are rounded to their class on every thread, one that exits too: slabs serve them all.
-  if (small || slab_blocks::holds(class_size(size))) size = class_size(size);
+  if (small || size <= slab_blocks::kLargestBlock) size = class_size(size);  // bit_ceil only of small sizes
   *out = small ? take_small(mine, size) : size >= kLargeBlock ? cache().take(size) : nullptr;
   if (*out == nullptr) *out = fresh_block(size);
   if (*out == nullptr) return sdk::report(error, TESSERA_OUT_OF_MEMORY, "host allocation failed");
