@@ -177,7 +177,11 @@ std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t 
 
 }  // namespace
 
-bool evaluates_plans() { return !tessera::world::current().distributed() && !replay_forced(); }
+namespace {
+bool evaluates_plans_in(const tessera::world::WorldState& world) { return !world.distributed() && !replay_forced(); }
+}  // namespace
+
+bool evaluates_plans() { return evaluates_plans_in(tessera::world::current()); }
 
 namespace {
 
@@ -189,7 +193,7 @@ SharedResults run(const CallContext& context, int32_t collective, const std::vec
   // Simulated (every rank here): the result needs only the schedule's reductions, not its messages.
   // Traces are unaffected: they are drawn from the schedule and the cost model above.
   tessera::world::WorldState& in = tessera::world::current();
-  const bool evaluate = !in.distributed() && !replay_forced();  // evaluates_plans(), for this world
+  const bool evaluate = evaluates_plans_in(in);
   count_path(evaluate);
   if (evaluate && shared_outputs) return {evaluate_plan_shared(*plan_of(*entry), inputs), true};
   if (evaluate) return {RankResults::each(evaluate_plan(*plan_of(*entry), inputs)), false};
