@@ -28,18 +28,6 @@ std::string strides_text(const DLTensor& chunk) {
 }  // namespace
 
 ChunkBytes chunk_bytes(const DLTensor& chunk, const char* call) {
-  // The chunk every host send and receive passes: 1-d, no strides, whole-byte elements. Checked
-  // here in a few comparisons (the general checks below cost more than a small message's post).
-  const uint64_t element_bits = static_cast<uint64_t>(chunk.dtype.bits) * chunk.dtype.lanes;
-  if (chunk.device.device_type == kDLCPU && chunk.ndim == 1 && chunk.shape != nullptr && chunk.strides == nullptr &&
-      element_bits != 0 && element_bits % 8 == 0 && chunk.shape[0] >= 0 &&
-      static_cast<uint64_t>(chunk.shape[0]) <= static_cast<uint64_t>(PTRDIFF_MAX) / (element_bits / 8) &&
-      (chunk.data != nullptr || chunk.shape[0] == 0)) {
-    ChunkBytes result;
-    result.bytes = static_cast<size_t>(chunk.shape[0]) * static_cast<size_t>(element_bits / 8);
-    if (chunk.data != nullptr) result.data = static_cast<std::byte*>(chunk.data) + chunk.byte_offset;
-    return result;
-  }
   if (chunk.device.device_type != kDLCPU)
     invalid(call, "is on device type " + std::to_string(static_cast<int>(chunk.device.device_type)) +
                       ", expected host memory (kDLCPU = " + std::to_string(static_cast<int>(kDLCPU)) + ")");
