@@ -2,6 +2,7 @@
 
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdlib>
 #include <limits>
 #include <map>
@@ -176,10 +177,12 @@ BlockCache& cache() {
 }  // namespace
 
 tessera_status cached_alloc(void*, size_t bytes, void** out, tessera_error* error) {
-  // Rounding up (and the header) would wrap such a size to a small block; no host has that much.
-  if (bytes > std::numeric_limits<size_t>::max() - 2 * kAlignment) {
+  // No object is larger than PTRDIFF_MAX bytes; refusing such sizes here also keeps the rounding
+  // below (and the header) from wrapping one to a small block.
+  if (bytes > static_cast<size_t>(std::numeric_limits<std::ptrdiff_t>::max())) {
     *out = nullptr;
-    return sdk::report(error, TESSERA_OUT_OF_MEMORY, "host allocation failed: the size does not fit size_t");
+    return sdk::report(error, TESSERA_OUT_OF_MEMORY,
+                       "host allocation failed: the size does not fit an object (at most PTRDIFF_MAX bytes)");
   }
   size_t size = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
   SmallBlocks& mine = my_small_blocks();

@@ -189,10 +189,11 @@ TEST_CASE("cpu allocator: slab blocks taken and freed by many threads at once st
   for (auto& thread : freers) thread.join();
 }
 
-TEST_CASE("cpu allocator: a size above 2^63 fails as out of memory, without rounding it to a class") {
+TEST_CASE("cpu allocator: a size above PTRDIFF_MAX is refused as out of memory before any rounding or allocation") {
   void* out = reinterpret_cast<void*>(1);
   tessera_error error{};
   error.struct_size = sizeof(error);
   CHECK(tessera::cpu::cached_alloc(nullptr, (SIZE_MAX >> 1) + 2, &out, &error) == TESSERA_OUT_OF_MEMORY);
   CHECK(out == nullptr);
+  CHECK(std::string(error.message).find("PTRDIFF_MAX") != std::string::npos);
 }
