@@ -7,6 +7,7 @@ packages=(
   build-essential cmake pkg-config
   libboost-dev libboost-graph-dev
   libspdlog-dev libfmt-dev
+  # OpenBLAS: only bench_matmul's yardstick (the CPU backend computes its own products).
   libopenblas-dev
   doctest-dev
   libtomlplusplus-dev

@@ -47,6 +47,14 @@ template <class Op, class T>
 TESSERA_CPU_VECTOR_CLONES void apply_in_place(T* z, const T* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) z[i] = Op::apply(z[i], y[i]);
 }
+template <class Op, class T, class R>
+TESSERA_CPU_VECTOR_CLONES void apply_scalar_right(R* z, const T* x, T y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) z[i] = Op::apply(x[i], y);
+}
+template <class Op, class T, class R>
+TESSERA_CPU_VECTOR_CLONES void apply_scalar_left(R* z, T x, const T* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) z[i] = Op::apply(x, y[i]);
+}
 
 template <class Op, class T>
 struct Binary {
@@ -66,8 +74,15 @@ struct Binary {
       }
       return apply_flat<Op>(z, x, y, n);
     }
-    sdk::for_each_offset<3>(out.ndim, out.shape, {&a, &b, &out},
-                            [&](const std::array<int64_t, 3>& o) { z[o[2]] = Op::apply(x[o[0]], y[o[1]]); });
+    // Strided or broadcast: row by row, a row with unit steps (a bias row added to every row of a
+    // matrix) as the contiguous loop, a broadcast scalar as the scalar loop.
+    using Offsets = std::array<int64_t, 3>;
+    sdk::for_each_row<3>(out.ndim, out.shape, {&a, &b, &out}, [&](const Offsets& o, const Offsets& step, int64_t n) {
+      if (step[2] == 1 && step[0] == 1 && step[1] == 1) return apply_flat<Op>(z + o[2], x + o[0], y + o[1], n);
+      if (step[2] == 1 && step[0] == 1 && step[1] == 0) return apply_scalar_right<Op>(z + o[2], x + o[0], y[o[1]], n);
+      if (step[2] == 1 && step[0] == 0 && step[1] == 1) return apply_scalar_left<Op>(z + o[2], x[o[0]], y + o[1], n);
+      for (int64_t j = 0; j < n; ++j) z[o[2] + j * step[2]] = Op::apply(x[o[0] + j * step[0]], y[o[1] + j * step[1]]);
+    });
   }
 };
 

@@ -1,12 +1,10 @@
-// Matrix products: mm ([m, k] x [k, n]) and bmm (the same per batch). f32/f64 go to OpenBLAS gemm;
-// i32/i64 are a plain i-k-j loop with wraparound accumulation in the element type.
+// Matrix products: mm ([m, k] x [k, n]) and bmm (the same per batch). f32/f64 are chains of fused
+// multiply-adds (fma_product.hpp: the same bits on every CPU); i32/i64 are a plain i-k-j loop with
+// wraparound accumulation in the element type.
 //
-// Same bits for every thread count (DESIGN §7): OpenBLAS always runs single-threaded (plugin.cpp
-// pins it when the plugin loads). A large product is split into panels of the output whose layout
-// depends only on (m, n, k); each panel is one single-threaded gemm call over the whole inner dim,
-// so every element is computed by the same call whichever thread runs it and however many there
-// are. The configured thread count only decides how many threads share out the panels.
-#include <cblas.h>
+// Same bits for every thread count (DESIGN §7): a large product is split into panels of the output
+// whose layout depends only on (m, n, k), and an element's chain never depends on the panel it is
+// in. The configured thread count only decides how many threads share out the panels.
 #include <sched.h>
 
 #include <algorithm>
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "checks.hpp"
+#include "fma_product.hpp"
 #include "kernels.hpp"
 #include "parallel_tasks.hpp"
 #include "tessera/sdk/cpp/matrix_product.hpp"
@@ -49,43 +48,6 @@ int product_threads() {
 namespace {
 
 using Product = sdk::MatrixProduct;
-
-// How one [rows, cols] operand reaches gemm: in place, row-major (NoTrans) or column-major (Trans),
-// when one dim has unit stride and the other a stride gemm accepts as leading dimension; otherwise
-// packed into a contiguous copy. A size-1 dim is never stepped over, so its stride does not matter.
-struct Operand {
-  bool in_place;
-  CBLAS_TRANSPOSE trans;
-  blasint ld;
-};
-
-Operand plan_operand(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
-  constexpr int64_t kMaxLd = std::numeric_limits<blasint>::max();
-  const auto usable_ld = [&](int64_t stride, int64_t minimum) {
-    return stride >= std::max<int64_t>(1, minimum) && stride <= kMaxLd;
-  };
-  if ((cols == 1 || col_stride == 1) && (rows == 1 || usable_ld(row_stride, cols)))
-    return {true, CblasNoTrans, static_cast<blasint>(rows == 1 ? std::max<int64_t>(1, cols) : row_stride)};
-  if ((rows == 1 || row_stride == 1) && (cols == 1 || usable_ld(col_stride, rows)))
-    return {true, CblasTrans, static_cast<blasint>(cols == 1 ? std::max<int64_t>(1, rows) : col_stride)};
-  return {false, CblasNoTrans, static_cast<blasint>(cols)};
-}
-
-template <class T>
-void pack(const T* src, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride, T* dst) {
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) dst[i * cols + j] = src[i * row_stride + j * col_stride];
-}
-
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k, const float* a,
-          blasint lda, const float* b, blasint ldb, float* c, blasint ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
-}
-
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k, const double* a,
-          blasint lda, const double* b, blasint ldb, double* c, blasint ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
-}
 
 // Below this many multiply-adds a panel is not worth a thread of its own: a product this small stays
 // one panel, and panels grow until they reach it.
@@ -127,40 +89,29 @@ PanelGrid plan_panels(int64_t m, int64_t n, int64_t k) {
   return {rows, cols, (m + rows - 1) / rows, (n + cols - 1) / cols};
 }
 
-// One panel of batch item `s`: output rows [i0, i0 + rows) and cols [j0, j0 + cols), one gemm over
-// the whole inner dim. An operand gemm cannot read in place is packed, just the part this panel reads.
+// One panel of batch item `s`: output rows [i0, i0 + rows) and cols [j0, j0 + cols). a is read
+// in place whatever its strides; b only when its rows have unit stride (the tiles load a row of b
+// as one vector), else the panel's columns of b are copied into a row-major block first.
 template <class T>
-void panel_product(const T* a, const T* b, T* c, const Product& p, const Operand& pa, const Operand& pb, int64_t s,
-                   int64_t i0, int64_t rows, int64_t j0, int64_t cols) {
-  const T* as = a + s * p.a_batch + i0 * p.a_row;
+void panel_product(const T* a, const T* b, T* c, const Product& p, int64_t s, int64_t i0, int64_t rows,
+                   int64_t j0, int64_t cols) {
   const T* bs = b + s * p.b_batch + j0 * p.b_col;
-  Operand qa = pa, qb = pb;
-  std::vector<T> a_packed, b_packed;
-  if (!pa.in_place) {
-    a_packed.resize(static_cast<size_t>(rows * p.k));
-    pack(as, rows, p.k, p.a_row, p.a_col, a_packed.data());
-    as = a_packed.data();
-    qa = {true, CblasNoTrans, static_cast<blasint>(p.k)};
-  }
-  if (!pb.in_place) {
+  int64_t b_row = p.b_row;
+  std::vector<T> b_packed;
+  if (p.b_col != 1 && cols > 1) {
     b_packed.resize(static_cast<size_t>(p.k * cols));
-    pack(bs, p.k, cols, p.b_row, p.b_col, b_packed.data());
+    for (int64_t q = 0; q < p.k; ++q)
+      for (int64_t j = 0; j < cols; ++j) b_packed[static_cast<size_t>(q * cols + j)] = bs[q * p.b_row + j * p.b_col];
     bs = b_packed.data();
-    qb = {true, CblasNoTrans, static_cast<blasint>(cols)};
+    b_row = cols;
   }
-  gemm(qa.trans, qb.trans, static_cast<blasint>(rows), static_cast<blasint>(cols), static_cast<blasint>(p.k), as,
-       qa.ld, bs, qb.ld, c + (s * p.m + i0) * p.n + j0, static_cast<blasint>(p.n));
+  fma_product(FmaProduct<T>{a + s * p.a_batch + i0 * p.a_row, p.a_row, p.a_col, bs, b_row,
+                            c + (s * p.m + i0) * p.n + j0, p.n, rows, cols, p.k});
 }
 
-// Requires m, n, k >= 1: gemm rejects leading dimensions of 0.
+// Requires m, n, k >= 1.
 template <class T>
-void blas_product(const char* op, const T* a, const T* b, T* c, const Product& p) {
-  constexpr int64_t kMax = std::numeric_limits<blasint>::max();
-  if (p.m > kMax || p.n > kMax || p.k > kMax)
-    fail(std::string(op) + ": sizes m=" + std::to_string(p.m) + ", k=" + std::to_string(p.k) + ", n=" +
-         std::to_string(p.n) + " exceed the BLAS integer range, expected each <= " + std::to_string(kMax));
-  const Operand pa = plan_operand(p.m, p.k, p.a_row, p.a_col);
-  const Operand pb = plan_operand(p.k, p.n, p.b_row, p.b_col);
+void fma_panels(const T* a, const T* b, T* c, const Product& p) {
   const PanelGrid grid = plan_panels(p.m, p.n, p.k);
   // Tasks are (batch item, panel); how many threads share them depends on the work, not the bits.
   const int64_t tasks = p.batch * grid.count();
@@ -171,7 +122,7 @@ void blas_product(const char* op, const T* a, const T* b, T* c, const Product& p
     const int64_t panel = task % grid.count();
     const int64_t i0 = panel / grid.col_panels * grid.rows;
     const int64_t j0 = panel % grid.col_panels * grid.cols;
-    panel_product(a, b, c, p, pa, pb, s, i0, std::min(grid.rows, p.m - i0), j0, std::min(grid.cols, p.n - j0));
+    panel_product(a, b, c, p, s, i0, std::min(grid.rows, p.m - i0), j0, std::min(grid.cols, p.n - j0));
   });
 }
 
@@ -207,7 +158,7 @@ void matmul(sdk::KernelArgs& args, const char* op, bool batched) {
     return;
   }
   if constexpr (std::is_floating_point_v<T>)
-    blas_product(op, a, b, c, p);
+    fma_panels(a, b, c, p);
   else
     loop_product(a, b, c, p);
 }

@@ -1,5 +1,4 @@
 // Entry point of libtessera-backend-cpu.so: one backend, "cpu", holding every kernel of KERNELS.md.
-#include <cblas.h>
 
 #include "caching_allocator.hpp"
 #include "kernels.hpp"
@@ -34,10 +33,6 @@ tessera_status set_num_threads(void*, int32_t num_threads, tessera_error*) {
 }
 
 void describe(tessera::sdk::PluginBuilder& plugin) {
-  // OpenBLAS splits a product's inner sums differently for different thread counts, so its bits
-  // would follow the thread count; it runs single-threaded for good, and linalg.cpp parallelises
-  // over panels of the output instead.
-  openblas_set_num_threads(1);
   // Static: the host keeps pointers into the table until the plugin is unloaded.
   static tessera::sdk::BackendBuilder cpu(TESSERA_CPU_BACKEND_NAME, TESSERA_CPU_DEVICE_TYPE);
   tessera::cpu::register_binary_kernels(cpu);
@@ -64,4 +59,4 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
 }  // namespace
 
 TESSERA_DEFINE_PLUGIN("backend-" TESSERA_CPU_BACKEND_NAME, "0.1.0",
-                      "CPU kernels: strided loops, OpenBLAS for float matmul", describe)
+                      "CPU kernels: strided loops, fused multiply-add tiles for float matmul", describe)

@@ -18,7 +18,7 @@ namespace ts = tessera;
 
 namespace {
 
-constexpr int kRanks = 3;
+constexpr int kParameterRanks = 3;
 
 // Unloads what the cases here load (no parameters in force and the test plugins unloaded).
 struct ParameterCleanup : ResetAndUnload {
@@ -37,10 +37,10 @@ void all_reduce_with_params_direct() {
   const std::string saved = ts::dist::algorithms();
   ts::dist::set_algorithms("all_reduce:params-direct;*:direct");
   std::vector<std::pair<int, ts::Tensor>> shards;
-  for (int r = 0; r < kRanks; ++r) shards.emplace_back(r, ts::arange(4).to(ts::kFloat32) + 1.0 * r);
+  for (int r = 0; r < kParameterRanks; ++r) shards.emplace_back(r, ts::arange(4).to(ts::kFloat32) + 1.0 * r);
   ts::Tensor t = ts::local_tensor(ts::RankMap<ts::Tensor>(shards));
   ts::dist::all_reduce(t, ts::ReduceOp::SUM);
-  for (int r = 0; r < kRanks; ++r) CHECK(t.shard(r).to_vector<float>() == std::vector<float>{3, 6, 9, 12});
+  for (int r = 0; r < kParameterRanks; ++r) CHECK(t.shard(r).to_vector<float>() == std::vector<float>{3, 6, 9, 12});
   ts::dist::set_algorithms(saved);
 }
 

@@ -11,12 +11,12 @@ namespace ts = tessera;
 
 namespace {
 
-constexpr int kRanks = 3;
+constexpr int kThrowingRanks = 3;
 
 // Rank r holds 10 r + k at element k.
 ts::Tensor distinct_inputs() {
   std::vector<std::pair<int, ts::Tensor>> shards;
-  for (int r = 0; r < kRanks; ++r) shards.emplace_back(r, ts::arange(4).to(ts::kFloat32) + 10.0 * r);
+  for (int r = 0; r < kThrowingRanks; ++r) shards.emplace_back(r, ts::arange(4).to(ts::kFloat32) + 10.0 * r);
   return ts::local_tensor(ts::RankMap<ts::Tensor>(shards));
 }
 
@@ -32,13 +32,13 @@ std::string all_reduce_error(const std::string& algorithm) {
   CHECK(ts::equal(t, before));
 
   std::string verified;
-  CHECK_NOTHROW(verified = ts::dist::verify_schedule(algorithm, "all_reduce", kRanks, 4));
+  CHECK_NOTHROW(verified = ts::dist::verify_schedule(algorithm, "all_reduce", kThrowingRanks, 4));
   CHECK(contains(verified, "collective algorithm '" + algorithm + "' of plugin '" + algorithm + "'"));
   CHECK(contains(verified, "threw"));
 
   ts::dist::set_algorithms("*:direct");
   ts::dist::all_reduce(t, ts::ReduceOp::SUM);  // 0 + 10 + 20 + 3 k
-  for (int r = 0; r < kRanks; ++r) CHECK(t.shard(r).to_vector<float>() == std::vector<float>{30, 33, 36, 39});
+  for (int r = 0; r < kThrowingRanks; ++r) CHECK(t.shard(r).to_vector<float>() == std::vector<float>{30, 33, 36, 39});
   ts::dist::set_algorithms(saved);
   tessera::unload_plugin(algorithm);
   check_cpu_still_works();
@@ -53,7 +53,7 @@ TEST_CASE("an exception escaping a collective algorithm's build names the plugin
   CHECK(message == "collective algorithm 'bad-coll-build-throws' of plugin 'bad-coll-build-throws' (" + file +
                        ") could not build all_reduce (group size 3, count 4, float32, sum): build threw: no "
                        "schedule for 3 ranks");
-  CHECK(ts::dist::verify_schedule("direct", "all_reduce", kRanks, 4).empty());
+  CHECK(ts::dist::verify_schedule("direct", "all_reduce", kThrowingRanks, 4).empty());
 }
 
 TEST_CASE("a non-standard exception escaping build is named as such") {

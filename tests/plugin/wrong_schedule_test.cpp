@@ -12,12 +12,12 @@ namespace ts = tessera;
 
 namespace {
 
-constexpr int kRanks = 3;
+constexpr int kScheduleRanks = 3;
 
 // Rank r holds 10 r + k at element k, so every contribution is distinct.
 ts::Tensor distinct_inputs(int64_t count) {
   std::vector<std::pair<int, ts::Tensor>> shards;
-  for (int r = 0; r < kRanks; ++r) shards.emplace_back(r, ts::arange(count).to(ts::kFloat32) + 10.0 * r);
+  for (int r = 0; r < kScheduleRanks; ++r) shards.emplace_back(r, ts::arange(count).to(ts::kFloat32) + 10.0 * r);
   return ts::local_tensor(ts::RankMap<ts::Tensor>(shards));
 }
 
@@ -50,13 +50,13 @@ std::string rejection_of(const std::string& defect, int64_t count) {
 
   // The same diagnosis from verify_schedule, returned rather than thrown (or crashed on).
   std::string verified;
-  CHECK_NOTHROW(verified = ts::dist::verify_schedule(algorithm, "all_reduce", kRanks, count));
+  CHECK_NOTHROW(verified = ts::dist::verify_schedule(algorithm, "all_reduce", kScheduleRanks, count));
   CHECK(verified == message);
 
   // The host keeps working: the good algorithm computes the same call.
   ts::dist::set_algorithms("*:direct");
   ts::dist::all_reduce(t, ts::ReduceOp::SUM);
-  for (int r = 0; r < kRanks; ++r) CHECK(t.shard(r).to_vector<float>() == expected_sum(count));
+  for (int r = 0; r < kScheduleRanks; ++r) CHECK(t.shard(r).to_vector<float>() == expected_sum(count));
   ts::dist::set_algorithms(saved);
   check_cpu_still_works();
   return message;

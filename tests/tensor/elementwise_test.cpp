@@ -21,6 +21,21 @@ TEST_CASE("binary ops broadcast like NumPy") {
                        doctest::Contains("shapes [2, 3] and [4] cannot be broadcast"), ts::Error);
 }
 
+TEST_CASE("broadcast rows, broadcast columns and transposed operands, on both sides") {
+  // m[i][j] = 10 i + j; row = [100, 200, 300]; col = [[1000], [2000]]: every element distinct.
+  const ts::Tensor m = ts::tensor({{0.f, 1.f, 2.f}, {10.f, 11.f, 12.f}});  // [2,3]
+  const ts::Tensor row = ts::tensor({100.f, 200.f, 300.f});              // [3], a row for each row of m
+  const ts::Tensor col = ts::tensor({{1000.f}, {2000.f}});               // [2,1], one value per row
+  test::check_values<float>(m - row, {2, 3}, {-100, -199, -298, -90, -189, -288});
+  test::check_values<float>(row - m, {2, 3}, {100, 199, 298, 90, 189, 288});
+  test::check_values<float>(m - col, {2, 3}, {-1000, -999, -998, -1990, -1989, -1988});
+  test::check_values<float>(col - m, {2, 3}, {1000, 999, 998, 1990, 1989, 1988});
+  // m.t() is [3,2] with unit stride down its columns: no row of it is contiguous.
+  const ts::Tensor mt = m.t();
+  test::check_values<float>(mt - ts::tensor({{1.f, 2.f}}), {3, 2}, {-1, 8, 0, 9, 1, 10});
+  test::check_values<float>(mt * ts::tensor({{2.f, 3.f}, {4.f, 5.f}, {6.f, 7.f}}), {3, 2}, {0, 30, 4, 55, 12, 84});
+}
+
 TEST_CASE("scalar operands on either side") {
   ts::Tensor x = ts::tensor({1.f, 2.f, 3.f});
   test::check_values<float>(x * 2, {3}, {2, 4, 6});
