@@ -7,8 +7,11 @@
 
 #include "fma_tiles.hpp"
 
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
+// CMakeLists.txt compiles this file alone for its unit (-mavx2 -mfma): GCC's and Clang's
+// target pragmas differ, and a flag on the file works in both.
+#if !defined(__AVX2__) || !defined(__FMA__)
+#error "fma_tiles_avx2.cpp must be compiled with -mavx2 -mfma (plugins/backend-cpu/CMakeLists.txt)"
+#endif
 
 namespace tessera::cpu {
 namespace avx2_lanes {
@@ -59,5 +62,4 @@ void avx2_tile(const FmaTile<double>& t) { avx2_lanes::tile_with_rows<double, kA
 
 }  // namespace tessera::cpu
 
-#pragma GCC pop_options
 #endif

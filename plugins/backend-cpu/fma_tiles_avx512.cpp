@@ -6,8 +6,11 @@
 
 #include "fma_tiles.hpp"
 
-#pragma GCC push_options
-#pragma GCC target("avx512f,fma")
+// CMakeLists.txt compiles this file alone for its unit (-mavx512f -mfma): GCC's and Clang's
+// target pragmas differ, and a flag on the file works in both.
+#if !defined(__AVX512F__) || !defined(__FMA__)
+#error "fma_tiles_avx512.cpp must be compiled with -mavx512f -mfma (plugins/backend-cpu/CMakeLists.txt)"
+#endif
 
 namespace tessera::cpu {
 namespace avx512_lanes {
@@ -58,5 +61,4 @@ void avx512_tile(const FmaTile<double>& t) { avx512_lanes::tile_with_rows<double
 
 }  // namespace tessera::cpu
 
-#pragma GCC pop_options
 #endif
