@@ -14,6 +14,7 @@
 #include "tessera/sdk/cpp/counter_rng.hpp"
 #include "tessera/sdk/cpp/strided_loop.hpp"
 #include "tessera/sdk/cpp/host_device.hpp"
+#include "vector_clones.hpp"
 
 namespace tessera::cpu {
 namespace {
@@ -84,6 +85,18 @@ void uniform_kernel(sdk::KernelArgs& args) {
   });
 }
 
+// counter_rng::normal_block, compiled for each vector unit (vector_clones.hpp; flatten inlines the
+// block's loops into each clone). Its transform is IEEE +, -, *, / and sqrt alone, never contracted
+// into fused multiply-adds in this file, so every clone computes the reference's bits.
+TESSERA_CPU_VECTOR_CLONES __attribute__((flatten)) void normal_block_f32(uint64_t seed, uint64_t first, int64_t count,
+                                                                          float* out) {
+  sdk::counter_rng::normal_block(seed, first, count, out);
+}
+TESSERA_CPU_VECTOR_CLONES __attribute__((flatten)) void normal_block_f64(uint64_t seed, uint64_t first, int64_t count,
+                                                                          double* out) {
+  sdk::counter_rng::normal_block(seed, first, count, out);
+}
+
 // Elements are cut into chunks of a fixed size, shared out over the kernel threads: each chunk is
 // normal_block over its own counters, so neither the thread count nor where a chunk starts (odd
 // counters included) changes a value.
@@ -107,7 +120,10 @@ void normal_kernel(sdk::KernelArgs& args) {
     const int64_t begin = chunk * kChunk;
     const int64_t count = std::min(kChunk, numel - begin);
     T* part = y + begin;
-    sdk::counter_rng::normal_block(seed, offset + static_cast<uint64_t>(begin), count, part);
+    if constexpr (std::is_same_v<T, float>)
+      normal_block_f32(seed, offset + static_cast<uint64_t>(begin), count, part);
+    else
+      normal_block_f64(seed, offset + static_cast<uint64_t>(begin), count, part);
     if (mean != 0.0 || stddev != 1.0)
       for (int64_t i = 0; i < count; ++i) part[i] = sdk::counter_rng::scale_normal(part[i], mean, stddev);
   });
