@@ -3,7 +3,8 @@
 // clone this machine picks must give the bits of the op's definition (sdk/cpp/binary_ops.hpp)
 // applied one element at a time, compiled here for the baseline: for lengths around every vector
 // width (bodies and tails of 2, 4, 8 and 16 lanes), unaligned starts, in place and into another
-// buffer, on values with NaN payloads, signed zeros, infinities and subnormals.
+// buffer, with one operand broadcast along the row (stride 0) or not, on values with NaN payloads,
+// signed zeros, infinities and subnormals.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -80,34 +81,48 @@ std::vector<char> bytes_of(const std::vector<R>& values) {
   return bytes;
 }
 
+// How check_binary lays out its operands: both as rows (the contiguous loop), or one of them a
+// single element broadcast along the row (stride 0: the scalar loops of a broadcast op).
+enum class Broadcast { none, right, left };
+
 // Op on dtype T against its scalar definition; returns the number of comparisons made.
 template <class Op, class T>
 int check_binary(std::mt19937_64& rng) {
   using R = typename Op::template Out<T>;
-  const int64_t one = 1;
+  const int64_t one = 1, zero = 0;
   int compared = 0;
   for (const int64_t n : kLengths) {
     for (const int64_t start : {0, 1}) {  // element 1: no vector-aligned start
-      for (const bool in_place : {false, true}) {
-        if (in_place && !std::is_same_v<R, T>) continue;
-        CAPTURE(Op::name);
-        CAPTURE(ts::dtype_name(ts::dtype_of<T>()));
-        CAPTURE(n);
-        CAPTURE(start);
-        CAPTURE(in_place);
-        std::vector<T> a, b;
-        for (int64_t i = 0; i < n + start; ++i) a.push_back(special_or_random<T>(rng)), b.push_back(special_or_random<T>(rng));
-        std::vector<R> expected;
-        for (int64_t i = start; i < n + start; ++i)
-          expected.push_back(Op::apply(static_cast<T>(a[static_cast<size_t>(i)]), static_cast<T>(b[static_cast<size_t>(i)])));
-        const ts::Tensor x = values_tensor(a), y = values_tensor(b);
-        const ts::Tensor z = in_place ? x : ts::zeros({n + start}, ts::TensorOptions(ts::dtype_of<R>()));
-        const dispatch::Operand left = dispatch::operand_range(*x.impl(), start, n, one);
-        const dispatch::Operand right = dispatch::operand_range(*y.impl(), start, n, one);
-        const dispatch::Operand out = dispatch::operand_range(*z.impl(), start, n, one);
-        dispatch::call_kernel(Op::name, ts::dtype_of<T>(), {left, right}, {out});
-        CHECK(bytes_of<R>(z, start, n) == bytes_of(expected));
-        ++compared;
+      for (const Broadcast broadcast : {Broadcast::none, Broadcast::right, Broadcast::left}) {
+        for (const bool in_place : {false, true}) {
+          // In place writes over the left operand, which must then be a whole row.
+          if (in_place && (!std::is_same_v<R, T> || broadcast == Broadcast::left)) continue;
+          CAPTURE(Op::name);
+          CAPTURE(ts::dtype_name(ts::dtype_of<T>()));
+          CAPTURE(n);
+          CAPTURE(start);
+          CAPTURE(static_cast<int>(broadcast));
+          CAPTURE(in_place);
+          std::vector<T> a, b;
+          for (int64_t i = 0; i < n + start; ++i)
+            a.push_back(special_or_random<T>(rng)), b.push_back(special_or_random<T>(rng));
+          const auto at = [&](const std::vector<T>& v, bool broadcast_here, int64_t i) {
+            return static_cast<T>(v[static_cast<size_t>(broadcast_here ? start : i)]);
+          };
+          std::vector<R> expected;
+          for (int64_t i = start; i < n + start; ++i)
+            expected.push_back(Op::apply(at(a, broadcast == Broadcast::left, i), at(b, broadcast == Broadcast::right, i)));
+          const ts::Tensor x = values_tensor(a), y = values_tensor(b);
+          const ts::Tensor z = in_place ? x : ts::zeros({n + start}, ts::TensorOptions(ts::dtype_of<R>()));
+          const dispatch::Operand left =
+              dispatch::operand_range(*x.impl(), start, n, broadcast == Broadcast::left ? zero : one);
+          const dispatch::Operand right =
+              dispatch::operand_range(*y.impl(), start, n, broadcast == Broadcast::right ? zero : one);
+          const dispatch::Operand out = dispatch::operand_range(*z.impl(), start, n, one);
+          dispatch::call_kernel(Op::name, ts::dtype_of<T>(), {left, right}, {out});
+          CHECK(bytes_of<R>(z, start, n) == bytes_of(expected));
+          ++compared;
+        }
       }
     }
   }
@@ -182,8 +197,9 @@ TEST_CASE("the element-wise loops give the scalar definition's bits at this CPU'
   compared += check_binary_on<ops::BitwiseXor, int32_t, int64_t, bool>(rng);
   compared += check_binary_on<ops::Lt, float, double, int32_t, int64_t>(rng);
   compared += check_binary_on<ops::Eq, float, double, int32_t, int64_t>(rng);
-  // Every case ran: 19 lengths x 2 starts, x 2 (in place or not) for ops whose result is T.
-  CHECK(compared == 19 * 2 * 2 * (5 + 4 + 5 + 2 + 5 + 5 + 3) + 19 * 2 * (4 + 4));
+  // Every case ran: 19 lengths x 2 starts x 3 layouts (rows, a broadcast right or left operand),
+  // and in place as well, for ops whose result is T, when the left operand is a whole row.
+  CHECK(compared == 19 * 2 * 5 * (5 + 4 + 5 + 2 + 5 + 5 + 3) + 19 * 2 * 3 * (4 + 4));
 }
 
 TEST_CASE("the fold loops give the scalar definition's bits at this CPU's vector width") {
