@@ -6,10 +6,14 @@
 //
 // Every process runs every benchmark with the same fixed iteration count (a collective needs every
 // process in step; Google Benchmark's adaptive counts would differ per process); process 0 reports.
+// Each all_reduce runs kRepetitions times and the ratios to MPI_Allreduce are printed from the
+// medians: on a shared 2-core machine one run of a few milliseconds swings by half.
 // Then the MLP step of examples/mpi: 2 processes x 4 ranks against 8 simulated ranks.
 #include <benchmark/benchmark.h>
 #include <mpi.h>
 
+#include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +30,8 @@ struct Size {
   int iterations;
 };
 const Size kSizes[] = {{"1KiB", 256, 2000}, {"1MiB", 256 * 1024, 100}, {"64MiB", 16 * 1024 * 1024, 6}};
+constexpr int kRepetitions = 7;
+const char* const kAlgorithms[] = {"ring", "rd"};
 
 void tessera_all_reduce(benchmark::State& state, const ts::World& world, std::string algorithm, int64_t floats) {
   ts::dist::set_algorithms("all_reduce:" + algorithm);
@@ -59,21 +65,52 @@ class Quiet : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>&) override {}
 };
 
+// The console's report, then each Tessera algorithm's median time over MPI_Allreduce's per size.
+class WithRatios : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs)
+      if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median")
+        median_[run.run_name.function_name] = run.GetAdjustedRealTime();
+    ConsoleReporter::ReportRuns(runs);
+  }
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::printf("\nmedian time / MPI_Allreduce's median time (%d repetitions each):\n", kRepetitions);
+    for (const Size& size : kSizes) {
+      const auto mpi = median_.find(std::string("MPI_Allreduce/") + size.name);
+      if (mpi == median_.end() || mpi->second <= 0) continue;
+      for (const char* algorithm : kAlgorithms) {
+        const auto tessera = median_.find(std::string("tessera_") + algorithm + "/" + size.name);
+        if (tessera != median_.end())
+          std::printf("  %-6s %-5s %.2fx\n", size.name, algorithm, tessera->second / mpi->second);
+      }
+    }
+  }
+
+ private:
+  std::map<std::string, double> median_;  // by benchmark name
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const ts::World world = ts::init_world();  // initialises MPI through the transport plugin
   for (const Size& size : kSizes) {
-    for (const char* algorithm : {"ring", "rd"})
+    for (const char* algorithm : kAlgorithms)
       benchmark::RegisterBenchmark(
           (std::string("tessera_") + algorithm + "/" + size.name).c_str(),
           [world, algorithm, size](benchmark::State& s) { tessera_all_reduce(s, world, algorithm, size.floats); })
           ->Iterations(size.iterations)
+          ->Repetitions(kRepetitions)
+          ->ReportAggregatesOnly(true)
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark((std::string("MPI_Allreduce/") + size.name).c_str(),
                                  [size](benchmark::State& s) { mpi_all_reduce(s, size.floats); })
         ->Iterations(size.iterations)
+        ->Repetitions(kRepetitions)
+        ->ReportAggregatesOnly(true)
         ->UseRealTime()
         ->Unit(benchmark::kMicrosecond);
   }
@@ -85,8 +122,9 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   Quiet quiet;
+  WithRatios with_ratios;
   if (world.process_index() == 0)
-    benchmark::RunSpecifiedBenchmarks();
+    benchmark::RunSpecifiedBenchmarks(&with_ratios);
   else
     benchmark::RunSpecifiedBenchmarks(&quiet);
   benchmark::Shutdown();
