@@ -106,21 +106,22 @@ struct Totals {
   size_t compared_outputs = 0;
 };
 
-// One schedule, every dtype and op on it: the schedule and its plan do not depend on either (the
-// plugins build the same steps), so each (dtype, op) runs the same plan with that op.
+// One schedule, every dtype and op on it: the schedule does not depend on either (the plugins build
+// the same steps), so each (dtype, op) replays the same steps with that op. The plan is the op's
+// own: it merges the operand orders of an op that commutes bitwise (schedule_plan.cpp).
 // `backend`, when not empty, is where the inputs live (both paths then compute there).
 void check_schedule(const std::string& algorithm, const tessera_collective_request& request, std::mt19937_64& rng,
                     Totals& totals, const std::string& backend = {}) {
   const auto schedule = comm::cached_schedule(algorithm, request);
-  const auto plan = comm::cached_plan(algorithm, request);
   ++totals.schedules;
   const int p = request.group_size;
   for (ts::DType dtype : {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool}) {
     for (int32_t op : reduce_ops(dtype, request.collective)) {
       comm::Schedule with_op = *schedule;
       with_op.request.reduce_op = op;
-      comm::SchedulePlan plan_with_op = *plan;
-      plan_with_op.reduce_op = op;
+      tessera_collective_request op_request = request;
+      op_request.reduce_op = op;
+      const comm::SchedulePlan& plan_with_op = *comm::cached_plan(algorithm, op_request);
       std::vector<ts::Tensor> inputs;
       for (int r = 0; r < p; ++r) {
         ts::Tensor input = random_input(rng, dtype, comm::io_sizes(request, r).first, op);
@@ -322,16 +323,40 @@ TEST_CASE("a ring's chains fold where the backend has the fold, go wave by wave 
   ts::unload_plugin("backend-nofold");
 }
 
-TEST_CASE("ranks whose results come out with equal bytes share one tensor when outputs may be shared") {
-  std::mt19937_64 rng(99);
-  // rd adds in another order on every rank, so its plan computes p outputs; addition commutes, so
-  // with finite values they all hold the same bytes.
+TEST_CASE("recursive doubling's sum is computed once: every rank combines the same pairs") {
+  // Rank r adds x_r + x_{r^1}, its partner x_{r^1} + x_r: one value, since addition commutes
+  // bitwise (KERNELS.md), and so on up the levels: p - 1 nodes and one result, as for the ring.
   const int p = 8;
-  const auto request = comm::make_request(TESSERA_COLL_ALL_REDUCE, p, 5, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+  for (const int32_t op : {TESSERA_REDUCE_SUM, TESSERA_REDUCE_PRODUCT, TESSERA_REDUCE_BXOR}) {
+    CAPTURE(op);
+    const ts::DType dtype = op == TESSERA_REDUCE_BXOR ? ts::kInt32 : ts::kFloat32;
+    const auto request = comm::make_request(TESSERA_COLL_ALL_REDUCE, p, 5, dtype, op, 0);
+    const auto plan = comm::cached_plan("rd", request);
+    CHECK(plan->nodes.size() == static_cast<size_t>(p - 1));
+    CHECK(plan->distinct_outputs() == 1);
+  }
+  // Maximum does not commute bitwise (of two NaNs the first wins, of +0 and -0 the first): every
+  // rank keeps its own order, 3 levels of p nodes, p results.
+  const auto max_plan = comm::cached_plan("rd", comm::make_request(TESSERA_COLL_ALL_REDUCE, p, 5, ts::kFloat32,
+                                                                  TESSERA_REDUCE_MAX, 0));
+  CHECK(max_plan->nodes.size() == static_cast<size_t>(3 * p));
+  CHECK(max_plan->distinct_outputs() == static_cast<size_t>(p));
+}
+
+TEST_CASE("ranks whose results come out with equal bytes share one tensor when outputs may be shared") {
+  // rd compares in another order on every rank, so its MAX plan computes p outputs; on finite values
+  // without signed zeros they all hold the same bytes. Rank r's element i is 40 ((i + r) % 8) +
+  // 8 i + r, scaled and shifted: distinct across ranks, the largest on another rank per element.
+  const int p = 8;
+  const auto request = comm::make_request(TESSERA_COLL_ALL_REDUCE, p, 5, ts::kFloat32, TESSERA_REDUCE_MAX, 0);
   const auto plan = comm::cached_plan("rd", request);
   REQUIRE(plan->distinct_outputs() == static_cast<size_t>(p));
   std::vector<ts::Tensor> inputs;
-  for (int r = 0; r < p; ++r) inputs.push_back(random_input(rng, ts::kFloat32, 5, TESSERA_REDUCE_SUM));
+  for (int r = 0; r < p; ++r) {
+    std::vector<float> values;
+    for (int i = 0; i < 5; ++i) values.push_back(0.25f * static_cast<float>(((i + r) % p) * 40 + 8 * i + r) - 30.f);
+    inputs.push_back(ts::from_values(values, {5}));
+  }
   const std::vector<ts::Tensor> replayed = comm::execute(*comm::cached_schedule("rd", request), inputs);
   const std::vector<ts::Tensor> shared = comm::evaluate_plan(*plan, inputs, true);
   const std::vector<ts::Tensor> apart = comm::evaluate_plan(*plan, inputs, false);

@@ -98,6 +98,22 @@ class RunBuffer {
   Map runs_;
 };
 
+// Whether `reduce_op` gives the same bits with its operands swapped, on every backend (KERNELS.md):
+// IEEE addition and multiplication commute, signed zeros included, and a NaN result is the one
+// positive quiet NaN whatever NaNs went in; integers wrap alike either way; bool add and mul are or
+// and and; the bitwise ops commute. Not minimum and maximum: the first NaN operand wins, and of +0
+// and -0 the comparison keeps the first.
+bool commutes_bitwise(int32_t reduce_op) {
+  switch (reduce_op) {
+    case TESSERA_REDUCE_SUM:
+    case TESSERA_REDUCE_PRODUCT:
+    case TESSERA_REDUCE_BAND:
+    case TESSERA_REDUCE_BOR:
+    case TESSERA_REDUCE_BXOR: return true;
+    default: return false;
+  }
+}
+
 struct NodeKey {
   int32_t left;
   int32_t right;
@@ -127,7 +143,8 @@ class PlanModel {
     std::vector<PlanRun> runs;
   };
 
-  explicit PlanModel(const Schedule& schedule) : p_(schedule.group_size()) {
+  explicit PlanModel(const Schedule& schedule)
+      : p_(schedule.group_size()), commutes_(commutes_bitwise(schedule.request.reduce_op)) {
     buffers_.resize(static_cast<size_t>(p_));
     for (int r = 0; r < p_; ++r) {
       const RankProgram& program = schedule.ranks[static_cast<size_t>(r)];
@@ -191,7 +208,15 @@ class PlanModel {
     buffer(rank, dst).write(dst.offset, result);
   }
 
-  int32_t node(const NodeKey& key) {
+  // The node for `left op right`, hash-consed. Under an op that commutes bitwise the operands are
+  // put in one order first, so ranks that combine the same two values in opposite orders (recursive
+  // doubling: rank r computes x_r + x_{r^1}, its partner x_{r^1} + x_r) share one node, and a
+  // result every rank reaches that way is computed once.
+  int32_t node(NodeKey key) {
+    if (commutes_ && std::pair(key.right, key.right_offset) < std::pair(key.left, key.left_offset)) {
+      std::swap(key.left, key.right);
+      std::swap(key.left_offset, key.right_offset);
+    }
     const auto [it, added] = ids_.try_emplace(key, p_ + static_cast<int32_t>(nodes_.size()));
     if (added) {
       PlanNode& node = nodes_.emplace_back();
@@ -205,6 +230,7 @@ class PlanModel {
   }
 
   int p_;
+  bool commutes_;
   std::vector<std::vector<RunBuffer>> buffers_;
   std::vector<PlanNode> nodes_;
   std::unordered_map<NodeKey, int32_t, NodeKeyHash> ids_;
