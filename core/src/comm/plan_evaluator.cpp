@@ -184,9 +184,9 @@ class Evaluation {
 
   // Ranks that receive the same result (an all_reduce's, a broadcast's) get one entry; so do ranks
   // whose results the plan computes apart but whose bytes come out equal (an rd all_reduce of MAX
-  // compares in a different order on every rank; its plan keeps the orders apart, since MAX does
-  // not commute bitwise on NaNs and signed zeros, but most values agree). A result that is all of one input,
-  // unchanged (a broadcast's root), is that input's tensor.
+  // compares in a different order on every rank: the plan keeps the orders apart, as MAX does not
+  // commute bitwise on NaNs and signed zeros, but most values agree). A result that is all of one
+  // input, unchanged (a broadcast's root), is that input's tensor.
   RankResults hand_out_shared() {
     const int32_t p = plan_.group_size;
     RankResults results;
