@@ -35,12 +35,11 @@ constexpr int blocks_per_class(size_t k) {
   return static_cast<int>(std::max<size_t>(16, kBytesPerClass / (kAlignment << k)));
 }
 
-// Every block starts with a header (one alignment unit) holding its usable size, so free knows
-// whether a block is cacheable without a lookup: small frees never touch the cache's lock.
-struct Header {
-  size_t size;
-};
-static_assert(sizeof(Header) <= kAlignment && kAlignment == slab_blocks::kHeaderBytes);
+// Every block starts with a header (one alignment unit, slab_blocks::BlockHeader) holding its
+// usable size, so free knows whether a block is cacheable without a lookup: small frees never touch
+// the cache's lock. Slab blocks have the same header.
+using Header = slab_blocks::BlockHeader;
+static_assert(kAlignment == slab_blocks::kHeaderBytes);
 
 void* user_pointer(void* block) { return static_cast<char*>(block) + kAlignment; }
 void* block_of(void* user) { return static_cast<char*>(user) - kAlignment; }
@@ -49,7 +48,7 @@ size_t size_of(void* user) { return static_cast<Header*>(block_of(user))->size; 
 void* new_block(size_t size) {
   void* block = std::aligned_alloc(kAlignment, size + kAlignment);
   if (block == nullptr) return nullptr;
-  static_cast<Header*>(block)->size = size;
+  new (block) Header{size};
   return user_pointer(block);
 }
 

@@ -112,7 +112,7 @@ class SlabClass {
     char* const first = static_cast<char*>(memory) + kHeaderBytes;
     for (size_t i = slab->capacity; i-- > 0;) {
       char* header = first + i * stride;
-      *reinterpret_cast<size_t*>(header) = class_size(k);  // caching_allocator's Header::size
+      new (header) BlockHeader{class_size(k)};
       Free* block = new (header + kHeaderBytes) Free{slab->free};
       slab->free = block;
       poison(block, k);

@@ -21,6 +21,13 @@
 namespace tessera::cpu::slab_blocks {
 
 constexpr size_t kHeaderBytes = 64;          // caching_allocator's alignment unit and header
+
+// The start of every block's header, whoever made the block (caching_allocator.cpp or a slab): its
+// usable size, so a free knows where the block belongs without a lookup.
+struct BlockHeader {
+  size_t size;
+};
+static_assert(sizeof(BlockHeader) <= kHeaderBytes);
 constexpr size_t kLargestBlock = 4096;       // classes 64 B, 128 B, ... 4 KiB (powers of two)
 constexpr size_t kSlabBytes = size_t{64} << 10;
 
