@@ -84,8 +84,7 @@ class RankMap {
 #if defined(__GNUC__) && !defined(__clang__)
     if (__builtin_constant_p(rank)) return searched_at(rank);
 #endif
-    if (rank >= 0 && static_cast<size_t>(rank) < entries_.size() && entries_[static_cast<size_t>(rank)].first == rank)
-      [[likely]] return entries_[static_cast<size_t>(rank)].second;
+    if (at_own_position(rank)) [[likely]] return entries_[static_cast<size_t>(rank)].second;
     return searched_at(rank);
   }
   T& at(int rank) { return const_cast<T&>(std::as_const(*this).at(rank)); }
@@ -114,10 +113,12 @@ class RankMap {
                                           ranks().to_string() + ")");
     return it->second;
   }
+  // Ranks 0..n-1, the usual map, hold rank r at position r: no search.
+  bool at_own_position(int rank) const {
+    return rank >= 0 && static_cast<size_t>(rank) < entries_.size() && entries_[static_cast<size_t>(rank)].first == rank;
+  }
   typename std::vector<value_type>::const_iterator find(int rank) const {
-    // Ranks 0..n-1, the usual map, hold rank r at position r: no search.
-    if (rank >= 0 && static_cast<size_t>(rank) < entries_.size() && entries_[static_cast<size_t>(rank)].first == rank)
-      return entries_.begin() + rank;
+    if (at_own_position(rank)) return entries_.begin() + rank;
     auto it = std::lower_bound(entries_.begin(), entries_.end(), rank,
                                [](const value_type& e, int r) { return e.first < r; });
     return it != entries_.end() && it->first == rank ? it : entries_.end();
