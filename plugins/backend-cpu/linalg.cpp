@@ -126,6 +126,19 @@ void fma_panels(const T* a, const T* b, T* c, const Product& p) {
   });
 }
 
+// A batch whose items share one right operand (batch stride 0) and whose left items are stacked
+// rows (item s's row i is row s m + i) is one product of batch x m rows: the output is contiguous,
+// so its rows stack the same way, and an element's chain does not depend on the rows it is computed
+// with (fma_product.hpp). The rows then share each pass over b, which the items apart would stream
+// again each (the core stacks ranks' products over one shared weight this way: tensor/linalg.cpp).
+Product as_one_product(const Product& p) {
+  int64_t stacked_stride = 0;  // what a_batch is when the items are stacked rows
+  if (p.batch <= 1 || p.b_batch != 0 || __builtin_mul_overflow(p.m, p.a_row, &stacked_stride) ||
+      p.a_batch != stacked_stride)
+    return p;
+  return Product{1, p.batch * p.m, p.k, p.n, 0, p.a_row, p.a_col, 0, p.b_row, p.b_col};
+}
+
 // i-k-j order: the inner loop runs along a row of b and of out.
 template <class T>
 void loop_product(const T* a, const T* b, T* c, const Product& p) {
@@ -158,7 +171,7 @@ void matmul(sdk::KernelArgs& args, const char* op, bool batched) {
     return;
   }
   if constexpr (std::is_floating_point_v<T>)
-    fma_panels(a, b, c, p);
+    fma_panels(a, b, c, as_one_product(p));
   else
     loop_product(a, b, c, p);
 }

@@ -1,6 +1,10 @@
 // Matrix products: mm and bmm kernels; matmul maps torch.matmul's rules onto them.
 #include <fmt/format.h>
 
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "autograd/derivatives.hpp"
 #include "autograd/record.hpp"
 #include "tensor/internal.hpp"
@@ -104,11 +108,67 @@ Tensor dense_matmul(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 namespace {
+
+// Below this many bytes of weight the ranks' products stay apart: a weight that stays in cache from
+// one rank's product to the next gains little, and stacking copies the left shards.
+constexpr int64_t kStackedWeightBytes = int64_t{1} << 20;
+
+// Ranks' products with one shared right operand (a replicated weight times sharded activations,
+// the linear layer of data and tensor parallelism) as one bmm over the stacked left shards, whose
+// right operand is the weight for every item (batch stride 0): a backend can then read the weight
+// once per pass for all ranks instead of once per rank (the CPU backend makes it one product of
+// all the rows). On host memory each item's bits are mm's (KERNELS.md), so nothing changes but the
+// time; device backends (cuBLAS) may pick other algorithms for a batch, so they stay per rank, and
+// the bits never depend on how many ranks a process hosts. Rank r's
+// result is item r of the output, a region no other rank's result overlaps. Empty when the
+// arguments are anything else (the per-rank path then computes, or names what is wrong).
+std::optional<Tensor> stacked_over_shared_weight(const Tensor& a, const Tensor& b) {
+  if (!a.is_local() || !b.is_local() || !detail::may_share_shards(b)) return std::nullopt;
+  const RankMap<Tensor>& lefts = a.shards();
+  const RankMap<Tensor>& rights = b.shards();
+  if (lefts.size() < 2 || lefts.size() != rights.size()) return std::nullopt;
+  const Tensor& weight = rights.begin()->second;
+  const TensorImpl& w = *weight.impl();
+  if (w.dim() != 2 || !is_floating(w.dtype()) || w.backend().device_type() != kDLCPU || w.storage()->data == nullptr ||
+      w.numel() * static_cast<int64_t>(itemsize(w.dtype())) < kStackedWeightBytes)
+    return std::nullopt;
+  const TensorImpl& first_left = *lefts.begin()->second.impl();
+  if (first_left.dim() != 2 || first_left.sizes()[1] != w.sizes()[0]) return std::nullopt;
+  std::vector<int64_t> weight_identity, identity;
+  detail::append_shard_identity(b, rights.begin()->first, weight_identity);
+  std::vector<Tensor> stacked_rows;
+  stacked_rows.reserve(lefts.size());
+  auto left = lefts.begin();
+  for (auto right = rights.begin(); right != rights.end(); ++right, ++left) {
+    if (left->first != right->first) return std::nullopt;
+    identity.clear();
+    detail::append_shard_identity(b, right->first, identity);
+    const TensorImpl& x = *left->second.impl();
+    if (identity != weight_identity || x.sizes() != first_left.sizes() || x.dtype() != w.dtype() ||
+        &x.backend() != &w.backend())
+      return std::nullopt;
+    stacked_rows.push_back(left->second);
+  }
+  const auto ranks = static_cast<int64_t>(lefts.size());
+  const Tensor out = dense_bmm(stack(stacked_rows, 0), weight.unsqueeze(0).expand({ranks, w.sizes()[0], w.sizes()[1]}));
+  std::vector<std::pair<int, Tensor>> shards;
+  shards.reserve(lefts.size());
+  int64_t item = 0;
+  for (const auto& [rank, shard] : lefts) shards.emplace_back(rank, out.select(0, item++));
+  return local_tensor(RankMap<Tensor>(std::move(shards)));
+}
+
 template <class Dense>
 Tensor product_op(const char* op, Dense dense, const Tensor& a, const Tensor& b) {
-  return autograd::differentiable([&] { return detail::spmd_pure(op, dense, a, b); },
-                                  [&](const Tensor& out) { autograd::record_matmul(op, a, b, out); }, a, b);
+  return autograd::differentiable(
+      [&] {
+        // 2-d operands only: a bmm's shards are 3-d, a matmul of 2-d shards is their mm.
+        if (std::optional<Tensor> stacked = stacked_over_shared_weight(a, b)) return std::move(*stacked);
+        return detail::spmd_pure(op, dense, a, b);
+      },
+      [&](const Tensor& out) { autograd::record_matmul(op, a, b, out); }, a, b);
 }
+
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) { return product_op("mm", dense_mm, a, b); }

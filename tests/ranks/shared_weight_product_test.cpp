@@ -1,0 +1,162 @@
+// Ranks' products with one shared right operand (a replicated weight times per-rank activations)
+// run as one stacked product (core/src/tensor/linalg.cpp, stacked_over_shared_weight): every
+// element must still be the in-order chain of fused multiply-adds of its own rank's row
+// (plugins/backend-cpu/fma_product.hpp), written out here; each rank's result is its own region of
+// one buffer, which a write through one rank never changes for another. Products that are not
+// alike (other left shapes, other weights, a small weight) stay per rank and give the same bits.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <tessera/tessera.hpp>
+#include <utility>
+#include <vector>
+
+#include "same_bits.hpp"
+
+namespace ts = tessera;
+
+namespace {
+
+// A weight of k x n float32 at or above the 1 MiB from which products are stacked.
+constexpr int64_t kK = 300, kN = 1024;
+
+// Elements of c = a @ b (2-d plain tensors) whose bits are not the in-order fma chain.
+template <class T>
+int64_t elements_off_the_chain(const ts::Tensor& a, const ts::Tensor& b, const ts::Tensor& c) {
+  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
+  REQUIRE(c.sizes() == ts::Shape{m, n});
+  const std::vector<T> av = a.contiguous().to_vector<T>(), bv = b.contiguous().to_vector<T>();
+  const std::vector<T> cv = c.contiguous().to_vector<T>();
+  int64_t off = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      T s = 0;
+      for (int64_t q = 0; q < k; ++q)
+        s = std::fma(av[static_cast<size_t>(i * k + q)], bv[static_cast<size_t>(q * n + j)], s);
+      off += std::memcmp(&s, &cv[static_cast<size_t>(i * n + j)], sizeof(T)) != 0;
+    }
+  return off;
+}
+
+// Rank r's activations: m rows of values distinct across ranks (a generator per rank).
+ts::Tensor activations(int64_t m, ts::DType dtype) {
+  return ts::rank_map([&](int rank) {
+    ts::Generator g(1000 + static_cast<uint64_t>(rank));
+    return ts::randn({m, kK}, g, dtype);
+  });
+}
+
+// Whether rank r's shard of `y` is item r of one [ranks, m, n] buffer (the stacked product).
+bool one_stacked_buffer(const ts::Tensor& y, int ranks) {
+  const auto* first = static_cast<const char*>(y.shard(0).data_ptr());
+  const auto item_bytes = static_cast<ptrdiff_t>(y.shard(0).numel() * static_cast<int64_t>(ts::itemsize(y.dtype())));
+  for (int r = 1; r < ranks; ++r)
+    if (static_cast<const char*>(y.shard(r).data_ptr()) != first + r * item_bytes) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("ranks' products over one replicated weight are one stacked product, each element its rank's chain") {
+  for (const int ranks : {2, 3, 7}) {
+    for (const ts::DType dtype : {ts::kFloat32, ts::kFloat64}) {
+      CAPTURE(ranks);
+      CAPTURE(ts::dtype_name(dtype));
+      ts::LocalMode mode(ranks);
+      mode.manual_seed(5);
+      const ts::Tensor w = ts::randn({kK, kN}, dtype);  // one seed on every rank: one shared buffer
+      REQUIRE(w.shard(0).data_ptr() == w.shard(ranks - 1).data_ptr());
+      const ts::Tensor x = activations(5, dtype);
+      for (const bool through_matmul : {false, true}) {
+        const ts::Tensor y = through_matmul ? ts::matmul(x, w) : ts::mm(x, w);
+        CHECK(one_stacked_buffer(y, ranks));
+        for (int r = 0; r < ranks; ++r) {
+          CAPTURE(r);
+          const int64_t off = dtype == ts::kFloat32
+                                  ? elements_off_the_chain<float>(x.shard(r), w.shard(r), y.shard(r))
+                                  : elements_off_the_chain<double>(x.shard(r), w.shard(r), y.shard(r));
+          CHECK(off == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a write to one rank's stacked result leaves every other rank's") {
+  ts::LocalMode mode(3);
+  mode.manual_seed(6);
+  const ts::Tensor w = ts::randn({kK, kN});
+  const ts::Tensor x = activations(4, ts::kFloat32);
+  ts::Tensor y = ts::mm(x, w);
+  REQUIRE(one_stacked_buffer(y, 3));
+  const std::vector<float> before0 = y.shard(0).to_vector<float>(), before2 = y.shard(2).to_vector<float>();
+  ts::Tensor middle = y.shard(1);
+  middle.fill_(7.0);  // through the shard handle, in place
+  CHECK(y.shard(1).to_vector<float>() == std::vector<float>(static_cast<size_t>(4 * kN), 7.0f));
+  CHECK(y.shard(0).to_vector<float>() == before0);
+  CHECK(y.shard(2).to_vector<float>() == before2);
+  // An in-place write through the local tensor, a different value per rank: each lands in its own
+  // rank's region.
+  y.copy_(ts::rank_map([](int rank) { return ts::full({4, kN}, 10.0f + static_cast<float>(rank)); }));
+  for (int r = 0; r < 3; ++r)
+    CHECK(y.shard(r).to_vector<float>() == std::vector<float>(static_cast<size_t>(4 * kN), 10.0f + static_cast<float>(r)));
+}
+
+TEST_CASE("products that are not alike stay per rank and give each rank's chain") {
+  ts::LocalMode mode(3);
+  mode.manual_seed(7);
+  const ts::Tensor shared = ts::randn({kK, kN});
+  // Uneven activations: 2, 3 and 1 rows.
+  const ts::Tensor uneven = ts::rank_map([](int rank) {
+    ts::Generator g(2000 + static_cast<uint64_t>(rank));
+    return ts::randn({rank == 0 ? 2 : rank == 1 ? 3 : 1, kK}, g);
+  });
+  // A weight of its own on every rank, and a small shared one (under 1 MiB).
+  const ts::Tensor distinct = ts::rank_map([](int rank) {
+    ts::Generator g(3000 + static_cast<uint64_t>(rank));
+    return ts::randn({kK, kN}, g);
+  });
+  const ts::Tensor small = ts::randn({kK, 64});
+  const ts::Tensor x = activations(4, ts::kFloat32);
+  struct Case {
+    const char* what;
+    ts::Tensor a, b;
+  };
+  for (const Case& c : {Case{"uneven rows", uneven, shared}, Case{"distinct weights", x, distinct},
+                        Case{"small weight", x, small}}) {
+    CAPTURE(c.what);
+    const ts::Tensor y = ts::mm(c.a, c.b);
+    CHECK_FALSE(one_stacked_buffer(y, 3));
+    for (int r = 0; r < 3; ++r) CHECK(elements_off_the_chain<float>(c.a.shard(r), c.b.shard(r), y.shard(r)) == 0);
+  }
+}
+
+TEST_CASE("gradients through a stacked product have the bits of the per-rank ones") {
+  ts::LocalMode mode(3);
+  mode.manual_seed(8);
+  const ts::Tensor w_values = ts::randn({kK, kN});
+  const ts::Tensor x_values = activations(4, ts::kFloat32);
+  // The same values twice: a replicated weight (stacked), and the weight as three private copies
+  // (per rank, the path that reads no shared buffer).
+  const auto gradients = [&](const ts::Tensor& weight) {
+    ts::Tensor w = weight.detach().set_requires_grad(true);
+    ts::Tensor x = x_values.detach().set_requires_grad(true);
+    ts::sum(ts::relu(ts::mm(x, w))).backward();
+    return std::pair(x.grad(), w.grad());
+  };
+  ts::Tensor private_copies;
+  {
+    std::vector<std::pair<int, ts::Tensor>> shards;
+    for (int r = 0; r < 3; ++r) shards.emplace_back(r, w_values.shard(r).clone());
+    private_copies = ts::local_tensor(ts::RankMap<ts::Tensor>(std::move(shards)));
+  }
+  REQUIRE(private_copies.shard(0).data_ptr() != private_copies.shard(1).data_ptr());
+  const auto [x_grad, w_grad] = gradients(w_values);
+  const auto [x_grad_apart, w_grad_apart] = gradients(private_copies);
+  for (int r = 0; r < 3; ++r) {
+    CAPTURE(r);
+    CHECK(test::same_bits(x_grad.shard(r).to_vector<float>(), x_grad_apart.shard(r).to_vector<float>()));
+    CHECK(test::same_bits(w_grad.shard(r).to_vector<float>(), w_grad_apart.shard(r).to_vector<float>()));
+  }
+}
