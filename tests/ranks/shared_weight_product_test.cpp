@@ -68,15 +68,20 @@ TEST_CASE("ranks' products over one replicated weight are one stacked product, e
       const ts::Tensor w = ts::randn({kK, kN}, dtype);  // one seed on every rank: one shared buffer
       REQUIRE(w.shard(0).data_ptr() == w.shard(ranks - 1).data_ptr());
       const ts::Tensor x = activations(5, dtype);
+      const ts::Tensor plain = w.shard(0);  // a plain weight is every rank's too
       for (const bool through_matmul : {false, true}) {
         const ts::Tensor y = through_matmul ? ts::matmul(x, w) : ts::mm(x, w);
         CHECK(one_stacked_buffer(y, ranks));
+        const ts::Tensor y_plain = through_matmul ? ts::matmul(x, plain) : ts::mm(x, plain);
+        CHECK(one_stacked_buffer(y_plain, ranks));
         for (int r = 0; r < ranks; ++r) {
           CAPTURE(r);
           const int64_t off = dtype == ts::kFloat32
                                   ? elements_off_the_chain<float>(x.shard(r), w.shard(r), y.shard(r))
                                   : elements_off_the_chain<double>(x.shard(r), w.shard(r), y.shard(r));
           CHECK(off == 0);
+          CHECK(test::same_bits(y_plain.shard(r).to(ts::kFloat64).to_vector<double>(),
+                                y.shard(r).to(ts::kFloat64).to_vector<double>()));
         }
       }
     }

@@ -113,8 +113,8 @@ namespace {
 // one rank's product to the next gains little, and stacking copies the left shards.
 constexpr int64_t kStackedWeightBytes = int64_t{1} << 20;
 
-// Ranks' products with one shared right operand (a replicated weight times sharded activations,
-// the linear layer of data and tensor parallelism) as one bmm over the stacked left shards, whose
+// Ranks' products with one shared right operand (a replicated or plain weight times per-rank
+// activations, the linear layer of data and tensor parallelism) as one bmm over the stacked left shards, whose
 // right operand is the weight for every item (batch stride 0): a backend can then read the weight
 // once per pass for all ranks instead of once per rank (the CPU backend makes it one product of
 // all the rows). On host memory each item's bits are mm's (KERNELS.md), so nothing changes but the
@@ -122,32 +122,40 @@ constexpr int64_t kStackedWeightBytes = int64_t{1} << 20;
 // the bits never depend on how many ranks a process hosts. Rank r's
 // result is item r of the output, a region no other rank's result overlaps. Empty when the
 // arguments are anything else (the per-rank path then computes, or names what is wrong).
+// Whether every rank's shard of local `b` is the same bytes in the same layout (replicas).
+bool one_value_on_every_rank(const Tensor& b) {
+  if (!detail::may_share_shards(b)) return false;
+  std::vector<int64_t> first, identity;
+  detail::append_shard_identity(b, b.shards().begin()->first, first);
+  for (const auto& [rank, shard] : b.shards()) {
+    identity.clear();
+    detail::append_shard_identity(b, rank, identity);
+    if (identity != first) return false;
+  }
+  return true;
+}
+
 std::optional<Tensor> stacked_over_shared_weight(const Tensor& a, const Tensor& b) {
-  if (!a.is_local() || !b.is_local() || !detail::may_share_shards(b)) return std::nullopt;
+  if (!a.is_local()) return std::nullopt;
   const RankMap<Tensor>& lefts = a.shards();
-  const RankMap<Tensor>& rights = b.shards();
-  if (lefts.size() < 2 || lefts.size() != rights.size()) return std::nullopt;
-  const Tensor& weight = rights.begin()->second;
+  if (lefts.size() < 2) return std::nullopt;
+  // A plain weight is every rank's (SPMD: passed unchanged to each); a local one must be replicas
+  // over the same ranks.
+  if (b.is_local() && (b.shards().size() != lefts.size() || b.ranks() != a.ranks() || !one_value_on_every_rank(b)))
+    return std::nullopt;
+  const Tensor& weight = b.is_local() ? b.shards().begin()->second : b;
   const TensorImpl& w = *weight.impl();
   if (w.dim() != 2 || !is_floating(w.dtype()) || w.backend().device_type() != kDLCPU || w.storage()->data == nullptr ||
       w.numel() * static_cast<int64_t>(itemsize(w.dtype())) < kStackedWeightBytes)
     return std::nullopt;
   const TensorImpl& first_left = *lefts.begin()->second.impl();
   if (first_left.dim() != 2 || first_left.sizes()[1] != w.sizes()[0]) return std::nullopt;
-  std::vector<int64_t> weight_identity, identity;
-  detail::append_shard_identity(b, rights.begin()->first, weight_identity);
   std::vector<Tensor> stacked_rows;
   stacked_rows.reserve(lefts.size());
-  auto left = lefts.begin();
-  for (auto right = rights.begin(); right != rights.end(); ++right, ++left) {
-    if (left->first != right->first) return std::nullopt;
-    identity.clear();
-    detail::append_shard_identity(b, right->first, identity);
-    const TensorImpl& x = *left->second.impl();
-    if (identity != weight_identity || x.sizes() != first_left.sizes() || x.dtype() != w.dtype() ||
-        &x.backend() != &w.backend())
-      return std::nullopt;
-    stacked_rows.push_back(left->second);
+  for (const auto& [rank, shard] : lefts) {
+    const TensorImpl& x = *shard.impl();
+    if (x.sizes() != first_left.sizes() || x.dtype() != w.dtype() || &x.backend() != &w.backend()) return std::nullopt;
+    stacked_rows.push_back(shard);
   }
   const auto ranks = static_cast<int64_t>(lefts.size());
   const Tensor out = dense_bmm(stack(stacked_rows, 0), weight.unsqueeze(0).expand({ranks, w.sizes()[0], w.sizes()[1]}));
