@@ -6,38 +6,20 @@
 // alike (other left shapes, other weights, a small weight) stay per rank and give the same bits.
 #include <doctest/doctest.h>
 
-#include <cmath>
-#include <cstring>
 #include <tessera/tessera.hpp>
 #include <utility>
 #include <vector>
 
+#include "fma_chain.hpp"
 #include "same_bits.hpp"
 
 namespace ts = tessera;
+using test::elements_off_the_chain;
 
 namespace {
 
 // A weight of k x n float32 at or above the 1 MiB from which products are stacked.
 constexpr int64_t kK = 300, kN = 1024;
-
-// Elements of c = a @ b (2-d plain tensors) whose bits are not the in-order fma chain.
-template <class T>
-int64_t elements_off_the_chain(const ts::Tensor& a, const ts::Tensor& b, const ts::Tensor& c) {
-  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-  REQUIRE(c.sizes() == ts::Shape{m, n});
-  const std::vector<T> av = a.contiguous().to_vector<T>(), bv = b.contiguous().to_vector<T>();
-  const std::vector<T> cv = c.contiguous().to_vector<T>();
-  int64_t off = 0;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      T s = 0;
-      for (int64_t q = 0; q < k; ++q)
-        s = std::fma(av[static_cast<size_t>(i * k + q)], bv[static_cast<size_t>(q * n + j)], s);
-      off += std::memcmp(&s, &cv[static_cast<size_t>(i * n + j)], sizeof(T)) != 0;
-    }
-  return off;
-}
 
 // Rank r's activations: m rows of values distinct across ranks (a generator per rank).
 ts::Tensor activations(int64_t m, ts::DType dtype) {

@@ -3,35 +3,14 @@
 // The chain is written out here and compared bit for bit, for contiguous, transposed and strided
 // operands (a strided b is packed before the product) and for bmm with a shared right operand.
 #include <array>
-#include <cmath>
-#include <cstring>
 #include <vector>
 
+#include "fma_chain.hpp"
 #include "test_util.hpp"
 
 namespace ts = tessera;
 
-namespace {
-
-// Counts the elements of c = a @ b (2-d) whose bits are not the in-order fma chain.
-template <class T>
-int64_t elements_off_the_chain(const ts::Tensor& a, const ts::Tensor& b, const ts::Tensor& c) {
-  const int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-  REQUIRE(c.sizes() == ts::Shape{m, n});
-  const std::vector<T> av = a.contiguous().to_vector<T>();
-  const std::vector<T> bv = b.contiguous().to_vector<T>();
-  const std::vector<T> cv = c.to_vector<T>();
-  int64_t off = 0;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      T s = 0;
-      for (int64_t q = 0; q < k; ++q) s = std::fma(av[static_cast<size_t>(i * k + q)], bv[static_cast<size_t>(q * n + j)], s);
-      off += std::memcmp(&s, &cv[static_cast<size_t>(i * n + j)], sizeof(T)) != 0;
-    }
-  return off;
-}
-
-}  // namespace
+using test::elements_off_the_chain;
 
 TEST_CASE("mm: every float32 and float64 element is the in-order fma chain") {
   ts::Generator g(7);
