@@ -1,6 +1,7 @@
 // Matrix products: mm and bmm kernels; matmul maps torch.matmul's rules onto them.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -113,15 +114,6 @@ namespace {
 // one rank's product to the next gains little, and stacking copies the left shards.
 constexpr int64_t kStackedWeightBytes = int64_t{1} << 20;
 
-// Ranks' products with one shared right operand (a replicated or plain weight times per-rank
-// activations, the linear layer of data and tensor parallelism) as one bmm over the stacked left shards, whose
-// right operand is the weight for every item (batch stride 0): a backend can then read the weight
-// once per pass for all ranks instead of once per rank (the CPU backend makes it one product of
-// all the rows). On host memory each item's bits are mm's (KERNELS.md), so nothing changes but the
-// time; device backends (cuBLAS) may pick other algorithms for a batch, so they stay per rank, and
-// the bits never depend on how many ranks a process hosts. Rank r's
-// result is item r of the output, a region no other rank's result overlaps. Empty when the
-// arguments are anything else (the per-rank path then computes, or names what is wrong).
 // Whether every rank's shard of local `b` is the same bytes in the same layout (replicas).
 bool one_value_on_every_rank(const Tensor& b) {
   if (!detail::may_share_shards(b)) return false;
@@ -135,19 +127,34 @@ bool one_value_on_every_rank(const Tensor& b) {
   return true;
 }
 
+// Ranks' products with one shared right operand (a replicated or plain weight times per-rank
+// activations, the linear layer of data and tensor parallelism) as one bmm over the stacked left
+// shards, whose right operand is the weight for every item (batch stride 0): a backend can then
+// read the weight once per pass for all ranks instead of once per rank (the CPU backend makes it
+// one product of all the rows). On host memory each item's bits are mm's (KERNELS.md), so nothing
+// changes but the time; device backends (cuBLAS) may pick other algorithms for a batch, so they
+// stay per rank, and the bits never depend on how many ranks a process hosts. Rank r's result is
+// item r of the output, a region no other rank's result overlaps. Empty when the arguments are
+// anything else (the per-rank path then computes, or names what is wrong). The cheap checks on
+// the weight come first: every local mm passes through here.
 std::optional<Tensor> stacked_over_shared_weight(const Tensor& a, const Tensor& b) {
   if (!a.is_local()) return std::nullopt;
   const RankMap<Tensor>& lefts = a.shards();
   if (lefts.size() < 2) return std::nullopt;
   // A plain weight is every rank's (SPMD: passed unchanged to each); a local one must be replicas
   // over the same ranks.
-  if (b.is_local() && (b.shards().size() != lefts.size() || b.ranks() != a.ranks() || !one_value_on_every_rank(b)))
-    return std::nullopt;
   const Tensor& weight = b.is_local() ? b.shards().begin()->second : b;
   const TensorImpl& w = *weight.impl();
   if (w.dim() != 2 || !is_floating(w.dtype()) || w.backend().device_type() != kDLCPU || w.storage()->data == nullptr ||
       w.numel() * static_cast<int64_t>(itemsize(w.dtype())) < kStackedWeightBytes)
     return std::nullopt;
+  if (b.is_local()) {
+    const RankMap<Tensor>& rights = b.shards();
+    const auto same_rank = [](const auto& x, const auto& y) { return x.first == y.first; };
+    if (!std::equal(lefts.begin(), lefts.end(), rights.begin(), rights.end(), same_rank) ||
+        !one_value_on_every_rank(b))
+      return std::nullopt;
+  }
   const TensorImpl& first_left = *lefts.begin()->second.impl();
   if (first_left.dim() != 2 || first_left.sizes()[1] != w.sizes()[0]) return std::nullopt;
   std::vector<Tensor> stacked_rows;
