@@ -21,6 +21,8 @@
 namespace tessera::cpu::slab_blocks {
 
 constexpr size_t kHeaderBytes = 64;          // caching_allocator's alignment unit and header
+constexpr size_t kLargestBlock = 4096;       // classes 64 B, 128 B, ... 4 KiB (powers of two)
+constexpr size_t kSlabBytes = size_t{64} << 10;
 
 // The start of every block's header, whoever made the block (caching_allocator.cpp or a slab): its
 // usable size, so a free knows where the block belongs without a lookup.
@@ -28,8 +30,6 @@ struct BlockHeader {
   size_t size;
 };
 static_assert(sizeof(BlockHeader) <= kHeaderBytes);
-constexpr size_t kLargestBlock = 4096;       // classes 64 B, 128 B, ... 4 KiB (powers of two)
-constexpr size_t kSlabBytes = size_t{64} << 10;
 
 // Whether `size` is a slab class: a power of two from 64 B to 4 KiB.
 constexpr bool holds(size_t size) {
