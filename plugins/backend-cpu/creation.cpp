@@ -88,12 +88,9 @@ void uniform_kernel(sdk::KernelArgs& args) {
 // counter_rng::normal_block, compiled for each vector unit (vector_clones.hpp; flatten inlines the
 // block's loops into each clone). Its transform is IEEE +, -, *, / and sqrt alone, never contracted
 // into fused multiply-adds in this file, so every clone computes the reference's bits.
-TESSERA_CPU_VECTOR_CLONES __attribute__((flatten)) void normal_block_f32(uint64_t seed, uint64_t first, int64_t count,
-                                                                          float* out) {
-  sdk::counter_rng::normal_block(seed, first, count, out);
-}
-TESSERA_CPU_VECTOR_CLONES __attribute__((flatten)) void normal_block_f64(uint64_t seed, uint64_t first, int64_t count,
-                                                                          double* out) {
+template <class T>
+TESSERA_CPU_VECTOR_CLONES __attribute__((flatten)) void cloned_normal_block(uint64_t seed, uint64_t first,
+                                                                             int64_t count, T* out) {
   sdk::counter_rng::normal_block(seed, first, count, out);
 }
 
@@ -120,10 +117,7 @@ void normal_kernel(sdk::KernelArgs& args) {
     const int64_t begin = chunk * kChunk;
     const int64_t count = std::min(kChunk, numel - begin);
     T* part = y + begin;
-    if constexpr (std::is_same_v<T, float>)
-      normal_block_f32(seed, offset + static_cast<uint64_t>(begin), count, part);
-    else
-      normal_block_f64(seed, offset + static_cast<uint64_t>(begin), count, part);
+    cloned_normal_block(seed, offset + static_cast<uint64_t>(begin), count, part);
     if (mean != 0.0 || stddev != 1.0)
       for (int64_t i = 0; i < count; ++i) part[i] = sdk::counter_rng::scale_normal(part[i], mean, stddev);
   });
