@@ -3,6 +3,7 @@
 // functions use the calling thread's world.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -31,6 +32,9 @@ class Mailbox {
   std::vector<std::pair<std::shared_ptr<void>, std::function<bool(void*)>>> remote_sends_;
   std::mutex mutex_;
   std::map<std::pair<int, int>, std::deque<Tensor>> messages_;
+  // Set under the lock with messages_: every collective asks whether any wait, and an empty
+  // mailbox (the usual answer) is told without taking the lock.
+  std::atomic<bool> holds_messages_{false};
 };
 
 // The calling thread's world's mailbox.

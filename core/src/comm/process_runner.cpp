@@ -19,11 +19,9 @@ namespace {
 
 using Request = world::ProcessLink::Request;
 
-// A receive from another process, posted when its rank reached the step.
-struct Landing {
-  Request request;
-  std::shared_ptr<TensorImpl> scratch;  // where a received-and-reduced chunk lands; null when received in place
-};
+// A receive from another process, posted when its rank reached the step: into the link's scratch
+// when the chunk is reduced on arrival, else into the chunk itself (scratch null).
+using Landing = world::ProcessLink::ScratchReceive;
 
 // A send to another process, still reading its rank's buffer until the request completes.
 struct Outgoing {
@@ -65,7 +63,7 @@ class ProcessRunner {
       wait_for_any_landing();
     }
     require_finished(
-        schedule_, next_, mailbox_, [this](int g) { return hosted_[static_cast<size_t>(g)]; },
+        schedule_, next_, mailbox_, [this](int g) { return hosted_[static_cast<size_t>(g)] != 0; },
         [this](int g) { return members_[static_cast<size_t>(g)]; });
     finish_sends();
   }
@@ -149,23 +147,19 @@ class ProcessRunner {
       const int process = process_of(step.peer);
       const int64_t message_tag = tag(step.peer, g);
       if (step.kind == StepKind::RecvReduce) {
-        std::shared_ptr<TensorImpl> scratch =
-            link_.take_scratch(*model_.buffer(g, TESSERA_BUFFER_INPUT), step.chunk.count);
-        Request request = link_.receive_range(scratch, 0, step.chunk.count, process, message_tag);
-        landing.emplace(Landing{std::move(request), std::move(scratch)});
+        landing.emplace(
+            link_.receive_scratch(*model_.buffer(g, TESSERA_BUFFER_INPUT), step.chunk.count, process, message_tag));
       } else {
         model_.before_write(g, step.chunk);
-        landing.emplace(Landing{link_.receive_range(model_.buffer(g, step.chunk.buffer), step.chunk.offset,
-                                                    step.chunk.count, process, message_tag),
-                                nullptr});
+        landing.emplace(Landing{nullptr, link_.receive_range(model_.buffer(g, step.chunk.buffer), step.chunk.offset,
+                                                             step.chunk.count, process, message_tag)});
       }
     }
     const ReceiveStep at{this, g, &step};
     if (!link_.test(landing->request, [&at] { return at.text(); })) return false;
     if (landing->scratch != nullptr) {
       model_.deliver_landed(g, step.chunk, *landing->scratch, true);
-      landing->request = Request();  // the transport lets go of the scratch first
-      link_.give_back_scratch(std::move(landing->scratch));
+      link_.end_scratch(std::move(*landing));
     }
     landing.reset();
     return true;
@@ -247,7 +241,7 @@ class ProcessRunner {
   const std::vector<int>& members_;
   uint64_t call_;
   int p_;
-  std::pmr::vector<bool> hosted_;
+  std::pmr::vector<char> hosted_;  // not vector<bool>: its bit access costs more than the bytes save
   std::pmr::vector<size_t> next_;  // schedule_runner.hpp's require_finished reads it
   std::pmr::vector<std::optional<Landing>> landing_;
   std::pmr::vector<Outgoing> outgoing_;

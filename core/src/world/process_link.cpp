@@ -16,16 +16,16 @@ namespace tessera::world {
 namespace {
 
 // Tag regions, as fractions of the transport's tag space [0, max_tag]: collectives get the lower
-// half, point-to-point a quarter, the link's control messages the rest.
+// half (from tag 0), point-to-point a quarter, the link's control messages the rest.
 struct Regions {
-  int64_t collective_base, collective_size;
+  int64_t collective_size;
   int64_t p2p_base, p2p_size;
   int64_t control_base, control_size;
 };
 
 Regions regions(int64_t max_tag) {
   const int64_t span = max_tag + 1;
-  return {0, span / 2, span / 2, span / 4, span / 2 + span / 4, span - span / 2 - span / 4};
+  return {span / 2, span / 2, span / 4, span / 2 + span / 4, span - span / 2 - span / 4};
 }
 
 }  // namespace
@@ -86,6 +86,7 @@ ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int
   if (regions(max_tag_).p2p_size < pairs)
     close(fmt::format("{} ranks per process need {} tags per pair of processes, but the transport's tags end at {}",
                       ranks_per_process_, pairs * 4, max_tag_));
+  collective_calls_ = static_cast<uint64_t>(regions(max_tag_).collective_size / pairs);
 }
 
 ProcessLink::~ProcessLink() {
@@ -103,12 +104,11 @@ void ProcessLink::fail(const std::string& call, const std::string& message) cons
 }
 
 int64_t ProcessLink::collective_tag(uint64_t sequence, int from, int to) const {
-  const Regions r = regions(max_tag_);
-  const int64_t pairs = int64_t{ranks_per_process_} * ranks_per_process_;
   // Calls far apart may share a tag: messages of one (process pair, tag) arrive in order, and the
-  // call sequence itself is checked by the collective fingerprints.
-  const auto calls = static_cast<uint64_t>(r.collective_size / pairs);
-  return r.collective_base + static_cast<int64_t>(sequence % calls) * pairs + int64_t{from} * ranks_per_process_ + to;
+  // call sequence itself is checked by the collective fingerprints. A 64-bit division costs more
+  // than the rest of this together; the first billion calls or so need none.
+  const uint64_t slot = sequence < collective_calls_ ? sequence : sequence % collective_calls_;
+  return static_cast<int64_t>(slot) * ranks_per_process_ * ranks_per_process_ + int64_t{from} * ranks_per_process_ + to;
 }
 
 int64_t ProcessLink::point_to_point_tag(int from, int to) const {
@@ -179,10 +179,13 @@ void ProcessLink::free_locked(void* handle) {
 
 void ProcessLink::Request::release() {
   if (link_ == nullptr) return;
-  {
-    std::lock_guard lock(link_->mutex_);
-    link_->free_locked(handle_);
-  }
+  std::lock_guard lock(link_->mutex_);
+  release_locked();
+}
+
+void ProcessLink::Request::release_locked() {
+  if (link_ == nullptr) return;
+  link_->free_locked(handle_);
   link_ = nullptr;
   handle_ = nullptr;
   keep_.reset();
@@ -199,24 +202,34 @@ ProcessLink::Request& ProcessLink::Request::operator=(Request&& other) noexcept 
   return *this;
 }
 
-std::shared_ptr<TensorImpl> ProcessLink::take_scratch(const TensorImpl& like, int64_t count) {
-  std::shared_ptr<TensorImpl> spare;
-  {
-    std::lock_guard lock(mutex_);
-    spare = std::move(spare_scratch_);
-  }
+ProcessLink::ScratchReceive ProcessLink::receive_scratch(const TensorImpl& like, int64_t count, int process,
+                                                        int64_t tag) {
+  ScratchReceive receive;
+  std::unique_lock lock(mutex_);
+  const std::shared_ptr<TensorImpl>& spare = spare_scratch_;
   if (spare != nullptr && spare->dtype() == like.dtype() && spare->backend_ptr() == like.backend_ptr() &&
-      spare->numel() >= count)
-    return spare;
-  return TensorImpl::allocate({count}, like.dtype(), like.backend_ptr());
+      spare->numel() >= count) {
+    receive.scratch = std::move(spare_scratch_);
+  } else {
+    lock.unlock();  // an allocation needs no lock
+    receive.scratch = TensorImpl::allocate({count}, like.dtype(), like.backend_ptr());
+    lock.lock();
+  }
+  int64_t length = 0;
+  const DLTensor chunk = chunk_view(*receive.scratch, 0, count, name_, length);
+  // The request keeps nothing alive: the receive's owner holds the scratch and frees the request first.
+  receive.request = Request(*this, post_locked(false, chunk, process, tag), nullptr);
+  return receive;
 }
 
-void ProcessLink::give_back_scratch(std::shared_ptr<TensorImpl> scratch) {
+void ProcessLink::end_scratch(ScratchReceive&& receive) {
   // Only small buffers are kept: a large message's allocation costs little next to its transfer.
   constexpr int64_t kKeptBytes = int64_t{64} << 10;
-  if (scratch == nullptr || scratch->numel() * static_cast<int64_t>(itemsize(scratch->dtype())) > kKeptBytes) return;
+  std::shared_ptr<TensorImpl> scratch = std::move(receive.scratch);
   std::lock_guard lock(mutex_);
-  spare_scratch_ = std::move(scratch);
+  receive.request.release_locked();  // the transport lets go of the scratch first
+  if (scratch != nullptr && scratch->numel() * static_cast<int64_t>(itemsize(scratch->dtype())) <= kKeptBytes)
+    spare_scratch_ = std::move(scratch);
 }
 
 std::vector<std::string> ProcessLink::allgather(const std::string& bytes, const std::string& what) {

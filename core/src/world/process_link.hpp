@@ -88,12 +88,15 @@ class ProcessLink {
   // passed first. The one way this process waits on others.
   bool poll(Callback<bool> done) const;
 
-  // A 1-d buffer of at least `count` elements with `like`'s dtype and backend, for a receive that
-  // is reduced on arrival: the one handed back last (give_back_scratch) when it fits, so that a
-  // collective of small messages does not allocate one per call, else a new one. The caller owns
-  // it until it gives it back.
-  std::shared_ptr<TensorImpl> take_scratch(const TensorImpl& like, int64_t count);
-  void give_back_scratch(std::shared_ptr<TensorImpl> scratch);
+  // A receive into a 1-d scratch buffer of at least `count` elements with `like`'s dtype and
+  // backend, for a chunk that is reduced on arrival. The scratch is the one the last such receive
+  // ended with (end_scratch) when it fits, so that a collective of small messages does not
+  // allocate one per call, else a new one. Posting and ending take the link's lock once each: a
+  // small collective does both on every call.
+  struct ScratchReceive;  // below, after Request
+  ScratchReceive receive_scratch(const TensorImpl& like, int64_t count, int process, int64_t tag);
+  // Frees the completed receive's request, then keeps a small scratch for the next one.
+  void end_scratch(ScratchReceive&& receive);
 
   // Every process's `bytes` in process order (a blocking all-gather of a few hundred bytes), within
   // the timeout; `what` names the call in errors.
@@ -118,7 +121,10 @@ class ProcessLink {
   };
   // Frees the staged sends that have completed, oldest first, up to the first still pending.
   void reap_staged_locked();
-  // Whether the oldest staged send has completed; throws Error when it failed (and frees it).
+  // Whether `sent` has completed; when it failed, frees it and throws Error naming it (the caller
+  // takes it off staged_).
+  bool staged_done_locked(StagedSend& sent);
+  // The same for the oldest staged send, which a failure takes off the list.
   bool oldest_staged_done_locked();
   void settle_staged();  // before finalize: wait (at most the timeout), then free them all
 
@@ -127,6 +133,7 @@ class ProcessLink {
   int index_ = 0;
   int count_ = 1;
   int64_t max_tag_ = 0;
+  uint64_t collective_calls_ = 1;  // calls whose collective tags differ before they repeat
   int ranks_per_process_ = 1;
   int64_t timeout_ms_;
   uint64_t control_sequence_ = 0;
@@ -154,11 +161,17 @@ class ProcessLink::Request {
  private:
   friend class ProcessLink;
   void release();
+  void release_locked();  // with the link's lock held
 
   ProcessLink* link_ = nullptr;  // null when this holds no request
   void* handle_ = nullptr;
   std::shared_ptr<const void> keep_;  // keeps the bytes alive while the transport owns them
   bool done_ = false;
+};
+
+struct ProcessLink::ScratchReceive {
+  std::shared_ptr<TensorImpl> scratch;  // the caller's until end_scratch
+  Request request;                      // declared after it: freed (cancelled if pending) first
 };
 
 // A 64-bit digest (FNV-1a) of bytes, for comparing values across processes without sending them.

@@ -68,8 +68,7 @@ void ProcessLink::send_staged(const TensorImpl& buffer, int64_t offset, int64_t 
   staged_.push_back(StagedSend{handle, std::move(block), bytes, process, tag, call});
 }
 
-bool ProcessLink::oldest_staged_done_locked() {
-  const StagedSend& sent = staged_.front();
+bool ProcessLink::staged_done_locked(StagedSend& sent) {
   const tessera_transport& t = transport_->table();
   int32_t done = 0;
   tessera_error error;
@@ -80,19 +79,34 @@ bool ProcessLink::oldest_staged_done_locked() {
   const std::string what = staged_text(sent.bytes, sent.process, sent.tag, sent.call);
   // A failed request is still the host's to free (transport.h); the send is over either way.
   free_locked(sent.handle);
-  spare_blocks_.push_back(std::move(staged_.front().block));
-  staged_.erase(staged_.begin());
+  spare_blocks_.push_back(std::move(sent.block));
   fail(what, problem);
+}
+
+bool ProcessLink::oldest_staged_done_locked() {
+  try {
+    return staged_done_locked(staged_.front());
+  } catch (...) {
+    staged_.erase(staged_.begin());  // failed and freed
+    throw;
+  }
 }
 
 void ProcessLink::reap_staged_locked() {
   // Messages to one peer complete in the order they were posted, and those to different peers
   // about so: the first pending one ends the look, so a steady stream tests one send per post.
-  while (!staged_.empty() && oldest_staged_done_locked()) {
-    free_locked(staged_.front().handle);
-    spare_blocks_.push_back(std::move(staged_.front().block));
-    staged_.erase(staged_.begin());
+  // The completed ones leave the list together (one move of the rest, not one per send).
+  auto first_pending = staged_.begin();
+  try {
+    for (; first_pending != staged_.end() && staged_done_locked(*first_pending); ++first_pending) {
+      free_locked(first_pending->handle);
+      spare_blocks_.push_back(std::move(first_pending->block));
+    }
+  } catch (...) {
+    staged_.erase(staged_.begin(), first_pending + 1);  // the failed one is freed too
+    throw;
   }
+  staged_.erase(staged_.begin(), first_pending);
 }
 
 void ProcessLink::settle_staged() {
