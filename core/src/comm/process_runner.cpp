@@ -42,12 +42,18 @@ class ProcessRunner {
   ProcessRunner(const Schedule& schedule, TensorModel& model, const ExecutionPlace& place,
                 std::pmr::memory_resource* memory)
       : schedule_(schedule), model_(model), world_(*place.world), link_(*place.world->link()),
-        members_(*place.members), call_(place.call), p_(schedule.group_size()), hosted_(memory), next_(memory),
-        landing_(memory), outgoing_(memory) {
-    hosted_.reserve(static_cast<size_t>(p_));
-    for (int g = 0; g < p_; ++g) hosted_.push_back(world_.hosts(members_[static_cast<size_t>(g)]));
+        members_(*place.members), call_(place.call), p_(schedule.group_size()), where_(memory), next_(memory),
+        outgoing_(memory) {
+    where_.resize(static_cast<size_t>(p_));
+    const int here = world_.process_index();
+    for (int g = 0; g < p_; ++g) {
+      const int rank = members_[static_cast<size_t>(g)];
+      Member& member = where_[static_cast<size_t>(g)];
+      member.process = world_.process_of(rank);
+      member.position = world_.position(rank);
+      member.hosted = member.process == here;
+    }
     next_.assign(static_cast<size_t>(p_), 0);
-    landing_.resize(static_cast<size_t>(p_));
     outgoing_.reserve(static_cast<size_t>(p_));
     model_.remote_reading_ = {[](void* runner, int rank, const tessera_chunk& target) {
                                 return static_cast<ProcessRunner*>(runner)->still_sending(rank, target);
@@ -63,16 +69,17 @@ class ProcessRunner {
       wait_for_any_landing();
     }
     require_finished(
-        schedule_, next_, mailbox_, [this](int g) { return hosted_[static_cast<size_t>(g)] != 0; },
+        schedule_, next_, mailbox_, [this](int g) { return hosted(g); },
         [this](int g) { return members_[static_cast<size_t>(g)]; });
     finish_sends();
   }
 
  private:
-  int process_of(int g) const { return world_.process_of(members_[static_cast<size_t>(g)]); }
+  bool hosted(int g) const { return where_[static_cast<size_t>(g)].hosted; }
+  int process_of(int g) const { return where_[static_cast<size_t>(g)].process; }
+  std::optional<Landing>& landing(int g) { return where_[static_cast<size_t>(g)].landing; }
   int64_t tag(int from, int to) const {
-    return link_.collective_tag(call_, world_.position(members_[static_cast<size_t>(from)]),
-                                world_.position(members_[static_cast<size_t>(to)]));
+    return link_.collective_tag(call_, where_[static_cast<size_t>(from)].position, where_[static_cast<size_t>(to)].position);
   }
   std::string peer_text(int g) const {
     return fmt::format("rank {} (process {})", members_[static_cast<size_t>(g)], process_of(g));
@@ -85,7 +92,7 @@ class ProcessRunner {
   bool round() {
     bool progress = false;
     for (int g = 0; g < p_; ++g) {
-      if (!hosted_[static_cast<size_t>(g)]) continue;
+      if (!hosted(g)) continue;
       const std::vector<Step>& steps = schedule_.ranks[static_cast<size_t>(g)].steps;
       for (size_t& i = next_[static_cast<size_t>(g)]; i < steps.size(); ++i) {
         if (!run_step(g, steps[i])) break;
@@ -97,7 +104,7 @@ class ProcessRunner {
 
   // Runs one step of hosted group rank g; false when it must wait for a message.
   bool run_step(int g, const Step& step) {
-    const bool remote_peer = step.peer >= 0 && !hosted_[static_cast<size_t>(step.peer)];
+    const bool remote_peer = step.peer >= 0 && !hosted(step.peer);
     switch (step.kind) {
       case StepKind::Send:
         if (remote_peer)
@@ -142,7 +149,7 @@ class ProcessRunner {
   }
 
   bool receive_remote(int g, const Step& step) {
-    std::optional<Landing>& landing = landing_[static_cast<size_t>(g)];
+    std::optional<Landing>& landing = this->landing(g);
     if (!landing) {
       const int process = process_of(step.peer);
       const int64_t message_tag = tag(step.peer, g);
@@ -185,8 +192,8 @@ class ProcessRunner {
   };
 
   bool awaiting_any() const {
-    for (const auto& landing : landing_)
-      if (landing) return true;
+    for (const Member& member : where_)
+      if (member.landing) return true;
     return false;
   }
 
@@ -194,7 +201,7 @@ class ProcessRunner {
   void wait_for_any_landing() {
     const bool landed = link_.poll([&] {
       for (int g = 0; g < p_; ++g) {
-        std::optional<Landing>& landing = landing_[static_cast<size_t>(g)];
+        std::optional<Landing>& landing = this->landing(g);
         if (!landing) continue;
         const ReceiveStep at{this, g, &schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]]};
         if (link_.test(landing->request, [&at] { return at.text(); })) return true;
@@ -208,7 +215,7 @@ class ProcessRunner {
   std::string timeout_text() const {
     std::string waiting;
     for (int g = 0; g < p_; ++g) {
-      if (!landing_[static_cast<size_t>(g)]) continue;
+      if (!where_[static_cast<size_t>(g)].landing) continue;
       const Step& step = schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]];
       waiting += fmt::format("\n  {} waits for {}", step_text(g), peer_text(step.peer));
     }
@@ -241,9 +248,16 @@ class ProcessRunner {
   const std::vector<int>& members_;
   uint64_t call_;
   int p_;
-  std::pmr::vector<char> hosted_;  // not vector<bool>: its bit access costs more than the bytes save
+  // Each group rank's process and position in it (one division each, per call, not per step), and
+  // its receive from another process while one is posted.
+  struct Member {
+    int process = 0;
+    int position = 0;
+    bool hosted = false;
+    std::optional<Landing> landing;
+  };
+  std::pmr::vector<Member> where_;
   std::pmr::vector<size_t> next_;  // schedule_runner.hpp's require_finished reads it
-  std::pmr::vector<std::optional<Landing>> landing_;
   std::pmr::vector<Outgoing> outgoing_;
   std::unordered_map<int64_t, std::deque<TensorModel::Payload>> mailbox_;
 };
