@@ -34,13 +34,14 @@ constexpr int kRepetitions = 7;
 const char* const kAlgorithms[] = {"ring", "rd"};
 
 void tessera_all_reduce(benchmark::State& state, const ts::World& world, std::string algorithm, int64_t floats) {
+  const std::string rules_before = ts::dist::algorithms();
   ts::dist::set_algorithms("all_reduce:" + algorithm);
   ts::LocalMode mode(world);
   ts::Tensor x = ts::rank_map([&](int r) { return ts::full({floats}, static_cast<float>(r + 1)); });
   MPI_Barrier(MPI_COMM_WORLD);
   for (auto _ : state) ts::dist::all_reduce(x);
   state.SetBytesProcessed(state.iterations() * floats * 4);
-  ts::dist::set_algorithms("");
+  ts::dist::set_algorithms(rules_before);
 }
 
 void mpi_all_reduce(benchmark::State& state, int64_t floats) {
@@ -68,6 +69,7 @@ class Quiet : public benchmark::ConsoleReporter {
 // The console's report, then each Tessera algorithm's median time over MPI_Allreduce's per size.
 class WithRatios : public benchmark::ConsoleReporter {
  public:
+  explicit WithRatios(int world_size) : world_size_(world_size) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& run : runs)
       if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median")
@@ -76,19 +78,24 @@ class WithRatios : public benchmark::ConsoleReporter {
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
-    std::printf("\nmedian time / MPI_Allreduce's median time (%d repetitions each):\n", kRepetitions);
+    std::printf("\nmedian time / MPI_Allreduce's median time (%d repetitions each; * = what the default rules "
+                "pick for this size):\n",
+                kRepetitions);
     for (const Size& size : kSizes) {
       const auto mpi = median_.find(std::string("MPI_Allreduce/") + size.name);
       if (mpi == median_.end() || mpi->second <= 0) continue;
+      const std::string chosen = ts::dist::algorithm_for("all_reduce", world_size_, size.floats * 4);
       for (const char* algorithm : kAlgorithms) {
         const auto tessera = median_.find(std::string("tessera_") + algorithm + "/" + size.name);
         if (tessera != median_.end())
-          std::printf("  %-6s %-5s %.2fx\n", size.name, algorithm, tessera->second / mpi->second);
+          std::printf("  %-6s %-5s %.2fx%s\n", size.name, algorithm, tessera->second / mpi->second,
+                      chosen == algorithm ? " *" : "");
       }
     }
   }
 
  private:
+  int world_size_;
   std::map<std::string, double> median_;  // by benchmark name
 };
 
@@ -122,7 +129,7 @@ int main(int argc, char** argv) {
   }
   benchmark::Initialize(&argc, argv);
   Quiet quiet;
-  WithRatios with_ratios;
+  WithRatios with_ratios(world.size());
   if (world.process_index() == 0)
     benchmark::RunSpecifiedBenchmarks(&with_ratios);
   else

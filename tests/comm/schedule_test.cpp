@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <tessera/tessera.hpp>
 
+#include "comm/selection.hpp"
+
 namespace ts = tessera;
 
 namespace {
@@ -112,6 +114,20 @@ TEST_CASE("selection rules: order, size ranges, wildcard and errors") {
                        ts::ConfigError);
   // A failed set leaves the rules as they were.
   CHECK(ts::dist::algorithms() == "all_reduce[0-1024]:direct;all_reduce:ring;*:direct");
+  ts::dist::set_algorithms(saved);
+}
+
+TEST_CASE("built-in rules: recursive doubling for an all_reduce of up to 64 KiB per rank, ring above") {
+  const std::string saved = ts::dist::algorithms();
+  ts::dist::set_algorithms(ts::comm::kDefaultRules);
+  for (int p : {2, 3, 4, 7, 8}) {
+    CAPTURE(p);
+    CHECK(ts::dist::algorithm_for("all_reduce", p, 4) == "rd");
+    CHECK(ts::dist::algorithm_for("all_reduce", p, 64 * 1024) == "rd");  // the range is inclusive
+    CHECK(ts::dist::algorithm_for("all_reduce", p, 64 * 1024 + 1) == "ring");
+    CHECK(ts::dist::algorithm_for("all_reduce", p, int64_t{64} << 20) == "ring");
+    CHECK(ts::dist::algorithm_for("all_gather", p, 4) == "ring");
+  }
   ts::dist::set_algorithms(saved);
 }
 

@@ -40,8 +40,11 @@ std::string rules_naming(const std::vector<std::string>& algorithms);
 // was unloaded since): an unknown name is an error, never a silent default.
 std::shared_ptr<const CollectiveAlgorithm> choose(const tessera_collective_request& request, int64_t bytes);
 
+// Small all_reduces are bound by latency: recursive doubling takes log2(p) steps to the ring's
+// 2(p-1), and up to about 64 KiB per rank its extra bytes cost less than the ring's extra steps
+// (as Open MPI's own choice for small messages; bench_mpi_allreduce shows both).
 inline constexpr const char* kDefaultRules =
-    "all_reduce:ring;all_gather:ring;reduce_scatter:ring;broadcast:tree;reduce:tree;all_to_all:bruck;*:"
-    "direct";
+    "all_reduce[0-64K]:rd;all_reduce:ring;all_gather:ring;reduce_scatter:ring;broadcast:tree;reduce:tree;"
+    "all_to_all:bruck;*:direct";
 
 }  // namespace tessera::comm
