@@ -323,6 +323,37 @@ TEST_CASE("a replicated distribute_tensor shares the caller's own tensor, writes
   CHECK(local.shard(1).to_vector<float>() == source);
 }
 
+TEST_CASE("distributing a local tensor leaves the caller's shards alone, and writes on either side stay there") {
+  // Group rank 0 of each mesh dim is the source: its values reach the others by a broadcast in
+  // place, which must not write into the caller's shards (the result starts from replicas of them).
+  ts::LocalMode mode(4);
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2});
+  const auto values_of = [](int rank) {
+    std::vector<float> v(12);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i) + 100.f * static_cast<float>(rank);
+    return v;
+  };
+  for (const ts::Placements& placements : std::vector<ts::Placements>{{ts::Replicate(), ts::Replicate()},
+                                                                       {ts::Replicate(), ts::Shard(0)},
+                                                                       {ts::Shard(1), ts::Replicate()},
+                                                                       {ts::Shard(0), ts::Shard(1)}}) {
+    CAPTURE(ts::placements_text(placements));
+    ts::Tensor caller = ts::rank_map([&](int rank) { return plain_tensor(values_of(rank), {4, 3}); });
+    const ts::DTensor d = ts::distribute_tensor(caller, mesh, placements);
+    for (int r = 0; r < 4; ++r) CHECK(caller.shard(r).to_vector<float>() == values_of(r));
+    // Every rank's shard comes from rank 0's values (the full tensor is rank 0's).
+    CHECK(d.full_tensor().shard(3).to_vector<float>() == values_of(0));
+    const std::vector<float> three = d.to_local().shard(3).to_vector<float>();
+    ts::Tensor mine = d.to_local().shard(3);
+    mine.fill_(-1.0);
+    for (int r = 0; r < 4; ++r) CHECK(caller.shard(r).to_vector<float>() == values_of(r));
+    ts::Tensor source = caller.shard(0);
+    source.fill_(5.0);
+    CHECK(d.to_local().shard(0).to_vector<float>() != std::vector<float>(d.to_local().shard(0).numel(), 5.f));
+    CHECK(d.to_local().shard(3).to_vector<float>() == std::vector<float>(three.size(), -1.f));
+  }
+}
+
 TEST_CASE("distributing a replicated local tensor cuts each piece once: ranks holding one piece share it") {
   // A (3, 2) mesh, [Replicate, Shard(1)] of a 4x5 tensor every rank holds in one buffer (a factory
   // in local mode makes it once): columns split 3 | 2, ranks (i, j) hold piece j for every i.

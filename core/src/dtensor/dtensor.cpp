@@ -179,7 +179,12 @@ DTensor distribute_untracked(const Tensor& given, const DeviceMesh& mesh, const 
     // Shard scatters the pieces of what group rank 0 holds, a Replicate broadcasts it.
     require_mesh_ranks("distribute_tensor", tensor, mesh);
     const Shape global = tensor.sizes();  // shards must agree in shape
-    Tensor local = tensor.clone();
+    // The steps below start from the caller's shards without copying them: replicas share their
+    // bytes copy-on-write, so a broadcast's in-place result (or any write) leaves the caller's alone.
+    std::vector<std::pair<int, Tensor>> own;
+    own.reserve(tensor.shards().size());
+    for (const auto& [rank, shard] : tensor.shards()) own.emplace_back(rank, Tensor(shard.impl()->replica()));
+    Tensor local = local_tensor(RankMap<Tensor>(std::move(own)));
     Placements applied(bound.size(), Replicate());
     for (size_t i = 0; i < bound.size(); ++i) {
       if (bound[i].is_shard()) {
