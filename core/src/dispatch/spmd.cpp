@@ -121,21 +121,39 @@ void throw_ranks_disagree(const char* op, const std::string& values) {
   throw Error(fmt::format("{}: the result differs between ranks ({}); it must be the same on every rank", op, values));
 }
 
+namespace {
+
+// One rank's task as run_ranks runs each: inside a rank task (local mode off), timed for the
+// trace when one is recorded; what it throws comes back for the caller to report.
+template <class Task>
+std::exception_ptr run_guarded(const char* op, int rank, bool traced, Task&& task) {
+  RankTaskScope scope;
+  const auto begin = traced ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  std::exception_ptr failure;
+  try {
+    task();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (traced)
+    observe::report_rank_op(op, rank, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+  return failure;
+}
+
+[[noreturn]] void throw_rank_failure(const char* op, int rank, const std::exception_ptr& failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("{} on rank {}: {}", op, rank, e.what()));
+  }
+}
+
+}  // namespace
+
 void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, const std::function<void(size_t)>& task) {
   std::vector<std::exception_ptr> failures(ranks.size());
   const bool traced = observe::wants_rank_ops();
-  auto guarded = [&](size_t i) {
-    RankTaskScope scope;
-    const auto begin = traced ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    try {
-      task(i);
-    } catch (...) {
-      failures[i] = std::current_exception();
-    }
-    if (traced)
-      observe::report_rank_op(op, ranks[i],
-                              std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
-  };
+  auto guarded = [&](size_t i) { failures[i] = run_guarded(op, ranks[i], traced, [&] { task(i); }); };
   // The pool is held for the whole job: set_threads on another thread may replace it meanwhile.
   const std::shared_ptr<dispatch::ThreadPool> pool =
       ranks.size() > 1 && work_per_rank >= kParallelWorkThreshold && !running_rank_task ? dispatch::rank_pool()
@@ -155,14 +173,13 @@ void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, cons
     for (size_t i = 0; i < ranks.size(); ++i) guarded(i);
   }
   // The lowest failing rank is reported, so the error does not depend on scheduling.
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (!failures[i]) continue;
-    try {
-      std::rethrow_exception(failures[i]);
-    } catch (const std::exception& e) {
-      throw Error(fmt::format("{} on rank {}: {}", op, ranks[i], e.what()));
-    }
-  }
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if (failures[i]) throw_rank_failure(op, ranks[i], failures[i]);
+}
+
+void run_rank(const char* op, int rank, void (*task)(void*), void* context) {
+  if (const std::exception_ptr failure = run_guarded(op, rank, observe::wants_rank_ops(), [&] { task(context); }))
+    throw_rank_failure(op, rank, failure);
 }
 
 std::vector<Tensor> SpmdResult<std::vector<Tensor>>::combine(const char* op, const RankSet& ranks,

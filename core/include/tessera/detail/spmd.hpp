@@ -136,6 +136,8 @@ struct SpmdArg<std::vector<SymInt>> {
 // local mode disabled on the executing thread; a failure is rethrown naming the op and the lowest
 // failing rank.
 void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, const std::function<void(size_t)>& task);
+// run_ranks for one rank, `task(context)`: without the bookkeeping for many (no allocation).
+void run_rank(const char* op, int rank, void (*task)(void*), void* context);
 // Groups rank indices by equal identity words (index i's are words[starts[i] .. starts[i + 1])):
 // `leaders` gets the first index of each group, ascending, and leader_of[i] the position in
 // `leaders` of index i's group.
@@ -247,6 +249,20 @@ auto spmd(const char* op, F&& f, const Args&... args)
 // equal per-rank values) get one result, computed once and shared as copy-on-write replicas (SPEC
 // §14). Replicated inputs so give replicated outputs at the cost of one rank. f then runs once per
 // distinct argument set, not once per rank, so only ops may use this, never user functions.
+// Whether every rank's arguments have the identity words of the first rank's.
+template <class... Args>
+bool all_alike(const RankSet& ranks, const Args&... args) {
+  std::vector<int64_t> first, other;
+  (SpmdArg<std::decay_t<Args>>::identity(args, ranks[0], first), ...);
+  other.reserve(first.size());
+  for (size_t i = 1; i < ranks.size(); ++i) {
+    other.clear();
+    (SpmdArg<std::decay_t<Args>>::identity(args, ranks[i], other), ...);
+    if (other != first) return false;
+  }
+  return true;
+}
+
 template <class F, class... Args>
 auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... args) {
   using R = std::invoke_result_t<F&, decltype(SpmdArg<std::decay_t<Args>>::at(args, 0))...>;
@@ -257,6 +273,18 @@ auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... 
       return spmd_over(op, ranks, f, args...);
     if (const RankSet* own = common_ranks(op, args...); own != nullptr && *own != ranks)
       throw_rank_set_mismatch(op, ranks, *own);
+    if (all_alike(ranks, args...)) {
+      // The usual case (replicas in): one result, computed on the first rank, and replicas of it
+      // for the others, without the grouping below and its lists.
+      std::optional<Tensor> computed;
+      auto compute = [&] { computed.emplace(f(SpmdArg<std::decay_t<Args>>::at(args, ranks[0])...)); };
+      run_rank(op, ranks[0], [](void* task) { (*static_cast<decltype(compute)*>(task))(); }, &compute);
+      std::vector<std::pair<int, Tensor>> shards;
+      shards.reserve(ranks.size());
+      shards.emplace_back(ranks[0], *computed);
+      for (size_t i = 1; i < ranks.size(); ++i) shards.emplace_back(ranks[i], replica_of(*computed));
+      return local_tensor(RankMap<Tensor>(std::move(shards)));
+    }
     // Ranks with equal identity words form a group; its first rank (the leader) computes. The
     // words of rank index i are words[starts[i] .. starts[i + 1]).
     std::vector<int64_t> words;
