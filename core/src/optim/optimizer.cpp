@@ -27,6 +27,14 @@ void check_params(const std::vector<Tensor>& params, const char* name) {
           fmt::format("{}: parameter {} has dtype {}, but only floating-point tensors (float32, float64) "
                       "can be optimized",
                       name, i, dtype_name(p.dtype())));
+    // An op's output (non-leaf) is a temporary: the step would write into it and never reach the
+    // tensor it was computed from, so training would silently do nothing (PyTorch refuses it too).
+    if (!p.is_leaf())
+      throw Error(fmt::format(
+          "{}: can't optimize a non-leaf tensor: parameter {} was computed by {} from other tensors, so "
+          "updating it would never change them; pass the leaf tensor you called set_requires_grad on "
+          "(or x.detach().requires_grad_() to make a new leaf)",
+          name, i, p.grad_fn_name()));
     // A parameter listed twice would be updated twice per step (PyTorch warns; here it is an error).
     for (size_t j = 0; j < i; ++j)
       if (same_tensor(params[j], p))
