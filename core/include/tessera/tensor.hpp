@@ -135,9 +135,12 @@ class Tensor {
   template <class T> T item() const { return item().to<T>(); }
   // All elements, row-major, cast to T; a local tensor's shards must be equal.
   template <class T> std::vector<T> to_vector() const;
-  // Where a plain tensor's first element lives (PyTorch: data_ptr), for telling whether two tensors
-  // share memory; read-only. Identical shards of different ranks may share one buffer (shared
-  // replicas); the first write to one moves it to a copy of its own, so its data_ptr changes then.
+  // Where a plain tensor's first element lives (PyTorch: data_ptr); read-only. Once taken, the
+  // tensor keeps those bytes: in-place ops (collectives included) write into them rather than
+  // swap in other memory, and the pointer stays valid as long as the tensor lives. Identical shards
+  // of different ranks may share one buffer (shared replicas), so equal pointers tell that tensors
+  // share memory; the pointer of a shared buffer names it until this tensor's first write (or a
+  // writable export, to_dlpack) gives it a copy of its own, and only then does it change.
   // Throws on a local tensor (use shard(r).data_ptr()); null for a tensor with no bytes.
   const void* data_ptr() const;
 

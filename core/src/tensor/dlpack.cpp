@@ -1,5 +1,6 @@
-// DLPack export and import (tessera/dlpack.hpp). Export hands out the storage's own bytes; import
-// wraps foreign bytes in a Storage whose owner is the producer's deleter, so both sides see writes.
+// DLPack export and import (tessera/dlpack.hpp). Export hands out the storage's own bytes, which
+// keep their address from then on; import wraps foreign bytes in a Storage whose owner is the
+// producer's deleter, so both sides see writes.
 #include "tessera/dlpack.hpp"
 
 #include <cstdint>
@@ -103,17 +104,16 @@ DLManagedTensor* to_dlpack(const Tensor& tensor) {
     throw Error(fmt::format("to_dlpack: the {} backend holds shapes only, so a tensor of shape {} has no values "
                             "to share; make it on a computing backend",
                             impl.backend().name(), shape_text(impl.sizes())));
-  // The consumer may write: bytes shared with another rank's replica become this rank's own first.
-  impl.storage()->make_private();
+  // The consumer may write and holds the address as long as it likes: the Storage gets bytes of
+  // its own (never shared with another rank's replica) and keeps them (Storage, "Exposure").
+  void* bytes = impl.storage()->expose_writable();
   auto context = std::make_unique<ExportContext>();
   context->keep_alive = tensor;
   context->shape = impl.sizes();
   context->strides = impl.strides();
   DLTensor& dl = context->managed.dl_tensor;
   // The offset goes into the pointer rather than byte_offset, which some consumers ignore.
-  dl.data = impl.storage()->data == nullptr
-                ? nullptr
-                : static_cast<char*>(impl.storage()->data) + impl.offset() * static_cast<int64_t>(itemsize(impl.dtype()));
+  dl.data = bytes == nullptr ? nullptr : static_cast<char*>(bytes) + impl.offset() * static_cast<int64_t>(itemsize(impl.dtype()));
   dl.device = {static_cast<DLDeviceType>(impl.backend().device_type()), 0};
   dl.ndim = static_cast<int32_t>(impl.dim());
   dl.dtype = dispatch::to_dl(impl.dtype());

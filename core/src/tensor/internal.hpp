@@ -45,10 +45,12 @@ void copy_into(const TensorImpl& dst, const TensorImpl& src);
 // Moves `src`'s elements into `dst` by exchanging their storages' memory, when both are dense,
 // contiguous, of one dtype, backend and element count, and each spans its whole storage; every
 // view of dst's storage then sees the new values, as after an in-place copy. `src` is left with
-// dst's old elements. Returns false (and changes nothing) when the layouts do not allow it.
+// dst's old elements. Returns false (and changes nothing) when the layouts do not allow it, or when
+// either storage's address has been handed out (Storage::exposed): then the caller copies, so a
+// pointer taken earlier keeps naming the tensor's bytes.
 bool exchange_storage(const Tensor& dst, const Tensor& src);
 // Like exchange_storage, but dst's storage comes to share src's memory (copy-on-write) and src
-// keeps it: for one result that lands in many ranks' shards.
+// keeps it: for one result that lands in many ranks' shards. False in the same cases.
 bool share_storage(const Tensor& dst, const Tensor& src);
 
 // Reads all elements to host memory, row-major, as `dtype`. A tensor on a shapes-only backend has

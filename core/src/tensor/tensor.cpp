@@ -104,22 +104,13 @@ bool whole_storages(const Tensor& dst, const Tensor& src) {
 }  // namespace
 
 bool share_storage(const Tensor& dst, const Tensor& src) {
-  if (!whole_storages(dst, src)) return false;
-  dst.impl()->storage()->share_bytes_of(*src.impl()->storage());
-  return true;
+  return whole_storages(dst, src) && dst.impl()->storage()->share_bytes_of(*src.impl()->storage());
 }
 
 bool exchange_storage(const Tensor& dst, const Tensor& src) {
-  if (!whole_storages(dst, src)) return false;
-  const TensorImpl& d = *dst.impl();
-  const TensorImpl& s = *src.impl();
-  // Swapping the bytes (and who owns them) between the two Storages leaves any other Storage that
-  // shared dst's old bytes as it was: shared replicas stay unaffected.
-  d.storage()->version.fetch_add(1, std::memory_order_relaxed);
-  s.storage()->version.fetch_add(1, std::memory_order_relaxed);
-  std::swap(d.storage()->data, s.storage()->data);
-  std::swap(d.storage()->shared, s.storage()->shared);
-  return true;
+  // Trading the bytes (and who owns them) leaves any other Storage that shared dst's old bytes as
+  // it was: shared replicas stay unaffected.
+  return whole_storages(dst, src) && dst.impl()->storage()->exchange_bytes_with(*src.impl()->storage());
 }
 
 template <class T>
@@ -297,8 +288,11 @@ Tensor& Tensor::fill_(Scalar value) {
 
 const void* Tensor::data_ptr() const {
   const TensorImpl& self = detail::impl_of(*this, "data_ptr");
-  if (self.storage()->data == nullptr) return nullptr;
-  return static_cast<const char*>(self.storage()->data) + self.offset() * static_cast<int64_t>(itemsize(self.dtype()));
+  if (self.backend().shapes_only()) return nullptr;  // no bytes: no address to hand out
+  // The address is handed out: the Storage keeps it from now on (Storage, "Exposure").
+  const void* bytes = self.storage()->expose_read_only();
+  if (bytes == nullptr) return nullptr;
+  return static_cast<const char*>(bytes) + self.offset() * static_cast<int64_t>(itemsize(self.dtype()));
 }
 
 Scalar Tensor::item() const {

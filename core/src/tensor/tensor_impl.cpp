@@ -174,29 +174,92 @@ void mark_shared(Storage& original) {
     });
 }
 
+// A new Storage with a copy of `original`'s bytes (none on a shapes-only backend).
+std::shared_ptr<Storage> copy_of(const Storage& original) {
+  auto copy = object_pool::make_shared<Storage>(original.backend, original.bytes);
+  if (copy->data != nullptr && original.data != nullptr)
+    original.backend->copy(copy->data, original.data, original.bytes, TESSERA_COPY_DEVICE_TO_DEVICE);
+  return copy;
+}
+
 }  // namespace
 
 std::shared_ptr<Storage> Storage::replica_of(Storage& original) {
+  // Someone holds a pointer into the original's bytes and may write through it: the replica must
+  // not see that, so it gets bytes of its own (`data` is final here: no lock needed to read it).
+  if (original.exposure_.load(std::memory_order_acquire) == Exposure::private_bytes) return copy_of(original);
+  // Readers on other threads may replicate or expose the same Storage: marking it shared, or
+  // copying bytes an exposure may be moving, happens under its lock.
+  const std::lock_guard hold(original.transition_);
+  if (original.exposure_.load(std::memory_order_relaxed) != Exposure::none) return copy_of(original);
   mark_shared(original);
   return object_pool::make_shared<Storage>(SameBytes{}, original);
 }
 
-void Storage::share_bytes_of(Storage& original) {
-  if (&original == this || (original.data == data && original.data != nullptr)) return;
+bool Storage::share_bytes_of(Storage& original) {
+  if (&original == this || (original.data == data && original.data != nullptr)) return true;
+  if (exposed()) return false;  // a pointer into these bytes is held: the caller copies instead
+  const std::lock_guard hold(original.transition_);
+  if (original.exposed()) return false;
   mark_shared(original);
   if (!shared) backend->deallocate(data);
   version.fetch_add(1, std::memory_order_relaxed);
   data = original.data;
   shared = original.shared;
+  return true;
+}
+
+bool Storage::exchange_bytes_with(Storage& other) {
+  if (exposed() || other.exposed()) return false;
+  version.fetch_add(1, std::memory_order_relaxed);
+  other.version.fetch_add(1, std::memory_order_relaxed);
+  std::swap(data, other.data);
+  std::swap(shared, other.shared);
+  return true;
 }
 
 void Storage::make_private() {
-  if (!shares_bytes()) return;
+  // Bytes exposed as private are this Storage's alone by construction (nobody comes to share them),
+  // so another holder of `shared` is not a Storage (a producer's owner block, a collective keeping
+  // a block alive) and they stay where the handed-out pointers point.
+  if (!shares_bytes() || exposure_.load(std::memory_order_relaxed) == Exposure::private_bytes) return;
+  copy_to_private_bytes();
+  // A read-only pointer handed out while the bytes were shared named those bytes; this Storage's
+  // own are final now.
+  if (exposure_.load(std::memory_order_relaxed) == Exposure::shared_bytes)
+    exposure_.store(Exposure::private_bytes, std::memory_order_release);
+}
+
+void Storage::copy_to_private_bytes() {
   // A shapes-only backend has no bytes to copy (data is null): only the sharing ends.
   void* own = data == nullptr ? nullptr : backend->allocate(bytes);
   if (own != nullptr) backend->copy(own, data, bytes, TESSERA_COPY_DEVICE_TO_DEVICE);
-  shared.reset();  // the other holders keep the old bytes
+  // The other holders keep the old bytes. A pointer this Storage handed out, or a reader on
+  // another thread during a writable export, may still point into them: kept while it lives.
+  if (exposure_.load(std::memory_order_relaxed) != Exposure::none)
+    left_behind_ = std::move(shared);
+  shared.reset();
   data = own;
+}
+
+void* Storage::expose_read_only() {
+  if (exposure_.load(std::memory_order_acquire) == Exposure::private_bytes) return data;
+  const std::lock_guard hold(transition_);
+  if (exposure_.load(std::memory_order_relaxed) == Exposure::none)
+    exposure_.store(shares_bytes() ? Exposure::shared_bytes : Exposure::private_bytes, std::memory_order_release);
+  return data;
+}
+
+void* Storage::expose_writable() {
+  if (exposure_.load(std::memory_order_acquire) == Exposure::private_bytes) return data;
+  const std::lock_guard hold(transition_);
+  if (exposure_.load(std::memory_order_relaxed) != Exposure::private_bytes) {
+    // Marked first, so the bytes this Storage leaves behind are kept (copy_to_private_bytes).
+    exposure_.store(Exposure::shared_bytes, std::memory_order_relaxed);
+    if (shares_bytes()) copy_to_private_bytes();
+    exposure_.store(Exposure::private_bytes, std::memory_order_release);
+  }
+  return data;
 }
 
 std::shared_ptr<TensorImpl> TensorImpl::replica() const {

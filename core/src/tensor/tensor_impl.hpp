@@ -17,6 +17,30 @@ namespace tessera {
 // shards hold one buffer). A Storage is one rank's identity for its bytes: every view of a rank's
 // shard holds the same Storage, so when a write through any of them first makes the bytes private
 // (make_private), all of that rank's views see the private copy and no other rank sees the write.
+// While nobody outside knows where the bytes are, a Storage may also trade them wholesale
+// (exchange_bytes_with, share_bytes_of): an in-place collective lands its result that way.
+//
+// Exposure: once the address has been handed out (Tensor::data_ptr, to_dlpack and the Python
+// exports built on it; bytes imported from a producer are exposed from the start), someone holds a
+// pointer into these bytes, so from then on
+//   - nothing swaps or replaces them: exchange_bytes_with and share_bytes_of return false, and an
+//     in-place op copies its result into them, so a pointer taken before it sees the result;
+//   - no other Storage comes to share them: replica_of copies, so a write through the pointer can
+//     never reach another rank's replica;
+//   - a writable export (expose_writable: to_dlpack) first gives this Storage private bytes, so the
+//     consumer's writes reach this rank's views and nobody else's.
+// A read-only hand-out (expose_read_only: data_ptr) of bytes still shared leaves them shared (it is
+// how tests see that replicas share one buffer); that pointer names the shared bytes until this
+// Storage gets its own (its first write, or a writable export). The bytes a Storage leaves behind
+// once exposed are kept until it goes, so no pointer it handed out ever dangles.
+//
+// Threads: reading one tensor from several threads at once is safe. The changes readers make here
+// (replica_of marking the bytes shared, the exposures) hold `transition_`, a one-byte lock;
+// writers (prepare_write, make_private, exchange_bytes_with, share_bytes_of into this Storage) need
+// the tensor to themselves, as every write does, so the write path takes no lock. One change of
+// `data` can meet an unlocked reader: the first writable export of bytes another Storage shares
+// moves this Storage to a copy while a kernel on another thread may be reading the old bytes,
+// which stay alive and unchanged (kept, see above), so that reader still reads the right values.
 struct Storage {
   Storage(std::shared_ptr<const dispatch::Backend> owner, size_t size_in_bytes)
       : backend(std::move(owner)), data(backend->allocate(size_in_bytes)), bytes(size_in_bytes) {}
@@ -26,16 +50,26 @@ struct Storage {
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
 
-  // A new Storage holding the same bytes as `original` until either is written. `original` must not
-  // be in use on another thread meanwhile (replicas are made of results not yet handed out).
+  // A new Storage holding the same bytes as `original` until either is written; a copy of them when
+  // `original` is exposed. Safe while other threads read `original`.
   static std::shared_ptr<Storage> replica_of(Storage& original);
   // Lets go of this Storage's bytes and holds `original`'s instead, shared until either is written:
-  // replica_of without a new Storage, for a Storage whose views must see the new bytes.
-  void share_bytes_of(Storage& original);
+  // replica_of without a new Storage, for a Storage whose views must see the new bytes. Returns
+  // false and changes nothing when either is exposed (the caller copies instead).
+  bool share_bytes_of(Storage& original);
+  // Trades bytes (and who owns them) with `other`; any third Storage sharing either's old bytes
+  // keeps them. Returns false and changes nothing when either is exposed.
+  bool exchange_bytes_with(Storage& other);
   // Whether another Storage holds these bytes (then a write must first make them private).
   bool shares_bytes() const { return shared != nullptr && shared.use_count() > 1; }
   // Gives this Storage its own copy of bytes it shares; all its views keep working on the copy.
   void make_private();
+
+  // Hand out the address of the bytes (see Exposure above); safe while other threads read. Return
+  // `data` as it stands once exposed.
+  void* expose_read_only();
+  void* expose_writable();
+  bool exposed() const { return exposure_.load(std::memory_order_acquire) != Exposure::none; }
 
   std::shared_ptr<const dispatch::Backend> backend;
   void* data;
@@ -47,16 +81,46 @@ struct Storage {
   std::atomic<int64_t> version{0};
 
   // Bytes allocated by someone else (from_dlpack): `owner` gives them back when the last Storage
-  // holding them goes; the backend never frees them.
+  // holding them goes; the backend never frees them. Their producer knows the address: exposed.
   struct ForeignBytes {};
   Storage(ForeignBytes, std::shared_ptr<const dispatch::Backend> on, void* bytes_at, size_t size,
           std::shared_ptr<void> owner)
-      : backend(std::move(on)), data(bytes_at), bytes(size), shared(std::move(owner)) {}
+      : backend(std::move(on)), data(bytes_at), bytes(size), shared(std::move(owner)),
+        exposure_(Exposure::private_bytes) {}
 
   // replica_of's constructor: the same bytes, already owned by `original.shared`.
   struct SameBytes {};
   Storage(SameBytes, const Storage& original)
       : backend(original.backend), data(original.data), bytes(original.bytes), shared(original.shared) {}
+
+ private:
+  // How far the address has been handed out. `private_bytes` is final: `data` never changes again.
+  enum class Exposure : uint8_t {
+    none,
+    shared_bytes,   // read-only, while the bytes were shared: they move once this Storage writes
+    private_bytes,  // the bytes are this Storage's alone, for good
+  };
+  // A lock for the transitions readers make; a waiter sleeps on the flag (C++20 atomic wait)
+  // rather than spin through a copy.
+  class TransitionLock {
+   public:
+    void lock() {
+      while (held_.test_and_set(std::memory_order_acquire)) held_.wait(true, std::memory_order_relaxed);
+    }
+    void unlock() {
+      held_.clear(std::memory_order_release);
+      held_.notify_one();
+    }
+
+   private:
+    std::atomic_flag held_;
+  };
+  void copy_to_private_bytes();  // make_private's copy; keeps the old bytes alive when exposed
+
+  std::atomic<Exposure> exposure_{Exposure::none};
+  TransitionLock transition_;
+  // The shared bytes an exposed Storage left behind: a pointer handed out may still point there.
+  std::shared_ptr<void> left_behind_;
 };
 
 // Invariant, checked on construction: sizes are non-negative, their product fits int64 (as does the
