@@ -149,7 +149,9 @@ bool in_place(const Tensor& shard, const Tensor& block) {
 
 // A result lands in the user's shard in place. A whole-buffer result is not copied: the shard
 // takes its memory (exchange; the buffer is discarded right after) or, for a result other ranks'
-// shards receive too (run_collective's shared outputs), shares it copy-on-write.
+// shards receive too (run_collective's shared outputs), shares it copy-on-write. A shard whose
+// address was handed out (data_ptr, to_dlpack) refuses both (Storage, "Exposure") and the result is
+// copied into its own bytes, where the holder of that address reads it.
 enum class Landing { take, share };
 Landing landing_of(const comm::SharedResults& results) { return results.shared ? Landing::share : Landing::take; }
 void write_back(const Tensor& shard, const Tensor& block, Landing landing = Landing::take) {
