@@ -59,6 +59,25 @@ std::string known_algorithms() {
   return names.empty() ? "none loaded" : names;
 }
 
+// "all_gather, all_to_all": what a rule may ask of `algorithm`.
+std::string collectives_offered_by(const CollectiveAlgorithm& algorithm) {
+  std::string names;
+  for (int32_t c = 0; c < TESSERA_COLL_COUNT; ++c)
+    if (algorithm.offers(c)) names += (names.empty() ? "" : ", ") + std::string(collective_name(c));
+  return names.empty() ? "no collective" : names;
+}
+
+// "direct, ring, tree": the loaded algorithms a rule for `collective` may name.
+std::string algorithms_offering(int32_t collective) {
+  auto& registry = plugin::Registry::instance();
+  std::string names;
+  for (const std::string& name : registry.algorithm_names()) {
+    const std::shared_ptr<const CollectiveAlgorithm> algorithm = registry.algorithm(name);
+    if (algorithm != nullptr && algorithm->offers(collective)) names += (names.empty() ? "" : ", ") + name;
+  }
+  return names.empty() ? "none loaded" : names;
+}
+
 std::mutex rules_mutex;
 
 // Takes rules_mutex once the process configuration is applied. The first use of the registry
@@ -146,10 +165,22 @@ std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names
                         rule, what));
     }
     // "auto" is a way of choosing, not an algorithm: it needs no plugin.
-    if (check_names && parsed.algorithm != kAutoAlgorithm &&
-        plugin::Registry::instance().algorithm(parsed.algorithm) == nullptr)
-      throw ConfigError(fmt::format("collective rule '{}': unknown algorithm '{}'; known algorithms: {} (or auto)",
-                                    rule, parsed.algorithm, known_algorithms()));
+    if (check_names && parsed.algorithm != kAutoAlgorithm) {
+      const std::shared_ptr<const CollectiveAlgorithm> algorithm =
+          plugin::Registry::instance().algorithm(parsed.algorithm);
+      if (algorithm == nullptr)
+        throw ConfigError(fmt::format("collective rule '{}': unknown algorithm '{}'; known algorithms: {} (or auto)",
+                                      rule, parsed.algorithm, known_algorithms()));
+      // A rule for one collective naming an algorithm without it would never apply: every such
+      // call would quietly run the next rule's algorithm (or direct). A '*' rule is meant to
+      // cover only what its algorithm offers.
+      if (parsed.collective >= 0 && !algorithm->offers(parsed.collective))
+        throw ConfigError(fmt::format(
+            "collective rule '{}': algorithm '{}' does not offer {}; it offers {}. Algorithms that offer {}: {} "
+            "(or auto)",
+            rule, parsed.algorithm, collective_name(parsed.collective), collectives_offered_by(*algorithm),
+            collective_name(parsed.collective), algorithms_offering(parsed.collective)));
+    }
     rules.push_back(std::move(parsed));
   }
   return rules;

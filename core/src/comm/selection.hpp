@@ -22,7 +22,8 @@ struct SelectionRule {
 
 // Parses rules; "auto" alone stands for "*:auto" (auto_select.hpp). Throws ConfigError for
 // malformed text or an unknown collective name, and (when check_names) for an algorithm name no
-// loaded plugin provides, listing the known ones.
+// loaded plugin provides, listing the known ones, or for a rule naming one collective and an
+// algorithm that does not offer it, listing what it offers and which algorithms offer that one.
 std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names = true);
 std::string rules_text(const std::vector<SelectionRule>& rules);
 
