@@ -117,8 +117,16 @@ void throw_rank_set_mismatch(const char* op, const RankSet& a, const RankSet& b)
                           op, a.to_string(), b.to_string()));
 }
 
+// The usual way here is item() on the to_local() of a Partial DTensor: its shards are per-rank
+// contributions still to be reduced, so the hint names that case and its fix. Which tensor the op
+// read is not known at this point, so the hint says "if".
 void throw_ranks_disagree(const char* op, const std::string& values) {
-  throw Error(fmt::format("{}: the result differs between ranks ({}); it must be the same on every rank", op, values));
+  throw Error(fmt::format(
+      "{}: the result differs between ranks ({}); it must be the same on every rank. If the tensor is the "
+      "to_local() of a Partial DTensor (Partial(sum), Partial(max), ...: each rank holds its contribution, "
+      "not yet reduced), call full_tensor() on the DTensor, or redistribute it to Replicate, first; "
+      "otherwise read one rank's value with shard(rank)",
+      op, values));
 }
 
 namespace {
@@ -140,11 +148,18 @@ std::exception_ptr run_guarded(const char* op, int rank, bool traced, Task&& tas
   return failure;
 }
 
+// Rethrown with the rank added, as the same tessera error type: a caller that catches
+// ConfigError or PluginError must still catch it when it was raised inside a rank's task.
 [[noreturn]] void throw_rank_failure(const char* op, int rank, const std::exception_ptr& failure) {
+  const auto on_rank = [&](const std::exception& e) { return fmt::format("{} on rank {}: {}", op, rank, e.what()); };
   try {
     std::rethrow_exception(failure);
+  } catch (const ConfigError& e) {
+    throw ConfigError(on_rank(e));
+  } catch (const PluginError& e) {
+    throw PluginError(on_rank(e));
   } catch (const std::exception& e) {
-    throw Error(fmt::format("{} on rank {}: {}", op, rank, e.what()));
+    throw Error(on_rank(e));
   }
 }
 
