@@ -62,8 +62,8 @@ DTensor log_softmax(const DTensor& a, int64_t dim);
 
 DTensor transpose(const DTensor& a, int64_t dim0, int64_t dim1);
 DTensor permute(const DTensor& a, const std::vector<int64_t>& dims);
-// Keeps shards when the sharded dims survive the reshape (or lead a merge of evenly sharded
-// dims); otherwise reshape replicates those mesh dims first and view is an error.
+// Keeps shards when the sharded dims survive the reshape (or lead a merge or split whose blocks
+// line up); otherwise both replicate those mesh dims first (as PyTorch's view does too).
 DTensor reshape(const DTensor& a, const Shape& shape);
 DTensor view(const DTensor& a, const Shape& shape);
 

@@ -1,5 +1,6 @@
 // transpose / permute / reshape / view on DTensors: shard dims move with their data; no
-// communication unless a reshape splits a sharded dim in a way the layout cannot follow.
+// communication unless a reshape or view regroups a sharded dim in a way the layout cannot follow
+// (then that mesh dim is gathered to Replicate first).
 #include <algorithm>
 #include <optional>
 
@@ -18,34 +19,41 @@ namespace {
 
 using dtensor::Strategy;
 
-// Groups of input dims and output dims with equal products, in order (as a reshape pairs them),
-// over the dims of size other than 1 (those come and go freely). For tensors with elements only.
+// Groups of input dims and output dims with equal products, in order (as a reshape pairs them).
+// Dims of size 1 pair as PyTorch's view rule pairs them: one facing a size-1 dim of the other
+// shape is an identity group of its own (so a shard on it stays where it is), one facing a larger
+// dim is dropped (an input dim: no output dims) or inserted (an output dim: no input dims); a
+// group that merges or splits larger dims carries the size-1 dims between them. For tensors with
+// elements only (no size is 0, so products only grow).
 struct DimGroup {
   std::vector<int64_t> in;
   std::vector<int64_t> out;
 };
 
-std::vector<int64_t> dims_not_one(const Shape& shape) {
-  std::vector<int64_t> dims;
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] != 1) dims.push_back(static_cast<int64_t>(d));
-  return dims;
-}
-
 std::vector<DimGroup> dim_groups(const Shape& in, const Shape& out) {
-  const std::vector<int64_t> ins = dims_not_one(in), outs = dims_not_one(out);
   std::vector<DimGroup> groups;
   size_t i = 0, o = 0;
   // Partial products never exceed the element count, which exists: no overflow.
-  while (i < ins.size() && o < outs.size()) {
+  while (i < in.size() || o < out.size()) {
+    const bool in_left = i < in.size(), out_left = o < out.size();
+    const bool in_one = in_left && in[i] == 1, out_one = out_left && out[o] == 1;
     DimGroup g;
-    int64_t pin = in[static_cast<size_t>(ins[i])], pout = out[static_cast<size_t>(outs[o])];
-    g.in.push_back(ins[i++]);
-    g.out.push_back(outs[o++]);
-    while (pin != pout) {
-      if (pin < pout && i < ins.size()) pin *= in[static_cast<size_t>(ins[i])], g.in.push_back(ins[i++]);
-      else if (pout < pin && o < outs.size()) pout *= out[static_cast<size_t>(outs[o])], g.out.push_back(outs[o++]);
-      else break;
+    if (in_one && out_one) {
+      g.in.push_back(static_cast<int64_t>(i++));
+      g.out.push_back(static_cast<int64_t>(o++));
+    } else if (in_one || !out_left) {  // equal products: what is left of the input is size 1
+      g.in.push_back(static_cast<int64_t>(i++));
+    } else if (out_one || !in_left) {
+      g.out.push_back(static_cast<int64_t>(o++));
+    } else {
+      int64_t pin = in[i], pout = out[o];
+      g.in.push_back(static_cast<int64_t>(i++));
+      g.out.push_back(static_cast<int64_t>(o++));
+      while (pin != pout) {
+        if (pin < pout && i < in.size()) pin *= in[i], g.in.push_back(static_cast<int64_t>(i++));
+        else if (pout < pin && o < out.size()) pout *= out[o], g.out.push_back(static_cast<int64_t>(o++));
+        else break;
+      }
     }
     groups.push_back(std::move(g));
   }
@@ -67,10 +75,11 @@ int64_t product_after_first(const Shape& shape, const std::vector<int64_t>& dims
 }
 
 // Only the first dim of a group can carry a shard into the output (its blocks are whole runs of
-// the flattened group); a dim of size 1 belongs to no group.
+// the flattened group); a dropped dim of size 1 carries none.
 std::optional<DimMap> map_dim(const std::vector<DimGroup>& groups, const Shape& in, const Shape& out, int64_t d) {
   for (const DimGroup& g : groups)
-    if (g.in.front() == d) return DimMap{g.out.front(), product_after_first(in, g.in), product_after_first(out, g.out)};
+    if (!g.in.empty() && !g.out.empty() && g.in.front() == d)
+      return DimMap{g.out.front(), product_after_first(in, g.in), product_after_first(out, g.out)};
   return std::nullopt;
 }
 
@@ -185,11 +194,9 @@ DTensor reshaped(const char* op, const DTensor& a, const Shape& requested, bool 
     const Placement& p = a.placements()[i];
     std::vector<Strategy> s;
     // Keeping the shard comes first: on a mesh dim of one rank it costs the same as replicating.
+    // A shard that cannot follow is gathered first, for view as for reshape: PyTorch's view does
+    // the same (its result then shares no storage with the input).
     if (kept[i]) s.push_back({{p}, *kept[i]});
-    else if (p.is_shard() && is_view && total != 0)
-      throw Error(fmt::format("{}: shard {} of a {} DTensor cannot follow the view to {} without moving data; use "
-                              "reshape",
-                              op, p.to_string(), shape_text(a.shape()), shape_text(shape)));
     s.push_back({{Replicate()}, Replicate()});
     if (p.is_partial()) s.push_back({{p}, p});
     return s;
