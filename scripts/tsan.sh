@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The thread-pool, mode, world and collective tests under ThreadSanitizer (build-tsan/, the tsan
 # preset): test_ranks (modes, worlds, user threads, set_threads while ops run), test_comm
-# (collectives), test_observe (counters and traces) and test_dtensor's shared-replica cases (copy-on-write
-# from several threads), test_autograd's thread cases (grad mode and graphs per thread). Only those suites and the plugins they load
+# (collectives), test_observe (counters and traces) and test_dtensor's shared-replica and concurrent-read
+# cases (copy-on-write from several threads; one tensor replicated and exported by several threads
+# at once), test_autograd's thread cases (grad mode and graphs per thread). Only those suites and the plugins they load
 # are built, so a cold build fits in a few minutes on 2 cores. Fails on the first TSan report
 # (halt_on_error; scripts/tsan.supp suppresses uninstrumented third-party code only) or failing test.
 #   scripts/tsan.sh [extra ctest arguments, e.g. -R concurrency]
