@@ -1,6 +1,7 @@
 #include "mpi_transport.hpp"
 
 #include <climits>
+#include <cstdlib>
 #include <string>
 
 #include "mpi_error.hpp"
@@ -86,6 +87,13 @@ sdk::TransportWorld MpiTransport::join_world() {
     throw;
   }
   return sdk::TransportWorld{index_, count_, max_tag_};
+}
+
+void MpiTransport::abort(int32_t exit_code) {
+  // On the world's communicator, not the private one: the job is what ends (Open MPI kills every
+  // process of it, stalled ones included).
+  MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::_Exit(exit_code);  // MPI_Abort does not return; should it, the process still ends here
 }
 
 void MpiTransport::finalize() {
@@ -196,7 +204,7 @@ bool MpiTransport::allgather(const void* send, size_t bytes, void* recv, int64_t
   require_initialised("allgather");
   if (timeout_ms < 0)
     fail(TESSERA_INVALID_ARGUMENT, "allgather: negative timeout " + to_text(timeout_ms) + " ms");
-  // MPI counts are int; the contract speaks of a few hundred bytes.
+  // MPI counts are int; the contract speaks of a few kilobytes.
   if (bytes > static_cast<size_t>(INT_MAX) / static_cast<size_t>(count_))
     fail(TESSERA_INVALID_ARGUMENT, "allgather: " + std::to_string(bytes) +
                                        " bytes per process is too many, expected at most " +

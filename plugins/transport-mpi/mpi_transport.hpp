@@ -36,6 +36,9 @@ class MpiTransport {
   bool wait(tessera_transport_request request, int64_t timeout_ms);
   void free_request(tessera_transport_request request);
   bool allgather(const void* send, size_t bytes, void* recv, int64_t timeout_ms);
+  // After a failure, in place of finalize: MPI_Abort ends every process of the job with
+  // `exit_code` (MPI_Finalize could wait forever for a stalled peer).
+  [[noreturn]] void abort(int32_t exit_code);
 
  private:
   tessera_transport_request post(Direction direction, const DLTensor& chunk, int32_t peer, int64_t tag);

@@ -21,7 +21,7 @@
 // 1.4 added kernels to the catalogue (the folds) and changed no struct: the 1.3 layouts below hold.
 TEST_CASE("SDK version is 1.4") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
-  CHECK(TESSERA_SDK_VERSION_MINOR == 4);
+  CHECK(TESSERA_SDK_VERSION_MINOR == 5);
 }
 
 TEST_CASE("SDK 1.0 enum values are unchanged") {
@@ -185,7 +185,7 @@ TEST_CASE("tessera_transport_info layout (1.1)") {
 
 TEST_CASE("tessera_transport layout (1.1)") {
   // Twelve 8-byte fields in declaration order: four data fields, eight function pointers.
-  CHECK(sizeof(tessera_transport) == 96);
+  CHECK(sizeof(tessera_transport) == 104);
   CHECK(offsetof(tessera_transport, struct_size) == 0);
   CHECK(offsetof(tessera_transport, extension) == 8);
   CHECK(offsetof(tessera_transport, name) == 16);
@@ -198,6 +198,7 @@ TEST_CASE("tessera_transport layout (1.1)") {
   CHECK(offsetof(tessera_transport, wait) == 72);
   CHECK(offsetof(tessera_transport, free_request) == 80);
   CHECK(offsetof(tessera_transport, allgather) == 88);
+  CHECK(offsetof(tessera_transport, abort) == 96);  // appended in 1.5
   CHECK(sizeof(tessera_transport_request) == 8);  // an opaque pointer
 }
 

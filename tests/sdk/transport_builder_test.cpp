@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,16 @@ struct GatheringTransport : FakeTransport {
   }
 };
 
+// The same with the optional abort (SDK 1.5): records the exit code, or throws when asked to.
+struct AbortingTransport : FakeTransport {
+  int32_t aborted_with = -1;
+  bool throws = false;
+  void abort(int32_t exit_code) {
+    if (throws) throw std::runtime_error("cannot abort");
+    aborted_with = exit_code;
+  }
+};
+
 tessera_error make_error() {
   tessera_error error{};
   error.struct_size = sizeof(error);
@@ -73,7 +84,7 @@ DLTensor chunk_of(std::vector<float>& data) {
 
 }  // namespace
 
-TEST_CASE("TransportBuilder fills every required function and leaves allgather NULL without one") {
+TEST_CASE("TransportBuilder fills every required function and leaves allgather and abort NULL without them") {
   FakeTransport impl;
   tessera::sdk::TransportBuilder<FakeTransport> builder("fake", impl);
   const tessera_transport& t = *builder.table();
@@ -87,13 +98,14 @@ TEST_CASE("TransportBuilder fills every required function and leaves allgather N
   CHECK((t.wait != nullptr));
   CHECK((t.free_request != nullptr));
   CHECK((t.allgather == nullptr));
+  CHECK((t.abort == nullptr));
 
   tessera::sdk::PluginBuilder plugin("transport-fake", "0.1", "test");
   plugin.add_transport(builder.table());
   REQUIRE(plugin.info()->num_components == 1);
   CHECK(plugin.info()->components[0]->kind == TESSERA_COMPONENT_TRANSPORT);
   CHECK((plugin.info()->components[0]->table == builder.table()));
-  CHECK(plugin.info()->sdk_minor == 4);  // this SDK, 1.4
+  CHECK(plugin.info()->sdk_minor == 5);  // this SDK, 1.5
 }
 
 TEST_CASE("TransportBuilder init writes only the info fields within the host's struct_size") {
@@ -192,4 +204,17 @@ TEST_CASE("TransportBuilder fills allgather when the class has one") {
   CHECK(std::string(recv, 6) == "ababab");
   CHECK(t.allgather(t.context, send, 2, recv, 0, &error) == TESSERA_TIMEOUT);
   CHECK(std::string(error.message) == "transport 'gathering': allgather did not complete within 0 ms");
+}
+
+TEST_CASE("TransportBuilder fills abort when the class has one, and turns its exception into a status") {
+  AbortingTransport impl;
+  tessera::sdk::TransportBuilder<AbortingTransport> builder("aborting", impl);
+  const tessera_transport& t = *builder.table();
+  REQUIRE((t.abort != nullptr));
+  tessera_error error = make_error();
+  CHECK(t.abort(t.context, 3, &error) == TESSERA_OK);
+  CHECK(impl.aborted_with == 3);
+  impl.throws = true;
+  CHECK(t.abort(t.context, 1, &error) != TESSERA_OK);
+  CHECK(std::string(error.message).find("cannot abort") != std::string::npos);
 }

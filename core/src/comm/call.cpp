@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstring>
+
+#include "comm/envelope.hpp"
 #include "comm/fibres.hpp"
 #include "comm/run_collective.hpp"
 #include "ranks/local_tensor_impl.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
 #include "world/process_link.hpp"
 #include "world/world.hpp"
@@ -79,6 +83,32 @@ std::shared_ptr<const world::WorldState::FibreList> distributed_fibres(const cha
   return list;
 }
 
+// CallContext::fingerprint: what every process's call must agree on, as one number. The shape is
+// part of it only where every member must share it (the default group, or a single fibre) and the
+// caller did not name a fixed text for it ("any", "none").
+uint64_t call_fingerprint(const char* op, const Tensor& tensor, const ProcessGroup& group, const Fingerprint& f) {
+  std::vector<int64_t> words;
+  words.reserve(kMaxDims + 8);
+  for (const char* c = op; *c != '\0'; ++c) words.push_back(*c);
+  words.push_back(static_cast<int64_t>(tensor.dtype()));
+  words.push_back(f.reduce_op ? static_cast<int64_t>(f.reduce_op->kind()) : -1);
+  int64_t factor_bits = 0;
+  const double factor = f.reduce_op ? f.reduce_op->factor() : 0.0;
+  std::memcpy(&factor_bits, &factor, sizeof(double));
+  words.push_back(factor_bits);
+  words.push_back(f.root);
+  if (!f.shape.empty()) {
+    words.push_back(static_cast<int64_t>(world::digest(f.shape)));
+  } else if (group.is_default() || group.fibres().size() == 1) {
+    const Shape& first = tensor.shards().begin()->second.sizes();
+    bool even = true;
+    for (const auto& [rank, shard] : tensor.shards()) even = even && shard.sizes() == first;
+    if (even) words.insert(words.end(), first.begin(), first.end());
+    words.push_back(even ? static_cast<int64_t>(first.size()) : -1);  // -1: uneven
+  }
+  return bytes_digest(words.data(), words.size() * sizeof(int64_t));
+}
+
 }  // namespace
 
 bool checks_calls() {
@@ -111,6 +141,7 @@ Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group,
     return call;
   }
   call.fibre_list = distributed_fibres(op, ranks, group, w);
+  call.context.fingerprint = call_fingerprint(op, tensor, group, fingerprint);
   if (w.check_collectives()) compare_across_processes(w, call.context.call, describe(op, tensor, group, fingerprint), op);
   return call;
 }

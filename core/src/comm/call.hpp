@@ -19,6 +19,10 @@ namespace tessera::comm {
 struct CallContext {
   int world = 0;      // ranks the topology spans (world_of)
   uint64_t call = 0;  // the world's sequence number of this API call: the executor's message tags
+  // In a world spread over processes: a digest of what the call is (operation, dtype, shape where
+  // every member must share it, reduce op with its factor, root), which every message between
+  // processes carries in its envelope (comm/envelope.hpp) and the receiver compares with its own.
+  uint64_t fingerprint = 0;
 };
 
 // What every process must agree on about a call. `shape` is empty when members may differ in

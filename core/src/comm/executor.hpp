@@ -22,6 +22,8 @@ struct ExecutionPlace {
   // The inputs may be written (TensorModel's overwrite_inputs): the caller writes the outputs back
   // into them.
   bool overwrite_inputs = false;
+  // Digest of what the API call is (CallContext::fingerprint): part of every message's envelope.
+  uint64_t fingerprint = 0;
 };
 
 // inputs[r] is group rank r's input buffer: a 1-d dense tensor of the request's input size and

@@ -10,6 +10,7 @@
 #include <vector>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 #include "tessera/tensor.hpp"
 
@@ -28,10 +29,15 @@ class Mailbox {
   // completed ones are dropped whenever a new one is added.
   void hold(std::shared_ptr<void> request, std::function<bool(void*)> done);
 
+  // The sequence number of the next message from rank `from` to rank `to` over the transport, on
+  // the side that sends (`sending`) or receives: both count the same messages (envelope.hpp).
+  uint64_t next_remote(int from, int to, bool sending);
+
  private:
   std::vector<std::pair<std::shared_ptr<void>, std::function<bool(void*)>>> remote_sends_;
   std::mutex mutex_;
   std::map<std::pair<int, int>, std::deque<Tensor>> messages_;
+  std::map<std::tuple<int, int, bool>, uint64_t> remote_sequence_;
   // Set under the lock with messages_: every collective asks whether any wait, and an empty
   // mailbox (the usual answer) is told without taking the lock.
   std::atomic<bool> holds_messages_{false};

@@ -4,12 +4,15 @@
 
 #include <array>
 #include <cstddef>
+#include <cstring>
 #include <deque>
 #include <memory_resource>
 #include <optional>
 #include <unordered_map>
 
+#include "comm/envelope.hpp"
 #include "comm/schedule_runner.hpp"
+#include "dispatch/backend.hpp"
 #include "tessera/errors.hpp"
 #include "world/process_link.hpp"
 #include "world/world.hpp"
@@ -19,9 +22,18 @@ namespace {
 
 using Request = world::ProcessLink::Request;
 
-// A receive from another process, posted when its rank reached the step: into the link's scratch
-// when the chunk is reduced on arrival, else into the chunk itself (scratch null).
-using Landing = world::ProcessLink::ScratchReceive;
+// A receive from another process, posted when its rank reached the step. Every message starts
+// with its envelope (comm/envelope.hpp). A small one (a staged send: at most kStagedBytes of
+// payload) is envelope and payload in one message, landing in the link's scratch; a larger one is
+// the envelope, then the payload as a message of its own (the sender sends it from its buffer, with
+// no copy), landing in the chunk itself or, when it is reduced on arrival, in a scratch of its own.
+struct Landing {
+  world::ProcessLink::ScratchReceive framed;  // the envelope, and a small message's payload after it
+  std::shared_ptr<TensorImpl> scratch;        // a large reduced payload's place (declared before its request)
+  world::ProcessLink::Request payload;        // a large message's payload
+  bool large = false;
+  bool opened = false;  // the envelope was checked
+};
 
 // A send to another process, still reading its rank's buffer until the request completes.
 struct Outgoing {
@@ -43,7 +55,7 @@ class ProcessRunner {
                 std::pmr::memory_resource* memory)
       : schedule_(schedule), model_(model), world_(*place.world), link_(*place.world->link()),
         members_(*place.members), call_(place.call), p_(schedule.group_size()), where_(memory), next_(memory),
-        outgoing_(memory) {
+        outgoing_(memory), ordinals_(memory) {
     where_.resize(static_cast<size_t>(p_));
     const int here = world_.process_index();
     for (int g = 0; g < p_; ++g) {
@@ -55,6 +67,21 @@ class ProcessRunner {
     }
     next_.assign(static_cast<size_t>(p_), 0);
     outgoing_.reserve(static_cast<size_t>(p_));
+    // What every envelope of this call says, on both sides; the algorithm and the members are part
+    // of what the call is (processes that chose different algorithms send different messages).
+    const tessera_collective_request& request = schedule.request;
+    call_envelope_.kind = MessageKind::collective;
+    call_envelope_.collective = static_cast<uint8_t>(request.collective);
+    call_envelope_.reduce_op = static_cast<uint8_t>(request.reduce_op);
+    DType dtype = DType::Bool;
+    if (!dispatch::from_dl(request.dtype, &dtype)) throw Error("run_across_processes: a schedule of an unknown dtype (internal error)");
+    call_envelope_.dtype = static_cast<uint8_t>(dtype);
+    call_envelope_.call = call_;
+    call_envelope_.root = request.root;
+    const uint64_t parts[] = {place.fingerprint, bytes_digest(schedule.algorithm.data(), schedule.algorithm.size()),
+                              bytes_digest(members_.data(), members_.size() * sizeof(int))};
+    call_envelope_.fingerprint = bytes_digest(parts, sizeof(parts));
+    call_envelope_.has_checksum = world_.check_collectives() ? 1 : 0;
     model_.remote_reading_ = {[](void* runner, int rank, const tessera_chunk& target) {
                                 return static_cast<ProcessRunner*>(runner)->still_sending(rank, target);
                               },
@@ -121,19 +148,43 @@ class ProcessRunner {
     return true;
   }
 
+  // The envelope of the message from group rank `from` to `to` of `count` elements, the next one
+  // between them in this call.
+  Envelope envelope(int from, int to, int64_t count) {
+    Envelope e = call_envelope_;
+    e.sender = members_[static_cast<size_t>(from)];
+    e.receiver = members_[static_cast<size_t>(to)];
+    e.ordinal = ordinals_[int64_t{from} * p_ + to]++;
+    e.count = count;
+    return e;
+  }
+
   // A small message goes from the link's copy (staged: nothing to wait for or guard), a larger one
-  // from the buffer itself, which later writes then keep away from (before_write) until it is sent.
+  // from the buffer itself, which later writes then keep away from (before_write) until it is sent;
+  // its envelope goes ahead of it, staged.
   void send_remote(int g, const Step& step) {
     const std::shared_ptr<TensorImpl>& buffer = model_.buffer(g, step.chunk.buffer);
     const int process = process_of(step.peer);
     const int64_t message_tag = tag(g, step.peer);
     // The chunk lies inside its buffer (the schedule was verified): its byte count does not overflow.
-    if (static_cast<size_t>(step.chunk.count) * itemsize(buffer->dtype()) <= world::ProcessLink::kStagedBytes) {
-      link_.send_staged(*buffer, step.chunk.offset, step.chunk.count, process, message_tag, call_);
-      return;
-    }
+    const size_t bytes = static_cast<size_t>(step.chunk.count) * itemsize(buffer->dtype());
+    std::array<std::byte, kEnvelopeBytes> header{};
+    Envelope e = envelope(g, step.peer, step.chunk.count);
+    seal(e, chunk_bytes(*buffer, step.chunk.offset), bytes, e.has_checksum != 0);
+    std::memcpy(header.data(), &e, sizeof(e));
+    const bool small = bytes <= world::ProcessLink::kStagedBytes;
+    link_.send_staged(header.data(), header.size(), *buffer, step.chunk.offset, small ? step.chunk.count : 0, process,
+                      message_tag, call_);
+    if (small) return;
     outgoing_.push_back({g, next_[static_cast<size_t>(g)], step.chunk,
                          link_.send_range(buffer, step.chunk.offset, step.chunk.count, process, message_tag)});
+  }
+
+  // Where element `offset` of a 1-d dense host buffer lies.
+  static const std::byte* chunk_bytes(const TensorImpl& buffer, int64_t offset) {
+    const auto* base = static_cast<const std::byte*>(buffer.storage()->data);
+    if (base == nullptr) return nullptr;
+    return base + (buffer.offset() + offset) * static_cast<int64_t>(itemsize(buffer.dtype()));
   }
 
   bool receive_local(int g, const Step& step) {
@@ -150,26 +201,91 @@ class ProcessRunner {
 
   bool receive_remote(int g, const Step& step) {
     std::optional<Landing>& landing = this->landing(g);
-    if (!landing) {
-      const int process = process_of(step.peer);
-      const int64_t message_tag = tag(step.peer, g);
-      if (step.kind == StepKind::RecvReduce) {
-        landing.emplace(
-            link_.receive_scratch(*model_.buffer(g, TESSERA_BUFFER_INPUT), step.chunk.count, process, message_tag));
+    if (!landing) post_receive(g, step, landing);
+    if (!landed(g, step, *landing)) return false;
+    if (landing->large) {
+      if (landing->scratch != nullptr) {
+        open_payload(g, step, *landing, chunk_bytes(*landing->scratch, 0));
+        model_.deliver_landed(g, step.chunk, *landing->scratch, true);
       } else {
-        model_.before_write(g, step.chunk);
-        landing.emplace(Landing{nullptr, link_.receive_range(model_.buffer(g, step.chunk.buffer), step.chunk.offset,
-                                                             step.chunk.count, process, message_tag)});
+        open_payload(g, step, *landing, chunk_bytes(*model_.buffer(g, step.chunk.buffer), step.chunk.offset));
       }
+    } else {
+      const TensorImpl& framed = *landing->framed.scratch;
+      open_payload(g, step, *landing, chunk_bytes(framed, envelope_elements(framed)));
+      model_.deliver_landed(g, step.chunk, framed, step.kind == StepKind::RecvReduce, envelope_elements(framed));
     }
-    const ReceiveStep at{this, g, &step};
-    if (!link_.test(landing->request, [&at] { return at.text(); })) return false;
-    if (landing->scratch != nullptr) {
-      model_.deliver_landed(g, step.chunk, *landing->scratch, true);
-      link_.end_scratch(std::move(*landing));
-    }
+    link_.end_scratch(std::move(landing->framed));
     landing.reset();
     return true;
+  }
+
+  static int64_t envelope_elements(const TensorImpl& like) {
+    return static_cast<int64_t>(kEnvelopeBytes / itemsize(like.dtype()));
+  }
+
+  void post_receive(int g, const Step& step, std::optional<Landing>& landing) {
+    const int process = process_of(step.peer);
+    const int64_t message_tag = tag(step.peer, g);
+    const TensorImpl& like = *model_.buffer(g, TESSERA_BUFFER_INPUT);
+    const int64_t header = envelope_elements(like);
+    landing.emplace();
+    // The sender's rule, applied to the same count and dtype: both sides agree on the framing.
+    landing->large = static_cast<size_t>(step.chunk.count) * itemsize(like.dtype()) > world::ProcessLink::kStagedBytes;
+    if (!landing->large) {
+      landing->framed = link_.receive_scratch(like, header + step.chunk.count, process, message_tag);
+      return;
+    }
+    landing->framed = link_.receive_scratch(like, header, process, message_tag);
+    if (step.kind == StepKind::RecvReduce) {
+      landing->scratch = TensorImpl::allocate({step.chunk.count}, like.dtype(), like.backend_ptr());
+      landing->payload = link_.receive_range(landing->scratch, 0, step.chunk.count, process, message_tag);
+    } else {
+      model_.before_write(g, step.chunk);
+      landing->payload = link_.receive_range(model_.buffer(g, step.chunk.buffer), step.chunk.offset, step.chunk.count,
+                                             process, message_tag);
+    }
+  }
+
+  // Whether the whole message has arrived; its envelope is checked as soon as it is there (before a
+  // large payload: a message of another call is reported as that, not as a length mismatch).
+  bool landed(int g, const Step& step, Landing& landing) {
+    const ReceiveStep at{this, g, &step};
+    if (!link_.test(landing.framed.request, [&at] { return at.text(); })) return false;
+    if (!landing.opened) {
+      open_envelope(g, step, landing);
+      landing.opened = true;
+    }
+    return !landing.large || link_.test(landing.payload, [&at] { return at.text(); });
+  }
+
+  Envelope received_envelope(const Landing& landing) const {
+    Envelope got;
+    std::memcpy(&got, chunk_bytes(*landing.framed.scratch, 0), sizeof(got));
+    return got;
+  }
+
+  void open_envelope(int g, const Step& step, const Landing& landing) {
+    Envelope expected = call_envelope_;
+    expected.sender = members_[static_cast<size_t>(step.peer)];
+    expected.receiver = members_[static_cast<size_t>(g)];
+    expected.ordinal = ordinals_[int64_t{step.peer} * p_ + g]++;
+    expected.count = step.chunk.count;
+    reject_if(g, step, envelope_problem(received_envelope(landing), expected));
+  }
+
+  void open_payload(int g, const Step& step, const Landing& landing, const std::byte* payload) {
+    if (call_envelope_.has_checksum == 0) return;
+    const size_t bytes = static_cast<size_t>(step.chunk.count) * itemsize(model_.buffer(g, TESSERA_BUFFER_INPUT)->dtype());
+    reject_if(g, step, payload_problem(received_envelope(landing), payload, bytes));
+  }
+
+  // A message that does not belong where it arrived: the processes are out of step for good.
+  void reject_if(int g, const Step& step, const std::string& problem) {
+    if (problem.empty()) return;
+    const std::string text = fmt::format("{}: {}", receive_text(g, step), problem);
+    link_.break_link(text);
+    throw Error(text);
   }
 
   std::string send_text(const Outgoing& sent) const {
@@ -199,17 +315,20 @@ class ProcessRunner {
 
   // Nothing here can move: poll every posted receive until one lands, for at most the timeout.
   void wait_for_any_landing() {
-    const bool landed = link_.poll([&] {
+    const bool any = link_.poll([&] {
       for (int g = 0; g < p_; ++g) {
         std::optional<Landing>& landing = this->landing(g);
-        if (!landing) continue;
-        const ReceiveStep at{this, g, &schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]]};
-        if (link_.test(landing->request, [&at] { return at.text(); })) return true;
+        if (landing && landed(g, schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]], *landing))
+          return true;
       }
       for (auto& sent : outgoing_) test_send(sent);  // keeps the transport moving
       return false;
     });
-    if (!landed) throw Error(timeout_text());
+    if (!any) {
+      const std::string text = timeout_text();
+      link_.break_link(text);
+      throw Error(text);
+    }
   }
 
   std::string timeout_text() const {
@@ -233,10 +352,13 @@ class ProcessRunner {
   // Sends still in flight must complete before their buffers go: the peer is receiving them.
   void finish_sends() {
     for (auto& sent : outgoing_)
-      if (!link_.poll([&] { return test_send(sent); }))
-        throw Error(fmt::format("{}: the peer did not take the message within the timeout of {} ms ([world] timeout, "
-                                "TESSERA_TIMEOUT)",
-                                send_text(sent), link_.timeout_ms()));
+      if (!link_.poll([&] { return test_send(sent); })) {
+        const std::string text = fmt::format(
+            "{}: the peer did not take the message within the timeout of {} ms ([world] timeout, TESSERA_TIMEOUT)",
+            send_text(sent), link_.timeout_ms());
+        link_.break_link(text);
+        throw Error(text);
+      }
   }
 
   std::deque<TensorModel::Payload>& queue(int from, int to) { return mailbox_[int64_t{from} * p_ + to]; }
@@ -259,6 +381,10 @@ class ProcessRunner {
   std::pmr::vector<Member> where_;
   std::pmr::vector<size_t> next_;  // schedule_runner.hpp's require_finished reads it
   std::pmr::vector<Outgoing> outgoing_;
+  Envelope call_envelope_;  // the fields every envelope of this call shares
+  // Messages so far from group rank a to b (key a * p + b), sent or received: their envelopes'
+  // ordinals.
+  std::pmr::unordered_map<int64_t, uint32_t> ordinals_;
   std::unordered_map<int64_t, std::deque<TensorModel::Payload>> mailbox_;
 };
 

@@ -83,9 +83,10 @@ void TensorModel::reduce(int rank, const tessera_chunk& destination, const tesse
           destination.count, true);
 }
 
-void TensorModel::deliver_landed(int rank, const tessera_chunk& destination, const TensorImpl& landed, bool reduce) {
+void TensorModel::deliver_landed(int rank, const tessera_chunk& destination, const TensorImpl& landed, bool reduce,
+                                 int64_t landed_offset) {
   before_write(rank, destination);
-  combine(*buffer(rank, destination.buffer), destination.offset, landed, 0, destination.count, reduce);
+  combine(*buffer(rank, destination.buffer), destination.offset, landed, landed_offset, destination.count, reduce);
 }
 
 std::vector<Tensor> TensorModel::outputs() const {

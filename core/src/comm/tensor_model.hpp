@@ -50,8 +50,10 @@ class TensorModel {
   void deliver(int rank, const tessera_chunk& destination, Payload& payload, bool reduce);
   void copy(int rank, const tessera_chunk& destination, const tessera_chunk& source);
   void reduce(int rank, const tessera_chunk& destination, const tessera_chunk& source);
-  // A received message (from another process, in `landed`) combined into a chunk.
-  void deliver_landed(int rank, const tessera_chunk& destination, const TensorImpl& landed, bool reduce);
+  // A received message (from another process, in `landed` from element `landed_offset`) combined
+  // into a chunk.
+  void deliver_landed(int rank, const tessera_chunk& destination, const TensorImpl& landed, bool reduce,
+                      int64_t landed_offset = 0);
 
   // Every group rank's output buffer; undefined for ranks hosted elsewhere.
   std::vector<Tensor> outputs() const;

@@ -10,4 +10,8 @@ bool Transport::has_allgather() const {
          table_->allgather != nullptr;
 }
 
+bool Transport::has_abort() const {
+  return table_->struct_size >= offsetof(tessera_transport, abort) + sizeof(void*) && table_->abort != nullptr;
+}
+
 }  // namespace tessera::plugin

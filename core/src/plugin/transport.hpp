@@ -21,6 +21,8 @@ class Transport {
   const LoadedPlugin& plugin() const { return *plugin_; }
   // The optional all-gather: absent when NULL or when the plugin's table ends before it.
   bool has_allgather() const;
+  // The optional abort (SDK 1.5): absent when NULL or when the plugin's table ends before it.
+  bool has_abort() const;
 
  private:
   const tessera_transport* table_;

@@ -90,7 +90,11 @@ ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int
 }
 
 ProcessLink::~ProcessLink() {
-  settle_staged();
+  if (!broken()) settle_staged();  // which breaks the link when a peer never takes its sends
+  if (broken()) {
+    abort_transport();
+    return;
+  }
   std::lock_guard lock(mutex_);
   const tessera_transport& t = transport_->table();
   tessera_error error;
@@ -99,8 +103,56 @@ ProcessLink::~ProcessLink() {
     std::fprintf(stderr, "tessera: transport '%s': finalize failed: %s\n", name_.c_str(), status_text(error).c_str());
 }
 
-void ProcessLink::fail(const std::string& call, const std::string& message) const {
-  throw Error(fmt::format("transport '{}' (process {} of {}): {}: {}", name_, index_, count_, call, message));
+void ProcessLink::fail(const std::string& call, const std::string& message) {
+  const std::string text = fmt::format("transport '{}' (process {} of {}): {}: {}", name_, index_, count_, call, message);
+  break_link(text);
+  throw Error(text);
+}
+
+void ProcessLink::break_link(const std::string& reason) {
+  std::lock_guard lock(broken_mutex_);
+  if (broken_.load(std::memory_order_relaxed)) return;
+  broken_reason_ = reason;
+  broken_.store(true, std::memory_order_release);
+}
+
+void ProcessLink::refuse_broken(const char* call) const {
+  std::lock_guard lock(broken_mutex_);
+  throw Error(fmt::format("{}: the link of process {} to the other processes of its world broke earlier and no "
+                          "collective or message can run on it any more (the process should exit; its transport "
+                          "is aborted at exit); the first failure: {}",
+                          call, index_, broken_reason_));
+}
+
+void ProcessLink::abort_transport() noexcept {
+  // Whatever the transport may still read or write stays allocated: the staged blocks and the
+  // buffers of abandoned requests are let go of without being freed.
+  for (StagedSend& sent : staged_) static_cast<void>(sent.block.release());
+  for (std::shared_ptr<const void>& held : held_in_flight_) new std::shared_ptr<const void>(std::move(held));
+  std::string reason;
+  {
+    std::lock_guard lock(broken_mutex_);
+    reason = broken_reason_;
+  }
+  if (!transport_->has_abort()) {
+    std::fprintf(stderr,
+                 "tessera: the link to the other processes broke (%s); transport '%s' has no abort (SDK 1.5), so "
+                 "it is left without finalize\n",
+                 reason.c_str(), name_.c_str());
+    return;
+  }
+  std::fprintf(stderr, "tessera: the link to the other processes broke (%s); aborting transport '%s'\n",
+               reason.c_str(), name_.c_str());
+  std::fflush(stderr);
+  const tessera_transport& t = transport_->table();
+  tessera_error error;
+  dispatch::clear_error(error);
+  try {
+    if (t.abort(t.context, 1, &error) != TESSERA_OK)
+      std::fprintf(stderr, "tessera: transport '%s': abort failed: %s\n", name_.c_str(), status_text(error).c_str());
+  } catch (...) {
+    std::fprintf(stderr, "tessera: transport '%s': abort threw an exception\n", name_.c_str());
+  }
 }
 
 int64_t ProcessLink::collective_tag(uint64_t sequence, int from, int to) const {
@@ -138,10 +190,11 @@ ProcessLink::Request ProcessLink::receive_range(const std::shared_ptr<TensorImpl
 ProcessLink::Request ProcessLink::post(bool send, const DLTensor& chunk, std::shared_ptr<const void> keep, int process,
                                        int64_t tag) {
   std::lock_guard lock(mutex_);
-  return Request(*this, post_locked(send, chunk, process, tag), std::move(keep));
+  return Request(*this, post_locked(send, chunk, process, tag), std::move(keep), send);
 }
 
 void* ProcessLink::post_locked(bool send, const DLTensor& chunk, int process, int64_t tag) {
+  require_intact(send ? "isend" : "irecv");
   const tessera_transport& t = transport_->table();
   tessera_transport_request handle = nullptr;
   tessera_error error;
@@ -157,6 +210,7 @@ void* ProcessLink::post_locked(bool send, const DLTensor& chunk, int process, in
 
 bool ProcessLink::test(Request& request, Callback<std::string> what) {
   if (request.done_) return true;
+  require_intact("test");
   std::lock_guard lock(mutex_);
   const tessera_transport& t = transport_->table();
   int32_t done = 0;
@@ -185,11 +239,45 @@ void ProcessLink::Request::release() {
 
 void ProcessLink::Request::release_locked() {
   if (link_ == nullptr) return;
-  link_->free_locked(handle_);
+  if (done_)
+    link_->free_locked(handle_);
+  else
+    abandon_locked();
   link_ = nullptr;
   handle_ = nullptr;
   keep_.reset();
   done_ = false;
+}
+
+void ProcessLink::Request::abandon_locked() {
+  ProcessLink& link = *link_;
+  const tessera_transport& t = link.transport_->table();
+  const auto completed = [&] {
+    int32_t done = 0;
+    tessera_error error;
+    dispatch::clear_error(error);
+    return t.test(t.context, static_cast<tessera_transport_request>(handle_), &done, &error) == TESSERA_OK && done != 0;
+  };
+  if (link.broken()) {
+    link.held_in_flight_.push_back(std::move(keep_));  // never freed: the transport may still use it
+    return;
+  }
+  // Completed after all (nobody tested it since): nothing is in flight. A live peer takes a pending
+  // send within the timeout (the world's end waits for a program's last sends this way, as
+  // MPI_Finalize would).
+  if (completed() || (send_ && link.poll([&] { return completed(); }))) {
+    link.free_locked(handle_);
+    return;
+  }
+  if (!send_) {
+    // A receive can be cancelled (transport.h: its buffer is the host's again once freed), but the
+    // message it waited for will arrive unclaimed: the processes are out of step.
+    link.free_locked(handle_);
+    link.break_link("a receive was abandoned before its message arrived");
+    return;
+  }
+  link.break_link("a send was abandoned before the peer took it, within the timeout");
+  link.held_in_flight_.push_back(std::move(keep_));
 }
 
 ProcessLink::Request& ProcessLink::Request::operator=(Request&& other) noexcept {
@@ -199,6 +287,7 @@ ProcessLink::Request& ProcessLink::Request::operator=(Request&& other) noexcept 
   handle_ = std::exchange(other.handle_, nullptr);
   keep_ = std::move(other.keep_);
   done_ = std::exchange(other.done_, false);
+  send_ = other.send_;
   return *this;
 }
 
@@ -218,7 +307,7 @@ ProcessLink::ScratchReceive ProcessLink::receive_scratch(const TensorImpl& like,
   int64_t length = 0;
   const DLTensor chunk = chunk_view(*receive.scratch, 0, count, name_, length);
   // The request keeps nothing alive: the receive's owner holds the scratch and frees the request first.
-  receive.request = Request(*this, post_locked(false, chunk, process, tag), nullptr);
+  receive.request = Request(*this, post_locked(false, chunk, process, tag), nullptr, false);
   return receive;
 }
 
@@ -233,6 +322,7 @@ void ProcessLink::end_scratch(ScratchReceive&& receive) {
 }
 
 std::vector<std::string> ProcessLink::allgather(const std::string& bytes, const std::string& what) {
+  require_intact(what.c_str());
   if (!transport_->has_allgather()) return allgather_by_messages(bytes, what);
   std::string gathered(bytes.size() * static_cast<size_t>(count_), '\0');
   {

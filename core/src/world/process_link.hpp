@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -44,7 +45,8 @@ class ProcessLink {
   // Initialises `transport`; throws Error naming the transport when init fails or reports a world
   // that cannot hold `ranks_per_process` ranks per process (too few tags, too many ranks).
   ProcessLink(std::shared_ptr<const plugin::Transport> transport, int ranks_per_process, int64_t timeout_ms);
-  ~ProcessLink();  // frees what is pending, then finalizes the transport
+  // Frees what is pending, then finalizes the transport; a broken link (below) aborts it instead.
+  ~ProcessLink();
   ProcessLink(const ProcessLink&) = delete;
   ProcessLink& operator=(const ProcessLink&) = delete;
 
@@ -52,6 +54,20 @@ class ProcessLink {
   int process_index() const { return index_; }
   int process_count() const { return count_; }
   int64_t timeout_ms() const { return timeout_ms_; }
+
+  // A failure on the link (a transport error, a peer that did not answer within the timeout, a
+  // message that does not belong where it arrived, a send or receive abandoned while in flight)
+  // breaks it for good: the processes no longer agree on which message is which. From then on
+  // every call that would use the transport throws an Error naming the first failure, no send
+  // buffer is released (the transport may still read it), and the link's end aborts the transport
+  // (tessera_transport.abort: MPI_Abort ends the whole job) instead of finalizing it, which could
+  // wait forever for a stalled peer. `reason` is kept from the first call only.
+  void break_link(const std::string& reason);
+  bool broken() const { return broken_.load(std::memory_order_acquire); }
+  // Throws the broken link's Error when broken; `call` names what was about to run.
+  void require_intact(const char* call) const {
+    if (broken()) refuse_broken(call);
+  }
 
   // Tags (see above). `from` and `to` are the ranks' positions within their processes.
   int64_t collective_tag(uint64_t sequence, int from, int to) const;
@@ -73,11 +89,14 @@ class ProcessLink {
   // once it has completed (looked at once kReapAfter are posted; at most kMostStaged are pending)
   // and waits for the rest before it finalizes the transport. A staged send that fails is an Error
   // of a later call, naming `call` (the collective's sequence number), the process and the tag.
+  // The message is `header` (at most kMostHeaderBytes, e.g. comm/envelope.hpp's envelope) followed
+  // by the chunk's bytes (count may be 0: a header of its own).
   static constexpr size_t kStagedBytes = 4096;
+  static constexpr size_t kMostHeaderBytes = 256;
   static constexpr size_t kReapAfter = 16;
   static constexpr size_t kMostStaged = 64;
-  void send_staged(const TensorImpl& buffer, int64_t offset, int64_t count, int process, int64_t tag,
-                   uint64_t call);
+  void send_staged(const void* header, size_t header_bytes, const TensorImpl& buffer, int64_t offset, int64_t count,
+                   int process, int64_t tag, uint64_t call);
 
   // True when the request has completed; throws Error (naming what `what()` says: it is called only
   // then, so polling costs no formatting) when it failed.
@@ -98,14 +117,18 @@ class ProcessLink {
   // Frees the completed receive's request, then keeps a small scratch for the next one.
   void end_scratch(ScratchReceive&& receive);
 
-  // Every process's `bytes` in process order (a blocking all-gather of a few hundred bytes), within
+  // Every process's `bytes` in process order (a blocking all-gather of a few kilobytes at most), within
   // the timeout; `what` names the call in errors.
   std::vector<std::string> allgather(const std::string& bytes, const std::string& what);
 
  private:
   friend class Request;
   void free_locked(void* handle);
-  [[noreturn]] void fail(const std::string& call, const std::string& message) const;
+  // Breaks the link, then throws an Error naming the transport, the call and the message.
+  [[noreturn]] void fail(const std::string& call, const std::string& message);
+  [[noreturn]] void refuse_broken(const char* call) const;
+  // ~ProcessLink of a broken link: abort the transport, keep every buffer it may still read.
+  void abort_transport() noexcept;
   std::vector<std::string> allgather_by_messages(const std::string& bytes, const std::string& what);
   Request post(bool send, const DLTensor& chunk, std::shared_ptr<const void> keep, int process, int64_t tag);
   void* post_locked(bool send, const DLTensor& chunk, int process, int64_t tag);
@@ -113,7 +136,7 @@ class ProcessLink {
   // A staged send (send_staged) and the copy it sends from.
   struct StagedSend {
     void* handle;
-    std::unique_ptr<std::byte[]> block;  // kStagedBytes long
+    std::unique_ptr<std::byte[]> block;  // kMostHeaderBytes + kStagedBytes long
     size_t bytes;
     int process;
     int64_t tag;
@@ -141,6 +164,12 @@ class ProcessLink {
   std::shared_ptr<TensorImpl> spare_scratch_;
   std::vector<StagedSend> staged_;                         // oldest first
   std::vector<std::unique_ptr<std::byte[]>> spare_blocks_;  // of staged sends that completed
+  std::atomic<bool> broken_{false};
+  std::string broken_reason_;  // the first failure, under broken_mutex_
+  mutable std::mutex broken_mutex_;
+  // Buffers of requests released before they completed: the transport may still read or write
+  // them, so they live as long as the link.
+  std::vector<std::shared_ptr<const void>> held_in_flight_;
 };
 
 // A pending send or receive, or none (default-constructed, or moved from); freed (cancelled if
@@ -148,8 +177,12 @@ class ProcessLink {
 class ProcessLink::Request {
  public:
   Request() = default;
-  Request(ProcessLink& link, void* handle, std::shared_ptr<const void> keep)
-      : link_(&link), handle_(handle), keep_(std::move(keep)) {}
+  Request(ProcessLink& link, void* handle, std::shared_ptr<const void> keep, bool send)
+      : link_(&link), handle_(handle), keep_(std::move(keep)), send_(send) {}
+  // Releasing a request not known to have completed tests it once; a send still pending is given
+  // the world's timeout to complete (a live peer takes it); a receive still pending (cancelled), or
+  // a send still pending then, breaks the link (an exception unwinding a collective: the peer's
+  // messages no longer line up with this process's calls).
   ~Request() { release(); }
   Request(Request&& other) noexcept { *this = std::move(other); }
   Request& operator=(Request&& other) noexcept;
@@ -162,11 +195,13 @@ class ProcessLink::Request {
   friend class ProcessLink;
   void release();
   void release_locked();  // with the link's lock held
+  void abandon_locked();  // release_locked of a request that has not completed
 
   ProcessLink* link_ = nullptr;  // null when this holds no request
   void* handle_ = nullptr;
   std::shared_ptr<const void> keep_;  // keeps the bytes alive while the transport owns them
   bool done_ = false;
+  bool send_ = false;
 };
 
 struct ProcessLink::ScratchReceive {

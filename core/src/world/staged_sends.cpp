@@ -19,16 +19,18 @@ std::string staged_text(size_t bytes, int process, int64_t tag, uint64_t call) {
 
 }  // namespace
 
-void ProcessLink::send_staged(const TensorImpl& buffer, int64_t offset, int64_t count, int process, int64_t tag,
-                              uint64_t call) {
+void ProcessLink::send_staged(const void* header, size_t header_bytes, const TensorImpl& buffer, int64_t offset,
+                              int64_t count, int process, int64_t tag, uint64_t call) {
   int64_t length = 0;
   const DLTensor source = chunk_view(buffer, offset, count, name_, length);
   // count lies inside the buffer (chunk_view checked), whose bytes exist: no overflow.
-  const size_t bytes = static_cast<size_t>(count) * itemsize(buffer.dtype());
-  if (bytes > kStagedBytes)
-    throw Error(fmt::format("transport '{}': a staged send holds at most {} bytes, but {} were asked for (internal "
-                            "error)",
-                            name_, kStagedBytes, bytes));
+  const size_t payload_bytes = static_cast<size_t>(count) * itemsize(buffer.dtype());
+  if (payload_bytes > kStagedBytes || header_bytes > kMostHeaderBytes)
+    throw Error(fmt::format("transport '{}': a staged send holds at most {} bytes after a header of at most {}, but "
+                            "{} after {} were asked for (internal error)",
+                            name_, kStagedBytes, kMostHeaderBytes, payload_bytes, header_bytes));
+  const size_t bytes = header_bytes + payload_bytes;
+  require_intact("staged send");
   std::lock_guard lock(mutex_);
   // Looking at a send that is still pending costs as much as the transport's progress; by the
   // time a few more have been posted, the old ones have long completed and cost little to free.
@@ -45,12 +47,13 @@ void ProcessLink::send_staged(const TensorImpl& buffer, int64_t offset, int64_t 
   }
   std::unique_ptr<std::byte[]> block;
   if (spare_blocks_.empty()) {
-    block = std::make_unique<std::byte[]>(kStagedBytes);
+    block = std::make_unique<std::byte[]>(kMostHeaderBytes + kStagedBytes);
   } else {
     block = std::move(spare_blocks_.back());
     spare_blocks_.pop_back();
   }
-  if (bytes > 0) std::memcpy(block.get(), source.data, bytes);
+  if (header_bytes > 0) std::memcpy(block.get(), header, header_bytes);
+  if (payload_bytes > 0) std::memcpy(block.get() + header_bytes, source.data, payload_bytes);
   DLTensor copy{};
   copy.data = block.get();
   copy.device = DLDevice{kDLCPU, 0};
@@ -119,9 +122,13 @@ void ProcessLink::settle_staged() {
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tessera: %s\n", e.what());
   }
-  // Still pending after the timeout (a peer that exited): free_request gives each its grace.
-  for (StagedSend& sent : staged_) free_locked(sent.handle);
-  staged_.clear();
+  // Still pending after the timeout (a peer that exited or stalled): the transport may still read
+  // their blocks, and finalize could wait for the peer forever, so the link ends by abort.
+  if (!staged_.empty())
+    break_link(fmt::format("{} and {} more staged send(s) were still pending at the end, after the timeout of {} ms",
+                           staged_text(staged_.front().bytes, staged_.front().process, staged_.front().tag,
+                                       staged_.front().call),
+                           staged_.size() - 1, timeout_ms_));
 }
 
 }  // namespace tessera::world

@@ -2,7 +2,9 @@
  * (tests/plugin/process_link_failure_test.cpp). Two processes; this one is process 0 and never
  * talks to a real peer:
  *  - sends complete at their first test, except the send numbered SCRIPTED_FAIL_SEND (counted
- *    from 1 in the order posted; read from that environment variable at init), whose test fails;
+ *    from 1 in the order posted; read from that environment variable at init), whose test fails,
+ *    and the send numbered SCRIPTED_PENDING_SEND, which never completes (a peer that never takes it);
+ *  - with SCRIPTED_PENDING_RECV set, receives never complete (a message that never comes);
  *  - receives complete at their first test and fill their bytes with 0x3f (1.0f in every float32
  *    lane is 0x3f800000; 0x3f3f3f3f is 0.747...: what matters is that the bytes were written).
  * It counts the requests it made and freed: scripted_transport_open() is made - freed, so a test
@@ -22,6 +24,8 @@ struct scripted_request {
 
 static long sends_posted;
 static long fail_send;
+static long pending_send;
+static int pending_recv;
 static long open_requests;
 
 BAD_TRANSPORT_EXPORT long scripted_transport_open(void) { return open_requests; }
@@ -29,11 +33,14 @@ BAD_TRANSPORT_EXPORT long scripted_transport_open(void) { return open_requests; 
 static tessera_status scripted_init(void* context, const tessera_transport_config* config,
                                     tessera_transport_info* info, tessera_error* error) {
   const char* fail = getenv("SCRIPTED_FAIL_SEND");
+  const char* pending = getenv("SCRIPTED_PENDING_SEND");
   (void)context;
   (void)config;
   (void)error;
   sends_posted = 0;
   fail_send = fail != NULL ? atol(fail) : 0;
+  pending_send = pending != NULL ? atol(pending) : 0;
+  pending_recv = getenv("SCRIPTED_PENDING_RECV") != NULL;
   info->process_index = 0;
   info->process_count = 2;
   info->max_tag = INT32_MAX;
@@ -84,6 +91,10 @@ static tessera_status scripted_test(void* context, tessera_transport_request req
     error->code = TESSERA_INTERNAL;
     snprintf(error->message, sizeof(error->message), "scripted failure of send #%ld", pending->serial);
     return TESSERA_INTERNAL;
+  }
+  if ((pending->is_send && pending->serial == pending_send) || (!pending->is_send && pending_recv)) {
+    *done = 0;
+    return TESSERA_OK;
   }
   if (!pending->is_send && pending->length > 0) memset(pending->bytes, 0x3f, pending->length);
   *done = 1;

@@ -26,7 +26,13 @@
  * is an error reported by test or wait, naming both lengths.
  *
  * Errors: every function returns TESSERA_OK or a status with a message in *error (never throws,
- * never aborts). A failed request stays owned by the host until free_request. */
+ * never aborts the process, except the optional abort). A failed request stays owned by the host
+ * until free_request.
+ *
+ * Failure: once anything on the link failed (a transport error, a peer that did not answer within
+ * the timeout, a message that does not belong to the collective it arrived in), the host calls no
+ * function of the transport again but abort (or nothing, when the transport has none): no later
+ * message could be trusted to match, and finalize might wait for a peer that is gone. */
 #ifndef TESSERA_SDK_TRANSPORT_H
 #define TESSERA_SDK_TRANSPORT_H
 
@@ -99,12 +105,21 @@ typedef struct tessera_transport {
   tessera_status (*free_request)(void* context, tessera_transport_request request, tessera_error* error);
 
   /* Optional (may be NULL, and absent when struct_size ends before it). A blocking all-gather over
-   * every process: each passes `bytes` bytes (the same count everywhere, a few hundred at most) in
+   * every process: each passes `bytes` bytes (the same count everywhere, a few kilobytes at most) in
    * `send`; `recv` (process_count * bytes, host-owned) receives them in process-index order.
    * TESSERA_TIMEOUT when not every process arrived within timeout_ms. Without it, the host gathers
    * fingerprints with isend/irecv. */
   tessera_status (*allgather)(void* context, const void* send, size_t bytes, void* recv, int64_t timeout_ms,
                               tessera_error* error);
+
+  /* Optional (SDK 1.5; may be NULL, and absent when struct_size ends before it). Ends this process's
+   * part in the world after a failure, in place of finalize: a peer may be stalled or gone, so an
+   * orderly finalize could wait for it forever (MPI_Finalize), and a pending send may still read a
+   * buffer. The host calls it at most once, instead of finalize, with requests possibly pending and
+   * never freed; it must not wait for any other process. It may end the whole job (MPI_Abort, which
+   * the mpi transport calls with `exit_code`; NCCL's ncclCommAbort is the same idea). When a
+   * transport has none, the host leaves it without finalize and logs that. */
+  tessera_status (*abort)(void* context, int32_t exit_code, tessera_error* error);
 } tessera_transport;
 
 #ifdef __cplusplus

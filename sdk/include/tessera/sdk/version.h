@@ -17,11 +17,14 @@
  *      minor ends before it, and the field reads as absent (NULL, 0).
  * 1.4: the fold kernels (KERNELS.md, "Folds": fold_add, fold_mul, ...), optional for a backend; no
  *      struct changed. A plugin built for 1.3 or older may not register them (they are not in its
- *      catalogue). */
+ *      catalogue).
+ * 1.5: tessera_transport.abort appended (optional): how the host leaves a world whose link failed
+ *      instead of finalizing it. A 1.1-1.4 transport table ends before it; the host then skips
+ *      finalize after a failure. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 
 #define TESSERA_SDK_VERSION_MAJOR 1
-#define TESSERA_SDK_VERSION_MINOR 4
+#define TESSERA_SDK_VERSION_MINOR 5
 
 #endif

@@ -11,6 +11,8 @@
 //     void free_request(tessera_transport_request request);
 //     // optional; its presence fills the table's allgather:
 //     bool allgather(const void* send, size_t bytes, void* recv, int64_t timeout_ms); // false: timed out
+//     // optional (SDK 1.5); its presence fills the table's abort:
+//     void abort(int32_t exit_code);
 //   };
 //   static MpiTransport mpi;
 //   static tessera::sdk::TransportBuilder<MpiTransport> transport("mpi", mpi);
@@ -57,6 +59,8 @@ class TransportBuilder {
                     { i.allgather(s, n, r, t) } -> std::same_as<bool>;
                   })
       table_.allgather = &allgather_entry;
+    if constexpr (requires(Impl& i, int32_t code) { i.abort(code); })
+      table_.abort = [](void* c, int32_t code, tessera_error* e) { return guarded(e, [&] { self(c).impl_.abort(code); }); };
   }
   TransportBuilder(const TransportBuilder&) = delete;
   TransportBuilder& operator=(const TransportBuilder&) = delete;
