@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "api/world_agreement.hpp"
 #include "api/world_config.hpp"
 #include "plugin/environment.hpp"
 #include "plugin/registry.hpp"
@@ -65,7 +66,10 @@ std::shared_ptr<world::WorldState> make_process_world(const Config& config) {
   if (int64_t{link->process_count()} * k > int64_t{1} << 30)
     throw Error(fmt::format("init_world: {} processes x {} ranks per process is more ranks than a world can hold",
                             link->process_count(), k));
-  return std::make_shared<world::WorldState>(link, k, config.check_collectives.value_or(checks_by_default()));
+  const bool checks = config.check_collectives.value_or(checks_by_default());
+  // Before anything is computed: every process runs with the same settings, or none goes on.
+  api::require_agreement(*link, api::world_settings(config, *link, checks));
+  return std::make_shared<world::WorldState>(link, k, checks);
 }
 
 }  // namespace
