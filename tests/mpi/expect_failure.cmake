@@ -1,9 +1,20 @@
-# Runs COMMAND (a ;-list) and passes only when it exits non-zero and its output matches EXPECT:
-# an error must be both reported and fatal (ctest's own regex options drop the exit code).
-execute_process(COMMAND ${COMMAND} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 90)
+# Runs COMMAND (a ;-list) and passes only when it exits non-zero, by itself, within the time limit,
+# with output matching EXPECT and no "FAIL:" line (world_check prints one when a wrong or unchecked
+# result got through): an error must be reported, fatal, and never a hang or a wrong answer
+# (ctest's own regex options drop the exit code).
+if(NOT DEFINED LIMIT)
+  set(LIMIT 90)
+endif()
+execute_process(COMMAND ${COMMAND} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT ${LIMIT})
 message("${out}${err}")
+if(NOT rc MATCHES "^-?[0-9]+$")
+  message(FATAL_ERROR "the processes did not exit by themselves within ${LIMIT} s (${rc})")
+endif()
 if(rc EQUAL 0)
   message(FATAL_ERROR "expected a non-zero exit code, got 0")
+endif()
+if("${out}${err}" MATCHES "FAIL:")
+  message(FATAL_ERROR "a process printed a result it should not have computed")
 endif()
 if(NOT "${out}${err}" MATCHES "${EXPECT}")
   message(FATAL_ERROR "the output does not match '${EXPECT}'")

@@ -10,7 +10,18 @@
 //   world_check unmatched_recv  rank 0 receives from rank 1, which never sends (expects a timeout)
 //   world_check dead_peer       process 1 leaves before the collective (expects a timeout error)
 //   world_check hosted          shard() of a remote rank, printing, reconcile across processes
+//   world_check avg_mismatch    process 1 averages where the others sum (the messages are alike)
+//   world_check shape_mismatch  process 1 all_reduces a [2, 2] where the others have [4]
+//   world_check p2p_dtype       rank 1 receives int32 what rank 0 sent as float32
+//   world_check p2p_shape       rank 1 receives into [2, 2] what rank 0 sent as [4]
+//   world_check disagree        process 1 starts with other settings (2 ranks per process, checks on)
+//   world_check stop_peer       process 1 stops itself (SIGSTOP) before the collective
+//   world_check kill_peer       process 1 kills itself (SIGKILL) before the collective
+//   world_check sum             an all_reduce whose result is checked (for a faulty transport)
+// The failure modes print "FAIL" only when a wrong or unchecked result got through.
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -267,10 +278,58 @@ int hosted(const ts::World& world) {
   return 0;
 }
 
+// Each rank's distinct values summed over every rank, checked element by element against the
+// formula; prints the result only when it is right.
+int checked_sum(const ts::World& world) {
+  ts::LocalMode local(world);
+  // Staged messages, then messages sent from their buffers, each size twice (with other values).
+  int64_t call = 0;
+  for (int64_t n : {int64_t{5}, int64_t{5}, int64_t{3000}, int64_t{3000}}) {
+    const int64_t base = ++call * 100000;
+    ts::Tensor t = ts::rank_map([n, base](int r) {
+      return ts::arange(base + r * 1000, base + r * 1000 + n, 1, ts::TensorOptions(ts::kInt64));
+    });
+    ts::dist::all_reduce(t);
+    const int64_t w = world.size();
+    for (int r : world.ranks()) {
+      const std::vector<int64_t> got = t.shard(r).to_vector<int64_t>();
+      for (int64_t i = 0; i < n; ++i)
+        if (got[static_cast<size_t>(i)] != w * (base + i) + 1000 * w * (w - 1) / 2) {
+          std::printf("FAIL: wrong sum on rank %d at %lld\n", r, static_cast<long long>(i));
+          return 0;
+        }
+    }
+  }
+  std::printf("OK sums on process %d\n", world.process_index());
+  return 0;
+}
+
+// Rank 0 sends a float32 [4]; rank 1 receives into a tensor of another dtype or shape.
+int mismatched_send(const ts::World& world, const ts::Shape& shape, ts::DType dtype) {
+  ts::LocalMode local(world);
+  ts::Tensor received = ts::zeros(shape, ts::TensorOptions(dtype));
+  std::vector<std::pair<int, int64_t>> to, from;
+  for (int r : world.ranks()) {
+    to.emplace_back(r, r == 0 ? 1 : -1);
+    from.emplace_back(r, r == 1 ? 0 : -1);
+  }
+  const ts::Tensor sent = ts::ones({4});
+  ts::dist::send(sent, ts::SymInt(ts::LocalInt(ts::RankMap<int64_t>(std::move(to)))));
+  ts::dist::recv(received, ts::SymInt(ts::LocalInt(ts::RankMap<int64_t>(std::move(from)))));
+  ts::dist::barrier(received);
+  std::printf("FAIL: a mismatched recv was accepted\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "collectives";
+  // Settings are read when the world is made: set here, they reach this process only.
+  if (mode == "disagree" && std::string(std::getenv("OMPI_COMM_WORLD_RANK") ? std::getenv("OMPI_COMM_WORLD_RANK") : "") == "1") {
+    ::setenv("TESSERA_RANKS_PER_PROCESS", "2", 1);
+    ::setenv("TESSERA_DEBUG", "1", 1);
+  }
   try {
     const ts::World world = ts::init_world();
     if (world.num_processes() < 2) {
@@ -306,9 +365,42 @@ int main(int argc, char** argv) {
       std::vector<std::pair<int, int64_t>> peers;  // rank 0 waits for rank 1, which never sends
       for (int r : world.ranks()) peers.emplace_back(r, r == 0 ? 1 : -1);
       ts::dist::recv(t, ts::SymInt(ts::LocalInt(ts::RankMap<int64_t>(std::move(peers)))));
-      std::printf("FAIL: a recv with no matching send returned\n");
+      if (world.process_index() == 0) std::printf("FAIL: a recv with no matching send returned\n");
       return 0;
     }
+    if (mode == "avg_mismatch") {
+      ts::LocalMode local(world);
+      ts::Tensor t = ts::ones({4});
+      ts::dist::all_reduce(t, world.process_index() == 1 ? ts::ReduceOp::AVG : ts::ReduceOp::SUM);
+      std::printf("FAIL: all_reduce with SUM against AVG ran\n");
+      return 0;
+    }
+    if (mode == "shape_mismatch") {
+      ts::LocalMode local(world);
+      ts::Tensor t = world.process_index() == 1 ? ts::ones({2, 2}) : ts::ones({4});
+      ts::dist::all_reduce(t);
+      std::printf("FAIL: all_reduce of [4] against [2, 2] ran\n");
+      return 0;
+    }
+    if (mode == "p2p_dtype") return mismatched_send(world, {4}, ts::kInt32);
+    if (mode == "p2p_shape") return mismatched_send(world, {2, 2}, ts::kFloat32);
+    if (mode == "disagree") {
+      ts::LocalMode local(world);
+      ts::Tensor t = ts::ones({4});
+      ts::dist::all_reduce(t);
+      std::printf("FAIL: processes with different settings computed a sum\n");
+      return 0;
+    }
+    if (mode == "stop_peer" || mode == "kill_peer") {
+      ts::LocalMode local(world);
+      if (world.process_index() == 1) ::raise(mode == "stop_peer" ? SIGSTOP : SIGKILL);
+      ts::Tensor t = ts::ones({4});
+      ts::dist::all_reduce(t);
+      // Process 1, resumed by the launcher before it is killed, may finish its part correctly.
+      if (world.process_index() == 0) std::printf("FAIL: all_reduce with a stopped or killed peer returned\n");
+      return 0;
+    }
+    if (mode == "sum") return checked_sum(world);
     if (mode == "dead_peer") {
       ts::LocalMode local(world);
       if (world.process_index() == 1) return 0;  // leaves before the collective
