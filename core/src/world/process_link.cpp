@@ -332,9 +332,16 @@ std::vector<std::string> ProcessLink::allgather(const std::string& bytes, const 
     dispatch::clear_error(error);
     const tessera_status status =
         t.allgather(t.context, bytes.data(), bytes.size(), gathered.data(), timeout_ms_, &error);
-    if (status == TESSERA_TIMEOUT)
-      fail(what, fmt::format("not every process arrived within the timeout of {} ms ({})", timeout_ms_,
-                             status_text(error)));
+    if (status == TESSERA_TIMEOUT) {
+      // An all-gather does not say who is missing: every other process is a candidate.
+      std::string others;
+      for (int p = 0; p < count_; ++p)
+        if (p != index_) others += fmt::format("{}{}", others.empty() ? "" : ", ", p);
+      fail(what, fmt::format("not every process arrived within the timeout of {} ms: process {} waited, and at least "
+                             "one of process(es) {} did not make this call (exited, stopped, or busy in another "
+                             "call) ({})",
+                             timeout_ms_, index_, others, status_text(error)));
+    }
     if (status != TESSERA_OK) fail(what, status_text(error));
   }
   std::vector<std::string> each;
@@ -364,9 +371,13 @@ std::vector<std::string> ProcessLink::allgather_by_messages(const std::string& b
     pending.push_back(post(false, message(p), each, p, tag));
     pending.push_back(post(true, message(index_), each, p, tag));
   }
-  for (Request& request : pending)
-    if (!poll([&] { return test(request, [&] { return what; }); }))
-      fail(what, fmt::format("not every process arrived within the timeout of {} ms", timeout_ms_));
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (poll([&] { return test(pending[i], [&] { return what; }); })) continue;
+    const int peer = static_cast<int>(i / 2) < index_ ? static_cast<int>(i / 2) : static_cast<int>(i / 2) + 1;
+    fail(what, fmt::format("not every process arrived within the timeout of {} ms: process {} waited for process {}, "
+                           "which did not make this call (exited, stopped, or busy in another call)",
+                           timeout_ms_, index_, peer));
+  }
   return *each;
 }
 
