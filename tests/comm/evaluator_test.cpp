@@ -96,7 +96,7 @@ ts::Tensor random_input(std::mt19937_64& rng, ts::DType dtype, int64_t n, int32_
 std::string bytes_of(const ts::Tensor& t) {
   const auto& impl = *t.impl();
   const size_t item = ts::itemsize(impl.dtype());
-  const char* data = static_cast<const char*>(impl.storage()->data) + impl.offset() * static_cast<int64_t>(item);
+  const char* data = static_cast<const char*>(impl.storage()->data.load()) + impl.offset() * static_cast<int64_t>(item);
   return std::string(data, static_cast<size_t>(impl.numel()) * item);
 }
 

@@ -78,7 +78,7 @@ ts::Tensor random_tensor(std::mt19937_64& rng, ts::DType dtype, int64_t n) {
 std::string buffer_bytes(const ts::Tensor& t) {
   const ts::TensorImpl& impl = *t.impl();
   const auto item = static_cast<int64_t>(ts::itemsize(impl.dtype()));
-  return std::string(static_cast<const char*>(impl.storage()->data) + impl.offset() * item,
+  return std::string(static_cast<const char*>(impl.storage()->data.load()) + impl.offset() * item,
                      static_cast<size_t>(impl.numel() * item));
 }
 

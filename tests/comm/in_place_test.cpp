@@ -134,11 +134,11 @@ TEST_CASE("a replayed all_reduce computes in the shards' memory, never in anothe
     // Distinct shards: the result lands in each shard's own bytes (no new buffer, nothing moved).
     ts::Tensor x = ts::rank_map([](int r) { return ts::full({13}, static_cast<float>(r + 1)); });
     std::vector<const void*> before;
-    for (int r = 0; r < p; ++r) before.push_back(x.shard(r).impl()->storage()->data);
+    for (int r = 0; r < p; ++r) before.push_back(x.shard(r).impl()->storage()->data.load());
     ts::dist::all_reduce(x, ts::ReduceOp::SUM);
     for (int r = 0; r < p; ++r) {
       CAPTURE(r);
-      CHECK(x.shard(r).impl()->storage()->data == before[static_cast<size_t>(r)]);
+      CHECK(x.shard(r).impl()->storage()->data.load() == before[static_cast<size_t>(r)]);
       CHECK(x.shard(r).to_vector<float>() == std::vector<float>(13, static_cast<float>(p * (p + 1) / 2)));  // 1 + ... + p
     }
     // Every rank's shard is one and the same plain tensor: running in its memory would write one

@@ -96,14 +96,15 @@ TEST_CASE("concurrent reads of one plain tensor: replicas, shards and data_ptr f
   });
 }
 
-// Writable exports are made while other threads replicate the tensor. The one change of a
-// Storage's address a reader can make (the first writable export of bytes it shares) is not run
-// against kernels reading the same tensor here: see Storage's comment on threads.
-TEST_CASE("concurrent reads of one plain tensor: replicas and DLPack exports from several threads") {
+// Writable exports are made while other threads replicate the tensor and kernels read it: the
+// first export of bytes the tensor shares moves it to a copy of its own under those readers (see
+// Storage's comment on threads), who must still read the source values.
+TEST_CASE("concurrent reads of one plain tensor: replicas, kernels and DLPack exports from several threads") {
   const std::vector<float> all = halves(0, kElements);
   read_concurrently([&](const ts::Tensor& source, Failures& failures) {
     const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {kRanks});
     const ts::DTensor wrapped = ts::from_local(source, mesh, {ts::Replicate()});
+    const ts::DTensor sharded = ts::distribute_tensor(source, mesh, {ts::Shard(0)});
     DLManagedTensor* managed = ts::to_dlpack(source);
     const auto* exported = static_cast<const float*>(managed->dl_tensor.data);
     const ts::DTensor replicated = ts::distribute_tensor(source, mesh, {ts::Replicate()});
@@ -114,6 +115,8 @@ TEST_CASE("concurrent reads of one plain tensor: replicas and DLPack exports fro
     for (int r = 0; r < kRanks; ++r) {
       expect_values(replicated.to_local().shard(r), all, "rank " + std::to_string(r) + "'s replica", failures);
       expect_values(wrapped.to_local().shard(r), all, "rank " + std::to_string(r) + "'s from_local shard", failures);
+      expect_values(sharded.to_local().shard(r), halves(r * (kElements / kRanks), (r + 1) * (kElements / kRanks)),
+                    "rank " + std::to_string(r) + "'s Shard(0) part", failures);
     }
   });
 }

@@ -1,5 +1,5 @@
 // Shared replicas (SPEC §14): ranks that hold identical shards hold one buffer, copy-on-write.
-// Sharing is proven by data_ptr identity; every write (through a shard handle, a view of it, an
+// Sharing is proven by equal current_address() (data_ptr would give the shard bytes of its own); every write (through a shard handle, a view of it, an
 // in-place op on the local tensor, a collective's result, copy_, from several threads at once)
 // must reach exactly the rank written and no other. Expected values are computed here from the
 // source values, never read back from the code under test.
@@ -52,11 +52,11 @@ TEST_CASE("a replicated distribute_tensor shares one buffer across ranks, and ea
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4});
   const ts::DTensor d = ts::distribute_tensor(plain_tensor(source, {3, 4}), mesh, {ts::Replicate()});
   const ts::Tensor& local = d.to_local();
-  const void* first = local.shard(0).data_ptr();
+  const void* first = local.shard(0).current_address();
   REQUIRE(first != nullptr);
   for (int r = 0; r < 4; ++r) {
     CAPTURE(r);
-    CHECK(local.shard(r).data_ptr() == first);
+    CHECK(local.shard(r).current_address() == first);
     CHECK(local.shard(r).to_vector<float>() == source);
   }
 }
@@ -71,8 +71,8 @@ TEST_CASE("ranks that differ only along a Replicate dim share, ranks holding dif
   std::set<const void*> buffers;
   for (int i = 0; i < 3; ++i) {
     CAPTURE(i);
-    CHECK(local.shard(2 * i).data_ptr() == local.shard(2 * i + 1).data_ptr());
-    buffers.insert(local.shard(2 * i).data_ptr());
+    CHECK(local.shard(2 * i).current_address() == local.shard(2 * i + 1).current_address());
+    buffers.insert(local.shard(2 * i).current_address());
     const std::vector<float> rows(source.begin() + 8 * i, source.begin() + 8 * (i + 1));
     CHECK(local.shard(2 * i).to_vector<float>() == rows);
     CHECK(local.shard(2 * i + 1).to_vector<float>() == rows);
@@ -86,15 +86,15 @@ TEST_CASE("a write through one rank's shard handle copies that shard first, the 
   const ts::DTensor d =
       ts::distribute_tensor(plain_tensor(source, {8}), ts::init_device_mesh("cpu", {4}), {ts::Replicate()});
   const ts::Tensor& local = d.to_local();
-  const void* shared = local.shard(0).data_ptr();
+  const void* shared = local.shard(0).current_address();
   ts::Tensor one = local.shard(1);
   one.copy_(one + 10.0);
   CHECK(local.shard(1).to_vector<float>() == plus(source, 10.f));
-  CHECK(local.shard(1).data_ptr() != shared);
+  CHECK(local.shard(1).current_address() != shared);
   for (int r : {0, 2, 3}) {
     CAPTURE(r);
     CHECK(local.shard(r).to_vector<float>() == source);
-    CHECK(local.shard(r).data_ptr() == shared);
+    CHECK(local.shard(r).current_address() == shared);
   }
 }
 
@@ -116,7 +116,7 @@ TEST_CASE("a write through a view of a shared shard reaches that rank's shard an
   row.fill_(-2.0);
   for (int c = 0; c < 4; ++c) expected[static_cast<size_t>(4 + c)] = -2.f;
   CHECK(local.shard(2).to_vector<float>() == expected);
-  CHECK(local.shard(0).data_ptr() == local.shard(1).data_ptr());
+  CHECK(local.shard(0).current_address() == local.shard(1).current_address());
 }
 
 TEST_CASE("an in-place op on the local tensor with per-rank operands gives each rank its own result") {
@@ -157,7 +157,7 @@ TEST_CASE("copy_ into a shared shard and a collective's result on shared shards 
     CHECK(local.shard(r).to_vector<float>() == sum);
     // Every rank received the same reduction: one buffer, shared (simulated worlds evaluate the
     // schedule's reductions once; see comm/plan_evaluator).
-    CHECK(local.shard(r).data_ptr() == local.shard(0).data_ptr());
+    CHECK(local.shard(r).current_address() == local.shard(0).current_address());
   }
   // Each rank's result is its own to write.
   ts::Tensor five = local.shard(5);
@@ -186,7 +186,7 @@ TEST_CASE("replicas written by several threads at once each get their own bytes"
   for (int r = 0; r < kRanks; ++r) {
     CAPTURE(r);
     CHECK(local.shard(r).to_vector<float>() == plus(source, static_cast<float>(20 * r)));
-    buffers.insert(local.shard(r).data_ptr());
+    buffers.insert(local.shard(r).current_address());
   }
   CHECK(buffers.size() == kRanks);
 }
@@ -204,7 +204,7 @@ TEST_CASE("a tensor replicated over 64 ranks costs memory once, not 64 times") {
   const long grown_mib = resident_mib() - before;
   CAPTURE(grown_mib);
   CHECK(grown_mib < 48);
-  CHECK(d.to_local().shard(63).data_ptr() == d.to_local().shard(0).data_ptr());
+  CHECK(d.to_local().shard(63).current_address() == d.to_local().shard(0).current_address());
 }
 
 TEST_CASE("factories give every rank one shared buffer, one write does not reach the other ranks") {
@@ -213,8 +213,8 @@ TEST_CASE("factories give every rank one shared buffer, one write does not reach
   ts::Tensor f = ts::full({2, 3}, 2.5);
   for (int r = 1; r < 7; ++r) {
     CAPTURE(r);
-    CHECK(z.shard(r).data_ptr() == z.shard(0).data_ptr());
-    CHECK(f.shard(r).data_ptr() == f.shard(0).data_ptr());
+    CHECK(z.shard(r).current_address() == z.shard(0).current_address());
+    CHECK(f.shard(r).current_address() == f.shard(0).current_address());
   }
   ts::Tensor six = z.shard(6);
   six.fill_(4.0);
@@ -237,13 +237,13 @@ TEST_CASE("randn under one seed is drawn once and shared, and draws the numbers 
     CAPTURE(r);
     CHECK(a.shard(r).to_vector<float>() == first);
     CHECK(b.shard(r).to_vector<float>() == second);
-    CHECK(a.shard(r).data_ptr() == a.shard(0).data_ptr());
+    CHECK(a.shard(r).current_address() == a.shard(0).current_address());
   }
   // Per-rank seeds: each rank its own numbers, nothing shared.
   ts::manual_seed(ts::SymInt(ts::LocalInt(ts::RankMap<int64_t>({{0, 1}, {1, 2}, {2, 3}, {3, 4}}))));
   const ts::Tensor c = ts::randn({5});
   std::set<const void*> buffers;
-  for (int r = 0; r < 4; ++r) buffers.insert(c.shard(r).data_ptr());
+  for (int r = 0; r < 4; ++r) buffers.insert(c.shard(r).current_address());
   CHECK(buffers.size() == 4);
   CHECK(c.shard(0).to_vector<float>() != c.shard(1).to_vector<float>());
 }
@@ -261,8 +261,8 @@ TEST_CASE("an op on shared inputs is computed once and its result is shared, dis
   for (float v : source) exp_sum += std::exp(v);
   for (int r = 0; r < 5; ++r) {
     CAPTURE(r);
-    CHECK(doubled.shard(r).data_ptr() == doubled.shard(0).data_ptr());
-    CHECK(summed.shard(r).data_ptr() == summed.shard(0).data_ptr());
+    CHECK(doubled.shard(r).current_address() == doubled.shard(0).current_address());
+    CHECK(summed.shard(r).current_address() == summed.shard(0).current_address());
     std::vector<float> twice = source;
     for (float& v : twice) v *= 2;
     CHECK(doubled.shard(r).to_vector<float>() == twice);
@@ -270,7 +270,7 @@ TEST_CASE("an op on shared inputs is computed once and its result is shared, dis
     CHECK(mixed.shard(r).to_vector<float>() == plus(source, static_cast<float>(r)));
   }
   std::set<const void*> buffers;
-  for (int r = 0; r < 5; ++r) buffers.insert(mixed.shard(r).data_ptr());
+  for (int r = 0; r < 5; ++r) buffers.insert(mixed.shard(r).current_address());
   CHECK(buffers.size() == 5);
 }
 
@@ -283,7 +283,7 @@ TEST_CASE("1024 ranks of a replicated 4 MiB tensor, and tiny factories, cost mem
   const long grown_mib = resident_mib() - before;
   CAPTURE(grown_mib);
   CHECK(grown_mib < 64);  // 1024 copies would be 4 GiB
-  CHECK(ones.shard(1023).data_ptr() == ones.shard(0).data_ptr());
+  CHECK(ones.shard(1023).current_address() == ones.shard(0).current_address());
 }
 
 TEST_CASE("a broadcast's results are one shared buffer, and the root keeps writing only its own") {
@@ -295,7 +295,7 @@ TEST_CASE("a broadcast's results are one shared buffer, and the root keeps writi
   for (int r = 0; r < 3; ++r) {
     CAPTURE(r);
     CHECK(t.shard(r).to_vector<float>() == std::vector<float>{1.f, 11.f, 21.f});
-    CHECK(t.shard(r).data_ptr() == t.shard(0).data_ptr());
+    CHECK(t.shard(r).current_address() == t.shard(0).current_address());
   }
   ts::Tensor root = t.shard(1);
   root.fill_(5.0);
@@ -310,7 +310,7 @@ TEST_CASE("a replicated distribute_tensor shares the caller's own tensor, writes
   ts::Tensor plain = plain_tensor(source, {4});
   const ts::DTensor d = ts::distribute_tensor(plain, ts::init_device_mesh("cpu", {3}), {ts::Replicate()});
   const ts::Tensor& local = d.to_local();
-  for (int r = 0; r < 3; ++r) CHECK(local.shard(r).data_ptr() == plain.data_ptr());
+  for (int r = 0; r < 3; ++r) CHECK(local.shard(r).current_address() == plain.current_address());
   {
     ts::DisabledLocalMode off;
     plain.fill_(7.0);
@@ -361,7 +361,7 @@ TEST_CASE("distributing a replicated local tensor cuts each piece once: ranks ho
   std::vector<float> source(20);
   for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<float>(i);
   const ts::Tensor local = ts::arange(20, ts::TensorOptions(ts::DType::Float32)).reshape({4, 5});
-  for (int r = 0; r < 6; ++r) REQUIRE(local.shard(r).data_ptr() == local.shard(0).data_ptr());
+  for (int r = 0; r < 6; ++r) REQUIRE(local.shard(r).current_address() == local.shard(0).current_address());
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3, 2});
   const ts::DTensor d = ts::distribute_tensor(local, mesh, {ts::Replicate(), ts::Shard(1)});
   const ts::Tensor& shards = d.to_local();
@@ -375,10 +375,10 @@ TEST_CASE("distributing a replicated local tensor cuts each piece once: ranks ho
       CAPTURE(j);
       CHECK(shards.shard(2 * i + j).sizes() == ts::Shape{4, width});
       CHECK(shards.shard(2 * i + j).to_vector<float>() == piece);
-      CHECK(shards.shard(2 * i + j).data_ptr() == shards.shard(j).data_ptr());
+      CHECK(shards.shard(2 * i + j).current_address() == shards.shard(j).current_address());
     }
   }
-  CHECK(shards.shard(0).data_ptr() != shards.shard(1).data_ptr());
+  CHECK(shards.shard(0).current_address() != shards.shard(1).current_address());
   // A write to one rank's piece stays with that rank.
   ts::Tensor two = shards.shard(2);
   two.fill_(-1.0);
@@ -398,7 +398,7 @@ TEST_CASE("an AVG all_reduce gives every rank one shared mean, and a write to on
   for (int r = 0; r < 4; ++r) {
     CAPTURE(r);
     CHECK(t.shard(r).to_vector<float>() == mean);
-    CHECK(t.shard(r).data_ptr() == t.shard(0).data_ptr());
+    CHECK(t.shard(r).current_address() == t.shard(0).current_address());
   }
   ts::Tensor three = t.shard(3);
   three.copy_(three * 2.0);

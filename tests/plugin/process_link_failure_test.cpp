@@ -100,16 +100,16 @@ TEST_CASE("a receive into the link's scratch writes it, and the next receive of 
   CHECK(first.scratch->numel() >= 8);
   CHECK(open_requests() == 1);
   CHECK(link.test(first.request, [] { return std::string("first receive"); }));
-  const auto* bytes = static_cast<const unsigned char*>(first.scratch->storage()->data);
+  const auto* bytes = static_cast<const unsigned char*>(first.scratch->storage()->data.load());
   for (int i = 0; i < 32; ++i) CHECK(bytes[i] == 0x3f);
-  const void* memory = first.scratch->storage()->data;
+  const void* memory = first.scratch->storage()->data.load();
   link.end_scratch(std::move(first));
   CHECK(open_requests() == 0);
   // Smaller fits: the same memory; larger does not: new memory, and the small one stays kept.
   ts::world::ProcessLink::ScratchReceive second = link.receive_scratch(*like.impl(), 4, 1, 8);
-  CHECK(second.scratch->storage()->data == memory);
+  CHECK(second.scratch->storage()->data.load() == memory);
   ts::world::ProcessLink::ScratchReceive third = link.receive_scratch(*like.impl(), 64, 1, 9);
-  CHECK(third.scratch->storage()->data != memory);
+  CHECK(third.scratch->storage()->data.load() != memory);
   CHECK(open_requests() == 2);
   // Dropped without end_scratch (an error path): a receive that has completed (its message landed,
   // though nobody tested it) is freed before the scratch goes, and the link stays intact.

@@ -31,10 +31,10 @@ ts::Tensor activations(int64_t m, ts::DType dtype) {
 
 // Whether rank r's shard of `y` is item r of one [ranks, m, n] buffer (the stacked product).
 bool one_stacked_buffer(const ts::Tensor& y, int ranks) {
-  const auto* first = static_cast<const char*>(y.shard(0).data_ptr());
+  const auto* first = static_cast<const char*>(y.shard(0).current_address());
   const auto item_bytes = static_cast<ptrdiff_t>(y.shard(0).numel() * static_cast<int64_t>(ts::itemsize(y.dtype())));
   for (int r = 1; r < ranks; ++r)
-    if (static_cast<const char*>(y.shard(r).data_ptr()) != first + r * item_bytes) return false;
+    if (static_cast<const char*>(y.shard(r).current_address()) != first + r * item_bytes) return false;
   return true;
 }
 
@@ -48,7 +48,7 @@ TEST_CASE("ranks' products over one replicated weight are one stacked product, e
       ts::LocalMode mode(ranks);
       mode.manual_seed(5);
       const ts::Tensor w = ts::randn({kK, kN}, dtype);  // one seed on every rank: one shared buffer
-      REQUIRE(w.shard(0).data_ptr() == w.shard(ranks - 1).data_ptr());
+      REQUIRE(w.shard(0).current_address() == w.shard(ranks - 1).current_address());
       const ts::Tensor x = activations(5, dtype);
       const ts::Tensor plain = w.shard(0);  // a plain weight is every rank's too
       for (const bool through_matmul : {false, true}) {
@@ -138,7 +138,7 @@ TEST_CASE("gradients through a stacked product have the bits of the per-rank one
     for (int r = 0; r < 3; ++r) shards.emplace_back(r, w_values.shard(r).clone());
     private_copies = ts::local_tensor(ts::RankMap<ts::Tensor>(std::move(shards)));
   }
-  REQUIRE(private_copies.shard(0).data_ptr() != private_copies.shard(1).data_ptr());
+  REQUIRE(private_copies.shard(0).current_address() != private_copies.shard(1).current_address());
   const auto [x_grad, w_grad] = gradients(w_values);
   const auto [x_grad_apart, w_grad_apart] = gradients(private_copies);
   for (int r = 0; r < 3; ++r) {

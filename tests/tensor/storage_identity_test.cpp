@@ -263,6 +263,28 @@ TEST_CASE("an exported shard of a replicated tensor receives an all_reduce's res
   }
 }
 
+TEST_CASE("data_ptr of a shard that shares its buffer names bytes of its own, which in-place writes keep") {
+  for (const int world : kWorlds) {
+    CAPTURE(world);
+    ts::LocalMode mode(world);
+    ts::Tensor t = ts::full({kLength}, 2.5f);  // one buffer shared by every rank
+    const int exposed = world / 2;
+    const auto* pointer = static_cast<const float*>(t.shard(exposed).data_ptr());
+    for (int r = 0; r < world; ++r)
+      if (r != exposed) CHECK(t.shard(r).current_address() != static_cast<const void*>(pointer));
+    ts::Tensor shard = t.shard(exposed);
+    shard.fill_(3.5f);  // written through the handle: the pointer names the new values
+    ts::dist::all_reduce(t, ts::ReduceOp::SUM);
+    const float sum = 2.5f * static_cast<float>(world - 1) + 3.5f;
+    CHECK(t.shard(exposed).data_ptr() == pointer);
+    CHECK(Values(pointer, pointer + kLength) == Values(kLength, sum));
+    for (int r = 0; r < world; ++r) {
+      CAPTURE(r);
+      CHECK(t.shard(r).to_vector<float>() == Values(kLength, sum));
+    }
+  }
+}
+
 TEST_CASE("an in-place collective writes into imported memory, which its producer then reads") {
   for (const int world : kWorlds) {
     CAPTURE(world);

@@ -67,7 +67,7 @@ ts::Tensor values_tensor(const std::vector<T>& values) {
 template <class R>
 std::vector<char> bytes_of(const ts::Tensor& t, int64_t offset, int64_t count) {
   const ts::TensorImpl& impl = *t.impl();
-  const char* data = static_cast<const char*>(impl.storage()->data) + (impl.offset() + offset) * sizeof(R);
+  const char* data = static_cast<const char*>(impl.storage()->data.load()) + (impl.offset() + offset) * sizeof(R);
   return std::vector<char>(data, data + count * static_cast<int64_t>(sizeof(R)));
 }
 

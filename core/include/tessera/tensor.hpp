@@ -135,14 +135,16 @@ class Tensor {
   template <class T> T item() const { return item().to<T>(); }
   // All elements, row-major, cast to T; a local tensor's shards must be equal.
   template <class T> std::vector<T> to_vector() const;
-  // Where a plain tensor's first element lives (PyTorch: data_ptr); read-only. Once taken, the
-  // tensor keeps those bytes: in-place ops (collectives included) write into them rather than
-  // swap in other memory, and the pointer stays valid as long as the tensor lives. Identical shards
-  // of different ranks may share one buffer (shared replicas), so equal pointers tell that tensors
-  // share memory; the pointer of a shared buffer names it until this tensor's first write (or a
-  // writable export, to_dlpack) gives it a copy of its own, and only then does it change.
+  // Where a plain tensor's first element lives (PyTorch: data_ptr). Once taken, the tensor keeps
+  // those bytes for good: bytes it shared with another rank's identical shard are copied first, and
+  // in-place ops (collectives included) write into them rather than swap in other memory, so the
+  // pointer names this tensor's bytes, and only its, for as long as the tensor lives.
   // Throws on a local tensor (use shard(r).data_ptr()); null for a tensor with no bytes.
   const void* data_ptr() const;
+  // Where the first element lives now, without fixing it (data_ptr does): identical shards of
+  // different ranks may share one buffer (shared replicas), and equal addresses tell that they do.
+  // For inspection only: the address may change at the tensor's next write or in-place op.
+  const void* current_address() const;
 
   // Method spellings of the free functions in ops.hpp.
   Tensor sum() const;

@@ -85,7 +85,7 @@ Envelope point_to_point_envelope(const world::WorldState& w, int from, int to, c
 
 const void* bytes_of(const Tensor& contiguous) {
   const TensorImpl& impl = *contiguous.impl();
-  const auto* base = static_cast<const std::byte*>(impl.storage()->data);
+  const auto* base = static_cast<const std::byte*>(impl.storage()->data.load());
   return base == nullptr ? nullptr : base + impl.offset() * static_cast<int64_t>(itemsize(impl.dtype()));
 }
 

@@ -182,7 +182,7 @@ class ProcessRunner {
 
   // Where element `offset` of a 1-d dense host buffer lies.
   static const std::byte* chunk_bytes(const TensorImpl& buffer, int64_t offset) {
-    const auto* base = static_cast<const std::byte*>(buffer.storage()->data);
+    const auto* base = static_cast<const std::byte*>(buffer.storage()->data.load());
     if (base == nullptr) return nullptr;
     return base + (buffer.offset() + offset) * static_cast<int64_t>(itemsize(buffer.dtype()));
   }

@@ -21,7 +21,8 @@ void append_shard_identity(const Tensor& local, int rank, std::vector<int64_t>& 
   const TensorImpl& shard = *local.shards().at(rank).impl();
   // The bytes a shard reads: shared replicas have equal data pointers; a shapes-only backend has
   // none, so there the Storage itself is the identity.
-  const void* bytes = shard.storage()->data != nullptr ? shard.storage()->data : shard.storage().get();
+  const void* data = shard.storage()->data.load();
+  const void* bytes = data != nullptr ? data : shard.storage().get();
   const size_t dims = shard.sizes().size();
   const size_t at = words.size();
   words.resize(at + 4 + 2 * dims);  // written in place: this runs per rank per argument of every op

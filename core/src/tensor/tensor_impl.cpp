@@ -169,7 +169,7 @@ namespace {
 // Storage holding them goes (each Storage's destructor then leaves them alone).
 void mark_shared(Storage& original) {
   if (!original.shared)
-    original.shared = std::shared_ptr<void>(original.data, [backend = original.backend](void* bytes) {
+    original.shared = std::shared_ptr<void>(original.data.load(), [backend = original.backend](void* bytes) {
       backend->deallocate(bytes);
     });
 }
@@ -204,7 +204,7 @@ bool Storage::share_bytes_of(Storage& original) {
   mark_shared(original);
   if (!shared) backend->deallocate(data);
   version.fetch_add(1, std::memory_order_relaxed);
-  data = original.data;
+  data = original.data.load();
   shared = original.shared;
   return true;
 }
@@ -213,7 +213,7 @@ bool Storage::exchange_bytes_with(Storage& other) {
   if (exposed() || other.exposed()) return false;
   version.fetch_add(1, std::memory_order_relaxed);
   other.version.fetch_add(1, std::memory_order_relaxed);
-  std::swap(data, other.data);
+  data = other.data.exchange(data.load());
   std::swap(shared, other.shared);
   return true;
 }
@@ -240,14 +240,6 @@ void Storage::copy_to_private_bytes() {
     left_behind_ = std::move(shared);
   shared.reset();
   data = own;
-}
-
-void* Storage::expose_read_only() {
-  if (exposure_.load(std::memory_order_acquire) == Exposure::private_bytes) return data;
-  const std::lock_guard hold(transition_);
-  if (exposure_.load(std::memory_order_relaxed) == Exposure::none)
-    exposure_.store(shares_bytes() ? Exposure::shared_bytes : Exposure::private_bytes, std::memory_order_release);
-  return data;
 }
 
 void* Storage::expose_writable() {

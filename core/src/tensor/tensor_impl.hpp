@@ -27,20 +27,21 @@ namespace tessera {
 //     in-place op copies its result into them, so a pointer taken before it sees the result;
 //   - no other Storage comes to share them: replica_of copies, so a write through the pointer can
 //     never reach another rank's replica;
-//   - a writable export (expose_writable: to_dlpack) first gives this Storage private bytes, so the
-//     consumer's writes reach this rank's views and nobody else's.
-// A read-only hand-out (expose_read_only: data_ptr) of bytes still shared leaves them shared (it is
-// how tests see that replicas share one buffer); that pointer names the shared bytes until this
-// Storage gets its own (its first write, or a writable export). The bytes a Storage leaves behind
-// once exposed are kept until it goes, so no pointer it handed out ever dangles.
+//   - every hand-out (expose_writable: data_ptr, to_dlpack) first gives this Storage private bytes,
+//     so the address never changes again and a consumer's writes reach this rank's views and nobody
+//     else's. (Tensor::current_address tells where the bytes are without exposing them: how tests
+//     see that replicas share one buffer.)
+// The bytes a Storage leaves behind once exposed are kept until it goes, so no pointer into them
+// dangles.
 //
 // Threads: reading one tensor from several threads at once is safe. The changes readers make here
 // (replica_of marking the bytes shared, the exposures) hold `transition_`, a one-byte lock;
 // writers (prepare_write, make_private, exchange_bytes_with, share_bytes_of into this Storage) need
 // the tensor to themselves, as every write does, so the write path takes no lock. One change of
-// `data` can meet an unlocked reader: the first writable export of bytes another Storage shares
-// moves this Storage to a copy while a kernel on another thread may be reading the old bytes,
-// which stay alive and unchanged (kept, see above), so that reader still reads the right values.
+// `data` can meet an unlocked reader: the first hand-out of bytes another Storage shares moves
+// this Storage to a copy while a kernel on another thread may be reading the old bytes; `data` is
+// atomic and the old bytes stay alive and unchanged (kept, see above), so that reader still reads
+// the right values.
 struct Storage {
   Storage(std::shared_ptr<const dispatch::Backend> owner, size_t size_in_bytes)
       : backend(std::move(owner)), data(backend->allocate(size_in_bytes)), bytes(size_in_bytes) {}
@@ -67,12 +68,14 @@ struct Storage {
 
   // Hand out the address of the bytes (see Exposure above); safe while other threads read. Return
   // `data` as it stands once exposed.
-  void* expose_read_only();
   void* expose_writable();
   bool exposed() const { return exposure_.load(std::memory_order_acquire) != Exposure::none; }
 
   std::shared_ptr<const dispatch::Backend> backend;
-  void* data;
+  // Atomic because the first hand-out of shared bytes (expose_writable) moves a tensor that other
+  // threads may be reading to a copy of its own: they load either address, both valid and holding
+  // the same values (the old bytes are kept). A load is a plain move on x86 and AArch64.
+  std::atomic<void*> data;
   size_t bytes;
   // Set once the bytes are shared: owns them (the backend frees them when the last holder goes).
   std::shared_ptr<void> shared;
@@ -91,13 +94,13 @@ struct Storage {
   // replica_of's constructor: the same bytes, already owned by `original.shared`.
   struct SameBytes {};
   Storage(SameBytes, const Storage& original)
-      : backend(original.backend), data(original.data), bytes(original.bytes), shared(original.shared) {}
+      : backend(original.backend), data(original.data.load()), bytes(original.bytes), shared(original.shared) {}
 
  private:
   // How far the address has been handed out. `private_bytes` is final: `data` never changes again.
   enum class Exposure : uint8_t {
     none,
-    shared_bytes,   // read-only, while the bytes were shared: they move once this Storage writes
+    shared_bytes,   // being given private bytes: the shared ones it leaves behind are kept
     private_bytes,  // the bytes are this Storage's alone, for good
   };
   // A lock for the transitions readers make; a waiter sleeps on the flag (C++20 atomic wait)
