@@ -224,18 +224,14 @@ void Storage::make_private() {
   // a block alive) and they stay where the handed-out pointers point.
   if (!shares_bytes() || exposure_.load(std::memory_order_relaxed) == Exposure::private_bytes) return;
   copy_to_private_bytes();
-  // A read-only pointer handed out while the bytes were shared named those bytes; this Storage's
-  // own are final now.
-  if (exposure_.load(std::memory_order_relaxed) == Exposure::shared_bytes)
-    exposure_.store(Exposure::private_bytes, std::memory_order_release);
 }
 
 void Storage::copy_to_private_bytes() {
   // A shapes-only backend has no bytes to copy (data is null): only the sharing ends.
   void* own = data == nullptr ? nullptr : backend->allocate(bytes);
   if (own != nullptr) backend->copy(own, data, bytes, TESSERA_COPY_DEVICE_TO_DEVICE);
-  // The other holders keep the old bytes. A pointer this Storage handed out, or a reader on
-  // another thread during a writable export, may still point into them: kept while it lives.
+  // The other holders keep the old bytes. A reader on another thread during the first hand-out
+  // may still be reading them: kept while this Storage lives.
   if (exposure_.load(std::memory_order_relaxed) != Exposure::none)
     left_behind_ = std::move(shared);
   shared.reset();
