@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <array>
 #include <cstring>
 
 #include "comm/envelope.hpp"
@@ -87,26 +88,26 @@ std::shared_ptr<const world::WorldState::FibreList> distributed_fibres(const cha
 // part of it only where every member must share it (the default group, or a single fibre) and the
 // caller did not name a fixed text for it ("any", "none").
 uint64_t call_fingerprint(const char* op, const Tensor& tensor, const ProcessGroup& group, const Fingerprint& f) {
-  std::vector<int64_t> words;
-  words.reserve(kMaxDims + 8);
-  for (const char* c = op; *c != '\0'; ++c) words.push_back(*c);
-  words.push_back(static_cast<int64_t>(tensor.dtype()));
-  words.push_back(f.reduce_op ? static_cast<int64_t>(f.reduce_op->kind()) : -1);
-  int64_t factor_bits = 0;
+  // On the stack: this runs on every collective call across processes, a small one included.
+  std::array<int64_t, 64 + kMaxDims> words{};
+  size_t n = 0;
+  for (const char* c = op; *c != '\0' && n < 48; ++c) words[n++] = *c;
+  words[n++] = static_cast<int64_t>(tensor.dtype());
+  words[n++] = f.reduce_op ? static_cast<int64_t>(f.reduce_op->kind()) : -1;
   const double factor = f.reduce_op ? f.reduce_op->factor() : 0.0;
-  std::memcpy(&factor_bits, &factor, sizeof(double));
-  words.push_back(factor_bits);
-  words.push_back(f.root);
+  std::memcpy(&words[n++], &factor, sizeof(double));
+  words[n++] = f.root;
   if (!f.shape.empty()) {
-    words.push_back(static_cast<int64_t>(world::digest(f.shape)));
+    words[n++] = static_cast<int64_t>(world::digest(f.shape));
   } else if (group.is_default() || group.fibres().size() == 1) {
     const Shape& first = tensor.shards().begin()->second.sizes();
     bool even = true;
     for (const auto& [rank, shard] : tensor.shards()) even = even && shard.sizes() == first;
-    if (even) words.insert(words.end(), first.begin(), first.end());
-    words.push_back(even ? static_cast<int64_t>(first.size()) : -1);  // -1: uneven
+    if (even)
+      for (int64_t size : first) words[n++] = size;
+    words[n++] = even ? static_cast<int64_t>(first.size()) : -1;  // -1: uneven
   }
-  return bytes_digest(words.data(), words.size() * sizeof(int64_t));
+  return bytes_digest(words.data(), n * sizeof(int64_t));
 }
 
 }  // namespace

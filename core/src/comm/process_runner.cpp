@@ -154,7 +154,7 @@ class ProcessRunner {
     Envelope e = call_envelope_;
     e.sender = members_[static_cast<size_t>(from)];
     e.receiver = members_[static_cast<size_t>(to)];
-    e.ordinal = ordinals_[int64_t{from} * p_ + to]++;
+    e.ordinal = next_ordinal(int64_t{from} * p_ + to);
     e.count = count;
     return e;
   }
@@ -178,6 +178,13 @@ class ProcessRunner {
     if (small) return;
     outgoing_.push_back({g, next_[static_cast<size_t>(g)], step.chunk,
                          link_.send_range(buffer, step.chunk.offset, step.chunk.count, process, message_tag)});
+  }
+
+  // The ordinal of the next message between the pair `key`: in a table on the stack for a small
+  // group (the usual few ranks), else in a map.
+  uint32_t next_ordinal(int64_t key) {
+    if (int64_t{p_} * p_ <= static_cast<int64_t>(small_ordinals_.size())) return small_ordinals_[static_cast<size_t>(key)]++;
+    return ordinals_[key]++;
   }
 
   // Where element `offset` of a 1-d dense host buffer lies.
@@ -269,7 +276,7 @@ class ProcessRunner {
     Envelope expected = call_envelope_;
     expected.sender = members_[static_cast<size_t>(step.peer)];
     expected.receiver = members_[static_cast<size_t>(g)];
-    expected.ordinal = ordinals_[int64_t{step.peer} * p_ + g]++;
+    expected.ordinal = next_ordinal(int64_t{step.peer} * p_ + g);
     expected.count = step.chunk.count;
     reject_if(g, step, envelope_problem(received_envelope(landing), expected));
   }
@@ -384,6 +391,7 @@ class ProcessRunner {
   Envelope call_envelope_;  // the fields every envelope of this call shares
   // Messages so far from group rank a to b (key a * p + b), sent or received: their envelopes'
   // ordinals.
+  std::array<uint32_t, 64> small_ordinals_{};
   std::pmr::unordered_map<int64_t, uint32_t> ordinals_;
   std::unordered_map<int64_t, std::deque<TensorModel::Payload>> mailbox_;
 };
