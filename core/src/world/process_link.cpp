@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <thread>
 #include <utility>
 
@@ -124,11 +125,30 @@ void ProcessLink::refuse_broken(const char* call) const {
                           call, index_, broken_reason_));
 }
 
+namespace {
+
+// Memory a transport may still read or write after its link broke (the staged blocks and the
+// buffers of abandoned requests): never freed, and kept reachable until the process ends (an
+// aborted transport ends it; one without abort may go on using the memory). Only ever appended
+// to; nothing reads it.
+void keep_until_exit(std::shared_ptr<const void> bytes) {
+  static std::mutex mutex;
+  static auto* kept = new std::vector<std::shared_ptr<const void>>();  // never destroyed
+  const std::lock_guard lock(mutex);
+  kept->push_back(std::move(bytes));
+}
+
+}  // namespace
+
 void ProcessLink::abort_transport() noexcept {
-  // Whatever the transport may still read or write stays allocated: the staged blocks and the
-  // buffers of abandoned requests are let go of without being freed.
-  for (StagedSend& sent : staged_) static_cast<void>(sent.block.release());
-  for (std::shared_ptr<const void>& held : held_in_flight_) new std::shared_ptr<const void>(std::move(held));
+  try {
+    for (StagedSend& sent : staged_) keep_until_exit(std::shared_ptr<std::byte[]>(std::move(sent.block)));
+    for (std::shared_ptr<const void>& held : held_in_flight_) keep_until_exit(std::move(held));
+  } catch (...) {
+    // Out of memory while keeping them: let go of them without freeing.
+    for (StagedSend& sent : staged_) static_cast<void>(sent.block.release());
+    for (std::shared_ptr<const void>& held : held_in_flight_) new (std::nothrow) std::shared_ptr<const void>(std::move(held));
+  }
   std::string reason;
   {
     std::lock_guard lock(broken_mutex_);
