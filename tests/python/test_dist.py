@@ -23,13 +23,8 @@ def value(r, shape=(2, 3)):
     return r * 10 + np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
 
 
-@pytest.fixture(autouse=True)
-def direct_algorithms():
-    """Pins the direct algorithm (sums in rank order, as NumPy computes them); restores the rules."""
-    saved = ts.dist.algorithms()
-    ts.dist.set_algorithms("*:direct")
-    yield
-    ts.dist.set_algorithms(saved)
+# Sums in rank order, as NumPy computes them (conftest.py).
+pytestmark = pytest.mark.usefixtures("direct_algorithms")
 
 
 # --- ReduceOp, ProcessGroup -------------------------------------------------------------------

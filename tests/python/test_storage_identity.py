@@ -20,13 +20,8 @@ def values(t):
     return np.array(t.tolist(), dtype=np.float32)
 
 
-@pytest.fixture(autouse=True)
-def direct_algorithms():
-    """Pins the direct algorithm (sums in rank order, as NumPy computes them); restores the rules."""
-    saved = ts.dist.algorithms()
-    ts.dist.set_algorithms("*:direct")
-    yield
-    ts.dist.set_algorithms(saved)
+# Sums in rank order, as NumPy computes them (conftest.py).
+pytestmark = pytest.mark.usefixtures("direct_algorithms")
 
 
 @pytest.mark.parametrize("n", SIZES)
