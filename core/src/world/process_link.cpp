@@ -67,8 +67,7 @@ ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int
   info.struct_size = sizeof(info);
   tessera_error error;
   dispatch::clear_error(error);
-  const tessera_transport& t = transport_->table();
-  if (t.init(t.context, &config, &info, &error) != TESSERA_OK)
+  if (transport_->init(config, info, error) != TESSERA_OK)
     throw Error(fmt::format("transport '{}' (plugin {}): init failed: {}", name_, transport_->plugin().info().file.string(),
                             status_text(error)));
   index_ = info.process_index;
@@ -77,7 +76,7 @@ ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int
   const auto close = [&](const std::string& problem) {
     tessera_error ignored;
     dispatch::clear_error(ignored);
-    t.finalize(t.context, &ignored);
+    transport_->finalize(ignored);
     throw Error(fmt::format("transport '{}': {}", name_, problem));
   };
   if (count_ < 1 || index_ < 0 || index_ >= count_)
@@ -97,15 +96,17 @@ ProcessLink::~ProcessLink() {
     return;
   }
   std::lock_guard lock(mutex_);
-  const tessera_transport& t = transport_->table();
   tessera_error error;
   dispatch::clear_error(error);
-  if (t.finalize(t.context, &error) != TESSERA_OK)
-    std::fprintf(stderr, "tessera: transport '%s': finalize failed: %s\n", name_.c_str(), status_text(error).c_str());
+  // At exit a failure is logged, never thrown (a destructor) nor allowed to end the process.
+  if (transport_->finalize(error) != TESSERA_OK)
+    std::fprintf(stderr, "tessera: transport '%s' (plugin %s): finalize failed: %s\n", name_.c_str(),
+                 transport_->plugin().info().name.c_str(), status_text(error).c_str());
 }
 
 void ProcessLink::fail(const std::string& call, const std::string& message) {
-  const std::string text = fmt::format("transport '{}' (process {} of {}): {}: {}", name_, index_, count_, call, message);
+  const std::string text = fmt::format("transport '{}' (plugin {}, process {} of {}): {}: {}", name_,
+                                       transport_->plugin().info().name, index_, count_, call, message);
   break_link(text);
   throw Error(text);
 }
@@ -164,14 +165,13 @@ void ProcessLink::abort_transport() noexcept {
   std::fprintf(stderr, "tessera: the link to the other processes broke (%s); aborting transport '%s'\n",
                reason.c_str(), name_.c_str());
   std::fflush(stderr);
-  const tessera_transport& t = transport_->table();
   tessera_error error;
   dispatch::clear_error(error);
   try {
-    if (t.abort(t.context, 1, &error) != TESSERA_OK)
+    if (transport_->abort(1, error) != TESSERA_OK)
       std::fprintf(stderr, "tessera: transport '%s': abort failed: %s\n", name_.c_str(), status_text(error).c_str());
-  } catch (...) {
-    std::fprintf(stderr, "tessera: transport '%s': abort threw an exception\n", name_.c_str());
+  } catch (...) {  // formatting the guard's text ran out of memory
+    std::fprintf(stderr, "tessera: transport '%s': abort failed\n", name_.c_str());
   }
 }
 
@@ -215,12 +215,11 @@ ProcessLink::Request ProcessLink::post(bool send, const DLTensor& chunk, std::sh
 
 void* ProcessLink::post_locked(bool send, const DLTensor& chunk, int process, int64_t tag) {
   require_intact(send ? "isend" : "irecv");
-  const tessera_transport& t = transport_->table();
   tessera_transport_request handle = nullptr;
   tessera_error error;
   dispatch::clear_error(error);
-  const tessera_status status = send ? t.isend(t.context, &chunk, process, tag, &handle, &error)
-                                     : t.irecv(t.context, &chunk, process, tag, &handle, &error);
+  const tessera_status status = send ? transport_->isend(chunk, process, tag, handle, error)
+                                     : transport_->irecv(chunk, process, tag, handle, error);
   if (status != TESSERA_OK)
     fail(fmt::format("{} of {} element(s) {} process {} (tag {})", send ? "isend" : "irecv", chunk.shape[0],
                      send ? "to" : "from", process, tag),
@@ -232,21 +231,19 @@ bool ProcessLink::test(Request& request, Callback<std::string> what) {
   if (request.done_) return true;
   require_intact("test");
   std::lock_guard lock(mutex_);
-  const tessera_transport& t = transport_->table();
   int32_t done = 0;
   tessera_error error;
   dispatch::clear_error(error);
-  if (t.test(t.context, static_cast<tessera_transport_request>(request.handle_), &done, &error) != TESSERA_OK)
+  if (transport_->test(static_cast<tessera_transport_request>(request.handle_), done, error) != TESSERA_OK)
     fail(what(), status_text(error));
   request.done_ = done != 0;
   return request.done_;
 }
 
 void ProcessLink::free_locked(void* handle) {
-  const tessera_transport& t = transport_->table();
   tessera_error error;
   dispatch::clear_error(error);
-  if (t.free_request(t.context, static_cast<tessera_transport_request>(handle), &error) != TESSERA_OK)
+  if (transport_->free_request(static_cast<tessera_transport_request>(handle), error) != TESSERA_OK)
     std::fprintf(stderr, "tessera: transport '%s': free_request failed: %s\n", name_.c_str(),
                  status_text(error).c_str());
 }
@@ -271,12 +268,11 @@ void ProcessLink::Request::release_locked() {
 
 void ProcessLink::Request::abandon_locked() {
   ProcessLink& link = *link_;
-  const tessera_transport& t = link.transport_->table();
   const auto completed = [&] {
     int32_t done = 0;
     tessera_error error;
     dispatch::clear_error(error);
-    return t.test(t.context, static_cast<tessera_transport_request>(handle_), &done, &error) == TESSERA_OK && done != 0;
+    return link.transport_->test(static_cast<tessera_transport_request>(handle_), done, error) == TESSERA_OK && done != 0;
   };
   if (link.broken()) {
     link.held_in_flight_.push_back(std::move(keep_));  // never freed: the transport may still use it
@@ -347,11 +343,9 @@ std::vector<std::string> ProcessLink::allgather(const std::string& bytes, const 
   std::string gathered(bytes.size() * static_cast<size_t>(count_), '\0');
   {
     std::lock_guard lock(mutex_);
-    const tessera_transport& t = transport_->table();
     tessera_error error;
     dispatch::clear_error(error);
-    const tessera_status status =
-        t.allgather(t.context, bytes.data(), bytes.size(), gathered.data(), timeout_ms_, &error);
+    const tessera_status status = transport_->allgather(bytes.data(), bytes.size(), gathered.data(), timeout_ms_, error);
     if (status == TESSERA_TIMEOUT) {
       // An all-gather does not say who is missing: every other process is a candidate.
       std::string others;

@@ -72,11 +72,10 @@ void ProcessLink::send_staged(const void* header, size_t header_bytes, const Ten
 }
 
 bool ProcessLink::staged_done_locked(StagedSend& sent) {
-  const tessera_transport& t = transport_->table();
   int32_t done = 0;
   tessera_error error;
   dispatch::clear_error(error);
-  if (t.test(t.context, static_cast<tessera_transport_request>(sent.handle), &done, &error) == TESSERA_OK)
+  if (transport_->test(static_cast<tessera_transport_request>(sent.handle), done, error) == TESSERA_OK)
     return done != 0;
   const std::string problem = status_text(error);
   const std::string what = staged_text(sent.bytes, sent.process, sent.tag, sent.call);
