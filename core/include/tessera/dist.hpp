@@ -72,7 +72,9 @@ void check_messages();  // throws if a sent message was never received (and drop
 
 // Algorithm selection, e.g. "all_reduce:ring;all_gather[0-64K]:rd;*:direct". Rules are tried in
 // order; the first whose collective and message size (bytes per rank, K/M/G suffixes) match and
-// whose algorithm accepts the request wins; "direct" always does. Unknown names are errors.
+// whose algorithm accepts the request wins; "direct" always does. Unknown names are errors, and so
+// is a rule for one collective naming an algorithm that does not offer it ("all_reduce:bruck"); a
+// "*" rule applies to the collectives its algorithm offers.
 // The target "auto" ("all_reduce:auto", "*:auto") is tuning by estimate: among every loaded
 // algorithm that offers the collective and accepts the request, the one with the lowest estimated
 // time for it on the topology in force: the algorithm's own estimate (SDK 1.3) or the cost model's
