@@ -236,7 +236,7 @@ TEST_CASE("the CPU backend refuses allocation sizes that wrap when rounded up") 
   const auto cpu = ts::plugin::Registry::instance().backend("cpu");
   for (const size_t bytes : {std::numeric_limits<size_t>::max(), std::numeric_limits<size_t>::max() - 63}) {
     CAPTURE(bytes);
-    CHECK_THROWS_WITH_AS(cpu->allocate(bytes), doctest::Contains("backend 'cpu' could not allocate"), ts::Error);
+    CHECK_THROWS_WITH_AS(cpu->allocate(bytes), doctest::Contains("backend 'cpu' (plugin backend-cpu) could not allocate"), ts::Error);
   }
   void* small = cpu->allocate(1);
   CHECK(small != nullptr);

@@ -4,11 +4,15 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
+#include <string>
 #include <map>
 #include <mutex>
 
 #include "dispatch/user_call.hpp"
 #include "log/log.hpp"
+#include "plugin/guarded_call.hpp"
+#include "plugin/loaded_plugin.hpp"
 #include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 
@@ -108,15 +112,46 @@ tessera_kernel_fn Backend::kernel(std::string_view op, DType dtype) const {
                                                         call)));
 }
 
+namespace {
+
+// Runs one call into the backend's plugin: an exception escaping it (the SDK forbids them across
+// the ABI) becomes TESSERA_INTERNAL with "<function> threw: <what>" in `error`.
+template <class Call>
+tessera_status guarded(const char* function, tessera_error& error, Call&& call) {
+  tessera_status status = TESSERA_OK;
+  const std::string escaped = plugin::exception_escaping(function, [&] { status = call(); });
+  if (escaped.empty()) return status;
+  error.code = TESSERA_INTERNAL;
+  std::snprintf(error.message, sizeof(error.message), "%s", escaped.c_str());
+  return TESSERA_INTERNAL;
+}
+
+}  // namespace
+
 void* Backend::allocate(size_t bytes) const {
   void* data = nullptr;
   tessera_error error;
   clear_error(error);
-  if (table_->alloc(table_->context, bytes, &data, &error) != TESSERA_OK) {
-    throw Error(
-        fmt::format("backend '{}' could not allocate {} bytes: {}", name_, bytes, plugin::error_text(error)));
-  }
+  if (guarded("alloc", error, [&] { return table_->alloc(table_->context, bytes, &data, &error); }) != TESSERA_OK)
+    throw Error(fmt::format("backend '{}' (plugin {}) could not allocate {} bytes: {}", name_, owner_->info().name,
+                            bytes, plugin::error_text(error)));
+  // Only a backend of shapes has no bytes to hand out; any other must return memory with success.
+  if (data == nullptr && !shapes_only())
+    throw Error(fmt::format("backend '{}' (plugin {}) reported allocating {} bytes but returned no memory (NULL); a "
+                            "backend that cannot allocate must return an error status",
+                            name_, owner_->info().name, bytes));
   return data;
+}
+
+void Backend::deallocate(void* data) const noexcept {
+  // Called from destructors: a plugin's exception is logged, never let out (it would terminate).
+  try {
+    const std::string escaped = plugin::exception_escaping("free", [&] { table_->free(table_->context, data); });
+    if (!escaped.empty())
+      observe::logger().error("backend '{}' (plugin {}): {}; the memory may be lost", name_, owner_->info().name,
+                              escaped);
+  } catch (...) {  // formatting or logging failed: nothing more can be said
+  }
 }
 
 void Backend::set_num_threads(int32_t num_threads) const {
@@ -126,18 +161,20 @@ void Backend::set_num_threads(int32_t num_threads) const {
     return;
   tessera_error error;
   clear_error(error);
-  if (table_->set_num_threads(table_->context, num_threads, &error) != TESSERA_OK) {
-    observe::logger().warn("backend '{}' could not set its thread count to {}: {}", name_, num_threads,
-                           plugin::error_text(error));
+  if (guarded("set_num_threads", error,
+              [&] { return table_->set_num_threads(table_->context, num_threads, &error); }) != TESSERA_OK) {
+    observe::logger().warn("backend '{}' (plugin {}) could not set its thread count to {}: {}", name_,
+                           owner_->info().name, num_threads, plugin::error_text(error));
   }
 }
 
 void Backend::copy(void* dst, const void* src, size_t bytes, int32_t direction) const {
   tessera_error error;
   clear_error(error);
-  if (table_->copy(table_->context, dst, src, bytes, direction, &error) != TESSERA_OK) {
-    throw Error(
-        fmt::format("backend '{}' could not copy {} bytes: {}", name_, bytes, plugin::error_text(error)));
+  if (guarded("copy", error, [&] { return table_->copy(table_->context, dst, src, bytes, direction, &error); }) !=
+      TESSERA_OK) {
+    throw Error(fmt::format("backend '{}' (plugin {}) could not copy {} bytes: {}", name_, owner_->info().name, bytes,
+                            plugin::error_text(error)));
   }
 }
 

@@ -39,7 +39,10 @@ class Backend {
   void* context() const { return table_->context; }
 
   void* allocate(size_t bytes) const;
-  void deallocate(void* data) const noexcept { table_->free(table_->context, data); }
+  // Each call into the plugin is guarded (an exception escaping it becomes an Error naming the
+  // backend, its plugin and the call); allocate also refuses a success without memory, and
+  // deallocate, which destructors call, logs a failure instead of throwing.
+  void deallocate(void* data) const noexcept;
   void copy(void* dst, const void* src, size_t bytes, int32_t direction) const;
   // Limits the threads one kernel call may use (0 = default); a no-op when the backend lacks it.
   void set_num_threads(int32_t num_threads) const;
