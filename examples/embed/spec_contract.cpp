@@ -1,6 +1,6 @@
-// SPEC.md sections 10, 12 and 13's API, compiled against the *installed* package: a user program written to
-// the contract builds with find_package(Tessera) and finds every plugin with no environment
-// variable. Exits non-zero if a result is wrong.
+// The public API (tensors, local tensors, DTensors, autograd, PyTorch's spellings), compiled
+// against the *installed* package: a user program written to the contract builds with
+// find_package(Tessera) and finds every plugin with no environment variable. Exits non-zero if a result is wrong.
 #include <cstdio>
 #include <sstream>
 
@@ -37,7 +37,7 @@ int main() {
     ok = ok && ts::allclose(y, ts::relu(ts::matmul(x, w)), /*rtol=*/1e-5, /*atol=*/1e-6);
     ok = ok && dy.placements()[0].is_shard() && mesh["tp"].size() == 2 && mesh.size() == 8;
 
-    // SPEC section 12: autograd on tensors and DTensors, optimizers, differentiable collectives.
+    // Autograd on tensors and DTensors, optimizers, differentiable collectives.
     ts::Tensor w12 = ts::randn({8, 4}).set_requires_grad(true);
     ts::Tensor loss = ts::sum(ts::relu(ts::matmul(x, w12)));
     loss.backward();
@@ -58,7 +58,7 @@ int main() {
     ts::sum(summed).backward();
     ok = ok && ts::equal(lt12.grad().shard(1), ts::full({2}, 2.0f));  // both ranks' sums depend on it
 
-    // SPEC section 13: PyTorch's spellings.
+    // PyTorch's spellings.
     ok = ok && mesh.get_local_rank("tp").local().at(3) == 1 && mesh.get_group("dp") == mesh.group("dp") &&
          mesh.mesh_dim_names() == mesh.dim_names() && mesh.get_coordinate()[0].local().at(5) == 2 &&
          mesh.size(1) == 2 && mesh.ndim() == 2 && mesh.device_type() == "cpu";

@@ -1,4 +1,4 @@
-"""Scenario 1 (SPEC §9): create a local tensor from per-rank tensors, compute per rank, reconcile,
+"""Scenario 1: create a local tensor from per-rank tensors, compute per rank, reconcile,
 and let a local mode make local tensors.
 
 Each check compares what Tessera computed with a value computed independently (NumPy or plain

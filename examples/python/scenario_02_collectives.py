@@ -1,4 +1,4 @@
-"""Scenario 2 (SPEC §9): collectives on world 3 -- all_reduce SUM, broadcast, all_gather,
+"""Scenario 2: collectives on world 3 -- all_reduce SUM, broadcast, all_gather,
 reduce_scatter -- each compared with the same reduction done in NumPy.
 
 main() prints every check and exits non-zero if any differs."""

@@ -1,4 +1,4 @@
-"""Tutorial scenario 3 (SPEC 9): DTensors on a 1-d mesh of 4 ranks -- distribute and gather back,
+"""Tutorial scenario 3: DTensors on a 1-d mesh of 4 ranks -- distribute and gather back,
 a sharded matmul and a linear layer, each checked against the same computation in NumPy."""
 import sys
 

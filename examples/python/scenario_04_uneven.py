@@ -1,4 +1,4 @@
-"""Tutorial scenario 4 (SPEC 9): shards of different sizes give per-rank (local int) dimensions;
+"""Tutorial scenario 4: shards of different sizes give per-rank (local int) dimensions;
 local ints compute per rank; 10 rows over 3 ranks round-trip exactly with either shard layout."""
 import sys
 
@@ -10,13 +10,13 @@ from tutorial_checks import plain
 
 
 def chunk_rows(n, k):
-    """torch.chunk sizes (SPEC 7): f = ceil(n / k); shard i gets max(0, min(f, n - f*i))."""
+    """torch.chunk sizes: f = ceil(n / k); shard i gets max(0, min(f, n - f*i))."""
     f = -(-n // k)
     return [max(0, min(f, n - f * i)) for i in range(k)]
 
 
 def balanced_rows(n, k):
-    """Balanced sizes (SPEC 7): the first n % k shards get one extra."""
+    """Balanced sizes: the first n % k shards get one extra."""
     return [n // k + (1 if i < n % k else 0) for i in range(k)]
 
 

@@ -1,4 +1,4 @@
-"""Scenario 5 (SPEC §9): computations that differ per rank (non-SPMD) -- rank_map, tensor_map,
+"""Scenario 5: computations that differ per rank (non-SPMD) -- rank_map, tensor_map,
 disabling the mode, and run_per_rank.
 
 main() prints every check and exits non-zero if any differs."""

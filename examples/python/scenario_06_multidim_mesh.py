@@ -1,4 +1,4 @@
-"""Tutorial scenario 6 (SPEC 9): multi-dimensional meshes -- a 2-d (dp, tp) mesh, hybrid data +
+"""Tutorial scenario 6: multi-dimensional meshes -- a 2-d (dp, tp) mesh, hybrid data +
 tensor parallelism on it, and a 3-d (pp, dp, tp) mesh over 24 ranks."""
 import math
 import sys

@@ -1,6 +1,6 @@
 """What the six tutorial scripts share: plain tensors from NumPy inside a local mode, values back
 as NumPy, and running a list of checks, each a function returning (actual, expected) whose expected
-value was computed independently (SPEC section 9)."""
+value was computed independently."""
 import numpy as np
 
 import tessera as ts

@@ -1,5 +1,5 @@
-// Training on several ranks, checked against a dense single-rank run of the same math (SPEC.md
-// section 12). Every scenario trains the same kind of model on float32 data,
+// Training on several ranks, checked against a dense single-rank run of the same math.
+// Every scenario trains the same kind of model on float32 data,
 //
 //   y = relu(x W1) W2,     loss = sum((y - target)^2) / (rows * outputs)   (mean squared error),
 //

@@ -36,7 +36,7 @@ std::pair<IntMaps, IntMaps> local_int_arithmetic() {
 }
 
 namespace {
-// Rows per shard, from SPEC.md section 7: torch.chunk (f = ceil(n/k); shard i gets
+// Rows per shard: torch.chunk (f = ceil(n/k); shard i gets
 // max(0, min(f, n - f*i))) or balanced (the first n % k shards get one extra).
 RowsPerRank chunk_rows(int64_t n, int k) {
   const int64_t f = (n + k - 1) / k;

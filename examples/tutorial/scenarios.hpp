@@ -1,4 +1,4 @@
-// The tutorial's scenarios (SPEC.md section 9), each a function returning (actual, expected).
+// The tutorial's scenarios, each a function returning (actual, expected).
 #pragma once
 
 #include <functional>

@@ -19,7 +19,7 @@
 //   preset = "nodes:4"               # fully_connected, ring, torus:RxC, nodes:K (see topology.hpp)
 //   [trace]
 //   file = "trace.json"              # Chrome/Perfetto trace, written at exit (see observe.hpp)
-//   [world]                          # read by ts::init_world() (tessera/world.hpp, SPEC §11)
+//   [world]                          # read by ts::init_world() (tessera/world.hpp)
 //   transport = "auto"               # auto (mpi when launched by mpirun), local, or a transport name
 //   ranks_per_process = 1            # ranks each process hosts; world size = processes x this
 //   timeout = "60s"                  # longest wait for a peer: "250ms", "60s", "2m"

@@ -4,7 +4,7 @@
 // on its own, and every rank of the input must be a member of one of the group's fibres. Roots are
 // group ranks.
 //
-// Differentiable (SPEC §12) when the input requires grad:
+// Differentiable when the input requires grad:
 //   all_reduce           SUM, AVG, PREMUL_SUM: backward is the same all_reduce of the gradient
 //                        (other ops are an error while the input requires grad);
 //   all_gather_tensor    backward is reduce_scatter_tensor (SUM) of the gradient along gather_dim;

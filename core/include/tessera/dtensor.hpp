@@ -51,13 +51,13 @@ class DTensor {
   // Every mesh dim Replicate; the result is a local tensor whose shards are all equal (so
   // reconcile() gives the global tensor).
   Tensor full_tensor() const;
-  // Any transition of SPEC.md section 7; Partial targets are rejected (except keeping a Partial).
+  // Any transition between placements; Partial targets are rejected (except keeping a Partial).
   DTensor redistribute(const Placements& placements) const;
   DTensor redistribute(const DeviceMesh& mesh, const Placements& placements) const;
 
   std::string to_string() const;
 
-  // Autograd (SPEC.md section 12), on the local tensor's graph. A DTensor's gradient is the
+  // Autograd, on the local tensor's graph. A DTensor's gradient is the
   // gradient of its global value, placed like the DTensor with Partial mesh dims as Replicate (as
   // PyTorch's redistribute backward normalises them). Where an op's sharding leaves per-rank
   // contributions to an input's gradient, they are reduced in backward for activations and kept

@@ -1,5 +1,5 @@
-// Operations on DTensors: each picks output placements from its inputs' (sharding propagation,
-// SPEC.md section 8), redistributes first when the inputs fit no rule — the cheapest way by the
+// Operations on DTensors: each picks output placements from its inputs' (sharding propagation),
+// redistributes first when the inputs fit no rule — the cheapest way by the
 // mesh topology's cost, logged as implicit communication — and runs the local op on every rank.
 #pragma once
 

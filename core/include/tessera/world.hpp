@@ -1,4 +1,4 @@
-// The world (SPEC §11; PyTorch: the default process group's world): every rank of one program.
+// The world (PyTorch: the default process group's world): every rank of one program.
 //
 // Today every world is simulated: this process hosts all of its ranks. A world owns what one run
 // shares and nothing another world can see: point-to-point messages, the comm counters and trace
@@ -49,7 +49,7 @@ class World {
 // The calling thread's world (see above).
 World current_world();
 
-// The world of this process as configuration and launcher make it (SPEC §11): under an MPI launcher
+// The world of this process as configuration and launcher make it: under an MPI launcher
 // (or [world] transport = "mpi"), a world of processes x ranks_per_process ranks over the transport;
 // otherwise a simulated world of ranks_per_process ranks. Idempotent: every call returns the same
 // world, which lives until the process exits (its transport is finalised then).

@@ -260,8 +260,8 @@ bool all_alike(const RankSet& ranks, const Args&... args) {
 
 // spmd_over for an f that computes a fresh tensor from its arguments alone (no rank, no state, no
 // aliasing of an input): ranks whose arguments are identical (the same shard bytes and layout,
-// equal per-rank values) get one result, computed once and shared as copy-on-write replicas (SPEC
-// §14). Replicated inputs so give replicated outputs at the cost of one rank. f then runs once per
+// equal per-rank values) get one result, computed once and shared as copy-on-write replicas.
+// Replicated inputs so give replicated outputs at the cost of one rank. f then runs once per
 // distinct argument set, not once per rank, so only ops may use this, never user functions.
 template <class F, class... Args>
 auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... args) {
