@@ -31,7 +31,7 @@ comm::Envelope all_reduce_message(std::vector<float>& payload, bool checksum) {
   e.root = 0;
   e.count = static_cast<int64_t>(payload.size());
   e.has_checksum = checksum ? 1 : 0;
-  comm::seal(e, payload.data(), payload.size() * sizeof(float), checksum);
+  comm::seal(e, payload.data(), payload.size() * sizeof(float));
   return e;
 }
 

@@ -1,6 +1,7 @@
 #include "api/world_agreement.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "plugin/registry.hpp"
 #include "plugin/transport.hpp"
@@ -17,12 +18,6 @@ namespace {
 constexpr size_t kAgreementBytes = 2048;
 constexpr size_t kLongestValue = 64;
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string text;
-  for (const std::string& item : items) text += (text.empty() ? "" : ",") + item;
-  return text;
-}
-
 std::string encode(const std::map<std::string, std::string>& settings) {
   std::string text;
   for (const auto& [key, value] : settings) {
@@ -32,9 +27,10 @@ std::string encode(const std::map<std::string, std::string>& settings) {
     text += key + "=" + shown + "\n";
   }
   if (text.size() > kAgreementBytes)
-    throw Error(fmt::format("init_world: the world's settings take {} bytes, more than the {} the processes compare "
-                            "(internal error)",
-                            text.size(), kAgreementBytes));
+    throw Error(
+        fmt::format("init_world: the world's settings take {} bytes, more than the {} the processes compare "
+                    "(internal error)",
+                    text.size(), kAgreementBytes));
   text.resize(kAgreementBytes, '\0');
   return text;
 }
@@ -59,21 +55,24 @@ std::map<std::string, std::string> world_settings(const Config& config, const wo
                                                   bool check_collectives) {
   std::string parameters;
   for (const auto& [plugin, values] : config.plugin_parameters)
-    for (const auto& [key, value] : values) parameters += fmt::format("{}{}.{}={}", parameters.empty() ? "" : ";", plugin, key, value);
+    for (const auto& [key, value] : values)
+      parameters += fmt::format("{}{}.{}={}", parameters.empty() ? "" : ";", plugin, key, value);
   plugin::Registry& registry = plugin::Registry::instance();
   const std::shared_ptr<const plugin::Transport> transport = registry.transport(link.transport_name());
   return {
       {"tessera version", kVersion},
       {"SDK version", fmt::format("{}.{}", TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR)},
-      {"transport", transport == nullptr ? link.transport_name()
-                                         : fmt::format("{} ({} {})", link.transport_name(), transport->plugin().info().name,
-                                                       transport->plugin().info().version)},
+      {"transport", transport == nullptr
+                        ? link.transport_name()
+                        : fmt::format("{} ({} {})", link.transport_name(), transport->plugin().info().name,
+                                      transport->plugin().info().version)},
       {"processes", std::to_string(link.process_count())},
       {"ranks_per_process", std::to_string(config.ranks_per_process)},
       {"timeout", fmt::format("{} ms", config.world_timeout_ms)},
       {"check_collectives", check_collectives ? "true" : "false"},
-      {"collective rules", config.collective_algorithms.empty() ? "(built-in)" : config.collective_algorithms},
-      {"collective algorithms", joined(registry.algorithm_names())},
+      {"collective rules",
+       config.collective_algorithms.empty() ? "(built-in)" : config.collective_algorithms},
+      {"collective algorithms", fmt::format("{}", fmt::join(registry.algorithm_names(), ","))},
       {"topology", config.topology.empty() ? "(fully connected)" : config.topology},
       {"default backend", config.default_backend},
       {"plugin parameters", parameters.empty() ? "(none)" : parameters},
@@ -81,13 +80,15 @@ std::map<std::string, std::string> world_settings(const Config& config, const wo
 }
 
 void require_agreement(world::ProcessLink& link, const std::map<std::string, std::string>& mine) {
-  const std::vector<std::string> all = link.allgather(encode(mine), "init_world: comparing the processes' settings");
+  const std::vector<std::string> all =
+      link.allgather(encode(mine), "init_world: comparing the processes' settings");
   std::vector<std::map<std::string, std::string>> each;
   for (const std::string& bytes : all) each.push_back(decode(bytes));
   std::string differences;
   for (const auto& [key, value] : mine) {
     bool same = true;
-    for (const auto& settings : each) same = same && settings.count(key) != 0 && settings.at(key) == each.front().at(key);
+    for (const auto& settings : each)
+      same = same && settings.count(key) != 0 && settings.at(key) == each.front().at(key);
     if (same) continue;
     std::string values;
     for (size_t p = 0; p < each.size(); ++p) {
@@ -98,10 +99,11 @@ void require_agreement(world::ProcessLink& link, const std::map<std::string, std
     differences += fmt::format("\n  {}: {}", key, values);
   }
   if (!differences.empty())
-    throw Error(fmt::format("init_world: the {} processes of this world were started with different settings, which "
-                            "must be the same on every process (the configuration file, TESSERA_* variables and "
-                            "plugins):{}",
-                            each.size(), differences));
+    throw Error(
+        fmt::format("init_world: the {} processes of this world were started with different settings, which "
+                    "must be the same on every process (the configuration file, TESSERA_* variables and "
+                    "plugins):{}",
+                    each.size(), differences));
 }
 
 }  // namespace tessera::api

@@ -26,26 +26,19 @@ uint64_t mix(uint64_t h) {
 uint64_t seal_of(const Envelope& e) { return bytes_digest(&e, offsetof(Envelope, seal), kMagic); }
 
 std::string dtype_text(uint8_t code) {
-  return code < kNumDTypes ? std::string(dtype_name(static_cast<DType>(code))) : fmt::format("dtype #{}", code);
-}
-
-std::string reduce_text(uint8_t code) {
-  constexpr std::array<const char*, 7> names = {"sum", "product", "min", "max", "band", "bor", "bxor"};
-  return code < names.size() ? names[code] : fmt::format("reduce op #{}", code);
+  return code < kNumDTypes ? std::string(dtype_name(static_cast<DType>(code)))
+                           : fmt::format("dtype #{}", code);
 }
 
 // "all_reduce call #3 (float32, 16 element(s), sum)" or "point-to-point message #2 (float32, 4 element(s))".
 std::string call_text(const Envelope& e) {
   if (e.kind == MessageKind::point_to_point)
-    return fmt::format("point-to-point message #{} ({}, {} element(s))", e.call, dtype_text(e.dtype), e.count);
+    return fmt::format("point-to-point message #{} ({}, {} element(s))", e.call, dtype_text(e.dtype),
+                       e.count);
   std::string text = fmt::format("{} call #{} ({}, {} element(s)", collective_name(e.collective), e.call,
                                  dtype_text(e.dtype), e.count);
-  if (e.collective == TESSERA_COLL_ALL_REDUCE || e.collective == TESSERA_COLL_REDUCE ||
-      e.collective == TESSERA_COLL_REDUCE_SCATTER)
-    text += ", " + reduce_text(e.reduce_op);
-  if (e.collective == TESSERA_COLL_BROADCAST || e.collective == TESSERA_COLL_REDUCE ||
-      e.collective == TESSERA_COLL_SCATTER || e.collective == TESSERA_COLL_GATHER)
-    text += fmt::format(", root {}", e.root);
+  if (reducing(e.collective)) text += fmt::format(", {}", reduce_op_name(e.reduce_op));
+  if (rooted(e.collective)) text += fmt::format(", root {}", e.root);
   return text + ")";
 }
 
@@ -69,40 +62,45 @@ uint64_t bytes_digest(const void* data, size_t bytes, uint64_t seed) {
   return mix(h ^ bytes);
 }
 
-void seal(Envelope& envelope, const void* payload, size_t payload_bytes, bool checksum) {
+void seal(Envelope& envelope, const void* payload, size_t payload_bytes) {
   envelope.magic = kMagic;
-  envelope.has_checksum = checksum ? 1 : 0;
-  envelope.checksum = checksum ? bytes_digest(payload, payload_bytes) : 0;
+  envelope.checksum = envelope.has_checksum != 0 ? bytes_digest(payload, payload_bytes) : 0;
   envelope.seal = seal_of(envelope);
 }
 
 std::string envelope_problem(const Envelope& got, const Envelope& expected) {
   if (got.magic != kMagic || got.seal != seal_of(got))
-    return fmt::format("the message's envelope is corrupt (magic {:#010x}, seal {:#018x}; expected magic {:#010x}): "
-                       "the transport damaged the message, or it is not one of Tessera's",
-                       got.magic, got.seal, kMagic);
+    return fmt::format(
+        "the message's envelope is corrupt (magic {:#010x}, seal {:#018x}; expected magic {:#010x}): "
+        "the transport damaged the message, or it is not one of Tessera's",
+        got.magic, got.seal, kMagic);
   if (got.kind != expected.kind || got.collective != expected.collective || got.call != expected.call ||
       got.dtype != expected.dtype || got.count != expected.count || got.reduce_op != expected.reduce_op ||
       got.root != expected.root)
-    return fmt::format("the message belongs to {}, but the receiving rank runs {}: the processes made different "
-                       "calls here (a skipped, extra or mismatched collective or send)",
-                       call_text(got), call_text(expected));
+    return fmt::format(
+        "the message belongs to {}, but the receiving rank runs {}: the processes made different "
+        "calls here (a skipped, extra or mismatched collective or send)",
+        call_text(got), call_text(expected));
   if (got.fingerprint != expected.fingerprint)
-    return fmt::format("the message belongs to {} of another kind than the receiving rank's (its digest {:#018x}, "
-                       "the receiver's {:#018x}): the calls differ in their operation, group, tensor shape, reduce op "
-                       "(such as SUM against AVG) or algorithm (collective rules)",
-                       call_text(got), got.fingerprint, expected.fingerprint);
+    return fmt::format(
+        "the message belongs to {} of another kind than the receiving rank's (its digest {:#018x}, "
+        "the receiver's {:#018x}): the calls differ in their operation, group, tensor shape, reduce op "
+        "(such as SUM against AVG) or algorithm (collective rules)",
+        call_text(got), got.fingerprint, expected.fingerprint);
   if (got.sender != expected.sender || got.receiver != expected.receiver)
-    return fmt::format("the message of {} went from rank {} to rank {}, but it arrived as one from rank {} to rank {}",
-                       call_text(got), got.sender, got.receiver, expected.sender, expected.receiver);
+    return fmt::format(
+        "the message of {} went from rank {} to rank {}, but it arrived as one from rank {} to rank {}",
+        call_text(got), got.sender, got.receiver, expected.sender, expected.receiver);
   if (got.ordinal != expected.ordinal)
-    return fmt::format("message {} from rank {} to rank {} of {} arrived where message {} was expected: the "
-                       "transport delivered messages out of order",
-                       got.ordinal, got.sender, got.receiver, call_text(got), expected.ordinal);
+    return fmt::format(
+        "message {} from rank {} to rank {} of {} arrived where message {} was expected: the "
+        "transport delivered messages out of order",
+        got.ordinal, got.sender, got.receiver, call_text(got), expected.ordinal);
   if (got.has_checksum != expected.has_checksum)
-    return fmt::format("the sender {} a payload checksum and the receiver {} one: the processes disagree on "
-                       "[world] check_collectives (TESSERA_DEBUG)",
-                       got.has_checksum ? "sent" : "did not send", expected.has_checksum ? "expects" : "does not expect");
+    return fmt::format(
+        "the sender {} a payload checksum and the receiver {} one: the processes disagree on "
+        "[world] check_collectives (TESSERA_DEBUG)",
+        got.has_checksum ? "sent" : "did not send", expected.has_checksum ? "expects" : "does not expect");
   return {};
 }
 
@@ -110,9 +108,10 @@ std::string payload_problem(const Envelope& got, const void* payload, size_t pay
   if (got.has_checksum == 0) return {};
   const uint64_t computed = bytes_digest(payload, payload_bytes);
   if (computed == got.checksum) return {};
-  return fmt::format("the payload of {} from rank {} to rank {} is corrupt: its checksum is {:#018x}, the bytes "
-                     "that arrived give {:#018x}",
-                     call_text(got), got.sender, got.receiver, got.checksum, computed);
+  return fmt::format(
+      "the payload of {} from rank {} to rank {} is corrupt: its checksum is {:#018x}, the bytes "
+      "that arrived give {:#018x}",
+      call_text(got), got.sender, got.receiver, got.checksum, computed);
 }
 
 }  // namespace tessera::comm

@@ -23,20 +23,20 @@ enum class MessageKind : uint8_t { collective = 1, point_to_point = 2 };
 struct Envelope {
   uint32_t magic = 0;
   MessageKind kind = MessageKind::collective;
-  uint8_t collective = 0;  // TESSERA_COLL_* (point-to-point: 0)
-  uint8_t reduce_op = 0;   // the schedule's TESSERA_REDUCE_*
-  uint8_t dtype = 0;       // tessera::DType
-  uint64_t call = 0;       // the collective call's sequence number; point-to-point: the message's, per pair
+  uint8_t collective = 0;    // TESSERA_COLL_* (point-to-point: 0)
+  uint8_t reduce_op = 0;     // the schedule's TESSERA_REDUCE_*
+  uint8_t dtype = 0;         // tessera::DType
+  uint64_t call = 0;         // the collective call's sequence number; point-to-point: the message's, per pair
   uint64_t fingerprint = 0;  // digest of what the call is (see above); point-to-point: of the shape
-  int32_t sender = 0;      // global ranks
+  int32_t sender = 0;        // global ranks
   int32_t receiver = 0;
-  uint32_t ordinal = 0;    // the how-many-th message from sender to receiver within the call
+  uint32_t ordinal = 0;  // the how-many-th message from sender to receiver within the call
   int32_t root = -1;
-  int64_t count = 0;       // payload elements
-  uint64_t checksum = 0;   // payload digest, when has_checksum
+  int64_t count = 0;      // payload elements
+  uint64_t checksum = 0;  // payload digest, when has_checksum
   uint32_t has_checksum = 0;
   uint32_t reserved = 0;
-  uint64_t seal = 0;       // digest of every field above: a corrupt envelope is told from a foreign one
+  uint64_t seal = 0;  // digest of every field above: a corrupt envelope is told from a foreign one
 };
 static_assert(sizeof(Envelope) == 72, "the envelope's layout is part of the wire format");
 
@@ -47,8 +47,9 @@ inline constexpr size_t kEnvelopeBytes = 80;
 // A fast 64-bit digest of bytes (8 at a time), for payload checksums and group members.
 uint64_t bytes_digest(const void* data, size_t bytes, uint64_t seed = 0x9e3779b97f4a7c15ull);
 
-// Fills in magic and seal; `payload` (bytes long) is digested into checksum when `checksum` is set.
-void seal(Envelope& envelope, const void* payload, size_t payload_bytes, bool checksum);
+// Fills in magic and seal; `payload` (bytes long) is digested into checksum when the envelope's
+// has_checksum is set.
+void seal(Envelope& envelope, const void* payload, size_t payload_bytes);
 
 // Empty when `got` is a sealed envelope equal to `expected` in every field but the checksum;
 // otherwise what is wrong, in words naming both sides' calls (the caller says where it arrived).

@@ -83,12 +83,6 @@ Envelope point_to_point_envelope(const world::WorldState& w, int from, int to, c
   return e;
 }
 
-const void* bytes_of(const Tensor& contiguous) {
-  const TensorImpl& impl = *contiguous.impl();
-  const auto* base = static_cast<const std::byte*>(impl.storage()->data.load());
-  return base == nullptr ? nullptr : base + impl.offset() * static_cast<int64_t>(itemsize(impl.dtype()));
-}
-
 // Waits for `request` (at most the world's timeout); a timeout breaks the link.
 void await(world::ProcessLink& link, world::ProcessLink::Request& request, const std::string& what, int from) {
   if (link.poll([&] { return link.test(request, [&] { return what; }); })) return;
@@ -112,8 +106,7 @@ void post_remote(int from, int to, Tensor data) {
   const int64_t tag = link.point_to_point_tag(w.position(from), w.position(to));
   PointToPointHeader header;
   header.envelope = point_to_point_envelope(w, from, to, data, w.mailbox().next_remote(from, to, true));
-  seal(header.envelope, bytes_of(data), static_cast<size_t>(data.numel()) * itemsize(data.dtype()),
-       header.envelope.has_checksum != 0);
+  seal(header.envelope, data.impl()->bytes_at(), static_cast<size_t>(data.numel()) * itemsize(data.dtype()));
   header.ndim = data.dim();
   std::copy(data.sizes().begin(), data.sizes().end(), header.sizes.begin());
   link.send_staged(&header, sizeof(header), *data.impl(), 0, 0, w.process_of(to), tag, header.envelope.call);
@@ -137,7 +130,7 @@ Tensor take_remote(int from, int to, const Tensor& like) {
   const auto header_request = link.irecv(header_bytes, w.process_of(from), tag);
   await(link, *header_request, what, from);
   PointToPointHeader header;
-  std::memcpy(&header, bytes_of(header_bytes), sizeof(header));
+  std::memcpy(&header, header_bytes.impl()->bytes_at(), sizeof(header));
   const Envelope& got = header.envelope;
   const Envelope expected = point_to_point_envelope(w, from, to, like, w.mailbox().next_remote(from, to, false));
   if (got.kind == MessageKind::point_to_point && got.dtype != expected.dtype && got.dtype < kNumDTypes)
@@ -155,7 +148,7 @@ Tensor take_remote(int from, int to, const Tensor& like) {
   const auto request = link.irecv(message, w.process_of(from), tag);
   await(link, *request, what, from);
   if (std::string problem =
-          payload_problem(got, bytes_of(message), static_cast<size_t>(message.numel()) * itemsize(message.dtype()));
+          payload_problem(got, message.impl()->bytes_at(), static_cast<size_t>(message.numel()) * itemsize(message.dtype()));
       !problem.empty())
     reject(link, fmt::format("{}: {}", what, problem));
   return message;

@@ -261,7 +261,7 @@ class Evaluation {
   }
   char* at(const PlanPlace& place) const { return bases_[static_cast<size_t>(place.base)] + place.at * item_; }
   char* address(const TensorImpl& t, int64_t offset) const {
-    return static_cast<char*>(t.storage()->data.load()) + (t.offset() + offset) * item_;
+    return reinterpret_cast<char*>(t.bytes_at(offset));
   }
 
   // Gathers the batch's left operands and right operands side by side in the staging buffer's two

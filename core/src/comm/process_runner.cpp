@@ -170,7 +170,7 @@ class ProcessRunner {
     const size_t bytes = static_cast<size_t>(step.chunk.count) * itemsize(buffer->dtype());
     std::array<std::byte, kEnvelopeBytes> header{};
     Envelope e = envelope(g, step.peer, step.chunk.count);
-    seal(e, chunk_bytes(*buffer, step.chunk.offset), bytes, e.has_checksum != 0);
+    seal(e, buffer->bytes_at(step.chunk.offset), bytes);
     std::memcpy(header.data(), &e, sizeof(e));
     const bool small = bytes <= world::ProcessLink::kStagedBytes;
     link_.send_staged(header.data(), header.size(), *buffer, step.chunk.offset, small ? step.chunk.count : 0, process,
@@ -187,12 +187,6 @@ class ProcessRunner {
     return ordinals_[key]++;
   }
 
-  // Where element `offset` of a 1-d dense host buffer lies.
-  static const std::byte* chunk_bytes(const TensorImpl& buffer, int64_t offset) {
-    const auto* base = static_cast<const std::byte*>(buffer.storage()->data.load());
-    if (base == nullptr) return nullptr;
-    return base + (buffer.offset() + offset) * static_cast<int64_t>(itemsize(buffer.dtype()));
-  }
 
   bool receive_local(int g, const Step& step) {
     auto& incoming = queue(step.peer, g);
@@ -212,14 +206,14 @@ class ProcessRunner {
     if (!landed(g, step, *landing)) return false;
     if (landing->large) {
       if (landing->scratch != nullptr) {
-        open_payload(g, step, *landing, chunk_bytes(*landing->scratch, 0));
+        open_payload(g, step, *landing, landing->scratch->bytes_at(0));
         model_.deliver_landed(g, step.chunk, *landing->scratch, true);
       } else {
-        open_payload(g, step, *landing, chunk_bytes(*model_.buffer(g, step.chunk.buffer), step.chunk.offset));
+        open_payload(g, step, *landing, model_.buffer(g, step.chunk.buffer)->bytes_at(step.chunk.offset));
       }
     } else {
       const TensorImpl& framed = *landing->framed.scratch;
-      open_payload(g, step, *landing, chunk_bytes(framed, envelope_elements(framed)));
+      open_payload(g, step, *landing, framed.bytes_at(envelope_elements(framed)));
       model_.deliver_landed(g, step.chunk, framed, step.kind == StepKind::RecvReduce, envelope_elements(framed));
     }
     link_.end_scratch(std::move(landing->framed));
@@ -268,7 +262,7 @@ class ProcessRunner {
 
   Envelope received_envelope(const Landing& landing) const {
     Envelope got;
-    std::memcpy(&got, chunk_bytes(*landing.framed.scratch, 0), sizeof(got));
+    std::memcpy(&got, landing.framed.scratch->bytes_at(0), sizeof(got));
     return got;
   }
 

@@ -21,23 +21,27 @@ std::string chunk_text(const tessera_chunk& c) {
   return fmt::format("buffer {}[{}:{}]", c.buffer, c.offset, end);
 }
 
-bool rooted(int32_t collective) {
-  return collective == TESSERA_COLL_BROADCAST || collective == TESSERA_COLL_REDUCE ||
-         collective == TESSERA_COLL_SCATTER || collective == TESSERA_COLL_GATHER;
-}
-
 bool blocked(int32_t collective) {  // a buffer of group_size blocks of `count`
   return collective == TESSERA_COLL_ALL_GATHER || collective == TESSERA_COLL_REDUCE_SCATTER ||
          collective == TESSERA_COLL_ALL_TO_ALL || collective == TESSERA_COLL_SCATTER ||
          collective == TESSERA_COLL_GATHER;
 }
-// The collectives whose request carries a reduce op; only their schedules may reduce.
+}  // namespace
+
+bool rooted(int32_t collective) {
+  return collective == TESSERA_COLL_BROADCAST || collective == TESSERA_COLL_REDUCE ||
+         collective == TESSERA_COLL_SCATTER || collective == TESSERA_COLL_GATHER;
+}
+
 bool reducing(int32_t collective) {
   return collective == TESSERA_COLL_ALL_REDUCE || collective == TESSERA_COLL_REDUCE ||
          collective == TESSERA_COLL_REDUCE_SCATTER;
 }
 
-}  // namespace
+const char* reduce_op_name(int32_t reduce_op) {
+  return reduce_op >= 0 && reduce_op < static_cast<int32_t>(kReduceNames.size()) ? kReduceNames[static_cast<size_t>(reduce_op)]
+                                                                                : "unknown op";
+}
 
 const char* collective_name(int32_t collective) {
   return collective >= 0 && collective < TESSERA_COLL_COUNT ? kNames[static_cast<size_t>(collective)]
@@ -73,11 +77,7 @@ std::string describe_request(const tessera_collective_request& q) {
                                      : fmt::format("dtype (code {}, {} bits)", q.dtype.code, q.dtype.bits);
   std::string text = fmt::format("{} (group size {}, count {}, {}", collective_name(q.collective),
                                  q.group_size, q.count, dtype_text);
-  if (q.collective == TESSERA_COLL_ALL_REDUCE || q.collective == TESSERA_COLL_REDUCE ||
-      q.collective == TESSERA_COLL_REDUCE_SCATTER)
-    text += fmt::format(", {}", q.reduce_op >= 0 && q.reduce_op < static_cast<int32_t>(kReduceNames.size())
-                                    ? kReduceNames[static_cast<size_t>(q.reduce_op)]
-                                    : "unknown op");
+  if (reducing(q.collective)) text += fmt::format(", {}", reduce_op_name(q.reduce_op));
   if (rooted(q.collective)) text += fmt::format(", root {}", q.root);
   return text + ")";
 }

@@ -58,6 +58,11 @@ std::string chunk_problem(const RankProgram& program, int rank, const tessera_ch
 // move equal counts: what the recorder checks as steps arrive, for schedules made any other way.
 std::string structure_problem(const Schedule& schedule);
 const char* collective_name(int32_t collective);
+// "sum", "max", ... for TESSERA_REDUCE_*; "unknown op" outside them.
+const char* reduce_op_name(int32_t reduce_op);
+// Whether a collective's request carries a reduce op (only their schedules may reduce), and a root.
+bool reducing(int32_t collective);
+bool rooted(int32_t collective);
 // Parses "all_reduce" etc.; returns -1 for an unknown name.
 int32_t collective_from_name(const std::string& name);
 

@@ -4,10 +4,9 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <cstdio>
-#include <string>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "dispatch/user_call.hpp"
 #include "log/log.hpp"
@@ -94,7 +93,8 @@ tessera_kernel_fn Backend::find_kernel(std::string_view op, DType dtype) const {
   for (size_t s = op_hash(op) & mask;; s = (s + 1) & mask) {
     const int32_t i = slots_[s];
     if (i < 0) return nullptr;
-    if (ops_[static_cast<size_t>(i)].op == op) return ops_[static_cast<size_t>(i)].by_dtype[static_cast<size_t>(dtype)];
+    if (ops_[static_cast<size_t>(i)].op == op)
+      return ops_[static_cast<size_t>(i)].by_dtype[static_cast<size_t>(dtype)];
   }
 }
 
@@ -105,51 +105,38 @@ tessera_kernel_fn Backend::kernel(std::string_view op, DType dtype) const {
     if (find_kernel(op, static_cast<DType>(i)) != nullptr)
       supported += (supported.empty() ? "" : ", ") + std::string(dtype_name(static_cast<DType>(i)));
   const char* call = UserCall::current();
-  throw Error(fmt::format("op '{}' has no kernel for dtype {} on backend '{}' (it supports: {}){}", op,
-                          dtype_name(dtype), name_, supported.empty() ? "no dtype" : supported,
-                          call == nullptr ? std::string()
-                                          : fmt::format("; {} needs it (sdk/KERNELS.md, \"What each call needs\")",
-                                                        call)));
+  throw Error(fmt::format(
+      "op '{}' has no kernel for dtype {} on backend '{}' (it supports: {}){}", op, dtype_name(dtype), name_,
+      supported.empty() ? "no dtype" : supported,
+      call == nullptr ? std::string()
+                      : fmt::format("; {} needs it (sdk/KERNELS.md, \"What each call needs\")", call)));
 }
-
-namespace {
-
-// Runs one call into the backend's plugin: an exception escaping it (the SDK forbids them across
-// the ABI) becomes TESSERA_INTERNAL with "<function> threw: <what>" in `error`.
-template <class Call>
-tessera_status guarded(const char* function, tessera_error& error, Call&& call) {
-  tessera_status status = TESSERA_OK;
-  const std::string escaped = plugin::exception_escaping(function, [&] { status = call(); });
-  if (escaped.empty()) return status;
-  error.code = TESSERA_INTERNAL;
-  std::snprintf(error.message, sizeof(error.message), "%s", escaped.c_str());
-  return TESSERA_INTERNAL;
-}
-
-}  // namespace
 
 void* Backend::allocate(size_t bytes) const {
   void* data = nullptr;
   tessera_error error;
   clear_error(error);
-  if (guarded("alloc", error, [&] { return table_->alloc(table_->context, bytes, &data, &error); }) != TESSERA_OK)
-    throw Error(fmt::format("backend '{}' (plugin {}) could not allocate {} bytes: {}", name_, owner_->info().name,
-                            bytes, plugin::error_text(error)));
+  if (plugin::guarded_status(
+          "alloc", error, [&] { return table_->alloc(table_->context, bytes, &data, &error); }) != TESSERA_OK)
+    throw Error(fmt::format("backend '{}' (plugin {}) could not allocate {} bytes: {}", name_,
+                            owner_->info().name, bytes, plugin::error_text(error)));
   // Only a backend of shapes has no bytes to hand out; any other must return memory with success.
   if (data == nullptr && !shapes_only())
-    throw Error(fmt::format("backend '{}' (plugin {}) reported allocating {} bytes but returned no memory (NULL); a "
-                            "backend that cannot allocate must return an error status",
-                            name_, owner_->info().name, bytes));
+    throw Error(
+        fmt::format("backend '{}' (plugin {}) reported allocating {} bytes but returned no memory (NULL); a "
+                    "backend that cannot allocate must return an error status",
+                    name_, owner_->info().name, bytes));
   return data;
 }
 
 void Backend::deallocate(void* data) const noexcept {
   // Called from destructors: a plugin's exception is logged, never let out (it would terminate).
   try {
-    const std::string escaped = plugin::exception_escaping("free", [&] { table_->free(table_->context, data); });
+    const std::string escaped =
+        plugin::exception_escaping("free", [&] { table_->free(table_->context, data); });
     if (!escaped.empty())
-      observe::logger().error("backend '{}' (plugin {}): {}; the memory may be lost", name_, owner_->info().name,
-                              escaped);
+      observe::logger().error("backend '{}' (plugin {}): {}; the memory may be lost", name_,
+                              owner_->info().name, escaped);
   } catch (...) {  // formatting or logging failed: nothing more can be said
   }
 }
@@ -161,8 +148,9 @@ void Backend::set_num_threads(int32_t num_threads) const {
     return;
   tessera_error error;
   clear_error(error);
-  if (guarded("set_num_threads", error,
-              [&] { return table_->set_num_threads(table_->context, num_threads, &error); }) != TESSERA_OK) {
+  if (plugin::guarded_status("set_num_threads", error, [&] {
+        return table_->set_num_threads(table_->context, num_threads, &error);
+      }) != TESSERA_OK) {
     observe::logger().warn("backend '{}' (plugin {}) could not set its thread count to {}: {}", name_,
                            owner_->info().name, num_threads, plugin::error_text(error));
   }
@@ -171,10 +159,11 @@ void Backend::set_num_threads(int32_t num_threads) const {
 void Backend::copy(void* dst, const void* src, size_t bytes, int32_t direction) const {
   tessera_error error;
   clear_error(error);
-  if (guarded("copy", error, [&] { return table_->copy(table_->context, dst, src, bytes, direction, &error); }) !=
-      TESSERA_OK) {
-    throw Error(fmt::format("backend '{}' (plugin {}) could not copy {} bytes: {}", name_, owner_->info().name, bytes,
-                            plugin::error_text(error)));
+  if (plugin::guarded_status("copy", error, [&] {
+        return table_->copy(table_->context, dst, src, bytes, direction, &error);
+      }) != TESSERA_OK) {
+    throw Error(fmt::format("backend '{}' (plugin {}) could not copy {} bytes: {}", name_,
+                            owner_->info().name, bytes, plugin::error_text(error)));
   }
 }
 

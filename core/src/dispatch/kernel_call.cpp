@@ -115,9 +115,7 @@ void copy_range(const TensorImpl& from, int64_t from_offset, const TensorImpl& t
   if (from.dtype() == to.dtype() && from.backend().device_type() == kDLCPU && to.backend().device_type() == kDLCPU) {
     to.prepare_write();  // as a kernel's output would be
     const auto item = static_cast<int64_t>(itemsize(to.dtype()));
-    std::memcpy(static_cast<std::byte*>(to.storage()->data.load()) + (to.offset() + to_offset) * item,
-                static_cast<const std::byte*>(from.storage()->data.load()) + (from.offset() + from_offset) * item,
-                static_cast<size_t>(count * item));
+    std::memcpy(to.bytes_at(to_offset), from.bytes_at(from_offset), static_cast<size_t>(count * item));
     return;
   }
   const int64_t one = 1;

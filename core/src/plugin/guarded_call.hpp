@@ -2,10 +2,13 @@
 // written in C++ may still let one escape; the host must not die of it (DESIGN.md section 3).
 #pragma once
 
+#include <fmt/format.h>
+
+#include <cstdio>
 #include <exception>
 #include <string>
 
-#include <fmt/format.h>
+#include "tessera/sdk/status.h"
 
 namespace tessera::plugin {
 
@@ -23,6 +26,19 @@ std::string exception_escaping(const char* call_name, Call&& call) {
   } catch (...) {
     return fmt::format("{} threw a non-standard exception", call_name);
   }
+}
+
+// Runs `call`, a lambda returning the status of one call into a plugin named `function`; an
+// exception escaping it becomes TESSERA_INTERNAL with exception_escaping's text in `error`, as if
+// the plugin had reported it.
+template <typename Call>
+tessera_status guarded_status(const char* function, tessera_error& error, Call&& call) {
+  tessera_status status = TESSERA_OK;
+  const std::string escaped = exception_escaping(function, [&] { status = call(); });
+  if (escaped.empty()) return status;
+  error.code = TESSERA_INTERNAL;
+  std::snprintf(error.message, sizeof(error.message), "%s", escaped.c_str());
+  return TESSERA_INTERNAL;
 }
 
 }  // namespace tessera::plugin

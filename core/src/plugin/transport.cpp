@@ -1,8 +1,6 @@
 #include "plugin/transport.hpp"
 
 #include <cstddef>
-#include <cstdio>
-#include <string>
 
 #include "plugin/guarded_call.hpp"
 
@@ -15,58 +13,49 @@ bool Transport::has_allgather() const {
 }
 
 bool Transport::has_abort() const {
-  return table_->struct_size >= offsetof(tessera_transport, abort) + sizeof(void*) && table_->abort != nullptr;
+  return table_->struct_size >= offsetof(tessera_transport, abort) + sizeof(void*) &&
+         table_->abort != nullptr;
 }
-
-namespace {
-
-template <class Call>
-tessera_status guarded(const char* function, tessera_error& error, Call&& call) {
-  tessera_status status = TESSERA_OK;
-  const std::string escaped = exception_escaping(function, [&] { status = call(); });
-  if (escaped.empty()) return status;
-  error.code = TESSERA_INTERNAL;
-  std::snprintf(error.message, sizeof(error.message), "%s", escaped.c_str());
-  return TESSERA_INTERNAL;
-}
-
-}  // namespace
 
 tessera_status Transport::init(const tessera_transport_config& config, tessera_transport_info& info,
                                tessera_error& error) const {
-  return guarded("init", error, [&] { return table_->init(table_->context, &config, &info, &error); });
+  return guarded_status("init", error, [&] { return table_->init(table_->context, &config, &info, &error); });
 }
 
 tessera_status Transport::finalize(tessera_error& error) const {
-  return guarded("finalize", error, [&] { return table_->finalize(table_->context, &error); });
+  return guarded_status("finalize", error, [&] { return table_->finalize(table_->context, &error); });
 }
 
-tessera_status Transport::isend(const DLTensor& chunk, int32_t peer, int64_t tag, tessera_transport_request& request,
-                                tessera_error& error) const {
-  return guarded("isend", error, [&] { return table_->isend(table_->context, &chunk, peer, tag, &request, &error); });
+tessera_status Transport::isend(const DLTensor& chunk, int32_t peer, int64_t tag,
+                                tessera_transport_request& request, tessera_error& error) const {
+  return guarded_status("isend", error,
+                        [&] { return table_->isend(table_->context, &chunk, peer, tag, &request, &error); });
 }
 
-tessera_status Transport::irecv(const DLTensor& chunk, int32_t peer, int64_t tag, tessera_transport_request& request,
-                                tessera_error& error) const {
-  return guarded("irecv", error, [&] { return table_->irecv(table_->context, &chunk, peer, tag, &request, &error); });
+tessera_status Transport::irecv(const DLTensor& chunk, int32_t peer, int64_t tag,
+                                tessera_transport_request& request, tessera_error& error) const {
+  return guarded_status("irecv", error,
+                        [&] { return table_->irecv(table_->context, &chunk, peer, tag, &request, &error); });
 }
 
 tessera_status Transport::test(tessera_transport_request request, int32_t& done, tessera_error& error) const {
-  return guarded("test", error, [&] { return table_->test(table_->context, request, &done, &error); });
+  return guarded_status("test", error, [&] { return table_->test(table_->context, request, &done, &error); });
 }
 
 tessera_status Transport::free_request(tessera_transport_request request, tessera_error& error) const {
-  return guarded("free_request", error, [&] { return table_->free_request(table_->context, request, &error); });
+  return guarded_status("free_request", error,
+                        [&] { return table_->free_request(table_->context, request, &error); });
 }
 
 tessera_status Transport::allgather(const void* send, size_t bytes, void* recv, int64_t timeout_ms,
                                     tessera_error& error) const {
-  return guarded("allgather", error,
-                 [&] { return table_->allgather(table_->context, send, bytes, recv, timeout_ms, &error); });
+  return guarded_status("allgather", error, [&] {
+    return table_->allgather(table_->context, send, bytes, recv, timeout_ms, &error);
+  });
 }
 
 tessera_status Transport::abort(int32_t exit_code, tessera_error& error) const {
-  return guarded("abort", error, [&] { return table_->abort(table_->context, exit_code, &error); });
+  return guarded_status("abort", error, [&] { return table_->abort(table_->context, exit_code, &error); });
 }
 
 }  // namespace tessera::plugin

@@ -28,7 +28,8 @@ class Transport {
   // TESSERA_INTERNAL with "<function> threw: <what>" in `error`, as if the plugin had reported it
   // (the SDK forbids exceptions across the ABI; the host must not die of one). The optional ones
   // are called only when present (has_allgather, has_abort).
-  tessera_status init(const tessera_transport_config& config, tessera_transport_info& info, tessera_error& error) const;
+  tessera_status init(const tessera_transport_config& config, tessera_transport_info& info,
+                      tessera_error& error) const;
   tessera_status finalize(tessera_error& error) const;
   tessera_status isend(const DLTensor& chunk, int32_t peer, int64_t tag, tessera_transport_request& request,
                        tessera_error& error) const;
@@ -36,7 +37,8 @@ class Transport {
                        tessera_error& error) const;
   tessera_status test(tessera_transport_request request, int32_t& done, tessera_error& error) const;
   tessera_status free_request(tessera_transport_request request, tessera_error& error) const;
-  tessera_status allgather(const void* send, size_t bytes, void* recv, int64_t timeout_ms, tessera_error& error) const;
+  tessera_status allgather(const void* send, size_t bytes, void* recv, int64_t timeout_ms,
+                           tessera_error& error) const;
   tessera_status abort(int32_t exit_code, tessera_error& error) const;
 
  private:

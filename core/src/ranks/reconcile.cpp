@@ -69,7 +69,7 @@ void agree_across_processes(const Tensor& value) {
   world::WorldState& w = world::current();
   const std::string text = fmt::format("{} {}", dtype_name(value.dtype()), shape_text(value.sizes()));
   const TensorImpl& impl = *value.impl();  // a fresh clone: contiguous from its offset
-  const auto* bytes = static_cast<const char*>(impl.storage()->data.load()) + impl.offset() * static_cast<int64_t>(itemsize(impl.dtype()));
+  const std::byte* bytes = impl.bytes_at();
   const uint64_t value_digest =
       world::digest(bytes, static_cast<size_t>(impl.numel()) * itemsize(impl.dtype()), world::digest(text));
   std::string mine = fmt::format("{:016x} {}", value_digest, text);

@@ -125,12 +125,10 @@ std::vector<T> read_values(const TensorImpl& t, const char* op) {
   std::vector<T> values(static_cast<size_t>(c.numel()));
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<uint8_t> bytes(values.size());
-    c.backend().copy(bytes.data(), static_cast<const char*>(c.storage()->data.load()) + c.offset(), bytes.size(),
-                     TESSERA_COPY_DEVICE_TO_HOST);
+    c.backend().copy(bytes.data(), c.bytes_at(), bytes.size(), TESSERA_COPY_DEVICE_TO_HOST);
     for (size_t i = 0; i < bytes.size(); ++i) values[i] = bytes[i] != 0;
   } else {
-    c.backend().copy(values.data(), static_cast<const T*>(c.storage()->data.load()) + c.offset(), values.size() * sizeof(T),
-                     TESSERA_COPY_DEVICE_TO_HOST);
+    c.backend().copy(values.data(), c.bytes_at(), values.size() * sizeof(T), TESSERA_COPY_DEVICE_TO_HOST);
   }
   return values;
 }
@@ -291,17 +289,11 @@ const void* Tensor::data_ptr() const {
   if (self.backend().shapes_only()) return nullptr;  // no bytes: no address to hand out
   // The address is handed out: the Storage gets bytes of its own and keeps them from now on
   // (Storage, "Exposure"), so the pointer names this tensor's bytes for as long as it lives.
-  const void* bytes = self.storage()->expose_writable();
-  if (bytes == nullptr) return nullptr;
-  return static_cast<const char*>(bytes) + self.offset() * static_cast<int64_t>(itemsize(self.dtype()));
+  self.storage()->expose_writable();
+  return self.bytes_at();
 }
 
-const void* Tensor::current_address() const {
-  const TensorImpl& self = detail::impl_of(*this, "current_address");
-  const void* bytes = self.storage()->data;
-  if (bytes == nullptr) return nullptr;
-  return static_cast<const char*>(bytes) + self.offset() * static_cast<int64_t>(itemsize(self.dtype()));
-}
+const void* Tensor::current_address() const { return detail::impl_of(*this, "current_address").bytes_at(); }
 
 Scalar Tensor::item() const {
   if (local_) return detail::spmd("item", [](const Tensor& s) { return s.item(); }, *this);

@@ -164,6 +164,12 @@ class TensorImpl {
   }
 
   const std::shared_ptr<Storage>& storage() const { return storage_; }
+  // Where element `element` of this view lies, counted in elements from its offset (for a dense
+  // view: its element `element`); null when the storage has no bytes (a shapes-only backend).
+  std::byte* bytes_at(int64_t element = 0) const {
+    auto* base = static_cast<std::byte*>(storage_->data.load());
+    return base == nullptr ? nullptr : base + (offset_ + element) * static_cast<int64_t>(itemsize(dtype_));
+  }
   const dispatch::Backend& backend() const { return *storage_->backend; }
   const std::shared_ptr<const dispatch::Backend>& backend_ptr() const { return storage_->backend; }
   DType dtype() const { return dtype_; }

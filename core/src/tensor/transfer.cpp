@@ -32,9 +32,8 @@ Tensor transfer(const TensorImpl& self, const std::shared_ptr<const dispatch::Ba
   const TensorImpl& from = *packed.impl();
   const size_t bytes = static_cast<size_t>(from.numel()) * itemsize(from.dtype());
   if (bytes == 0) return out;
-  const char* src = static_cast<const char*>(from.storage()->data.load()) + from.offset() * itemsize(from.dtype());
-  const TensorImpl& to = *out.impl();
-  char* dst = static_cast<char*>(to.storage()->data.load()) + to.offset() * itemsize(to.dtype());
+  const std::byte* src = from.bytes_at();
+  std::byte* dst = out.impl()->bytes_at();
   // Host memory on either side is copied into or out of directly; two devices meet in a host buffer.
   if (target->device_type() == kDLCPU) {
     source.copy(dst, src, bytes, TESSERA_COPY_DEVICE_TO_HOST);

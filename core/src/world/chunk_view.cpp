@@ -18,8 +18,7 @@ DLTensor chunk_view(const TensorImpl& impl, int64_t offset, int64_t count, const
                             "of {} were asked for (internal error)",
                             transport, offset, offset + count, impl.numel()));
   DLTensor t{};
-  t.data = static_cast<char*>(impl.storage()->data.load()) +
-           (impl.offset() + offset) * static_cast<int64_t>(itemsize(impl.dtype()));
+  t.data = impl.bytes_at(offset);
   t.device = DLDevice{kDLCPU, 0};
   t.ndim = 1;
   t.dtype = dispatch::to_dl(impl.dtype());
