@@ -2,6 +2,10 @@
 // finalize once, before the library is unloaded (when the last object made from the plugin is
 // gone after unload); an init that refuses or throws rejects the plugin, and then finalize is never
 // called. Counted through the call log of libtessera-coll-params.so (plugin_log.hpp).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -60,13 +64,15 @@ TEST_CASE("a plugin rejected for a clash is neither initialised nor finalized") 
   const PluginLog log;
   tessera::load_plugin(test_plugin("coll-params").string());
   CHECK(log.count("init*") == 1);
-  // The same plugin under another file name: its algorithm clashes, so it is never started.
+  // The same plugin under another file name: its plugin name (and its algorithm) clash, so it is
+  // never started.
   const std::filesystem::path copy = std::filesystem::temp_directory_path() /
                                      ("libtessera-coll-params-copy-" + std::to_string(::getpid()) + ".so");
   std::filesystem::copy_file(test_plugin("coll-params"), copy, std::filesystem::copy_options::overwrite_existing);
   const std::string message = load_error(copy);
   std::filesystem::remove(copy);
-  CHECK(contains(message, "collective algorithm 'params-direct' is already provided by"));
+  CHECK(contains(message, "its plugin name 'coll-params' is already taken by " +
+                              std::filesystem::weakly_canonical(test_plugin("coll-params")).string()));
   CHECK(log.count("init*") == 1);
   CHECK(log.count("finalize") == 0);
   tessera::unload_plugin("coll-params");
@@ -92,4 +98,51 @@ TEST_CASE("a probe reports an init that refuses as the reason the plugin cannot 
   CHECK(contains(probe.reason, "bad-init-refuses: no accelerator in this machine"));
   CHECK_FALSE(is_loaded("bad-init-refuses"));
   check_cpu_still_works();
+}
+
+TEST_CASE("at process exit every loaded plugin is finalized, the last loaded first") {
+  const PluginLog log;
+  // A child process loads two plugins and exits without unloading them; the log is read here.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    try {
+      tessera::load_plugin(test_plugin("coll-params").string());
+      tessera::load_plugin(test_plugin("coll-params-second").string());
+    } catch (...) {
+      std::_Exit(3);
+    }
+    std::exit(0);  // runs the exit handlers, as returning from main does
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  const std::vector<std::string> lines = log.lines();
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0].starts_with("init host="));
+  CHECK(lines[1].starts_with("second init host="));
+  CHECK(lines[2] == "second finalize");
+  CHECK(lines[3] == "finalize");
+}
+
+TEST_CASE("a plugin unloaded before exit is not finalized again at exit") {
+  const PluginLog log;
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    try {
+      tessera::load_plugin(test_plugin("coll-params").string());
+      tessera::unload_plugin("coll-params");
+    } catch (...) {
+      std::_Exit(3);
+    }
+    std::exit(0);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(log.count("init*") == 1);
+  CHECK(log.count("finalize") == 1);
 }

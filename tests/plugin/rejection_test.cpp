@@ -194,7 +194,31 @@ TEST_CASE("an SDK 1.3 extension chain with an entry smaller than its header is r
           "position") {
   check_rejected(test_plugin("bad-extension-short-entry"),
                  {"plugin 'bad-extension-short-entry': tessera_backend of component #0 ('bad-extension-short-entry')",
-                  "extension chain entry #1 has struct_size 8, less than the 24-byte tessera_extension header"});
+                  "extension chain entry #1 at 0x", "has struct_size 8, less than the 24-byte tessera_extension header"});
+}
+
+TEST_CASE("an extension field that leads to something other than a chain is rejected, never followed into a crash") {
+  // Text read as an entry: its first 8 bytes make a struct_size far beyond any extension.
+  check_rejected(test_plugin("bad-extension-not-a-chain"),
+                 {"plugin 'bad-extension-not-a-chain': tessera_backend of component #0",
+                  "extension chain entry #0 at 0x", "more than the 65536 bytes an extension struct may have",
+                  "is the 'extension' field set to something that is not an extension chain?"});
+  // An address nothing is mapped at, as the field and as a link further down a chain.
+  check_rejected(test_plugin("bad-extension-wild"),
+                 {"component #0 ('bad-extension-wild')", "extension chain entry #0 at 0x40 cannot be read"});
+  check_rejected(test_plugin("bad-extension-wild-next"),
+                 {"plugin 'bad-extension-wild-next': tessera_plugin_info", "extension chain entry #1 at 0x40 cannot be read"});
+  check_rejected(test_plugin("bad-extension-misaligned"),
+                 {"tessera_backend of component #0", "extension chain entry #0 at 0x", "is not aligned to 8 bytes"});
+  CHECK(TESSERA_EXTENSION_STRUCT_MAX == 65536);
+  check_cpu_still_works();
+}
+
+TEST_CASE("an extension type below TESSERA_EXTENSION_USER that the plugin's SDK minor does not define is rejected") {
+  check_rejected(test_plugin("bad-extension-sdk-type"),
+                 {"tessera_backend of component #0 ('bad-extension-sdk-type')", "extension chain entry #1 at 0x",
+                  "has type 0x1, which is no extension type: SDK 1.5 defines none",
+                  "start at TESSERA_EXTENSION_USER (0x10000)"});
 }
 
 TEST_CASE("an SDK 1.3 extension chain that loops is rejected once it passes TESSERA_EXTENSION_CHAIN_MAX entries") {

@@ -60,6 +60,13 @@ TEST_CASE("an SDK 1.3 plugin with well-formed extension chains of unknown types 
   check_cpu_still_works();
 }
 
+TEST_CASE("a plugin built for a newer minor may use an SDK extension type this host does not know: it is skipped") {
+  const tessera::PluginInfo info = tessera::load_plugin(test_plugin("extension-future-type").string());
+  CHECK(info.sdk_minor == 99);
+  CHECK(tessera::empty({3}, tessera::TensorOptions().backend("extension-future-type")).numel() == 3);
+  tessera::unload_plugin("extension-future-type");
+}
+
 TEST_CASE("a plugin built for SDK 1.0 loads in the 1.2 host and its backend computes") {
   const std::filesystem::path file = test_plugin("backend-sdk10");
   const tessera::PluginInfo info = tessera::load_plugin(file.string());

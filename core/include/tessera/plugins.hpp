@@ -56,9 +56,11 @@ std::vector<std::filesystem::path> plugin_search_path();
 
 // Tries every libtessera-*.so on the search path (without registering anything).
 std::vector<PluginProbe> discover_plugins();
-// Tries one file (without registering anything): loads and validates it and, unless it is loaded
-// already, runs its init (then its finalize), so a plugin that cannot work here (a GPU backend
-// without a device) is rejected with the reason its init gives.
+// Tries one file (without registering it): loads and validates it, rejects it as load_plugin would
+// for a plugin name or component name already taken (loading the bundled plugins of its kinds
+// first, as load_plugin does) and, unless it is loaded already, runs its init (then its
+// finalize), so a plugin that cannot work here (a GPU backend without a device) is rejected with
+// the reason its init gives.
 PluginProbe probe_plugin(const std::filesystem::path& file);
 
 // Names of the registered backends, and the one factories use when no backend is named.

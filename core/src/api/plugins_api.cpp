@@ -38,6 +38,9 @@ PluginProbe probe_plugin(const fs::path& file) {
   probe.file = file;
   try {
     const std::shared_ptr<plugin::LoadedPlugin> opened = plugin::LoadedPlugin::open(file);
+    // A clash (a plugin name or a component name taken) rejects a load before init: so here.
+    if (std::string problem = Registry::instance().admission_problem(*opened); !problem.empty())
+      throw PluginError(problem);
     // Whether loading would succeed includes the plugin's init, which refuses where the plugin
     // cannot work (a GPU backend on a machine without a device): the probe runs it, and finalize
     // when the probe is done, unless the plugin is loaded already (its init ran once, and must

@@ -130,6 +130,9 @@ void* Backend::allocate(size_t bytes) const {
 }
 
 void Backend::deallocate(void* data) const noexcept {
+  // An object in static storage outliving the exit handler that finalized the plugin: the plugin
+  // has released its resources, and the process is ending.
+  if (owner_->finalized()) return;
   // Called from destructors: a plugin's exception is logged, never let out (it would terminate).
   try {
     const std::string escaped =

@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
+
 #include "log/log.hpp"
+#include "plugin/readable_memory.hpp"
 #include "plugin/validation.hpp"
+#include "tessera/sdk/version.h"
 
 namespace tessera::plugin {
 namespace {
@@ -31,38 +35,63 @@ const char* table_struct_name(int32_t kind) {
 
 }  // namespace
 
-std::string check_extension_chain(const void* extension, const std::string& plugin, const std::string& where) {
-  const auto* entry = static_cast<const tessera_extension*>(extension);
-  for (size_t position = 0; entry != nullptr; ++position, entry = entry->next) {
+std::string check_extension_chain(const void* extension, const std::string& plugin, const std::string& where,
+                                  uint32_t plugin_minor) {
+  const void* address = extension;
+  for (size_t position = 0; address != nullptr; ++position) {
     // Position TESSERA_EXTENSION_CHAIN_MAX is the (MAX + 1)-th entry: one too many.
     if (position == TESSERA_EXTENSION_CHAIN_MAX)
       return fmt::format("plugin '{}': {}: extension chain has more than {} entries (entry #{} is one too many; a "
                          "cycle in the 'next' links makes an endless chain)",
                          plugin, where, TESSERA_EXTENSION_CHAIN_MAX, position);
-    // Only struct_size is read before this check: type and next lie beyond it.
-    if (entry->struct_size < sizeof(tessera_extension))
-      return fmt::format("plugin '{}': {}: extension chain entry #{} has struct_size {}, less than the {}-byte "
-                         "tessera_extension header every entry begins with",
-                         plugin, where, position, entry->struct_size, sizeof(tessera_extension));
-    // SDK 1.3 defines no extension type, so every entry is one this host does not know.
-    observe::logger().debug("plugin '{}': {}: skipping extension chain entry #{} of type {:#x}, which this host "
-                            "does not know",
-                            plugin, where, position, entry->type);
+    const std::string entry_text = fmt::format("plugin '{}': {}: extension chain entry #{} at {}", plugin, where,
+                                               position, address);
+    // The pointer is the plugin's word alone: nothing is read through it but by read_if_readable,
+    // and each field only once it is known to lie within the entry.
+    if (reinterpret_cast<std::uintptr_t>(address) % alignof(tessera_extension) != 0)
+      return fmt::format("{} is not aligned to {} bytes, so it cannot be a tessera_extension (is the 'extension' "
+                         "field set to something else?)",
+                         entry_text, alignof(tessera_extension));
+    size_t struct_size = 0;
+    if (!read_if_readable(address, &struct_size, sizeof(struct_size)))
+      return fmt::format("{} cannot be read: the pointer does not lead to readable memory", entry_text);
+    if (struct_size < sizeof(tessera_extension))
+      return fmt::format("{} has struct_size {}, less than the {}-byte tessera_extension header every entry "
+                         "begins with",
+                         entry_text, struct_size, sizeof(tessera_extension));
+    if (struct_size > TESSERA_EXTENSION_STRUCT_MAX)
+      return fmt::format("{} has struct_size {}, more than the {} bytes an extension struct may have (is the "
+                         "'extension' field set to something that is not an extension chain?)",
+                         entry_text, struct_size, TESSERA_EXTENSION_STRUCT_MAX);
+    if (!readable(address, struct_size))
+      return fmt::format("{} has struct_size {}, but not all of those bytes can be read", entry_text, struct_size);
+    tessera_extension header{};
+    static_cast<void>(read_if_readable(address, &header, sizeof(header)));  // readable: checked just above
+    // Types below TESSERA_EXTENSION_USER belong to the SDK, which defines none up to this host's
+    // minor: a plugin built for one of those minors cannot mean one. A newer minor's may.
+    if (header.type < 0 || (header.type < TESSERA_EXTENSION_USER && plugin_minor <= TESSERA_SDK_VERSION_MINOR))
+      return fmt::format("{} has type {:#x}, which is no extension type: SDK {}.{} defines none, and types of a "
+                         "host's and its plugins' own agreements start at TESSERA_EXTENSION_USER ({:#x})",
+                         entry_text, header.type, TESSERA_SDK_VERSION_MAJOR, plugin_minor, TESSERA_EXTENSION_USER);
+    observe::logger().debug("{}: skipping an extension of type {:#x}, which this host does not know", entry_text,
+                            header.type);
+    address = header.next;
   }
   return {};
 }
 
 std::string check_extension_chains(const tessera_plugin_info& info) {
-  if (std::string reason = check_extension_chain(info.extension, info.name, "tessera_plugin_info"); !reason.empty())
+  if (std::string reason = check_extension_chain(info.extension, info.name, "tessera_plugin_info", info.sdk_minor); !reason.empty())
     return reason;
   for (size_t i = 0; i < info.num_components; ++i) {
     const tessera_component& component = *info.components[i];
     const std::string where = fmt::format("component #{} ('{}')", i, component.name);
-    if (std::string reason = check_extension_chain(component.extension, info.name, where); !reason.empty())
+    if (std::string reason = check_extension_chain(component.extension, info.name, where, info.sdk_minor); !reason.empty())
       return reason;
     if (!is_known_kind(component.kind)) continue;
     if (std::string reason = check_extension_chain(table_extension(component), info.name,
-                                                   fmt::format("{} of {}", table_struct_name(component.kind), where));
+                                                   fmt::format("{} of {}", table_struct_name(component.kind), where),
+                                                   info.sdk_minor);
         !reason.empty())
       return reason;
   }

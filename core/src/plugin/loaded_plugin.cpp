@@ -113,12 +113,18 @@ void LoadedPlugin::start() {
   started_ = true;
 }
 
-LoadedPlugin::~LoadedPlugin() {
-  if (!started_ || lifecycle_.finalize == nullptr) return;
-  // A destructor cannot report: what escapes finalize (which must not fail) is logged.
-  const auto call_finalize = [&] { lifecycle_.finalize(lifecycle_.context); };
-  if (std::string escaped = exception_escaping("finalize", call_finalize); !escaped.empty())
-    observe::logger().error("plugin '{}': {}", info_.name, escaped);
+LoadedPlugin::~LoadedPlugin() { finalize_now(); }
+
+void LoadedPlugin::finalize_now() noexcept {
+  if (!started_ || lifecycle_.finalize == nullptr || finalized_.exchange(true, std::memory_order_acq_rel)) return;
+  // Nothing can report from here (a destructor, or the exit handler): what escapes finalize (which
+  // must not fail) is logged.
+  try {
+    const auto call_finalize = [&] { lifecycle_.finalize(lifecycle_.context); };
+    if (std::string escaped = exception_escaping("finalize", call_finalize); !escaped.empty())
+      observe::logger().error("plugin '{}': {}", info_.name, escaped);
+  } catch (...) {  // formatting or logging failed: nothing more can be said
+  }
 }
 
 std::string LoadedPlugin::set_parameter(const std::string& key, const std::string& value) {

@@ -4,6 +4,7 @@
 // LoadedPlugin, so the library is unmapped only after the last such object is gone.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -21,8 +22,8 @@ class LoadedPlugin {
   // Loads, queries and validates `file`; throws PluginError naming the file and the reason. Calls
   // nothing but the query: start() runs init.
   static std::shared_ptr<LoadedPlugin> open(const std::filesystem::path& file);
-  // Calls the plugin's finalize (SDK 1.3) when start() succeeded: the last object using the plugin
-  // is gone and the library is unmapped right after.
+  // Calls the plugin's finalize (SDK 1.3) when start() succeeded and finalize_now() did not: the
+  // last object using the plugin is gone and the library is unmapped right after.
   ~LoadedPlugin();
   LoadedPlugin(const LoadedPlugin&) = delete;
   LoadedPlugin& operator=(const LoadedPlugin&) = delete;
@@ -30,6 +31,13 @@ class LoadedPlugin {
   // Calls the plugin's init (SDK 1.3), once, before any component is used; throws PluginError with
   // the plugin's message when it refuses (finalize is then never called).
   void start();
+
+  // Calls the plugin's finalize now, once (when start() succeeded), keeping the library mapped: at
+  // process exit, when objects in static storage may still hold the plugin. A failure is logged.
+  void finalize_now() noexcept;
+  // Whether finalize ran: the host then calls nothing in the plugin any more (memory a backend
+  // still holds at exit is left to the operating system).
+  bool finalized() const { return finalized_.load(std::memory_order_acquire); }
 
   // Whether the plugin has set_parameter (SDK 1.3): one without takes no parameters.
   bool takes_parameters() const { return lifecycle_.set_parameter != nullptr; }
@@ -46,6 +54,7 @@ class LoadedPlugin {
   PluginInfo info_;
   PluginLifecycle lifecycle_;
   bool started_ = false;
+  std::atomic<bool> finalized_{false};
 };
 
 }  // namespace tessera::plugin

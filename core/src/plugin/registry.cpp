@@ -67,11 +67,23 @@ std::string join_paths(const std::vector<fs::path>& paths) {
 
 }  // namespace
 
-Registry& Registry::instance() {
-  static Registry* const registry = new Registry();  // never destroyed: tensors in static storage may outlive main
-  // Outside the static's initialiser: configuring uses the registry, so it must exist first.
-  configure_from_environment();
+Registry& Registry::made() {
+  // Never destroyed: tensors in static storage may outlive main. Its plugins are finalized at exit
+  // all the same, by a handler registered before anything could load one (so it runs after the
+  // exit-time teardown of whatever was made later, a world's transport link included).
+  static Registry* const registry = [] {
+    auto* registry = new Registry();
+    std::atexit([] { made().finalize_at_exit(); });
+    return registry;
+  }();
   return *registry;
+}
+
+Registry& Registry::instance() {
+  Registry& registry = made();
+  // After the registry exists: configuring uses it.
+  configure_from_environment();
+  return registry;
 }
 
 std::vector<fs::path> Registry::search_path() const {
@@ -112,18 +124,7 @@ PluginInfo Registry::load_locked(const std::string& name_or_path) {
 
   std::shared_ptr<LoadedPlugin> plugin = LoadedPlugin::open(file);
   const tessera_plugin_info& raw = plugin->raw();
-  {
-    // While the providers load, discovery must not load this very file a second time.
-    loading_.insert(canonical);
-    struct Done {
-      std::set<fs::path>& loading;
-      const fs::path& file;
-      ~Done() { loading.erase(file); }
-    } done{loading_, canonical};
-    load_providers_locked(raw);
-  }
-  // Check every component before registering any, so a rejected plugin leaves no trace.
-  for (size_t i = 0; i < raw.num_components; ++i) check_clashes_locked(file, *raw.components[i]);
+  admit_locked(*plugin);
   plugin->start();
   // Before registration: a refused parameter leaves the plugin unregistered (and finalized).
   if (auto it = parameters_.find(plugin->info().name); it != parameters_.end())
@@ -133,6 +134,142 @@ PluginInfo Registry::load_locked(const std::string& name_or_path) {
   observe::logger().info("loaded plugin '{}' {} from {}", plugin->info().name, plugin->info().version,
                          plugin->info().file.string());
   return plugin->info();
+}
+
+namespace {
+
+// How a clash can be resolved, for the rejection message.
+std::string override_hint(bool flagged) {
+  return flagged ? "the component sets TESSERA_COMPONENT_OVERRIDES, but overriding is not allowed by the "
+                   "configuration ([plugins] allow_override = true or TESSERA_PLUGIN_ALLOW_OVERRIDE=1)"
+                 : "names must be unique: a component replaces a loaded one only when it sets "
+                   "TESSERA_COMPONENT_OVERRIDES and the configuration allows it ([plugins] allow_override = true)";
+}
+
+std::string provider_text(const LoadedPlugin& plugin) {
+  return fmt::format("{} (plugin '{}')", plugin.info().file.string(), plugin.info().name);
+}
+
+}  // namespace
+
+void Registry::admit_locked(const LoadedPlugin& plugin) {
+  const fs::path& file = plugin.info().file;
+  {
+    // While the providers load, discovery must not load this very file a second time.
+    loading_.insert(file);
+    struct Done {
+      std::set<fs::path>& loading;
+      const fs::path& file;
+      ~Done() { loading.erase(file); }
+    } done{loading_, file};
+    load_providers_locked(plugin.raw());
+  }
+  check_name_locked(plugin, plugins_);
+  // Check every component before registering any, so a rejected plugin leaves no trace.
+  const tessera_plugin_info& raw = plugin.raw();
+  for (size_t i = 0; i < raw.num_components; ++i) check_clashes_locked(file, *raw.components[i]);
+}
+
+std::vector<std::shared_ptr<LoadedPlugin>> Registry::unloaded_providers_locked(const LoadedPlugin& plugin) const {
+  std::vector<fs::path> files;
+  const auto family = [&](const std::string& name) {
+    const std::vector<fs::path> path = search_path_locked();
+    const auto discovered = discovered_families_.find(name);
+    if (discovered != discovered_families_.end() && discovered->second == path) return;  // loaded (or refused) already
+    for (const fs::path& file : plugin_files(path, "libtessera-" + name + "-")) files.push_back(file);
+  };
+  const tessera_plugin_info& raw = plugin.raw();
+  for (size_t i = 0; i < raw.num_components; ++i) {
+    const tessera_component& component = *raw.components[i];
+    switch (component.kind) {
+      case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: family("coll"); break;
+      case TESSERA_COMPONENT_PLACEMENT: family("placement"); break;
+      case TESSERA_COMPONENT_TRANSPORT: family("transport"); break;
+      case TESSERA_COMPONENT_BACKEND:
+        if (backends_.count(component.name) == 0 && unloaded_backends_.count(component.name) == 0) try {
+            files.push_back(resolve(std::string("backend-") + component.name));
+          } catch (const PluginError&) {  // no provider of that name on the path
+          }
+        break;
+      default: break;
+    }
+  }
+  std::vector<std::shared_ptr<LoadedPlugin>> providers;
+  for (const fs::path& file : files) {
+    std::error_code error;
+    const fs::path canonical = fs::weakly_canonical(file, error);
+    const bool loaded = std::any_of(plugins_.begin(), plugins_.end(),
+                                    [&](const auto& other) { return other->info().file == canonical; });
+    if (loaded || canonical == plugin.info().file) continue;
+    try {
+      providers.push_back(LoadedPlugin::open(file));  // validated, never started
+    } catch (const PluginError&) {  // a provider that would be refused claims nothing
+    }
+  }
+  return providers;
+}
+
+std::string Registry::admission_problem(const LoadedPlugin& plugin) {
+  std::lock_guard lock(mutex_);
+  for (const auto& loaded : plugins_)
+    if (loaded->info().file == plugin.info().file) return {};  // loaded already: it was admitted
+  try {
+    // What a load would meet: the registered plugins and the providers a load would load first,
+    // which are only opened here (a probe registers nothing).
+    check_name_locked(plugin, plugins_);
+    const tessera_plugin_info& raw = plugin.raw();
+    for (size_t i = 0; i < raw.num_components; ++i) check_clashes_locked(plugin.info().file, *raw.components[i]);
+    const std::vector<std::shared_ptr<LoadedPlugin>> providers = unloaded_providers_locked(plugin);
+    check_name_locked(plugin, providers);
+    for (const auto& provider : providers) check_provider_clashes_locked(plugin, *provider);
+  } catch (const PluginError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+void Registry::check_name_locked(const LoadedPlugin& plugin,
+                                 const std::vector<std::shared_ptr<LoadedPlugin>>& others) const {
+  // The plugin name keys its parameters ([plugins.<name>]) and unload_plugin: two files may not share it.
+  for (const auto& other : others)
+    if (other->info().name == plugin.info().name)
+      throw PluginError(fmt::format("plugin '{}' rejected: its plugin name '{}' is already taken by {}; plugin names "
+                                    "must be unique, as configuration parameters and unload_plugin name plugins by it",
+                                    plugin.info().file.string(), plugin.info().name, other->info().file.string()));
+}
+
+void Registry::check_provider_clashes_locked(const LoadedPlugin& plugin, const LoadedPlugin& provider) const {
+  const tessera_plugin_info& raw = plugin.raw();
+  const tessera_plugin_info& theirs = provider.raw();
+  for (size_t i = 0; i < raw.num_components; ++i) {
+    const tessera_component& component = *raw.components[i];
+    const bool flagged = (component_flags(component) & TESSERA_COMPONENT_OVERRIDES) != 0;
+    if (flagged && allow_override_) continue;
+    for (size_t j = 0; j < theirs.num_components; ++j) {
+      const tessera_component& other = *theirs.components[j];
+      if (other.kind != component.kind) continue;
+      bool clash = std::string_view(other.name) == component.name;
+      if (component.kind == TESSERA_COMPONENT_PLACEMENT)
+        clash = clash || std::string_view(static_cast<const tessera_placement_strategy*>(other.table)->prefix) ==
+                             static_cast<const tessera_placement_strategy*>(component.table)->prefix;
+      if (clash)
+        throw PluginError(fmt::format("plugin '{}' rejected: {} '{}' is also provided by {}, which a load loads "
+                                      "first; {}",
+                                      plugin.info().file.string(), component_kind_name(component.kind), component.name,
+                                      provider_text(provider), override_hint(flagged)));
+    }
+  }
+}
+
+void Registry::finalize_at_exit() noexcept {
+  std::vector<std::shared_ptr<LoadedPlugin>> plugins;
+  try {
+    std::lock_guard lock(mutex_);
+    plugins = plugins_;
+  } catch (...) {
+    return;  // the lock cannot be had: leave the plugins to the operating system
+  }
+  for (auto plugin = plugins.rbegin(); plugin != plugins.rend(); ++plugin) (*plugin)->finalize_now();
 }
 
 void Registry::load_providers_locked(const tessera_plugin_info& raw) {
@@ -170,21 +307,6 @@ void Registry::load_backend_provider_locked(const std::string& name) {
   }
 }
 
-namespace {
-
-// How a clash can be resolved, for the rejection message.
-std::string override_hint(bool flagged) {
-  return flagged ? "the component sets TESSERA_COMPONENT_OVERRIDES, but overriding is not allowed by the "
-                   "configuration ([plugins] allow_override = true or TESSERA_PLUGIN_ALLOW_OVERRIDE=1)"
-                 : "names must be unique: a component replaces a loaded one only when it sets "
-                   "TESSERA_COMPONENT_OVERRIDES and the configuration allows it ([plugins] allow_override = true)";
-}
-
-std::string provider_text(const LoadedPlugin& plugin) {
-  return fmt::format("{} (plugin '{}')", plugin.info().file.string(), plugin.info().name);
-}
-
-}  // namespace
 
 void Registry::check_clashes_locked(const fs::path& file, const tessera_component& component) const {
   const bool flagged = (component_flags(component) & TESSERA_COMPONENT_OVERRIDES) != 0;

@@ -26,6 +26,13 @@ class Registry {
 
   PluginInfo load(const std::string& name_or_path);
   void unload(const std::string& name);
+  // Why `plugin` (opened, not registered) would be rejected by load: its plugin name is taken by
+  // another file, or one of its components clashes with a registered one (after the bundled
+  // providers of its kinds are loaded, as load does); empty when it would be admitted or is loaded.
+  std::string admission_problem(const LoadedPlugin& plugin);
+  // Finalizes every loaded plugin, the last loaded first, keeping each mapped: the process is
+  // exiting (registered with atexit when the registry is made). Failures are logged.
+  void finalize_at_exit() noexcept;
   std::vector<PluginInfo> loaded() const;
 
   // Loads backend-<name> from the search path when no loaded plugin provides `name`.
@@ -78,10 +85,21 @@ class Registry {
   // Throws PluginError when `component` of the plugin in `file` clashes with a registered one and
   // may not replace it.
   void check_clashes_locked(const std::filesystem::path& file, const tessera_component& component) const;
+  // Throws PluginError when `plugin` may not be registered: its plugin name is another loaded
+  // file's, or a component clashes (check_clashes_locked). Loads the providers of its kinds first.
+  void admit_locked(const LoadedPlugin& plugin);
+  // Throws PluginError when one of `others` has the plugin name of `plugin` (another file).
+  void check_name_locked(const LoadedPlugin& plugin, const std::vector<std::shared_ptr<LoadedPlugin>>& others) const;
+  // Throws PluginError when a component of `plugin` clashes with one of `provider` (not registered).
+  void check_provider_clashes_locked(const LoadedPlugin& plugin, const LoadedPlugin& provider) const;
+  // The plugins a load of `plugin` would load first (load_providers_locked), opened but neither
+  // started nor registered: those not loaded yet.
+  std::vector<std::shared_ptr<LoadedPlugin>> unloaded_providers_locked(const LoadedPlugin& plugin) const;
   // Registers `component`, replacing what it clashes with (check_clashes_locked allowed it).
   void register_locked(const std::shared_ptr<LoadedPlugin>& plugin, const tessera_component& component);
 
   Registry() = default;
+  static Registry& made();  // the one registry, made (and its exit handler registered) on first use
   std::vector<std::filesystem::path> search_path_locked() const;
   std::filesystem::path resolve(const std::string& name_or_path) const;
   PluginInfo load_locked(const std::string& name_or_path);

@@ -5,6 +5,9 @@
 // "finalize", "set <key>=<value>" after a parameter is accepted, "build group_size=<n>" when the
 // host builds a schedule. Parameters: group_size (an integer >= 1) and label (any text).
 // PARAMS_INIT_FAILS builds libtessera-bad-init-refuses.so instead, whose init refuses the host.
+// PARAMS_VARIANT="<tag>" builds another plugin from the same source, whose algorithm is
+// "params-<tag>-direct" and whose log lines begin with "<tag> "; its plugin name is
+// PARAMS_PLUGIN_NAME (a second plugin, or one taking coll-params' name).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -15,11 +18,17 @@ namespace {
 
 namespace sdk = tessera::sdk;
 
+#ifdef PARAMS_VARIANT
+const std::string log_prefix = PARAMS_VARIANT " ";
+#else
+const std::string log_prefix;
+#endif
+
 void record(const std::string& line) {
   const char* file = std::getenv("TESSERA_TEST_PLUGIN_LOG");
   if (file == nullptr) return;
   if (std::FILE* out = std::fopen(file, "a")) {
-    std::fprintf(out, "%s\n", line.c_str());
+    std::fprintf(out, "%s%s\n", log_prefix.c_str(), line.c_str());
     std::fclose(out);
   }
 }
@@ -43,8 +52,10 @@ void direct_all_reduce(const tessera_collective_request& q, const sdk::Schedule&
 }
 
 void describe(sdk::PluginBuilder& plugin) {
-#ifdef PARAMS_INIT_FAILS
+#if defined(PARAMS_INIT_FAILS)
   static sdk::AlgorithmBuilder algorithm("init-refuses-direct");
+#elif defined(PARAMS_VARIANT)
+  static sdk::AlgorithmBuilder algorithm("params-" PARAMS_VARIANT "-direct");
 #else
   static sdk::AlgorithmBuilder algorithm("params-direct");
 #endif
@@ -73,8 +84,10 @@ void describe(sdk::PluginBuilder& plugin) {
 
 }  // namespace
 
-#ifdef PARAMS_INIT_FAILS
+#if defined(PARAMS_INIT_FAILS)
 TESSERA_DEFINE_PLUGIN("bad-init-refuses", "1.0", "init refuses the host", describe)
+#elif defined(PARAMS_VARIANT)
+TESSERA_DEFINE_PLUGIN(PARAMS_PLUGIN_NAME, "1.0", "a variant of coll-params", describe)
 #else
 TESSERA_DEFINE_PLUGIN("coll-params", "1.0", "lifecycle and parameters, recorded in TESSERA_TEST_PLUGIN_LOG",
                       describe)

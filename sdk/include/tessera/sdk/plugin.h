@@ -40,11 +40,22 @@ enum { TESSERA_LOG_DEBUG = 0, TESSERA_LOG_INFO = 1, TESSERA_LOG_WARN = 2, TESSER
 /* SDK 1.3: the header every extension struct begins with. An `extension` field points to the first
  * entry of a chain (or is NULL); `next` links the entries. A reader uses the entries whose `type`
  * it knows, reading at most struct_size bytes of each, and skips the rest, so that either side can
- * offer a feature the other may not know. The host rejects a malformed chain (an entry whose
- * struct_size is smaller than this header, or a chain longer than TESSERA_EXTENSION_CHAIN_MAX,
- * which a cycle would make) naming the plugin, the struct and the entry's position.
- * No extension type is defined by SDK 1.3 itself: types from TESSERA_EXTENSION_USER up are free for
- * agreements between a host and its plugins. */
+ * offer a feature the other may not know.
+ *
+ * When the host reads them: only in plugins built for SDK 1.3 or later (before 1.3 the field was
+ * reserved and had to be NULL; the host rejects a pre-1.3 plugin that sets one), once, at load,
+ * right after the query returned and the structs passed validation and before init: the chains of
+ * tessera_plugin_info, of every tessera_component and of every component table of a kind the host
+ * knows. Never again after that, so a chain must be complete when the query returns.
+ *
+ * The host walks a chain without trusting it and rejects the plugin, naming the plugin, the struct
+ * and the entry's position and address, when an entry is misaligned or cannot be read, when its
+ * struct_size is smaller than this header or larger than TESSERA_EXTENSION_STRUCT_MAX (SDK 1.5), when
+ * its type lies below TESSERA_EXTENSION_USER and the plugin's SDK minor defines no such type, or
+ * when the chain is longer than TESSERA_EXTENSION_CHAIN_MAX (which a cycle would make).
+ * No extension type is defined by the SDK itself (up to this minor): types from
+ * TESSERA_EXTENSION_USER up are free for agreements between a host and its plugins. The host offers
+ * none (tessera_host_info.extension is NULL). */
 typedef struct tessera_extension {
   size_t struct_size; /* of the whole extension struct, header included */
   int32_t type;
@@ -52,6 +63,7 @@ typedef struct tessera_extension {
 } tessera_extension;
 
 #define TESSERA_EXTENSION_CHAIN_MAX 64
+#define TESSERA_EXTENSION_STRUCT_MAX 65536 /* SDK 1.5: the largest struct_size of one entry */
 #define TESSERA_EXTENSION_USER 0x10000
 
 /* Filled by the host; valid only for the duration of the query call. */
