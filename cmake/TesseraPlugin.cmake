@@ -1,7 +1,8 @@
 # tessera_add_plugin(<name> SOURCES <files...> [LINK <libs...>] [OUTPUT_DIRECTORY <dir>])
 #
-# Builds one Tessera plugin: a MODULE library libtessera-<name>.so that exports only
-# tessera_plugin_query (hidden visibility plus a linker version script) and is linked with
+# Builds one Tessera plugin: a MODULE library libtessera-<name>.so that exports only its entry
+# points, tessera_plugin_query and the versioned tessera_plugin_query_v<major> (hidden visibility
+# plus a linker version script) and is linked with
 # --no-undefined, so a missing symbol fails the build instead of the load. Works in the Tessera tree
 # and out of tree after find_package(Tessera).
 set(_TESSERA_PLUGIN_MODULE_DIR "${CMAKE_CURRENT_LIST_DIR}")
@@ -11,7 +12,7 @@ function(tessera_add_plugin name)
   set(target "tessera-${name}")
   add_library(${target} MODULE ${PLUGIN_SOURCES})
   set(version_script "${CMAKE_CURRENT_BINARY_DIR}/${target}.map")
-  file(WRITE "${version_script}" "{ global: tessera_plugin_query; local: *; };\n")
+  file(WRITE "${version_script}" "{ global: tessera_plugin_query; tessera_plugin_query_v*; local: *; };\n")
   set_target_properties(${target} PROPERTIES
     PREFIX "lib"
     CXX_VISIBILITY_PRESET hidden

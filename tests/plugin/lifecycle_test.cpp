@@ -108,7 +108,7 @@ TEST_CASE("at process exit every loaded plugin is finalized, the last loaded fir
   if (child == 0) {
     try {
       tessera::load_plugin(test_plugin("coll-params").string());
-      tessera::load_plugin(test_plugin("coll-params-second").string());
+      tessera::load_plugin(test_plugin("params-second").string());
     } catch (...) {
       std::_Exit(3);
     }

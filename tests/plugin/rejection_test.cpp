@@ -165,7 +165,7 @@ TEST_CASE("a plugin whose tessera_plugin_query throws is rejected and the host l
 }
 
 TEST_CASE("a plugin that refuses the host without a message says so") {
-  check_rejected(test_plugin("bad-refuses-silently"), {"refused the host", "status 4: no message"});
+  check_rejected(test_plugin("bad-refuses-silently"), {"refused the host", "status 4 (VERSION_MISMATCH): no message"});
 }
 
 TEST_CASE("a component named differently from its table is rejected with both names") {

@@ -9,17 +9,20 @@
 #include <doctest/doctest.h>
 
 #include <cstddef>
+#include <string>
 
 #include "tessera/sdk/backend.h"
 #include "tessera/sdk/collective.h"
 #include "tessera/sdk/placement.h"
 #include "tessera/sdk/plugin.h"
 #include "tessera/sdk/status.h"
+#include "tessera/sdk/struct_sizes.h"
 #include "tessera/sdk/transport.h"
 #include "tessera/sdk/version.h"
 
-// 1.4 added kernels to the catalogue (the folds) and changed no struct: the 1.3 layouts below hold.
-TEST_CASE("SDK version is 1.4") {
+// 1.4 added kernels to the catalogue (the folds) and changed no struct; 1.5 appended fields (the
+// last block).
+TEST_CASE("SDK version is 1.5") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
   CHECK(TESSERA_SDK_VERSION_MINOR == 5);
 }
@@ -240,7 +243,6 @@ TEST_CASE("tessera_plugin_info layout (1.3): lifecycle and parameters appended")
   CHECK(offsetof(tessera_plugin_info, init) == 72);
   CHECK(offsetof(tessera_plugin_info, finalize) == 80);
   CHECK(offsetof(tessera_plugin_info, set_parameter) == 88);
-  CHECK(sizeof(tessera_plugin_info) == 96);
 }
 
 TEST_CASE("tessera_collective_request layout (1.3): topology appended") {
@@ -267,4 +269,77 @@ TEST_CASE("tessera_placement_strategy layout (1.3): arguments appended") {
   CHECK(offsetof(tessera_placement_strategy, check_arguments) == 56);
   CHECK(offsetof(tessera_placement_strategy, layout_with_arguments) == 64);
   CHECK(sizeof(tessera_placement_strategy) == 72);
+}
+
+// ---- SDK 1.5 additions ----
+
+TEST_CASE("SDK 1.5 status codes and limits") {
+  CHECK(TESSERA_NOT_FOUND == 7);
+  CHECK(TESSERA_UNAVAILABLE == 8);
+  CHECK(TESSERA_ABORTED == 9);
+  CHECK(TESSERA_EXTENSION_STRUCT_MAX == 65536);
+  CHECK(std::string(TESSERA_PLUGIN_QUERY_SYMBOL_V1) == "tessera_plugin_query_v1");
+  CHECK(std::string(TESSERA_PLUGIN_QUERY_SYMBOL_PREFIX) == "tessera_plugin_query_v");
+}
+
+TEST_CASE("struct size constants of every minor (struct_sizes.h), worked out from the field lists") {
+  // Each ends at its last field: no tail padding (tessera_error's 524 is its sizeof of 528 less the
+  // padding after a 12 + 512 byte body).
+  CHECK(TESSERA_ERROR_STRUCT_SIZE_1_0 == 524);
+  CHECK(TESSERA_HOST_INFO_STRUCT_SIZE_1_0 == 40);
+  CHECK(TESSERA_COMPONENT_STRUCT_SIZE_1_0 == 40);
+  CHECK(TESSERA_COMPONENT_STRUCT_SIZE_1_3 == 48);
+  CHECK(TESSERA_PLUGIN_INFO_STRUCT_SIZE_1_0 == 64);
+  CHECK(TESSERA_PLUGIN_INFO_STRUCT_SIZE_1_3 == 96);
+  CHECK(TESSERA_EXTENSION_STRUCT_SIZE_1_3 == 24);
+  // struct_size, op, dtype (4 bytes, padded to 8), fn.
+  CHECK(TESSERA_KERNEL_STRUCT_SIZE_1_0 == 32);
+  CHECK(TESSERA_BACKEND_STRUCT_SIZE_1_0 == 88);
+  CHECK(TESSERA_BACKEND_STRUCT_SIZE_1_2 == 96);
+  CHECK(TESSERA_COLLECTIVE_REQUEST_STRUCT_SIZE_1_0 == 56);
+  CHECK(TESSERA_COLLECTIVE_REQUEST_STRUCT_SIZE_1_3 == 88);
+  // struct_size, context and six functions.
+  CHECK(TESSERA_SCHEDULE_BUILDER_STRUCT_SIZE_1_0 == 64);
+  CHECK(TESSERA_COLLECTIVE_ALGORITHM_STRUCT_SIZE_1_0 == 56);
+  CHECK(TESSERA_COLLECTIVE_ALGORITHM_STRUCT_SIZE_1_3 == 64);
+  CHECK(TESSERA_PLACEMENT_STRATEGY_STRUCT_SIZE_1_0 == 56);
+  CHECK(TESSERA_PLACEMENT_STRATEGY_STRUCT_SIZE_1_3 == 72);
+  CHECK(TESSERA_TRANSPORT_CONFIG_STRUCT_SIZE_1_1 == 24);
+  CHECK(TESSERA_TRANSPORT_INFO_STRUCT_SIZE_1_1 == 32);
+  CHECK(TESSERA_TRANSPORT_STRUCT_SIZE_1_1 == 96);
+  CHECK(TESSERA_TRANSPORT_STRUCT_SIZE_1_5 == 104);
+  CHECK(TESSERA_STRUCT_HAS(tessera_backend, flags, TESSERA_BACKEND_STRUCT_SIZE_1_2));
+  CHECK_FALSE(TESSERA_STRUCT_HAS(tessera_backend, flags, TESSERA_BACKEND_STRUCT_SIZE_1_0));
+}
+
+TEST_CASE("tessera_parameter layout (1.5)") {
+  // struct_size, extension, name, type (int32_t padded to 8), default_value, help, two int64_t,
+  // two doubles, num_choices, choices: twelve 8-byte slots.
+  CHECK(offsetof(tessera_parameter, extension) == 8);
+  CHECK(offsetof(tessera_parameter, name) == 16);
+  CHECK(offsetof(tessera_parameter, type) == 24);
+  CHECK(offsetof(tessera_parameter, default_value) == 32);
+  CHECK(offsetof(tessera_parameter, help) == 40);
+  CHECK(offsetof(tessera_parameter, integer_min) == 48);
+  CHECK(offsetof(tessera_parameter, integer_max) == 56);
+  CHECK(offsetof(tessera_parameter, real_min) == 64);
+  CHECK(offsetof(tessera_parameter, real_max) == 72);
+  CHECK(offsetof(tessera_parameter, num_choices) == 80);
+  CHECK(offsetof(tessera_parameter, choices) == 88);
+  CHECK(sizeof(tessera_parameter) == 96);
+  CHECK(TESSERA_PARAMETER_STRUCT_SIZE_1_5 == 96);
+  CHECK(TESSERA_PARAMETER_INTEGER == 1);
+  CHECK(TESSERA_PARAMETER_REAL == 2);
+  CHECK(TESSERA_PARAMETER_BOOLEAN == 3);
+  CHECK(TESSERA_PARAMETER_TEXT == 4);
+  CHECK(TESSERA_PARAMETER_CHOICE == 5);
+  CHECK(TESSERA_PARAMETERS_MAX == 1024);
+}
+
+TEST_CASE("tessera_plugin_info layout (1.5): the parameter schema appended") {
+  // The 1.3 size, 96, is where the schema begins.
+  CHECK(offsetof(tessera_plugin_info, num_parameters) == 96);
+  CHECK(offsetof(tessera_plugin_info, parameters) == 104);
+  CHECK(sizeof(tessera_plugin_info) == 112);
+  CHECK(TESSERA_PLUGIN_INFO_STRUCT_SIZE_1_5 == 112);
 }

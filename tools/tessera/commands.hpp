@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <tessera/config.hpp>
 #include <tessera/errors.hpp>
 
 namespace tessera::cli {
@@ -43,6 +44,13 @@ std::filesystem::path find_plugin(const std::string& name_or_path, const std::ve
 
 // "4.0 MiB"; plain bytes below 1 KiB (the plan tables' sizes).
 std::string bytes_text(int64_t bytes);
+
+// `tessera plugins --params [NAME]`: the parameters each plugin on the search path (or the one
+// named) declares, with current value, type, valid values and help; exit status 0.
+int list_parameters(const std::string& name);
+// For `tessera config check`: every [plugins.<name>] section whose plugin is not found or would be
+// rejected, and every key or value its parameter schema refuses (none for a plugin without one).
+std::vector<std::string> parameter_problems(const Config& config, const std::vector<std::filesystem::path>& dirs);
 
 Command add_plugins_command(CLI::App& app);
 Command add_plan_command(CLI::App& app);

@@ -1,6 +1,7 @@
 // tessera config check FILE: whether a tessera.toml would be accepted, checked as far as possible
 // without applying it: the file parses (unknown keys are errors), and everything it names exists
-// (plugins, default backend, collective algorithms, topology preset, log level, trace directory).
+// (plugins, default backend, collective algorithms, topology preset, log level, trace directory,
+// the plugin of every [plugins.<name>] section, and each parameter its schema declares).
 // Every problem found is reported, not only the first.
 // tessera config show: the configuration in force in this process (TESSERA_CONFIG, then the
 // environment variables over it), read back from the library.
@@ -125,6 +126,9 @@ int check(const std::string& file) {
       set_default_topology(config.topology);
       set_default_topology("");
     });
+
+  // [plugins.<name>] sections: the plugin exists and its schema (if it declares one) takes each key and value.
+  for (std::string& problem : parameter_problems(config, dirs)) problems.push_back(std::move(problem));
 
   if (!config.trace_file.empty()) {
     const fs::path dir = config.trace_file.has_parent_path() ? config.trace_file.parent_path() : fs::path(".");

@@ -1,5 +1,5 @@
-// tessera plugins [--verbose] [--load FILE]: what plugins the search path holds, or whether one file
-// would be accepted. Neither registers anything, except that --verbose loads each backend to list
+// tessera plugins [--verbose] [--load FILE] [--params [NAME]]: what plugins the search path holds,
+// whether one file would be accepted, or the parameters plugins declare (plugin_parameters.cpp). Neither registers anything, except that --verbose loads each backend to list
 // its kernels against the catalogue (sdk/KERNELS.md) and the calls it cannot serve.
 #include <filesystem>
 #include <iostream>
@@ -127,6 +127,7 @@ int probe_one(const std::string& name_or_file) {
 Command add_plugins_command(CLI::App& app) {
   auto file = std::make_shared<std::string>();
   auto verbose = std::make_shared<bool>(false);
+  auto params = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand("plugins", "List the plugins on the search path, or check one file");
   sub->add_flag("--verbose,-v", *verbose,
                 "Also list each backend's kernels by op and dtype, its coverage of the kernel catalogue "
@@ -135,7 +136,16 @@ Command add_plugins_command(CLI::App& app) {
                                       "Check whether this plugin file (or name on the search path) would be "
                                       "accepted; exit status 0 if so, 1 if not")
                           ->type_name("FILE");
-  return {sub, [file, load, verbose] { return load->count() > 0 ? probe_one(*file) : list_plugins(*verbose); }};
+  CLI::Option* params_option =
+      sub->add_option("--params", *params,
+                      "List the parameters each plugin declares (or plugin NAME only): current value and where it "
+                      "was set, type, valid values and help")
+          ->expected(0, 1)
+          ->type_name("[NAME]");
+  return {sub, [file, load, verbose, params, params_option] {
+            if (params_option->count() > 0) return list_parameters(*params);
+            return load->count() > 0 ? probe_one(*file) : list_plugins(*verbose);
+          }};
 }
 
 }  // namespace tessera::cli

@@ -2,6 +2,7 @@
 // collective algorithms and placement strategies).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -13,6 +14,25 @@ struct ComponentInfo {
   std::string name;  // e.g. "cpu"
 };
 
+// One configuration parameter a plugin declares (its parameter schema, SDK 1.5).
+struct ParameterInfo {
+  enum class Type { integer, real, boolean, text, choice };
+  std::string name;  // the key of [plugins.<plugin name>]
+  Type type = Type::text;
+  std::string default_value;
+  std::string help;
+  int64_t integer_min = 0, integer_max = 0;  // integer: the inclusive range
+  double real_min = 0, real_max = 0;         // real: the inclusive range (infinite when unbounded)
+  std::vector<std::string> choices;          // choice: the valid values
+
+  std::string type_name() const;  // "integer", "real", "boolean", "text", "choice"
+  // The valid values, as a reader wants them: ">= 1", "1 .. 64", "one of: ring, tree", "true or
+  // false"; "any text" for text.
+  std::string allowed() const;
+  // Empty when `value` is valid, else why not: "must be an integer >= 1, got '0'".
+  std::string check(const std::string& value) const;
+};
+
 struct PluginInfo {
   std::string name;  // e.g. "backend-cpu"
   std::string version;
@@ -21,6 +41,11 @@ struct PluginInfo {
   unsigned sdk_minor = 0;
   std::filesystem::path file;
   std::vector<ComponentInfo> components;
+  // Whether the plugin declares its parameters (SDK 1.5); `parameters` is then the whole list, and
+  // the host checks every configured key and value against it. Without a schema the plugin may
+  // still take parameters, which only it can check.
+  bool declares_parameters = false;
+  std::vector<ParameterInfo> parameters;
 };
 
 // The outcome of trying one file: accepted with its description, or rejected with the reason.

@@ -88,7 +88,7 @@ Schedule CollectiveAlgorithm::build(const tessera_collective_request& request, b
     throw Error(fmt::format("{} could not build {}: {}", origin(), describe_request(request), escaped));
   if (status != TESSERA_OK)
     throw Error(fmt::format("{} could not build {}: status {}: {}", origin(), describe_request(request),
-                            static_cast<int>(status), plugin::error_text(error)));
+                            plugin::status_text(status), plugin::error_text(error)));
   std::string problem = recorder.problem();
   Schedule schedule = recorder.take();
   // A plugin's schedule is trusted only once the checker has run it symbolically.

@@ -106,7 +106,7 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
   }
   if (status != TESSERA_OK) {
     throw Error(fmt::format("{} ({}) on backend '{}' failed with status {}: {}", op, dtype_name(key),
-                            backend.name(), static_cast<int>(status), plugin::error_text(error)));
+                            backend.name(), plugin::status_text(status), plugin::error_text(error)));
   }
 }
 

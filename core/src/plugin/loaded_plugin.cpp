@@ -7,6 +7,7 @@
 #include "log/log.hpp"
 #include "plugin/extension_chain.hpp"
 #include "plugin/guarded_call.hpp"
+#include "plugin/parameter_schema.hpp"
 #include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/version.hpp"
@@ -40,6 +41,27 @@ tessera_host_info host_info(const std::string& host_name) {
   return host;
 }
 
+// The entry point a host of this major calls: the versioned one when the object exports it (it may
+// serve several majors, plugin.h), else the one every 1.x plugin exports.
+const char* entry_point_of(const boost::dll::shared_library& library, const std::filesystem::path& file) {
+  static_assert(TESSERA_SDK_VERSION_MAJOR == 1, "the versioned entry point below is this major's");
+  if (library.has(TESSERA_PLUGIN_QUERY_SYMBOL_V1)) return TESSERA_PLUGIN_QUERY_SYMBOL_V1;
+  if (library.has(TESSERA_PLUGIN_QUERY_SYMBOL)) return TESSERA_PLUGIN_QUERY_SYMBOL;
+  // Versioned entry points of other majors only: a plugin for another host.
+  std::string others;
+  for (int major = 2; major <= 9; ++major) {
+    const std::string symbol = fmt::format("{}{}", TESSERA_PLUGIN_QUERY_SYMBOL_PREFIX, major);
+    if (library.has(symbol)) others += fmt::format("{}'{}' (SDK major {})", others.empty() ? "" : ", ", symbol, major);
+  }
+  if (!others.empty())
+    reject(file, fmt::format("it exports {} but neither '{}' nor '{}', which this host (SDK {}.{}) calls: it was "
+                             "built for hosts of another major",
+                             others, TESSERA_PLUGIN_QUERY_SYMBOL_V1, TESSERA_PLUGIN_QUERY_SYMBOL,
+                             TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR));
+  reject(file, fmt::format("it does not export the entry point '{}' (is it a Tessera plugin?)",
+                           TESSERA_PLUGIN_QUERY_SYMBOL));
+}
+
 }  // namespace
 
 std::shared_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& file) {
@@ -55,9 +77,7 @@ std::shared_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
     reject(file, fmt::format("cannot be loaded as a shared object: {}",
                              loader_message != nullptr ? loader_message : load_error.message()));
   }
-  if (!plugin->library_.has(TESSERA_PLUGIN_QUERY_SYMBOL))
-    reject(file, fmt::format("it does not export the entry point '{}' (is it a Tessera plugin?)",
-                             TESSERA_PLUGIN_QUERY_SYMBOL));
+  const char* entry_point = entry_point_of(plugin->library_, file);
 
   const std::string host_name = fmt::format("tessera {}", kVersion);
   const tessera_host_info host = host_info(host_name);
@@ -65,15 +85,15 @@ std::shared_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   error.struct_size = sizeof(error);
 
   auto query = plugin->library_.get<tessera_status(const tessera_host_info*, const tessera_plugin_info**,
-                                                   tessera_error*)>(TESSERA_PLUGIN_QUERY_SYMBOL);
+                                                   tessera_error*)>(entry_point);
   const tessera_plugin_info* raw = nullptr;
   tessera_status status = TESSERA_INTERNAL;
   const auto call_query = [&] { status = query(&host, &raw, &error); };
-  if (std::string escaped = exception_escaping(TESSERA_PLUGIN_QUERY_SYMBOL, call_query); !escaped.empty())
+  if (std::string escaped = exception_escaping(entry_point, call_query); !escaped.empty())
     reject(file, escaped);
   if (status != TESSERA_OK)
     reject(file, fmt::format("the plugin refused the host (SDK {}.{}), status {}: {}", host.sdk_major,
-                             host.sdk_minor, status, error_text(error)));
+                             host.sdk_minor, status_text(status), error_text(error)));
   if (std::string reason = check_plugin_info(raw); !reason.empty()) reject(file, reason);
 
   PluginInfo& info = plugin->info_;
@@ -90,6 +110,8 @@ std::shared_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   }
   if (raw->sdk_minor >= kFirstMinorWithExtensionChains)
     if (std::string reason = check_extension_chains(*raw); !reason.empty()) reject(file, reason);
+  if (std::string reason = read_parameter_schema(*raw, info.parameters); !reason.empty()) reject(file, reason);
+  info.declares_parameters = !info.parameters.empty();
   plugin->raw_ = raw;
   plugin->lifecycle_ = plugin_lifecycle(*raw);
   return plugin;
@@ -108,7 +130,7 @@ void LoadedPlugin::start() {
       throw PluginError(fmt::format("plugin '{}' rejected: {}", info_.file.string(), escaped));
     if (status != TESSERA_OK)
       throw PluginError(fmt::format("plugin '{}' rejected: its init refused, status {}: {}", info_.file.string(),
-                                    status, error_text(error)));
+                                    status_text(status), error_text(error)));
   }
   started_ = true;
 }

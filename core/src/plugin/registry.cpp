@@ -12,6 +12,7 @@
 #include "comm/run_collective.hpp"
 #include "comm/selection.hpp"
 #include "log/log.hpp"
+#include "plugin/parameter_schema.hpp"
 #include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/sdk/version.h"
@@ -615,6 +616,17 @@ void Registry::set_parameter_locked(LoadedPlugin& plugin, const std::string& key
     throw ConfigError(fmt::format("{}: plugin '{}' takes no parameters (it has no set_parameter), but parameter '{}' "
                                   "is set to '{}' for it",
                                   parameter.origin, name, key, parameter.value));
+  // A declared schema is the whole list: the host checks key and value before the plugin sees them.
+  if (plugin.info().declares_parameters) {
+    const ParameterInfo* declared = find_parameter(plugin.info().parameters, key);
+    if (declared == nullptr)
+      throw ConfigError(fmt::format("{}: plugin '{}' has no parameter '{}' (set to '{}'); its parameters: {}",
+                                    parameter.origin, name, key, parameter.value,
+                                    parameter_names(plugin.info().parameters)));
+    if (std::string problem = declared->check(parameter.value); !problem.empty())
+      throw ConfigError(fmt::format("{}: plugin '{}' parameter '{}' ({}): {}", parameter.origin, name, key,
+                                    declared->type_name(), problem));
+  }
   if (std::string message = plugin.set_parameter(key, parameter.value); !message.empty())
     throw ConfigError(fmt::format("{}: plugin '{}' refused parameter '{}' = '{}': {}", parameter.origin, name, key,
                                   parameter.value, message));

@@ -331,8 +331,34 @@ std::string check_transport(const tessera_transport* transport, uint32_t plugin_
 }
 
 std::string error_text(tessera_error& error) {
+  const size_t length = strnlen(error.message, sizeof(error.message));
   error.message[sizeof(error.message) - 1] = '\0';
-  return error.message[0] != '\0' ? error.message : "no message";
+  if (length == 0) return "no message";
+  // Cut by the plugin's snprintf (511 bytes and a NUL) or not terminated at all (512 bytes).
+  if (length >= sizeof(error.message) - 1)
+    return fmt::format("{} [the plugin's message was truncated to the {} bytes of tessera_error.message]",
+                       error.message, sizeof(error.message) - 1);
+  return error.message;
+}
+
+std::string status_text(tessera_status status) {
+  const char* name = nullptr;
+  switch (status) {
+    case TESSERA_OK: name = "OK"; break;
+    case TESSERA_INVALID_ARGUMENT: name = "INVALID_ARGUMENT"; break;
+    case TESSERA_UNIMPLEMENTED: name = "UNIMPLEMENTED"; break;
+    case TESSERA_OUT_OF_MEMORY: name = "OUT_OF_MEMORY"; break;
+    case TESSERA_VERSION_MISMATCH: name = "VERSION_MISMATCH"; break;
+    case TESSERA_INTERNAL: name = "INTERNAL"; break;
+    case TESSERA_TIMEOUT: name = "TIMEOUT"; break;
+    case TESSERA_NOT_FOUND: name = "NOT_FOUND"; break;
+    case TESSERA_UNAVAILABLE: name = "UNAVAILABLE"; break;
+    case TESSERA_ABORTED: name = "ABORTED"; break;
+    default:
+      return fmt::format("{} (a code no SDK {}.x up to {}.{} defines)", status, TESSERA_SDK_VERSION_MAJOR,
+                         TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
+  }
+  return fmt::format("{} ({})", status, name);
 }
 
 }  // namespace tessera::plugin

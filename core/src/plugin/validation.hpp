@@ -69,7 +69,11 @@ bool is_catalogue_op(std::string_view op, uint32_t plugin_minor = TESSERA_SDK_VE
 std::string closest_catalogue_op(std::string_view op);
 
 // The message a plugin put in `error` when a call failed, terminated inside its array (a plugin may
-// fill all of it) and "no message" when the plugin left it empty.
+// fill all of it) and "no message" when the plugin left it empty. A message that fills the array
+// was cut there: the text then says so.
 std::string error_text(tessera_error& error);
+
+// A status as messages show it: "7 (NOT_FOUND)", or "42 (a code no SDK 1.x up to 1.5 defines)".
+std::string status_text(tessera_status status);
 
 }  // namespace tessera::plugin

@@ -28,9 +28,4 @@ DLTensor chunk_view(const TensorImpl& impl, int64_t offset, int64_t count, const
   return t;
 }
 
-std::string status_text(tessera_error& error) {
-  error.message[sizeof(error.message) - 1] = '\0';
-  return error.message[0] != '\0' ? std::string(error.message) : std::string("no message");
-}
-
 }  // namespace tessera::world

@@ -18,7 +18,4 @@ namespace tessera::world {
 DLTensor chunk_view(const TensorImpl& impl, int64_t offset, int64_t count, const std::string& transport,
                     int64_t& length);
 
-// A plugin's message may fill the whole array without a terminating NUL: cut it at the end.
-std::string status_text(tessera_error& error);
-
 }  // namespace tessera::world

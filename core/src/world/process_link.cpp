@@ -11,6 +11,7 @@
 #include "dispatch/backend.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
+#include "plugin/validation.hpp"
 #include "world/chunk_view.hpp"
 
 namespace tessera::world {
@@ -69,7 +70,7 @@ ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int
   dispatch::clear_error(error);
   if (transport_->init(config, info, error) != TESSERA_OK)
     throw Error(fmt::format("transport '{}' (plugin {}): init failed: {}", name_, transport_->plugin().info().file.string(),
-                            status_text(error)));
+                            plugin::error_text(error)));
   index_ = info.process_index;
   count_ = info.process_count;
   max_tag_ = info.max_tag;
@@ -101,7 +102,7 @@ ProcessLink::~ProcessLink() {
   // At exit a failure is logged, never thrown (a destructor) nor allowed to end the process.
   if (transport_->finalize(error) != TESSERA_OK)
     std::fprintf(stderr, "tessera: transport '%s' (plugin %s): finalize failed: %s\n", name_.c_str(),
-                 transport_->plugin().info().name.c_str(), status_text(error).c_str());
+                 transport_->plugin().info().name.c_str(), plugin::error_text(error).c_str());
 }
 
 void ProcessLink::fail(const std::string& call, const std::string& message) {
@@ -169,7 +170,7 @@ void ProcessLink::abort_transport() noexcept {
   dispatch::clear_error(error);
   try {
     if (transport_->abort(1, error) != TESSERA_OK)
-      std::fprintf(stderr, "tessera: transport '%s': abort failed: %s\n", name_.c_str(), status_text(error).c_str());
+      std::fprintf(stderr, "tessera: transport '%s': abort failed: %s\n", name_.c_str(), plugin::error_text(error).c_str());
   } catch (...) {  // formatting the guard's text ran out of memory
     std::fprintf(stderr, "tessera: transport '%s': abort failed\n", name_.c_str());
   }
@@ -223,7 +224,7 @@ void* ProcessLink::post_locked(bool send, const DLTensor& chunk, int process, in
   if (status != TESSERA_OK)
     fail(fmt::format("{} of {} element(s) {} process {} (tag {})", send ? "isend" : "irecv", chunk.shape[0],
                      send ? "to" : "from", process, tag),
-         status_text(error));
+         plugin::error_text(error));
   return handle;
 }
 
@@ -235,7 +236,7 @@ bool ProcessLink::test(Request& request, Callback<std::string> what) {
   tessera_error error;
   dispatch::clear_error(error);
   if (transport_->test(static_cast<tessera_transport_request>(request.handle_), done, error) != TESSERA_OK)
-    fail(what(), status_text(error));
+    fail(what(), plugin::error_text(error));
   request.done_ = done != 0;
   return request.done_;
 }
@@ -245,7 +246,7 @@ void ProcessLink::free_locked(void* handle) {
   dispatch::clear_error(error);
   if (transport_->free_request(static_cast<tessera_transport_request>(handle), error) != TESSERA_OK)
     std::fprintf(stderr, "tessera: transport '%s': free_request failed: %s\n", name_.c_str(),
-                 status_text(error).c_str());
+                 plugin::error_text(error).c_str());
 }
 
 void ProcessLink::Request::release() {
@@ -354,9 +355,9 @@ std::vector<std::string> ProcessLink::allgather(const std::string& bytes, const 
       fail(what, fmt::format("not every process arrived within the timeout of {} ms: process {} waited, and at least "
                              "one of process(es) {} did not make this call (exited, stopped, or busy in another "
                              "call) ({})",
-                             timeout_ms_, index_, others, status_text(error)));
+                             timeout_ms_, index_, others, plugin::error_text(error)));
     }
-    if (status != TESSERA_OK) fail(what, status_text(error));
+    if (status != TESSERA_OK) fail(what, plugin::error_text(error));
   }
   std::vector<std::string> each;
   for (int p = 0; p < count_; ++p) each.push_back(gathered.substr(static_cast<size_t>(p) * bytes.size(), bytes.size()));

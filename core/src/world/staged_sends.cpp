@@ -7,6 +7,7 @@
 #include "dispatch/backend.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
+#include "plugin/validation.hpp"
 #include "world/chunk_view.hpp"
 #include "world/process_link.hpp"
 
@@ -77,7 +78,7 @@ bool ProcessLink::staged_done_locked(StagedSend& sent) {
   dispatch::clear_error(error);
   if (transport_->test(static_cast<tessera_transport_request>(sent.handle), done, error) == TESSERA_OK)
     return done != 0;
-  const std::string problem = status_text(error);
+  const std::string problem = plugin::error_text(error);
   const std::string what = staged_text(sent.bytes, sent.process, sent.tag, sent.call);
   // A failed request is still the host's to free (transport.h); the send is over either way.
   free_locked(sent.handle);

@@ -97,6 +97,47 @@ typedef struct tessera_component {
  * overriding ([plugins] allow_override = true, TESSERA_PLUGIN_ALLOW_OVERRIDE=1). */
 #define TESSERA_COMPONENT_OVERRIDES ((uint64_t)1)
 
+/* SDK 1.5: the types a parameter can declare (tessera_parameter.type). Values always travel as text
+ * (set_parameter); the type says which texts are valid:
+ *   INTEGER  a decimal integer with an optional sign, within [integer_min, integer_max]
+ *   REAL     a finite decimal number (strtod's syntax), within [real_min, real_max]
+ *   BOOLEAN  "true", "false", "1" or "0"
+ *   TEXT     any text
+ *   CHOICE   exactly one of `choices` */
+enum {
+  TESSERA_PARAMETER_INTEGER = 1,
+  TESSERA_PARAMETER_REAL = 2,
+  TESSERA_PARAMETER_BOOLEAN = 3,
+  TESSERA_PARAMETER_TEXT = 4,
+  TESSERA_PARAMETER_CHOICE = 5
+};
+
+/* SDK 1.5: one configuration parameter a plugin declares (tessera_plugin_info.parameters), so that
+ * the host can check values before passing them, `tessera config check` can check a file's keys,
+ * and `tessera plugins --params` can list them, as ompi_info --param does. Owned by the plugin,
+ * valid and unchanged until it is unloaded. The host rejects the plugin at load (naming the
+ * parameter) when a declaration is invalid: no name or a name other than letters, digits and '_';
+ * a name declared twice; an unknown type; no default, or a default that is not a valid value of
+ * its own declaration; a range whose minimum exceeds its maximum (or a NaN bound); a CHOICE
+ * without choices or with one listed twice; no help text; or parameters declared by a plugin
+ * without set_parameter. */
+typedef struct tessera_parameter {
+  size_t struct_size;
+  void* extension;
+  const char* name;          /* the key: [plugins.<plugin name>] <name> = <value> */
+  int32_t type;              /* TESSERA_PARAMETER_* */
+  const char* default_value; /* the value in force until configuration sets one, as text: "2", "true" */
+  const char* help;          /* one sentence: what the parameter changes */
+  int64_t integer_min;       /* INTEGER: the inclusive range (INT64_MIN, INT64_MAX: unbounded) */
+  int64_t integer_max;
+  double real_min;           /* REAL: the inclusive range (-HUGE_VAL, HUGE_VAL: unbounded) */
+  double real_max;
+  size_t num_choices;        /* CHOICE: the valid values */
+  const char* const* choices;
+} tessera_parameter;
+
+#define TESSERA_PARAMETERS_MAX 1024 /* SDK 1.5: the most parameters one plugin may declare */
+
 /* Owned by the plugin; must stay valid and unchanged until the shared object is unloaded. */
 typedef struct tessera_plugin_info {
   size_t struct_size;
@@ -128,6 +169,14 @@ typedef struct tessera_plugin_info {
    * schedule it built from this plugin's algorithms after a parameter changes. A plugin without
    * set_parameter takes no parameters (a key for it is a configuration error). */
   tessera_status (*set_parameter)(void* context, const char* key, const char* value, tessera_error* error);
+
+  /* SDK 1.5, optional (0 and NULL): the parameter schema. A plugin that declares its parameters
+   * declares all of them: the host then refuses, without calling set_parameter, a key not declared
+   * and a value not valid for its declaration (a configuration error naming plugin, key, value and
+   * what is allowed), and passes only valid ones. Without a schema, every key and value goes to
+   * set_parameter, which validates them itself (as in SDK 1.3 and 1.4). */
+  size_t num_parameters;
+  const tessera_parameter* const* parameters;
 } tessera_plugin_info;
 
 /* Returns TESSERA_OK and sets *info, or a status with a message in *error (for instance when the
@@ -137,6 +186,16 @@ typedef tessera_status (*tessera_plugin_query_fn)(const tessera_host_info* host,
                                                   tessera_error* error);
 
 #define TESSERA_PLUGIN_QUERY_SYMBOL "tessera_plugin_query"
+
+/* SDK 1.5: versioned entry points, so that one shared object can serve hosts of two majors (as
+ * NCCL's ncclNetPlugin_v8 / _v9). A plugin may export tessera_plugin_query_v<N> for each SDK major
+ * N it serves, each answering with a description built against that major. A host of major N calls
+ * tessera_plugin_query_v<N> when the object exports it, and otherwise tessera_plugin_query (which
+ * every 1.x plugin exports; it answers for the major the plugin was built against and refuses
+ * others). TESSERA_DEFINE_PLUGIN (tessera/sdk/cpp/plugin_builder.hpp) exports both names for its
+ * major; tessera_add_plugin's version script exports every tessera_plugin_query* name. */
+#define TESSERA_PLUGIN_QUERY_SYMBOL_PREFIX "tessera_plugin_query_v"
+#define TESSERA_PLUGIN_QUERY_SYMBOL_V1 "tessera_plugin_query_v1"
 
 #ifdef __cplusplus
 }

@@ -18,9 +18,14 @@
  * 1.4: the fold kernels (KERNELS.md, "Folds": fold_add, fold_mul, ...), optional for a backend; no
  *      struct changed. A plugin built for 1.3 or older may not register them (they are not in its
  *      catalogue).
- * 1.5: tessera_transport.abort appended (optional): how the host leaves a world whose link failed
- *      instead of finalizing it. A 1.1-1.4 transport table ends before it; the host then skips
- *      finalize after a failure. */
+ * 1.5: for plugin authors: tessera_transport.abort appended (optional): how the host leaves a world
+ *      whose link failed instead of finalizing it (a 1.1-1.4 transport table ends before it; the
+ *      host then skips finalize after a failure); the parameter schema (tessera_parameter,
+ *      tessera_plugin_info.num_parameters/parameters); status codes NOT_FOUND, UNAVAILABLE and
+ *      ABORTED; each struct's size per minor (struct_sizes.h); versioned entry points
+ *      (tessera_plugin_query_v1) so one object can serve hosts of two majors;
+ *      TESSERA_EXTENSION_STRUCT_MAX. Every addition is an appended field or a new name: a 1.0-1.4
+ *      plugin loads and behaves as before. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 

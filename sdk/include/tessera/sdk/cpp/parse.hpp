@@ -27,4 +27,17 @@ inline int64_t parse_integer(const std::string& text, const std::string& what, i
   return value;
 }
 
+// The whole of `text` as a finite decimal number in [minimum, maximum], or sdk::Error
+// (TESSERA_INVALID_ARGUMENT) "<what> must be a finite number in 0..1, got 'x'".
+inline double parse_real(const std::string& text, const std::string& what, double minimum, double maximum) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  const bool whole = !text.empty() && end == text.c_str() + text.size() && errno != ERANGE;
+  if (!whole || !(value >= minimum && value <= maximum) || value - value != 0)  // NaN and infinities fail
+    throw Error(TESSERA_INVALID_ARGUMENT, what + " must be a finite number in " + std::to_string(minimum) + ".." +
+                                              std::to_string(maximum) + ", got '" + text + "'");
+  return value;
+}
+
 }  // namespace tessera::sdk

@@ -15,8 +15,14 @@
 //   plugin.on_finalize([] { ... });
 //   static const auto& group_size = plugin.parameter<int64_t>("group_size", 2, tessera::sdk::integer_at_least(1));
 //   ... group_size.get() in check/build, from any thread ...
+//
+// SDK 1.5 declared parameters (the parameter schema: the host checks values against it, and
+// `tessera plugins --params` lists it); a plugin declares all its parameters this way or none:
+//   static const auto& chunk = plugin.integer_parameter("chunk_bytes", 65536, 1, INT64_MAX,
+//                                                       "Bytes per pipelined piece of a message.");
 #pragma once
 
+#include <cstdio>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -141,6 +147,107 @@ class PluginBuilder {
   template <class T>
   const Parameter<T>& parameter(const char* name, T initial,
                                 std::function<T(const std::string&, const std::string&)> parse) {
+    undeclared_ = true;
+    if (declaring_)
+      throw Error(TESSERA_INVALID_ARGUMENT, std::string("parameter '") + name +
+                                                "' is undeclared, but others are declared (integer_parameter, ...): "
+                                                "a plugin declares all its parameters or none");
+    return add_parameter(name, std::move(initial), std::move(parse));
+  }
+
+  // SDK 1.5: declared parameters, each with its type, default, valid values and help text (see
+  // tessera_parameter). The returned reference lives as long as the builder.
+  const Parameter<int64_t>& integer_parameter(const char* name, int64_t initial, int64_t minimum, int64_t maximum,
+                                              const char* help) {
+    tessera_parameter& declared = declare(name, TESSERA_PARAMETER_INTEGER, std::to_string(initial), help);
+    declared.integer_min = minimum;
+    declared.integer_max = maximum;
+    return declared_value<int64_t>(name, initial, [minimum, maximum](const std::string& key, const std::string& text) {
+      return parse_integer(text, key, minimum, maximum);
+    });
+  }
+  const Parameter<double>& real_parameter(const char* name, double initial, double minimum, double maximum,
+                                          const char* help) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.17g", initial);  // exactly the double's value again when parsed
+    tessera_parameter& declared = declare(name, TESSERA_PARAMETER_REAL, text, help);
+    declared.real_min = minimum;
+    declared.real_max = maximum;
+    return declared_value<double>(name, initial, [minimum, maximum](const std::string& key, const std::string& text) {
+      return parse_real(text, key, minimum, maximum);
+    });
+  }
+  const Parameter<bool>& boolean_parameter(const char* name, bool initial, const char* help) {
+    declare(name, TESSERA_PARAMETER_BOOLEAN, initial ? "true" : "false", help);
+    return declared_value<bool>(name, initial, boolean());
+  }
+  const Parameter<std::string>& text_parameter(const char* name, std::string initial, const char* help) {
+    declare(name, TESSERA_PARAMETER_TEXT, initial, help);
+    return declared_value<std::string>(name, std::move(initial), any_text());
+  }
+  const Parameter<std::string>& choice_parameter(const char* name, std::string initial,
+                                                 std::vector<std::string> choices, const char* help) {
+    tessera_parameter& declared = declare(name, TESSERA_PARAMETER_CHOICE, initial, help);
+    Declaration& declaration = declarations_.back();
+    declaration.choice_texts = std::move(choices);
+    for (const std::string& choice : declaration.choice_texts) declaration.choice_pointers.push_back(choice.c_str());
+    declared.num_choices = declaration.choice_pointers.size();
+    declared.choices = declaration.choice_pointers.data();
+    const std::vector<std::string>& valid = declaration.choice_texts;  // in the deque: stays put
+    return declared_value<std::string>(name, std::move(initial), [&valid](const std::string& key, const std::string& text) {
+      std::string listed;
+      for (const std::string& choice : valid) {
+        if (choice == text) return text;
+        listed += (listed.empty() ? "" : ", ") + choice;
+      }
+      throw Error(TESSERA_INVALID_ARGUMENT, key + " must be one of: " + listed + ", got '" + text + "'");
+    });
+  }
+
+  const tessera_plugin_info* info() const { return &info_; }
+
+ private:
+  struct NamedParameter {
+    std::string name;
+    std::function<void(const std::string&)> set;
+  };
+  // A declared parameter's table and the texts it points into (a deque: addresses stay put).
+  struct Declaration {
+    tessera_parameter table{};
+    std::string name, default_text, help;
+    std::vector<std::string> choice_texts;
+    std::vector<const char*> choice_pointers;
+  };
+
+  tessera_parameter& declare(const char* name, int32_t type, std::string default_text, const char* help) {
+    Declaration& declaration = declarations_.emplace_back();
+    declaration.name = name;
+    declaration.default_text = std::move(default_text);
+    declaration.help = help != nullptr ? help : "";
+    tessera_parameter& table = declaration.table;
+    table.struct_size = sizeof(tessera_parameter);
+    table.name = declaration.name.c_str();
+    table.type = type;
+    table.default_value = declaration.default_text.c_str();
+    table.help = declaration.help.c_str();
+    declared_pointers_.push_back(&table);
+    info_.num_parameters = declared_pointers_.size();
+    info_.parameters = declared_pointers_.data();
+    return table;
+  }
+  template <class T>
+  const Parameter<T>& declared_value(const char* name, T initial,
+                                     std::function<T(const std::string&, const std::string&)> parse) {
+    declaring_ = true;
+    if (undeclared_)
+      throw Error(TESSERA_INVALID_ARGUMENT, std::string("parameter '") + name +
+                                                "' is declared, but parameter() made undeclared ones: a plugin "
+                                                "declares all its parameters or none");
+    return add_parameter(name, std::move(initial), std::move(parse));
+  }
+  template <class T>
+  const Parameter<T>& add_parameter(const char* name, T initial,
+                                    std::function<T(const std::string&, const std::string&)> parse) {
     auto value = std::make_shared<Parameter<T>>(std::move(initial));
     parameters_.push_back({name, [value, parse = std::move(parse), key = std::string(name)](const std::string& text) {
                              value->set(parse(key, text));
@@ -151,13 +258,6 @@ class PluginBuilder {
     return *value;
   }
 
-  const tessera_plugin_info* info() const { return &info_; }
-
- private:
-  struct NamedParameter {
-    std::string name;
-    std::function<void(const std::string&)> set;
-  };
   static PluginBuilder& self(void* context) { return *static_cast<PluginBuilder*>(context); }
 
   static tessera_status init_entry(void* context, const tessera_host_info* host, tessera_error* error) {
@@ -184,6 +284,10 @@ class PluginBuilder {
   std::function<void()> finalize_;
   std::deque<NamedParameter> parameters_;
   std::vector<std::shared_ptr<void>> values_;  // owns every Parameter<T>
+  std::deque<Declaration> declarations_;
+  std::vector<const tessera_parameter*> declared_pointers_;
+  bool declaring_ = false;   // integer_parameter() and the like were used
+  bool undeclared_ = false;  // parameter() was used
   std::deque<tessera_component> components_;
   std::vector<const tessera_component*> component_pointers_;
 };
@@ -204,6 +308,8 @@ inline tessera_status answer_query(const tessera_host_info* host, const tessera_
 
 }  // namespace tessera::sdk
 
+// Exports tessera_plugin_query and, for SDK 1.5 hosts and later, the same entry point under its
+// versioned name tessera_plugin_query_v<major> (plugin.h).
 #define TESSERA_DEFINE_PLUGIN(NAME, VERSION, DESCRIPTION, DESCRIBE)                                 \
   extern "C" __attribute__((visibility("default"))) tessera_status tessera_plugin_query(           \
       const tessera_host_info* host, const tessera_plugin_info** info, tessera_error* error) {      \
@@ -214,4 +320,8 @@ inline tessera_status answer_query(const tessera_host_info* host, const tessera_
       tessera_status status = ::tessera::sdk::answer_query(host, plugin.info(), info, error);       \
       if (status != TESSERA_OK) throw ::tessera::sdk::Error(status, error->message);                \
     });                                                                                             \
+  }                                                                                                 \
+  extern "C" __attribute__((visibility("default"))) tessera_status tessera_plugin_query_v1(        \
+      const tessera_host_info* host, const tessera_plugin_info** info, tessera_error* error) {      \
+    return tessera_plugin_query(host, info, error);                                                 \
   }
