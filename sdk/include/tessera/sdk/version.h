@@ -20,7 +20,9 @@
  *      catalogue).
  * 1.5: tessera_transport.abort appended (optional): how the host leaves a world whose link failed
  *      instead of finalizing it. A 1.1-1.4 transport table ends before it; the host then skips
- *      finalize after a failure. */
+ *      finalize after a failure. And the tuner component (tuner.h, TESSERA_COMPONENT_TUNER = 5):
+ *      reprices or vetoes the candidates of the rule "auto", chosen by [collectives] tuner or
+ *      TESSERA_TUNER; a plugin built for an older minor cannot declare it. No other struct changed. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 
