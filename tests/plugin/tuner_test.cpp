@@ -29,21 +29,23 @@ const std::vector<std::string> kTunerPlugins = {"tuner-prefer", "tuner-fails",  
 constexpr int kTunedRanks = 8;
 constexpr int64_t kTunedCount = 16 * 1024;  // 64 KiB of float32 per rank
 
-// A configuration: "auto" for all_reduce, the tuners' directory on the search path, `tuner` in
-// force ("" for none) and tuner-prefer's parameters.
+// A configuration: the tuners' directory on the search path, `tuner` in force ("" for none) and
+// tuner-prefer's parameters. It sets no rules (TunerCleanup does, once): setting rules alone makes
+// "auto" choose again, which would hide whether a change of tuner does.
 ts::Config tuned(const std::string& tuner, const std::string& prefer = "", const std::string& veto = "") {
   ts::Config config;
   config.plugin_search_path = {TESSERA_TUNER_TEST_PLUGIN_DIR};
-  config.collective_algorithms = "all_reduce:auto";
   config.collective_tuner = tuner;
   config.plugin_parameters["tuner-prefer"] = {{"prefer", prefer}, {"veto", veto}};
   return config;
 }
 
-// Puts back the rules (configure leaves them when a Config has none), then what ResetAndUnload does.
+// "all_reduce:auto" for the scope; then the rules put back (configure leaves them when a Config
+// has none), and what ResetAndUnload does.
 struct TunerCleanup {
   std::string rules = ts::dist::algorithms();
   plugin_test::ResetAndUnload reset{kTunerPlugins};
+  TunerCleanup() { ts::dist::set_algorithms("all_reduce:auto"); }
   ~TunerCleanup() {
     try {
       ts::dist::set_algorithms(rules);
