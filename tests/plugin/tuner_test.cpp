@@ -23,8 +23,9 @@ using plugin_test::contains;
 
 namespace {
 
-const std::vector<std::string> kTunerPlugins = {"tuner-prefer", "tuner-fails",      "tuner-throws", "tuner-nan",
-                                                "tuner-negative", "tuner-vetoes-all", "tuner-probe"};
+const std::vector<std::string> kTunerPlugins = {"tuner-prefer", "tuner-fails",    "tuner-throws",
+                                                "tuner-nan",    "tuner-negative", "tuner-vetoes-all",
+                                                "tuner-probe"};
 
 constexpr int kTunedRanks = 8;
 constexpr int64_t kTunedCount = 16 * 1024;  // 64 KiB of float32 per rank
@@ -70,7 +71,8 @@ TunedRun tuned_all_reduce() {
   TunedRun run;
   for (const ts::CommCounter::Entry& entry : counter.entries())
     if (entry.collective == "all_reduce") run.algorithm = entry.algorithm;
-  const ts::Tensor expected = ts::full({kTunedCount}, static_cast<float>(kTunedRanks * (kTunedRanks + 1) / 2));
+  const ts::Tensor expected =
+      ts::full({kTunedCount}, static_cast<float>(kTunedRanks * (kTunedRanks + 1) / 2));
   run.sums_right = true;
   for (int r = 0; r < kTunedRanks; ++r) run.sums_right = run.sums_right && ts::equal(x.shard(r), expected);
   return run;
@@ -114,7 +116,8 @@ Untuned untuned_choice() {
 
 }  // namespace
 
-TEST_CASE("a tuner's veto keeps auto from an algorithm, its price makes auto take one, and results stay right") {
+TEST_CASE(
+    "a tuner's veto keeps auto from an algorithm, its price makes auto take one, and results stay right") {
   const TunerCleanup cleanup;
   const Untuned untuned = untuned_choice();
   CAPTURE(untuned.algorithm);
@@ -156,7 +159,8 @@ TEST_CASE("changing the tuner or its parameters makes auto choose again") {
   CHECK(tuned_all_reduce().algorithm == untuned.algorithm);
 }
 
-TEST_CASE("a tuner that fails, throws, prices NaN or below zero, or vetoes everything is ignored with a warning") {
+TEST_CASE(
+    "a tuner that fails, throws, prices NaN or below zero, or vetoes everything is ignored with a warning") {
   const TunerCleanup cleanup;
   const Untuned untuned = untuned_choice();
   const std::vector<std::pair<std::string, std::string>> faults = {
@@ -181,7 +185,8 @@ TEST_CASE("a tuner that fails, throws, prices NaN or below zero, or vetoes every
   }
 }
 
-TEST_CASE("an unknown tuner is a configuration error naming it, where it came from and the available tuners") {
+TEST_CASE(
+    "an unknown tuner is a configuration error naming it, where it came from and the available tuners") {
   const TunerCleanup cleanup;
   const Untuned untuned = untuned_choice();
   ts::configure(tuned("prefer", untuned.target));
@@ -218,8 +223,10 @@ TEST_CASE("a tuner is told the call, the topology's nodes and slowest path, and 
   ts::set_default_topology(preset);
   const auto line = [](int p, int nodes, int per_node, double latency, double bandwidth) {
     char text[256];
-    std::snprintf(text, sizeof(text), "tune 0 p=%d bytes=4096 nodes=%d per_node=%d latency=%.6g bandwidth=%.6g "
-                  "request=same", p, nodes, per_node, latency, bandwidth);
+    std::snprintf(text, sizeof(text),
+                  "tune 0 p=%d bytes=4096 nodes=%d per_node=%d latency=%.6g bandwidth=%.6g "
+                  "request=same",
+                  p, nodes, per_node, latency, bandwidth);
     return std::string(text);
   };
   const std::vector<std::string> lines = log.lines();
@@ -243,7 +250,8 @@ TEST_CASE("unloading the tuner's plugin warns, and auto goes back to the host's 
   CHECK(tuned_all_reduce().algorithm == untuned.target);
   const TunerLogCapture capture;
   ts::unload_plugin("tuner-prefer");
-  CHECK(contains(capture.text.str(), "unloaded plugin 'tuner-prefer', which provides the tuner in force ('prefer')"));
+  CHECK(contains(capture.text.str(),
+                 "unloaded plugin 'tuner-prefer', which provides the tuner in force ('prefer')"));
   CHECK(tuned_all_reduce().algorithm == untuned.algorithm);
   // Loaded again (by file, as a program may), the tuner in force is back.
   ts::load_plugin((fs::path(TESSERA_TUNER_TEST_PLUGIN_DIR) / "libtessera-tuner-prefer.so").string());
@@ -253,12 +261,14 @@ TEST_CASE("unloading the tuner's plugin warns, and auto goes back to the host's 
 
 TEST_CASE("a malformed tuner table is rejected at load, naming the plugin and the defect") {
   const std::vector<std::pair<std::string, std::string>> defects = {
-      {"small", "tuner 'bad-tuner-small': tessera_tuner struct is 32 bytes, the host needs at least 40 (SDK 1.5, up "
-                "to field 'tune')"},
+      {"small",
+       "tuner 'bad-tuner-small': tessera_tuner struct is 32 bytes, the host needs at least 40 (SDK 1.5, up "
+       "to field 'tune')"},
       {"null-tune", "tuner 'bad-tuner-null-tune': required function 'tune' is NULL"},
       {"no-name", "tuner 'bad-tuner-no-name': the tuner table has no name"},
-      {"sdk14", "tuner 'bad-tuner-sdk14': the tuner component (kind 5) came with SDK 1.5, but the plugin claims SDK "
-                "1.4"}};
+      {"sdk14",
+       "tuner 'bad-tuner-sdk14': the tuner component (kind 5) came with SDK 1.5, but the plugin claims SDK "
+       "1.4"}};
   for (const auto& [defect, problem] : defects) {
     CAPTURE(defect);
     const std::string message = plugin_test::load_error(plugin_test::test_plugin("bad-tuner-" + defect));

@@ -26,11 +26,13 @@ void summarise_nodes(const Topology& topology, const RequestTopology& where, tes
     ++ranks_on[node];
   }
   asked.num_nodes = static_cast<int32_t>(ranks_on.size());
-  for (const auto& [node, ranks] : ranks_on) asked.max_ranks_per_node = std::max(asked.max_ranks_per_node, ranks);
+  for (const auto& [node, ranks] : ranks_on)
+    asked.max_ranks_per_node = std::max(asked.max_ranks_per_node, ranks);
 }
 
 // From group rank 0, whose shortest-path tree one source needs: O(p) lookups, not O(p^2).
-void summarise_slowest_path(const Topology& topology, const RequestTopology& where, tessera_tuner_request& asked) {
+void summarise_slowest_path(const Topology& topology, const RequestTopology& where,
+                            tessera_tuner_request& asked) {
   double slowest = -1;
   for (int32_t i = 1; i < where.size; ++i) {
     const double latency = topology.transfer_time(where.members[0], where.members[i], 0);
@@ -64,10 +66,12 @@ Tuner::Tuner(const tessera_tuner* table, std::shared_ptr<const plugin::LoadedPlu
     : table_(table), owner_(std::move(owner)), name_(table->name) {}
 
 std::string Tuner::origin() const {
-  return fmt::format("tuner '{}' of plugin '{}' ({})", name_, owner_->info().name, owner_->info().file.string());
+  return fmt::format("tuner '{}' of plugin '{}' ({})", name_, owner_->info().name,
+                     owner_->info().file.string());
 }
 
-std::string Tuner::tune(const tessera_collective_request& request, int64_t bytes, std::vector<TunedCost>& costs) const {
+std::string Tuner::tune(const tessera_collective_request& request, int64_t bytes,
+                        std::vector<TunedCost>& costs) const {
   const tessera_tuner_request asked = tuner_request(request, bytes);
   // The tuner writes into the host's copies; only `seconds` and `vetoed` are read back, so a tuner
   // that scribbles over a name or a size changes nothing the host relies on.

@@ -38,7 +38,8 @@ class Tuner {
   // unchanged and the text says why the answer was ignored: an error status with the tuner's
   // message, an exception escaping it, a price that is not a finite number of seconds >= 0 (naming
   // the algorithm and the value), or every entry vetoed.
-  std::string tune(const tessera_collective_request& request, int64_t bytes, std::vector<TunedCost>& costs) const;
+  std::string tune(const tessera_collective_request& request, int64_t bytes,
+                   std::vector<TunedCost>& costs) const;
 
  private:
   const tessera_tuner* table_;

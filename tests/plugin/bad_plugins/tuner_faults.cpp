@@ -48,20 +48,21 @@ void record(const tessera_tuner_request* request, tessera_tuner_cost* const* cos
   std::FILE* out = std::fopen(file, "a");
   if (out == nullptr) return;
   const tessera_collective_request* full = request->collective_request;
-  const bool same = full != nullptr && full->collective == request->collective &&
-                    full->group_size == request->group_size;
+  const bool same =
+      full != nullptr && full->collective == request->collective && full->group_size == request->group_size;
   std::fprintf(out, "tune %d p=%d bytes=%lld nodes=%d per_node=%d latency=%.6g bandwidth=%.6g request=%s\n",
-               request->collective, request->group_size, static_cast<long long>(request->bytes), request->num_nodes,
-               request->max_ranks_per_node, request->slowest_latency, request->slowest_bandwidth,
-               same ? "same" : "other");
+               request->collective, request->group_size, static_cast<long long>(request->bytes),
+               request->num_nodes, request->max_ranks_per_node, request->slowest_latency,
+               request->slowest_bandwidth, same ? "same" : "other");
   for (size_t i = 0; i < num_costs; ++i)
-    std::fprintf(out, " %s %.6g %s\n", costs[i]->algorithm, costs[i]->seconds, costs[i]->modelled ? "model" : "own");
+    std::fprintf(out, " %s %.6g %s\n", costs[i]->algorithm, costs[i]->seconds,
+                 costs[i]->modelled ? "model" : "own");
   std::fclose(out);
 }
 #endif
 
-tessera_status tune(void*, const tessera_tuner_request* request, tessera_tuner_cost* const* costs, size_t num_costs,
-                    tessera_error* error) {
+tessera_status tune(void*, const tessera_tuner_request* request, tessera_tuner_cost* const* costs,
+                    size_t num_costs, tessera_error* error) {
   (void)request;
   (void)error;
 #if TUNER_FAULT == TUNER_FAILS
@@ -126,9 +127,8 @@ struct Plugin {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) tessera_status tessera_plugin_query(const tessera_host_info*,
-                                                                                      const tessera_plugin_info** out,
-                                                                                      tessera_error*) {
+extern "C" __attribute__((visibility("default"))) tessera_status tessera_plugin_query(
+    const tessera_host_info*, const tessera_plugin_info** out, tessera_error*) {
   static const Plugin plugin;
   *out = &plugin.info;
   return TESSERA_OK;

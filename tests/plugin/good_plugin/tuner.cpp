@@ -15,12 +15,13 @@
 // Both default to empty, which leaves the table as the host made it. A real site tuner would
 // instead look at request->bytes, request->group_size and the topology summary (num_nodes,
 // slowest_latency, ...) and price from measurements.
+#include "tessera/sdk/tuner.h"
+
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "tessera/sdk/cpp/plugin_builder.hpp"
-#include "tessera/sdk/tuner.h"
 
 namespace {
 
@@ -43,8 +44,8 @@ std::vector<std::string> split_names(const std::string& text) {
 // `seconds` is what the host thinks it costs. Write only `seconds` (finite, >= 0) and `vetoed`, and
 // leave at least one entry not vetoed: otherwise the host ignores the whole answer (and says so).
 // sdk::guarded turns an exception into an error status: none may cross the C boundary.
-tessera_status tune(void* /*context*/, const tessera_tuner_request* /*request*/, tessera_tuner_cost* const* costs,
-                    size_t num_costs, tessera_error* error) {
+tessera_status tune(void* /*context*/, const tessera_tuner_request* /*request*/,
+                    tessera_tuner_cost* const* costs, size_t num_costs, tessera_error* error) {
   return sdk::guarded(error, [&] {
     const std::string prefer = preferred->get();
     const std::vector<std::string> veto = split_names(vetoed->get());
@@ -77,4 +78,5 @@ void describe(sdk::PluginBuilder& plugin) {
 
 // The plugin's name is "tuner-prefer": its file is libtessera-tuner-prefer.so, which discovery
 // finds on the plugin search path when configuration asks for the tuner "prefer".
-TESSERA_DEFINE_PLUGIN("tuner-prefer", "1.0", "prices one algorithm at 0 s and vetoes others, as configured", describe)
+TESSERA_DEFINE_PLUGIN("tuner-prefer", "1.0", "prices one algorithm at 0 s and vetoes others, as configured",
+                      describe)

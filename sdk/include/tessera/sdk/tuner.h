@@ -7,7 +7,7 @@
  * or TESSERA_TUNER=<name>), the host then hands it that cost table, one entry per applicable
  * algorithm, and the tuner may reprice entries (overwrite `seconds`) or veto them (set `vetoed`).
  * The host runs the entry with the lowest price that is not vetoed (ties go to the smaller name);
- * should its schedule fail to build, the next one.
+ * should its schedule fail to build, the next one, and a vetoed entry only when no other builds.
  *
  * The host asks once per distinct call (collective, size, group, topology) and remembers the
  * choice until something it rests on changes: an algorithm or tuner loaded or unloaded, a plugin
@@ -48,7 +48,8 @@ typedef struct tessera_tuner_request {
   int32_t max_ranks_per_node;
   /* the slowest path from group rank 0 to another group rank (none when p is 1: both 0): its
    * latency in seconds and its bandwidth in bytes per second, over the cheapest route the topology
-   * has (several hops add their latencies; the bandwidth is the route's for a large message). */
+   * has (several hops add their latencies; the bandwidth is the route's for a large message).
+   * All four are 0 for a call the host knows no topology of. */
   double slowest_latency;
   double slowest_bandwidth;
   /* The request the algorithms see (collective.h), for a tuner that wants more: the dtype and
@@ -78,8 +79,8 @@ typedef struct tessera_tuner {
    * pointers, as every SDK array of structs) and returns TESSERA_OK, or a status with a message in
    * *error to leave every cost as the host had it. Thread-safe: calls for different requests may
    * run at the same time. */
-  tessera_status (*tune)(void* context, const tessera_tuner_request* request, tessera_tuner_cost* const* costs,
-                         size_t num_costs, tessera_error* error);
+  tessera_status (*tune)(void* context, const tessera_tuner_request* request,
+                         tessera_tuner_cost* const* costs, size_t num_costs, tessera_error* error);
 } tessera_tuner;
 
 #ifdef __cplusplus
