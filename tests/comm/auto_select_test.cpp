@@ -356,6 +356,41 @@ TEST_CASE("when no applicable candidate builds, auto's error names each candidat
   check_sums(x, 4, 1024);
 }
 
+TEST_CASE("a candidate a tuner vetoed runs only when no candidate it kept has a schedule that builds") {
+  ScopedRules rules("all_reduce:auto");
+  (void)ts::dist::algorithm_for("all_reduce", 4, 4096);  // discovery done: the built-ins are loaded
+  const WithoutAlgorithmPlugins alone;
+  Loaded fails("coll-est-build-fails");  // 0 s, kept by the tuner, does not build
+  Loaded zero("coll-est-zero");          // 0 s, vetoed by the tuner, builds
+  ts::load_plugin((std::filesystem::path(TESSERA_TUNER_TEST_PLUGIN_DIR) / "libtessera-tuner-prefer.so").string());
+  ts::Config config;
+  config.collective_tuner = "prefer";
+  config.plugin_parameters["tuner-prefer"] = {{"veto", "est-zero"}};
+  ts::configure(config);
+  {
+    LogCapture capture;
+    ts::LocalMode local(4);
+    ts::Tensor x = ranks_plus_one(4, 1024);
+    const ts::CommCounter counter;
+    ts::dist::all_reduce(x, ts::ReduceOp::SUM);
+    CHECK(algorithm_seen(counter) == "est-zero");
+    check_sums(x, 4, 1024);
+    const std::string log = capture.text.str();
+    CAPTURE(log);
+    CHECK(log.find("auto skips 'est-build-fails'") != std::string::npos);
+    CHECK(log.find("auto runs 'est-zero', which the tuner vetoed, because no algorithm it kept has a schedule that "
+                   "builds") != std::string::npos);
+  }
+  // Without the veto, est-zero is simply the next-cheapest: no such warning.
+  config.plugin_parameters["tuner-prefer"] = {{"veto", ""}};
+  ts::configure(config);
+  LogCapture capture;
+  CHECK(ts::dist::algorithm_for("all_reduce", 4, 4096) == "est-zero");
+  CHECK(capture.text.str().find("which the tuner vetoed") == std::string::npos);
+  ts::configure(ts::Config{});  // no tuner
+  ts::unload_plugin("tuner-prefer");
+}
+
 TEST_CASE("the schedule cache tells topologies and member sets apart") {
   ensure_loaded("coll-hier");
   // The same request shape over nodes of 4 and nodes of 2: hier groups differently, so a schedule

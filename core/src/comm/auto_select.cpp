@@ -120,6 +120,10 @@ std::shared_ptr<const CollectiveAlgorithm> choose_now(const tessera_collective_r
     try {
       static_cast<void>(cached_schedule(candidates[i]->name(), request));
       chosen = candidates[i];
+      if (costs[i].vetoed)  // correctness over the tuner's preference
+        observe::logger().warn("{}: auto runs '{}', which the tuner vetoed, because no algorithm it kept has a "
+                               "schedule that builds",
+                               what, chosen->name());
       break;
     } catch (const Error& e) {
       observe::logger().warn("{}: auto skips '{}' ({:.3g} s, the cheapest left): its schedule could not be built: "

@@ -534,14 +534,6 @@ std::shared_ptr<const comm::Tuner> Registry::tuner() const {
   return it == tuners_.end() ? nullptr : it->second;
 }
 
-std::vector<std::string> Registry::tuner_names() {
-  std::lock_guard lock(mutex_);
-  discover_locked("tuner");
-  std::vector<std::string> names;
-  for (const auto& [name, unused] : tuners_) names.push_back(name);
-  return names;
-}
-
 void Registry::set_backend_threads(int32_t num_threads) const {
   std::lock_guard lock(mutex_);
   for (const auto& [name, backend] : backends_) backend->set_num_threads(num_threads);

@@ -56,7 +56,6 @@ class Registry {
   std::string tuner_name() const;
   // The tuner in force, or nullptr when none is set or its plugin has been unloaded since.
   std::shared_ptr<const comm::Tuner> tuner() const;
-  std::vector<std::string> tuner_names();
 
   std::vector<std::filesystem::path> search_path() const;
   // The plugin part of configure(): the search path, then the plugins to load (the default backend
