@@ -85,7 +85,15 @@ std::shared_ptr<const CollectiveAlgorithm> choose_now(const tessera_collective_r
   for (const std::string& name : registry.algorithm_names()) {  // sorted: ties go to the first
     std::shared_ptr<const CollectiveAlgorithm> algorithm = registry.algorithm(name);
     if (algorithm == nullptr || !algorithm->offers(request.collective)) continue;
-    if (std::string reason = algorithm->check(request); !reason.empty()) {
+    std::string reason;
+    try {
+      reason = algorithm->check(request);
+    } catch (const Error& e) {  // its check threw: one broken plugin must not stop every "auto" call
+      observe::logger().warn("{}: auto skips '{}': {}", what, name, e.what());
+      unbuildable.push_back(fmt::format("'{}' ({})", name, e.what()));
+      continue;
+    }
+    if (!reason.empty()) {
       declined += fmt::format("{}'{}' ({})", declined.empty() ? "" : ", ", name, reason);
       continue;
     }
