@@ -71,6 +71,8 @@ const std::map<std::string, Setter>& setters() {
       {"threads", [](Config& c, const std::string& k, nb::handle v) { c.threads = static_cast<int>(int_value(k, v)); }},  // [execution] threads
       {"collective_algorithms",  // [collectives] algorithms
        [](Config& c, const std::string& k, nb::handle v) { c.collective_algorithms = text_value(k, v); }},
+      {"collective_tuner",  // [collectives] tuner
+       [](Config& c, const std::string& k, nb::handle v) { c.collective_tuner = text_value(k, v); }},
       {"topology", [](Config& c, const std::string& k, nb::handle v) { c.topology = text_value(k, v); }},  // [topology] preset
       {"trace_file", [](Config& c, const std::string& k, nb::handle v) { c.trace_file = text_value(k, v); }},  // [trace] file
       {"plugin_search_path",  // [plugins] search_path
@@ -237,6 +239,7 @@ void bind_plugins(nb::module_& m) {
       .def_ro("log_level", &Config::log_level)
       .def_ro("threads", &Config::threads)
       .def_ro("collective_algorithms", &Config::collective_algorithms)
+      .def_ro("collective_tuner", &Config::collective_tuner)
       .def_ro("topology", &Config::topology)
       .def_prop_ro("trace_file", [](const Config& c) { return c.trace_file.string(); })
       .def_ro("world_transport", &Config::world_transport)
@@ -263,7 +266,7 @@ void bind_plugins(nb::module_& m) {
           without_gil([&] { configure(next); });  // may load plugins
         }, nb::arg("config") = nb::none(), nb::arg("kwargs"),
         "Applies a ts.Config, or changes the keys given as keywords (default_backend, log_level, threads, "
-        "collective_algorithms, topology, trace_file, plugin_search_path, plugins_to_load, plugin_allow_override, "
+        "collective_algorithms, collective_tuner, topology, trace_file, plugin_search_path, plugins_to_load, plugin_allow_override, "
         "plugin_parameters, world_transport, ranks_per_process, world_timeout, check_collectives); TESSERA_* "
         "variables still win. A bad value is a ts.ConfigError, a plugin that cannot load a ts.PluginError.");
 }

@@ -26,7 +26,8 @@ function(expect_test name)
   # A variable the person running the tests happens to have set must not change what is tested.
   set(environment "")
   if(NOT T_INHERIT_ENV)
-    foreach(variable TESSERA_CONFIG TESSERA_PLUGIN_PATH TESSERA_LOG_LEVEL TESSERA_THREADS TESSERA_COLL TESSERA_TRACE)
+    foreach(variable TESSERA_CONFIG TESSERA_PLUGIN_PATH TESSERA_LOG_LEVEL TESSERA_THREADS TESSERA_COLL TESSERA_TUNER
+                     TESSERA_TRACE)
       list(APPEND environment "${variable}=unset:")
     endforeach()
   endif()

@@ -1,6 +1,7 @@
 // The selection rule "auto" (SDK 1.3 tuning): the applicable algorithm with the lowest estimate,
-// the algorithm's own or the cost model's of its schedule; ties by name; explicit rules first;
-// estimates that fail are errors naming the plugin.
+// the algorithm's own or the cost model's of its schedule; ties by name; explicit rules first; an
+// estimate that cannot be used is replaced by the model (with one warning naming the plugin); a
+// candidate whose schedule does not build is skipped for the next-cheapest.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -180,7 +181,28 @@ TEST_CASE("an estimate that declines, or none, is costed by the model") {
   CHECK_FALSE(ts::plugin::Registry::instance().algorithm("est-none")->has_estimate());
 }
 
-TEST_CASE("an estimate that is NaN, negative, infinite or throws is an error naming the algorithm and plugin") {
+namespace {
+
+// Every element of every rank's result of an all_reduce (sum) of `p` ranks whose rank r holds r + 1
+// everywhere: 1 + 2 + ... + p, computed here and not by a collective.
+void check_sums(const ts::Tensor& x, int p, int64_t count) {
+  const float sum = static_cast<float>(p * (p + 1) / 2);
+  for (int r = 0; r < p; ++r) CHECK(ts::equal(x.shard(r), ts::full({count}, sum)));
+}
+
+ts::Tensor ranks_plus_one(int p, int64_t count) {
+  return per_rank(p, [&](int r) { return ts::full({count}, static_cast<float>(r + 1)); });
+}
+
+size_t occurrences(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("an estimate that is NaN, negative, infinite or throws is costed by the model, with one warning") {
   ScopedRules rules("all_reduce:auto");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"nan", "at nan seconds; an estimate must be a finite number of seconds >= 0"},
@@ -190,24 +212,183 @@ TEST_CASE("an estimate that is NaN, negative, infinite or throws is an error nam
                  "tuning table is missing"}};
   for (const auto& [mode, problem] : cases) {
     CAPTURE(mode);
+    // What auto takes without the plugin: its gather-to-rank-0 schedule costs more by the model.
+    const std::string without = ts::dist::algorithm_for("all_reduce", 4, 4096);
     Loaded bad("coll-est-" + mode);
-    const std::string origin = "collective algorithm 'est-" + mode + "' of plugin 'coll-est-" + mode + "'";
+    const std::string name = "est-" + mode;
+    LogCapture capture;
     ts::LocalMode local(4);
-    ts::Tensor x = per_rank(4, [](int r) { return ts::full({1024}, static_cast<float>(r)); });
-    try {
+    for (const int64_t count : {int64_t{1024}, int64_t{2048}}) {  // two sizes: two choices, two estimates
+      CAPTURE(count);
+      ts::Tensor x = per_rank(4, [&](int r) { return ts::full({count}, static_cast<float>(r + 1)); });
+      const ts::CommCounter counter;
       ts::dist::all_reduce(x, ts::ReduceOp::SUM);
-      FAIL_CHECK("no error for est-" << mode);
-    } catch (const ts::Error& e) {
-      const std::string message = e.what();
-      CAPTURE(message);
-      CHECK(message.find(origin) != std::string::npos);
-      CHECK(message.find(problem) != std::string::npos);
+      CHECK(algorithm_seen(counter) == without);
+      for (int r = 0; r < 4; ++r) CHECK(ts::equal(x.shard(r), ts::full({count}, 10.0f)));  // 1 + 2 + 3 + 4
     }
-    // An explicit rule still runs everything else, and the host keeps working.
-    ScopedRules direct("*:direct");
-    ts::dist::all_reduce(x, ts::ReduceOp::SUM);
-    CHECK(ts::equal(x.shard(3), ts::full({1024}, 6.0f)));
+    const std::string log = capture.text.str();
+    CAPTURE(log);
+    // The choice line shows the plugin costed by the model, not left out.
+    const size_t chose = log.find("auto chose");
+    REQUIRE(chose != std::string::npos);
+    const size_t listed = log.find(name + " ", chose);
+    REQUIRE(listed != std::string::npos);
+    CHECK(log.substr(listed, log.find_first_of(",;\n", listed) - listed).ends_with("s (model)"));
+    // One warning for the algorithm, however many estimates failed: it names the plugin, the value
+    // and what an estimate must be.
+    const std::string phrase = "the host costs its schedule with its own model instead";
+    CHECK(occurrences(log, phrase) == 1);
+    const size_t at = log.find(phrase);
+    REQUIRE(at != std::string::npos);
+    const size_t line_start = log.rfind('\n', at) == std::string::npos ? 0 : log.rfind('\n', at) + 1;
+    const std::string line = log.substr(line_start, log.find('\n', at) - line_start);
+    CAPTURE(line);
+    CHECK(line.find("warn") != std::string::npos);
+    CHECK(line.find("collective algorithm '" + name + "' of plugin 'coll-" + name + "'") != std::string::npos);
+    CHECK(line.find(problem) != std::string::npos);
   }
+}
+
+
+TEST_CASE("auto skips the cheapest candidate when its schedule does not build, for the next-cheapest") {
+  ScopedRules rules("all_reduce:auto");
+  // build returns an error, throws, or makes a schedule the checker rejects; each estimates 0 s.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"fails", "has no schedule for this machine"},
+      {"throws", "build threw: the schedule generator crashed"},
+      {"wrong", "built a wrong schedule"}};
+  for (const auto& [fault, problem] : cases) {
+    CAPTURE(fault);
+    const std::string name = "est-build-" + fault;
+    const std::string without = ts::dist::algorithm_for("all_reduce", 4, 4096);
+    REQUIRE(without != name);
+    {
+      Loaded bad("coll-" + name);
+      LogCapture capture;
+      // Its 0 s makes it the cheapest; its build fails, so the choice is the one made without it.
+      CHECK(ts::dist::algorithm_for("all_reduce", 4, 4096) == without);
+      ts::LocalMode local(4);
+      for (int call = 0; call < 2; ++call) {  // the second call reuses the choice that built
+        ts::Tensor x = ranks_plus_one(4, 1024);
+        const ts::CommCounter counter;
+        ts::dist::all_reduce(x, ts::ReduceOp::SUM);
+        CHECK(algorithm_seen(counter) == without);
+        check_sums(x, 4, 1024);
+      }
+      const std::string log = capture.text.str();
+      CAPTURE(log);
+      const std::string skipped = "auto skips '" + name + "' (0 s, the cheapest left): its schedule could not be built";
+      // algorithm_for and the calls share one request key (4 ranks, 4096 bytes, the same topology) but
+      // not one request (int64 elements there, float32 here): at most two choices, each skipping it once.
+      CHECK(occurrences(log, skipped) >= 1);
+      CHECK(occurrences(log, skipped) == occurrences(log, "auto chose"));
+      CHECK(log.find(problem) != std::string::npos);
+      CHECK(log.find("auto chose '" + without + "' (its schedule builds; skipped: '" + name + "', whose schedules do not)") !=
+            std::string::npos);
+    }
+    {
+      // With a second 0 s candidate that builds, that one is next: "est-zero" (after it by name).
+      Loaded bad("coll-" + name);
+      Loaded zero("coll-est-zero");
+      CHECK(ts::dist::algorithm_for("all_reduce", 4, 4096) == "est-zero");
+      ts::LocalMode local(4);
+      ts::Tensor x = ranks_plus_one(4, 1024);
+      const ts::CommCounter counter;
+      ts::dist::all_reduce(x, ts::ReduceOp::SUM);
+      CHECK(algorithm_seen(counter) == "est-zero");
+      check_sums(x, 4, 1024);
+    }
+  }
+}
+
+namespace {
+
+// Unloads every collective-algorithm plugin for a scope and loads them again at its end, so that
+// the test plugins are the only candidates "auto" has.
+struct WithoutAlgorithmPlugins {
+  WithoutAlgorithmPlugins() {
+    for (const ts::PluginInfo& info : ts::loaded_plugins())
+      if (info.name.starts_with("coll-")) {
+        ts::unload_plugin(info.name);
+        unloaded.push_back(info.name);
+      }
+  }
+  ~WithoutAlgorithmPlugins() {
+    for (const std::string& name : unloaded) {
+      if (name == "coll-hier") ensure_loaded(name);  // a test plugin, loaded by file
+      else ts::load_plugin(name);
+    }
+  }
+  std::vector<std::string> unloaded;
+};
+
+}  // namespace
+
+TEST_CASE("when no applicable candidate builds, auto's error names each candidate and its failure") {
+  ScopedRules rules("all_reduce:auto");
+  (void)ts::dist::algorithm_for("all_reduce", 4, 4096);  // discovery done: the built-ins are loaded
+  {
+    const WithoutAlgorithmPlugins alone;
+    REQUIRE(!alone.unloaded.empty());
+    Loaded fails("coll-est-build-fails");
+    Loaded throws("coll-est-build-throws");
+    ts::LocalMode local(4);
+    ts::Tensor x = ranks_plus_one(4, 1024);
+    const std::string message = [&] {
+      try {
+        ts::dist::all_reduce(x, ts::ReduceOp::SUM);
+      } catch (const ts::Error& e) {
+        return std::string(e.what());
+      }
+      return std::string("(no error)");
+    }();
+    CAPTURE(message);
+    CHECK(message.find("auto found no applicable algorithm whose schedule builds; it tried 'est-build-fails' (") !=
+          std::string::npos);
+    CHECK(message.find("has no schedule for this machine") != std::string::npos);
+    CHECK(message.find("'est-build-throws' (") != std::string::npos);
+    CHECK(message.find("build threw: the schedule generator crashed") != std::string::npos);
+  }
+  // Everything back: auto works again.
+  ts::LocalMode local(4);
+  ts::Tensor x = ranks_plus_one(4, 1024);
+  ts::dist::all_reduce(x, ts::ReduceOp::SUM);
+  check_sums(x, 4, 1024);
+}
+
+TEST_CASE("a candidate a tuner vetoed runs only when no candidate it kept has a schedule that builds") {
+  ScopedRules rules("all_reduce:auto");
+  (void)ts::dist::algorithm_for("all_reduce", 4, 4096);  // discovery done: the built-ins are loaded
+  const WithoutAlgorithmPlugins alone;
+  Loaded fails("coll-est-build-fails");  // 0 s, kept by the tuner, does not build
+  Loaded zero("coll-est-zero");          // 0 s, vetoed by the tuner, builds
+  ts::load_plugin((std::filesystem::path(TESSERA_TUNER_TEST_PLUGIN_DIR) / "libtessera-tuner-prefer.so").string());
+  ts::Config config;
+  config.collective_tuner = "prefer";
+  config.plugin_parameters["tuner-prefer"] = {{"veto", "est-zero"}};
+  ts::configure(config);
+  {
+    LogCapture capture;
+    ts::LocalMode local(4);
+    ts::Tensor x = ranks_plus_one(4, 1024);
+    const ts::CommCounter counter;
+    ts::dist::all_reduce(x, ts::ReduceOp::SUM);
+    CHECK(algorithm_seen(counter) == "est-zero");
+    check_sums(x, 4, 1024);
+    const std::string log = capture.text.str();
+    CAPTURE(log);
+    CHECK(log.find("auto skips 'est-build-fails'") != std::string::npos);
+    CHECK(log.find("auto runs 'est-zero', which the tuner vetoed, because no algorithm it kept has a schedule that "
+                   "builds") != std::string::npos);
+  }
+  // Without the veto, est-zero is simply the next-cheapest: no such warning.
+  config.plugin_parameters["tuner-prefer"] = {{"veto", ""}};
+  ts::configure(config);
+  LogCapture capture;
+  CHECK(ts::dist::algorithm_for("all_reduce", 4, 4096) == "est-zero");
+  CHECK(capture.text.str().find("which the tuner vetoed") == std::string::npos);
+  ts::configure(ts::Config{});  // no tuner
+  ts::unload_plugin("tuner-prefer");
 }
 
 TEST_CASE("the schedule cache tells topologies and member sets apart") {

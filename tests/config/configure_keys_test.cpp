@@ -240,7 +240,67 @@ TEST_CASE("an unknown default backend lists the backends that are available") {
   CHECK(ts::default_backend() == "cpu");
 }
 
+namespace {
+
+// A configuration file's text that puts the test tuners on the search path, asks "auto" to choose
+// all_reduce and makes the tuner "prefer" (when it is in force) price `preferred` at 0 s.
+std::string tuner_toml(const std::string& tuner_line, const std::string& preferred) {
+  return "[plugins]\nsearch_path = [\"" TESSERA_TEST_PLUGIN_DIR "/tuners\"]\n[plugins.tuner-prefer]\nprefer = \"" +
+         preferred + "\"\n[collectives]\nalgorithms = \"all_reduce:auto;*:direct\"\n" + tuner_line;
+}
+
+// What "auto" takes without a tuner, and an algorithm it does not take, for a tuner to prefer.
+std::pair<std::string, std::string> untuned_and_other(const TempDir& dir) {
+  configure_file(dir, tuner_toml("", "ring"));
+  const std::string untuned = used(run_collectives(), "all_reduce");
+  return {untuned, untuned == "ring" ? "rd" : "ring"};
+}
+
+}  // namespace
+
+TEST_CASE("[collectives] tuner names the tuner that reprices auto's candidates") {
+  const RestoreConfiguration restore;
+  const TempDir dir;
+  const auto [untuned, other] = untuned_and_other(dir);
+  configure_file(dir, tuner_toml("tuner = \"prefer\"\n", other));
+  CHECK(used(run_collectives(), "all_reduce") == other);
+  CHECK(ts::current_config().collective_tuner == "prefer");
+  // A file without the key has no tuner: the choice is auto's own again.
+  configure_file(dir, tuner_toml("", other));
+  CHECK(used(run_collectives(), "all_reduce") == untuned);
+}
+
+TEST_CASE("an unknown [collectives] tuner names the file, the key, the value and the tuners available") {
+  const RestoreConfiguration restore;
+  const TempDir dir;
+  const std::string message =
+      plugin_test::error_of([&] { configure_file(dir, tuner_toml("tuner = \"warp\"\n", "ring")); });
+  CAPTURE(message);
+  CHECK(contains(message, "tessera.toml: [collectives] tuner: unknown tuner 'warp'; available tuners: "));
+  CHECK(contains(message, "prefer"));
+  // The rules of the same file were applied before the tuner, and stay.
+  CHECK(ts::dist::algorithms() == "all_reduce:auto;*:direct");
+}
+
 // Environment variables win over the file, key by key.
+
+TEST_CASE("TESSERA_TUNER wins over [collectives] tuner") {
+  const RestoreConfiguration restore;
+  const TempDir dir;
+  const auto [untuned, other] = untuned_and_other(dir);
+  {
+    // The file's tuner fails on every call (so auto's own choice stands); the variable's prefers.
+    const ScopedEnv tuner("TESSERA_TUNER", "prefer");
+    configure_file(dir, tuner_toml("tuner = \"throws\"\n", other));
+    CHECK(used(run_collectives(), "all_reduce") == other);
+  }
+  const ScopedEnv tuner("TESSERA_TUNER", "warp");
+  const std::string message =
+      plugin_test::error_of([&] { configure_file(dir, tuner_toml("tuner = \"prefer\"\n", other)); });
+  CAPTURE(message);
+  CHECK(contains(message, "TESSERA_TUNER='warp': unknown tuner 'warp'; available tuners: "));
+}
+
 
 TEST_CASE("TESSERA_COLL wins over [collectives] algorithms") {
   const RestoreConfiguration restore;

@@ -39,7 +39,9 @@ TEST_CASE("Config from_string reads every key") {
       "[backend]\n"
       "default = \"cpu\"\n"
       "[log]\n"
-      "level = \"info\"\n",
+      "level = \"info\"\n"
+      "[collectives]\n"
+      "tuner = \"site\"\n",
       "/etc/tessera/tessera.toml");
   CHECK(config.source == "/etc/tessera/tessera.toml");
   REQUIRE(config.plugin_search_path.size() == 2);
@@ -49,6 +51,7 @@ TEST_CASE("Config from_string reads every key") {
                                                            "/abs/libtessera-other.so"});
   CHECK(config.default_backend == "cpu");
   CHECK(config.log_level == "info");
+  CHECK(config.collective_tuner == "site");
 }
 
 TEST_CASE("Config rejects an unknown key naming file line and key") {

@@ -70,6 +70,23 @@ TEST_CASE("an exception escaping a collective algorithm's check names the plugin
                           "table of group sizes is missing"));
 }
 
+TEST_CASE("under the rule auto, an algorithm whose check or build throws is skipped with a warning") {
+  const std::string saved = ts::dist::algorithms();
+  ts::dist::set_algorithms("all_reduce:auto");
+  for (const std::string algorithm : {"bad-coll-check-throws", "bad-coll-build-throws"}) {
+    CAPTURE(algorithm);
+    tessera::load_plugin(test_plugin(algorithm).string());
+    ts::Tensor t = distinct_inputs();
+    const ts::CommCounter counter;
+    CHECK_NOTHROW(ts::dist::all_reduce(t, ts::ReduceOp::SUM));  // 0 + 10 + 20 + 3 k
+    for (int r = 0; r < kThrowingRanks; ++r) CHECK(t.shard(r).to_vector<float>() == std::vector<float>{30, 33, 36, 39});
+    REQUIRE(counter.entries().size() == 1);
+    CHECK(counter.entries()[0].algorithm != algorithm);
+    tessera::unload_plugin(algorithm);
+  }
+  ts::dist::set_algorithms(saved);
+}
+
 TEST_CASE("an exception escaping a kernel names the op, the backend and its plugin") {
   const std::filesystem::path file = test_plugin("bad-kernel-throws");
   tessera::load_plugin(file.string());

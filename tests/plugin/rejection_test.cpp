@@ -142,9 +142,9 @@ TEST_CASE("a transport table smaller than SDK 1.1's is rejected") {
   CHECK(!has_transport("bad-transport-small"));
 }
 
-TEST_CASE("a component of unknown kind 5 from a plugin built for the host's SDK is rejected") {
-  check_rejected(test_plugin("bad-kind-5"),
-                 {"component #0 ('bad-kind-5') has unknown kind 5 in field 'kind'",
+TEST_CASE("a component of unknown kind 6 from a plugin built for the host's SDK is rejected") {
+  check_rejected(test_plugin("bad-kind-6"),
+                 {"component #0 ('bad-kind-6') has unknown kind 6 in field 'kind'",
                   "claims SDK 1." + std::to_string(TESSERA_SDK_VERSION_MINOR)});
 }
 

@@ -5,6 +5,7 @@
 // which also pins the backend table's 1.0/1.1 size where that field begins); 1.3 appended fields to
 // five structs and added tessera_extension (the 1.3 block: each appended field begins exactly at the
 // struct's 1.2 size, pinned there). Numbers are worked out by hand from the field lists:
+// 1.5 added the tuner structs and TESSERA_COMPONENT_TUNER (the last block).
 // pointers, size_t and int64_t are 8 bytes aligned to 8, int32_t 4 aligned to 4.
 #include <doctest/doctest.h>
 
@@ -18,6 +19,7 @@
 #include "tessera/sdk/status.h"
 #include "tessera/sdk/struct_sizes.h"
 #include "tessera/sdk/transport.h"
+#include "tessera/sdk/tuner.h"
 #include "tessera/sdk/version.h"
 
 // 1.4 added kernels to the catalogue (the folds) and changed no struct; 1.5 appended fields (the
@@ -342,4 +344,32 @@ TEST_CASE("tessera_plugin_info layout (1.5): the parameter schema appended") {
   CHECK(offsetof(tessera_plugin_info, parameters) == 104);
   CHECK(sizeof(tessera_plugin_info) == 112);
   CHECK(TESSERA_PLUGIN_INFO_STRUCT_SIZE_1_5 == 112);
+}
+
+TEST_CASE("SDK 1.5 tuner structs layout") {
+  CHECK(TESSERA_COMPONENT_TUNER == 5);
+  // struct_size, extension; collective, group_size (int32_t each); bytes; num_nodes,
+  // max_ranks_per_node (int32_t each); two doubles; a pointer.
+  CHECK(offsetof(tessera_tuner_request, collective) == 16);
+  CHECK(offsetof(tessera_tuner_request, group_size) == 20);
+  CHECK(offsetof(tessera_tuner_request, bytes) == 24);
+  CHECK(offsetof(tessera_tuner_request, num_nodes) == 32);
+  CHECK(offsetof(tessera_tuner_request, max_ranks_per_node) == 36);
+  CHECK(offsetof(tessera_tuner_request, slowest_latency) == 40);
+  CHECK(offsetof(tessera_tuner_request, slowest_bandwidth) == 48);
+  CHECK(offsetof(tessera_tuner_request, collective_request) == 56);
+  CHECK(sizeof(tessera_tuner_request) == 64);
+  // struct_size, algorithm, seconds, then modelled and vetoed (int32_t each).
+  CHECK(offsetof(tessera_tuner_cost, algorithm) == 8);
+  CHECK(offsetof(tessera_tuner_cost, seconds) == 16);
+  CHECK(offsetof(tessera_tuner_cost, modelled) == 24);
+  CHECK(offsetof(tessera_tuner_cost, vetoed) == 28);
+  CHECK(sizeof(tessera_tuner_cost) == 32);
+  CHECK(offsetof(tessera_tuner, name) == 16);
+  CHECK(offsetof(tessera_tuner, context) == 24);
+  CHECK(offsetof(tessera_tuner, tune) == 32);
+  CHECK(sizeof(tessera_tuner) == 40);
+  CHECK(TESSERA_TUNER_REQUEST_STRUCT_SIZE_1_5 == 64);
+  CHECK(TESSERA_TUNER_COST_STRUCT_SIZE_1_5 == 32);
+  CHECK(TESSERA_TUNER_STRUCT_SIZE_1_5 == 40);
 }

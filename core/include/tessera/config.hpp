@@ -15,6 +15,8 @@
 //   threads = 0                      # threads running ranks in parallel; 0 = one per hardware thread
 //   [collectives]
 //   algorithms = "all_reduce:ring;*:direct"   # see ts::dist::set_algorithms
+//   tuner = "my-site"                # a tuner plugin (SDK 1.5) repricing the rule "auto"'s
+//                                    # candidates: libtessera-tuner-*.so on the search path
 //   [topology]
 //   preset = "nodes:4"               # fully_connected, ring, torus:RxC, nodes:K (see topology.hpp)
 //   [trace]
@@ -34,6 +36,7 @@
 //   TESSERA_LOG_LEVEL    [log] level
 //   TESSERA_THREADS      [execution] threads
 //   TESSERA_COLL         [collectives] algorithms
+//   TESSERA_TUNER        [collectives] tuner
 //   TESSERA_TRACE        [trace] file
 //   TESSERA_TRANSPORT    [world] transport
 //   TESSERA_RANKS_PER_PROCESS  [world] ranks_per_process
@@ -67,6 +70,7 @@ struct Config {
   std::string log_level = "warn";
   int threads = 0;
   std::string collective_algorithms;  // empty: the built-in defaults
+  std::string collective_tuner;       // empty: none ("auto" by its own costs alone)
   std::string topology;               // empty: fully connected
   std::filesystem::path trace_file;   // empty: no trace
   std::string world_transport = "auto";
@@ -92,7 +96,8 @@ Config with_environment(Config config);
 // Applies with_environment(config) to the running process, every key: log level, whether plugins
 // may override, plugin parameters (a refused one is a ConfigError naming plugin, key, value and its
 // origin), plugin search path and plugins to load, default backend, thread count, topology preset and collective rules
-// (empty = left as they are: the built-in defaults unless set before), and a trace written at exit
+// (empty = left as they are: the built-in defaults unless set before), the tuner (empty = none; an
+// unknown name is a ConfigError listing the available tuners), and a trace written at exit
 // (empty = tracing left as it is). Errors name the key and where its value came from (file or
 // variable); a plugin that cannot be loaded is a PluginError.
 void configure(const Config& config);

@@ -172,8 +172,9 @@ Config parse(const toml::table& root, const fs::path& file) {
     }
   }
   if (const toml::table* collectives = section(file, root, "collectives")) {
-    check_keys(file, *collectives, "collectives.", {"algorithms"});
+    check_keys(file, *collectives, "collectives.", {"algorithms", "tuner"});
     config.collective_algorithms = string_value(file, *collectives, "collectives.", "algorithms", "");
+    config.collective_tuner = string_value(file, *collectives, "collectives.", "tuner", "");
   }
   if (const toml::table* topology = section(file, root, "topology")) {
     check_keys(file, *topology, "topology.", {"preset"});
@@ -205,6 +206,7 @@ Config with_environment(Config config) {
   // Set but empty is malformed here, as the rank pool reads it (dispatch/thread_pool.cpp).
   if (const char* threads = std::getenv("TESSERA_THREADS")) config.threads = dispatch::threads_variable(threads);
   if (const char* rules = plugin::env_value("TESSERA_COLL")) config.collective_algorithms = rules;
+  if (const char* tuner = plugin::env_value("TESSERA_TUNER")) config.collective_tuner = tuner;
   if (const char* trace = plugin::env_value("TESSERA_TRACE")) config.trace_file = trace;
   if (const char* transport = plugin::env_value("TESSERA_TRANSPORT")) config.world_transport = transport;
   if (const char* k = plugin::env_value("TESSERA_RANKS_PER_PROCESS")) {

@@ -143,6 +143,9 @@ void configure(const Config& requested) {
   if (!config.collective_algorithms.empty())
     applying(origin(config, "TESSERA_COLL", "[collectives] algorithms"),
              [&] { comm::set_rules(config.collective_algorithms); });
+  // After the plugins: the tuner named may come from one just loaded (or found on the new path).
+  applying(origin(config, "TESSERA_TUNER", "[collectives] tuner"),
+           [&] { Registry::instance().set_tuner(config.collective_tuner); });
   applying(origin(config, "TESSERA_TRANSPORT", "[world]"), [&] { api::set_world_config(config); });
   if (!config.trace_file.empty()) {
     if (tracing()) {

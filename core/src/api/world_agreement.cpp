@@ -73,6 +73,7 @@ std::map<std::string, std::string> world_settings(const Config& config, const wo
       {"collective rules",
        config.collective_algorithms.empty() ? "(built-in)" : config.collective_algorithms},
       {"collective algorithms", fmt::format("{}", fmt::join(registry.algorithm_names(), ","))},
+      {"collective tuner", config.collective_tuner.empty() ? "(none)" : config.collective_tuner},
       {"topology", config.topology.empty() ? "(fully connected)" : config.topology},
       {"default backend", config.default_backend},
       {"plugin parameters", parameters.empty() ? "(none)" : parameters},

@@ -44,17 +44,33 @@ std::optional<double> CollectiveAlgorithm::estimate(const tessera_collective_req
   tessera_status status = TESSERA_INTERNAL;
   double seconds = std::nan("");
   const auto call_estimate = [&] { status = table_->estimate(table_->context, &request, &seconds, &error); };
-  if (std::string escaped = plugin::exception_escaping("estimate", call_estimate); !escaped.empty())
-    throw Error(fmt::format("{} failed to estimate {}: {}", origin(), describe_request(request), escaped));
+  if (std::string escaped = plugin::exception_escaping("estimate", call_estimate); !escaped.empty()) {
+    warn_unusable_estimate(fmt::format("failed to estimate {}: {}", describe_request(request), escaped));
+    return std::nullopt;
+  }
   if (status != TESSERA_OK) {
     observe::logger().debug("{} declined to estimate {} (status {}: {}); costing its schedule instead", origin(),
                             describe_request(request), static_cast<int>(status), plugin::error_text(error));
     return std::nullopt;
   }
-  if (!std::isfinite(seconds) || seconds < 0)
-    throw Error(fmt::format("{} estimated {} at {} seconds; an estimate must be a finite number of seconds >= 0",
-                            origin(), describe_request(request), seconds));
+  if (!std::isfinite(seconds) || seconds < 0) {
+    warn_unusable_estimate(fmt::format("estimated {} at {} seconds; an estimate must be a finite number of "
+                                                "seconds >= 0",
+                                                describe_request(request), seconds));
+    return std::nullopt;
+  }
   return seconds;
+}
+
+void CollectiveAlgorithm::warn_unusable_estimate(const std::string& problem) const {
+  // Every request after the first would say the same of the same plugin: once is enough to find it.
+  if (estimate_warned_.exchange(true, std::memory_order_relaxed)) {
+    observe::logger().debug("{} {}; costing its schedule with the host's model instead", origin(), problem);
+    return;
+  }
+  observe::logger().warn("{} {}; the host costs its schedule with its own model instead (\"auto\" goes on; this "
+                         "warning is given once per algorithm)",
+                         origin(), problem);
 }
 
 std::string CollectiveAlgorithm::origin() const {

@@ -1,6 +1,7 @@
 // A collective-algorithm component as the core uses it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -31,8 +32,11 @@ class CollectiveAlgorithm {
   Schedule build(const tessera_collective_request& request, bool keep_empty_steps = false) const;
   // The plugin's own estimate of the request's time in seconds (SDK 1.3 `estimate`, for the "auto"
   // rule); nullopt when the algorithm has none (or an SDK 1.2 table) or declines with a non-OK
-  // status (the caller then costs its schedule). Throws Error naming origin() and the request when
-  // the plugin throws or answers NaN, an infinity or a negative time.
+  // status, and also when the estimate cannot be used: the plugin throws or answers NaN, an
+  // infinity or a negative time. The caller then costs the schedule with the host's model. An
+  // unusable estimate is a plugin defect, not the user's: it is logged as a warning naming
+  // origin(), the request and the value, once per algorithm (a loop of calls would repeat it),
+  // and never stops a collective.
   std::optional<double> estimate(const tessera_collective_request& request) const;
   bool has_estimate() const;
   // "collective algorithm 'ring' of plugin 'coll-ring' (/path/libtessera-coll-ring.so)".
@@ -42,6 +46,10 @@ class CollectiveAlgorithm {
   const tessera_collective_algorithm* table_;
   std::shared_ptr<const plugin::LoadedPlugin> owner_;
   std::string name_;
+  // Whether an unusable estimate was reported already (warned once per algorithm).
+  mutable std::atomic<bool> estimate_warned_{false};
+
+  void warn_unusable_estimate(const std::string& problem) const;
 };
 
 // Changes whenever the set of algorithms may have changed (one is made: its plugin is loading), a

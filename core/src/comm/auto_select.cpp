@@ -1,7 +1,9 @@
 #include "comm/auto_select.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -11,8 +13,10 @@
 #include "comm/cost_model.hpp"
 #include "comm/request_key.hpp"
 #include "comm/run_collective.hpp"
+#include "comm/tuner.hpp"
 #include "log/log.hpp"
 #include "plugin/registry.hpp"
+#include "tessera/errors.hpp"
 
 namespace tessera::comm {
 namespace {
@@ -40,43 +44,111 @@ double modelled_seconds(const CollectiveAlgorithm& algorithm, const tessera_coll
   return estimate(*schedule, members, Topology::fully_connected(request.group_size), itemsize).seconds;
 }
 
-struct Costed {
-  std::shared_ptr<const CollectiveAlgorithm> algorithm;
-  double seconds;
-  bool modelled;  // by the host's cost model rather than the algorithm's own estimate
-};
+// The host's cost of one applicable algorithm: its own estimate, or (without a usable one) the model
+// of its schedule. Throws Error when the schedule the model needs cannot be built.
+TunedCost cost_of(const CollectiveAlgorithm& algorithm, const tessera_collective_request& request) {
+  const std::optional<double> own = algorithm.estimate(request);
+  return TunedCost{algorithm.name(), own ? *own : modelled_seconds(algorithm, request), !own, false};
+}
+
+std::string costs_text(const std::vector<TunedCost>& costs) {
+  std::string text;
+  for (const TunedCost& c : costs)
+    text += fmt::format("{}{} {:.3g} s{}{}", text.empty() ? "" : ", ", c.algorithm, c.seconds,
+                        c.modelled ? " (model)" : "", c.vetoed ? " (vetoed)" : "");
+  return text;
+}
+
+// Lets the tuner in force, if any, reprice or veto `costs`. Returns what it did, for the log line of
+// the choice ("" when no tuner took part). A tuner whose answer cannot be used is worked around:
+// `costs` stay the host's, with a warning naming the tuner.
+std::string tune(const tessera_collective_request& request, int64_t bytes, std::vector<TunedCost>& costs,
+                 const std::string& what) {
+  const std::shared_ptr<const Tuner> tuner = plugin::Registry::instance().tuner();
+  if (tuner == nullptr || costs.empty()) return {};
+  if (std::string problem = tuner->tune(request, bytes, costs); !problem.empty()) {
+    observe::logger().warn("{}: {} gave an answer \"auto\" cannot use, so its own costs decide: {}", what,
+                           tuner->origin(), problem);
+    return {};
+  }
+  return fmt::format("; after tuner '{}': {}", tuner->name(), costs_text(costs));
+}
 
 std::shared_ptr<const CollectiveAlgorithm> choose_now(const tessera_collective_request& request, int64_t bytes) {
   auto& registry = plugin::Registry::instance();
-  std::vector<Costed> costed;
+  const std::string what = fmt::format("collective {} (group size {}, {} bytes)", collective_name(request.collective),
+                                       request.group_size, bytes);
+  std::vector<std::shared_ptr<const CollectiveAlgorithm>> candidates;
+  std::vector<TunedCost> costs;         // costs[i] is candidates[i]'s
+  std::vector<std::string> unbuildable;  // "'name' (why)", for the error when nothing builds
   std::string declined;
   for (const std::string& name : registry.algorithm_names()) {  // sorted: ties go to the first
     std::shared_ptr<const CollectiveAlgorithm> algorithm = registry.algorithm(name);
     if (algorithm == nullptr || !algorithm->offers(request.collective)) continue;
-    if (std::string reason = algorithm->check(request); !reason.empty()) {
+    std::string reason;
+    try {
+      reason = algorithm->check(request);
+    } catch (const Error& e) {  // its check threw: one broken plugin must not stop every "auto" call
+      observe::logger().warn("{}: auto skips '{}': {}", what, name, e.what());
+      unbuildable.push_back(fmt::format("'{}' ({})", name, e.what()));
+      continue;
+    }
+    if (!reason.empty()) {
       declined += fmt::format("{}'{}' ({})", declined.empty() ? "" : ", ", name, reason);
       continue;
     }
-    const std::optional<double> own = algorithm->estimate(request);
-    costed.push_back({algorithm, own ? *own : modelled_seconds(*algorithm, request), !own});
+    try {
+      costs.push_back(cost_of(*algorithm, request));
+      candidates.push_back(std::move(algorithm));
+    } catch (const Error& e) {  // costing by the model builds the schedule: it cannot run either
+      observe::logger().warn("{}: auto skips '{}': its schedule could not be built: {}", what, name, e.what());
+      unbuildable.push_back(fmt::format("'{}' ({})", name, e.what()));
+    }
   }
-  const Costed* best = nullptr;
-  std::string estimates;
-  for (const Costed& c : costed) {
-    if (best == nullptr || c.seconds < best->seconds) best = &c;
-    estimates += fmt::format("{}{} {:.3g} s{}", estimates.empty() ? "" : ", ", c.algorithm->name(), c.seconds,
-                             c.modelled ? " (model)" : "");
-  }
-  const std::string what = fmt::format("collective {} (group size {}, {} bytes)", collective_name(request.collective),
-                                        request.group_size, bytes);
-  if (best == nullptr) {
+  if (candidates.empty() && unbuildable.empty()) {
     observe::logger().info("{}: auto found no applicable algorithm (not applicable: {})", what,
                            declined.empty() ? "none offers it" : declined);
     return nullptr;
   }
-  observe::logger().info("{}: auto chose '{}'; estimates: {}{}", what, best->algorithm->name(), estimates,
+  const std::string estimates = costs_text(costs);
+  const std::string tuned = tune(request, bytes, costs, what);
+  // Cheapest first, vetoed ones last (tried only when every other fails to build); the stable sort
+  // keeps the names' order among equal costs.
+  std::vector<size_t> order(costs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (costs[a].vetoed != costs[b].vetoed) return !costs[a].vetoed;
+    return costs[a].seconds < costs[b].seconds;
+  });
+  // The cheapest is the choice only once its schedule builds (and passes the checker): a plugin
+  // whose build fails must cost performance, not the call. The schedule stays cached for the run.
+  std::shared_ptr<const CollectiveAlgorithm> chosen;
+  std::vector<std::string> skipped;  // "'name'", for the log line of the choice
+  for (const size_t i : order) {
+    try {
+      static_cast<void>(cached_schedule(candidates[i]->name(), request));
+      chosen = candidates[i];
+      if (costs[i].vetoed)  // correctness over the tuner's preference
+        observe::logger().warn("{}: auto runs '{}', which the tuner vetoed, because no algorithm it kept has a "
+                               "schedule that builds",
+                               what, chosen->name());
+      break;
+    } catch (const Error& e) {
+      observe::logger().warn("{}: auto skips '{}' ({:.3g} s, the cheapest left): its schedule could not be built: "
+                             "{}; trying the next-cheapest",
+                             what, candidates[i]->name(), costs[i].seconds, e.what());
+      unbuildable.push_back(fmt::format("'{}' ({})", candidates[i]->name(), e.what()));
+      skipped.push_back(fmt::format("'{}'", candidates[i]->name()));
+    }
+  }
+  if (chosen == nullptr)
+    throw Error(fmt::format("{}: auto found no applicable algorithm whose schedule builds; it tried {}", what,
+                            fmt::join(unbuildable, ", ")));
+  const std::string fallback =
+      skipped.empty() ? "" : fmt::format(" (its schedule builds; skipped: {}, whose schedules do not)", fmt::join(skipped, ", "));
+  observe::logger().info("{}: auto chose '{}'{}; estimates: {}{}{}", what, chosen->name(), fallback, estimates, tuned,
                          declined.empty() ? "" : "; not applicable: " + declined);
-  return best->algorithm;
+  return chosen;
 }
 
 }  // namespace

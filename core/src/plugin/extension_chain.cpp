@@ -20,6 +20,7 @@ const void* table_extension(const tessera_component& component) {
       return static_cast<const tessera_collective_algorithm*>(component.table)->extension;
     case TESSERA_COMPONENT_PLACEMENT: return static_cast<const tessera_placement_strategy*>(component.table)->extension;
     case TESSERA_COMPONENT_TRANSPORT: return static_cast<const tessera_transport*>(component.table)->extension;
+    case TESSERA_COMPONENT_TUNER: return static_cast<const tessera_tuner*>(component.table)->extension;
     default: return nullptr;  // a newer minor's kind: its table is never read
   }
 }
@@ -29,6 +30,7 @@ const char* table_struct_name(int32_t kind) {
     case TESSERA_COMPONENT_BACKEND: return "tessera_backend";
     case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: return "tessera_collective_algorithm";
     case TESSERA_COMPONENT_PLACEMENT: return "tessera_placement_strategy";
+    case TESSERA_COMPONENT_TUNER: return "tessera_tuner";
     default: return "tessera_transport";
   }
 }

@@ -186,6 +186,7 @@ std::vector<std::shared_ptr<LoadedPlugin>> Registry::unloaded_providers_locked(c
       case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: family("coll"); break;
       case TESSERA_COMPONENT_PLACEMENT: family("placement"); break;
       case TESSERA_COMPONENT_TRANSPORT: family("transport"); break;
+      case TESSERA_COMPONENT_TUNER: family("tuner"); break;
       case TESSERA_COMPONENT_BACKEND:
         if (backends_.count(component.name) == 0 && unloaded_backends_.count(component.name) == 0) try {
             files.push_back(resolve(std::string("backend-") + component.name));
@@ -280,6 +281,7 @@ void Registry::load_providers_locked(const tessera_plugin_info& raw) {
       case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: discover_locked("coll"); break;
       case TESSERA_COMPONENT_PLACEMENT: discover_locked("placement"); break;
       case TESSERA_COMPONENT_TRANSPORT: discover_locked("transport"); break;
+      case TESSERA_COMPONENT_TUNER: discover_locked("tuner"); break;
       case TESSERA_COMPONENT_BACKEND: load_backend_provider_locked(component.name); break;
       default: break;
     }
@@ -331,6 +333,8 @@ void Registry::check_clashes_locked(const fs::path& file, const tessera_componen
   if (component.kind == TESSERA_COMPONENT_TRANSPORT && transports_.count(name) != 0)
     reject(fmt::format("transport '{}' is already provided by {}", name,
                        provider_text(transports_.at(name)->plugin())));
+  if (component.kind == TESSERA_COMPONENT_TUNER && tuners_.count(name) != 0)
+    reject(fmt::format("tuner '{}' is already provided by {}", name, provider_text(tuners_.at(name)->plugin())));
 }
 
 void Registry::register_locked(const std::shared_ptr<LoadedPlugin>& plugin, const tessera_component& component) {
@@ -370,6 +374,11 @@ void Registry::register_locked(const std::shared_ptr<LoadedPlugin>& plugin, cons
       transports_[name] =
           std::make_shared<const Transport>(static_cast<const tessera_transport*>(component.table), plugin);
       break;
+    case TESSERA_COMPONENT_TUNER:
+      if (auto it = tuners_.find(name); it != tuners_.end()) overriding("tuner", name, it->second->plugin());
+      tuners_[name] = std::make_shared<const comm::Tuner>(static_cast<const tessera_tuner*>(component.table), plugin);
+      if (name == tuner_name_) comm::note_algorithms_changed();  // the tuner in force is another now
+      break;
     default:
       // Only a plugin built for a newer SDK minor gets here (validation rejects the others).
       observe::logger().info("plugin '{}' (SDK {}.{}): skipping component '{}' of kind {}, which this host (SDK {}.{}) "
@@ -381,6 +390,7 @@ void Registry::register_locked(const std::shared_ptr<LoadedPlugin>& plugin, cons
 
 void Registry::unload(const std::string& name) {
   std::vector<std::string> algorithms;
+  bool tuner_leaving = false;  // the tuner in force is among what goes
   std::shared_ptr<LoadedPlugin> leaving_plugin;  // finalized (if last) only after the lock is released
   {
     std::lock_guard lock(mutex_);
@@ -408,6 +418,10 @@ void Registry::unload(const std::string& name) {
         erased = placements_.erase(component_name) != 0;
       if (component->kind == TESSERA_COMPONENT_TRANSPORT && owned(transports_, component_name))
         erased = transports_.erase(component_name) != 0;
+      if (component->kind == TESSERA_COMPONENT_TUNER && owned(tuners_, component_name)) {
+        erased = tuners_.erase(component_name) != 0;
+        if (component_name == tuner_name_) tuner_leaving = true;
+      }
       if (component->kind == TESSERA_COMPONENT_BACKEND) unloaded_backends_.insert(component_name);
       if (component->kind == TESSERA_COMPONENT_BACKEND && owned(backends_, component_name)) {
         // Tensors on the backend keep its library mapped and go on working; loading the plugin again
@@ -429,6 +443,7 @@ void Registry::unload(const std::string& name) {
         case TESSERA_COMPONENT_BACKEND: return backends_.count(c.name) != 0;
         case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: return algorithms_.count(c.name) != 0;
         case TESSERA_COMPONENT_TRANSPORT: return transports_.count(c.name) != 0;
+        case TESSERA_COMPONENT_TUNER: return tuners_.count(c.name) != 0;
         default:
           return std::any_of(placements_.begin(), placements_.end(), [&](const auto& entry) {
             return entry.first == c.name || entry.second->prefix() == placement_of(c)->prefix;
@@ -454,9 +469,16 @@ void Registry::unload(const std::string& name) {
         register_locked(*other, *match);
         break;
       }
+    if (tuner_leaving && tuners_.count(tuner_name_) != 0) tuner_leaving = false;  // an overridden one is back
   }
   // Outside the registry's lock: the rules may look algorithms up.
   for (const std::string& algorithm : algorithms) comm::forget_schedules(algorithm);
+  if (tuner_leaving) {
+    comm::note_algorithms_changed();  // choices the tuner made are stale
+    observe::logger().warn("unloaded plugin '{}', which provides the tuner in force ('{}'): the rule \"auto\" uses "
+                           "the host's own costs until it is loaded again or another tuner is set",
+                           name, tuner_name());
+  }
   if (const std::string rules = comm::rules_naming(algorithms); !rules.empty())
     observe::logger().warn("unloaded plugin '{}', but the collective rules in force name its algorithms ({}): "
                            "collectives those rules select fail until it is loaded again or other rules are set",
@@ -600,6 +622,42 @@ std::vector<std::string> Registry::transport_names() {
   return names;
 }
 
+void Registry::set_tuner(const std::string& name) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!name.empty() && tuners_.count(name) == 0) {
+      discover_locked("tuner");
+      if (tuners_.count(name) == 0) {
+        std::vector<std::string> available;
+        for (const auto& [known, unused] : tuners_) available.push_back(known);
+        throw ConfigError(fmt::format("unknown tuner '{}'; available tuners: {} (tuner plugins are found as "
+                                      "libtessera-tuner-*.so on the plugin search path: {})",
+                                      name, available.empty() ? "none" : fmt::format("{}", fmt::join(available, ", ")),
+                                      join_paths(search_path_locked())));
+      }
+    }
+    if (name == tuner_name_) return;
+    tuner_name_ = name;
+  }
+  comm::note_algorithms_changed();  // choices "auto" made under the old tuner are stale
+  if (name.empty())
+    observe::logger().info("no tuner: the rule \"auto\" uses the host's own costs");
+  else
+    observe::logger().info("tuner '{}' reprices the candidates of the rule \"auto\"", name);
+}
+
+std::string Registry::tuner_name() const {
+  std::lock_guard lock(mutex_);
+  return tuner_name_;
+}
+
+std::shared_ptr<const comm::Tuner> Registry::tuner() const {
+  std::lock_guard lock(mutex_);
+  if (tuner_name_.empty()) return nullptr;
+  const auto it = tuners_.find(tuner_name_);
+  return it == tuners_.end() ? nullptr : it->second;
+}
+
 void Registry::set_backend_threads(int32_t num_threads) const {
   std::lock_guard lock(mutex_);
   for (const auto& [name, backend] : backends_) backend->set_num_threads(num_threads);
@@ -635,6 +693,9 @@ void Registry::set_parameter_locked(LoadedPlugin& plugin, const std::string& key
   const tessera_plugin_info& raw = plugin.raw();
   for (size_t i = 0; i < raw.num_components; ++i)
     if (raw.components[i]->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM) comm::forget_schedules(raw.components[i]->name);
+  // A tuner's answers may depend on the old value too: "auto" chooses again.
+  for (size_t i = 0; i < raw.num_components; ++i)
+    if (raw.components[i]->kind == TESSERA_COMPONENT_TUNER) comm::note_algorithms_changed();
 }
 
 void Registry::set_parameters(const std::map<std::string, std::map<std::string, std::string>>& values,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/algorithm.hpp"
+#include "comm/tuner.hpp"
 #include "dispatch/backend.hpp"
 #include "dtensor/placement_strategy.hpp"
 #include "plugin/loaded_plugin.hpp"
@@ -55,6 +56,14 @@ class Registry {
   std::shared_ptr<const Transport> transport(const std::string& name);
   std::vector<std::string> transport_names();
 
+  // Tuners (SDK 1.5) for the rule "auto". set_tuner names the one in force ("" = none): a name not
+  // yet loaded loads every tuner-* plugin on the search path first; a name that none provides is a
+  // ConfigError naming it and the available tuners. Changing it makes "auto" choose again.
+  void set_tuner(const std::string& name);
+  std::string tuner_name() const;
+  // The tuner in force, or nullptr when none is set or its plugin has been unloaded since.
+  std::shared_ptr<const comm::Tuner> tuner() const;
+
   std::vector<std::filesystem::path> search_path() const;
   // The plugin part of configure(): the search path, then the plugins to load (the default backend
   // is configure()'s next step, through set_default_backend).
@@ -78,7 +87,7 @@ class Registry {
   };
   void set_parameter_locked(LoadedPlugin& plugin, const std::string& key, const Parameter& parameter);
   // Loads the plugin families that discovery would load for the kinds `raw` provides (coll-*,
-  // placement-*, transport-*) before it registers them, so that the clash check meets a built-in
+  // placement-*, transport-*, tuner-*) before it registers them, so that the clash check meets a built-in
   // first and rejects the latecomer, whatever order things are loaded in.
   void load_providers_locked(const tessera_plugin_info& raw);
   void load_backend_provider_locked(const std::string& name);
@@ -104,7 +113,7 @@ class Registry {
   std::filesystem::path resolve(const std::string& name_or_path) const;
   PluginInfo load_locked(const std::string& name_or_path);
   std::shared_ptr<const dispatch::Backend> backend_locked(const std::string& name);
-  // Loads every libtessera-<family>-*.so on the search path ("coll", "placement", "transport"): the
+  // Loads every libtessera-<family>-*.so on the search path ("coll", "placement", "transport", "tuner"): the
   // first time the family is asked for, and again by apply() when the search path has changed since.
   void discover_locked(const std::string& family);
   void scan_locked(const std::string& family);
@@ -115,6 +124,8 @@ class Registry {
   std::map<std::string, std::shared_ptr<const comm::CollectiveAlgorithm>, std::less<>> algorithms_;
   std::map<std::string, std::shared_ptr<const dtensor::PlacementStrategy>, std::less<>> placements_;
   std::map<std::string, std::shared_ptr<const Transport>, std::less<>> transports_;
+  std::map<std::string, std::shared_ptr<const comm::Tuner>, std::less<>> tuners_;
+  std::string tuner_name_;  // the tuner in force; "" for none
   std::map<std::string, std::vector<std::filesystem::path>> discovered_families_;  // family -> path scanned
   std::vector<std::filesystem::path> configured_search_path_;
   std::set<std::filesystem::path> loading_;  // canonical files between open and registration

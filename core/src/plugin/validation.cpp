@@ -102,6 +102,7 @@ std::pair<const char*, const char*> table_name(const tessera_component& componen
       return {static_cast<const tessera_placement_strategy*>(component.table)->name, "placement"};
     case TESSERA_COMPONENT_TRANSPORT:
       return {static_cast<const tessera_transport*>(component.table)->name, "transport"};
+    case TESSERA_COMPONENT_TUNER: return {static_cast<const tessera_tuner*>(component.table)->name, "tuner"};
     default: return {nullptr, nullptr};
   }
 }
@@ -135,12 +136,13 @@ const char* component_kind_name(int32_t kind) {
     case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: return "collective";
     case TESSERA_COMPONENT_PLACEMENT: return "placement";
     case TESSERA_COMPONENT_TRANSPORT: return "transport";
+    case TESSERA_COMPONENT_TUNER: return "tuner";
     default: return "unknown";
   }
 }
 
 bool is_known_kind(int32_t kind) {
-  return kind >= TESSERA_COMPONENT_BACKEND && kind <= TESSERA_COMPONENT_TRANSPORT;
+  return kind >= TESSERA_COMPONENT_BACKEND && kind <= TESSERA_COMPONENT_TUNER;
 }
 
 PluginLifecycle plugin_lifecycle(const tessera_plugin_info& info) {
@@ -189,7 +191,7 @@ std::string check_component(const tessera_component* component, size_t index, ui
     return fmt::format("component #{} ('{}') has a NULL table", index, component->name);
   if (!is_known_kind(component->kind) && plugin_minor <= TESSERA_SDK_VERSION_MINOR)
     return fmt::format("component #{} ('{}') has unknown kind {} in field 'kind': the plugin claims SDK {}.{}, "
-                       "whose kinds this host (SDK {}.{}) knows: 1 backend, 2 collective, 3 placement, 4 transport",
+                       "whose kinds this host (SDK {}.{}) knows: 1 backend, 2 collective, 3 placement, 4 transport, 5 tuner",
                        index, component->name, component->kind, TESSERA_SDK_VERSION_MAJOR, plugin_minor,
                        TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
   if (component->kind == TESSERA_COMPONENT_BACKEND)
@@ -209,6 +211,10 @@ std::string check_component(const tessera_component* component, size_t index, ui
     if (std::string reason = check_transport(static_cast<const tessera_transport*>(component->table), plugin_minor);
         !reason.empty())
       return fmt::format("transport '{}': {}", component->name, reason);
+  if (component->kind == TESSERA_COMPONENT_TUNER)
+    if (std::string reason = check_tuner(static_cast<const tessera_tuner*>(component->table), plugin_minor);
+        !reason.empty())
+      return fmt::format("tuner '{}': {}", component->name, reason);
   // Lookups go by the component's name and run-time messages by the table's: they must agree.
   if (const auto [name, table] = table_name(*component); name != nullptr && std::strcmp(name, component->name) != 0)
     return fmt::format("component #{} is named '{}' but its {} table is named '{}': the two names must be the same",
@@ -327,6 +333,23 @@ std::string check_transport(const tessera_transport* transport, uint32_t plugin_
       {"free_request", transport->free_request != nullptr}};
   for (const auto& [field, present] : required)
     if (!present) return fmt::format("required function '{}' is NULL", field);
+  return {};
+}
+
+std::string check_tuner(const tessera_tuner* tuner, uint32_t plugin_minor) {
+  // The kind's number meant nothing before 1.5: a plugin of an older minor declaring it is confused.
+  if (plugin_minor < kFirstMinorWithTuners)
+    return fmt::format("the tuner component (kind {}) came with SDK {}.{}, but the plugin claims SDK {}.{}: rebuild "
+                       "it against SDK {}.{} or later",
+                       static_cast<int>(TESSERA_COMPONENT_TUNER), TESSERA_SDK_VERSION_MAJOR, kFirstMinorWithTuners,
+                       TESSERA_SDK_VERSION_MAJOR, plugin_minor, TESSERA_SDK_VERSION_MAJOR, kFirstMinorWithTuners);
+  if (tuner->struct_size < kTunerSizeV1_5)
+    return fmt::format("tessera_tuner struct is {} bytes, the host needs at least {} (SDK {}.{}, up to field 'tune')",
+                       tuner->struct_size, kTunerSizeV1_5, TESSERA_SDK_VERSION_MAJOR, kFirstMinorWithTuners);
+  if (std::string problem = extension_problem(tuner->extension, "tessera_tuner", plugin_minor); !problem.empty())
+    return problem;
+  if (tuner->name == nullptr || tuner->name[0] == '\0') return "the tuner table has no name";
+  if (tuner->tune == nullptr) return "required function 'tune' is NULL";
   return {};
 }
 

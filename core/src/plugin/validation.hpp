@@ -10,6 +10,7 @@
 #include "tessera/sdk/placement.h"
 #include "tessera/sdk/plugin.h"
 #include "tessera/sdk/transport.h"
+#include "tessera/sdk/tuner.h"
 #include "tessera/sdk/version.h"
 
 namespace tessera::plugin {
@@ -23,6 +24,9 @@ inline constexpr size_t kPlacementSizeV1 = offsetof(tessera_placement_strategy, 
 inline constexpr size_t kAlgorithmSizeV1 = offsetof(tessera_collective_algorithm, build) + sizeof(void*);
 // The transport as SDK 1.1 defined it, up to its last required function (allgather is optional).
 inline constexpr size_t kTransportSizeV1_1 = offsetof(tessera_transport, free_request) + sizeof(void*);
+// The tuner as SDK 1.5 defined it, up to its one function.
+inline constexpr size_t kTunerSizeV1_5 = offsetof(tessera_tuner, tune) + sizeof(void*);
+inline constexpr uint32_t kFirstMinorWithTuners = 5;
 
 // SDK 1.3 made `extension` fields typed chains (plugin/extension_chain.hpp); a plugin built for an
 // older minor was told they must be NULL, and is still held to that.
@@ -54,6 +58,7 @@ std::string check_collective_algorithm(const tessera_collective_algorithm* algor
 std::string check_placement(const tessera_placement_strategy* placement,
                             uint32_t plugin_minor = TESSERA_SDK_VERSION_MINOR);
 std::string check_transport(const tessera_transport* transport, uint32_t plugin_minor = TESSERA_SDK_VERSION_MINOR);
+std::string check_tuner(const tessera_tuner* tuner, uint32_t plugin_minor = TESSERA_SDK_VERSION_MINOR);
 
 // Whether this host knows (and registers) components of `kind`.
 bool is_known_kind(int32_t kind);

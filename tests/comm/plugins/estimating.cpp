@@ -5,6 +5,10 @@
 //   EST_THROWS    a C++ exception escaping through the C ABI (the SDK forbids it; the host survives)
 //   EST_DECLINES  a non-OK status: the host costs the schedule with its model instead
 //   EST_NONE      no estimate function at all (NULL)
+// BUILD_FAULT, when defined, breaks build as well, so that the cheapest candidate cannot run:
+//   BUILD_FAILS   build returns an error status with a message
+//   BUILD_THROWS  a C++ exception escapes build
+//   BUILD_WRONG   build emits a schedule the checker rejects (ranks other than 0 get no result)
 // The table is written by hand, not with AlgorithmBuilder, whose trampolines would catch the throw.
 #include <cmath>
 #include <cstdio>
@@ -21,6 +25,10 @@
 #define EST_DECLINES 5
 #define EST_NONE 6
 
+#define BUILD_FAILS 1
+#define BUILD_THROWS 2
+#define BUILD_WRONG 3
+
 namespace {
 
 namespace sdk = tessera::sdk;
@@ -33,6 +41,16 @@ tessera_status check(void*, const tessera_collective_request* request, tessera_e
 
 tessera_status build(void*, const tessera_collective_request* request, const tessera_schedule_builder* builder,
                      tessera_error* error) {
+#if defined(BUILD_FAULT) && BUILD_FAULT == BUILD_FAILS
+  (void)request;
+  (void)builder;
+  return sdk::report(error, TESSERA_INTERNAL, EST_NAME " has no schedule for this machine");
+#elif defined(BUILD_FAULT) && BUILD_FAULT == BUILD_THROWS
+  (void)request;
+  (void)builder;
+  (void)error;
+  throw std::runtime_error("the schedule generator crashed");
+#endif
   return sdk::guarded(error, [&] {
     const sdk::Schedule s(builder);
     if (sdk::schedule_trivial(*request, s)) return;
@@ -43,10 +61,12 @@ tessera_status build(void*, const tessera_collective_request* request, const tes
       s.send(r, in, 0);
       s.recv_reduce(0, out, r);
     }
+#if !defined(BUILD_FAULT) || BUILD_FAULT != BUILD_WRONG
     for (int32_t r = 1; r < request->group_size; ++r) {
       s.send(0, out, r);
       s.recv(r, out, 0);
     }
+#endif
   });
 }
 

@@ -3,7 +3,7 @@
  *  TRANSPORT_NULL_WAIT  - defect: the required function 'wait' is NULL;
  *  TRANSPORT_SMALL      - defect: struct_size stops before 'wait' (an SDK 1.1 table needs up to
  *                         'free_request');
- *  TRANSPORT_KIND_5     - defect: the component's kind is 5, which no SDK 1.x up to the host's knows;
+ *  TRANSPORT_KIND_6     - defect: the component's kind is 6, which no SDK 1.x up to the host's knows;
  *  TRANSPORT_DUPLICATE  - a valid plugin "bad-duplicate-transport" whose transport is also called
  *                         "transport-testnet". */
 #include "bad_transport.h"
@@ -17,8 +17,8 @@ BAD_TRANSPORT_QUERY("bad-transport-null-wait", "transport without wait", plugin.
 #elif defined(TRANSPORT_SMALL)
 BAD_TRANSPORT_QUERY("bad-transport-small", "truncated transport table",
                     plugin.transport.struct_size = offsetof(tessera_transport, wait))
-#elif defined(TRANSPORT_KIND_5)
-BAD_TRANSPORT_QUERY("bad-kind-5", "component of unknown kind 5", plugin.component.kind = 5)
+#elif defined(TRANSPORT_KIND_6)
+BAD_TRANSPORT_QUERY("bad-kind-6", "component of unknown kind 6", plugin.component.kind = 6)
 #else
 #error "define one TRANSPORT_* variant"
 #endif

@@ -2,8 +2,8 @@
  *
  * A shared object exports exactly one symbol, tessera_plugin_query. The host calls it once after
  * loading, passing what it supports; the plugin answers with a description of itself and of the
- * components it holds (a backend, a collective algorithm, a placement strategy, and since SDK 1.1 a
- * transport; several may share one .so). The host validates everything (major version, struct sizes, required function pointers)
+ * components it holds (a backend, a collective algorithm, a placement strategy, since SDK 1.1 a
+ * transport and since SDK 1.5 a tuner; several may share one .so). The host validates everything (major version, struct sizes, required function pointers)
  * before it calls anything else in the plugin.
  *
  * Struct rules (all SDK structs):
@@ -32,7 +32,8 @@ enum {
   TESSERA_COMPONENT_BACKEND = 1,
   TESSERA_COMPONENT_COLLECTIVE_ALGORITHM = 2,
   TESSERA_COMPONENT_PLACEMENT = 3,
-  TESSERA_COMPONENT_TRANSPORT = 4 /* SDK 1.1: table is a tessera_transport (transport.h) */
+  TESSERA_COMPONENT_TRANSPORT = 4, /* SDK 1.1: table is a tessera_transport (transport.h) */
+  TESSERA_COMPONENT_TUNER = 5      /* SDK 1.5: table is a tessera_tuner (tuner.h) */
 };
 
 enum { TESSERA_LOG_DEBUG = 0, TESSERA_LOG_INFO = 1, TESSERA_LOG_WARN = 2, TESSERA_LOG_ERROR = 3 };

@@ -18,6 +18,7 @@
 #include "tessera/sdk/plugin.h"
 #include "tessera/sdk/status.h"
 #include "tessera/sdk/transport.h"
+#include "tessera/sdk/tuner.h"
 
 /* The size of `type` up to and including `last_field`. */
 #define TESSERA_STRUCT_SIZE(type, last_field) (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
@@ -59,5 +60,10 @@
 #define TESSERA_TRANSPORT_INFO_STRUCT_SIZE_1_1 TESSERA_STRUCT_SIZE(tessera_transport_info, max_tag)
 #define TESSERA_TRANSPORT_STRUCT_SIZE_1_1 TESSERA_STRUCT_SIZE(tessera_transport, allgather)
 #define TESSERA_TRANSPORT_STRUCT_SIZE_1_5 TESSERA_STRUCT_SIZE(tessera_transport, abort)
+
+/* tuner.h */
+#define TESSERA_TUNER_REQUEST_STRUCT_SIZE_1_5 TESSERA_STRUCT_SIZE(tessera_tuner_request, collective_request)
+#define TESSERA_TUNER_COST_STRUCT_SIZE_1_5 TESSERA_STRUCT_SIZE(tessera_tuner_cost, vetoed)
+#define TESSERA_TUNER_STRUCT_SIZE_1_5 TESSERA_STRUCT_SIZE(tessera_tuner, tune)
 
 #endif

@@ -20,12 +20,15 @@
  *      catalogue).
  * 1.5: for plugin authors: tessera_transport.abort appended (optional): how the host leaves a world
  *      whose link failed instead of finalizing it (a 1.1-1.4 transport table ends before it; the
- *      host then skips finalize after a failure); the parameter schema (tessera_parameter,
+ *      host then skips finalize after a failure); the tuner component (tuner.h,
+ *      TESSERA_COMPONENT_TUNER = 5), which reprices or vetoes the candidates of the rule "auto",
+ *      chosen by [collectives] tuner or TESSERA_TUNER; the parameter schema (tessera_parameter,
  *      tessera_plugin_info.num_parameters/parameters); status codes NOT_FOUND, UNAVAILABLE and
  *      ABORTED; each struct's size per minor (struct_sizes.h); versioned entry points
  *      (tessera_plugin_query_v1) so one object can serve hosts of two majors;
  *      TESSERA_EXTENSION_STRUCT_MAX. Every addition is an appended field or a new name: a 1.0-1.4
- *      plugin loads and behaves as before. */
+ *      plugin loads and behaves as before (a plugin built for an older minor cannot declare a
+ *      tuner). */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 

@@ -37,6 +37,7 @@
 #include "tessera/sdk/cpp/placement_builder.hpp"
 #include "tessera/sdk/cpp/transport_builder.hpp"
 #include "tessera/sdk/plugin.h"
+#include "tessera/sdk/tuner.h"
 
 namespace tessera::sdk {
 
@@ -123,6 +124,11 @@ class PluginBuilder {
   // A transport table (SDK 1.1), e.g. TransportBuilder<Impl>::table().
   PluginBuilder& add_transport(const tessera_transport* transport) {
     return add_component(TESSERA_COMPONENT_TRANSPORT, transport->name, transport);
+  }
+
+  // SDK 1.5: a tuner table (tuner.h), a static the plugin fills.
+  PluginBuilder& add_tuner(const tessera_tuner* tuner) {
+    return add_component(TESSERA_COMPONENT_TUNER, tuner->name, tuner);
   }
 
   // SDK 1.3: called once when the host has accepted the plugin; throwing sdk::Error refuses the
