@@ -45,6 +45,8 @@ std::filesystem::path find_plugin(const std::string& name_or_path, const std::ve
 std::string bytes_text(int64_t bytes);
 
 Command add_plugins_command(CLI::App& app);
+// "tessera plugins check FILE", added by add_plugins_command to its subcommand `plugins`.
+Command add_plugins_check_command(CLI::App& plugins);
 Command add_plan_command(CLI::App& app);
 Command add_config_command(CLI::App& app);
 Command add_help_command(CLI::App& app);

@@ -1,6 +1,7 @@
 // tessera plugins [--verbose] [--load FILE]: what plugins the search path holds, or whether one file
 // would be accepted. Neither registers anything, except that --verbose loads each backend to list
 // its kernels against the catalogue (sdk/KERNELS.md) and the calls it cannot serve.
+// tessera plugins check FILE exercises one plugin in a worker process (plugins_check_command.cpp).
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -135,7 +136,11 @@ Command add_plugins_command(CLI::App& app) {
                                       "Check whether this plugin file (or name on the search path) would be "
                                       "accepted; exit status 0 if so, 1 if not")
                           ->type_name("FILE");
-  return {sub, [file, load, verbose] { return load->count() > 0 ? probe_one(*file) : list_plugins(*verbose); }};
+  const Command check = add_plugins_check_command(*sub);
+  return {sub, [file, load, verbose, check] {
+            if (check.app->parsed()) return check.run();
+            return load->count() > 0 ? probe_one(*file) : list_plugins(*verbose);
+          }};
 }
 
 }  // namespace tessera::cli
