@@ -81,14 +81,22 @@ std::string_view reduce_op_name(ReduceOp::Kind op) {
   }
 }
 
-std::string CollectiveCase::describe() const {
-  std::string text = fmt::format("{} p={}", collective_name(collective), group_size);
-  if (collective == Collective::barrier) return text;
-  text += fmt::format(" count={} {}", count, dtype_name(dtype));
-  if (is_reducing(collective)) text += fmt::format(" {}", reduce_op_name(op));
-  if (is_rooted(collective)) text += fmt::format(" root={}", root);
+namespace {
+
+std::string described(const CollectiveCase& c, bool with_dtype) {
+  std::string text = fmt::format("{} p={}", collective_name(c.collective), c.group_size);
+  if (c.collective == Collective::barrier) return text;
+  text += fmt::format(" count={}", c.count);
+  if (with_dtype) text += fmt::format(" {}", dtype_name(c.dtype));
+  if (is_reducing(c.collective)) text += fmt::format(" {}", reduce_op_name(c.op));
+  if (is_rooted(c.collective)) text += fmt::format(" root={}", c.root);
   return text;
 }
+
+}  // namespace
+
+std::string CollectiveCase::describe() const { return described(*this, true); }
+std::string CollectiveCase::describe_request() const { return described(*this, false); }
 
 const std::vector<int>& checked_group_sizes() {
   static const std::vector<int> sizes = {1, 2, 3, 4, 7, 8, 16};

@@ -45,6 +45,8 @@ struct CollectiveCase {
   int root = 0;                       // rooted collectives only
 
   std::string describe() const;  // "reduce p=7 count=5 int32 band root=6"
+  // The same without the dtype, which a schedule does not depend on: "reduce p=7 count=5 band root=6".
+  std::string describe_request() const;
 };
 
 // Every case of `collective` for one group size: counts 0, 1, 5 and 1000; float32, float64, int32

@@ -146,7 +146,7 @@ StageOutcome check_placement(const std::string& name, const std::vector<std::str
         kind == StrategyKind::replicate ? "replicate" : "partial", printed.substr(0, printed.find('(')));
     return outcome;
   }
-  size_t right = 0;
+  size_t right = 0, wrong = 0;
   for (int shards : kShardCounts) {
     const LocalMode world(shards);
     const DeviceMesh mesh("cpu", {shards});
@@ -160,19 +160,26 @@ StageOutcome check_placement(const std::string& name, const std::vector<std::str
         } catch (const std::exception& e) {
           problem = e.what();
         }
-        if (problem.empty())
+        if (problem.empty()) {
           ++right;
-        else
+        } else {
+          ++wrong;
           problems.add(
               fmt::format("{} over {} shards, dim of {}: {}", along_dim0.to_string(), shards, n, problem));
+        }
       }
     }
   }
+  std::vector<std::string> quoted;
+  for (const std::string& arguments : argument_sets)
+    quoted.push_back(arguments.empty() ? "none" : fmt::format("'{}'", arguments));
   outcome.verdict = problems.empty() ? Verdict::ok : Verdict::failed;
-  outcome.summary =
-      fmt::format("\"{}\": {} layouts right, {} wrong ({} dim sizes from 0 to {} over 1 to {} shards{})",
-                  printed, right, problems.count(), kDimSizes.size(), kDimSizes.back(), kShardCounts.back(),
-                  ignored > 0 ? "; it takes no arguments, so --placement-arguments were not used" : "");
+  outcome.summary = fmt::format(
+      "prefix {}, arguments {}: {} layouts right, {} wrong ({} dim sizes from 0 to {} over 1 to "
+      "{} shards{})",
+      printed.substr(0, printed.find('(')), fmt::join(quoted, ", "), right, wrong, kDimSizes.size(),
+      kDimSizes.back(), kShardCounts.back(),
+      ignored > 0 ? "; it takes no arguments, so --placement-arguments were not used" : "");
   outcome.details = problems.lines();
   return outcome;
 }

@@ -28,10 +28,13 @@ void print_text(const CheckResult& result, std::ostream& out) {
   size_t width = 0;
   for (const StageResult& stage : result.stages) width = std::max(width, stage.stage.size());
   std::vector<std::string> failed;
+  size_t not_run = 0;
   for (const StageResult& stage : result.stages) {
     out << fmt::format("  {:<{}}  {:<7}  {}\n", stage.stage, width, shouted(stage.verdict), stage.summary);
     for (const std::string& detail : stage.details) out << "      " << detail << '\n';
-    if (!verdict_passes(stage.verdict))
+    if (stage.verdict == Verdict::not_run)
+      ++not_run;
+    else if (!verdict_passes(stage.verdict))
       failed.push_back(fmt::format("{} {}", stage.stage, verdict_name(stage.verdict)));
   }
   if (result.passed())
