@@ -40,7 +40,9 @@ void print_text(const CheckResult& result, std::ostream& out) {
   if (result.passed())
     out << "Result: PASS\n";
   else
-    out << fmt::format("Result: FAIL ({})\n", fmt::join(failed, ", "));
+    out << fmt::format(
+        "Result: FAIL ({}{})\n", fmt::join(failed, ", "),
+        not_run == 0 ? "" : fmt::format("; {} stage{} not run", not_run, not_run == 1 ? "" : "s"));
 }
 
 void print_json(const CheckResult& result, std::ostream& out) {
