@@ -21,6 +21,7 @@
 
 #include "plugin_check/collective_cases.hpp"
 #include "plugin_check/problem_list.hpp"
+#include "plugin_check/rules_text.hpp"
 #include "plugin_check/stages.hpp"
 
 namespace tessera::cli::check {
@@ -176,24 +177,6 @@ class Verifier {
   std::map<Key, std::string> answers_;
   std::set<Key> reported_;
 };
-
-// `rules` ("all_reduce:ring;*:direct") without the rules that select `algorithm`.
-std::string rules_without(const std::string& rules, const std::string& algorithm) {
-  std::vector<std::string> kept;
-  size_t start = 0;
-  for (;;) {
-    const size_t end = rules.find(';', start);
-    const std::string rule = rules.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    const size_t colon = rule.rfind(':');
-    std::string selected = colon == std::string::npos ? rule : rule.substr(colon + 1);
-    selected.erase(0, selected.find_first_not_of(" \t"));
-    selected.erase(selected.find_last_not_of(" \t") + 1);
-    if (!rule.empty() && selected != algorithm) kept.push_back(rule);
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return fmt::format("{}", fmt::join(kept, ";"));
-}
 
 // Puts the selection rules back as they were, whatever the stage threw, less those selecting the
 // algorithm checked: rules set again are explicit, and explicit rules naming an algorithm make its
