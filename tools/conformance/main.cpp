@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     const std::vector<std::string> backends = resolve_backends(options.backend);
     int status = kExitPass;
     for (const std::string& backend : backends)
-      if (run_suite(backend, options, std::cout) != kExitPass) status = kExitFail;
+      if (run_suite(backend, options, std::cout).status != kExitPass) status = kExitFail;
     return status;
   } catch (const UsageError& e) {
     std::cerr << "tessera-conformance: error: " << e.what() << '\n';

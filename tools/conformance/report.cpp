@@ -15,6 +15,7 @@ void Report::pass(const std::string& group, int cases, int agreed_errors) {
 
 void Report::fail(const std::string& group, const std::string& detail) {
   ++failed_;
+  failures_.push_back(group + ": " + detail);
   out_ << "FAIL " << group << ": " << detail << '\n';
 }
 

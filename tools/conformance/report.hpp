@@ -4,6 +4,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace conformance {
 
@@ -23,6 +24,7 @@ class Report {
   int passed() const { return passed_; }
   int failed() const { return failed_; }
   int skipped() const { return skipped_; }
+  const std::vector<std::string>& failures() const { return failures_; }  // "group: detail" each
 
   // The summary line for one backend; returns the exit status its results call for.
   int summarize(const std::string& backend, const std::string& oracle, unsigned long long seed);
@@ -33,6 +35,7 @@ class Report {
   int passed_ = 0;
   int failed_ = 0;
   int skipped_ = 0;
+  std::vector<std::string> failures_;
 };
 
 }  // namespace conformance

@@ -46,7 +46,7 @@ void check_op(Context& context, const OpCheck& check, const ts::BackendCapabilit
 
 }  // namespace
 
-int run_suite(const std::string& backend, const Options& options, std::ostream& out) {
+SuiteOutcome run_suite(const std::string& backend, const Options& options, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
   Report report(out, options.verbose);
   ValueSource values(options.seed, options.oracle);
@@ -65,7 +65,7 @@ int run_suite(const std::string& backend, const Options& options, std::ostream& 
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int status = report.summarize(backend, options.oracle, options.seed);
   out << fmt::format("Result for backend '{}': {} in {:.1f} s\n", backend, status == 0 ? "PASS" : "FAIL", seconds);
-  return status;
+  return {status, report.passed(), report.failed(), report.skipped(), report.failures(), seconds};
 }
 
 }  // namespace conformance

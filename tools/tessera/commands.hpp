@@ -53,6 +53,8 @@ int list_parameters(const std::string& name);
 std::vector<std::string> parameter_problems(const Config& config, const std::vector<std::filesystem::path>& dirs);
 
 Command add_plugins_command(CLI::App& app);
+// "tessera plugins check FILE", added by add_plugins_command to its subcommand `plugins`.
+Command add_plugins_check_command(CLI::App& plugins);
 Command add_plan_command(CLI::App& app);
 Command add_config_command(CLI::App& app);
 Command add_help_command(CLI::App& app);

@@ -1,6 +1,8 @@
 // tessera plugins [--verbose] [--load FILE] [--params [NAME]]: what plugins the search path holds,
-// whether one file would be accepted, or the parameters plugins declare (plugin_parameters.cpp). Neither registers anything, except that --verbose loads each backend to list
-// its kernels against the catalogue (sdk/KERNELS.md) and the calls it cannot serve.
+// whether one file would be accepted, or the parameters plugins declare (plugin_parameters.cpp).
+// None registers anything, except that --verbose loads each backend to list its kernels against
+// the catalogue (sdk/KERNELS.md) and the calls it cannot serve.
+// tessera plugins check FILE exercises one plugin in a worker process (plugins_check_command.cpp).
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -142,7 +144,9 @@ Command add_plugins_command(CLI::App& app) {
                       "was set, type, valid values and help")
           ->expected(0, 1)
           ->type_name("[NAME]");
-  return {sub, [file, load, verbose, params, params_option] {
+  const Command check = add_plugins_check_command(*sub);
+  return {sub, [file, load, verbose, params, params_option, check] {
+            if (check.app->parsed()) return check.run();
             if (params_option->count() > 0) return list_parameters(*params);
             return load->count() > 0 ? probe_one(*file) : list_plugins(*verbose);
           }};
