@@ -20,7 +20,13 @@
  *      catalogue).
  * 1.5: tessera_transport.abort appended (optional): how the host leaves a world whose link failed
  *      instead of finalizing it. A 1.1-1.4 transport table ends before it; the host then skips
- *      finalize after a failure. */
+ *      finalize after a failure. tessera_transport_info appends optional link properties that
+ *      init reports (latency, bandwidth, max_message_bytes, device_memory; 0 = unknown or no
+ *      limit): latency and bandwidth cost the links between processes in the world's topology,
+ *      a longer message than max_message_bytes is refused, and every process must report the
+ *      same. A 1.1-1.4 transport never writes them (the host zeroes them): its world is costed on
+ *      the [topology] preset alone, as before. transport.h also states how a transport learns its
+ *      process index and count, and what the host verifies of them. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 

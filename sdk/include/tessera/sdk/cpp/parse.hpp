@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -24,6 +25,19 @@ inline int64_t parse_integer(const std::string& text, const std::string& what, i
                                                    : "in " + std::to_string(minimum) + ".." + std::to_string(maximum);
     throw Error(TESSERA_INVALID_ARGUMENT, what + " must be an integer " + range + ", got '" + text + "'");
   }
+  return value;
+}
+
+// The whole of `text` as a finite decimal number >= 0 (e.g. "2e-6", "12.5e9"), or sdk::Error
+// (TESSERA_INVALID_ARGUMENT) "<what> must be a finite number >= 0, got 'x'".
+inline double parse_non_negative(const std::string& text, const std::string& what) {
+  errno = 0;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  const bool whole = !text.empty() && end == text.c_str() + text.size() && errno != ERANGE;
+  // Written as a negation so that NaN is refused too.
+  if (!whole || !(value >= 0) || std::isinf(value))
+    throw Error(TESSERA_INVALID_ARGUMENT, what + " must be a finite number >= 0, got '" + text + "'");
   return value;
 }
 
