@@ -86,7 +86,13 @@ sdk::TransportWorld MpiTransport::join_world() {
     initialised_mpi_ = false;
     throw;
   }
-  return sdk::TransportWorld{index_, count_, max_tag_};
+  sdk::TransportWorld world{index_, count_, max_tag_};
+  // Chunks of any length are cut into parts MPI's int count can carry (message.hpp): no limit to
+  // report. Host memory only (transport.h: device_memory 0).
+  world.max_message_bytes = 0;
+  world.latency = latency_ ? latency_() : 0.0;
+  world.bandwidth = bandwidth_ ? bandwidth_() : 0.0;
+  return world;
 }
 
 void MpiTransport::abort(int32_t exit_code) {

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -25,6 +26,15 @@ class MpiTransport {
   // `max_part_bytes` (1 .. INT_MAX) is how a chunk is cut into MPI messages (message.hpp); the
   // plugin uses kMaxPartBytes, tests a small value to exercise the cutting.
   explicit MpiTransport(size_t max_part_bytes = kMaxPartBytes) : max_part_bytes_(max_part_bytes) {}
+
+  // Where init reads the link costs it reports (SDK 1.5: seconds per message, bytes per second
+  // between processes; 0 = unknown): the plugin's parameters "latency" and "bandwidth". MPI itself
+  // does not tell them, so without this (or with 0) init reports them unknown and the world is
+  // costed on its [topology] preset alone.
+  void link_costs_from(std::function<double()> latency, std::function<double()> bandwidth) {
+    latency_ = std::move(latency);
+    bandwidth_ = std::move(bandwidth);
+  }
 
   sdk::TransportWorld init(const tessera_transport_config& config);
   void finalize();
@@ -50,6 +60,8 @@ class MpiTransport {
   size_t settle_abandoned(int64_t grace_ms);
 
   size_t max_part_bytes_;
+  std::function<double()> latency_;    // empty: unknown
+  std::function<double()> bandwidth_;  // empty: unknown
   MPI_Comm comm_ = MPI_COMM_NULL;  // private: Tessera's tags never meet the program's own messages
   bool initialised_mpi_ = false;   // this plugin called MPI_Init_thread, so it calls MPI_Finalize
   int index_ = 0;

@@ -4,7 +4,9 @@
 //            flipped on its way (a transport that damages payloads);
 //   replay   from the third message on, a message as long as an earlier one to the same process is
 //            sent with the bytes of the last such one (a transport that delivers an old message in
-//            place of a new one, as one that reorders them would).
+//            place of a new one, as one that reorders them would);
+//   same_index  every process reports process index 0 at init (a transport that numbers its
+//            processes wrongly: the indices are not a permutation).
 // Messages go from copies this plugin keeps until the process ends, as MPI may read them until then.
 #include <cstdlib>
 #include <cstring>
@@ -33,7 +35,9 @@ class FaultyTransport {
   tessera::sdk::TransportWorld init(const tessera_transport_config& config) {
     const char* fault = std::getenv("FAULTY_TRANSPORT");
     fault_ = fault == nullptr ? "" : fault;
-    return mpi_.init(config);
+    tessera::sdk::TransportWorld world = mpi_.init(config);
+    if (fault_ == "same_index") world.process_index = 0;
+    return world;
   }
   void finalize() { mpi_.finalize(); }
   void abort(int32_t exit_code) { mpi_.abort(exit_code); }

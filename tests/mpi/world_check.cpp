@@ -18,7 +18,10 @@
 //   world_check stop_peer       process 1 stops itself (SIGSTOP) before the collective
 //   world_check kill_peer       process 1 kills itself (SIGKILL) before the collective
 //   world_check sum             an all_reduce whose result is checked (for a faulty transport)
+//   world_check costed          an all_reduce between two processes whose cost estimate must be the
+//                               transport's configured latency and bandwidth (1 ms, 1 MB/s)
 // The failure modes print "FAIL" only when a wrong or unchecked result got through.
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -304,6 +307,34 @@ int checked_sum(const ts::World& world) {
   return 0;
 }
 
+// One rank per process, "direct" all_reduce of 1024 float32: one 4096-byte message each way at once
+// between the processes, which the cost model must time at the latency and bandwidth transport-mpi
+// was configured with ([plugins.transport-mpi] latency = 1e-3, bandwidth = 1e6): 1 ms + 4096 / 1e6 s.
+int costed(const ts::World& world) {
+  if (world.num_processes() != 2 || world.size() != 2) {
+    std::printf("FAIL: costed needs 2 processes of 1 rank, got %d of %d\n", world.num_processes(), world.size());
+    return 0;
+  }
+  ts::dist::set_algorithms("*:direct");
+  ts::LocalMode local(world);
+  ts::Tensor t = ts::rank_map([](int r) { return ts::full({1024}, static_cast<double>(r + 1)); });
+  ts::CommCounter counter;
+  ts::dist::all_reduce(t);
+  const double want = 1e-3 + 4096 / 1e6;
+  if (std::abs(counter.seconds() - want) > 1e-9 * want) {
+    std::printf("FAIL: the all_reduce between processes was estimated at %.9g s, expected %.9g s\n", counter.seconds(),
+                want);
+    return 0;
+  }
+  for (int r : world.ranks())
+    if (t.shard(r).to_vector<float>() != std::vector<float>(1024, 3.0f)) {
+      std::printf("FAIL: wrong sum on rank %d\n", r);
+      return 0;
+    }
+  std::printf("OK costed on process %d: %.9g s\n", world.process_index(), counter.seconds());
+  return 0;
+}
+
 // Rank 0 sends a float32 [4]; rank 1 receives into a tensor of another dtype or shape.
 int mismatched_send(const ts::World& world, const ts::Shape& shape, ts::DType dtype) {
   ts::LocalMode local(world);
@@ -401,6 +432,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (mode == "sum") return checked_sum(world);
+    if (mode == "costed") return costed(world);
     if (mode == "dead_peer") {
       ts::LocalMode local(world);
       if (world.process_index() == 1) return 0;  // leaves before the collective

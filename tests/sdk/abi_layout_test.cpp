@@ -178,14 +178,19 @@ TEST_CASE("tessera_transport_config layout (1.1)") {
   CHECK(offsetof(tessera_transport_config, timeout_ms) == 16);
 }
 
-TEST_CASE("tessera_transport_info layout (1.1)") {
-  // Two 8-byte fields, two int32_t packed into one 8-byte slot, then int64_t max_tag.
-  CHECK(sizeof(tessera_transport_info) == 32);
+TEST_CASE("tessera_transport_info layout (1.1, 1.5)") {
+  // Two 8-byte fields, two int32_t packed into one 8-byte slot, then int64_t max_tag; 1.5 appended
+  // two doubles, an int64_t and an int32_t (padded to 8).
+  CHECK(sizeof(tessera_transport_info) == 64);
   CHECK(offsetof(tessera_transport_info, struct_size) == 0);
   CHECK(offsetof(tessera_transport_info, extension) == 8);
   CHECK(offsetof(tessera_transport_info, process_index) == 16);
   CHECK(offsetof(tessera_transport_info, process_count) == 20);
   CHECK(offsetof(tessera_transport_info, max_tag) == 24);
+  CHECK(offsetof(tessera_transport_info, latency) == 32);  // appended in 1.5
+  CHECK(offsetof(tessera_transport_info, bandwidth) == 40);
+  CHECK(offsetof(tessera_transport_info, max_message_bytes) == 48);
+  CHECK(offsetof(tessera_transport_info, device_memory) == 56);
 }
 
 TEST_CASE("tessera_transport layout (1.1)") {

@@ -25,7 +25,7 @@ struct FakeTransport {
 
   tessera::sdk::TransportWorld init(const tessera_transport_config& config) {
     last_timeout = config.timeout_ms;
-    return {2, 3, 1 << 20};
+    return {2, 3, 1 << 20, 3e-6, 25e9, 1 << 16, true};
   }
   void finalize() { ++finalized; }
   tessera_transport_request post(const DLTensor& chunk, int32_t peer, int64_t tag, bool send) {
@@ -122,6 +122,21 @@ TEST_CASE("TransportBuilder init writes only the info fields within the host's s
   CHECK(full.process_index == 2);
   CHECK(full.process_count == 3);
   CHECK(full.max_tag == (1 << 20));
+  CHECK(full.latency == 3e-6);  // SDK 1.5 link properties
+  CHECK(full.bandwidth == 25e9);
+  CHECK(full.max_message_bytes == (1 << 16));
+  CHECK(full.device_memory == 1);
+
+  // A host of SDK 1.1 to 1.4, whose info ends after max_tag (32 bytes): the properties are not its to
+  // receive, and what lies beyond is left alone.
+  tessera_transport_info older{};
+  older.struct_size = 32;
+  older.latency = -1.0;
+  older.device_memory = 9;
+  REQUIRE(t.init(t.context, &config, &older, &error) == TESSERA_OK);
+  CHECK(older.max_tag == (1 << 20));
+  CHECK(older.latency == -1.0);
+  CHECK(older.device_memory == 9);
 
   // A host whose info ends before max_tag (16 + 4 + 4 = 24 bytes): max_tag is not its to receive.
   tessera_transport_info shorter{};

@@ -15,6 +15,13 @@ void check_world(const tessera_transport_info& info, const World& expected) {
                                                    ", expected " + std::to_string(expected.count));
   // transport.h: max_tag >= 32767 (the least MPI_TAG_UB the MPI standard allows).
   expect(info.max_tag >= 32767, "max_tag " + std::to_string(info.max_tag) + ", expected >= 32767");
+  // SDK 1.5 link properties, unconfigured: MPI tells neither latency nor bandwidth (0: unknown), the
+  // transport cuts long chunks into parts itself (0: no limit) and takes host memory only.
+  expect(info.latency == 0.0, "latency " + std::to_string(info.latency) + ", expected 0 (unknown)");
+  expect(info.bandwidth == 0.0, "bandwidth " + std::to_string(info.bandwidth) + ", expected 0 (unknown)");
+  expect(info.max_message_bytes == 0,
+         "max_message_bytes " + std::to_string(info.max_message_bytes) + ", expected 0 (no limit: it splits)");
+  expect(info.device_memory == 0, "device_memory " + std::to_string(info.device_memory) + ", expected 0");
 }
 
 void check_allgather(Client& client, const World& world) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,10 +66,22 @@ class DeviceMesh {
   // One dim holding every rank in row-major order.
   DeviceMesh flatten(const std::string& name = "") const;
 
-  const Topology& topology() const { return topology_; }
+  // The links between the mesh's ranks: the one with_topology gave, else the [topology] preset
+  // over the ranks up to the mesh's largest (as it was when the mesh was made).
+  const Topology& topology() const { return *topology_; }
+  // A copy whose collectives run on `topology`, which must span every rank of the mesh: every
+  // group it hands out (group, get_group) carries it (ProcessGroup::topology), and so does every
+  // sub-mesh, flattened mesh and DTensor redistribution over it. Collectives over it are ordered
+  // (ring order), costed (cost model, "auto", algorithms' estimates) and described to algorithms
+  // on this topology instead of the calling world's. Every process of a world spread over
+  // processes must give the same topology (a collective compares it when the world checks calls).
   DeviceMesh with_topology(Topology topology) const;
+  // Whether with_topology gave this mesh its topology (else its groups use the calling world's).
+  bool has_own_topology() const { return own_topology_; }
 
   std::string to_string() const;  // DeviceMesh('cpu', [[0, 1], [2, 3]], mesh_dim_names=('dp', 'tp'))
+  // The same device type, shape, dim names and ranks; the topology is not compared (it changes
+  // how fast collectives are, not what they compute).
   bool operator==(const DeviceMesh& other) const;
 
  private:
@@ -76,7 +89,8 @@ class DeviceMesh {
   std::vector<int64_t> shape_;
   std::vector<std::string> dim_names_;
   std::vector<std::vector<int>> fibres_;
-  Topology topology_;
+  std::shared_ptr<const Topology> topology_;  // shared with the groups handed out: no copy per group
+  bool own_topology_ = false;                 // given by with_topology
 };
 
 // PyTorch's repr, as to_string().

@@ -4,14 +4,22 @@
 // its index in its fibre. A collective runs on every fibre its argument covers, all at once — the
 // fibres of a mesh dimension are its sibling groups (world 8, mesh (4, 2): the "dp" group has
 // fibres {0,2,4,6} and {1,3,5,7}). A fibre the argument covers only partly is an error.
+//
+// A group may carry a topology of its own (DeviceMesh::with_topology gives its groups the mesh's):
+// collectives over it are then ordered (ring order), costed (cost model, "auto", algorithms'
+// estimates) and described to algorithms (request locality and transfer times) on that topology
+// instead of the calling world's ([topology] preset).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "tessera/rank_map.hpp"
 
 namespace tessera {
+
+class Topology;
 
 class ProcessGroup {
  public:
@@ -26,10 +34,20 @@ class ProcessGroup {
   // The size of each fibre (throws for the default group, whose size depends on the argument).
   int size() const;
   std::string to_string() const;
-  bool operator==(const ProcessGroup&) const = default;
+
+  // The group's own topology, or null: collectives use the calling world's.
+  const std::shared_ptr<const Topology>& topology() const { return topology_; }
+  // A copy whose collectives use `topology` (null: the world's again). The topology must span every
+  // rank of the fibres (an Error naming the rank and the topology's size otherwise); for the default
+  // group, whose ranks are known only at a call, the call checks it.
+  ProcessGroup with_topology(std::shared_ptr<const Topology> topology) const;
+
+  // The same fibres and the same topology (by content: Topology::fingerprint), or neither has one.
+  bool operator==(const ProcessGroup& other) const;
 
  private:
   std::vector<std::vector<int>> fibres_;
+  std::shared_ptr<const Topology> topology_;  // shared: copying a group copies no links
 };
 
 }  // namespace tessera

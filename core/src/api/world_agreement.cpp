@@ -49,6 +49,29 @@ std::map<std::string, std::string> decode(const std::string& bytes) {
   return settings;
 }
 
+// SDK 1.5's link properties as every process reported them (0: unknown, or no limit).
+std::string properties_text(const world::LinkProperties& p) {
+  return fmt::format("latency {} s, bandwidth {} B/s, max message {} bytes, device memory {}", p.latency, p.bandwidth,
+                     p.max_message_bytes, p.device_memory ? "yes" : "no");
+}
+
+// Sent with the settings but not one of them: each process's own index, which must equal its
+// place in the all-gather (transport.h: the indices are a permutation of 0 .. count-1).
+constexpr const char* kIndexKey = "process index";
+
+// The processes whose reported index is not their place in the all-gather, as text; "" when none.
+std::string misplaced_indices(const std::vector<std::map<std::string, std::string>>& each) {
+  std::string misplaced;
+  for (size_t p = 0; p < each.size(); ++p) {
+    const auto found = each[p].find(kIndexKey);
+    const std::string reported = found == each[p].end() ? "none" : found->second;
+    if (reported != std::to_string(p))
+      misplaced += fmt::format("{}process {} of the all-gather reported index {}", misplaced.empty() ? "" : ", ", p,
+                               reported);
+  }
+  return misplaced;
+}
+
 }  // namespace
 
 std::map<std::string, std::string> world_settings(const Config& config, const world::ProcessLink& link,
@@ -67,6 +90,7 @@ std::map<std::string, std::string> world_settings(const Config& config, const wo
                         : fmt::format("{} ({} {})", link.transport_name(), transport->plugin().info().name,
                                       transport->plugin().info().version)},
       {"processes", std::to_string(link.process_count())},
+      {"transport properties", properties_text(link.properties())},
       {"ranks_per_process", std::to_string(config.ranks_per_process)},
       {"timeout", fmt::format("{} ms", config.world_timeout_ms)},
       {"check_collectives", check_collectives ? "true" : "false"},
@@ -81,10 +105,19 @@ std::map<std::string, std::string> world_settings(const Config& config, const wo
 }
 
 void require_agreement(world::ProcessLink& link, const std::map<std::string, std::string>& mine) {
+  std::map<std::string, std::string> sent = mine;
+  sent[kIndexKey] = std::to_string(link.process_index());
   const std::vector<std::string> all =
-      link.allgather(encode(mine), "init_world: comparing the processes' settings");
+      link.allgather(encode(sent), "init_world: comparing the processes' settings");
   std::vector<std::map<std::string, std::string>> each;
   for (const std::string& bytes : all) each.push_back(decode(bytes));
+  // Two processes claiming one index (or a transport that numbers them otherwise than it gathers)
+  // would send each other's messages to the wrong process.
+  if (const std::string misplaced = misplaced_indices(each); !misplaced.empty())
+    throw Error(fmt::format("init_world: transport '{}' reported process indices that are not a permutation of 0..{} in "
+                            "process order: {}; each process must report its own index (transport.h: from its "
+                            "runtime, e.g. MPI_Comm_rank)",
+                            link.transport_name(), each.size() - 1, misplaced));
   std::string differences;
   for (const auto& [key, value] : mine) {
     bool same = true;

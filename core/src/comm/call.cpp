@@ -29,6 +29,9 @@ std::string describe(const char* op, const Tensor& tensor, const ProcessGroup& g
                                  f.shape.empty() ? "any shape" : f.shape);
   if (f.reduce_op) text += ", " + f.reduce_op->to_string();
   if (f.root >= 0) text += fmt::format(", root {}", f.root);
+  // Processes that order or cost a call on different topologies could pick different algorithms.
+  if (const auto& topology = group.topology())
+    text += fmt::format(", topology '{}' #{:016x}", topology->name(), topology->fingerprint());
   return text + ")";
 }
 
@@ -97,6 +100,7 @@ uint64_t call_fingerprint(const char* op, const Tensor& tensor, const ProcessGro
   const double factor = f.reduce_op ? f.reduce_op->factor() : 0.0;
   std::memcpy(&words[n++], &factor, sizeof(double));
   words[n++] = f.root;
+  words[n++] = group.topology() != nullptr ? static_cast<int64_t>(group.topology()->fingerprint()) : 0;
   if (!f.shape.empty()) {
     words[n++] = static_cast<int64_t>(world::digest(f.shape));
   } else if (group.is_default() || group.fibres().size() == 1) {
@@ -130,6 +134,7 @@ Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group,
   call.world = &w;
   call.context.world = world_of(tensor);
   call.context.call = w.next_call();
+  call.context.topology = group.topology();
   // The local tensor's own rank set, not a copy (world_of has checked that it is local).
   const RankSet& ranks = tensor.local_impl()->ranks();
   if (!w.distributed()) {

@@ -11,6 +11,7 @@
 
 #include "tessera/dist.hpp"
 #include "tessera/tensor.hpp"
+#include "tessera/topology.hpp"
 #include "world/world.hpp"
 
 namespace tessera::comm {
@@ -23,6 +24,9 @@ struct CallContext {
   // every member must share it, reduce op with its factor, root), which every message between
   // processes carries in its envelope (comm/envelope.hpp) and the receiver compares with its own.
   uint64_t fingerprint = 0;
+  // The group's own topology (ProcessGroup::topology, e.g. a DeviceMesh's with_topology), which
+  // run_collective orders and costs the call on; null: the calling world's.
+  std::shared_ptr<const Topology> topology;
 };
 
 // What every process must agree on about a call. `shape` is empty when members may differ in

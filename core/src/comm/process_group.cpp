@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "tessera/errors.hpp"
+#include "tessera/topology.hpp"
 
 namespace tessera {
 
@@ -33,6 +34,24 @@ ProcessGroup ProcessGroup::from_fibres(std::vector<std::vector<int>> fibres) {
 int ProcessGroup::size() const {
   if (fibres_.empty()) throw Error("ProcessGroup: the default group's size is the number of ranks of the argument");
   return static_cast<int>(fibres_.front().size());
+}
+
+ProcessGroup ProcessGroup::with_topology(std::shared_ptr<const Topology> topology) const {
+  if (topology != nullptr)
+    for (const auto& fibre : fibres_)
+      for (int r : fibre)
+        if (r >= topology->world())
+          throw Error(fmt::format("ProcessGroup {}: topology '{}' spans {} ranks (0..{}) but the group holds rank {}",
+                                  to_string(), topology->name(), topology->world(), topology->world() - 1, r));
+  ProcessGroup group = *this;
+  group.topology_ = std::move(topology);
+  return group;
+}
+
+bool ProcessGroup::operator==(const ProcessGroup& other) const {
+  if (fibres_ != other.fibres_) return false;
+  if (topology_ == nullptr || other.topology_ == nullptr) return topology_ == other.topology_;
+  return topology_->fingerprint() == other.topology_->fingerprint();
 }
 
 std::string ProcessGroup::to_string() const {

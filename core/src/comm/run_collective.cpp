@@ -129,23 +129,34 @@ namespace {
 // again and again: a repeat skips the topology, the rules and the schedule cache (about a third of
 // a small collective's cost across processes). Everything a choice depends on is either compared
 // here or changes algorithms_generation (algorithms loaded or forgotten, rules or the topology
-// preset set). Per thread, so threads never contend on it; a world does not enter into it (the
-// topology comes from the preset and the world's size, both compared).
+// preset set). Per thread, so threads never contend on it. The topology is the group's own, compared
+// by content (Topology::fingerprint), or else the world's: the preset over the world's size, and in
+// a world spread over processes its links between processes (WorldState::links_key).
 struct LastChoice {
   uint64_t generation = 0;
   std::array<int64_t, 7> fields{};  // the request's (request_key.hpp's fields_of)
   int world = 0;
   int64_t bytes = 0;
   std::vector<int> members;
+  bool own_topology = false;
+  uint64_t topology = 0;  // the group's topology's fingerprint, else the world's links_key
   std::shared_ptr<Cached> entry;
 
   bool matches(uint64_t now, const tessera_collective_request& q, int asked_world, int64_t asked_bytes,
-               const std::vector<int>& group) const {
+               const std::vector<int>& group, bool asked_own, uint64_t asked_topology) const {
     return entry != nullptr && generation == now && fields == fields_of(q) && world == asked_world &&
-           bytes == asked_bytes && members == group;
+           bytes == asked_bytes && own_topology == asked_own && topology == asked_topology && members == group;
   }
 };
 thread_local LastChoice last_choice;
+
+// A group's own topology must hold every member (DeviceMesh::with_topology and
+// ProcessGroup::with_topology check their fibres; the default group's members are known only here).
+void require_spans(const Topology& topology, int largest_member) {
+  if (largest_member >= topology.world())
+    throw Error(fmt::format("the group's topology '{}' spans {} ranks (0..{}) but the collective runs on rank {}",
+                            topology.name(), topology.world(), topology.world() - 1, largest_member));
+}
 
 // What run_collective and repeat_collective share: choose the algorithm, fetch its schedule and
 // report the call (traces, counters and the cost model see one call per fibre either way).
@@ -160,18 +171,30 @@ std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t 
   const uint64_t generation = algorithms_generation();
   tessera_collective_request request =
       make_request(collective, static_cast<int>(inputs.size()), count, dtype, reduce_op, root);
-  if (!reported && last_choice.matches(generation, request, context.world, bytes, members)) return last_choice.entry;
-  const int world = std::max(context.world, *std::max_element(members.begin(), members.end()) + 1);
-  Topology topology;
-  const std::vector<int32_t> ring = tessera::world::current().ring_order(world, members, topology);
+  tessera::world::WorldState& in = tessera::world::current();
+  const Topology* own = context.topology.get();
+  const uint64_t topology_key = own != nullptr ? own->fingerprint() : in.links_key();
+  if (!reported && last_choice.matches(generation, request, context.world, bytes, members, own != nullptr, topology_key))
+    return last_choice.entry;
+  const int largest = *std::max_element(members.begin(), members.end());
+  Topology world_topology;  // filled only when the group brings none
+  const Topology* topology = own;
+  std::vector<int32_t> ring;
+  if (own != nullptr) {
+    require_spans(*own, largest);
+    ring = in.ring_order_on(*own, members);
+  } else {
+    ring = in.ring_order(std::max(context.world, largest + 1), members, world_topology);
+    topology = &world_topology;
+  }
   request.ring_order = ring.empty() ? nullptr : ring.data();
-  const RequestTopology where{&topology, members.data(), request.group_size};
+  const RequestTopology where{topology, members.data(), request.group_size};
   attach_topology(request, where);
   const std::shared_ptr<const CollectiveAlgorithm> algorithm = choose(request, bytes);
   std::shared_ptr<Cached> entry = cached(algorithm->name(), request);
   if (reported)
-    observe::report_collective(*entry->schedule, members, estimate(*entry->schedule, members, topology, itemsize(dtype)));
-  last_choice = LastChoice{generation, fields_of(request), context.world, bytes, members, entry};
+    observe::report_collective(*entry->schedule, members, estimate(*entry->schedule, members, *topology, itemsize(dtype)));
+  last_choice = LastChoice{generation, fields_of(request), context.world, bytes, members, own != nullptr, topology_key, entry};
   return entry;
 }
 

@@ -14,9 +14,12 @@ namespace tessera::comm {
 // context: the API call (begin_call): the ranks the topology spans and the call's sequence number;
 // members[i]: group rank i's global rank; inputs[i]: its input buffer (1-d, contiguous, the size
 // collective.h gives for `count`), undefined for a rank hosted by another process. Outputs are
-// undefined for those ranks too. Runs in the calling thread's world (its topology and ring orders). Returns every group rank's output buffer. Ring-shaped
-// algorithms visit the members in the default topology's ring order; every algorithm's request
-// carries the members' world ranks and that topology (SDK 1.3: group_ranks, locality, ...).
+// undefined for those ranks too. Runs in the calling thread's world. Returns every group rank's
+// output buffer. The topology is the group's own (context.topology) or else the world's (its
+// preset, and in a world spread over processes the transport's links between them): ring-shaped
+// algorithms visit the members in its ring order, every algorithm's request carries the members'
+// world ranks and it (SDK 1.3: group_ranks, locality, transfer_time, which estimates and "auto"
+// use), and reports (counters, traces) are costed on it.
 std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
                                    const std::vector<Tensor>& inputs, int64_t count,
                                    int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0);

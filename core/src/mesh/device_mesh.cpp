@@ -137,7 +137,7 @@ DeviceMesh::DeviceMesh(std::string device_type, std::vector<int64_t> shape,
   check_fibres(fibres_, shape_, size());
   // The world the topology spans is known only to the caller; the ranks up to the largest one in
   // the mesh are the smallest world that holds it (init_device_mesh's world exactly).
-  topology_ = default_topology(max_rank(fibres_) + 1);
+  topology_ = std::make_shared<const Topology>(default_topology(max_rank(fibres_) + 1));
 }
 
 int64_t DeviceMesh::size() const {
@@ -225,7 +225,8 @@ DeviceMesh DeviceMesh::with_topology(Topology topology) const {
     throw Error(fmt::format("DeviceMesh: topology '{}' spans {} ranks but the mesh holds rank {}",
                             topology.name(), topology.world(), top));
   DeviceMesh mesh = *this;
-  mesh.topology_ = std::move(topology);
+  mesh.topology_ = std::make_shared<const Topology>(std::move(topology));
+  mesh.own_topology_ = true;
   return mesh;
 }
 

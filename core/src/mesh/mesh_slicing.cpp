@@ -54,7 +54,10 @@ ProcessGroup DeviceMesh::group(int64_t dim) const {
   std::vector<std::vector<int>> lines = split_fibres(fibres_, shape_, kept);
   // By first rank, so that a group does not depend on how the mesh's fibres happen to be listed.
   std::sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
-  return ProcessGroup::from_fibres(std::move(lines));
+  ProcessGroup group = ProcessGroup::from_fibres(std::move(lines));
+  // Only a topology given to the mesh: without one, collectives follow the calling world's (its
+  // preset, or a distributed world's links between processes), not the preset the mesh saw.
+  return own_topology_ ? group.with_topology(topology_) : group;
 }
 
 ProcessGroup DeviceMesh::group(const std::string& name) const { return group(dim_index(name)); }

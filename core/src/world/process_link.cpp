@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <new>
 #include <thread>
+#include <tuple>
 #include <utility>
 
 #include "dispatch/backend.hpp"
@@ -88,6 +90,19 @@ ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int
     close(fmt::format("{} ranks per process need {} tags per pair of processes, but the transport's tags end at {}",
                       ranks_per_process_, pairs * 4, max_tag_));
   collective_calls_ = static_cast<uint64_t>(regions(max_tag_).collective_size / pairs);
+  // SDK 1.5 properties: the host zeroed them, so a transport that does not know them (or was built
+  // for an older SDK) reports 0, "unknown". Written as negations so that NaN is refused too.
+  for (const auto& [field, value, unit] : {std::tuple{"latency", info.latency, "seconds per message"},
+                                           std::tuple{"bandwidth", info.bandwidth, "bytes per second"}})
+    if (!(value >= 0) || std::isinf(value))
+      close(fmt::format("init reported {} {}; expected a finite number of {} >= 0 (0: unknown)", field, value, unit));
+  if (info.max_message_bytes != 0 && info.max_message_bytes < TESSERA_TRANSPORT_LEAST_MAX_MESSAGE)
+    close(fmt::format("init reported max_message_bytes {}; expected 0 (no limit) or at least {} (the host's own "
+                      "messages must fit)",
+                      info.max_message_bytes, TESSERA_TRANSPORT_LEAST_MAX_MESSAGE));
+  if (info.device_memory != 0 && info.device_memory != 1)
+    close(fmt::format("init reported device_memory {}; expected 0 (host memory only) or 1", info.device_memory));
+  properties_ = LinkProperties{info.latency, info.bandwidth, info.max_message_bytes, info.device_memory == 1};
 }
 
 ProcessLink::~ProcessLink() {
@@ -216,15 +231,24 @@ ProcessLink::Request ProcessLink::post(bool send, const DLTensor& chunk, std::sh
 
 void* ProcessLink::post_locked(bool send, const DLTensor& chunk, int process, int64_t tag) {
   require_intact(send ? "isend" : "irecv");
+  const auto what = [&] {
+    return fmt::format("{} of {} element(s) {} process {} (tag {})", send ? "isend" : "irecv", chunk.shape[0],
+                       send ? "to" : "from", process, tag);
+  };
+  if (const int64_t most = properties_.max_message_bytes; most > 0) {
+    // chunk_view made it: 1-d, its length fits the buffer's bytes (no overflow).
+    const int64_t bytes = chunk.shape[0] * ((int64_t{chunk.dtype.bits} * chunk.dtype.lanes + 7) / 8);
+    if (bytes > most)
+      fail(what(), fmt::format("the message is {} bytes, longer than the {} bytes the transport takes at most "
+                               "(max_message_bytes, reported at init); the host does not split messages",
+                               bytes, most));
+  }
   tessera_transport_request handle = nullptr;
   tessera_error error;
   dispatch::clear_error(error);
   const tessera_status status = send ? transport_->isend(chunk, process, tag, handle, error)
                                      : transport_->irecv(chunk, process, tag, handle, error);
-  if (status != TESSERA_OK)
-    fail(fmt::format("{} of {} element(s) {} process {} (tag {})", send ? "isend" : "irecv", chunk.shape[0],
-                     send ? "to" : "from", process, tag),
-         plugin::error_text(error));
+  if (status != TESSERA_OK) fail(what(), plugin::error_text(error));
   return handle;
 }
 

@@ -38,12 +38,24 @@ class Callback {
   R (*call_)(void*);
 };
 
+// What a transport reported at init about its links (SDK 1.5, transport.h), validated; 0 means
+// unknown (latency, bandwidth) or no limit (max_message_bytes).
+struct LinkProperties {
+  double latency = 0.0;           // seconds per message between processes
+  double bandwidth = 0.0;         // bytes per second between processes
+  int64_t max_message_bytes = 0;  // the longest chunk one isend or irecv may carry
+  bool device_memory = false;     // the transport also takes chunks in device memory
+  // Whether the links between processes are costed by the transport rather than the preset alone.
+  bool costs_links() const { return latency > 0 || bandwidth > 0; }
+};
+
 class ProcessLink {
  public:
   class Request;
 
   // Initialises `transport`; throws Error naming the transport when init fails or reports a world
-  // that cannot hold `ranks_per_process` ranks per process (too few tags, too many ranks).
+  // that cannot hold `ranks_per_process` ranks per process (too few tags, too many ranks), or link
+  // properties that are not valid (naming the field and the value).
   ProcessLink(std::shared_ptr<const plugin::Transport> transport, int ranks_per_process, int64_t timeout_ms);
   // Frees what is pending, then finalizes the transport; a broken link (below) aborts it instead.
   ~ProcessLink();
@@ -54,6 +66,7 @@ class ProcessLink {
   int process_index() const { return index_; }
   int process_count() const { return count_; }
   int64_t timeout_ms() const { return timeout_ms_; }
+  const LinkProperties& properties() const { return properties_; }
 
   // A failure on the link (a transport error, a peer that did not answer within the timeout, a
   // message that does not belong where it arrived, a send or receive abandoned while in flight)
@@ -73,7 +86,10 @@ class ProcessLink {
   int64_t collective_tag(uint64_t sequence, int from, int to) const;
   int64_t point_to_point_tag(int from, int to) const;
 
-  // Posts a send of `chunk` (a contiguous CPU tensor, kept alive by the request) to `process`.
+  // Posts a send of `chunk` (a contiguous CPU tensor, kept alive by the request) to `process`. Every
+  // post (these, the ranges, staged sends, scratch receives) refuses a chunk longer than the
+  // transport's max_message_bytes with an Error naming both lengths, which breaks the link (the
+  // peer's side of the message goes unmatched).
   std::shared_ptr<Request> isend(const Tensor& chunk, int process, int64_t tag);
   // Posts a receive into `chunk` (contiguous, CPU; written when the request completes).
   std::shared_ptr<Request> irecv(const Tensor& chunk, int process, int64_t tag);
@@ -156,6 +172,7 @@ class ProcessLink {
   int index_ = 0;
   int count_ = 1;
   int64_t max_tag_ = 0;
+  LinkProperties properties_;
   uint64_t collective_calls_ = 1;  // calls whose collective tags differ before they repeat
   int ranks_per_process_ = 1;
   int64_t timeout_ms_;

@@ -9,6 +9,7 @@
 #include "observe/listeners.hpp"
 #include "tensor/remote_ranks.hpp"
 #include "world/process_link.hpp"
+#include "world/process_topology.hpp"
 
 namespace tessera {
 namespace observe {
@@ -72,7 +73,13 @@ WorldState::WorldState(std::shared_ptr<ProcessLink> link, int ranks_per_process,
       check_collectives_(check_collectives),
       whole_world_(one_fibre_of(size_)),
       mailbox_(std::make_unique<comm::Mailbox>()),
-      listeners_(std::make_shared<observe::Listeners>()) {}
+      listeners_(std::make_shared<observe::Listeners>()) {
+  if (const LinkProperties& links = link_->properties(); links.costs_links()) {
+    const double costs[] = {links.latency, links.bandwidth};
+    // Never 0 (that is "the preset alone"): the digest of a world with some costed links.
+    links_key_ = digest(costs, sizeof(costs), static_cast<uint64_t>(ranks_per_process_)) | 1u;
+  }
+}
 
 WorldState::~WorldState() = default;
 
@@ -94,7 +101,9 @@ WorldState::Built& WorldState::built_locked(int ranks) {
   const auto key = std::make_pair(default_topology_preset(), ranks);
   if (auto it = topologies_.find(key); it != topologies_.end()) return it->second;
   if (topologies_.size() >= kTopologiesKept) topologies_.clear();
-  return topologies_.emplace(key, Built{default_topology(ranks), {}}).first->second;
+  Topology topology = default_topology(ranks);
+  if (distributed()) topology = with_process_links(topology, ranks_per_process_, link_->properties(), link_->transport_name());
+  return topologies_.emplace(key, Built{std::move(topology), {}}).first->second;
 }
 
 Topology WorldState::topology(int ranks) {
@@ -107,13 +116,10 @@ std::vector<int32_t> WorldState::ring_order(int ranks, const std::vector<int>& m
   return ring_order(ranks, members, topology);
 }
 
-std::vector<int32_t> WorldState::ring_order(int ranks, const std::vector<int>& members, Topology& topology) {
-  {
-    std::lock_guard lock(topology_mutex_);
-    Built& built = built_locked(ranks);
-    topology = built.topology;
-    if (auto it = built.rings.find(members); it != built.rings.end()) return it->second;
-  }
+namespace {
+
+// The members' positions round the topology's ring order, as group ranks; empty when natural.
+std::vector<int32_t> ring_positions(const Topology& topology, const std::vector<int>& members) {
   const std::vector<int> order = topology.ring_order(members);
   std::vector<int32_t> ring;
   bool natural = true;
@@ -123,10 +129,46 @@ std::vector<int32_t> WorldState::ring_order(int ranks, const std::vector<int>& m
     natural = natural && ring.back() == static_cast<int32_t>(k);
   }
   if (natural) ring.clear();
+  return ring;
+}
+
+void remember_ring(std::map<std::vector<int>, std::vector<int32_t>>& rings, const std::vector<int>& members,
+                   const std::vector<int32_t>& ring) {
+  if (rings.size() >= kRingsKept) rings.clear();
+  rings.emplace(members, ring);
+}
+
+}  // namespace
+
+std::vector<int32_t> WorldState::ring_order(int ranks, const std::vector<int>& members, Topology& topology) {
+  {
+    std::lock_guard lock(topology_mutex_);
+    Built& built = built_locked(ranks);
+    topology = built.topology;
+    if (auto it = built.rings.find(members); it != built.rings.end()) return it->second;
+  }
+  const std::vector<int32_t> ring = ring_positions(topology, members);
   std::lock_guard lock(topology_mutex_);
-  Built& built = built_locked(ranks);
-  if (built.rings.size() >= kRingsKept) built.rings.clear();
-  built.rings.emplace(members, ring);
+  remember_ring(built_locked(ranks).rings, members, ring);
+  return ring;
+}
+
+std::vector<int32_t> WorldState::ring_order_on(const Topology& topology, const std::vector<int>& members) {
+  const uint64_t key = topology.fingerprint();
+  {
+    std::lock_guard lock(topology_mutex_);
+    if (auto it = given_topologies_.find(key); it != given_topologies_.end())
+      if (auto ring = it->second.rings.find(members); ring != it->second.rings.end()) return ring->second;
+  }
+  const std::vector<int32_t> ring = ring_positions(topology, members);
+  std::lock_guard lock(topology_mutex_);
+  auto it = given_topologies_.find(key);
+  if (it == given_topologies_.end()) {
+    if (given_topologies_.size() >= kTopologiesKept) given_topologies_.clear();
+    // A copy shares the topology's links and paths: the entry keeps them alive, nothing is rebuilt.
+    it = given_topologies_.emplace(key, Built{topology, {}}).first;
+  }
+  remember_ring(it->second.rings, members, ring);
   return ring;
 }
 

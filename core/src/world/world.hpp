@@ -78,13 +78,23 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   const std::shared_ptr<observe::Listeners>& shared_listeners() const { return listeners_; }
 
   // The default topology ([topology] preset) over `ranks` ranks (the world's size when it has one),
-  // built once per preset and kept with the paths computed on it.
+  // built once per preset and kept with the paths computed on it. In a world spread over processes
+  // whose transport reports its links' latency or bandwidth (SDK 1.5), the links between processes
+  // take those (process_topology.hpp).
   Topology topology(int ranks);
+  // What, besides the preset and the size, the world's topology rests on: 0 unless the transport
+  // costs the links between processes, else a digest of how (for caches of choices made on it).
+  uint64_t links_key() const { return links_key_; }
   // The members' positions round that topology's ring, as group ranks; empty for the natural order.
   std::vector<int32_t> ring_order(int ranks, const std::vector<int>& members);
   // The same, also setting `topology` to the topology it is taken from: a collective needs both,
   // and this takes the world's lock once.
   std::vector<int32_t> ring_order(int ranks, const std::vector<int>& members, Topology& topology);
+  // The members' ring order on a topology a group brings of its own (ProcessGroup::topology, from
+  // DeviceMesh::with_topology), as group ranks; empty for the natural order. Kept per topology
+  // content (Topology::fingerprint), so a mesh's groups, copies of the mesh and equal topologies
+  // built again all reuse one computation.
+  std::vector<int32_t> ring_order_on(const Topology& topology, const std::vector<int>& members);
 
  private:
   struct Built {
@@ -97,12 +107,14 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   std::shared_ptr<ProcessLink> link_;
   int ranks_per_process_ = 0;
   bool check_collectives_ = false;
+  uint64_t links_key_ = 0;
   std::atomic<uint64_t> calls_{0};
   std::shared_ptr<const FibreList> whole_world_;
   std::unique_ptr<comm::Mailbox> mailbox_;
   std::shared_ptr<observe::Listeners> listeners_;
   std::mutex topology_mutex_;
   std::map<std::pair<std::string, int>, Built> topologies_;  // (preset, ranks)
+  std::map<uint64_t, Built> given_topologies_;               // groups' own, by fingerprint
 };
 
 // A simulated world of `size` ranks. Without listeners it gets its own.

@@ -7,6 +7,8 @@
  *  - with SCRIPTED_PENDING_RECV set, receives never complete (a message that never comes);
  *  - receives complete at their first test and fill their bytes with 0x3f (1.0f in every float32
  *    lane is 0x3f800000; 0x3f3f3f3f is 0.747...: what matters is that the bytes were written).
+ * Its SDK 1.5 link properties come from SCRIPTED_LATENCY, SCRIPTED_BANDWIDTH (strtod) and
+ * SCRIPTED_MAX_MESSAGE (strtoll), each reported only when set (else 0: unknown, no limit).
  * It counts the requests it made and freed: scripted_transport_open() is made - freed, so a test
  * can see every request freed exactly once (a double free also shows under AddressSanitizer). */
 #include <stdio.h>
@@ -64,6 +66,14 @@ static tessera_status scripted_init(void* context, const tessera_transport_confi
   info->process_index = 0;
   info->process_count = 2;
   info->max_tag = INT32_MAX;
+  if (info->struct_size >= offsetof(tessera_transport_info, device_memory) + sizeof(info->device_memory)) {
+    const char* latency = getenv("SCRIPTED_LATENCY");
+    const char* bandwidth = getenv("SCRIPTED_BANDWIDTH");
+    const char* max_message = getenv("SCRIPTED_MAX_MESSAGE");
+    if (latency != NULL) info->latency = strtod(latency, NULL);
+    if (bandwidth != NULL) info->bandwidth = strtod(bandwidth, NULL);
+    if (max_message != NULL) info->max_message_bytes = strtoll(max_message, NULL, 10);
+  }
   return TESSERA_OK;
 }
 

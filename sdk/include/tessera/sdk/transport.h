@@ -61,14 +61,55 @@ typedef struct tessera_transport_config {
 } tessera_transport_config;
 
 /* What init reports. The host sets struct_size to the size it knows and zeroes the rest; the
- * transport writes only fields that lie within that struct_size. */
+ * transport writes only fields that lie within that struct_size (a field it leaves alone reads as
+ * 0, which every optional field below takes to mean "unknown" or "no limit").
+ *
+ * Process index and count: the transport learns them from its own runtime, not from the host,
+ * which knows neither before init: MPI_Comm_rank and MPI_Comm_size of the communicator it uses, or
+ * what the launcher sets (Open MPI's OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE, PMIx's
+ * PMIX_RANK, Slurm's SLURM_PROCID and SLURM_NTASKS, ...), or its own rendezvous. The host checks
+ * 0 <= process_index < process_count at init; then, before anything runs, that every process
+ * reported the same process_count and that the indices are a permutation of 0 .. process_count-1
+ * (process p of the all-gather reports index p), and fails init_world on every process naming
+ * what differs. Every process must also report the same optional properties (they shape the cost
+ * model, so processes that disagreed could choose different algorithms for one collective).
+ *
+ * SDK 1.5 appended the optional properties after max_tag. The host validates them at init: the
+ * latency and bandwidth finite and >= 0, max_message_bytes 0 or at least
+ * TESSERA_TRANSPORT_LEAST_MAX_MESSAGE, device_memory 0 or 1; any other value fails init with an
+ * error naming the transport, the field and the value. */
 typedef struct tessera_transport_info {
   size_t struct_size;
   void* extension;
   int32_t process_index; /* this process, 0 .. process_count-1 */
   int32_t process_count; /* processes in the world, >= 1 */
   int64_t max_tag;       /* the largest tag isend/irecv accept (tags are 0 .. max_tag), >= 32767 */
+
+  /* SDK 1.5, optional. The time one message between two processes takes before its first byte
+   * arrives (alpha), in seconds; 0: unknown. With bandwidth, it costs the links between processes
+   * in the world's topology: the cost model, the ring order, "auto" and the algorithms' estimates
+   * (the request's transfer_time) see every link joining ranks of different processes at this
+   * latency, in place of the [topology] preset's; 0 keeps the preset's value. */
+  double latency;
+  /* SDK 1.5, optional. Bytes per second one message between two processes moves at (1/beta);
+   * 0: unknown (the preset's bandwidth stays). */
+  double bandwidth;
+  /* SDK 1.5, optional. The most bytes one isend or irecv may carry; 0: no limit. The host refuses a
+   * longer chunk before it reaches the transport, with an error naming the transport, the length
+   * and this limit (it does not split messages: a transport whose runtime has a smaller limit, as
+   * MPI's int count has, splits them itself and reports 0). At least
+   * TESSERA_TRANSPORT_LEAST_MAX_MESSAGE when set: the host's own messages (settings, fingerprints,
+   * small staged sends with their envelopes) must fit. */
+  int64_t max_message_bytes;
+  /* SDK 1.5, optional. 1: isend and irecv also accept chunks in device memory (a DLTensor whose
+   * device is not kDLCPU); 0: host memory only. The host passes host memory only today, whatever
+   * this says; it is recorded so that every process agrees. */
+  int32_t device_memory;
 } tessera_transport_info;
+
+/* The least max_message_bytes a transport may report (other than 0, no limit): the longest message
+ * the host itself sends (4 KiB of a staged send after a 256-byte envelope). */
+#define TESSERA_TRANSPORT_LEAST_MAX_MESSAGE 4352
 
 typedef struct tessera_transport {
   size_t struct_size;

@@ -20,7 +20,13 @@
  *      catalogue).
  * 1.5: for plugin authors: tessera_transport.abort appended (optional): how the host leaves a world
  *      whose link failed instead of finalizing it (a 1.1-1.4 transport table ends before it; the
- *      host then skips finalize after a failure); the tuner component (tuner.h,
+ *      host then skips finalize after a failure); link properties appended to
+ *      tessera_transport_info that init reports (latency, bandwidth, max_message_bytes,
+ *      device_memory; 0 = unknown or no limit): latency and bandwidth cost the links between
+ *      processes in the world's topology, a longer message than max_message_bytes is refused, and
+ *      every process must report the same (a 1.1-1.4 transport never writes them: its world is
+ *      costed on the [topology] preset alone, as before); transport.h states how a transport
+ *      learns its process index and count; the tuner component (tuner.h,
  *      TESSERA_COMPONENT_TUNER = 5), which reprices or vetoes the candidates of the rule "auto",
  *      chosen by [collectives] tuner or TESSERA_TUNER; the parameter schema (tessera_parameter,
  *      tessera_plugin_info.num_parameters/parameters); status codes NOT_FOUND, UNAVAILABLE and

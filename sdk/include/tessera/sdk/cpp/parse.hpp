@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -27,17 +29,34 @@ inline int64_t parse_integer(const std::string& text, const std::string& what, i
   return value;
 }
 
-// The whole of `text` as a finite decimal number in [minimum, maximum], or sdk::Error
-// (TESSERA_INVALID_ARGUMENT) "<what> must be a finite number in 0..1, got 'x'".
+// The whole of `text` as a finite decimal number in [minimum, maximum] (either may be infinite), or
+// sdk::Error (TESSERA_INVALID_ARGUMENT) "<what> must be a finite number in 0..1, got 'x'" (">= 0"
+// when only bounded below).
 inline double parse_real(const std::string& text, const std::string& what, double minimum, double maximum) {
   errno = 0;
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
   const bool whole = !text.empty() && end == text.c_str() + text.size() && errno != ERANGE;
-  if (!whole || !(value >= minimum && value <= maximum) || value - value != 0)  // NaN and infinities fail
-    throw Error(TESSERA_INVALID_ARGUMENT, what + " must be a finite number in " + std::to_string(minimum) + ".." +
-                                              std::to_string(maximum) + ", got '" + text + "'");
+  // Written as a negation so that NaN is refused too.
+  if (!whole || !(value >= minimum && value <= maximum) || std::isinf(value)) {
+    const auto number = [](double x) {
+      char buffer[32];
+      std::snprintf(buffer, sizeof(buffer), "%g", x);
+      return std::string(buffer);
+    };
+    std::string range = "in " + number(minimum) + ".." + number(maximum);
+    if (std::isinf(maximum)) range = std::isinf(minimum) ? "" : ">= " + number(minimum);
+    else if (std::isinf(minimum)) range = "<= " + number(maximum);
+    throw Error(TESSERA_INVALID_ARGUMENT,
+                what + " must be a finite number" + (range.empty() ? "" : " " + range) + ", got '" + text + "'");
+  }
   return value;
+}
+
+// The whole of `text` as a finite decimal number >= 0 (e.g. "2e-6", "12.5e9"), or sdk::Error
+// (TESSERA_INVALID_ARGUMENT) "<what> must be a finite number >= 0, got 'x'".
+inline double parse_non_negative(const std::string& text, const std::string& what) {
+  return parse_real(text, what, 0.0, HUGE_VAL);
 }
 
 }  // namespace tessera::sdk

@@ -71,6 +71,9 @@ inline std::function<int64_t(const std::string&, const std::string&)> integer_in
     return parse_integer(text, name, least, most);
   };
 }
+inline std::function<double(const std::string&, const std::string&)> non_negative_number() {
+  return [](const std::string& name, const std::string& text) { return parse_non_negative(text, name); };
+}
 inline std::function<bool(const std::string&, const std::string&)> boolean() {
   return [](const std::string& name, const std::string& text) {
     if (text == "true" || text == "1") return true;

@@ -36,6 +36,12 @@ struct TransportWorld {
   int32_t process_index = 0;
   int32_t process_count = 1;
   int64_t max_tag = 32767;  // the least MPI guarantees (MPI_TAG_UB)
+  // SDK 1.5 link properties (transport.h); 0: unknown, or no limit. Written only to a host that
+  // knows them (an older host's struct ends before them).
+  double latency = 0.0;           // seconds per message between processes
+  double bandwidth = 0.0;         // bytes per second between processes
+  int64_t max_message_bytes = 0;  // the longest chunk isend/irecv take
+  bool device_memory = false;     // chunks in device memory are accepted
 };
 
 template <class Impl>
@@ -86,6 +92,12 @@ class TransportBuilder {
         info->process_count = world.process_count;
       }
       if (info->struct_size >= offsetof(tessera_transport_info, max_tag) + sizeof(int64_t)) info->max_tag = world.max_tag;
+      if (info->struct_size >= offsetof(tessera_transport_info, device_memory) + sizeof(int32_t)) {
+        info->latency = world.latency;
+        info->bandwidth = world.bandwidth;
+        info->max_message_bytes = world.max_message_bytes;
+        info->device_memory = world.device_memory ? 1 : 0;
+      }
     });
   }
 
