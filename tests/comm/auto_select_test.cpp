@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/sinks/ostream_sink.h>
 
 #include "comm/cost_model.hpp"
 #include "comm/request_topology.hpp"
 #include "comm/run_collective.hpp"
 #include "comm_plugin_support.hpp"
 #include "log/log.hpp"
+#include "log_capture.hpp"
 #include "plugin/registry.hpp"
 #include "world/world.hpp"
 
@@ -32,22 +32,6 @@ struct Loaded {
 };
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-
-// What the logger says at level info while it lives.
-struct LogCapture {
-  LogCapture() : sink(std::make_shared<spdlog::sinks::ostream_sink_mt>(text)), level(ts::observe::logger().level()) {
-    ts::observe::logger().sinks().push_back(sink);
-    ts::observe::logger().set_level(spdlog::level::info);
-  }
-  ~LogCapture() {
-    auto& sinks = ts::observe::logger().sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());
-    ts::observe::logger().set_level(level);
-  }
-  std::ostringstream text;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink;
-  spdlog::level::level_enum level;
-};
 
 // An all_reduce request of `bytes` float32 over world ranks 0..p-1 of `topology`, as a call makes it.
 struct Request {
@@ -216,7 +200,7 @@ TEST_CASE("an estimate that is NaN, negative, infinite or throws is costed by th
     const std::string without = ts::dist::algorithm_for("all_reduce", 4, 4096);
     Loaded bad("coll-est-" + mode);
     const std::string name = "est-" + mode;
-    LogCapture capture;
+    tessera_test::LogCapture capture;
     ts::LocalMode local(4);
     for (const int64_t count : {int64_t{1024}, int64_t{2048}}) {  // two sizes: two choices, two estimates
       CAPTURE(count);
@@ -264,7 +248,7 @@ TEST_CASE("auto skips the cheapest candidate when its schedule does not build, f
     REQUIRE(without != name);
     {
       Loaded bad("coll-" + name);
-      LogCapture capture;
+      tessera_test::LogCapture capture;
       // Its 0 s makes it the cheapest; its build fails, so the choice is the one made without it.
       CHECK(ts::dist::algorithm_for("all_reduce", 4, 4096) == without);
       ts::LocalMode local(4);
@@ -368,7 +352,7 @@ TEST_CASE("a candidate a tuner vetoed runs only when no candidate it kept has a 
   config.plugin_parameters["tuner-prefer"] = {{"veto", "est-zero"}};
   ts::configure(config);
   {
-    LogCapture capture;
+    tessera_test::LogCapture capture;
     ts::LocalMode local(4);
     ts::Tensor x = ranks_plus_one(4, 1024);
     const ts::CommCounter counter;
@@ -384,7 +368,7 @@ TEST_CASE("a candidate a tuner vetoed runs only when no candidate it kept has a 
   // Without the veto, est-zero is simply the next-cheapest: no such warning.
   config.plugin_parameters["tuner-prefer"] = {{"veto", ""}};
   ts::configure(config);
-  LogCapture capture;
+  tessera_test::LogCapture capture;
   CHECK(ts::dist::algorithm_for("all_reduce", 4, 4096) == "est-zero");
   CHECK(capture.text.str().find("which the tuner vetoed") == std::string::npos);
   ts::configure(ts::Config{});  // no tuner
@@ -428,7 +412,7 @@ TEST_CASE("TESSERA_COLL may name auto") {
 TEST_CASE("a process's first auto choice is kept: the calls after it do not choose again") {
   if (std::getenv("TESSERA_TEST_FIRST_CHOICE") == nullptr) return;
   ScopedRules rules("all_reduce:auto");  // configures the process (and its logger) first
-  LogCapture capture;
+  tessera_test::LogCapture capture;
   const std::ostringstream& log = capture.text;
   ts::LocalMode mode(6);
   ts::Tensor x = ts::rank_map([](int r) { return ts::full({3}, static_cast<float>(r + 1)); });

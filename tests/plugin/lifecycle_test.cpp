@@ -100,24 +100,37 @@ TEST_CASE("a probe reports an init that refuses as the reason the plugin cannot 
   check_cpu_still_works();
 }
 
-TEST_CASE("at process exit every loaded plugin is finalized, the last loaded first") {
-  const PluginLog log;
-  // A child process loads two plugins and exits without unloading them; the log is read here.
+namespace {
+
+// Runs `body` in a child process that then exits through std::exit (running the exit handlers, as
+// returning from main does); the child's exit status, 3 when `body` threw.
+template <class Body>
+int exit_status_of_child(Body&& body) {
   const pid_t child = ::fork();
   REQUIRE(child >= 0);
   if (child == 0) {
     try {
-      tessera::load_plugin(test_plugin("coll-params").string());
-      tessera::load_plugin(test_plugin("params-second").string());
+      body();
     } catch (...) {
       std::_Exit(3);
     }
-    std::exit(0);  // runs the exit handlers, as returning from main does
+    std::exit(0);
   }
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);
   REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  return WEXITSTATUS(status);
+}
+
+}  // namespace
+
+TEST_CASE("at process exit every loaded plugin is finalized, the last loaded first") {
+  const PluginLog log;
+  // The child loads two plugins and exits without unloading them; the log is read here.
+  CHECK(exit_status_of_child([] {
+          tessera::load_plugin(test_plugin("coll-params").string());
+          tessera::load_plugin(test_plugin("params-second").string());
+        }) == 0);
   const std::vector<std::string> lines = log.lines();
   REQUIRE(lines.size() == 4);
   CHECK(lines[0].starts_with("init host="));
@@ -128,21 +141,10 @@ TEST_CASE("at process exit every loaded plugin is finalized, the last loaded fir
 
 TEST_CASE("a plugin unloaded before exit is not finalized again at exit") {
   const PluginLog log;
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    try {
-      tessera::load_plugin(test_plugin("coll-params").string());
-      tessera::unload_plugin("coll-params");
-    } catch (...) {
-      std::_Exit(3);
-    }
-    std::exit(0);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(child, &status, 0) == child);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(exit_status_of_child([] {
+          tessera::load_plugin(test_plugin("coll-params").string());
+          tessera::unload_plugin("coll-params");
+        }) == 0);
   CHECK(log.count("init*") == 1);
   CHECK(log.count("finalize") == 1);
 }

@@ -4,7 +4,6 @@
 // with a warning naming it; changing the tuner or its parameters makes "auto" choose again; the
 // host rejects malformed tuner tables at load. The tuners live in their own directory
 // (tests/plugin/CMakeLists.txt), put on the search path by each configuration here.
-#include <spdlog/sinks/ostream_sink.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "log/log.hpp"
+#include "log_capture.hpp"
 #include "plugin_log.hpp"
 #include "plugin_test_support.hpp"
 
@@ -79,23 +79,6 @@ TunedRun tuned_all_reduce() {
 }
 
 std::string tuned_choice() { return ts::dist::algorithm_for("all_reduce", kTunedRanks, kTunedCount * 4); }
-
-// What the logger says at level info while it lives.
-struct TunerLogCapture {
-  TunerLogCapture()
-      : sink(std::make_shared<spdlog::sinks::ostream_sink_mt>(text)), level(ts::observe::logger().level()) {
-    ts::observe::logger().sinks().push_back(sink);
-    ts::observe::logger().set_level(spdlog::level::info);
-  }
-  ~TunerLogCapture() {
-    auto& sinks = ts::observe::logger().sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());
-    ts::observe::logger().set_level(level);
-  }
-  std::ostringstream text;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink;
-  spdlog::level::level_enum level;
-};
 
 // The untuned choice for the runs here, and two other algorithms that apply, for a tuner to move
 // the choice to: the first two of ring, rd and tree that are not the untuned choice.
@@ -172,7 +155,7 @@ TEST_CASE(
   for (const auto& [fault, problem] : faults) {
     CAPTURE(fault);
     ts::configure(tuned(fault));
-    const TunerLogCapture capture;
+    const tessera_test::LogCapture capture;
     const TunedRun run = tuned_all_reduce();
     CHECK(run.algorithm == untuned.algorithm);
     CHECK(run.sums_right);
@@ -248,7 +231,7 @@ TEST_CASE("unloading the tuner's plugin warns, and auto goes back to the host's 
   const Untuned untuned = untuned_choice();
   ts::configure(tuned("prefer", untuned.target));
   CHECK(tuned_all_reduce().algorithm == untuned.target);
-  const TunerLogCapture capture;
+  const tessera_test::LogCapture capture;
   ts::unload_plugin("tuner-prefer");
   CHECK(contains(capture.text.str(),
                  "unloaded plugin 'tuner-prefer', which provides the tuner in force ('prefer')"));

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "direct_schedule.hpp"
 #include "tessera/sdk/cpp/plugin_builder.hpp"
 
 namespace {
@@ -37,18 +38,7 @@ const sdk::Parameter<int64_t>* group_size = nullptr;
 
 void direct_all_reduce(const tessera_collective_request& q, const sdk::Schedule& s) {
   record("build group_size=" + std::to_string(group_size->get()));
-  if (sdk::schedule_trivial(q, s)) return;
-  const tessera_chunk in = sdk::chunk(TESSERA_BUFFER_INPUT, 0, q.count);
-  const tessera_chunk out = sdk::chunk(TESSERA_BUFFER_OUTPUT, 0, q.count);
-  for (int32_t r = 0; r < q.group_size; ++r)
-    for (int32_t peer = 0; peer < q.group_size; ++peer)
-      if (peer != r) s.send(r, in, peer);
-  // Every rank combines all inputs in rank order, so all get bitwise the same result.
-  for (int32_t r = 0; r < q.group_size; ++r)
-    for (int32_t i = 0; i < q.group_size; ++i) {
-      if (i == 0) i == r ? s.copy(r, out, in) : s.recv(r, out, i);
-      else i == r ? s.reduce(r, out, in) : s.recv_reduce(r, out, i);
-    }
+  plugin_test::schedule_direct_all_reduce(q, s);
 }
 
 void describe(sdk::PluginBuilder& plugin) {

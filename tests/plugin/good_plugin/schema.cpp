@@ -2,32 +2,18 @@
 // with the C++ builder: libtessera-coll-schema.so, algorithm "schema-direct" (a direct all_reduce).
 // One parameter of each type. The builder's own checks word their messages differently from the
 // host's ("pieces must be an integer in 1..64"), so a test can tell who refused a value.
-#include <cstdint>
 #include <string>
 
+#include "direct_schedule.hpp"
 #include "tessera/sdk/cpp/plugin_builder.hpp"
 
 namespace {
 
 namespace sdk = tessera::sdk;
 
-void direct_all_reduce(const tessera_collective_request& q, const sdk::Schedule& s) {
-  if (sdk::schedule_trivial(q, s)) return;
-  const tessera_chunk in = sdk::chunk(TESSERA_BUFFER_INPUT, 0, q.count);
-  const tessera_chunk out = sdk::chunk(TESSERA_BUFFER_OUTPUT, 0, q.count);
-  for (int32_t r = 0; r < q.group_size; ++r)
-    for (int32_t peer = 0; peer < q.group_size; ++peer)
-      if (peer != r) s.send(r, in, peer);
-  for (int32_t r = 0; r < q.group_size; ++r)
-    for (int32_t i = 0; i < q.group_size; ++i) {
-      if (i == 0) i == r ? s.copy(r, out, in) : s.recv(r, out, i);
-      else i == r ? s.reduce(r, out, in) : s.recv_reduce(r, out, i);
-    }
-}
-
 void describe(sdk::PluginBuilder& plugin) {
   static sdk::AlgorithmBuilder algorithm("schema-direct");
-  algorithm.collective(TESSERA_COLL_ALL_REDUCE, &direct_all_reduce);
+  algorithm.collective(TESSERA_COLL_ALL_REDUCE, &plugin_test::schedule_direct_all_reduce);
   plugin.add_algorithm(algorithm);
   plugin.integer_parameter("pieces", 4, 1, 64, "How many pieces a message is cut into.");
   plugin.real_parameter("ratio", 0.5, 0.0, 1.0, "The share of a message sent first.");

@@ -156,11 +156,7 @@ class PluginBuilder {
   template <class T>
   const Parameter<T>& parameter(const char* name, T initial,
                                 std::function<T(const std::string&, const std::string&)> parse) {
-    undeclared_ = true;
-    if (declaring_)
-      throw Error(TESSERA_INVALID_ARGUMENT, std::string("parameter '") + name +
-                                                "' is undeclared, but others are declared (integer_parameter, ...): "
-                                                "a plugin declares all its parameters or none");
+    choose_style(name, /*declared=*/false);
     return add_parameter(name, std::move(initial), std::move(parse));
   }
 
@@ -247,12 +243,17 @@ class PluginBuilder {
   template <class T>
   const Parameter<T>& declared_value(const char* name, T initial,
                                      std::function<T(const std::string&, const std::string&)> parse) {
-    declaring_ = true;
-    if (undeclared_)
-      throw Error(TESSERA_INVALID_ARGUMENT, std::string("parameter '") + name +
-                                                "' is declared, but parameter() made undeclared ones: a plugin "
-                                                "declares all its parameters or none");
+    choose_style(name, /*declared=*/true);
     return add_parameter(name, std::move(initial), std::move(parse));
+  }
+  // A plugin declares all its parameters (integer_parameter and the like: the host then refuses
+  // keys outside the schema) or none (parameter()).
+  void choose_style(const char* name, bool declared) {
+    (declared ? declaring_ : undeclared_) = true;
+    if (declaring_ && undeclared_)
+      throw Error(TESSERA_INVALID_ARGUMENT, std::string("parameter '") + name +
+                                                "': a plugin declares all its parameters (integer_parameter, ...) "
+                                                "or none (parameter()), not some of them");
   }
   template <class T>
   const Parameter<T>& add_parameter(const char* name, T initial,
