@@ -14,7 +14,9 @@ namespace sdk = tessera::sdk;
 
 struct SoloTransport {
   // Called once, first: join the world and say where this process stands in it.
-  sdk::TransportWorld init(const tessera_transport_config&) { return {.process_index = 0, .process_count = 1}; }
+  sdk::TransportWorld init(const tessera_transport_config&) {
+    return {.process_index = 0, .process_count = 1};
+  }
   // Called once, last, with no request pending (after a failure, abort is called instead).
   void finalize() {}
 

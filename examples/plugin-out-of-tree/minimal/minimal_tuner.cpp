@@ -32,10 +32,14 @@ tessera_status tune(void*, const tessera_tuner_request* request, tessera_tuner_c
 void describe(sdk::PluginBuilder& plugin) {
   // A declared parameter (SDK 1.5): the host checks every configured value against the range
   // before the plugin sees it, and `tessera plugins --params` lists it.
-  small_bytes = &plugin.integer_parameter("small_bytes", 4096, 0, INT64_MAX,
-                                          "Calls of at most this many bytes per rank run the 'direct' algorithm.");
-  static const tessera_tuner tuner{
-      .struct_size = sizeof(tessera_tuner), .extension = nullptr, .name = "small_direct", .context = nullptr, .tune = &tune};
+  small_bytes =
+      &plugin.integer_parameter("small_bytes", 4096, 0, INT64_MAX,
+                                "Calls of at most this many bytes per rank run the 'direct' algorithm.");
+  static const tessera_tuner tuner{.struct_size = sizeof(tessera_tuner),
+                                   .extension = nullptr,
+                                   .name = "small_direct",
+                                   .context = nullptr,
+                                   .tune = &tune};
   plugin.add_tuner(&tuner);
 }
 
