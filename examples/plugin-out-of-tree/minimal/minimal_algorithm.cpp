@@ -1,9 +1,6 @@
-// libtessera-coll-minimal.so: a collective algorithm "star" for all_reduce. Every rank sends its
-// input to group rank 0, which sums them in rank order and sends the result back. The host moves
-// the data; the algorithm only lists each rank's steps, which the host verifies before running them.
-//
-//   TESSERA_COLL="all_reduce:star"    run it for every all_reduce
-//   TESSERA_COLL="all_reduce:auto"    let the estimates below compete with the other algorithms
+// libtessera-coll-minimal.so: an all_reduce algorithm "star": every rank sends its input to group
+// rank 0, which sums them in rank order and sends the result back. Select it with
+// TESSERA_COLL="all_reduce:star", or let its estimate compete under "all_reduce:auto".
 #include <cstdint>
 
 #include "tessera/sdk/cpp/plugin_builder.hpp"

@@ -1,6 +1,5 @@
-/* libtessera-backend-plainc.so: a backend in plain C (C11), without the C++ helpers. Host memory and
- * one kernel, float32 "fill". Everything the host reads is static: the tables must stay valid and
- * unchanged until the plugin is unloaded. */
+/* libtessera-backend-plainc.so: a backend in plain C11, without the C++ helpers: host memory and one
+ * kernel, float32 "fill". The tables are static: they must stay valid until the plugin is unloaded. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,27 +59,18 @@ static tessera_status fill_f32(void* context, const tessera_kernel_call* call, t
 static const tessera_kernel fill_kernel = {sizeof(tessera_kernel), "fill", {kDLFloat, 32, 1}, &fill_f32};
 static const tessera_kernel* const kernels[] = {&fill_kernel};
 
-static const tessera_backend backend = {.struct_size = sizeof(tessera_backend),
-                                        .name = "plainc",
-                                        .device_type = kDLCPU,
-                                        .alloc = &alloc_host,
-                                        .free = &free_host,
-                                        .copy = &copy_host,
-                                        .num_kernels = 1,
-                                        .kernels = kernels};
-static const tessera_component component = {.struct_size = sizeof(tessera_component),
-                                            .kind = TESSERA_COMPONENT_BACKEND,
-                                            .name = "plainc",
-                                            .table = &backend};
+/* clang-format off */
+static const tessera_backend backend = {
+    .struct_size = sizeof(tessera_backend), .name = "plainc", .device_type = kDLCPU, .alloc = &alloc_host,
+    .free = &free_host, .copy = &copy_host, .num_kernels = 1, .kernels = kernels};
+static const tessera_component component = {
+    .struct_size = sizeof(tessera_component), .kind = TESSERA_COMPONENT_BACKEND, .name = "plainc", .table = &backend};
 static const tessera_component* const components[] = {&component};
-static const tessera_plugin_info info = {.struct_size = sizeof(tessera_plugin_info),
-                                         .sdk_major = TESSERA_SDK_VERSION_MAJOR,
-                                         .sdk_minor = TESSERA_SDK_VERSION_MINOR,
-                                         .name = "backend-plainc",
-                                         .version = "0.1.0",
-                                         .description = "float32 fill, in plain C",
-                                         .num_components = 1,
-                                         .components = components};
+static const tessera_plugin_info info = {
+    .struct_size = sizeof(tessera_plugin_info), .sdk_major = TESSERA_SDK_VERSION_MAJOR,
+    .sdk_minor = TESSERA_SDK_VERSION_MINOR, .name = "backend-plainc", .version = "0.1.0",
+    .description = "float32 fill, in plain C", .num_components = 1, .components = components};
+/* clang-format on */
 
 /* The one exported symbol (tessera_add_plugin hides all others). */
 __attribute__((visibility("default"))) tessera_status tessera_plugin_query(const tessera_host_info* host,

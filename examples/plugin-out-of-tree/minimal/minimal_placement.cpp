@@ -1,8 +1,6 @@
-// libtessera-placement-minimal.so: a placement strategy "cyclic", prefix "Cy". Cy(0) deals the
-// elements of tensor dim 0 round-robin: shard i of p holds elements i, i + p, i + 2p, ... in that
-// order (PyTorch-style spelling: Cyclic(dim=0)). The host does every redistribution, full_tensor
-// and printing from these segments, and checks once per (dim size, shard count) that the shards
-// hold each element exactly once.
+// libtessera-placement-minimal.so: a placement strategy "cyclic", prefix "Cy": Cy(0) (or
+// Cyclic(dim=0)) deals the elements of tensor dim 0 round-robin, so shard i of p holds elements
+// i, i + p, i + 2p, ... in that order. The host does all redistribution from these segments.
 #include <cstdint>
 #include <vector>
 

@@ -1,8 +1,6 @@
-// libtessera-transport-minimal.so: a transport "solo" for a world of one process: the skeleton of a
-// real one. With [world] transport = "solo" a program runs its ranks in this one process; messages
-// between ranks of one process never reach a transport, so isend and irecv (which would name
-// another process) can only refuse. A real transport (transport-mpi in the Tessera sources) fills
-// in the same functions: tessera/sdk/transport.h says what each must do.
+// libtessera-transport-minimal.so: a transport "solo" for a world of one process, the skeleton of a
+// real one. Ranks of one process exchange messages in memory, never through a transport, so isend
+// and irecv (which would name another process) can only refuse; transport.h says what each does.
 #include <cstdint>
 #include <string>
 

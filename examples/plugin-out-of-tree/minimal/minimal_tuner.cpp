@@ -1,10 +1,6 @@
-// libtessera-tuner-minimal.so: a tuner "small_direct". Under the selection rule "auto" the host
-// costs every applicable algorithm and then hands the table to the tuner in force
-// ([collectives] tuner = "small_direct", or TESSERA_TUNER=small_direct). This one knows something
-// about its site: below `small_bytes` per rank, "direct" is fastest whatever the model says.
-//
-//   [plugins.tuner-minimal]
-//   small_bytes = 8192
+// libtessera-tuner-minimal.so: a tuner "small_direct" ([collectives] tuner = "small_direct" or
+// TESSERA_TUNER=small_direct). Site knowledge: up to `small_bytes` per rank, "direct" is fastest
+// whatever the costs say. Set it with [plugins.tuner-minimal] small_bytes = 8192.
 #include <cstdint>
 #include <cstring>
 
