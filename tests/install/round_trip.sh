@@ -42,12 +42,12 @@ configure() {  # configure <source> <build> [args...]
   cmake -G "Unix Makefiles" -S "$1" -B "$2" -DCMAKE_PREFIX_PATH="$prefix" "${extra_args[@]}" "${@:3}"
 }
 
-step "build the out-of-tree plugins (naive backend, block-cyclic placement, hierarchical all_reduce)"
+step "build the out-of-tree plugins (naive backend, block-cyclic placement, hierarchical all_reduce, the minimal plugins)"
 configure "$source_dir/examples/plugin-out-of-tree" "$work/naive-build" -DCMAKE_INSTALL_LIBDIR=lib
 cmake --build "$work/naive-build" -j2
 cmake --install "$work/naive-build" --prefix "$work/naive-prefix"
 naive_dir="$work/naive-prefix/lib/tessera/plugins"
-for plugin in $(sed -n 's/^#   \([a-z-]*\)  .*\.cpp .*/\1/p' "$source_dir/examples/plugin-out-of-tree/CMakeLists.txt"); do
+for plugin in $(sed -n 's/^#   \([a-z-]*\)  .*\.\(c\|cpp\) .*/\1/p' "$source_dir/examples/plugin-out-of-tree/CMakeLists.txt"); do
   [[ -f "$naive_dir/libtessera-$plugin.so" ]] || fail "$plugin was not installed"
   # The installed tessera tool, with no configuration, must accept each one.
   "$prefix/bin/tessera" plugins --load "$naive_dir/libtessera-$plugin.so" | grep -q "^accepted: $plugin " ||
