@@ -147,7 +147,7 @@ TEST_CASE(
   const TunerCleanup cleanup;
   const Untuned untuned = untuned_choice();
   const std::vector<std::pair<std::string, std::string>> faults = {
-      {"fails", "it failed with status 5: no measurements for this machine"},
+      {"fails", "it failed with status 5 (INTERNAL): no measurements for this machine"},
       {"throws", "tune threw: the tuning database is locked"},
       {"nan", "at nan seconds; a price must be a finite number of seconds >= 0"},
       {"negative", "at -1 seconds; a price must be a finite number of seconds >= 0"},

@@ -23,8 +23,10 @@ std::string current_value_text(const Config& applied, const std::string& plugin,
   if (section != applied.plugin_parameters.end())
     if (auto value = section->second.find(parameter.name); value != section->second.end()) {
       const auto origin = applied.plugin_parameter_origins.find(plugin + "." + parameter.name);
-      return fmt::format("\"{}\", set by {}", value->second,
-                         origin != applied.plugin_parameter_origins.end() ? origin->second : "configuration");
+      const std::string problem = parameter.check(value->second);
+      return fmt::format("\"{}\", set by {}{}", value->second,
+                         origin != applied.plugin_parameter_origins.end() ? origin->second : "configuration",
+                         problem.empty() ? "" : fmt::format(" (refused when the plugin loads: it {})", problem));
     }
   return fmt::format("\"{}\", the default", parameter.default_value);
 }

@@ -266,6 +266,9 @@ bool ProcessLink::test(Request& request, Callback<std::string> what) {
 }
 
 void ProcessLink::free_locked(void* handle) {
+  // After a failure the host calls nothing of the transport but abort (transport.h): a request
+  // that completed before is left to the aborted transport, as the pending ones are.
+  if (broken()) return;
   tessera_error error;
   dispatch::clear_error(error);
   if (transport_->free_request(static_cast<tessera_transport_request>(handle), error) != TESSERA_OK)
