@@ -15,7 +15,8 @@ namespace tessera_test {
 
 struct LogCapture {
   LogCapture()
-      : sink(std::make_shared<spdlog::sinks::ostream_sink_mt>(text)), level(tessera::observe::logger().level()) {
+      : sink(std::make_shared<spdlog::sinks::ostream_sink_mt>(text)),
+        level(tessera::observe::logger().level()) {
     tessera::observe::logger().sinks().push_back(sink);
     tessera::observe::logger().set_level(spdlog::level::info);
   }

@@ -24,9 +24,11 @@ TEST_CASE("an object exporting only another major's entry point is rejected as b
   const std::filesystem::path file = test_plugin("bad-only-v2");
   const std::string message = load_error(file);
   CAPTURE(message);
-  CHECK(contains(message, "plugin '" + file.string() + "' rejected: it exports 'tessera_plugin_query_v2' (SDK major "
-                          "2) but neither 'tessera_plugin_query_v1' nor 'tessera_plugin_query', which this host "
-                          "(SDK 1.5) calls"));
+  CHECK(contains(message,
+                 "plugin '" + file.string() +
+                     "' rejected: it exports 'tessera_plugin_query_v2' (SDK major "
+                     "2) but neither 'tessera_plugin_query_v1' nor 'tessera_plugin_query', which this host "
+                     "(SDK 1.5) calls"));
   check_cpu_still_works();
 }
 
@@ -39,19 +41,22 @@ TEST_CASE("the builder's plugins export the versioned entry point too") {
   ::dlclose(library);
 }
 
-TEST_CASE("a refusal shows its status by name, and a message cut by the error buffer is said to be truncated") {
+TEST_CASE(
+    "a refusal shows its status by name, and a message cut by the error buffer is said to be truncated") {
   const std::string cut = load_error(test_plugin("bad-refusal-long"));
   CAPTURE(cut);
   CHECK(contains(cut, "its init refused, status 7 (NOT_FOUND): <xxxx"));
   // 511 bytes of the 700 arrived: '<' and 510 'x', never the closing '>'.
-  CHECK(contains(cut, "<" + std::string(510, 'x') + " [the plugin's message was truncated to the 511 bytes of "
-                      "tessera_error.message]"));
+  CHECK(contains(cut, "<" + std::string(510, 'x') +
+                          " [the plugin's message was truncated to the 511 bytes of "
+                          "tessera_error.message]"));
   CHECK_FALSE(contains(cut, ">"));
 
   const std::string unterminated = load_error(test_plugin("bad-refusal-no-nul"));
   CAPTURE(unterminated);
-  CHECK(contains(unterminated, "status 8 (UNAVAILABLE): " + std::string(511, 'y') + " [the plugin's message was "
-                               "truncated"));
+  CHECK(contains(unterminated, "status 8 (UNAVAILABLE): " + std::string(511, 'y') +
+                                   " [the plugin's message was "
+                                   "truncated"));
   CHECK_FALSE(contains(unterminated, std::string(512, 'y')));
 
   const std::string unknown = load_error(test_plugin("bad-refusal-code-42"));

@@ -69,8 +69,15 @@ TEST_CASE("ParameterInfo::check accepts exactly the values of each type and rang
   CHECK(integer.check(" 4") != "");
   CHECK(integer.check("") != "");
   CHECK(integer.check("99999999999999999999") != "");  // beyond int64_t
-  tessera::ParameterInfo unbounded{"n", Type::integer, "1", "h", std::numeric_limits<int64_t>::min(),
-                                   std::numeric_limits<int64_t>::max(), 0, 0, {}};
+  tessera::ParameterInfo unbounded{"n",
+                                   Type::integer,
+                                   "1",
+                                   "h",
+                                   std::numeric_limits<int64_t>::min(),
+                                   std::numeric_limits<int64_t>::max(),
+                                   0,
+                                   0,
+                                   {}};
   CHECK(unbounded.check("-9223372036854775808") == "");
   CHECK(unbounded.check("x") == "must be an integer, got 'x'");
   tessera::ParameterInfo real{"r", Type::real, "0", "h", 0, 0, -1.0, HUGE_VAL, {}};
@@ -98,14 +105,18 @@ TEST_CASE("valid values of every type pass to the plugin, invalid ones are refus
       error_of<tessera::ConfigError>([] { tessera::configure(with_parameter("pieces", "65")); });
   CAPTURE(out_of_range);
   // The host's wording ("an integer 1 .. 64"), not the plugin's ("an integer in 1..64").
-  CHECK(contains(out_of_range, "plugin 'coll-schema' parameter 'pieces' (integer): must be an integer 1 .. 64, got "
-                               "'65'"));
+  CHECK(contains(out_of_range,
+                 "plugin 'coll-schema' parameter 'pieces' (integer): must be an integer 1 .. 64, got "
+                 "'65'"));
   const std::string not_a_choice =
       error_of<tessera::ConfigError>([] { tessera::configure(with_parameter("order", "sideways")); });
-  CHECK(contains(not_a_choice, "parameter 'order' (choice): must be one of: forward, reverse, got 'sideways'"));
-  const std::string unknown = error_of<tessera::ConfigError>([] { tessera::configure(with_parameter("colour", "red")); });
-  CHECK(contains(unknown, "plugin 'coll-schema' has no parameter 'colour' (set to 'red'); its parameters: pieces, "
-                          "ratio, verbose, label, order"));
+  CHECK(
+      contains(not_a_choice, "parameter 'order' (choice): must be one of: forward, reverse, got 'sideways'"));
+  const std::string unknown =
+      error_of<tessera::ConfigError>([] { tessera::configure(with_parameter("colour", "red")); });
+  CHECK(contains(unknown,
+                 "plugin 'coll-schema' has no parameter 'colour' (set to 'red'); its parameters: pieces, "
+                 "ratio, verbose, label, order"));
 }
 
 TEST_CASE("a kept value for a plugin not yet loaded is checked against its schema when it loads") {
@@ -123,15 +134,15 @@ TEST_CASE("schema checks apply to values from a file (naming file and line) and 
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("tessera-schema-" + std::to_string(::getpid()) + ".toml");
   std::ofstream(file) << "[plugins.coll-schema]\npieces = 8\nverbose = \"maybe\"\n";
-  const std::string from_file = error_of<tessera::ConfigError>([&] { tessera::configure(tessera::Config::from_file(file)); });
+  const std::string from_file =
+      error_of<tessera::ConfigError>([&] { tessera::configure(tessera::Config::from_file(file)); });
   std::filesystem::remove(file);
   CAPTURE(from_file);
   CHECK(contains(from_file, file.string() + ":3"));
   CHECK(contains(from_file, "parameter 'verbose' (boolean): must be true, false, 1 or 0, got 'maybe'"));
 
   const ScopedEnv env("TESSERA_PLUGIN_PARAMS", "coll-schema.pieces=0");
-  const std::string from_env =
-      error_of<tessera::ConfigError>([] { tessera::configure(tessera::Config{}); });
+  const std::string from_env = error_of<tessera::ConfigError>([] { tessera::configure(tessera::Config{}); });
   CAPTURE(from_env);
   CHECK(contains(from_env, "TESSERA_PLUGIN_PARAMS"));
   CHECK(contains(from_env, "parameter 'pieces' (integer): must be an integer 1 .. 64, got '0'"));
@@ -140,11 +151,13 @@ TEST_CASE("schema checks apply to values from a file (naming file and line) and 
 TEST_CASE("a schema with a defect rejects the plugin at load, naming the parameter and the defect") {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"duplicate", "parameter #1 ('size') is invalid: its name is declared twice"},
-      {"default-outside", "parameter #0 ('size') is invalid: its default is not valid for its own declaration: it "
-                          "must be an integer 1 .. 8, got '16'"},
+      {"default-outside",
+       "parameter #0 ('size') is invalid: its default is not valid for its own declaration: it "
+       "must be an integer 1 .. 8, got '16'"},
       {"unknown-type", "parameter #1 ('mode') is invalid: its type 9 is none of TESSERA_PARAMETER_INTEGER"},
       {"empty-range", "parameter #0 ('size') is invalid: its range is empty: integer_min 5 > integer_max 2"},
-      {"nan-bound", "parameter #1 ('mode') is invalid: its range is empty or not a range: real_min 0 and real_max nan"},
+      {"nan-bound",
+       "parameter #1 ('mode') is invalid: its range is empty or not a range: real_min 0 and real_max nan"},
       {"no-choices", "parameter #1 ('mode') is invalid: it is a choice without choices"},
       {"choice-twice", "parameter #1 ('mode') is invalid: it lists choice 'a' twice"},
       {"no-help", "parameter #0 ('size') is invalid: it has no help text"},

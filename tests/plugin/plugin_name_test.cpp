@@ -17,7 +17,9 @@ bool has_algorithm(const std::string& name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-std::string canonical_text(const std::filesystem::path& file) { return std::filesystem::weakly_canonical(file).string(); }
+std::string canonical_text(const std::filesystem::path& file) {
+  return std::filesystem::weakly_canonical(file).string();
+}
 
 }  // namespace
 
@@ -28,7 +30,8 @@ TEST_CASE("a second plugin with a loaded plugin's name is rejected before its in
   const std::filesystem::path twin = test_plugin("bad-same-plugin-name");
   const std::string message = load_error(twin);
   CAPTURE(message);
-  CHECK(contains(message, "plugin '" + twin.string() + "' rejected: its plugin name 'coll-params' is already taken by " +
+  CHECK(contains(message, "plugin '" + twin.string() +
+                              "' rejected: its plugin name 'coll-params' is already taken by " +
                               canonical_text(test_plugin("coll-params"))));
   CHECK(log.count("twin *") == 0);  // neither initialised nor finalized
   CHECK_FALSE(has_algorithm("params-twin-direct"));

@@ -1,14 +1,13 @@
 // Plugin parameters from the tool's side: `tessera plugins --params [NAME]` lists the parameters
 // each plugin declares (SDK 1.5 parameter schemas), as ompi_info --param lists MCA parameters, and
 // `tessera config check` checks a file's [plugins.<name>] keys and values against them.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <map>
 #include <string>
-#include <vector>
-
-#include <fmt/format.h>
-
 #include <tessera/tessera.hpp>
+#include <vector>
 
 #include "commands.hpp"
 
@@ -18,15 +17,17 @@ namespace fs = std::filesystem;
 namespace {
 
 // The value configuration sets for `key` of `plugin` in this process, with where it came from.
-std::string current_value_text(const Config& applied, const std::string& plugin, const ParameterInfo& parameter) {
+std::string current_value_text(const Config& applied, const std::string& plugin,
+                               const ParameterInfo& parameter) {
   const auto section = applied.plugin_parameters.find(plugin);
   if (section != applied.plugin_parameters.end())
     if (auto value = section->second.find(parameter.name); value != section->second.end()) {
       const auto origin = applied.plugin_parameter_origins.find(plugin + "." + parameter.name);
       const std::string problem = parameter.check(value->second);
-      return fmt::format("\"{}\", set by {}{}", value->second,
-                         origin != applied.plugin_parameter_origins.end() ? origin->second : "configuration",
-                         problem.empty() ? "" : fmt::format(" (refused when the plugin loads: it {})", problem));
+      return fmt::format(
+          "\"{}\", set by {}{}", value->second,
+          origin != applied.plugin_parameter_origins.end() ? origin->second : "configuration",
+          problem.empty() ? "" : fmt::format(" (refused when the plugin loads: it {})", problem));
     }
   return fmt::format("\"{}\", the default", parameter.default_value);
 }
@@ -38,9 +39,10 @@ void print_parameters(const PluginInfo& info, const Config& applied) {
     return;
   }
   for (const ParameterInfo& parameter : info.parameters)
-    std::cout << fmt::format("plugin {}: parameter \"{}\" (current value: {}; type: {}; valid values: {})\n    {}\n",
-                             info.name, parameter.name, current_value_text(applied, info.name, parameter),
-                             parameter.type_name(), parameter.allowed(), parameter.help);
+    std::cout << fmt::format(
+        "plugin {}: parameter \"{}\" (current value: {}; type: {}; valid values: {})\n    {}\n", info.name,
+        parameter.name, current_value_text(applied, info.name, parameter), parameter.type_name(),
+        parameter.allowed(), parameter.help);
 }
 
 }  // namespace
@@ -79,15 +81,17 @@ std::vector<std::string> parameter_problems(const Config& config, const std::vec
     if (!probe.info.declares_parameters) continue;  // only the plugin can check its keys, when loaded
     for (const auto& [key, value] : values) {
       const auto origin = config.plugin_parameter_origins.find(plugin + "." + key);
-      const std::string where = origin != config.plugin_parameter_origins.end() ? origin->second : section + " " + key;
+      const std::string where =
+          origin != config.plugin_parameter_origins.end() ? origin->second : section + " " + key;
       const ParameterInfo* declared = nullptr;
       for (const ParameterInfo& parameter : probe.info.parameters)
         if (parameter.name == key) declared = &parameter;
       std::string names;
-      for (const ParameterInfo& parameter : probe.info.parameters) names += (names.empty() ? "" : ", ") + parameter.name;
+      for (const ParameterInfo& parameter : probe.info.parameters)
+        names += (names.empty() ? "" : ", ") + parameter.name;
       if (declared == nullptr)
-        problems.push_back(fmt::format("{}: plugin '{}' has no parameter '{}'; its parameters: {}", where, plugin,
-                                       key, names));
+        problems.push_back(fmt::format("{}: plugin '{}' has no parameter '{}'; its parameters: {}", where,
+                                       plugin, key, names));
       else if (std::string problem = declared->check(value); !problem.empty())
         problems.push_back(fmt::format("{}: plugin '{}' parameter '{}' ({}): {}", where, plugin, key,
                                        declared->type_name(), problem));

@@ -88,7 +88,8 @@ std::string Tuner::tune(const tessera_collective_request& request, int64_t bytes
     return table_->tune(table_->context, &asked, row_pointers.data(), row_pointers.size(), &error);
   });
   if (status != TESSERA_OK)
-    return fmt::format("it failed with status {}: {}", plugin::status_text(status), plugin::error_text(error));
+    return fmt::format("it failed with status {}: {}", plugin::status_text(status),
+                       plugin::error_text(error));
   size_t kept = 0;
   for (size_t i = 0; i < costs.size(); ++i) {
     if (!std::isfinite(rows[i].seconds) || rows[i].seconds < 0)

@@ -45,11 +45,16 @@ std::string range_text(bool has_min, bool has_max, const std::string& min, const
 
 std::string ParameterInfo::type_name() const {
   switch (type) {
-    case Type::integer: return "integer";
-    case Type::real: return "real";
-    case Type::boolean: return "boolean";
-    case Type::text: return "text";
-    case Type::choice: return "choice";
+    case Type::integer:
+      return "integer";
+    case Type::real:
+      return "real";
+    case Type::boolean:
+      return "boolean";
+    case Type::text:
+      return "text";
+    case Type::choice:
+      return "choice";
   }
   return "unknown";
 }
@@ -67,9 +72,12 @@ std::string ParameterInfo::allowed() const {
                                            fmt::format("{}", real_min), fmt::format("{}", real_max));
       return range.empty() ? "any finite number" : range;
     }
-    case Type::boolean: return "true or false";
-    case Type::text: return "any text";
-    case Type::choice: return fmt::format("one of: {}", fmt::join(choices, ", "));
+    case Type::boolean:
+      return "true or false";
+    case Type::text:
+      return "any text";
+    case Type::choice:
+      return fmt::format("one of: {}", fmt::join(choices, ", "));
   }
   return "";
 }
@@ -96,8 +104,11 @@ std::string ParameterInfo::check(const std::string& value) const {
       return {};
     }
     case Type::boolean:
-      return value == "true" || value == "false" || value == "1" || value == "0" ? "" : expected("true, false, 1 or 0");
-    case Type::text: return {};
+      return value == "true" || value == "false" || value == "1" || value == "0"
+                 ? ""
+                 : expected("true, false, 1 or 0");
+    case Type::text:
+      return {};
     case Type::choice:
       for (const std::string& choice : choices)
         if (choice == value) return {};
@@ -129,14 +140,25 @@ std::string read_one(const tessera_parameter& declared, ParameterInfo& out) {
   if (!valid_name(declared.name)) return "its name is missing or not made of letters, digits and '_'";
   out.name = declared.name;
   switch (declared.type) {
-    case TESSERA_PARAMETER_INTEGER: out.type = Type::integer; break;
-    case TESSERA_PARAMETER_REAL: out.type = Type::real; break;
-    case TESSERA_PARAMETER_BOOLEAN: out.type = Type::boolean; break;
-    case TESSERA_PARAMETER_TEXT: out.type = Type::text; break;
-    case TESSERA_PARAMETER_CHOICE: out.type = Type::choice; break;
+    case TESSERA_PARAMETER_INTEGER:
+      out.type = Type::integer;
+      break;
+    case TESSERA_PARAMETER_REAL:
+      out.type = Type::real;
+      break;
+    case TESSERA_PARAMETER_BOOLEAN:
+      out.type = Type::boolean;
+      break;
+    case TESSERA_PARAMETER_TEXT:
+      out.type = Type::text;
+      break;
+    case TESSERA_PARAMETER_CHOICE:
+      out.type = Type::choice;
+      break;
     default:
-      return fmt::format("its type {} is none of TESSERA_PARAMETER_INTEGER (1), REAL, BOOLEAN, TEXT, CHOICE (5)",
-                         declared.type);
+      return fmt::format(
+          "its type {} is none of TESSERA_PARAMETER_INTEGER (1), REAL, BOOLEAN, TEXT, CHOICE (5)",
+          declared.type);
   }
   if (declared.help == nullptr || declared.help[0] == '\0') return "it has no help text";
   out.help = declared.help;
@@ -145,9 +167,11 @@ std::string read_one(const tessera_parameter& declared, ParameterInfo& out) {
   out.real_min = declared.real_min;
   out.real_max = declared.real_max;
   if (out.type == Type::integer && out.integer_min > out.integer_max)
-    return fmt::format("its range is empty: integer_min {} > integer_max {}", out.integer_min, out.integer_max);
+    return fmt::format("its range is empty: integer_min {} > integer_max {}", out.integer_min,
+                       out.integer_max);
   if (out.type == Type::real && !(out.real_min <= out.real_max))  // a NaN bound fails too
-    return fmt::format("its range is empty or not a range: real_min {} and real_max {}", out.real_min, out.real_max);
+    return fmt::format("its range is empty or not a range: real_min {} and real_max {}", out.real_min,
+                       out.real_max);
   if (out.type == Type::choice) {
     if (declared.num_choices == 0 || declared.choices == nullptr) return "it is a choice without choices";
     if (declared.num_choices > TESSERA_PARAMETERS_MAX)
@@ -155,7 +179,8 @@ std::string read_one(const tessera_parameter& declared, ParameterInfo& out) {
     std::set<std::string> seen;
     for (size_t i = 0; i < declared.num_choices; ++i) {
       if (declared.choices[i] == nullptr) return fmt::format("its choice #{} is NULL", i);
-      if (!seen.insert(declared.choices[i]).second) return fmt::format("it lists choice '{}' twice", declared.choices[i]);
+      if (!seen.insert(declared.choices[i]).second)
+        return fmt::format("it lists choice '{}' twice", declared.choices[i]);
       out.choices.emplace_back(declared.choices[i]);
     }
   }
@@ -172,17 +197,19 @@ std::string read_parameter_schema(const tessera_plugin_info& info, std::vector<P
   out.clear();
   if (!has_parameter_schema(info) || info.num_parameters == 0) return {};
   if (info.num_parameters > TESSERA_PARAMETERS_MAX)
-    return fmt::format("it declares {} parameters, more than TESSERA_PARAMETERS_MAX ({})", info.num_parameters,
-                       TESSERA_PARAMETERS_MAX);
+    return fmt::format("it declares {} parameters, more than TESSERA_PARAMETERS_MAX ({})",
+                       info.num_parameters, TESSERA_PARAMETERS_MAX);
   if (info.parameters == nullptr)
     return fmt::format("it declares {} parameters but the parameters pointer is NULL", info.num_parameters);
   if (info.set_parameter == nullptr)
-    return fmt::format("it declares {} parameters but has no set_parameter to receive them", info.num_parameters);
+    return fmt::format("it declares {} parameters but has no set_parameter to receive them",
+                       info.num_parameters);
   for (size_t i = 0; i < info.num_parameters; ++i) {
     const tessera_parameter* declared = info.parameters[i];
     ParameterInfo parameter;
     std::string problem = declared == nullptr ? "it is NULL" : read_one(*declared, parameter);
-    if (problem.empty() && find_parameter(out, parameter.name) != nullptr) problem = "its name is declared twice";
+    if (problem.empty() && find_parameter(out, parameter.name) != nullptr)
+      problem = "its name is declared twice";
     if (!problem.empty())
       return fmt::format("parameter #{}{} is invalid: {}", i,
                          parameter.name.empty() ? "" : fmt::format(" ('{}')", parameter.name), problem);

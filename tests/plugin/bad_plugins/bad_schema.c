@@ -15,7 +15,8 @@
 
 #include "bad_plugin.h"
 
-static tessera_status accept_parameter(void* context, const char* key, const char* value, tessera_error* error) {
+static tessera_status accept_parameter(void* context, const char* key, const char* value,
+                                       tessera_error* error) {
   (void)context;
   (void)key;
   (void)value;
@@ -25,10 +26,30 @@ static tessera_status accept_parameter(void* context, const char* key, const cha
 
 static const char* const choices[] = {"a", "b", "a"};
 
-static tessera_parameter first = {sizeof(tessera_parameter), NULL, "size", TESSERA_PARAMETER_INTEGER, "4",
-                                  "How big.", 1, 8, 0.0, 0.0, 0, NULL};
-static tessera_parameter second = {sizeof(tessera_parameter), NULL, "mode", TESSERA_PARAMETER_CHOICE, "a",
-                                   "Which mode.", 0, 0, 0.0, 0.0, 2, choices};
+static tessera_parameter first = {sizeof(tessera_parameter),
+                                  NULL,
+                                  "size",
+                                  TESSERA_PARAMETER_INTEGER,
+                                  "4",
+                                  "How big.",
+                                  1,
+                                  8,
+                                  0.0,
+                                  0.0,
+                                  0,
+                                  NULL};
+static tessera_parameter second = {sizeof(tessera_parameter),
+                                   NULL,
+                                   "mode",
+                                   TESSERA_PARAMETER_CHOICE,
+                                   "a",
+                                   "Which mode.",
+                                   0,
+                                   0,
+                                   0.0,
+                                   0.0,
+                                   2,
+                                   choices};
 static const tessera_parameter* declared[] = {&first, &second};
 
 static void declare(tessera_plugin_info* info) {

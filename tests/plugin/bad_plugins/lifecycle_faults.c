@@ -15,8 +15,9 @@
 #include "bad_collective.h"
 
 /* An otherwise valid direct all_reduce whose lifecycle `FAULT` (a statement on `plugin`) breaks. */
-#define FAULTY_PLUGIN_QUERY(NAME, DESCRIPTION, FAULT) \
-  ONE_COMPONENT_QUERY(bad_collective, bad_collective_valid(&plugin, NAME, DESCRIPTION, BAD_COLLECTIVE_NONE), FAULT)
+#define FAULTY_PLUGIN_QUERY(NAME, DESCRIPTION, FAULT)                                                        \
+  ONE_COMPONENT_QUERY(bad_collective, bad_collective_valid(&plugin, NAME, DESCRIPTION, BAD_COLLECTIVE_NONE), \
+                      FAULT)
 
 #if defined(FAULT_FINALIZE_SEGFAULT)
 

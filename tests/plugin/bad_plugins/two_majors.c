@@ -9,8 +9,8 @@
 static struct bad_plugin plugin;
 
 __attribute__((visibility("default"))) tessera_status tessera_plugin_query_v2(const tessera_host_info* host,
-                                                                                const tessera_plugin_info** out,
-                                                                                tessera_error* error) {
+                                                                              const tessera_plugin_info** out,
+                                                                              tessera_error* error) {
   (void)host;
   (void)error;
   tessera_plugin_info* info = bad_plugin_valid(&plugin, "two-majors", "the major-2 description");
@@ -22,8 +22,8 @@ __attribute__((visibility("default"))) tessera_status tessera_plugin_query_v2(co
 
 #if defined(TWO_MAJORS)
 __attribute__((visibility("default"))) tessera_status tessera_plugin_query_v1(const tessera_host_info* host,
-                                                                                const tessera_plugin_info** out,
-                                                                                tessera_error* error) {
+                                                                              const tessera_plugin_info** out,
+                                                                              tessera_error* error) {
   (void)error;
   if (host->sdk_major != 1) return TESSERA_VERSION_MISMATCH;
   *out = bad_plugin_valid(&plugin, "two-majors", "the major-1 description");

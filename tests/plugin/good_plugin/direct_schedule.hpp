@@ -19,8 +19,10 @@ inline void schedule_direct_all_reduce(const tessera_collective_request& q, cons
       if (peer != r) s.send(r, in, peer);
   for (int32_t r = 0; r < q.group_size; ++r)
     for (int32_t i = 0; i < q.group_size; ++i) {
-      if (i == 0) i == r ? s.copy(r, out, in) : s.recv(r, out, i);
-      else i == r ? s.reduce(r, out, in) : s.recv_reduce(r, out, i);
+      if (i == 0)
+        i == r ? s.copy(r, out, in) : s.recv(r, out, i);
+      else
+        i == r ? s.reduce(r, out, in) : s.recv_reduce(r, out, i);
     }
 }
 

@@ -19,7 +19,8 @@ void describe(sdk::PluginBuilder& plugin) {
   plugin.real_parameter("ratio", 0.5, 0.0, 1.0, "The share of a message sent first.");
   plugin.boolean_parameter("verbose", false, "Whether the plugin logs each schedule it builds.");
   plugin.text_parameter("label", "none", "A name the plugin shows in its log lines.");
-  plugin.choice_parameter("order", "forward", {"forward", "reverse"}, "The order in which ranks are visited.");
+  plugin.choice_parameter("order", "forward", {"forward", "reverse"},
+                          "The order in which ranks are visited.");
 }
 
 }  // namespace

@@ -45,10 +45,12 @@
 
 /* collective.h */
 #define TESSERA_COLLECTIVE_REQUEST_STRUCT_SIZE_1_0 TESSERA_STRUCT_SIZE(tessera_collective_request, ring_order)
-#define TESSERA_COLLECTIVE_REQUEST_STRUCT_SIZE_1_3 TESSERA_STRUCT_SIZE(tessera_collective_request, transfer_time)
+#define TESSERA_COLLECTIVE_REQUEST_STRUCT_SIZE_1_3 \
+  TESSERA_STRUCT_SIZE(tessera_collective_request, transfer_time)
 #define TESSERA_SCHEDULE_BUILDER_STRUCT_SIZE_1_0 TESSERA_STRUCT_SIZE(tessera_schedule_builder, reduce)
 #define TESSERA_COLLECTIVE_ALGORITHM_STRUCT_SIZE_1_0 TESSERA_STRUCT_SIZE(tessera_collective_algorithm, build)
-#define TESSERA_COLLECTIVE_ALGORITHM_STRUCT_SIZE_1_3 TESSERA_STRUCT_SIZE(tessera_collective_algorithm, estimate)
+#define TESSERA_COLLECTIVE_ALGORITHM_STRUCT_SIZE_1_3 \
+  TESSERA_STRUCT_SIZE(tessera_collective_algorithm, estimate)
 
 /* placement.h */
 #define TESSERA_PLACEMENT_STRATEGY_STRUCT_SIZE_1_0 TESSERA_STRUCT_SIZE(tessera_placement_strategy, layout)
