@@ -47,15 +47,18 @@ FAULTY_PLUGIN_QUERY("bad-init-hangs", "init never returns", plugin.info.init = h
 #elif defined(FAULT_INIT_LEAKS)
 
 #define LEAK_BYTES (8 * 1024 * 1024)
-static void* leaked = NULL;
+/* volatile: a static the file never reads would let an optimizing compiler drop the store, then the
+ * malloc and memset with it, and there would be no leak to find. */
+static void* volatile leaked = NULL;
 
 static tessera_status leaking_init(void* context, const tessera_host_info* host, tessera_error* error) {
   (void)context;
   (void)host;
   (void)error;
-  leaked = malloc(LEAK_BYTES); /* the previous load's block, if the library stayed mapped, is lost here */
-  if (leaked == NULL) return TESSERA_OUT_OF_MEMORY;
-  memset(leaked, 1, LEAK_BYTES);
+  void* block = malloc(LEAK_BYTES);
+  if (block == NULL) return TESSERA_OUT_OF_MEMORY;
+  memset(block, 1, LEAK_BYTES);
+  leaked = block; /* the previous load's block, if the library stayed mapped, is lost here */
   return TESSERA_OK;
 }
 
