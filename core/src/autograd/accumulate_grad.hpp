@@ -12,6 +12,9 @@ class AccumulateGrad final : public Node {
  public:
   AccumulateGrad(std::shared_ptr<AutogradMeta> leaf, InputMeta meta);
   std::vector<Tensor> apply(std::vector<Tensor>& grads) override;
+  // A DTensor leaf keeps terms pending (shown as a Partial grad(), combined once when used);
+  // any other leaf gets the combined gradient.
+  std::vector<Tensor> apply_partial(std::vector<Tensor>& grads, PartialGrad& partial) override;
   const InputMeta& leaf_meta() const { return leaf_input_meta_; }
 
  private:

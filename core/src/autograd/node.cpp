@@ -11,6 +11,18 @@ thread_local uint64_t next_sequence_nr = 0;
 Node::Node(const char* name, size_t num_outputs)
     : name_(name), num_outputs_(num_outputs), sequence_nr_(next_sequence_nr++) {}
 
+std::vector<Tensor> Node::apply_partial(std::vector<Tensor>& grads, PartialGrad& partial) {
+  for (Tensor& g : grads)
+    if (g.defined()) {
+      PartialGrad each = partial;
+      g = combine_except(std::move(g), each, nullptr);
+    }
+  partial = {};
+  return apply(grads);
+}
+
+uint64_t next_node_number() { return next_sequence_nr; }
+
 InputMeta input_meta_of(const Tensor& t) {
   InputMeta meta;
   meta.dtype = t.dtype();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "autograd/meta.hpp"
+#include "autograd/partial_grad.hpp"
 #include "tessera/rank_map.hpp"
 #include "tessera/tensor.hpp"
 
@@ -40,6 +41,9 @@ class Node {
   // One gradient per output in (undefined where no gradient reached that output; every slot is
   // defined for a node with one output); one gradient per next edge out (undefined for "none").
   virtual std::vector<Tensor> apply(std::vector<Tensor>& grads) = 0;
+  // For a node whose policy is Consume: `partial` holds the terms state of the outputs'
+  // gradients, and on return that of the gradients it gives its inputs.
+  virtual std::vector<Tensor> apply_partial(std::vector<Tensor>& grads, PartialGrad& partial);
   // Frees what the node saved for backward (marking it released when that leaves apply unable
   // to run: a second backward through it is then an error).
   virtual void release_saved() {}
@@ -57,6 +61,8 @@ class Node {
   // Non-leaf outputs that keep their gradient (retain_grad), by output number.
   std::vector<std::weak_ptr<AutogradMeta>> retained;
   bool released = false;  // release_saved ran: a second backward through here is an error
+  // What this node does with gradients that are still per-rank terms (partial_grad.hpp).
+  PartialPolicy partial_policy;
 
  private:
   const char* name_;
@@ -84,6 +90,9 @@ class FunctionNode final : public Node {
 // The edge along which a gradient for `t` travels: to its grad_fn, to the accumulator of a leaf
 // that requires grad, or nowhere.
 Edge gradient_edge(const Tensor& t);
+// The sequence number the next node recorded on this thread will get: the nodes an op records
+// are those numbered from this value, read before it, on.
+uint64_t next_node_number();
 InputMeta input_meta_of(const Tensor& t);
 
 }  // namespace tessera::autograd

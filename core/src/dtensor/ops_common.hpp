@@ -1,6 +1,8 @@
 // Shared by the DTensor op files: running a local op under a prepared plan.
 #pragma once
 
+#include "autograd/node.hpp"
+#include "dtensor/grad_layout.hpp"
 #include "dtensor/propagation.hpp"
 #include "tessera/dtensor_ops.hpp"
 #include "tessera/ops.hpp"

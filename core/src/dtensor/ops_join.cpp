@@ -70,7 +70,7 @@ DTensor join(const char* op, const std::vector<DTensor>& tensors, int64_t dim, b
   });
   std::vector<Tensor> locals;
   for (const DTensor& t : plan.inputs) locals.push_back(t.to_local());
-  return DTensor(stacking ? stack(locals, d) : cat(locals, d), first.device_mesh(), plan.output, out);
+  return plan.result(stacking ? stack(locals, d) : cat(locals, d), out);
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ DTensor run_matmul(const char* op, const DTensor& a, const DTensor& b) {
     return s;
   });
   Tensor local = matmul(plan.inputs[0].to_local(), plan.inputs[1].to_local());
-  return DTensor(local, a.device_mesh(), plan.output, out_shape);
+  return plan.result(local, out_shape);
 }
 
 }  // namespace

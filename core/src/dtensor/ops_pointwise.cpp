@@ -53,7 +53,7 @@ DTensor binary(const char* op, const DTensor& a, const DTensor& b, Linearity lin
     }
     return s;
   });
-  return DTensor(local_op(plan.inputs[0].to_local(), plan.inputs[1].to_local()), a.device_mesh(), plan.output, out);
+  return plan.result(local_op(plan.inputs[0].to_local(), plan.inputs[1].to_local()), out);
 }
 
 // A plain tensor next to a DTensor: one element acts as a scalar (PyTorch replicates a 0-d or
@@ -84,7 +84,7 @@ DTensor with_scalar(const char* op, const DTensor& a, bool keeps_partial, const 
     if (keeps_partial && dtensor::linear_partial(p)) s.push_back({{p}, p});
     return s;
   });
-  return DTensor(local_op(plan.inputs[0].to_local()), a.device_mesh(), plan.output, a.shape());
+  return plan.result(local_op(plan.inputs[0].to_local()), a.shape());
 }
 
 // Shards stay; a partial stays only through a linear op.
@@ -96,7 +96,7 @@ DTensor unary_with(const char* op, const DTensor& a, bool linear, const LocalOp&
     if (p.is_shard() || (linear && dtensor::linear_partial(p))) s.push_back({{p}, p});
     return s;
   });
-  return DTensor(local_op(plan.inputs[0].to_local()), a.device_mesh(), plan.output, a.shape());
+  return plan.result(local_op(plan.inputs[0].to_local()), a.shape());
 }
 
 // The named ops: a function pointer picks the Tensor overload of an op name.
@@ -113,7 +113,7 @@ DTensor row_op(const char* op, const DTensor& a, int64_t dim, Tensor (*local_op)
     if (p.is_shard() && p.dim() != d) s.push_back({{p}, p});
     return s;
   });
-  return DTensor(local_op(plan.inputs[0].to_local(), d), a.device_mesh(), plan.output, a.shape());
+  return plan.result(local_op(plan.inputs[0].to_local(), d), a.shape());
 }
 
 Tensor add_t(const Tensor& a, const Tensor& b) { return add(a, b); }

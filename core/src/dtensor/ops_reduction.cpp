@@ -74,7 +74,7 @@ DTensor reduce(const char* op, const DTensor& a, const std::vector<int64_t>& dim
       if (reduced[static_cast<size_t>(d)]) v.push_back(d);
     return v;
   }();
-  return DTensor(local_op(plan.inputs[0].to_local(), normalized, keepdim), a.device_mesh(), plan.output, out_shape);
+  return plan.result(local_op(plan.inputs[0].to_local(), normalized, keepdim), out_shape);
 }
 
 Tensor sum_t(const Tensor& a, const std::vector<int64_t>& d, bool k) { return sum(a, d, k); }

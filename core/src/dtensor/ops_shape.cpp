@@ -223,7 +223,7 @@ DTensor reshaped(const char* op, const DTensor& a, const Shape& requested, bool 
   // The shards were reshaped one by one; the local tensor's graph records the reshape as a whole.
   if (autograd::any_requires_grad(input.to_local()))
     autograd::record_reshape(is_view ? "ViewBackward" : "ReshapeBackward", input.to_local(), out);
-  return DTensor(out, a.device_mesh(), plan.output, shape);
+  return plan.result(out, shape);
 }
 
 }  // namespace
@@ -249,7 +249,8 @@ DTensor permute(const DTensor& a, const std::vector<int64_t>& dims) {
   }
   Placements out;
   for (const Placement& p : a.placements()) out.push_back(p.is_shard() ? p.with_dim(where[static_cast<size_t>(p.dim())]) : p);
-  return DTensor(a.to_local().permute(dims), a.device_mesh(), out, shape);
+  const uint64_t first_node = autograd::next_node_number();
+  return dtensor::op_output(a.to_local().permute(dims), a.device_mesh(), out, shape, first_node);
 }
 
 DTensor reshape(const DTensor& a, const Shape& shape) { return reshaped("reshape", a, shape, false); }

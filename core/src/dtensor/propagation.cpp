@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "autograd/node.hpp"
 #include "dtensor/grad_layout.hpp"
 #include "dtensor/redistribute.hpp"
 #include "observe/comm_events.hpp"
@@ -79,7 +80,7 @@ Prepared prepare(const char* op, const std::vector<DTensor>& inputs, const Strat
     for (size_t k = 0; k < inputs.size(); ++k) wanted[k][i] = best->inputs[k];
     output[i] = best->output;
   }
-  Prepared prepared{{}, output};
+  Prepared prepared{{}, output, autograd::next_node_number()};
   for (size_t k = 0; k < inputs.size(); ++k) {
     const DTensor& t = inputs[k];
     if (wanted[k] == t.placements()) {
@@ -95,6 +96,10 @@ Prepared prepare(const char* op, const std::vector<DTensor>& inputs, const Strat
     prepared.inputs.push_back(reduced_in_backward(moved, output));
   }
   return prepared;
+}
+
+DTensor Prepared::result(const Tensor& local, const Shape& shape) const {
+  return op_output(local, inputs.front().device_mesh(), output, shape, first_node);
 }
 
 }  // namespace tessera::dtensor

@@ -24,6 +24,11 @@ using StrategiesForMeshDim = std::function<std::vector<Strategy>(size_t mesh_dim
 struct Prepared {
   std::vector<DTensor> inputs;  // redistributed as the chosen strategies need
   Placements output;
+  uint64_t first_node = 0;  // the first autograd node the op records (see grad_layout.hpp)
+
+  // The op's result from its local tensor: placed `output`, its backward passing gradient terms
+  // through where the output is Replicate.
+  DTensor result(const Tensor& local, const Shape& shape) const;
 };
 
 // Throws Error naming the op and the input placements when no strategy fits a mesh dim.
