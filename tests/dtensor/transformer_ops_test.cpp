@@ -206,3 +206,28 @@ TEST_CASE("DTensor transpose and permute methods are the free functions") {
   CHECK(p.placements() == ts::Placements{ts::Shard(2)});
   check_close(p, ts::permute(x, {2, 0, 1}));
 }
+
+TEST_CASE("sequence-parallel norms differentiate: input and weight gradients equal the dense op's") {
+  World world(3);
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
+  ts::Tensor x = world.randn({2, 7, 4}).to(ts::kFloat64), w = world.randn({4}).to(ts::kFloat64);
+  ts::Tensor b = world.randn({4}).to(ts::kFloat64), c = world.randn({2, 7, 4}).to(ts::kFloat64);
+  for (bool rms : {true, false}) {
+    CAPTURE(rms);
+    ts::DTensor dx = ts::distribute_tensor(x, mesh, {ts::Shard(1)}).set_requires_grad(true);
+    ts::DTensor dw = ts::distribute_tensor(w, mesh, {ts::Replicate()}).set_requires_grad(true);
+    ts::DTensor db = ts::distribute_tensor(b, mesh, {ts::Replicate()}).set_requires_grad(true);
+    const ts::DTensor dc = ts::distribute_tensor(c, mesh, {ts::Shard(1)});
+    const ts::DTensor y = rms ? ts::rms_norm(dx, {4}, dw, 1e-5) : ts::layer_norm(dx, {4}, dw, db);
+    ts::sum(y * dc).backward();
+
+    ts::Tensor lx = x.detach().set_requires_grad(true), lw = w.detach().set_requires_grad(true);
+    ts::Tensor lb = b.detach().set_requires_grad(true);
+    const ts::Tensor ly = rms ? ts::rms_norm(lx, {4}, lw, 1e-5) : ts::layer_norm(lx, {4}, lw, lb);
+    ts::sum(ly * c).backward();
+    CHECK(dx.grad().placements() == ts::Placements{ts::Shard(1)});
+    CHECK(ts::allclose(dx.grad().full_tensor().reconcile(), lx.grad(), 1e-10, 1e-12));
+    CHECK(ts::allclose(dw.grad().full_tensor().reconcile(), lw.grad(), 1e-10, 1e-12));
+    if (!rms) CHECK(ts::allclose(db.grad().full_tensor().reconcile(), lb.grad(), 1e-10, 1e-12));
+  }
+}
