@@ -256,6 +256,15 @@ TEST_CASE("a fold kernel from a plugin built for SDK 1.3 is rejected, naming the
                   "it came with SDK 1.4: rebuild the plugin against it"});
 }
 
+// sin, cos, where and cumsum came with SDK 1.6.
+TEST_CASE("a sin kernel from a plugin built for SDK 1.5 is rejected, naming 1.6 as the version that added it") {
+  check_rejected(test_plugin("bad-kernel-sin-sdk15"),
+                 {"backend 'bad-kernel-sin-sdk15'",
+                  "kernel #1 has op 'sin', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.5, "
+                  "the version the plugin was built for",
+                  "it came with SDK 1.6: rebuild the plugin against it"});
+}
+
 // A plugin built for a newer SDK minor may serve ops that minor's catalogue added: they are never
 // called here, and the rest of the backend works.
 TEST_CASE("an op outside this host's catalogue from a plugin for a newer SDK minor is accepted") {

@@ -59,8 +59,10 @@ TEST_CASE("layer_norm over the last dim and the last two, with and without weigh
   const ts::Tensor tt = f64(x, {6, 4}).t();  // [4,6]
   check_close(ts::layer_norm(tt, {6}),
               norm_loop(tt.contiguous().to_vector<double>(), 6, {}, {}, 1e-5, false));
-  // float32 stays float32.
+  // float32 stays float32; no rows give no rows.
   CHECK(ts::layer_norm(t.to(ts::kFloat32), {4}).dtype() == ts::kFloat32);
+  CHECK(ts::layer_norm(ts::zeros({0, 4}), {4}, ts::ones({4}), ts::ones({4})).sizes() == ts::Shape{0, 4});
+  CHECK(ts::rms_norm(ts::zeros({2, 0, 4}), {4}).sizes() == ts::Shape{2, 0, 4});
 }
 
 TEST_CASE("rms_norm: given eps, and by default the dtype's machine epsilon") {

@@ -16,6 +16,8 @@ TEST_CASE("where broadcasts cond, a and b and promotes a with b") {
   CHECK(out.dtype() == ts::kFloat32);
   test::check_values<float>(out, {2, 3}, {1, 2, 3, 40, 50, 60});
   // Element-wise cond over a non-contiguous a.
+  // A 0-d condition picks a whole side.
+  test::check_values<float>(ts::where(ts::tensor(false), a, b), {2, 3}, {10, 20, 30, 40, 50, 60});
   const ts::Tensor m = test::iota({3, 2});  // a.t() is [2,3]
   const ts::Tensor c2 = ts::tensor({{true, false, true}, {false, true, false}});
   test::check_values<float>(ts::where(c2, m.t(), -1.f), {2, 3}, {0, -1, 4, -1, 3, -1});

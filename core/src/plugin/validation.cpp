@@ -115,6 +115,15 @@ std::pair<const char*, const char*> table_name(const tessera_component& componen
 
 std::span<const std::string_view> kernel_catalogue() { return kCatalogue; }
 
+namespace {
+// The first minor whose catalogue has `op` (a catalogue op of this host's SDK).
+uint32_t minor_adding(std::string_view op) {
+  uint32_t minor = 0;
+  while (minor < TESSERA_SDK_VERSION_MINOR && !is_catalogue_op(op, minor)) ++minor;
+  return minor;
+}
+}  // namespace
+
 bool is_catalogue_op(std::string_view op, uint32_t plugin_minor) {
   const auto ops = catalogue_of(plugin_minor);
   return std::find(ops.begin(), ops.end(), op) != ops.end();
@@ -262,7 +271,7 @@ std::string check_backend(const tessera_backend* backend, uint32_t plugin_minor)
                          "{}.{}, the version the plugin was built for; {}",
                          i, kernel->op, TESSERA_SDK_VERSION_MAJOR, plugin_minor,
                          newer_op ? fmt::format("it came with SDK {}.{}: rebuild the plugin against it",
-                                                TESSERA_SDK_VERSION_MAJOR, kFoldsMinor)
+                                                TESSERA_SDK_VERSION_MAJOR, minor_adding(kernel->op))
                          : closest.empty()
                              ? fmt::format("the catalogue's ops are {}", fmt::join(catalogue_of(plugin_minor), ", "))
                              : fmt::format("did you mean '{}'?", closest));
