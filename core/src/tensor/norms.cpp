@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "dispatch/user_call.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
@@ -62,6 +63,7 @@ std::vector<int64_t> normalized_dims(const Tensor& x, size_t k) {
 
 Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight,
                   const Tensor& bias, double eps) {
+  const dispatch::UserCall call("ts::layer_norm");
   check_norm_shapes("layer_norm", x, normalized_shape, weight, bias);
   const std::vector<int64_t> dims = normalized_dims(x, normalized_shape.size());
   const Tensor centred = x - mean(x, dims, true);
@@ -74,6 +76,7 @@ Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape,
 
 Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight,
                 std::optional<double> eps) {
+  const dispatch::UserCall call("ts::rms_norm");
   check_norm_shapes("rms_norm", x, normalized_shape, weight, Tensor());
   const std::vector<int64_t> dims = normalized_dims(x, normalized_shape.size());
   // PyTorch's default: the machine epsilon of the input's dtype.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "autograd/record.hpp"
+#include "dispatch/user_call.hpp"
 #include "tensor/internal.hpp"
 #include "tensor/where.hpp"
 #include "tessera/detail/spmd.hpp"
@@ -53,7 +54,13 @@ Tensor triangle_op(const char* op, bool lower, const Tensor& x, int64_t diagonal
 
 }  // namespace
 
-Tensor tril(const Tensor& x, int64_t diagonal) { return triangle_op("tril", true, x, diagonal); }
-Tensor triu(const Tensor& x, int64_t diagonal) { return triangle_op("triu", false, x, diagonal); }
+Tensor tril(const Tensor& x, int64_t diagonal) {
+  const dispatch::UserCall call("ts::tril");
+  return triangle_op("tril", true, x, diagonal);
+}
+Tensor triu(const Tensor& x, int64_t diagonal) {
+  const dispatch::UserCall call("ts::triu");
+  return triangle_op("triu", false, x, diagonal);
+}
 
 }  // namespace tessera

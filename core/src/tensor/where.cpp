@@ -9,6 +9,7 @@
 #include <span>
 
 #include "autograd/record.hpp"
+#include "dispatch/user_call.hpp"
 #include "tensor/internal.hpp"
 #include "tensor/type_promotion.hpp"
 #include "tessera/detail/spmd.hpp"
@@ -141,6 +142,7 @@ Tensor masked_fill_dense(const Tensor& x, const Tensor& mask, const Tensor& valu
 }  // namespace
 
 Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
+  const dispatch::UserCall call("ts::masked_fill");
   auto forward = [&] {
     return detail::spmd_pure(
         "masked_fill",
