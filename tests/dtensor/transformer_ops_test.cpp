@@ -106,6 +106,10 @@ TEST_CASE("element-wise ops keep shards without communication and reduce a Parti
       CHECK(y.placements() == ts::Placements{ts::Shard(0)});
       check_close(y, op(x));
     }
+    CHECK_THROWS_WITH_AS(ts::gelu(dx, "erf"),
+                         doctest::Contains("approximate is 'erf', expected 'none' or 'tanh'"), ts::Error);
+    CHECK_THROWS_WITH_AS(ts::clamp(dx, std::nullopt, std::nullopt),
+                         doctest::Contains("at least one of lo and hi"), ts::Error);
     // Partial terms: rank r holds x * (r + 1) / (n (n + 1) / 2), so the pending sum is x.
     ts::RankMap<ts::Tensor> terms;
     for (int r = 0; r < n; ++r) terms.set(r, x * (2.0 * (r + 1) / (n * (n + 1))));
@@ -155,6 +159,11 @@ TEST_CASE("where and masked_fill shard as broadcasting binary ops") {
   CHECK(counter.calls() == 0);
   CHECK(masked.placements() == ts::Placements{ts::Shard(0)});
   check_close(masked, ts::masked_fill(scores, causal, -1e9));
+  // The mask may not grow the tensor.
+  CHECK_THROWS_WITH_AS(
+      ts::masked_fill(ts::distribute_tensor(causal.to(ts::kFloat32), mesh, {ts::Replicate()}),
+                      ts::distribute_tensor(ts::gt(scores, 0.0), mesh, {ts::Shard(0)}), 1.0),
+      doctest::Contains("mask's shape [6, 4, 4] does not broadcast to the tensor's shape [4, 4]"), ts::Error);
 }
 
 TEST_CASE("tril, triu and cumsum keep shards of the other dims and a Partial sum") {
@@ -191,6 +200,11 @@ TEST_CASE("tril, triu and cumsum keep shards of the other dims and a Partial sum
     CHECK(pl.placements()[0].is_partial());
     check_close(pl, ts::tril(x));
     check_close(ts::cumsum(partial, 0), ts::cumsum(x, 0));
+    CHECK_THROWS_WITH_AS(ts::tril(ts::distribute_tensor(x.flatten(), mesh, {ts::Shard(0)})),
+                         doctest::Contains("tril: the input has 1 dims (shape [240]), expected at least 2"),
+                         ts::Error);
+    CHECK_THROWS_WITH_AS(ts::cumsum(batch, 3),
+                         doctest::Contains("dim 3 is out of range for a tensor of 3 dims"), ts::Error);
   }
 }
 

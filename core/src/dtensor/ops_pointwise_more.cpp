@@ -74,6 +74,9 @@ DTensor silu(const DTensor& x) {
   return one_operand_op("silu", x, [](const Tensor& t) { return silu(t); });
 }
 DTensor gelu(const DTensor& x, std::string_view approximate) {
+  // Checked before any redistribution a bad call would waste.
+  if (approximate != "none" && approximate != "tanh")
+    throw Error(fmt::format("gelu: approximate is '{}', expected 'none' or 'tanh'", approximate));
   return one_operand_op("gelu", x, [&](const Tensor& t) { return gelu(t, approximate); });
 }
 DTensor sin(const DTensor& x) {
