@@ -12,5 +12,7 @@ void register_creation_kernels(sdk::BackendBuilder& b);   // creation.cu
 void register_reduction_kernels(sdk::BackendBuilder& b);  // reductions.cu
 void register_linalg_kernels(sdk::BackendBuilder& b);     // linalg.cu
 void register_softmax_kernels(sdk::BackendBuilder& b);    // softmax.cu
+void register_where_kernels(sdk::BackendBuilder& b);      // where.cu
+void register_cumsum_kernels(sdk::BackendBuilder& b);     // cumsum.cu
 
 }  // namespace tessera::cuda

@@ -85,6 +85,10 @@ void register_kernels(sdk::BackendBuilder& b) {
   // Linear algebra and softmax.
   add(b, {"mm", "bmm"}, kNum);
   add(b, {"softmax", "log_softmax"}, kFloat);
+  // SDK 1.6.
+  add(b, {"sin", "cos"}, kFloat);
+  add(b, {"where"}, kAll);
+  add(b, {"cumsum"}, {sdk::kFloat32, sdk::kFloat64, sdk::kInt64});
 }
 
 }  // namespace tessera::meta

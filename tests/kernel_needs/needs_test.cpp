@@ -73,6 +73,22 @@ std::vector<Case> cases() {
          ts::Tensor out = ts::rank_map([](int) { return ts::empty({15}, ts::TensorOptions(ts::kFloat32).backend("cpu2")); });
          ts::dist::all_gather_into_tensor(out, ranks_of(ts::kFloat32));
        }},
+      // The transformer ops composed of other kernels.
+      {"ts::silu", "", {"sigmoid", "mul"}, [] { (void)ts::silu(floats()); }},
+      {"ts::gelu", "tanh", {"mul", "add", "tanh", "fill"}, [] { (void)ts::gelu(floats(), "tanh"); }},
+      {"ts::rsqrt", "", {"sqrt", "div", "fill"}, [] { (void)ts::rsqrt(floats(2.f)); }},
+      {"ts::clamp", "", {"ge", "le", "ne", "maximum", "where", "fill"}, [] { (void)ts::clamp(floats(), -0.5, 0.5); }},
+      {"ts::masked_fill", "", {"where", "fill"},
+       [] { (void)ts::masked_fill(floats(), ts::tensor({true, false, true, false, false, true}).to("cpu2"), 9.0); }},
+      {"ts::tril", "", {"arange", "sub", "le", "where", "fill"}, [] { (void)ts::tril(floats().reshape({2, 3})); }},
+      {"ts::triu", "", {"arange", "sub", "ge", "where", "fill"}, [] { (void)ts::triu(floats().reshape({2, 3}), 1); }},
+      {"ts::layer_norm", "", {"mean", "sub", "mul", "add", "sqrt", "div", "fill"}, [] {
+         const ts::Tensor w = ts::tensor({0.5f, 1.f, 2.f}).to("cpu2");
+         (void)ts::layer_norm(floats().reshape({2, 3}), {3}, w, w);
+       }},
+      {"ts::rms_norm", "", {"mul", "mean", "add", "sqrt", "div", "fill"}, [] {
+         (void)ts::rms_norm(floats().reshape({2, 3}), {3}, ts::tensor({0.5f, 1.f, 2.f}).to("cpu2"));
+       }},
   };
 }
 

@@ -217,7 +217,7 @@ TEST_CASE("an extension field that leads to something other than a chain is reje
 TEST_CASE("an extension type below TESSERA_EXTENSION_USER that the plugin's SDK minor does not define is rejected") {
   check_rejected(test_plugin("bad-extension-sdk-type"),
                  {"tessera_backend of component #0 ('bad-extension-sdk-type')", "extension chain entry #1 at 0x",
-                  "has type 0x1, which is no extension type: SDK 1.5 defines none",
+                  "has type 0x1, which is no extension type: SDK 1.6 defines none",
                   "start at TESSERA_EXTENSION_USER (0x10000)"});
 }
 
@@ -254,6 +254,15 @@ TEST_CASE("a fold kernel from a plugin built for SDK 1.3 is rejected, naming the
                   "kernel #1 has op 'fold_add', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.3, "
                   "the version the plugin was built for",
                   "it came with SDK 1.4: rebuild the plugin against it"});
+}
+
+// sin, cos, where and cumsum came with SDK 1.6.
+TEST_CASE("a sin kernel from a plugin built for SDK 1.5 is rejected, naming 1.6 as the version that added it") {
+  check_rejected(test_plugin("bad-kernel-sin-sdk15"),
+                 {"backend 'bad-kernel-sin-sdk15'",
+                  "kernel #1 has op 'sin', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.5, "
+                  "the version the plugin was built for",
+                  "it came with SDK 1.6: rebuild the plugin against it"});
 }
 
 // A plugin built for a newer SDK minor may serve ops that minor's catalogue added: they are never

@@ -37,6 +37,12 @@ CaseGroup matmul_cases(ValueSource& values, const std::string& op, tessera::DTyp
 // softmax log_softmax.
 CaseGroup softmax_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
 
+// SDK 1.6 (cases_transformer.cpp): sin cos through ts::sin/ts::cos; where through ts::where (with
+// broadcast operands); cumsum along the last and the first dim.
+CaseGroup trig_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
+CaseGroup where_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
+CaseGroup cumsum_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
+
 struct OpCheck {
   std::string op;
   std::vector<tessera::DType> key_dtypes;  // the catalogue's key dtypes (sdk/KERNELS.md)

@@ -39,6 +39,9 @@ const std::vector<OpCheck>& op_checks() {
       {"all", {ts::kBool}, reduction_cases}, {"any", {ts::kBool}, reduction_cases},
       {"mm", num, matmul_cases},           {"bmm", num, matmul_cases},
       {"softmax", floats, softmax_cases},  {"log_softmax", floats, softmax_cases},
+      // SDK 1.6.
+      {"sin", floats, trig_cases},         {"cos", floats, trig_cases},
+      {"where", all, where_cases},         {"cumsum", {ts::kInt64, ts::kFloat32, ts::kFloat64}, cumsum_cases},
   };
   return checks;
 }

@@ -44,6 +44,8 @@ class DTensor {
   DTensor max(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
   DTensor min(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
   DTensor t() const;  // transpose of a 2-d DTensor; a 0-d or 1-d one is returned as it is
+  DTensor transpose(int64_t dim0, int64_t dim1) const;
+  DTensor permute(const std::vector<int64_t>& dims) const;
   DTensor view(const Shape& shape) const;
   DTensor reshape(const Shape& shape) const;
   DTensor to(DType dtype) const;  // *this when the dtype already matches

@@ -3,6 +3,8 @@
 // mesh topology's cost, logged as implicit communication — and runs the local op on every rank.
 #pragma once
 
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "tessera/dtensor.hpp"
@@ -80,6 +82,31 @@ DTensor empty_like(const DTensor& like, TensorOptions options = {});
 DTensor zeros_like(const DTensor& like, TensorOptions options = {});
 DTensor ones_like(const DTensor& like, TensorOptions options = {});
 DTensor full_like(const DTensor& like, Scalar value, TensorOptions options = {});
+
+// Transformer building blocks on DTensors (the Tensor ops of ops.hpp). Element-wise ones keep
+// shards and replicas and reduce a Partial first. where and masked_fill shard as binary ops do
+// (broadcasting). tril/triu keep shards of the batch dims and a Partial sum (they are linear); the
+// last two dims are replicated first. cumsum keeps shards of other dims and a Partial sum; its dim
+// is replicated first. layer_norm/rms_norm keep a Shard of any dim not normalised (sequence
+// parallel: no communication); normalised dims and the weight and bias are replicated first.
+DTensor silu(const DTensor& x);
+DTensor gelu(const DTensor& x, std::string_view approximate);
+DTensor sin(const DTensor& x);
+DTensor cos(const DTensor& x);
+DTensor rsqrt(const DTensor& x);
+DTensor clamp(const DTensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi);
+DTensor where(const DTensor& cond, const DTensor& a, const DTensor& b);
+DTensor where(const DTensor& cond, const DTensor& a, Scalar b);
+DTensor where(const DTensor& cond, Scalar a, const DTensor& b);
+DTensor masked_fill(const DTensor& x, const DTensor& mask, Scalar value);
+DTensor tril(const DTensor& x, int64_t diagonal = 0);
+DTensor triu(const DTensor& x, int64_t diagonal = 0);
+DTensor cumsum(const DTensor& x, int64_t dim);
+DTensor layer_norm(const DTensor& x, const std::vector<int64_t>& normalized_shape,
+                   const std::optional<DTensor>& weight = std::nullopt, const std::optional<DTensor>& bias = std::nullopt,
+                   double eps = 1e-5);
+DTensor rms_norm(const DTensor& x, const std::vector<int64_t>& normalized_shape,
+                 const std::optional<DTensor>& weight = std::nullopt, std::optional<double> eps = std::nullopt);
 
 inline DTensor operator+(const DTensor& a, const DTensor& b) { return add(a, b); }
 inline DTensor operator-(const DTensor& a, const DTensor& b) { return sub(a, b); }

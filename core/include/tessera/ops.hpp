@@ -2,6 +2,8 @@
 // does; a Scalar operand takes part in promotion as a Python number would.
 #pragma once
 
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "tessera/scalar.hpp"
@@ -84,6 +86,43 @@ std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim = 0);
 // Comparison of whole tensors.
 bool equal(const Tensor& a, const Tensor& b);  // same shape and equal values
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+
+// Transformer building blocks (PyTorch semantics).
+// Element-wise: silu(x) = x sigmoid(x); gelu with approximate "none" (the exact erf form, as gelu(x))
+// or "tanh"; sin, cos, rsqrt = 1 / sqrt. Integer inputs give float32.
+Tensor silu(const Tensor& x);
+Tensor gelu(const Tensor& x, std::string_view approximate);
+Tensor sin(const Tensor& x);
+Tensor cos(const Tensor& x);
+Tensor rsqrt(const Tensor& x);
+// Elements below lo become lo, above hi become hi (NaN stays); at least one bound. The dtype is the
+// promotion of x with the bounds, as torch.clamp's.
+Tensor clamp(const Tensor& x, std::optional<Scalar> lo, std::optional<Scalar> hi);
+// cond (bool) ? a : b, the three broadcast together; a and b promote as a binary op's operands.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, Scalar b);
+Tensor where(const Tensor& cond, Scalar a, const Tensor& b);
+Tensor where(const Tensor& cond, Scalar a, Scalar b);
+// x with `value` where mask (bool, broadcast to x's shape) is true; x's dtype is kept. A tensor
+// value must be 0-d.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value);
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Tensor& value);
+// The lower (tril) or upper (triu) triangle of the last two dims from the `diagonal`-th diagonal
+// (0 the main one, > 0 above it); the rest zero. Batched over leading dims.
+Tensor tril(const Tensor& x, int64_t diagonal = 0);
+Tensor triu(const Tensor& x, int64_t diagonal = 0);
+// Running sum along `dim`; integer and bool inputs give int64.
+Tensor cumsum(const Tensor& x, int64_t dim);
+// Normalisation over the trailing dims `normalized_shape` (biased variance). weight and bias may be
+// undefined Tensors (none); each must have shape normalized_shape. rms_norm's eps defaults to the
+// machine epsilon of x's dtype, as PyTorch's.
+Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight = Tensor(),
+                std::optional<double> eps = std::nullopt);
+// Free spellings of the view methods.
+inline Tensor transpose(const Tensor& t, int64_t dim0, int64_t dim1) { return t.transpose(dim0, dim1); }
+inline Tensor permute(const Tensor& t, const std::vector<int64_t>& dims) { return t.permute(dims); }
 
 // Operators.
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

@@ -25,6 +25,16 @@ const std::vector<CallNeeds> kNeeds = {
     {"ts::dist::all_reduce", "BXOR", {"bitwise_xor"}},
     {"ts::dist::broadcast", "", {}},
     {"ts::dist::all_gather_into_tensor", "", {}},
+    // The transformer ops composed of other kernels (a scalar operand is made with fill).
+    {"ts::silu", "", {"sigmoid", "mul"}},
+    {"ts::gelu", "tanh", {"mul", "add", "tanh", "fill"}},
+    {"ts::rsqrt", "", {"sqrt", "div", "fill"}},
+    {"ts::clamp", "", {"ge", "le", "ne", "maximum", "where", "fill"}},
+    {"ts::masked_fill", "", {"where", "fill"}},
+    {"ts::tril", "", {"arange", "sub", "le", "where", "fill"}},
+    {"ts::triu", "", {"arange", "sub", "ge", "where", "fill"}},
+    {"ts::layer_norm", "", {"mean", "sub", "mul", "add", "sqrt", "div", "fill"}},
+    {"ts::rms_norm", "", {"mul", "mean", "add", "sqrt", "div", "fill"}},
 };
 
 }  // namespace

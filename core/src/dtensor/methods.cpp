@@ -40,8 +40,10 @@ DTensor DTensor::t() const {
     throw Error(fmt::format(
         "t: expects a DTensor of at most 2 dims, got {} dims (shape {}); use transpose(dt, d0, d1)", dim(),
         shape_text(global_shape_)));
-  return dim() < 2 ? *this : transpose(*this, 0, 1);
+  return dim() < 2 ? *this : tessera::transpose(*this, 0, 1);
 }
+DTensor DTensor::transpose(int64_t dim0, int64_t dim1) const { return tessera::transpose(*this, dim0, dim1); }
+DTensor DTensor::permute(const std::vector<int64_t>& dims) const { return tessera::permute(*this, dims); }
 
 DTensor DTensor::view(const Shape& shape) const { return tessera::view(*this, shape); }
 DTensor DTensor::reshape(const Shape& shape) const { return tessera::reshape(*this, shape); }

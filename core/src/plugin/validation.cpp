@@ -19,22 +19,26 @@ namespace tessera::plugin {
 namespace {
 
 // sdk/KERNELS.md's op names (kernel_catalogue_test.cpp reads the document and compares), in its
-// order but for the folds: SDK 1.4 added them, and they come last so that the catalogue of an older
-// plugin is a prefix.
+// order but for the folds and the SDK 1.6 ops: each minor's additions come after the older ones, so
+// that the catalogue of an older plugin is a prefix.
 constexpr size_t kOpsBeforeFolds = 46;
 constexpr uint32_t kFoldsMinor = 4;
-constexpr std::array<std::string_view, kOpsBeforeFolds + 7> kCatalogue = {
+constexpr size_t kOpsBefore16 = kOpsBeforeFolds + 7;
+constexpr uint32_t kMinor16 = 6;
+constexpr std::array<std::string_view, kOpsBefore16 + 4> kCatalogue = {
     "add",     "sub",     "mul",         "maximum",     "minimum",    "div",       "bitwise_and", "bitwise_or",
     "bitwise_xor", "pow", "eq",          "ne",          "lt",         "le",        "gt",          "ge",
     "neg",     "abs",     "relu",        "exp",         "log",        "sqrt",      "tanh",        "sigmoid",
     "gelu",    "gelu_grad", "copy",      "cast",        "fill",       "arange",    "eye",         "uniform",
     "normal",  "sum",     "prod",        "mean",        "max",        "min",       "argmax",      "argmin",
     "all",     "any",     "mm",          "bmm",         "softmax",    "log_softmax",
-    "fold_add", "fold_mul", "fold_maximum", "fold_minimum", "fold_bitwise_and", "fold_bitwise_or", "fold_bitwise_xor"};
+    "fold_add", "fold_mul", "fold_maximum", "fold_minimum", "fold_bitwise_and", "fold_bitwise_or", "fold_bitwise_xor",
+    // SDK 1.6.
+    "sin", "cos", "where", "cumsum"};
 
 // The catalogue of a plugin built for SDK 1.`minor`.
 std::span<const std::string_view> catalogue_of(uint32_t minor) {
-  const size_t size = minor >= kFoldsMinor ? kCatalogue.size() : kOpsBeforeFolds;
+  const size_t size = minor >= kMinor16 ? kCatalogue.size() : minor >= kFoldsMinor ? kOpsBefore16 : kOpsBeforeFolds;
   return std::span<const std::string_view>(kCatalogue).first(size);
 }
 
@@ -110,6 +114,15 @@ std::pair<const char*, const char*> table_name(const tessera_component& componen
 }  // namespace
 
 std::span<const std::string_view> kernel_catalogue() { return kCatalogue; }
+
+namespace {
+// The first minor whose catalogue has `op` (a catalogue op of this host's SDK).
+uint32_t minor_adding(std::string_view op) {
+  uint32_t minor = 0;
+  while (minor < TESSERA_SDK_VERSION_MINOR && !is_catalogue_op(op, minor)) ++minor;
+  return minor;
+}
+}  // namespace
 
 bool is_catalogue_op(std::string_view op, uint32_t plugin_minor) {
   const auto ops = catalogue_of(plugin_minor);
@@ -258,7 +271,7 @@ std::string check_backend(const tessera_backend* backend, uint32_t plugin_minor)
                          "{}.{}, the version the plugin was built for; {}",
                          i, kernel->op, TESSERA_SDK_VERSION_MAJOR, plugin_minor,
                          newer_op ? fmt::format("it came with SDK {}.{}: rebuild the plugin against it",
-                                                TESSERA_SDK_VERSION_MAJOR, kFoldsMinor)
+                                                TESSERA_SDK_VERSION_MAJOR, minor_adding(kernel->op))
                          : closest.empty()
                              ? fmt::format("the catalogue's ops are {}", fmt::join(catalogue_of(plugin_minor), ", "))
                              : fmt::format("did you mean '{}'?", closest));

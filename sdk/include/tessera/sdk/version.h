@@ -34,11 +34,14 @@
  *      (tessera_plugin_query_v1) so one object can serve hosts of two majors;
  *      TESSERA_EXTENSION_STRUCT_MAX. Every addition is an appended field or a new name: a 1.0-1.4
  *      plugin loads and behaves as before (a plugin built for an older minor cannot declare a
- *      tuner). */
+ *      tuner).
+ * 1.6: the kernels sin, cos, where and cumsum (KERNELS.md, "SDK 1.6 kernels"); no struct changed. A
+ *      plugin built for 1.5 or older may not register them (they are not in its catalogue), and the
+ *      ops that need them report the missing kernel by name. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 
 #define TESSERA_SDK_VERSION_MAJOR 1
-#define TESSERA_SDK_VERSION_MINOR 5
+#define TESSERA_SDK_VERSION_MINOR 6
 
 #endif

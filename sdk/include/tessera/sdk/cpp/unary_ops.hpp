@@ -1,6 +1,6 @@
 // The element-wise unary ops of KERNELS.md (neg, abs, relu, exp, log, sqrt, tanh, sigmoid, gelu,
-// gelu_grad) as one value-to-value function each, for every backend that has them: host code and,
-// under nvcc, device code too. A backend writes its kernel once, as Kernel<Op, T>::run(KernelArgs&)
+// gelu_grad, and from SDK 1.6 sin and cos) as one value-to-value function each, for every backend
+// that has them: host code and, under nvcc, device code too. A backend writes its kernel once, as Kernel<Op, T>::run(KernelArgs&)
 // applying Op::apply to every element, and registers every op on its dtypes with
 //   sdk::add_unary_kernels<MyUnary>(builder);
 // Integer results are exact everywhere; float ones use sdk::hd's math (host libm or CUDA's).
@@ -82,6 +82,9 @@ TESSERA_SDK_UNARY_OP(Tanh, "tanh", hd::tanh(x))
 TESSERA_SDK_UNARY_OP(Sigmoid, "sigmoid", sigmoid(x))
 TESSERA_SDK_UNARY_OP(Gelu, "gelu", gelu(x))
 TESSERA_SDK_UNARY_OP(GeluGrad, "gelu_grad", gelu_grad(x))
+// SDK 1.6.
+TESSERA_SDK_UNARY_OP(Sin, "sin", hd::sin(x))
+TESSERA_SDK_UNARY_OP(Cos, "cos", hd::cos(x))
 #undef TESSERA_SDK_UNARY_OP
 
 }  // namespace unary_ops
@@ -99,6 +102,8 @@ void add_unary_kernels(BackendBuilder& b) {
   add_op_kernels<Kernel, Sigmoid, float, double>(b);
   add_op_kernels<Kernel, Gelu, float, double>(b);
   add_op_kernels<Kernel, GeluGrad, float, double>(b);
+  add_op_kernels<Kernel, Sin, float, double>(b);
+  add_op_kernels<Kernel, Cos, float, double>(b);
 }
 
 }  // namespace tessera::sdk

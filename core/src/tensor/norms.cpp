@@ -1,0 +1,91 @@
+// layer_norm and rms_norm over the trailing dims `normalized_shape` names, composed of existing ops
+// as PyTorch's decompositions are (biased variance; rsqrt of the mean square plus eps), so autograd,
+// local tensors and every backend come from their parts. Rows are independent: a tensor split
+// along a leading dim normalises shard by shard (what DTensor's sequence parallel rule relies on).
+#include <fmt/format.h>
+
+#include <limits>
+#include <numeric>
+
+#include "dispatch/user_call.hpp"
+#include "tensor/internal.hpp"
+#include "tessera/detail/spmd.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera {
+namespace {
+
+std::string norm_shape_text(const std::vector<int64_t>& sizes) { return shape_text(sizes); }
+
+// x's trailing dims must be normalized_shape, and a weight or bias exactly that shape.
+void check_norm_shapes(const char* op, const Tensor& x, const std::vector<int64_t>& normalized_shape,
+                       const Tensor& weight, const Tensor& bias) {
+  if (normalized_shape.empty())
+    throw Error(
+        fmt::format("{}: normalized_shape is empty, expected at least one dim to normalise over", op));
+  const size_t k = normalized_shape.size();
+  detail::spmd_pure(
+      op,
+      [&](const Tensor& t) {
+        const Shape& s = detail::impl_of(t, op).sizes();
+        if (s.size() < k || !std::equal(normalized_shape.begin(), normalized_shape.end(),
+                                        s.end() - static_cast<ptrdiff_t>(k)))
+          throw Error(fmt::format(
+              "{}: normalized_shape is {}, expected the input's trailing dims to be that, but the input "
+              "has shape {}",
+              op, norm_shape_text(normalized_shape), shape_text(s)));
+        if (!is_floating(t.dtype()))
+          throw Error(fmt::format("{}: the input has dtype {}, expected a floating dtype", op,
+                                  dtype_name(t.dtype())));
+      },
+      x);
+  for (const auto& [param, name] : {std::pair{weight, "weight"}, std::pair{bias, "bias"}}) {
+    if (!param.defined()) continue;
+    detail::spmd_pure(
+        op,
+        [&](const Tensor& t) {
+          if (detail::impl_of(t, op).sizes() != normalized_shape)
+            throw Error(fmt::format("{}: the {} has shape {}, expected normalized_shape {}", op, name,
+                                    shape_text(t.sizes()), norm_shape_text(normalized_shape)));
+        },
+        param);
+  }
+}
+
+std::vector<int64_t> normalized_dims(const Tensor& x, size_t k) {
+  std::vector<int64_t> dims(k);
+  std::iota(dims.begin(), dims.end(), x.dim() - static_cast<int64_t>(k));
+  return dims;
+}
+
+}  // namespace
+
+Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  const dispatch::UserCall call("ts::layer_norm");
+  check_norm_shapes("layer_norm", x, normalized_shape, weight, bias);
+  const std::vector<int64_t> dims = normalized_dims(x, normalized_shape.size());
+  const Tensor centred = x - mean(x, dims, true);
+  const Tensor variance = mean(centred * centred, dims, true);
+  Tensor out = centred * rsqrt(variance + eps);
+  if (weight.defined()) out = out * weight;
+  if (bias.defined()) out = out + bias;
+  return out;
+}
+
+Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight,
+                std::optional<double> eps) {
+  const dispatch::UserCall call("ts::rms_norm");
+  check_norm_shapes("rms_norm", x, normalized_shape, weight, Tensor());
+  const std::vector<int64_t> dims = normalized_dims(x, normalized_shape.size());
+  // PyTorch's default: the machine epsilon of the input's dtype.
+  const double e = eps                     ? *eps
+                   : x.dtype() == kFloat64 ? std::numeric_limits<double>::epsilon()
+                                           : static_cast<double>(std::numeric_limits<float>::epsilon());
+  Tensor out = x * rsqrt(mean(x * x, dims, true) + e);
+  if (weight.defined()) out = out * weight;
+  return out;
+}
+
+}  // namespace tessera

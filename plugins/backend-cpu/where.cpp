@@ -1,0 +1,41 @@
+// where(cond, a, b) -> out: out = cond ? a : b element by element, over strided tensors of one shape
+// (the core has broadcast them: a broadcast dim has stride 0).
+#include <array>
+#include <cstdint>
+
+#include "checks.hpp"
+#include "kernels.hpp"
+#include "tessera/sdk/cpp/strided_loop.hpp"
+
+namespace tessera::cpu {
+namespace {
+
+template <class T>
+void where_kernel(sdk::KernelArgs& args) {
+  expect_arity(args, "where", 3, 1);
+  expect_dtype("where", "input 0 (cond)", args.input(0), sdk::kBool);
+  expect_dtype("where", "input 1", args.input(1), sdk::dtype_of<T>());
+  expect_dtype("where", "input 2", args.input(2), sdk::dtype_of<T>());
+  expect_dtype("where", "output", args.output(0), sdk::dtype_of<T>());
+  const DLTensor& out = args.output(0);
+  for (size_t i = 0; i < 3; ++i)
+    expect_shape("where", i == 0 ? "input 0" : i == 1 ? "input 1" : "input 2", args.input(i), out, "output");
+  const bool* c = sdk::data_of<const bool>(args.input(0));
+  const T* x = sdk::data_of<const T>(args.input(1));
+  const T* y = sdk::data_of<const T>(args.input(2));
+  T* z = sdk::data_of<T>(out);
+  sdk::for_each_offset<4>(out.ndim, out.shape, {&args.input(0), &args.input(1), &args.input(2), &out},
+                          [&](const std::array<int64_t, 4>& o) { z[o[3]] = c[o[0]] ? x[o[1]] : y[o[2]]; });
+}
+
+}  // namespace
+
+void register_where_kernels(sdk::BackendBuilder& b) {
+  b.kernel<&where_kernel<float>>("where", sdk::kFloat32);
+  b.kernel<&where_kernel<double>>("where", sdk::kFloat64);
+  b.kernel<&where_kernel<int32_t>>("where", sdk::kInt32);
+  b.kernel<&where_kernel<int64_t>>("where", sdk::kInt64);
+  b.kernel<&where_kernel<bool>>("where", sdk::kBool);
+}
+
+}  // namespace tessera::cpu
