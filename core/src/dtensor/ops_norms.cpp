@@ -35,7 +35,7 @@ DTensor normalization(const char* op, const DTensor& x, const std::vector<int64_
   });
   std::vector<Tensor> locals;
   for (const DTensor& t : plan.inputs) locals.push_back(t.to_local());
-  return DTensor(local_op(locals), x.device_mesh(), plan.output, x.shape());
+  return plan.result(local_op(locals), x.shape());
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ DTensor one_operand_op(const char* op, const DTensor& a, const LocalOp& local_op
     if (p.is_shard()) s.push_back({{p}, p});
     return s;
   });
-  return DTensor(local_op(plan.inputs[0].to_local()), a.device_mesh(), plan.output, a.shape());
+  return plan.result(local_op(plan.inputs[0].to_local()), a.shape());
 }
 
 // The operand dim that output dim `o` comes from, when the operand has it at full size.
@@ -59,7 +59,7 @@ DTensor broadcasting_op(const char* op, const std::vector<DTensor>& operands, co
   });
   std::vector<Tensor> locals;
   for (const DTensor& t : plan.inputs) locals.push_back(t.to_local());
-  return DTensor(local_op(locals), mesh, plan.output, out);
+  return plan.result(local_op(locals), out);
 }
 
 Shape broadcast_all(const char* op, const std::vector<DTensor>& operands) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "dtensor/ops_common.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {
@@ -19,7 +20,7 @@ DTensor keeping_other_shards(const char* op, const DTensor& a, const Whole& whol
     if ((p.is_shard() && !whole(p.dim())) || dtensor::linear_partial(p)) s.push_back({{p}, p});
     return s;
   });
-  return DTensor(local_op(plan.inputs[0].to_local()), a.device_mesh(), plan.output, a.shape());
+  return plan.result(local_op(plan.inputs[0].to_local()), a.shape());
 }
 
 DTensor triangle_part(const char* op, const DTensor& x, Tensor (*local_op)(const Tensor&, int64_t),
