@@ -85,6 +85,9 @@ void register_kernels(sdk::BackendBuilder& b) {
   // Linear algebra and softmax.
   add(b, {"mm", "bmm"}, kNum);
   add(b, {"softmax", "log_softmax"}, kFloat);
+  // Indexing (SDK 1.6): index values are data, which a shapes-only backend does not hold.
+  add(b, {"gather"}, kAll);
+  add(b, {"scatter_add"}, kNum);
 }
 
 }  // namespace tessera::meta

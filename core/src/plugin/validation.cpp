@@ -19,22 +19,27 @@ namespace tessera::plugin {
 namespace {
 
 // sdk/KERNELS.md's op names (kernel_catalogue_test.cpp reads the document and compares), in its
-// order but for the folds: SDK 1.4 added them, and they come last so that the catalogue of an older
-// plugin is a prefix.
+// order but for the folds (SDK 1.4) and the indexing kernels (SDK 1.6): each minor's additions come
+// last so that the catalogue of an older plugin is a prefix.
 constexpr size_t kOpsBeforeFolds = 46;
 constexpr uint32_t kFoldsMinor = 4;
-constexpr std::array<std::string_view, kOpsBeforeFolds + 7> kCatalogue = {
+constexpr size_t kOpsBeforeIndexing = kOpsBeforeFolds + 7;
+constexpr uint32_t kIndexingMinor = 6;
+constexpr std::array<std::string_view, kOpsBeforeIndexing + 2> kCatalogue = {
     "add",     "sub",     "mul",         "maximum",     "minimum",    "div",       "bitwise_and", "bitwise_or",
     "bitwise_xor", "pow", "eq",          "ne",          "lt",         "le",        "gt",          "ge",
     "neg",     "abs",     "relu",        "exp",         "log",        "sqrt",      "tanh",        "sigmoid",
     "gelu",    "gelu_grad", "copy",      "cast",        "fill",       "arange",    "eye",         "uniform",
     "normal",  "sum",     "prod",        "mean",        "max",        "min",       "argmax",      "argmin",
     "all",     "any",     "mm",          "bmm",         "softmax",    "log_softmax",
-    "fold_add", "fold_mul", "fold_maximum", "fold_minimum", "fold_bitwise_and", "fold_bitwise_or", "fold_bitwise_xor"};
+    "fold_add", "fold_mul", "fold_maximum", "fold_minimum", "fold_bitwise_and", "fold_bitwise_or", "fold_bitwise_xor",
+    "gather",  "scatter_add"};
 
 // The catalogue of a plugin built for SDK 1.`minor`.
 std::span<const std::string_view> catalogue_of(uint32_t minor) {
-  const size_t size = minor >= kFoldsMinor ? kCatalogue.size() : kOpsBeforeFolds;
+  const size_t size = minor >= kIndexingMinor ? kCatalogue.size()
+                      : minor >= kFoldsMinor  ? kOpsBeforeIndexing
+                                              : kOpsBeforeFolds;
   return std::span<const std::string_view>(kCatalogue).first(size);
 }
 

@@ -34,11 +34,14 @@
  *      (tessera_plugin_query_v1) so one object can serve hosts of two majors;
  *      TESSERA_EXTENSION_STRUCT_MAX. Every addition is an appended field or a new name: a 1.0-1.4
  *      plugin loads and behaves as before (a plugin built for an older minor cannot declare a
- *      tuner). */
+ *      tuner).
+ * 1.6: the indexing kernels (KERNELS.md, "Indexing": gather, scatter_add), optional for a backend;
+ *      no struct changed. A plugin built for 1.5 or older may not register them (they are not in
+ *      its catalogue); embedding, index_select, gather, scatter_add and their gradients need them. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 
 #define TESSERA_SDK_VERSION_MAJOR 1
-#define TESSERA_SDK_VERSION_MINOR 5
+#define TESSERA_SDK_VERSION_MINOR 6
 
 #endif
