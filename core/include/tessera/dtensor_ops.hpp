@@ -74,6 +74,13 @@ DTensor view(const DTensor& a, const Shape& shape);
 DTensor cat(const std::vector<DTensor>& tensors, int64_t dim = 0);
 DTensor stack(const std::vector<DTensor>& tensors, int64_t dim = 0);
 
+// Transformer ops on DTensors (the dense forms are in ops.hpp).
+// embedding: weight Shard(0) is vocabulary parallel (a masked lookup per rank, result Partial(sum),
+// no communication), Shard(1) gives a result sharded on its last dim; indices Replicate or Shard on
+// one of their dims (the result is sharded the same). Plain indices count as Replicate.
+DTensor embedding(const DTensor& indices, const DTensor& weight);
+DTensor embedding(const Tensor& indices, const DTensor& weight);
+
 // A new DTensor laid out like `like` (same mesh, shape and placements), as PyTorch's *_like; a
 // Partial mesh dim becomes Replicate (the new values are not pending terms).
 DTensor empty_like(const DTensor& like, TensorOptions options = {});

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "dispatch/backend.hpp"
+#include "tensor/index_check.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
@@ -31,6 +32,22 @@ std::pair<int64_t, int64_t> index_range(const Tensor& dense) {
 }
 
 }  // namespace
+
+namespace detail {
+void check_embedding_indices(const Tensor& indices, int64_t size, const char* op) {
+  detail::spmd(
+      op,
+      [&](const Tensor& i) {
+        if (!holds_values(i)) return;
+        const auto [lo, hi] = index_range(i);
+        if (lo < 0 || hi >= size)
+          throw Error(fmt::format(
+              "{}: index {} is out of range for a vocabulary of {} rows; expected indices in 0..{}", op,
+              lo < 0 ? lo : hi, size, size - 1));
+      },
+      indices);
+}
+}  // namespace detail
 
 Tensor embedding(const Tensor& indices, const Tensor& weight) {
   require_index_dtype("embedding", indices);
