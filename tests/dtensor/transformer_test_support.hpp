@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <tessera/tessera.hpp>
+#include <thread>
 
 namespace tt {
 
@@ -31,6 +32,25 @@ inline void check_close(const ts::Tensor& actual, const ts::Tensor& expected, do
   for (size_t i = 0; i < a.size(); ++i)
     CHECK_MESSAGE(std::abs(a[i] - e[i]) <= atol + 1e-10 * std::abs(e[i]),
                   "index " << i << ": " << a[i] << " vs " << e[i]);
+}
+
+// Calls of every collective whose name contains `word` ("gather": all_gather, all_gather_into_tensor, ...).
+inline int64_t calls_named(const ts::CommCounter& counter, const std::string& word) {
+  int64_t calls = 0;
+  for (const ts::CommCounter::Entry& e : counter.entries())
+    if (e.collective.find(word) != std::string::npos) calls += e.calls;
+  return calls;
+}
+
+// The bytes per rank one all_reduce of `n` float64 values over `mesh` (1-d) moves, as CommCounter counts.
+inline int64_t all_reduce_bytes(const ts::DeviceMesh& mesh, int64_t n) {
+  ts::RankMap<ts::Tensor> shards;
+  for (int r : mesh.ranks()) shards.set(r, ts::zeros({n}, ts::kFloat64));
+  const ts::DTensor partial = ts::from_local(ts::local_tensor(std::move(shards)), mesh, {ts::Partial()});
+  ts::CommCounter counter;
+  partial.redistribute({ts::Replicate()});
+  REQUIRE(counter.calls("all_reduce") == 1);
+  return counter.bytes_per_rank();
 }
 
 }  // namespace tt

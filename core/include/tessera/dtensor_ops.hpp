@@ -3,9 +3,12 @@
 // mesh topology's cost, logged as implicit communication — and runs the local op on every rank.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "tessera/dtensor.hpp"
+#include "tessera/generator.hpp"
+#include "tessera/ops.hpp"
 #include "tessera/scalar.hpp"
 #include "tessera/tensor.hpp"
 
@@ -81,6 +84,36 @@ DTensor stack(const std::vector<DTensor>& tensors, int64_t dim = 0);
 DTensor embedding(const DTensor& indices, const DTensor& weight);
 DTensor embedding(const Tensor& indices, const DTensor& weight);
 
+// q, k, v sharded alike on a batch or heads dim (before the last two) give an output sharded on it
+// with no communication (a mask follows where it has that dim); otherwise they are replicated.
+// dropout_p must be 0 on DTensors.
+DTensor scaled_dot_product_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                     const std::optional<DTensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
+                                     bool is_causal = false, std::optional<double> scale = std::nullopt,
+                                     bool enable_gqa = false);
+
+// cross_entropy (class-index targets, options as the dense form): logits and target sharded alike on
+// a batch dim stay sharded; logits sharded on the class dim are gathered first, unless a
+// LossParallel scope is open (below): then the loss is computed from the class shards with
+// all_reduces of one value per target (max, sum of exp, target logit) and no gather.
+DTensor cross_entropy(const DTensor& logits, const DTensor& target, const CrossEntropyOptions& options = {});
+DTensor mse_loss(const DTensor& a, const DTensor& b, const std::string& reduction = "mean");
+
+// Random values and dropout whose numbers are those of the same op on the full tensor, whatever the
+// placements: element i (global row-major index) uses the generator's counter at offset + i, so
+// Replicate ranks hold the same values and Shard ranks the slice at their global offsets. The
+// generator advances by the global element count. Inside a LocalMode every rank's generator must
+// stand at one state. Partial placements are refused for new values; dropout of a Partial DTensor
+// scales every term by the same mask.
+DTensor rand(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, TensorOptions options = {});
+DTensor randn(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, TensorOptions options = {});
+DTensor rand(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, Generator& generator,
+             TensorOptions options = {});
+DTensor randn(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, Generator& generator,
+              TensorOptions options = {});
+DTensor dropout(const DTensor& x, double p, bool training = true);
+DTensor dropout(const DTensor& x, double p, bool training, Generator& generator);
+
 // A new DTensor laid out like `like` (same mesh, shape and placements), as PyTorch's *_like; a
 // Partial mesh dim becomes Replicate (the new values are not pending terms).
 DTensor empty_like(const DTensor& like, TensorOptions options = {});
@@ -122,6 +155,22 @@ class ImplicitReplication {
   ~ImplicitReplication() { set_implicit_replication(previous_); }
   ImplicitReplication(const ImplicitReplication&) = delete;
   ImplicitReplication& operator=(const ImplicitReplication&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// While on, cross_entropy keeps logits sharded on the class dim (PyTorch: loss_parallel()); off by
+// default. Per thread, as ImplicitReplication.
+void set_loss_parallel(bool enabled);
+bool loss_parallel();
+// PyTorch: `with loss_parallel():` -- on for this scope, then back to what it was.
+class LossParallel {
+ public:
+  LossParallel() : previous_(loss_parallel()) { set_loss_parallel(true); }
+  ~LossParallel() { set_loss_parallel(previous_); }
+  LossParallel(const LossParallel&) = delete;
+  LossParallel& operator=(const LossParallel&) = delete;
 
  private:
   bool previous_;

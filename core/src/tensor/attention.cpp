@@ -66,7 +66,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     throw Error(
         fmt::format("{}: attn_mask is given and is_causal is true, expected one of them (as PyTorch)", kOp));
   Tensor key = k, value = v;
-  if (q.dim() >= 3 && k.dim() >= 3 && q.size(-3) != k.size(-3)) {
+  if (q.dim() >= 3 && k.dim() >= 3 && q.sym_size(-3) != k.sym_size(-3)) {
     const int64_t hq = q.size(-3), hk = k.size(-3);
     if (!enable_gqa)
       throw Error(

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "dispatch/backend.hpp"
+#include "tensor/index_check.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
@@ -48,14 +49,7 @@ void check_target(const char* op, const Tensor& input, const Tensor& target, int
   detail::spmd(
       op,
       [&](const Tensor& t, const Tensor& in) {
-        if (t.numel() == 0 || impl_of(t, op).backend().shapes_only()) return;
-        const int64_t classes = in.size(class_dim);
-        const Tensor kept = t.to(kInt64) * ne(t, Scalar(ignore_index)).to(kInt64);
-        const int64_t lo = min(kept).item<int64_t>(), hi = max(kept).item<int64_t>();
-        if (lo < 0 || hi >= classes)
-          throw Error(fmt::format(
-              "{}: target {} is out of bounds for {} classes, expected 0..{} or ignore_index ({})", op,
-              lo < 0 ? lo : hi, classes, classes - 1, ignore_index));
+        detail::check_class_targets(t, in.size(class_dim), ignore_index, op);
       },
       target, input);
 }
@@ -79,6 +73,23 @@ std::pair<Tensor, Tensor> picked_losses(const Tensor& log_probs, const Tensor& t
 }
 
 }  // namespace
+
+namespace detail {
+void check_class_targets(const Tensor& target, int64_t classes, int64_t ignore_index, const char* op) {
+  detail::spmd(
+      op,
+      [&](const Tensor& t) {
+        if (t.numel() == 0 || impl_of(t, op).backend().shapes_only()) return;
+        const Tensor kept = t.to(kInt64) * ne(t, Scalar(ignore_index)).to(kInt64);
+        const int64_t lo = min(kept).item<int64_t>(), hi = max(kept).item<int64_t>();
+        if (lo < 0 || hi >= classes)
+          throw Error(fmt::format(
+              "{}: target {} is out of bounds for {} classes, expected 0..{} or ignore_index ({})", op,
+              lo < 0 ? lo : hi, classes, classes - 1, ignore_index));
+      },
+      target);
+}
+}  // namespace detail
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NllLossOptions& options) {
   require_reduction("nll_loss", options.reduction);
