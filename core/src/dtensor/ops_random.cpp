@@ -72,8 +72,10 @@ DTensor dropout_with(const DTensor& x, double p, bool training, Generator* gener
       "dropout", [&] { return generator ? rand(x.shape(), *generator, options) : rand(x.shape(), options); });
   // The mask of the dense dropout (dropout.cpp): kept where the number is below 1 - p.
   const Tensor mask = lt(uniform, Scalar(1.0 - p)).to(x.dtype()) * (1.0 / (1.0 - p));
-  // A Partial x takes the whole mask on every rank: scaling each term scales the sum.
-  return mul(x, laid_out(mask, x.device_mesh(), without_partial(x.placements()), "dropout"));
+  // The mask is laid out as x (a Partial mesh dim takes the whole mask: scaling each term scales
+  // the sum), so each rank multiplies its own part: no redistribution, whatever the costs say.
+  const DTensor local_mask = laid_out(mask, x.device_mesh(), without_partial(x.placements()), "dropout");
+  return DTensor(x.to_local() * local_mask.to_local(), x.device_mesh(), x.placements(), x.shape());
 }
 
 }  // namespace
