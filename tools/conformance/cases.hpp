@@ -36,6 +36,8 @@ CaseGroup reduction_cases(ValueSource& values, const std::string& op, tessera::D
 CaseGroup matmul_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
 // softmax log_softmax.
 CaseGroup softmax_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
+// gather scatter_add (SDK 1.6): through ts::gather, ts::index_select and ts::scatter_add.
+CaseGroup indexing_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
 
 struct OpCheck {
   std::string op;

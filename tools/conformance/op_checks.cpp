@@ -39,6 +39,7 @@ const std::vector<OpCheck>& op_checks() {
       {"all", {ts::kBool}, reduction_cases}, {"any", {ts::kBool}, reduction_cases},
       {"mm", num, matmul_cases},           {"bmm", num, matmul_cases},
       {"softmax", floats, softmax_cases},  {"log_softmax", floats, softmax_cases},
+      {"gather", all, indexing_cases},     {"scatter_add", num, indexing_cases},
   };
   return checks;
 }

@@ -30,9 +30,19 @@ void require_same_ndim(const char* op, const Tensor& x, const Tensor& index, con
                             x.shape().to_string()));
 }
 
+// Every dim of index but `dim` at most the input's (the kernels check it too; checked here so that
+// shapes-only backends refuse what computing ones do).
+void require_index_fits(const char* op, const Tensor& x, int64_t dim, const Tensor& index) {
+  for (int64_t d = 0; d < x.dim(); ++d)
+    if (d != dim && index.size(d) > x.size(d))
+      throw Error(fmt::format("{}: index has shape {}, expected at most {} in dim {} (the input has shape {})", op,
+                              shape_text(index.sizes()), x.size(d), d, shape_text(x.sizes())));
+}
+
 // The kernels need a dim to index: a 0-d input is seen as 1-d.
 Tensor gather_dense(const Tensor& x, int64_t dim, const Tensor& index) {
   if (x.dim() == 0) return gather_dense(x.reshape({1}), 0, index.reshape({1})).reshape({});
+  require_index_fits("gather", x, dim, index);
   const TensorImpl& a = impl_of(x, "gather");
   const TensorImpl& k = impl_of(index, "gather");
   Tensor out = detail::empty_like_on(a, k.sizes(), a.dtype());
@@ -44,6 +54,7 @@ Tensor gather_dense(const Tensor& x, int64_t dim, const Tensor& index) {
 Tensor scatter_add_dense(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src) {
   if (x.dim() == 0)
     return scatter_add_dense(x.reshape({1}), 0, index.reshape({1}), src.reshape({1})).reshape({});
+  require_index_fits("scatter_add", x, dim, index);
   const TensorImpl& a = impl_of(x, "scatter_add");
   const TensorImpl& k = impl_of(index, "scatter_add");
   const TensorImpl& s = impl_of(src, "scatter_add");
