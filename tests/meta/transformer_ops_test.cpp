@@ -64,6 +64,6 @@ TEST_CASE("transformer ops: shape errors are refused on meta as on cpu") {
     CHECK_THROWS_AS(ts::scaled_dot_product_attention(x, ts::zeros({4, 4}, on(b)), ts::zeros({4, 4}, on(b))),
                     ts::Error);
   }
-  CHECK_THROWS_WITH_AS(ts::one_hot(ts::zeros({2}, on("meta", ts::kInt64))), doctest::Contains("pass num_classes"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::one_hot(ts::zeros({2}, on("meta", ts::kInt64))),
+                       doctest::Contains("pass num_classes"), ts::Error);
 }

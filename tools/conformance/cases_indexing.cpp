@@ -35,13 +35,18 @@ CaseGroup indexing_cases(ValueSource& values, const std::string& op, ts::DType d
   if (gather) {
     add("[7, 5] dim 0, index [4, 5]", {values.make({7, 5}, dtype, domain), index_values({4, 5}, 7, oracle)},
         [](const std::vector<ts::Tensor>& in, const std::string&) { return ts::gather(in[0], 0, in[1]); });
-    add("[7, 5] dim 1, index [7, 9] (repeats)", {values.make({7, 5}, dtype, domain), index_values({7, 9}, 5, oracle)},
+    add("[7, 5] dim 1, index [7, 9] (repeats)",
+        {values.make({7, 5}, dtype, domain), index_values({7, 9}, 5, oracle)},
         [](const std::vector<ts::Tensor>& in, const std::string&) { return ts::gather(in[0], 1, in[1]); });
     add("transposed [5, 7] dim 1", {values.make({7, 5}, dtype, domain), index_values({3, 4}, 7, oracle)},
-        [](const std::vector<ts::Tensor>& in, const std::string&) { return ts::gather(in[0].t(), 1, in[1]); });
+        [](const std::vector<ts::Tensor>& in, const std::string&) {
+          return ts::gather(in[0].t(), 1, in[1]);
+        });
     add("index_select (a broadcast index) of [2, 7, 5] dim 1",
         {values.make({2, 7, 5}, dtype, domain), index_values({6}, 7, oracle)},
-        [](const std::vector<ts::Tensor>& in, const std::string&) { return ts::index_select(in[0], 1, in[1]); });
+        [](const std::vector<ts::Tensor>& in, const std::string&) {
+          return ts::index_select(in[0], 1, in[1]);
+        });
     add("empty index", {values.make({7, 5}, dtype, domain), index_values({0, 5}, 7, oracle)},
         [](const std::vector<ts::Tensor>& in, const std::string&) { return ts::gather(in[0], 0, in[1]); });
     add("0-d", {values.make({}, dtype, domain), index_values({}, 1, oracle)},
@@ -49,24 +54,35 @@ CaseGroup indexing_cases(ValueSource& values, const std::string& op, ts::DType d
     return group;
   }
   add("[7, 5] dim 0, index [9, 5] (repeats)",
-      {values.make({7, 5}, dtype, domain), index_values({9, 5}, 7, oracle), values.make({9, 5}, dtype, domain)},
-      [](const std::vector<ts::Tensor>& in, const std::string&) { return ts::scatter_add(in[0], 0, in[1], in[2]); });
+      {values.make({7, 5}, dtype, domain), index_values({9, 5}, 7, oracle),
+       values.make({9, 5}, dtype, domain)},
+      [](const std::vector<ts::Tensor>& in, const std::string&) {
+        return ts::scatter_add(in[0], 0, in[1], in[2]);
+      });
   add("[7, 5] dim 1, src larger than index",
-      {values.make({7, 5}, dtype, domain), index_values({4, 8}, 5, oracle), values.make({6, 9}, dtype, domain)},
-      [](const std::vector<ts::Tensor>& in, const std::string&) { return ts::scatter_add(in[0], 1, in[1], in[2]); });
+      {values.make({7, 5}, dtype, domain), index_values({4, 8}, 5, oracle),
+       values.make({6, 9}, dtype, domain)},
+      [](const std::vector<ts::Tensor>& in, const std::string&) {
+        return ts::scatter_add(in[0], 1, in[1], in[2]);
+      });
   add("transposed input and src",
-      {values.make({5, 7}, dtype, domain), index_values({3, 5}, 7, oracle), values.make({5, 3}, dtype, domain)},
+      {values.make({5, 7}, dtype, domain), index_values({3, 5}, 7, oracle),
+       values.make({5, 3}, dtype, domain)},
       [](const std::vector<ts::Tensor>& in, const std::string&) {
         return ts::scatter_add(in[0].t(), 0, in[1], in[2].t());
       });
-  add("broadcast index", {values.make({4, 6}, dtype, domain), index_values({1, 6}, 4, oracle),
-                          values.make({3, 6}, dtype, domain)},
+  add("broadcast index",
+      {values.make({4, 6}, dtype, domain), index_values({1, 6}, 4, oracle),
+       values.make({3, 6}, dtype, domain)},
       [](const std::vector<ts::Tensor>& in, const std::string&) {
         return ts::scatter_add(in[0], 0, in[1].expand({3, 6}), in[2]);
       });
-  add("empty index", {values.make({7, 5}, dtype, domain), index_values({0, 5}, 7, oracle),
-                      values.make({0, 5}, dtype, domain)},
-      [](const std::vector<ts::Tensor>& in, const std::string&) { return ts::scatter_add(in[0], 0, in[1], in[2]); });
+  add("empty index",
+      {values.make({7, 5}, dtype, domain), index_values({0, 5}, 7, oracle),
+       values.make({0, 5}, dtype, domain)},
+      [](const std::vector<ts::Tensor>& in, const std::string&) {
+        return ts::scatter_add(in[0], 0, in[1], in[2]);
+      });
   return group;
 }
 

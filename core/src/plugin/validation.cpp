@@ -43,6 +43,12 @@ std::span<const std::string_view> catalogue_of(uint32_t minor) {
   return std::span<const std::string_view>(kCatalogue).first(size);
 }
 
+// The SDK minor whose catalogue first had `op` (one of kCatalogue's).
+uint32_t minor_that_added(std::string_view op) {
+  const auto at = static_cast<size_t>(std::find(kCatalogue.begin(), kCatalogue.end(), op) - kCatalogue.begin());
+  return at >= kOpsBeforeIndexing ? kIndexingMinor : at >= kOpsBeforeFolds ? kFoldsMinor : 0;
+}
+
 // Other frameworks' spellings (NumPy, PyTorch, ONNX) whose catalogue name no edit distance finds.
 constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
     {"matmul", "mm"},       {"batch_matmul", "bmm"}, {"multiply", "mul"},    {"subtract", "sub"},
@@ -263,7 +269,7 @@ std::string check_backend(const tessera_backend* backend, uint32_t plugin_minor)
                          "{}.{}, the version the plugin was built for; {}",
                          i, kernel->op, TESSERA_SDK_VERSION_MAJOR, plugin_minor,
                          newer_op ? fmt::format("it came with SDK {}.{}: rebuild the plugin against it",
-                                                TESSERA_SDK_VERSION_MAJOR, kFoldsMinor)
+                                                TESSERA_SDK_VERSION_MAJOR, minor_that_added(kernel->op))
                          : closest.empty()
                              ? fmt::format("the catalogue's ops are {}", fmt::join(catalogue_of(plugin_minor), ", "))
                              : fmt::format("did you mean '{}'?", closest));

@@ -6,7 +6,9 @@
  *  KERNEL_FUTURE_OP - op "future_op", which this host's catalogue lacks, from a plugin built for
  *                     the next SDK minor (whose catalogue might have it): accepted, not rejected
  *  KERNEL_FOLD_SDK13 - op "fold_add" from a plugin built for SDK 1.3, whose catalogue did not have
- *                     the folds yet (they came with 1.4) */
+ *                     the folds yet (they came with 1.4)
+ *  KERNEL_GATHER_SDK15 - op "gather" from a plugin built for SDK 1.5 (the indexing kernels came
+ *                     with 1.6) */
 #include "bad_plugin.h"
 
 #define SECOND_KERNEL(OP, DTYPE) \
@@ -29,6 +31,9 @@ BAD_PLUGIN_QUERY("bad-kernel-future-op", "a kernel op from a newer catalogue",
 #elif defined(KERNEL_FOLD_SDK13)
 BAD_PLUGIN_QUERY("bad-kernel-fold-sdk13", "a fold kernel from an SDK 1.3 plugin",
                  (SECOND_KERNEL("fold_add", BAD_PLUGIN_FLOAT32), plugin.info.sdk_minor = 3))
+#elif defined(KERNEL_GATHER_SDK15)
+BAD_PLUGIN_QUERY("bad-kernel-gather-sdk15", "an indexing kernel from an SDK 1.5 plugin",
+                 (SECOND_KERNEL("gather", BAD_PLUGIN_FLOAT32), plugin.info.sdk_minor = 5))
 #else
 #error "define one KERNEL_* defect"
 #endif
