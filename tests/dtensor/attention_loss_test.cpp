@@ -61,7 +61,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "attention on DTensors: a bool mask follows the shard, grouped heads replicate the heads dim, errors") {
+    "attention on DTensors: a bool mask follows the shard, grouped heads replicate the heads dim, a bad "
+    "dropout_p") {
   const ts::Tensor q0 = pattern({2, 4, 3, 2}, 0.9, 0.3), k0 = pattern({2, 2, 3, 2}, 0.7, 0.2);
   const ts::Tensor v0 = pattern({2, 2, 3, 2}, 1.1, 0.5);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2});
@@ -86,8 +87,33 @@ TEST_CASE(
   CHECK(counter.calls() == 0);
   check_close(global(masked), dense);
   const ts::DTensor q = ts::distribute_tensor(q1, mesh, {ts::Shard(1)});
-  CHECK_THROWS_WITH_AS(ts::scaled_dot_product_attention(q, q, q, {}, 0.1),
-                       doctest::Contains("dropout_p is 0.1"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::scaled_dot_product_attention(q, q, q, {}, 1.5),
+                       doctest::Contains("dropout_p is 1.5"), ts::Error);
+}
+
+TEST_CASE("attention dropout on DTensors drops the weights the dense op drops with the same seed") {
+  const ts::Tensor q0 = pattern({2, 3, 4, 2}, 0.9, 0.3), k0 = pattern({2, 3, 5, 2}, 0.7, 0.2);
+  const ts::Tensor v0 = pattern({2, 3, 5, 3}, 1.1, 0.5), c = pattern({2, 3, 4, 3}, 0.6, 0.2);
+  ts::Tensor q = q0.clone().requires_grad_();
+  ts::manual_seed(123);
+  const ts::Tensor expected = ts::scaled_dot_product_attention(q, k0, v0, {}, 0.4, true);
+  ts::sum(expected * c).backward();
+  for (const ts::Placements& placements :
+       {ts::Placements{ts::Shard(1)}, ts::Placements{ts::Shard(0)}, ts::Placements{ts::Replicate()}}) {
+    for (int n : {2, 3}) {
+      CAPTURE(ts::placements_text(placements));
+      CAPTURE(n);
+      const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {n});
+      ts::DTensor dq = ts::distribute_tensor(q0, mesh, placements).set_requires_grad(true);
+      ts::manual_seed(123);
+      const ts::DTensor out =
+          ts::scaled_dot_product_attention(dq, ts::distribute_tensor(k0, mesh, placements),
+                                           ts::distribute_tensor(v0, mesh, placements), {}, 0.4, true);
+      check_close(global(out), expected.detach());
+      ts::sum(ts::mul(out, ts::distribute_tensor(c, mesh, placements))).backward();
+      check_close(global(dq.grad()), q.grad());
+    }
+  }
 }
 
 namespace {

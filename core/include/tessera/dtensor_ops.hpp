@@ -86,7 +86,7 @@ DTensor embedding(const Tensor& indices, const DTensor& weight);
 
 // q, k, v sharded alike on a batch or heads dim (before the last two) give an output sharded on it
 // with no communication (a mask follows where it has that dim); otherwise they are replicated.
-// dropout_p must be 0 on DTensors.
+// dropout_p > 0 drops the attention weights the dense op drops with the same generator state.
 DTensor scaled_dot_product_attention(const DTensor& q, const DTensor& k, const DTensor& v,
                                      const std::optional<DTensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
                                      bool is_causal = false, std::optional<double> scale = std::nullopt,

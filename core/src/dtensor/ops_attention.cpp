@@ -3,10 +3,14 @@
 // each rank attends within its own heads / samples. A mask follows the shard on the dim it
 // broadcasts from (Replicate where it lacks the dim or has it as 1). Anything else replicates.
 // The sequence dims stay whole, so the causal mask is the same on every rank. With grouped heads
-// (enable_gqa, fewer k/v heads than q heads) the heads dim is not sharded.
+// (enable_gqa, fewer k/v heads than q heads) the heads dim is not sharded. Dropout (dropout_p > 0)
+// drops the weights the dense op would with the same generator state: the mask of the global
+// weights is drawn once and each rank takes its part.
 #include <fmt/format.h>
 
 #include "dtensor/ops_common.hpp"
+#include "dtensor/random_mask.hpp"
+#include "tensor/attention.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {
@@ -20,11 +24,8 @@ DTensor scaled_dot_product_attention(const DTensor& q, const DTensor& k, const D
         fmt::format("{} on DTensors: query, key and value have shapes {}, {} and {}; expected one rank of at "
                     "least 2 dims",
                     op, shape_text(q.shape()), shape_text(k.shape()), shape_text(v.shape())));
-  if (dropout_p > 0.0)
-    throw Error(
-        fmt::format("{} on DTensors: dropout_p is {}; dropout inside attention is not supported on DTensors "
-                    "yet, expected 0 (apply ts::dropout to a DTensor separately)",
-                    op, dropout_p));
+  if (!(dropout_p >= 0.0 && dropout_p <= 1.0))
+    throw Error(fmt::format("{}: dropout_p is {}, expected a value in [0, 1]", op, dropout_p));
   const int64_t ndim = q.dim();
   const bool grouped =
       ndim >= 3 && q.shape()[static_cast<size_t>(ndim - 3)] != k.shape()[static_cast<size_t>(ndim - 3)];
@@ -56,9 +57,19 @@ DTensor scaled_dot_product_attention(const DTensor& q, const DTensor& k, const D
     return dtensor::matching_first(std::move(s), current);
   });
   const Tensor mask = attn_mask ? plan.inputs[3].to_local() : Tensor();
-  const Tensor local =
-      scaled_dot_product_attention(plan.inputs[0].to_local(), plan.inputs[1].to_local(),
-                                   plan.inputs[2].to_local(), mask, 0.0, is_causal, scale, enable_gqa);
+  // Dropout on the weights [..., L, S]: the mask of the global weights (so every placement drops
+  // the same ones), laid out as the output is (shards of a batch or heads dim only).
+  Tensor weight_mask;
+  if (dropout_p > 0.0) {
+    Shape weights = q.shape();
+    weights.back() = k.shape()[static_cast<size_t>(ndim - 2)];
+    weight_mask = dtensor::dropout_mask(weights, q.device_mesh(), plan.output, q.dtype(),
+                                        q.to_local().backend(), dropout_p, nullptr)
+                      .to_local();
+  }
+  const Tensor local = detail::attention_with_dropout_mask(
+      plan.inputs[0].to_local(), plan.inputs[1].to_local(), plan.inputs[2].to_local(), mask, dropout_p,
+      is_causal, scale, enable_gqa, weight_mask);
   return DTensor(local, q.device_mesh(), plan.output, out_shape);
 }
 

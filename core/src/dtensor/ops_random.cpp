@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dtensor/ops_common.hpp"
+#include "dtensor/random_mask.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
 #include "tessera/local.hpp"
@@ -67,18 +68,26 @@ DTensor dropout_with(const DTensor& x, double p, bool training, Generator* gener
         fmt::format("dropout: input has dtype {}, expected float32 or float64", dtype_name(x.dtype())));
   if (!training || p == 0.0) return x;
   if (p == 1.0) return mul(x, 0.0);
-  const TensorOptions options = TensorOptions(x.dtype()).backend(x.to_local().backend());
-  const Tensor uniform = full_numbers(
-      "dropout", [&] { return generator ? rand(x.shape(), *generator, options) : rand(x.shape(), options); });
-  // The mask of the dense dropout (dropout.cpp): kept where the number is below 1 - p.
-  const Tensor mask = lt(uniform, Scalar(1.0 - p)).to(x.dtype()) * (1.0 / (1.0 - p));
+  const DTensor mask = dtensor::dropout_mask(x.shape(), x.device_mesh(), without_partial(x.placements()),
+                                             x.dtype(), x.to_local().backend(), p, generator);
   // The mask is laid out as x (a Partial mesh dim takes the whole mask: scaling each term scales
   // the sum), so each rank multiplies its own part: no redistribution, whatever the costs say.
-  const DTensor local_mask = laid_out(mask, x.device_mesh(), without_partial(x.placements()), "dropout");
-  return DTensor(x.to_local() * local_mask.to_local(), x.device_mesh(), x.placements(), x.shape());
+  return DTensor(x.to_local() * mask.to_local(), x.device_mesh(), x.placements(), x.shape());
 }
 
 }  // namespace
+
+namespace dtensor {
+DTensor dropout_mask(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, DType dtype,
+                     const std::string& backend, double p, Generator* generator) {
+  const TensorOptions options = TensorOptions(dtype).backend(backend);
+  const Tensor uniform = full_numbers(
+      "dropout", [&] { return generator ? rand(shape, *generator, options) : rand(shape, options); });
+  // The mask of the dense dropout (dropout.cpp): kept where the number is below 1 - p.
+  const Tensor mask = p == 1.0 ? uniform * 0.0 : lt(uniform, Scalar(1.0 - p)).to(dtype) * (1.0 / (1.0 - p));
+  return laid_out(mask, mesh, placements, "dropout");
+}
+}  // namespace dtensor
 
 DTensor rand(const Shape& shape, const DeviceMesh& mesh, const Placements& placements,
              TensorOptions options) {

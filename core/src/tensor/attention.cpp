@@ -3,6 +3,8 @@
 // built from existing ops (matmul, mul, add, softmax, log), so every backend, local tensors and
 // autograd get it from the parts. A mask enters as an additive bias: a bool mask (true = attend)
 // and the causal mask become log(mask) = 0 or -inf, so a fully masked row gives NaN, as in PyTorch.
+#include "tensor/attention.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -48,9 +50,11 @@ Tensor causal_allowed(int64_t queries, int64_t keys, const std::string& backend)
 
 }  // namespace
 
-Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
-                                    std::optional<double> scale, bool enable_gqa) {
+namespace detail {
+
+Tensor attention_with_dropout_mask(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
+                                   double dropout_p, bool is_causal, std::optional<double> scale,
+                                   bool enable_gqa, const Tensor& dropout_mask) {
   check_operand(q, "query");
   check_operand(k, "key");
   check_operand(v, "value");
@@ -95,8 +99,20 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
                               kOp, dtype_name(attn_mask.dtype())));
   }
   Tensor weights = softmax(scores, -1);
-  if (dropout_p > 0.0) weights = dropout(weights, dropout_p, true);
+  if (dropout_mask.defined())
+    weights = weights * dropout_mask;
+  else if (dropout_p > 0.0)
+    weights = dropout(weights, dropout_p, true);
   return matmul(weights, value);
+}
+
+}  // namespace detail
+
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale, bool enable_gqa) {
+  return detail::attention_with_dropout_mask(q, k, v, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+                                             Tensor());
 }
 
 }  // namespace tessera
