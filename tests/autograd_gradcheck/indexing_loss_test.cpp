@@ -89,3 +89,14 @@ TEST_CASE("local tensors: gather, embedding and cross_entropy per rank") {
     return ts::embedding(ts::local_tensor({{0, ts::tensor({3L, 3L})}, {1, ts::tensor({0L})}}), x[0]);
   });
 }
+
+TEST_CASE("local tensors: attention and dropout per rank, uneven heads") {
+  gradcheck("local sdpa causal",
+            {local_rand({{2, 3, 2}, {1, 3, 2}}, 360), local_rand({{2, 4, 2}, {1, 4, 2}}, 361),
+             local_rand({{2, 4, 3}, {1, 4, 3}}, 362)},
+            [](const T& x) { return ts::scaled_dot_product_attention(x[0], x[1], x[2], {}, 0.0, true); });
+  gradcheck("local dropout", {local_rand({{2, 3}, {4, 3}}, 363)}, [](const T& x) {
+    ts::Generator g(5);
+    return ts::dropout(x[0], 0.5, true, g);
+  });
+}

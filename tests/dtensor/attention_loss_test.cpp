@@ -261,3 +261,27 @@ TEST_CASE("mse_loss on DTensors equals the dense loss") {
   for (const char* reduction : {"mean", "sum", "none"})
     check_close(global(ts::mse_loss(da, db, reduction)), ts::mse_loss(a, b, reduction));
 }
+
+TEST_CASE(
+    "the transformer contract compiles and runs: causal attention, flattened cross_entropy, LossParallel") {
+  const int64_t vocab = 7;
+  const ts::Tensor q = pattern({1, 2, 4, 2}, 0.9, 0.3), k = pattern({1, 2, 4, 2}, 0.7, 0.2);
+  const ts::Tensor v = pattern({1, 2, 4, 2}, 1.1, 0.5);
+  ts::Tensor a = ts::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);
+  CHECK(a.sizes() == ts::Shape{1, 2, 4, 2});
+  const ts::Tensor logits = pattern({2, 3, vocab}, 2.0, 0.7);
+  const ts::Tensor tokens = ts::tensor({{1L, 6L, -100L}, {0L, 3L, 2L}});
+  ts::Tensor loss = ts::cross_entropy(logits.view({-1, vocab}), tokens.view({-1}), {.ignore_index = -100});
+  CHECK(loss.dim() == 0);
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3}, {"tp"});
+  ts::DTensor dlogits =
+      ts::distribute_tensor(logits.view({-1, vocab}), mesh, {ts::Shard(-1)}).set_requires_grad(true);
+  const ts::DTensor dtarget = ts::distribute_tensor(tokens.view({-1}), mesh, {ts::Replicate()});
+  {
+    ts::LossParallel lp;
+    auto dloss = ts::cross_entropy(dlogits, dtarget);
+    dloss.backward();
+    check_close(global(dloss), loss);
+  }
+  CHECK(dlogits.has_grad());
+}
