@@ -102,7 +102,7 @@ DTensor scaled_dot_product_attention(const DTensor& q, const DTensor& k, const D
                                      bool enable_gqa = false);
 
 // cross_entropy (class-index targets, options as the dense form): logits and target sharded alike on
-// a batch dim stay sharded; logits sharded on the class dim are gathered first, unless a
+// a batch dim stay sharded; logits sharded on the class dim are replicated first, unless a
 // LossParallel scope is open (below): then the loss is computed from the class shards with
 // all_reduces of one value per target (max, sum of exp, target logit) and no gather.
 DTensor cross_entropy(const DTensor& logits, const DTensor& target, const CrossEntropyOptions& options = {});

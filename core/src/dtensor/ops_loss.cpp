@@ -1,7 +1,7 @@
 // cross_entropy and mse_loss on DTensors.
 //
 // cross_entropy per mesh dim: logits and target sharded alike on a batch dim keep the per-element
-// losses sharded there; a class-dim shard is gathered first (as PyTorch does) unless a
+// losses sharded there; a class-dim shard is gathered to Replicate first (as PyTorch does) unless a
 // LossParallel scope is open on this thread. Inside one, logits sharded on the class dim stay
 // sharded and the loss is computed as PyTorch's loss_parallel does: the local max, then
 // all_reduce(max); the local sum of exp(x - max), then all_reduce(sum); the target's logit by a
@@ -115,6 +115,9 @@ DTensor cross_entropy(const DTensor& logits, const DTensor& target, const CrossE
     const Placement& pt = target.placements()[i];
     std::vector<Strategy> s;
     if (parallel) s.push_back({{dtensor::shard_like(pl, cd), Replicate()}, Replicate()});
+    // Outside LossParallel a class-dim shard is gathered (PyTorch's log_softmax rule replicates
+    // the dim it normalises), not moved to another dim however cheap that would be.
+    if (!parallel && pl.is_shard(cd)) return std::vector<Strategy>{{{Replicate(), Replicate()}, Replicate()}};
     for (int64_t d = 0; d < logits.dim(); ++d)
       if (d != cd)
         s.push_back({{dtensor::shard_like(pl, d), dtensor::shard_like(pl, d < cd ? d : d - 1)},
