@@ -185,7 +185,8 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("cross_entropy on DTensors outside LossParallel gathers the class shards first, batch shards stay") {
+TEST_CASE(
+    "cross_entropy on DTensors outside LossParallel gathers the class shards first, batch shards stay") {
   const ts::Tensor x0 = pattern({5, 7}, 2.0, 0.7);
   const ts::Tensor target = ts::tensor({6L, 0L, -100L, 3L, 6L});
   const auto [expected, expected_grad] = dense_loss(x0, target, {});

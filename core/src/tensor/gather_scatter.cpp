@@ -35,8 +35,9 @@ void require_same_ndim(const char* op, const Tensor& x, const Tensor& index, con
 void require_index_fits(const char* op, const Tensor& x, int64_t dim, const Tensor& index) {
   for (int64_t d = 0; d < x.dim(); ++d)
     if (d != dim && index.size(d) > x.size(d))
-      throw Error(fmt::format("{}: index has shape {}, expected at most {} in dim {} (the input has shape {})", op,
-                              shape_text(index.sizes()), x.size(d), d, shape_text(x.sizes())));
+      throw Error(
+          fmt::format("{}: index has shape {}, expected at most {} in dim {} (the input has shape {})", op,
+                      shape_text(index.sizes()), x.size(d), d, shape_text(x.sizes())));
 }
 
 // The kernels need a dim to index: a 0-d input is seen as 1-d.
