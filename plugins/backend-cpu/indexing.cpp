@@ -2,6 +2,8 @@
 // Both walk the index in row-major order, so scatter_add adds its terms in one fixed order (no
 // atomics, no dependence on threads): the gradients of embedding, index_select and gather are
 // reproducible bit for bit.
+#include "tessera/sdk/cpp/indexing.hpp"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -12,31 +14,6 @@
 
 namespace tessera::cpu {
 namespace {
-
-// The `dim` attribute, checked against `a`, and index's shape checked to fit a's (same ndim, every
-// dim but `dim` at most a's).
-int checked_dim(const sdk::KernelArgs& args, const char* op, const DLTensor& a, const DLTensor& index) {
-  expect_dtype(op, "input 1 (index)", index, sdk::kInt64);
-  const int64_t dim = int_attr(args, op, "dim");
-  if (a.ndim == 0 || dim < 0 || dim >= a.ndim)
-    fail(std::string(op) + ": attribute 'dim' is " + std::to_string(dim) + ", expected 0.." +
-         std::to_string(a.ndim - 1) + " (input 0 has shape " + shape_text(a) + ")");
-  if (index.ndim != a.ndim)
-    fail(std::string(op) + ": input 1 (index) has shape " + shape_text(index) + ", expected " +
-         std::to_string(a.ndim) + " dims as input 0 (shape " + shape_text(a) + ")");
-  for (int d = 0; d < a.ndim; ++d)
-    if (d != dim && index.shape[d] > a.shape[d])
-      fail(std::string(op) + ": input 1 (index) has shape " + shape_text(index) + ", expected at most " +
-           std::to_string(a.shape[d]) + " in dim " + std::to_string(d) + " (input 0 has shape " +
-           shape_text(a) + ")");
-  return static_cast<int>(dim);
-}
-
-[[noreturn, gnu::cold]] void out_of_range(const char* op, int64_t value, int dim, const DLTensor& a) {
-  fail(std::string(op) + ": index " + std::to_string(value) + " is out of range for dim " +
-       std::to_string(dim) + " of size " + std::to_string(a.shape[dim]) + " (input 0 has shape " +
-       shape_text(a) + "), expected 0.." + std::to_string(a.shape[dim] - 1));
-}
 
 // `t` seen with index's shape, its step along `dim` zeroed: the offset of an index position in it
 // is that of the position's row through dim, to which index value * t.strides[dim] is added.
@@ -58,7 +35,7 @@ void gather_kernel(sdk::KernelArgs& args) {
   const DLTensor& out = args.output(0);
   expect_dtype("gather", "input 0", a, sdk::dtype_of<T>());
   expect_dtype("gather", "output", out, sdk::dtype_of<T>());
-  const int dim = checked_dim(args, "gather", a, index);
+  const int dim = sdk::checked_index_dim(args, "gather", a, index);
   expect_shape("gather", "output", out, index, "input 1 (index)");
   const RowView rows(a, index, dim);
   const T* x = sdk::data_of<const T>(a);
@@ -67,7 +44,8 @@ void gather_kernel(sdk::KernelArgs& args) {
   sdk::for_each_offset<3>(index.ndim, index.shape, {&index, &out, &rows.view},
                           [&](const std::array<int64_t, 3>& o) {
                             const int64_t value = k[o[0]];
-                            if (value < 0 || value >= a.shape[dim]) out_of_range("gather", value, dim, a);
+                            if (value < 0 || value >= a.shape[dim])
+                              sdk::fail_index_out_of_range("gather", value, dim, a);
                             y[o[1]] = x[o[2] + value * a.strides[dim]];
                           });
 }
@@ -82,7 +60,7 @@ void scatter_add_kernel(sdk::KernelArgs& args) {
   expect_dtype("scatter_add", "input 0", a, sdk::dtype_of<T>());
   expect_dtype("scatter_add", "input 2 (src)", src, sdk::dtype_of<T>());
   expect_dtype("scatter_add", "output", out, sdk::dtype_of<T>());
-  const int dim = checked_dim(args, "scatter_add", a, index);
+  const int dim = sdk::checked_index_dim(args, "scatter_add", a, index);
   expect_shape("scatter_add", "input 2 (src)", src, index, "input 1 (index)");
   expect_shape("scatter_add", "output", out, a, "input 0");
   const T* x = sdk::data_of<const T>(a);
@@ -96,7 +74,7 @@ void scatter_add_kernel(sdk::KernelArgs& args) {
                           [&](const std::array<int64_t, 3>& o) {
                             const int64_t value = k[o[0]];
                             if (value < 0 || value >= a.shape[dim])
-                              out_of_range("scatter_add", value, dim, a);
+                              sdk::fail_index_out_of_range("scatter_add", value, dim, a);
                             y[o[2] + value * out.strides[dim]] += s[o[1]];
                           });
 }

@@ -12,5 +12,6 @@ void register_creation_kernels(sdk::BackendBuilder& b);   // creation.cu
 void register_reduction_kernels(sdk::BackendBuilder& b);  // reductions.cu
 void register_linalg_kernels(sdk::BackendBuilder& b);     // linalg.cu
 void register_softmax_kernels(sdk::BackendBuilder& b);    // softmax.cu
+void register_indexing_kernels(sdk::BackendBuilder& b);   // indexing.cu
 
 }  // namespace tessera::cuda

@@ -37,7 +37,8 @@
  *      tuner).
  * 1.6: the indexing kernels (KERNELS.md, "Indexing": gather, scatter_add), optional for a backend;
  *      no struct changed. A plugin built for 1.5 or older may not register them (they are not in
- *      its catalogue); embedding, index_select, gather, scatter_add and their gradients need them. */
+ *      its catalogue); embedding, index_select, gather, scatter_add and their gradients need them.
+ *      sdk/cpp/indexing.hpp holds their argument checks and messages for C++ backends. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 
