@@ -80,7 +80,7 @@ DTensor stack(const std::vector<DTensor>& tensors, int64_t dim = 0);
 // Transformer ops on DTensors (the dense forms are in ops.hpp).
 // gather, scatter_add, index_select: the indexed dim is whole on every rank (replicated first when
 // sharded); other dims keep their shards where all operands have them at one size. Plain indices
-// count as Replicate. one_hot keeps the indices' shards; num_classes -1 reads the global maximum.
+// count as Replicate (a local one as each rank's copy). one_hot keeps the indices' shards; num_classes -1 reads the global maximum.
 DTensor gather(const DTensor& x, int64_t dim, const DTensor& index);
 DTensor gather(const DTensor& x, int64_t dim, const Tensor& index);
 DTensor scatter_add(const DTensor& x, int64_t dim, const DTensor& index, const DTensor& src);
@@ -89,7 +89,7 @@ DTensor index_select(const DTensor& x, int64_t dim, const Tensor& index);
 DTensor one_hot(const DTensor& indices, int64_t num_classes = -1);
 // embedding: weight Shard(0) is vocabulary parallel (a masked lookup per rank, result Partial(sum),
 // no communication), Shard(1) gives a result sharded on its last dim; indices Replicate or Shard on
-// one of their dims (the result is sharded the same). Plain indices count as Replicate.
+// one of their dims (the result is sharded the same). Plain (or local) indices count as Replicate.
 DTensor embedding(const DTensor& indices, const DTensor& weight);
 DTensor embedding(const Tensor& indices, const DTensor& weight);
 

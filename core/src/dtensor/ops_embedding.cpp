@@ -79,11 +79,12 @@ DTensor embedding(const DTensor& indices, const DTensor& weight) {
 }
 
 DTensor embedding(const Tensor& indices, const DTensor& weight) {
-  if (indices.is_local())
-    throw Error(
-        "embedding: local indices cannot be mixed with a DTensor weight; wrap them with from_local first");
+  // A local tensor (made inside a LocalMode) is each rank's own copy of the indices.
+  const DeviceMesh& mesh = weight.device_mesh();
+  const Placements replicate = dtensor::all_replicate(mesh);
   return embedding(
-      distribute_tensor(indices, weight.device_mesh(), dtensor::all_replicate(weight.device_mesh())), weight);
+      indices.is_local() ? from_local(indices, mesh, replicate) : distribute_tensor(indices, mesh, replicate),
+      weight);
 }
 
 }  // namespace tessera

@@ -35,11 +35,10 @@ Placements indexed_output(const char* op, std::vector<DTensor>& inputs, int64_t 
   return plan.output;
 }
 
-DTensor replicated(const Tensor& plain, const DeviceMesh& mesh, const char* op) {
-  if (plain.is_local())
-    throw Error(
-        fmt::format("{}: a local index cannot be mixed with a DTensor; wrap it with from_local first", op));
-  return distribute_tensor(plain, mesh, dtensor::all_replicate(mesh));
+// A plain index is what every rank holds; a local one (made inside a LocalMode) each rank's copy.
+DTensor replicated(const Tensor& index, const DeviceMesh& mesh) {
+  const Placements replicate = dtensor::all_replicate(mesh);
+  return index.is_local() ? from_local(index, mesh, replicate) : distribute_tensor(index, mesh, replicate);
 }
 
 void require_same_ndim(const char* op, const DTensor& x, const DTensor& other, const char* role) {
@@ -58,7 +57,7 @@ DTensor gather(const DTensor& x, int64_t dim, const DTensor& index) {
   return DTensor(gather(inputs[0].to_local(), d, inputs[1].to_local()), x.device_mesh(), out, index.shape());
 }
 DTensor gather(const DTensor& x, int64_t dim, const Tensor& index) {
-  return gather(x, dim, replicated(index, x.device_mesh(), "gather"));
+  return gather(x, dim, replicated(index, x.device_mesh()));
 }
 
 DTensor scatter_add(const DTensor& x, int64_t dim, const DTensor& index, const DTensor& src) {
@@ -71,7 +70,7 @@ DTensor scatter_add(const DTensor& x, int64_t dim, const DTensor& index, const D
                  x.device_mesh(), out, x.shape());
 }
 DTensor scatter_add(const DTensor& x, int64_t dim, const Tensor& index, const DTensor& src) {
-  return scatter_add(x, dim, replicated(index, x.device_mesh(), "scatter_add"), src);
+  return scatter_add(x, dim, replicated(index, x.device_mesh()), src);
 }
 
 DTensor index_select(const DTensor& x, int64_t dim, const Tensor& index) {

@@ -8,6 +8,7 @@
 
 #include "dtensor/ops_common.hpp"
 #include "dtensor/random_mask.hpp"
+#include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
 #include "tessera/local.hpp"
@@ -75,6 +76,17 @@ DTensor dropout_with(const DTensor& x, double p, bool training, Generator* gener
   return DTensor(x.to_local() * mask.to_local(), x.device_mesh(), x.placements(), x.shape());
 }
 
+// Options naming no backend draw on the one the mesh's device type names (as distribute_tensor
+// moves tensors there), when it names one: a meta mesh's numbers are shapes only.
+TensorOptions on_mesh(TensorOptions options, const DeviceMesh& mesh) {
+  if (!options.backend_name.empty()) return options;
+  try {
+    return options.backend(plugin::Registry::instance().backend(mesh.device_type())->name());
+  } catch (const Error&) {
+    return options;  // a device type that is a label only ("cuda" without a CUDA backend)
+  }
+}
+
 }  // namespace
 
 namespace dtensor {
@@ -91,19 +103,23 @@ DTensor dropout_mask(const Shape& shape, const DeviceMesh& mesh, const Placement
 
 DTensor rand(const Shape& shape, const DeviceMesh& mesh, const Placements& placements,
              TensorOptions options) {
+  options = on_mesh(options, mesh);
   return laid_out(full_numbers("rand", [&] { return rand(shape, options); }), mesh, placements, "rand");
 }
 DTensor randn(const Shape& shape, const DeviceMesh& mesh, const Placements& placements,
               TensorOptions options) {
+  options = on_mesh(options, mesh);
   return laid_out(full_numbers("randn", [&] { return randn(shape, options); }), mesh, placements, "randn");
 }
 DTensor rand(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, Generator& generator,
              TensorOptions options) {
+  options = on_mesh(options, mesh);
   return laid_out(full_numbers("rand", [&] { return rand(shape, generator, options); }), mesh, placements,
                   "rand");
 }
 DTensor randn(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, Generator& generator,
               TensorOptions options) {
+  options = on_mesh(options, mesh);
   return laid_out(full_numbers("randn", [&] { return randn(shape, generator, options); }), mesh, placements,
                   "randn");
 }
