@@ -69,7 +69,7 @@ TEST_CASE("scaled_dot_product_attention: q, k, v, with causal, bool and float ma
             });
 }
 
-TEST_CASE("dropout with a fixed generator, alone and inside attention") {
+TEST_CASE("dropout with a fixed generator") {
   gradcheck("dropout", {rand_in({4, 5}, 340)}, [](const T& x) {
     ts::Generator g(99);
     return ts::dropout(x[0], 0.4, true, g);
