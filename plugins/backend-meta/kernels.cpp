@@ -89,6 +89,9 @@ void register_kernels(sdk::BackendBuilder& b) {
   add(b, {"sin", "cos"}, kFloat);
   add(b, {"where"}, kAll);
   add(b, {"cumsum"}, {sdk::kFloat32, sdk::kFloat64, sdk::kInt64});
+  // Indexing: index values are data, which a shapes-only backend does not hold.
+  add(b, {"gather"}, kAll);
+  add(b, {"scatter_add"}, kNum);
 }
 
 }  // namespace tessera::meta

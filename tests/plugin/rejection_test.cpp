@@ -265,6 +265,13 @@ TEST_CASE("a sin kernel from a plugin built for SDK 1.5 is rejected, naming 1.6 
                   "it came with SDK 1.6: rebuild the plugin against it"});
 }
 
+// The indexing kernels came with SDK 1.6.
+TEST_CASE("an indexing kernel from a plugin built for SDK 1.5 is rejected, naming the version that added it") {
+  check_rejected(test_plugin("bad-kernel-gather-sdk15"),
+                 {"kernel #1 has op 'gather', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.5",
+                  "it came with SDK 1.6: rebuild the plugin against it"});
+}
+
 // A plugin built for a newer SDK minor may serve ops that minor's catalogue added: they are never
 // called here, and the rest of the backend works.
 TEST_CASE("an op outside this host's catalogue from a plugin for a newer SDK minor is accepted") {

@@ -36,6 +36,8 @@ CaseGroup reduction_cases(ValueSource& values, const std::string& op, tessera::D
 CaseGroup matmul_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
 // softmax log_softmax.
 CaseGroup softmax_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
+// gather scatter_add (SDK 1.6): through ts::gather, ts::index_select and ts::scatter_add.
+CaseGroup indexing_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
 
 // SDK 1.6 (cases_transformer.cpp): sin cos through ts::sin/ts::cos; where through ts::where (with
 // broadcast operands); cumsum along the last and the first dim.

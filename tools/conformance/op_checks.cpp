@@ -42,6 +42,7 @@ const std::vector<OpCheck>& op_checks() {
       // SDK 1.6.
       {"sin", floats, trig_cases},         {"cos", floats, trig_cases},
       {"where", all, where_cases},         {"cumsum", {ts::kInt64, ts::kFloat32, ts::kFloat64}, cumsum_cases},
+      {"gather", all, indexing_cases},     {"scatter_add", num, indexing_cases},
   };
   return checks;
 }

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "tessera/dtensor.hpp"
+#include "tessera/generator.hpp"
+#include "tessera/ops.hpp"
 #include "tessera/scalar.hpp"
 #include "tessera/tensor.hpp"
 
@@ -76,6 +78,52 @@ DTensor view(const DTensor& a, const Shape& shape);
 DTensor cat(const std::vector<DTensor>& tensors, int64_t dim = 0);
 DTensor stack(const std::vector<DTensor>& tensors, int64_t dim = 0);
 
+// Transformer ops on DTensors (the dense forms are in ops.hpp).
+// gather, scatter_add, index_select: the indexed dim is whole on every rank (replicated first when
+// sharded); other dims keep their shards where all operands have them at one size. Plain indices
+// count as Replicate (a local one as each rank's copy). one_hot keeps the indices' shards; num_classes -1 reads the global maximum.
+DTensor gather(const DTensor& x, int64_t dim, const DTensor& index);
+DTensor gather(const DTensor& x, int64_t dim, const Tensor& index);
+DTensor scatter_add(const DTensor& x, int64_t dim, const DTensor& index, const DTensor& src);
+DTensor scatter_add(const DTensor& x, int64_t dim, const Tensor& index, const DTensor& src);
+DTensor index_select(const DTensor& x, int64_t dim, const Tensor& index);
+DTensor one_hot(const DTensor& indices, int64_t num_classes = -1);
+// embedding: weight Shard(0) is vocabulary parallel (a masked lookup per rank, result Partial(sum),
+// no communication), Shard(1) gives a result sharded on its last dim; indices Replicate or Shard on
+// one of their dims (the result is sharded the same). Plain (or local) indices count as Replicate.
+DTensor embedding(const DTensor& indices, const DTensor& weight);
+DTensor embedding(const Tensor& indices, const DTensor& weight);
+
+// q, k, v sharded alike on a batch or heads dim (before the last two) give an output sharded on it
+// with no communication (a mask follows where it has that dim); otherwise they are replicated.
+// dropout_p > 0 drops the attention weights the dense op drops with the same generator state.
+DTensor scaled_dot_product_attention(const DTensor& q, const DTensor& k, const DTensor& v,
+                                     const std::optional<DTensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
+                                     bool is_causal = false, std::optional<double> scale = std::nullopt,
+                                     bool enable_gqa = false);
+
+// cross_entropy (class-index targets, options as the dense form): logits and target sharded alike on
+// a batch dim stay sharded; logits sharded on the class dim are replicated first, unless a
+// LossParallel scope is open (below): then the loss is computed from the class shards with
+// all_reduces of one value per target (max, sum of exp, target logit) and no gather.
+DTensor cross_entropy(const DTensor& logits, const DTensor& target, const CrossEntropyOptions& options = {});
+DTensor mse_loss(const DTensor& a, const DTensor& b, const std::string& reduction = "mean");
+
+// Random values and dropout whose numbers are those of the same op on the full tensor, whatever the
+// placements: element i (global row-major index) uses the generator's counter at offset + i, so
+// Replicate ranks hold the same values and Shard ranks the slice at their global offsets. The
+// generator advances by the global element count. Inside a LocalMode every rank's generator must
+// stand at one state. Partial placements are refused for new values; dropout of a Partial DTensor
+// scales every term by the same mask.
+DTensor rand(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, TensorOptions options = {});
+DTensor randn(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, TensorOptions options = {});
+DTensor rand(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, Generator& generator,
+             TensorOptions options = {});
+DTensor randn(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, Generator& generator,
+              TensorOptions options = {});
+DTensor dropout(const DTensor& x, double p, bool training = true);
+DTensor dropout(const DTensor& x, double p, bool training, Generator& generator);
+
 // A new DTensor laid out like `like` (same mesh, shape and placements), as PyTorch's *_like; a
 // Partial mesh dim becomes Replicate (the new values are not pending terms).
 DTensor empty_like(const DTensor& like, TensorOptions options = {});
@@ -142,6 +190,22 @@ class ImplicitReplication {
   ~ImplicitReplication() { set_implicit_replication(previous_); }
   ImplicitReplication(const ImplicitReplication&) = delete;
   ImplicitReplication& operator=(const ImplicitReplication&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// While on, cross_entropy keeps logits sharded on the class dim (PyTorch: loss_parallel()); off by
+// default. Per thread, as ImplicitReplication.
+void set_loss_parallel(bool enabled);
+bool loss_parallel();
+// PyTorch: `with loss_parallel():` -- on for this scope, then back to what it was.
+class LossParallel {
+ public:
+  LossParallel() : previous_(loss_parallel()) { set_loss_parallel(true); }
+  ~LossParallel() { set_loss_parallel(previous_); }
+  LossParallel(const LossParallel&) = delete;
+  LossParallel& operator=(const LossParallel&) = delete;
 
  private:
   bool previous_;

@@ -4,8 +4,10 @@
 
 #include <optional>
 #include <string_view>
+#include <string>
 #include <vector>
 
+#include "tessera/generator.hpp"
 #include "tessera/scalar.hpp"
 #include "tessera/tensor.hpp"
 
@@ -75,6 +77,51 @@ Tensor bmm(const Tensor& a, const Tensor& b);  // 3-d x 3-d, equal batch
 
 Tensor softmax(const Tensor& a, int64_t dim);
 Tensor log_softmax(const Tensor& a, int64_t dim);
+
+// Indexing along one dim (PyTorch semantics; indices int64 or int32, values in [0, size)).
+// gather: out[i] = x[i with dim replaced by index[i]], index as many dims as x.
+// scatter_add: out of place; x plus src[i] added at those positions, in a fixed order.
+// index_select: the slices of x along dim that a 1-d index names.
+// embedding: rows of weight [vocabulary, dim] for indices of any shape -> indices.shape + [dim].
+// one_hot: int64, indices.shape + [num_classes]; -1 infers one more than the largest index.
+// Gradients flow to x / weight / src (a scatter_add into zeros for gather, index_select, embedding).
+Tensor gather(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor scatter_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index_select(const Tensor& x, int64_t dim, const Tensor& index);
+Tensor embedding(const Tensor& indices, const Tensor& weight);
+Tensor one_hot(const Tensor& indices, int64_t num_classes = -1);
+
+// Losses (PyTorch's formulas). Targets are class indices (int64 or int32): shape (N) for input
+// (N, C), (N, d1, ...) for (N, C, d1, ...), 0-d for (C). Targets equal to ignore_index add nothing;
+// "mean" divides by the number of the others. reduction: "mean", "sum" or "none".
+struct CrossEntropyOptions {
+  int64_t ignore_index = -100;
+  std::string reduction = "mean";
+  double label_smoothing = 0.0;
+};
+struct NllLossOptions {
+  int64_t ignore_index = -100;
+  std::string reduction = "mean";
+};
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntropyOptions& options = {});
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const NllLossOptions& options = {});
+Tensor mse_loss(const Tensor& a, const Tensor& b, const std::string& reduction = "mean");
+
+// PyTorch's math reference: softmax(q k^T * scale + mask) v with q (..., L, E), k (..., S, E),
+// v (..., S, Ev). attn_mask: bool (true = attend) or a float bias added to the scores; `{}` for
+// none. is_causal: query i attends keys j <= i (top-left aligned), not together with attn_mask.
+// scale defaults to 1 / sqrt(E). enable_gqa: q may have a multiple of k/v's heads (dim -3), each
+// k/v head serving that many query heads. dropout_p > 0 applies dropout() to the weights.
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = {},
+                                    double dropout_p = 0.0, bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt, bool enable_gqa = false);
+
+// Zeroes each element with probability p and scales the rest by 1 / (1 - p) (p in [0, 1]);
+// training = false or p = 0 returns x. Element i is kept when rand()'s number for it (the
+// generator's counter at offset + i, row-major) is below 1 - p; the generator advances by numel.
+// Without a generator: the default one (per rank inside a LocalMode), as rand().
+Tensor dropout(const Tensor& x, double p, bool training = true);
+Tensor dropout(const Tensor& x, double p, bool training, Generator& generator);
 
 // Joining and splitting.
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);

@@ -49,4 +49,9 @@ void record_stack(const std::vector<Tensor>& inputs, int64_t dim, const Tensor& 
 // split and chunk: the outputs are consecutive parts of `a` along `dim`.
 void record_split(const char* name, const Tensor& a, int64_t dim, const std::vector<Tensor>& outputs);
 
+// indexing_derivatives.cpp: gather (index_select and embedding are gathers) and scatter_add, whose
+// src is already narrowed to index's shape.
+void record_gather(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& out);
+void record_scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out);
+
 }  // namespace tessera::autograd

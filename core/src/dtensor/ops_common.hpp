@@ -1,6 +1,9 @@
 // Shared by the DTensor op files: running a local op under a prepared plan.
 #pragma once
 
+#include <algorithm>
+#include <vector>
+
 #include "autograd/node.hpp"
 #include "dtensor/grad_layout.hpp"
 #include "dtensor/propagation.hpp"
@@ -16,6 +19,15 @@ inline Placements all_replicate(const DeviceMesh& mesh) { return Placements(stat
 // their input may run on the terms.
 inline bool linear_partial(const Placement& p) {
   return p.is_partial() && (p.reduce_op() == "sum" || p.reduce_op() == "avg");
+}
+
+// `strategies` with those the inputs already match (placements `current`, one per input) first:
+// prepare keeps the first of equally cheap strategies, and on a mesh dim of one rank every
+// redistribution costs nothing, so this keeps what needs no change at all.
+inline std::vector<Strategy> matching_first(std::vector<Strategy> strategies, const Placements& current) {
+  std::stable_partition(strategies.begin(), strategies.end(),
+                        [&](const Strategy& s) { return s.inputs == current; });
+  return strategies;
 }
 
 }  // namespace tessera::dtensor

@@ -25,7 +25,7 @@ constexpr size_t kOpsBeforeFolds = 46;
 constexpr uint32_t kFoldsMinor = 4;
 constexpr size_t kOpsBefore16 = kOpsBeforeFolds + 7;
 constexpr uint32_t kMinor16 = 6;
-constexpr std::array<std::string_view, kOpsBefore16 + 4> kCatalogue = {
+constexpr std::array<std::string_view, kOpsBefore16 + 6> kCatalogue = {
     "add",     "sub",     "mul",         "maximum",     "minimum",    "div",       "bitwise_and", "bitwise_or",
     "bitwise_xor", "pow", "eq",          "ne",          "lt",         "le",        "gt",          "ge",
     "neg",     "abs",     "relu",        "exp",         "log",        "sqrt",      "tanh",        "sigmoid",
@@ -34,7 +34,7 @@ constexpr std::array<std::string_view, kOpsBefore16 + 4> kCatalogue = {
     "all",     "any",     "mm",          "bmm",         "softmax",    "log_softmax",
     "fold_add", "fold_mul", "fold_maximum", "fold_minimum", "fold_bitwise_and", "fold_bitwise_or", "fold_bitwise_xor",
     // SDK 1.6.
-    "sin", "cos", "where", "cumsum"};
+    "sin", "cos", "where", "cumsum", "gather", "scatter_add"};
 
 // The catalogue of a plugin built for SDK 1.`minor`.
 std::span<const std::string_view> catalogue_of(uint32_t minor) {

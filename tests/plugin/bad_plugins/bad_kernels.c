@@ -8,7 +8,9 @@
  *  KERNEL_FOLD_SDK13 - op "fold_add" from a plugin built for SDK 1.3, whose catalogue did not have
  *                     the folds yet (they came with 1.4)
  *  KERNEL_SIN_SDK15  - op "sin" from a plugin built for SDK 1.5, whose catalogue did not have it yet
- *                     (it came with 1.6) */
+ *                     (it came with 1.6)
+ *  KERNEL_GATHER_SDK15 - op "gather" from a plugin built for SDK 1.5 (the indexing kernels came
+ *                     with 1.6) */
 #include "bad_plugin.h"
 
 #define SECOND_KERNEL(OP, DTYPE) \
@@ -34,6 +36,9 @@ BAD_PLUGIN_QUERY("bad-kernel-fold-sdk13", "a fold kernel from an SDK 1.3 plugin"
 #elif defined(KERNEL_SIN_SDK15)
 BAD_PLUGIN_QUERY("bad-kernel-sin-sdk15", "a sin kernel from an SDK 1.5 plugin",
                  (SECOND_KERNEL("sin", BAD_PLUGIN_FLOAT32), plugin.info.sdk_minor = 5))
+#elif defined(KERNEL_GATHER_SDK15)
+BAD_PLUGIN_QUERY("bad-kernel-gather-sdk15", "an indexing kernel from an SDK 1.5 plugin",
+                 (SECOND_KERNEL("gather", BAD_PLUGIN_FLOAT32), plugin.info.sdk_minor = 5))
 #else
 #error "define one KERNEL_* defect"
 #endif

@@ -35,9 +35,12 @@
  *      TESSERA_EXTENSION_STRUCT_MAX. Every addition is an appended field or a new name: a 1.0-1.4
  *      plugin loads and behaves as before (a plugin built for an older minor cannot declare a
  *      tuner).
- * 1.6: the kernels sin, cos, where and cumsum (KERNELS.md, "SDK 1.6 kernels"); no struct changed. A
- *      plugin built for 1.5 or older may not register them (they are not in its catalogue), and the
- *      ops that need them report the missing kernel by name. */
+ * 1.6: the kernels sin, cos, where and cumsum (KERNELS.md, "SDK 1.6 kernels") and the indexing
+ *      kernels gather and scatter_add (KERNELS.md, "Indexing"); no struct changed. A plugin built
+ *      for 1.5 or older may not register them (they are not in its catalogue), and the ops that need
+ *      them (embedding, index_select, gather, scatter_add and their gradients among them) report
+ *      the missing kernel by name. sdk/cpp/indexing.hpp holds the indexing kernels' argument
+ *      checks and messages for C++ backends. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 

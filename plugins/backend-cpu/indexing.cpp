@@ -1,0 +1,96 @@
+// gather and scatter_add: reading and accumulating along one dim at positions an int64 index names.
+// Both walk the index in row-major order, so scatter_add adds its terms in one fixed order (no
+// atomics, no dependence on threads): the gradients of embedding, index_select and gather are
+// reproducible bit for bit.
+#include "tessera/sdk/cpp/indexing.hpp"
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "checks.hpp"
+#include "kernels.hpp"
+#include "tessera/sdk/cpp/strided_loop.hpp"
+
+namespace tessera::cpu {
+namespace {
+
+// `t` seen with index's shape, its step along `dim` zeroed: the offset of an index position in it
+// is that of the position's row through dim, to which index value * t.strides[dim] is added.
+struct RowView {
+  DLTensor view;
+  std::array<int64_t, kMaxNdim> strides;
+  RowView(const DLTensor& t, const DLTensor& index, int dim) : view(t), strides{} {
+    for (int d = 0; d < t.ndim; ++d) strides[static_cast<size_t>(d)] = d == dim ? 0 : t.strides[d];
+    view.shape = index.shape;
+    view.strides = strides.data();
+  }
+};
+
+template <class T>
+void gather_kernel(sdk::KernelArgs& args) {
+  expect_arity(args, "gather", 2, 1);
+  const DLTensor& a = args.input(0);
+  const DLTensor& index = args.input(1);
+  const DLTensor& out = args.output(0);
+  expect_dtype("gather", "input 0", a, sdk::dtype_of<T>());
+  expect_dtype("gather", "output", out, sdk::dtype_of<T>());
+  const int dim = sdk::checked_index_dim(args, "gather", a, index);
+  expect_shape("gather", "output", out, index, "input 1 (index)");
+  const RowView rows(a, index, dim);
+  const T* x = sdk::data_of<const T>(a);
+  const int64_t* k = sdk::data_of<const int64_t>(index);
+  T* y = sdk::data_of<T>(out);
+  sdk::for_each_offset<3>(index.ndim, index.shape, {&index, &out, &rows.view},
+                          [&](const std::array<int64_t, 3>& o) {
+                            const int64_t value = k[o[0]];
+                            if (value < 0 || value >= a.shape[dim])
+                              sdk::fail_index_out_of_range("gather", value, dim, a);
+                            y[o[1]] = x[o[2] + value * a.strides[dim]];
+                          });
+}
+
+template <class T>
+void scatter_add_kernel(sdk::KernelArgs& args) {
+  expect_arity(args, "scatter_add", 3, 1);
+  const DLTensor& a = args.input(0);
+  const DLTensor& index = args.input(1);
+  const DLTensor& src = args.input(2);
+  const DLTensor& out = args.output(0);
+  expect_dtype("scatter_add", "input 0", a, sdk::dtype_of<T>());
+  expect_dtype("scatter_add", "input 2 (src)", src, sdk::dtype_of<T>());
+  expect_dtype("scatter_add", "output", out, sdk::dtype_of<T>());
+  const int dim = sdk::checked_index_dim(args, "scatter_add", a, index);
+  expect_shape("scatter_add", "input 2 (src)", src, index, "input 1 (index)");
+  expect_shape("scatter_add", "output", out, a, "input 0");
+  const T* x = sdk::data_of<const T>(a);
+  const T* s = sdk::data_of<const T>(src);
+  const int64_t* k = sdk::data_of<const int64_t>(index);
+  T* y = sdk::data_of<T>(out);
+  sdk::for_each_offset<2>(a.ndim, a.shape, {&a, &out},
+                          [&](const std::array<int64_t, 2>& o) { y[o[1]] = x[o[0]]; });
+  const RowView rows(out, index, dim);
+  sdk::for_each_offset<3>(index.ndim, index.shape, {&index, &src, &rows.view},
+                          [&](const std::array<int64_t, 3>& o) {
+                            const int64_t value = k[o[0]];
+                            if (value < 0 || value >= a.shape[dim])
+                              sdk::fail_index_out_of_range("scatter_add", value, dim, a);
+                            y[o[2] + value * out.strides[dim]] += s[o[1]];
+                          });
+}
+
+}  // namespace
+
+void register_indexing_kernels(sdk::BackendBuilder& b) {
+  b.kernel<&gather_kernel<float>>("gather", sdk::kFloat32);
+  b.kernel<&gather_kernel<double>>("gather", sdk::kFloat64);
+  b.kernel<&gather_kernel<int32_t>>("gather", sdk::kInt32);
+  b.kernel<&gather_kernel<int64_t>>("gather", sdk::kInt64);
+  b.kernel<&gather_kernel<bool>>("gather", sdk::kBool);
+  b.kernel<&scatter_add_kernel<float>>("scatter_add", sdk::kFloat32);
+  b.kernel<&scatter_add_kernel<double>>("scatter_add", sdk::kFloat64);
+  b.kernel<&scatter_add_kernel<int32_t>>("scatter_add", sdk::kInt32);
+  b.kernel<&scatter_add_kernel<int64_t>>("scatter_add", sdk::kInt64);
+}
+
+}  // namespace tessera::cpu
