@@ -70,7 +70,7 @@ DTensor scaled_dot_product_attention(const DTensor& q, const DTensor& k, const D
   const Tensor local = detail::attention_with_dropout_mask(
       plan.inputs[0].to_local(), plan.inputs[1].to_local(), plan.inputs[2].to_local(), mask, dropout_p,
       is_causal, scale, enable_gqa, weight_mask);
-  return DTensor(local, q.device_mesh(), plan.output, out_shape);
+  return plan.result(local, out_shape);
 }
 
 }  // namespace tessera

@@ -75,7 +75,7 @@ DTensor embedding(const DTensor& indices, const DTensor& weight) {
   }
   Shape out = indices.shape();
   out.push_back(weight.shape()[1]);
-  return DTensor(local, weight.device_mesh(), plan.output, out);
+  return plan.result(local, out);
 }
 
 DTensor embedding(const Tensor& indices, const DTensor& weight) {

@@ -86,7 +86,7 @@ DTensor index_select(const DTensor& x, int64_t dim, const Tensor& index) {
   });
   Shape out = x.shape();
   out[static_cast<size_t>(d)] = index.numel();
-  return DTensor(index_select(plan.inputs[0].to_local(), d, index), x.device_mesh(), plan.output, out);
+  return plan.result(index_select(plan.inputs[0].to_local(), d, index), out);
 }
 
 DTensor one_hot(const DTensor& indices, int64_t num_classes) {
@@ -102,7 +102,7 @@ DTensor one_hot(const DTensor& indices, int64_t num_classes) {
   });
   Shape out = indices.shape();
   out.push_back(num_classes);
-  return DTensor(one_hot(plan.inputs[0].to_local(), num_classes), indices.device_mesh(), plan.output, out);
+  return plan.result(one_hot(plan.inputs[0].to_local(), num_classes), out);
 }
 
 }  // namespace tessera
