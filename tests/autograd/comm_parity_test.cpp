@@ -6,13 +6,14 @@
 // that a DTensor leaf keeps pending.
 //
 // The expected counts were measured with PyTorch 2.15 (DTensor under CommDebugMode on a fake
-// process group of 3 and 4 ranks, and on a (2, 2) mesh with the batch sharded over dp), for
+// process group of 2, 3 and 4 ranks, and on a (2, 2) mesh with the batch sharded over dp), for
 // these very programs: the same shapes, placements and ops in the same order.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <tessera/tessera.hpp>
 
@@ -289,5 +290,62 @@ TEST_CASE("stacked TP MLPs without sequence parallelism: Megatron's one all_redu
   for (const ts::DeviceMesh& mesh : meshes()) {
     CAPTURE(mesh.to_string());
     check_counts(stacked_mlps(), mesh, {{"all_reduce", 2}}, {{"all_reduce", 1}});
+  }
+}
+
+// Vocabulary-parallel embedding (a masked lookup, Partial), reduce_scatter to the sequence shard, a
+// stand-in for the layers (times 2), all_gather, a column-parallel output projection giving logits
+// sharded over the vocabulary, and cross_entropy under LossParallel (three all_reduces of one
+// value per token: max, sum of exp, target logit; nothing gathers the vocabulary dim).
+TEST_CASE("vocabulary-parallel embedding and loss-parallel cross_entropy: PyTorch's collectives") {
+  constexpr int64_t kB = 2, kS = 6, kD = 8, kV = 14;
+  for (const int64_t ranks : {2, 3, 4}) {
+    CAPTURE(ranks);
+    const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {ranks}, {"tp"});
+    std::vector<int64_t> token_values, target_values;
+    for (int64_t i = 0; i < kB * kS; ++i) {
+      token_values.push_back((i * 5 + 3) % kV);
+      target_values.push_back((i * 11 + 1) % kV);
+    }
+    const ts::Tensor tokens = ts::from_values(token_values, {kB, kS}, ts::kInt64);
+    const ts::Tensor targets = ts::from_values(target_values, {kB * kS}, ts::kInt64);
+    const ts::Tensor emb = ts::from_values(oracle::distinct(kV * kD, 1), {kV, kD}, ts::kFloat64);
+    const ts::Tensor out = ts::from_values(oracle::distinct(kD * kV, 2), {kD, kV}, ts::kFloat64);
+
+    // Dense oracle.
+    const ts::Tensor demb = emb.clone().set_requires_grad(true);
+    const ts::Tensor dout = out.clone().set_requires_grad(true);
+    const ts::Tensor dense_logits = ts::matmul(ts::embedding(tokens, demb) * 2, dout).view({kB * kS, kV});
+    const ts::Tensor dense_loss = ts::cross_entropy(dense_logits, targets);
+    dense_loss.backward();
+
+    ts::DTensor wemb = ts::distribute_tensor(emb, mesh, {ts::Shard(0)}).set_requires_grad(true);
+    ts::DTensor wout = ts::distribute_tensor(out, mesh, {ts::Shard(1)}).set_requires_grad(true);
+    const ts::DTensor dtokens = ts::distribute_tensor(tokens, mesh, {ts::Replicate()});
+    const ts::DTensor dtargets = ts::distribute_tensor(targets, mesh, {ts::Replicate()});
+    std::optional<ts::DTensor> loss;
+    ts::CommCounter forward;
+    {
+      const ts::DTensor h = ts::embedding(dtokens, wemb).redistribute({ts::Shard(1)});
+      const ts::DTensor hr = (h * 2).redistribute({ts::Replicate()});
+      const ts::DTensor logits = ts::view(ts::matmul(hr, wout), {kB * kS, kV});
+      CHECK(logits.placements() == ts::Placements{ts::Shard(1)});
+      ts::LossParallel parallel;
+      loss = ts::cross_entropy(logits, dtargets);
+    }
+    const Table forward_expected = {{"all_gather", 1}, {"all_reduce", 3}, {"reduce_scatter", 1}};
+    CHECK_MESSAGE(by_collective(forward) == forward_expected, text(by_collective(forward)));
+    ts::CommCounter backward;
+    {
+      ts::LossParallel parallel;
+      loss->backward();
+    }
+    const Table backward_expected = {{"all_gather", 1}, {"reduce_scatter", 1}};
+    CHECK_MESSAGE(by_collective(backward) == backward_expected, text(by_collective(backward)));
+    ts::NoGradGuard off;
+    check_close(values_of(loss->full_tensor().reconcile()), values_of(dense_loss), "loss");
+    check_close(values_of(wemb.grad().full_tensor().reconcile()), values_of(demb.grad()),
+                "embedding gradient");
+    check_close(values_of(wout.grad().full_tensor().reconcile()), values_of(dout.grad()), "output gradient");
   }
 }
