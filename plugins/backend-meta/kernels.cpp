@@ -67,6 +67,8 @@ void register_kernels(sdk::BackendBuilder& b) {
   add(b, {"neg", "abs", "relu"}, kNum);
   add(b, {"exp", "log", "sqrt", "tanh", "sigmoid", "gelu", "gelu_grad"}, kFloat);
   add(b, {"copy", "cast"}, kAll);
+  // The dtypes of SDK 1.6: other ops on them run as float32 (int64) through the core's widening.
+  add(b, {"copy", "cast"}, {sdk::kBFloat16, sdk::kFloat16, sdk::kInt8, sdk::kUInt8});
   // Folds (SDK 1.4).
   add(b, {"fold_add", "fold_mul", "fold_maximum", "fold_minimum"}, kAll);
   add(b, {"fold_bitwise_and", "fold_bitwise_or", "fold_bitwise_xor"}, kBits);

@@ -28,7 +28,7 @@ TEST_CASE("an object exporting only another major's entry point is rejected as b
                  "plugin '" + file.string() +
                      "' rejected: it exports 'tessera_plugin_query_v2' (SDK major "
                      "2) but neither 'tessera_plugin_query_v1' nor 'tessera_plugin_query', which this host "
-                     "(SDK 1.5) calls"));
+                     "(SDK 1.6) calls"));
   check_cpu_still_works();
 }
 

@@ -217,7 +217,7 @@ TEST_CASE("an extension field that leads to something other than a chain is reje
 TEST_CASE("an extension type below TESSERA_EXTENSION_USER that the plugin's SDK minor does not define is rejected") {
   check_rejected(test_plugin("bad-extension-sdk-type"),
                  {"tessera_backend of component #0 ('bad-extension-sdk-type')", "extension chain entry #1 at 0x",
-                  "has type 0x1, which is no extension type: SDK 1.5 defines none",
+                  "has type 0x1, which is no extension type: SDK 1.6 defines none",
                   "start at TESSERA_EXTENSION_USER (0x10000)"});
 }
 

@@ -13,9 +13,9 @@
 
 using namespace plugin_test;
 
-TEST_CASE("the host is SDK 1.5") {
+TEST_CASE("the host is SDK 1.6") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
-  CHECK(TESSERA_SDK_VERSION_MINOR == 5);
+  CHECK(TESSERA_SDK_VERSION_MINOR == 6);
 }
 
 TEST_CASE("a plugin built for SDK 1.2 loads: its info ends before init, its component before flags") {

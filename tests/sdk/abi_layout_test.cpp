@@ -23,10 +23,10 @@
 #include "tessera/sdk/version.h"
 
 // 1.4 added kernels to the catalogue (the folds) and changed no struct; 1.5 appended fields (the
-// last block).
-TEST_CASE("SDK version is 1.5") {
+// last block); 1.6 added element types and changed no struct.
+TEST_CASE("SDK version is 1.6") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
-  CHECK(TESSERA_SDK_VERSION_MINOR == 5);
+  CHECK(TESSERA_SDK_VERSION_MINOR == 6);
 }
 
 TEST_CASE("SDK 1.0 enum values are unchanged") {

@@ -307,6 +307,11 @@ Scalar Tensor::item() const {
     case DType::Int64: return Scalar(detail::read_values<int64_t>(self, "item")[0]);
     case DType::Float32: return Scalar(detail::read_values<float>(self, "item")[0]);
     case DType::Float64: return Scalar(detail::read_values<double>(self, "item")[0]);
+    // float32 and int64 hold every value of these exactly.
+    case DType::BFloat16:
+    case DType::Float16: return Scalar(detail::read_values<float>(self, "item")[0]);
+    case DType::Int8:
+    case DType::UInt8: return Scalar(detail::read_values<int64_t>(self, "item")[0]);
   }
   return Scalar();
 }

@@ -34,11 +34,20 @@
  *      (tessera_plugin_query_v1) so one object can serve hosts of two majors;
  *      TESSERA_EXTENSION_STRUCT_MAX. Every addition is an appended field or a new name: a 1.0-1.4
  *      plugin loads and behaves as before (a plugin built for an older minor cannot declare a
- *      tuner). */
+ *      tuner).
+ * 1.6: four element types (dtype.h): bfloat16 {kDLBfloat,16}, float16 {kDLFloat,16}, int8
+ *      {kDLInt,8} and uint8 {kDLUInt,8}; a host of 1.5 or older ignored kernels registered for them
+ *      (with a warning), a 1.6 host calls them. A backend needs only copy and cast for each (the
+ *      host computes other ops on them with the float32 / int64 kernels, casting around the call);
+ *      kernels of their own for other ops are optional. The C++ helpers: half_precision.hpp (the
+ *      storage types sdk::bfloat16 and sdk::float16 and the float32 conversions, host and device),
+ *      sdk::kBFloat16/kFloat16/kInt8/kUInt8 and dtype_of for them, visit_any_dtype,
+ *      add_half_precision_fold_kernels (fold_add/mul/maximum/minimum rounding once per step). No
+ *      struct changed: a 1.0-1.5 plugin loads and behaves as before. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 
 #define TESSERA_SDK_VERSION_MAJOR 1
-#define TESSERA_SDK_VERSION_MINOR 5
+#define TESSERA_SDK_VERSION_MINOR 6
 
 #endif
