@@ -61,7 +61,7 @@ TEST_CASE(
 
   const std::string unknown = load_error(test_plugin("bad-refusal-code-42"));
   CAPTURE(unknown);
-  CHECK(contains(unknown, "status 42 (a code no SDK 1.x up to 1.5 defines): a code of its own"));
+  CHECK(contains(unknown, "status 42 (a code no SDK 1.x up to 1.6 defines): a code of its own"));
   CHECK_FALSE(contains(unknown, "truncated"));
   check_cpu_still_works();
 }

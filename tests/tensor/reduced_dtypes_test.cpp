@@ -185,6 +185,8 @@ TEST_CASE("casts to int8 and uint8 wrap modulo 256 after truncation toward zero 
   check_exact(ts::tensor({-128, 127}, ts::kInt8).to(ts::kBFloat16), ts::kBFloat16, {-128.f, 127.f});
   check_exact(ts::tensor({255}, ts::kUInt8).to(ts::kBFloat16), ts::kBFloat16, {255.f});  // 8 bits: exact
   CHECK(ts::tensor({200}, ts::kUInt8).item().to<int64_t>() == 200);
+  CHECK(ts::tensor({-1, 300}).to(ts::kUInt8).to_vector<uint8_t>() == std::vector<uint8_t>{255, 44});
+  CHECK(ts::tensor({-1.5f, 127.f}).to_vector<int8_t>() == std::vector<int8_t>{-1, 127});
   CHECK(ts::tensor({-7}, ts::kInt8).item().to<int64_t>() == -7);
   CHECK(ts::tensor({1.5f}, ts::kFloat16).item().to<double>() == 1.5);
 }

@@ -100,6 +100,10 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
     throw Error(fmt::format("internal: kernel '{}' called with too many operands or attributes", op));
   const Operand& first = outputs.size() > 0 ? *outputs.begin() : *inputs.begin();
   const Backend& backend = first.tensor->backend();
+  for (const Operand& o : inputs)
+    if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
+  for (const Operand& o : outputs)
+    if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
   if (const tessera_kernel_fn fn = backend.find_kernel(op, key)) [[likely]]
     return call_with(op, key, fn, {inputs.begin(), inputs.size()}, {outputs.begin(), outputs.size()},
                      {attrs.begin(), attrs.size()});
@@ -128,15 +132,9 @@ void call_with(std::string_view op, DType key, tessera_kernel_fn fn, std::span<c
   std::array<DLTensor, kMaxOperands> in;
   std::array<DLTensor, kMaxOperands> out;
   size_t n = 0;
-  for (const Operand& o : inputs) {
-    if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
-    in[n++] = to_dltensor(o);
-  }
+  for (const Operand& o : inputs) in[n++] = to_dltensor(o);  // all on `backend`: call_kernel checked
   n = 0;
-  for (const Operand& o : outputs) {
-    if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
-    out[n++] = to_dltensor(o);
-  }
+  for (const Operand& o : outputs) out[n++] = to_dltensor(o);
 
   std::array<tessera_attr, kMaxAttrs> attr_values;
   std::array<const tessera_attr*, kMaxAttrs> attr_pointers;
