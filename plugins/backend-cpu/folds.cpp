@@ -68,7 +68,8 @@ struct HalfPrecisionFoldKernel {
       float value = sdk::to_float(a[j * acc.strides[0]]);
       for (int64_t i = 0; i < shape.rows; ++i) {
         const float x = sdk::to_float(y[i * rows.strides[0] + j * rows.strides[1]]);
-        value = sdk::to_float(sdk::from_float<T>(shape.acc_right ? Op::apply(x, value) : Op::apply(value, x)));
+        value =
+            sdk::to_float(sdk::from_float<T>(shape.acc_right ? Op::apply(x, value) : Op::apply(value, x)));
       }
       z[j] = sdk::from_float<T>(value);
     }

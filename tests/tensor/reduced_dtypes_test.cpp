@@ -355,3 +355,15 @@ TEST_CASE("int8 and uint8 arithmetic wraps as PyTorch's, sums are int64") {
   CHECK(p.dtype() == ts::kInt8);
   CHECK(p.item().to<int64_t>() == 0);
 }
+
+TEST_CASE("autograd through bfloat16 ops gives bfloat16 gradients, each op's rounded once") {
+  ts::Tensor x = ts::tensor({1.f, 3.f, 0.5f}, ts::kBFloat16).requires_grad_();
+  ts::Tensor w = ts::tensor({257.f, 1.f, -2.f}).to(ts::kBFloat16);  // 257 is 256 in bfloat16
+  ts::sum(x * w).backward();
+  check_exact(x.grad(), ts::kBFloat16, {256.f, 1.f, -2.f});
+  // Through a cast: the gradient comes back in the source's dtype.
+  ts::Tensor y = ts::tensor({2.f, 4.f}).requires_grad_();
+  ts::sum(y.to(ts::kBFloat16) * ts::tensor({1.f + 0x1p-7f, 3.f}, ts::kBFloat16)).backward();
+  CHECK(y.grad().dtype() == ts::kFloat32);
+  test::check_values<float>(y.grad(), {2}, {1.f + 0x1p-7f, 3.f});
+}

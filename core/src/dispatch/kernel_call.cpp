@@ -72,7 +72,8 @@ std::optional<DType> widened(DType narrow) {
 // op a backend implements for float32 (int64) works on the narrow types with the same order of
 // operations.
 void call_widened(std::string_view op, DType narrow, DType wide, tessera_kernel_fn fn,
-                  std::span<const Operand> inputs, std::span<const Operand> outputs, std::span<const Attr> attrs) {
+                  std::span<const Operand> inputs, std::span<const Operand> outputs,
+                  std::span<const Attr> attrs) {
   std::array<std::shared_ptr<TensorImpl>, 2 * kMaxOperands> temporaries;
   std::array<Operand, kMaxOperands> wide_inputs;
   std::array<Operand, kMaxOperands> wide_outputs;
@@ -111,8 +112,8 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
   const std::optional<DType> wide = widened(key);
   if (wide && op != "cast" && op != "copy") {
     if (const tessera_kernel_fn fn = backend.find_kernel(op, *wide))
-      return call_widened(op, key, *wide, fn, {inputs.begin(), inputs.size()}, {outputs.begin(), outputs.size()},
-                          {attrs.begin(), attrs.size()});
+      return call_widened(op, key, *wide, fn, {inputs.begin(), inputs.size()},
+                          {outputs.begin(), outputs.size()}, {attrs.begin(), attrs.size()});
   }
   backend.kernel(op, key);  // throws the error naming the op, the dtype and the backend
 }
