@@ -85,8 +85,8 @@ TESSERA_SDK_HOST_DEVICE inline uint16_t float16_bits_from_float(float f) {
   // A float16 subnormal (or zero): the value in units of 2^-24 is significand * 2^(exponent - 126).
   const uint32_t exponent = magnitude >> 23;
   const uint32_t shift = 126u - exponent;  // >= 14 here
-  // At 25 or more the value is below 2^-25 (half the smallest subnormal), or exactly it, which
-  // can only happen with shift 25 and a significand of 2^24, not representable: rounds to zero.
+  // At 25 or more the value is below 2^-25, half the smallest subnormal: it rounds to zero (2^-25
+  // itself has shift 24 and ties to the even zero below).
   if (shift >= 25u) return sign;
   const uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
   return static_cast<uint16_t>(sign | half_precision::shift_round_even(significand, shift));
