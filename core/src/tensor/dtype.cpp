@@ -1,6 +1,5 @@
 #include "tessera/dtype.hpp"
 
-#include <algorithm>
 
 namespace tessera {
 
