@@ -1,6 +1,5 @@
 #include "tessera/dtype.hpp"
 
-
 namespace tessera {
 
 std::string_view dtype_name(DType dtype) {
