@@ -15,11 +15,23 @@ namespace {
 
 // One element from S to D. A plain static_cast of an out-of-range or NaN float to an integer is
 // undefined behaviour, hence the explicit rules: NaN -> 0, saturate, otherwise truncate toward zero.
-// Integer to narrower integer wraps (modular since C++20), as in PyTorch.
+// Integer to narrower integer wraps (modular since C++20), as in PyTorch. A float to int8 or uint8
+// (out-of-range values are undefined in PyTorch) is that float to int64, then wrapped modulo 2^8:
+// -1.5 -> uint8 255, 300.7 -> uint8 44, NaN -> 0.
+// bfloat16 and float16 go through float32: exact from them; to them, one rounding from float32,
+// and float64 and int64 sources are first converted to float32 (two roundings), as PyTorch does.
 template <class D, class S>
 D convert(S x) {
-  if constexpr (std::is_same_v<D, bool>) {
+  if constexpr (std::is_same_v<D, S>) {
+    return x;
+  } else if constexpr (sdk::is_half_precision<S>) {
+    return convert<D>(sdk::to_float(x));
+  } else if constexpr (sdk::is_half_precision<D>) {
+    return sdk::from_float<D>(convert<float>(x));
+  } else if constexpr (std::is_same_v<D, bool>) {
     return x != S(0);
+  } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D> && sizeof(D) == 1) {
+    return static_cast<D>(convert<int64_t>(x));
   } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
     using limits = std::numeric_limits<D>;
     if (std::isnan(x)) return D(0);
@@ -50,9 +62,9 @@ void cast_kernel(sdk::KernelArgs& args) {
   expect_dtype("cast", "input 0", a, sdk::dtype_of<S>());
   expect_shape("cast", "output", out, a, "input 0");
 
-  if (!sdk::visit_dtype(out.dtype, [&]<class D>() { cast_loop<S, D>(a, out); }))
+  if (!sdk::visit_any_dtype(out.dtype, [&]<class D>() { cast_loop<S, D>(a, out); }))
     fail("cast: output has dtype " + dtype_name(out.dtype) +
-         ", expected one of float32, float64, int32, int64, bool");
+         ", expected one of float32, float64, int32, int64, bool, bfloat16, float16, int8, uint8");
 }
 
 // Rows at least this long are copied with memcpy (shorter ones element by element).
@@ -93,7 +105,7 @@ void add_kernels(sdk::BackendBuilder& b) {
 }  // namespace
 
 void register_cast_copy_kernels(sdk::BackendBuilder& b) {
-  add_kernels<float, double, int32_t, int64_t, bool>(b);
+  add_kernels<float, double, int32_t, int64_t, bool, sdk::bfloat16, sdk::float16, int8_t, uint8_t>(b);
 }
 
 }  // namespace tessera::cpu

@@ -136,6 +136,10 @@ void register_creation_kernels(sdk::BackendBuilder& b) {
   b.kernel<&fill_kernel<int32_t>>("fill", sdk::kInt32);
   b.kernel<&fill_kernel<int64_t>>("fill", sdk::kInt64);
   b.kernel<&fill_kernel<bool>>("fill", sdk::kBool);
+  // int8 and uint8 have fills of their own for the range check a value too large for them gets
+  // (the core would otherwise fill through int64 and wrap); bfloat16 and float16 fill as float32.
+  b.kernel<&fill_kernel<int8_t>>("fill", sdk::kInt8);
+  b.kernel<&fill_kernel<uint8_t>>("fill", sdk::kUInt8);
 
   b.kernel<&arange_kernel<float>>("arange", sdk::kFloat32);
   b.kernel<&arange_kernel<double>>("arange", sdk::kFloat64);

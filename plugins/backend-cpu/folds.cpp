@@ -52,8 +52,35 @@ struct FoldKernel {
   }
 };
 
+// bfloat16 and float16: each step in float32, its result rounded once (add_half_precision_fold_kernels).
+template <class Fold, class T>
+struct HalfPrecisionFoldKernel {
+  using Op = typename Fold::Op;
+
+  static void run(sdk::KernelArgs& args) {
+    const sdk::FoldShape shape = sdk::checked_fold(args, Fold::name, sdk::dtype_of<T>(), expect_arity);
+    const DLTensor& acc = args.input(0);
+    const DLTensor& rows = args.input(1);
+    T* z = sdk::data_of<T>(args.output(0));
+    const T* a = sdk::data_of<const T>(acc);
+    const T* y = sdk::data_of<const T>(rows);
+    for (int64_t j = 0; j < shape.width; ++j) {
+      float value = sdk::to_float(a[j * acc.strides[0]]);
+      for (int64_t i = 0; i < shape.rows; ++i) {
+        const float x = sdk::to_float(y[i * rows.strides[0] + j * rows.strides[1]]);
+        value =
+            sdk::to_float(sdk::from_float<T>(shape.acc_right ? Op::apply(x, value) : Op::apply(value, x)));
+      }
+      z[j] = sdk::from_float<T>(value);
+    }
+  }
+};
+
 }  // namespace
 
-void register_fold_kernels(sdk::BackendBuilder& b) { sdk::add_fold_kernels<FoldKernel>(b); }
+void register_fold_kernels(sdk::BackendBuilder& b) {
+  sdk::add_fold_kernels<FoldKernel>(b);
+  sdk::add_half_precision_fold_kernels<HalfPrecisionFoldKernel>(b);
+}
 
 }  // namespace tessera::cpu

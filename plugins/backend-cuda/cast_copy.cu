@@ -21,11 +21,21 @@ constexpr D kSmallest = std::numeric_limits<D>::min();
 // One element from S to D. Converting an out-of-range or NaN float to an integer is undefined (and
 // on the GPU gives whatever cvt saturates to, which differs from the CPU's rule for NaN), hence the
 // explicit rules: NaN -> 0, saturate, otherwise truncate toward zero. Integer to narrower integer
-// wraps (modular since C++20), as in PyTorch.
+// wraps (modular since C++20), as in PyTorch. A float to int8/uint8 goes through int64, then wraps.
+// bfloat16 and float16 go through float32 with the SDK's conversions (sdk/cpp/half_precision.hpp),
+// the CPU backend's bits.
 template <class D, class S>
 __device__ D convert(S x) {
-  if constexpr (std::is_same_v<D, bool>) {
+  if constexpr (std::is_same_v<D, S>) {
+    return x;
+  } else if constexpr (sdk::is_half_precision<S>) {
+    return convert<D>(sdk::to_float(x));
+  } else if constexpr (sdk::is_half_precision<D>) {
+    return sdk::from_float<D>(convert<float>(x));
+  } else if constexpr (std::is_same_v<D, bool>) {
     return x != S(0);
+  } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D> && sizeof(D) == 1) {
+    return static_cast<D>(convert<int64_t>(x));
   } else if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
     if (isnan(x)) return D(0);
     // S(max) is max itself or, where S cannot hold it, rounds up to 2^digits; either way values at
@@ -60,9 +70,9 @@ void cast_kernel(sdk::KernelArgs& args) {
   expect_dtype("cast", "input 0", a, sdk::dtype_of<S>());
   expect_shape("cast", "output", out, a, "input 0");
 
-  if (!sdk::visit_dtype(out.dtype, [&]<class D>() { convert_views<S, D>("cast", a, out); }))
+  if (!sdk::visit_any_dtype(out.dtype, [&]<class D>() { convert_views<S, D>("cast", a, out); }))
     fail("cast: output has dtype " + dtype_name(out.dtype) +
-         ", expected one of float32, float64, int32, int64, bool");
+         ", expected one of float32, float64, int32, int64, bool, bfloat16, float16, int8, uint8");
 }
 
 template <class T>
@@ -92,6 +102,8 @@ void add_kernels(sdk::BackendBuilder& b) {
 
 }  // namespace
 
-void register_cast_copy_kernels(sdk::BackendBuilder& b) { add_kernels<float, double, int32_t, int64_t, bool>(b); }
+void register_cast_copy_kernels(sdk::BackendBuilder& b) {
+  add_kernels<float, double, int32_t, int64_t, bool, sdk::bfloat16, sdk::float16, int8_t, uint8_t>(b);
+}
 
 }  // namespace tessera::cuda

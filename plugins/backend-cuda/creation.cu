@@ -142,6 +142,10 @@ void add_fill_and_eye(sdk::BackendBuilder& b) {
 
 void register_creation_kernels(sdk::BackendBuilder& b) {
   add_fill_and_eye<float, double, int32_t, int64_t, bool>(b);
+  // int8 and uint8 fill with the range check of their own type (through int64 a value too large
+  // for them would wrap); bfloat16 and float16 fill as float32 (the core casts).
+  b.kernel<&fill_kernel<int8_t>>("fill", sdk::kInt8);
+  b.kernel<&fill_kernel<uint8_t>>("fill", sdk::kUInt8);
 
   b.kernel<&arange_kernel<float>>("arange", sdk::kFloat32);
   b.kernel<&arange_kernel<double>>("arange", sdk::kFloat64);

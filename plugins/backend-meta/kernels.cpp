@@ -67,11 +67,15 @@ void register_kernels(sdk::BackendBuilder& b) {
   add(b, {"neg", "abs", "relu"}, kNum);
   add(b, {"exp", "log", "sqrt", "tanh", "sigmoid", "gelu", "gelu_grad"}, kFloat);
   add(b, {"copy", "cast"}, kAll);
+  // The dtypes of SDK 1.6: other ops on them run as float32 (int64) through the core's widening.
+  add(b, {"copy", "cast"}, {sdk::kBFloat16, sdk::kFloat16, sdk::kInt8, sdk::kUInt8});
   // Folds (SDK 1.4).
   add(b, {"fold_add", "fold_mul", "fold_maximum", "fold_minimum"}, kAll);
   add(b, {"fold_bitwise_and", "fold_bitwise_or", "fold_bitwise_xor"}, kBits);
+  add(b, {"fold_add", "fold_mul", "fold_maximum", "fold_minimum"}, {sdk::kBFloat16, sdk::kFloat16});  // SDK 1.6
   // Creation.
   add(b, {"fill", "eye"}, kAll);
+  add(b, {"fill"}, {sdk::kInt8, sdk::kUInt8});  // SDK 1.6, as the cpu backend's
   add(b, {"arange"}, kNum);
   add(b, {"uniform", "normal"}, kFloat);
   // Reductions.

@@ -35,7 +35,12 @@ nb::object tolist(const Tensor& t) {
     case DType::Int64:
       return nested(t.to_vector<int64_t>(), shape, 0, next);
     case DType::Float32:
+    case DType::BFloat16:  // float32 holds every bfloat16 and float16 value exactly
+    case DType::Float16:
       return nested(t.to_vector<float>(), shape, 0, next);
+    case DType::Int8:
+    case DType::UInt8:
+      return nested(t.to_vector<int64_t>(), shape, 0, next);
     case DType::Float64:
       break;
   }

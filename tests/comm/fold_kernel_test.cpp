@@ -1,6 +1,8 @@
 // The CPU backend's fold kernels (KERNELS.md "Folds", plugins/backend-cpu/folds.cpp) against their
 // definition: the element-wise kernel of the same op, called once per row, accumulator on the side
-// the call names. Every fold and dtype, both sides, empty and one-row folds, rows contiguous and
+// the call names (for bfloat16 and float16, which have no element-wise kernels, that is the float32
+// kernel with the operands cast around it: a rounding per row, as the fold's). Every fold and
+// dtype, both sides, empty and one-row folds, rows contiguous and
 // transposed (strided), in place and into a separate output. Values include signed zeros and NaNs
 // with payloads, where maximum, minimum and the NaN rule make the operand order visible.
 #include <doctest/doctest.h>
@@ -28,10 +30,10 @@ struct FoldOp {
 
 const std::vector<FoldOp>& fold_ops() {
   static const std::vector<FoldOp> ops = {
-      {"fold_add", "add", {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool}},
-      {"fold_mul", "mul", {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool}},
-      {"fold_maximum", "maximum", {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool}},
-      {"fold_minimum", "minimum", {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool}},
+      {"fold_add", "add", {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool, ts::kBFloat16, ts::kFloat16}},
+      {"fold_mul", "mul", {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool, ts::kBFloat16, ts::kFloat16}},
+      {"fold_maximum", "maximum", {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool, ts::kBFloat16, ts::kFloat16}},
+      {"fold_minimum", "minimum", {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool, ts::kBFloat16, ts::kFloat16}},
       {"fold_bitwise_and", "bitwise_and", {ts::kInt32, ts::kInt64, ts::kBool}},
       {"fold_bitwise_or", "bitwise_or", {ts::kInt32, ts::kInt64, ts::kBool}},
       {"fold_bitwise_xor", "bitwise_xor", {ts::kInt32, ts::kInt64, ts::kBool}},
@@ -61,6 +63,9 @@ ts::Tensor random_tensor(std::mt19937_64& rng, ts::DType dtype, int64_t n) {
       return ts::from_values(values, {n}, dtype);
     }
     case ts::kFloat64: return ts::from_values(floats, {n}, dtype);
+    // Rounded from float64; their NaNs are all the one quiet NaN the conversion gives.
+    case ts::kBFloat16:
+    case ts::kFloat16: return ts::from_values(floats, {n}).to(dtype);
     case ts::kInt32: {
       std::vector<int32_t> values;
       for (int64_t v : integers) values.push_back(static_cast<int32_t>(v));
@@ -141,7 +146,7 @@ TEST_CASE("every fold is its element-wise op applied row after row, on the side 
       }
     }
   }
-  CHECK(compared == 29 * 5 * 2 * 2 * 2);  // 29 (fold, dtype) pairs
+  CHECK(compared == 37 * 5 * 2 * 2 * 2);  // 37 (fold, dtype) pairs
 }
 
 TEST_CASE("a fold call with bad arguments is an error naming what was wrong") {

@@ -27,7 +27,8 @@ def test_numpy_method_shares_memory():
 
 
 @pytest.mark.parametrize("dtype,np_dtype", [(ts.float32, np.float32), (ts.float64, np.float64),
-                                             (ts.int32, np.int32), (ts.int64, np.int64), (ts.bool, np.bool_)])
+                                             (ts.int32, np.int32), (ts.int64, np.int64), (ts.bool, np.bool_),
+                                             (ts.float16, np.float16), (ts.int8, np.int8), (ts.uint8, np.uint8)])
 def test_every_dtype_round_trips(dtype, np_dtype):
     t = ts.tensor([1, 0, 1]).to(dtype)
     a = np.from_dlpack(t)
@@ -35,6 +36,15 @@ def test_every_dtype_round_trips(dtype, np_dtype):
     assert a.tolist() == np.array([1, 0, 1], dtype=np_dtype).tolist()
     back = ts.from_dlpack(a)
     assert back.dtype == dtype
+
+
+def test_bfloat16_exports_pytorchs_type_code():
+    # NumPy has no bfloat16; the DLPack type is what torch.from_dlpack reads: {kDLBfloat (4), 16}.
+    t = ts.tensor([1.5, -2.0]).to(ts.bfloat16)
+    assert t.__dlpack_device__() == (1, 0)
+    assert t.dtype == ts.bfloat16 and t.dtype.itemsize == 2 and t.dtype.is_floating_point
+    assert t.tolist() == [1.5, -2.0]
+    assert ts.tensor([300]).to(ts.uint8).tolist() == [44]
 
 
 def test_views_export_their_layout():
@@ -93,7 +103,7 @@ def test_errors():
     with pytest.raises(ts.Error, match="read-only"):
         ts.from_dlpack(ro)
     with pytest.raises(ts.Error, match="not one Tessera knows"):
-        ts.from_dlpack(np.arange(3, dtype=np.uint8))
+        ts.from_dlpack(np.arange(3, dtype=np.int16))
     with pytest.raises(TypeError, match="__dlpack__"):
         ts.from_dlpack([1, 2, 3])
     with pytest.raises(ts.Error, match="shapes only"):

@@ -23,7 +23,8 @@
 #include "tessera/sdk/version.h"
 
 // 1.4 added kernels to the catalogue (the folds) and changed no struct; 1.5 appended fields (the
-// last block); 1.6 added kernels (sin, cos, where, cumsum, gather, scatter_add) and changed no struct.
+// last block); 1.6 added kernels (sin, cos, where, cumsum, gather, scatter_add) and
+// element types, and changed no struct.
 TEST_CASE("SDK version is 1.6") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
   CHECK(TESSERA_SDK_VERSION_MINOR == 6);

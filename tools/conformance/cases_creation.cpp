@@ -22,8 +22,12 @@ std::vector<ts::Scalar> fill_values(ts::DType dtype) {
     case ts::DType::Bool: return {true, false};
     case ts::DType::Int32: return {0, -7, 2147483647};
     case ts::DType::Int64: return {0, -7, (int64_t{1} << 53) + 1};  // past double's exact integers
+    case ts::DType::Int8: return {0, -7, -128};
+    case ts::DType::UInt8: return {0, 7, 255};
     case ts::DType::Float32:
-    case ts::DType::Float64: break;
+    case ts::DType::Float64:
+    case ts::DType::BFloat16:
+    case ts::DType::Float16: break;
   }
   return {0.0, -2.75, 1e-3, 1.0 / 3.0};
 }

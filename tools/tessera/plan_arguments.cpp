@@ -41,9 +41,12 @@ std::vector<int64_t> parse_sizes(const std::string& option, const std::string& t
 }
 
 DType parse_dtype(const std::string& text) {
-  for (DType d : {kFloat32, kFloat64, kInt32, kInt64})
+  for (DType d : {kFloat32, kFloat64, kInt32, kInt64, kBFloat16, kFloat16, kInt8, kUInt8})
     if (dtype_name(d) == text) return d;
-  throw UsageError(kCommand, fmt::format("--dtype '{}': expected float32, float64, int32 or int64", text));
+  throw UsageError(
+      kCommand,
+      fmt::format("--dtype '{}': expected float32, float64, int32, int64, bfloat16, float16, int8 or uint8",
+                  text));
 }
 
 // Placement text checked against the mesh and shape, so mistakes are named in the user's terms.
@@ -79,7 +82,8 @@ void add_plan_options(CLI::App& sub, PlanOptions& options) {
   sub.add_option("--topology", options.topology,
                  "Topology preset: fully_connected, ring, torus:RxC or nodes:K (default: the configured one)")
       ->type_name("PRESET");
-  sub.add_option("--dtype", options.dtype, "Element type: float32, float64, int32 or int64")
+  sub.add_option("--dtype", options.dtype,
+                 "Element type: float32, float64, int32, int64, bfloat16, float16, int8 or uint8")
       ->type_name("DTYPE")
       ->capture_default_str();
   sub.add_option("--names", options.names, "Mesh dim names, e.g. dp,tp")->type_name("NAMES");

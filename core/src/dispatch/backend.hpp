@@ -87,6 +87,14 @@ constexpr DLDataType to_dl(DType dtype) {
       return {kDLFloat, 32, 1};
     case DType::Float64:
       return {kDLFloat, 64, 1};
+    case DType::BFloat16:
+      return {kDLBfloat, 16, 1};
+    case DType::Float16:
+      return {kDLFloat, 16, 1};
+    case DType::Int8:
+      return {kDLInt, 8, 1};
+    case DType::UInt8:
+      return {kDLUInt, 8, 1};
   }
   return {kDLFloat, 32, 1};
 }

@@ -4,6 +4,8 @@
 
 #include <array>
 #include <cstring>
+#include <optional>
+#include <span>
 
 #include "plugin/guarded_call.hpp"
 #include "plugin/validation.hpp"
@@ -48,6 +50,49 @@ DLTensor to_dltensor(const Operand& o) {
                           backend.plugin().info().name, backend.plugin().info().file.string(), escaped));
 }
 
+void call_with(std::string_view op, DType key, tessera_kernel_fn fn, std::span<const Operand> inputs,
+               std::span<const Operand> outputs, std::span<const Attr> attrs);
+
+// The dtype whose kernel computes an op on `narrow` when a backend has none for `narrow` itself:
+// bfloat16 and float16 compute in float32 (what PyTorch's CPU kernels do: one rounding per
+// result); int8 and uint8 in int64, whose wrapping +, -, * (and with them sums, products and
+// matrix products) agree with the narrow type's modulo 2^8 once narrowed back, and whose
+// comparisons, maxima and bitwise ops are exact.
+std::optional<DType> widened(DType narrow) {
+  if (is_reduced_float(narrow)) return kFloat32;
+  if (narrow == kInt8 || narrow == kUInt8) return kInt64;
+  return std::nullopt;
+}
+
+// Runs (op, wide) in place of (op, narrow): every input of dtype `narrow` is cast into a fresh
+// `wide` tensor, every such output gets a fresh `wide` tensor (kernels write their outputs and
+// never read them; an output that aliases an input is that input's cast copy on the way in), and
+// the wide outputs are cast back into the real ones: one rounding per result. Operands of other
+// dtypes (indices, masks, an int64 sum) pass through as they are. One place for every op, so each
+// op a backend implements for float32 (int64) works on the narrow types with the same order of
+// operations.
+void call_widened(std::string_view op, DType narrow, DType wide, tessera_kernel_fn fn,
+                  std::span<const Operand> inputs, std::span<const Operand> outputs,
+                  std::span<const Attr> attrs) {
+  std::array<std::shared_ptr<TensorImpl>, 2 * kMaxOperands> temporaries;
+  std::array<Operand, kMaxOperands> wide_inputs;
+  std::array<Operand, kMaxOperands> wide_outputs;
+  size_t made = 0;
+  const auto widen = [&](const Operand& o, bool read) {
+    if (o.tensor->dtype() != narrow) return o;
+    std::shared_ptr<TensorImpl>& t = temporaries[made++];
+    t = TensorImpl::allocate(Shape(o.sizes, o.sizes + o.ndim), wide, o.tensor->backend_ptr());
+    const Operand converted = operand(*t);
+    if (read) call_kernel("cast", narrow, {o}, {converted});
+    return converted;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) wide_inputs[i] = widen(inputs[i], true);
+  for (size_t i = 0; i < outputs.size(); ++i) wide_outputs[i] = widen(outputs[i], false);
+  call_with(op, wide, fn, {wide_inputs.data(), inputs.size()}, {wide_outputs.data(), outputs.size()}, attrs);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (outputs[i].tensor->dtype() == narrow) call_kernel("cast", wide, {wide_outputs[i]}, {outputs[i]});
+}
+
 }  // namespace
 
 void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> inputs,
@@ -56,6 +101,28 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
     throw Error(fmt::format("internal: kernel '{}' called with too many operands or attributes", op));
   const Operand& first = outputs.size() > 0 ? *outputs.begin() : *inputs.begin();
   const Backend& backend = first.tensor->backend();
+  for (const Operand& o : inputs)
+    if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
+  for (const Operand& o : outputs)
+    if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
+  if (const tessera_kernel_fn fn = backend.find_kernel(op, key)) [[likely]]
+    return call_with(op, key, fn, {inputs.begin(), inputs.size()}, {outputs.begin(), outputs.size()},
+                     {attrs.begin(), attrs.size()});
+  // cast and copy are what widening is made of: a backend must have them for the dtype itself.
+  const std::optional<DType> wide = widened(key);
+  if (wide && op != "cast" && op != "copy") {
+    if (const tessera_kernel_fn fn = backend.find_kernel(op, *wide))
+      return call_widened(op, key, *wide, fn, {inputs.begin(), inputs.size()},
+                          {outputs.begin(), outputs.size()}, {attrs.begin(), attrs.size()});
+  }
+  backend.kernel(op, key);  // throws the error naming the op, the dtype and the backend
+}
+
+namespace {
+
+void call_with(std::string_view op, DType key, tessera_kernel_fn fn, std::span<const Operand> inputs,
+               std::span<const Operand> outputs, std::span<const Attr> attrs) {
+  const Backend& backend = (outputs.size() > 0 ? outputs.front() : inputs.front()).tensor->backend();
 
   // Outputs first get bytes of their own (copy-on-write of shared replicas), so inputs that alias
   // them are described with the bytes the kernel will actually write.
@@ -66,15 +133,9 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
   std::array<DLTensor, kMaxOperands> in;
   std::array<DLTensor, kMaxOperands> out;
   size_t n = 0;
-  for (const Operand& o : inputs) {
-    if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
-    in[n++] = to_dltensor(o);
-  }
+  for (const Operand& o : inputs) in[n++] = to_dltensor(o);  // all on `backend`: call_kernel checked
   n = 0;
-  for (const Operand& o : outputs) {
-    if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
-    out[n++] = to_dltensor(o);
-  }
+  for (const Operand& o : outputs) out[n++] = to_dltensor(o);
 
   std::array<tessera_attr, kMaxAttrs> attr_values;
   std::array<const tessera_attr*, kMaxAttrs> attr_pointers;
@@ -95,7 +156,6 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
   call.attrs = attr_pointers.data();
   call.num_attrs = attrs.size();
 
-  const tessera_kernel_fn fn = backend.kernel(op, key);
   tessera_error error;
   clear_error(error);
   tessera_status status;
@@ -109,6 +169,8 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
                             backend.name(), plugin::status_text(status), plugin::error_text(error)));
   }
 }
+
+}  // namespace
 
 void copy_range(const TensorImpl& from, int64_t from_offset, const TensorImpl& to, int64_t to_offset, int64_t count) {
   if (count == 0) return;

@@ -79,6 +79,10 @@ std::string dtype_text(DLDataType dtype) {
     if (dtype.code == kDLInt && dtype.bits == 32) return "int32";
     if (dtype.code == kDLInt && dtype.bits == 64) return "int64";
     if (dtype.code == TESSERA_DL_BOOL_CODE && dtype.bits == 8) return "bool";
+    if (dtype.code == kDLBfloat && dtype.bits == 16) return "bfloat16";
+    if (dtype.code == kDLFloat && dtype.bits == 16) return "float16";
+    if (dtype.code == kDLInt && dtype.bits == 8) return "int8";
+    if (dtype.code == kDLUInt && dtype.bits == 8) return "uint8";
   }
   return fmt::format("DLDataType {{code {}, bits {}, lanes {}}}", dtype.code, dtype.bits, dtype.lanes);
 }

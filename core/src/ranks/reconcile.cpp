@@ -94,6 +94,11 @@ Tensor Tensor::reconcile() const {
     case DType::Int64: report = differences<int64_t>(local); break;
     case DType::Float32: report = differences<float>(local); break;
     case DType::Float64: report = differences<double>(local); break;
+    // Read as a wider type that holds every value exactly.
+    case DType::BFloat16:
+    case DType::Float16: report = differences<float>(local); break;
+    case DType::Int8:
+    case DType::UInt8: report = differences<int32_t>(local); break;
   }
   if (!report.empty())
     throw Error(fmt::format("reconcile: the shards of ranks {} are not all equal:{}", local.ranks().to_string(), report));

@@ -68,8 +68,9 @@ Tensor import_dlpack(const DLTensor& dl, const std::shared_ptr<void>& owner) {
   DType dtype{};
   if (!dispatch::from_dl(dl.dtype, &dtype))
     throw Error(fmt::format("from_dlpack: element type {} is not one Tessera knows; expected float32, float64, "
-                            "int32, int64 or bool (code {}, 8 bits), one lane",
-                            dl_type_text(dl.dtype), TESSERA_DL_BOOL_CODE));
+                            "int32, int64, bool (code {}, 8 bits), bfloat16 (code {}, 16 bits), float16, int8 or "
+                            "uint8, one lane",
+                            dl_type_text(dl.dtype), TESSERA_DL_BOOL_CODE, static_cast<int>(kDLBfloat)));
   if (dl.ndim < 0 || dl.ndim > kMaxDims)
     throw Error(fmt::format("from_dlpack: {} dims; expected 0 to {}", dl.ndim, kMaxDims));
   const Shape shape(dl.shape, dl.shape + dl.ndim);

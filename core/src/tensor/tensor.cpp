@@ -138,6 +138,8 @@ template std::vector<int32_t> read_values<int32_t>(const TensorImpl&, const char
 template std::vector<int64_t> read_values<int64_t>(const TensorImpl&, const char*);
 template std::vector<float> read_values<float>(const TensorImpl&, const char*);
 template std::vector<double> read_values<double>(const TensorImpl&, const char*);
+template std::vector<int8_t> read_values<int8_t>(const TensorImpl&, const char*);
+template std::vector<uint8_t> read_values<uint8_t>(const TensorImpl&, const char*);
 
 }  // namespace detail
 
@@ -307,6 +309,11 @@ Scalar Tensor::item() const {
     case DType::Int64: return Scalar(detail::read_values<int64_t>(self, "item")[0]);
     case DType::Float32: return Scalar(detail::read_values<float>(self, "item")[0]);
     case DType::Float64: return Scalar(detail::read_values<double>(self, "item")[0]);
+    // float32 and int64 hold every value of these exactly.
+    case DType::BFloat16:
+    case DType::Float16: return Scalar(detail::read_values<float>(self, "item")[0]);
+    case DType::Int8:
+    case DType::UInt8: return Scalar(detail::read_values<int64_t>(self, "item")[0]);
   }
   return Scalar();
 }
@@ -321,6 +328,8 @@ template std::vector<int32_t> Tensor::to_vector<int32_t>() const;
 template std::vector<int64_t> Tensor::to_vector<int64_t>() const;
 template std::vector<float> Tensor::to_vector<float>() const;
 template std::vector<double> Tensor::to_vector<double>() const;
+template std::vector<int8_t> Tensor::to_vector<int8_t>() const;
+template std::vector<uint8_t> Tensor::to_vector<uint8_t>() const;
 
 Tensor Tensor::sum() const { return tessera::sum(*this); }
 Tensor Tensor::sum(const std::vector<int64_t>& dims, bool keepdim) const { return tessera::sum(*this, dims, keepdim); }

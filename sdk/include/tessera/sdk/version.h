@@ -40,7 +40,16 @@
  *      for 1.5 or older may not register them (they are not in its catalogue), and the ops that need
  *      them (embedding, index_select, gather, scatter_add and their gradients among them) report
  *      the missing kernel by name. sdk/cpp/indexing.hpp holds the indexing kernels' argument
- *      checks and messages for C++ backends. */
+ *      checks and messages for C++ backends.
+ *      Four element types (dtype.h): bfloat16 {kDLBfloat,16}, float16 {kDLFloat,16}, int8
+ *      {kDLInt,8} and uint8 {kDLUInt,8}; a host of 1.5 or older ignored kernels registered for them
+ *      (with a warning), a 1.6 host calls them. A backend needs only copy and cast for each (the
+ *      host computes other ops on them with the float32 / int64 kernels, casting around the call);
+ *      kernels of their own for other ops are optional. The C++ helpers: half_precision.hpp (the
+ *      storage types sdk::bfloat16 and sdk::float16 and the float32 conversions, host and device),
+ *      sdk::kBFloat16/kFloat16/kInt8/kUInt8 and dtype_of for them, visit_any_dtype,
+ *      add_half_precision_fold_kernels (fold_add/mul/maximum/minimum rounding once per step). A
+ *      1.0-1.5 plugin loads and behaves as before. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 

@@ -80,4 +80,18 @@ void add_fold_kernels(BackendBuilder& b) {
   add_op_kernels<Kernel, FoldBitwiseXor, int32_t, int64_t, bool>(b);
 }
 
+// SDK 1.6: registers Kernel<Fold, T> for the floating folds (add, mul, maximum, minimum) on
+// T = bfloat16 and float16 (half_precision.hpp). Such a kernel computes each step in float32 and
+// rounds its result to T once per step, as a collective that reduces in T step by step (NCCL's
+// ring, for one) does:
+//   z = from_float<T>(Op::apply(to_float(z), to_float(row[j])))        (sides as the call says)
+template <template <class Fold, class T> class Kernel>
+void add_half_precision_fold_kernels(BackendBuilder& b) {
+  using namespace fold_ops;
+  add_op_kernels<Kernel, FoldAdd, bfloat16, float16>(b);
+  add_op_kernels<Kernel, FoldMul, bfloat16, float16>(b);
+  add_op_kernels<Kernel, FoldMaximum, bfloat16, float16>(b);
+  add_op_kernels<Kernel, FoldMinimum, bfloat16, float16>(b);
+}
+
 }  // namespace tessera::sdk

@@ -8,6 +8,7 @@
 
 #include "tessera/sdk/backend.h"
 #include "tessera/sdk/cpp/errors.hpp"
+#include "tessera/sdk/cpp/half_precision.hpp"
 
 namespace tessera::sdk {
 
@@ -16,6 +17,9 @@ inline constexpr DLDataType kFloat64{kDLFloat, 64, 1};
 inline constexpr DLDataType kInt32{kDLInt, 32, 1};
 inline constexpr DLDataType kInt64{kDLInt, 64, 1};
 inline constexpr DLDataType kBool{TESSERA_DL_BOOL_CODE, 8, 1};
+// SDK 1.6 (kBFloat16 and kFloat16 are in half_precision.hpp, with their storage types).
+inline constexpr DLDataType kInt8{kDLInt, 8, 1};
+inline constexpr DLDataType kUInt8{kDLUInt, 8, 1};
 
 // The DLDataType of a C++ element type (bool is stored as one byte, 0 or 1).
 template <class T> constexpr DLDataType dtype_of();
@@ -24,6 +28,10 @@ template <> constexpr DLDataType dtype_of<double>() { return kFloat64; }
 template <> constexpr DLDataType dtype_of<int32_t>() { return kInt32; }
 template <> constexpr DLDataType dtype_of<int64_t>() { return kInt64; }
 template <> constexpr DLDataType dtype_of<bool>() { return kBool; }
+template <> constexpr DLDataType dtype_of<bfloat16>() { return kBFloat16; }
+template <> constexpr DLDataType dtype_of<float16>() { return kFloat16; }
+template <> constexpr DLDataType dtype_of<int8_t>() { return kInt8; }
+template <> constexpr DLDataType dtype_of<uint8_t>() { return kUInt8; }
 
 inline bool same_dtype(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
@@ -40,6 +48,20 @@ bool visit_dtype(DLDataType dtype, Body&& body) {
   else if (same_dtype(dtype, kInt32)) body.template operator()<int32_t>();
   else if (same_dtype(dtype, kInt64)) body.template operator()<int64_t>();
   else if (same_dtype(dtype, kBool)) body.template operator()<bool>();
+  else return false;
+  return true;
+}
+
+// visit_dtype over the nine dtypes of SDK 1.6: the five above, then bfloat16 and float16 (as
+// sdk::bfloat16 and sdk::float16, half_precision.hpp), int8 and uint8. visit_dtype itself keeps to
+// the five, so a kernel written for them still compiles unchanged.
+template <class Body>
+bool visit_any_dtype(DLDataType dtype, Body&& body) {
+  if (visit_dtype(dtype, body)) return true;
+  if (same_dtype(dtype, kBFloat16)) body.template operator()<bfloat16>();
+  else if (same_dtype(dtype, kFloat16)) body.template operator()<float16>();
+  else if (same_dtype(dtype, kInt8)) body.template operator()<int8_t>();
+  else if (same_dtype(dtype, kUInt8)) body.template operator()<uint8_t>();
   else return false;
   return true;
 }

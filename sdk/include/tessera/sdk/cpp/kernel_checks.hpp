@@ -39,6 +39,10 @@ inline std::string dtype_name(DLDataType dtype) {
   if (same_dtype(dtype, kInt32)) return "int32";
   if (same_dtype(dtype, kInt64)) return "int64";
   if (same_dtype(dtype, kBool)) return "bool";
+  if (same_dtype(dtype, kBFloat16)) return "bfloat16";
+  if (same_dtype(dtype, kFloat16)) return "float16";
+  if (same_dtype(dtype, kInt8)) return "int8";
+  if (same_dtype(dtype, kUInt8)) return "uint8";
   return "{code " + std::to_string(dtype.code) + ", bits " + std::to_string(dtype.bits) + ", lanes " +
          std::to_string(dtype.lanes) + "}";
 }
