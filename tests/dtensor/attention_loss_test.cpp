@@ -264,8 +264,14 @@ TEST_CASE("mse_loss on DTensors equals the dense loss") {
 }
 
 TEST_CASE(
-    "the transformer contract compiles and runs: causal attention, flattened cross_entropy, LossParallel") {
-  const int64_t vocab = 7;
+    "the transformer contract compiles and runs: rms_norm, causal attention, flattened cross_entropy, bf16, LossParallel") {
+  const int64_t vocab = 7, dim = 2;
+  const ts::Tensor x = pattern({1, 4, dim}, 0.8, 0.1);
+  const ts::Tensor w_norm = ts::ones({dim});
+  ts::Tensor h = ts::rms_norm(x, {dim}, w_norm, 1e-5);
+  CHECK(h.sizes() == x.sizes());
+  ts::Tensor hb = h.to(ts::kBFloat16);
+  CHECK(hb.dtype() == ts::kBFloat16);
   const ts::Tensor q = pattern({1, 2, 4, 2}, 0.9, 0.3), k = pattern({1, 2, 4, 2}, 0.7, 0.2);
   const ts::Tensor v = pattern({1, 2, 4, 2}, 1.1, 0.5);
   ts::Tensor a = ts::scaled_dot_product_attention(q, k, v, {}, 0.0, /*is_causal=*/true);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "dispatch/user_call.hpp"
+#include "tensor/float32_compute.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
 
@@ -13,7 +14,8 @@ namespace tessera {
 
 Tensor silu(const Tensor& x) {
   const dispatch::UserCall call("ts::silu");
-  return x * sigmoid(x);
+  const Tensor wide = detail::widened(x);
+  return detail::narrowed(wide * sigmoid(wide), x.dtype());
 }
 
 Tensor gelu(const Tensor& x, std::string_view approximate) {
@@ -23,13 +25,14 @@ Tensor gelu(const Tensor& x, std::string_view approximate) {
   const dispatch::UserCall call("ts::gelu");
   // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
   const double beta = std::sqrt(2.0) * (2.0 / std::sqrt(M_PI)) * 0.5;
-  const Tensor cube = x * x * x;
-  return 0.5 * x * (1 + tanh(beta * (x + 0.044715 * cube)));
+  const Tensor wide = detail::widened(x);
+  const Tensor cube = wide * wide * wide;
+  return detail::narrowed(0.5 * wide * (1 + tanh(beta * (wide + 0.044715 * cube))), x.dtype());
 }
 
 Tensor rsqrt(const Tensor& x) {
   const dispatch::UserCall call("ts::rsqrt");
-  return 1 / sqrt(x);
+  return detail::narrowed(1 / sqrt(detail::widened(x)), x.dtype());
 }
 
 // Each bound keeps the elements on its side, and NaN (which compares false everywhere), as

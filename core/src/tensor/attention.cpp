@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "tensor/internal.hpp"
+#include "tensor/float32_compute.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
 #include "tessera/ops.hpp"
@@ -86,14 +87,17 @@ Tensor attention_with_dropout_mask(const Tensor& q, const Tensor& k, const Tenso
     value = repeat_heads(v, hq / hk);
   }
   const double factor = scale ? *scale : 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
-  Tensor scores = matmul(q, key.transpose(-2, -1)) * factor;
+  const Tensor query = widened(q);
+  key = widened(key);
+  value = widened(value);
+  Tensor scores = matmul(query, key.transpose(-2, -1)) * factor;
   if (is_causal)
     scores = scores + log(causal_allowed(q.size(-2), k.size(-2), q.backend()).to(scores.dtype()));
   if (attn_mask.defined()) {
     if (attn_mask.dtype() == kBool)
       scores = scores + log(attn_mask.to(scores.dtype()));
     else if (is_floating(attn_mask.dtype()))
-      scores = scores + attn_mask;
+      scores = scores + widened(attn_mask);
     else
       throw Error(fmt::format("{}: attn_mask has dtype {}, expected bool (true = attend) or a float bias",
                               kOp, dtype_name(attn_mask.dtype())));
@@ -103,7 +107,7 @@ Tensor attention_with_dropout_mask(const Tensor& q, const Tensor& k, const Tenso
     weights = weights * dropout_mask;
   else if (dropout_p > 0.0)
     weights = dropout(weights, dropout_p, true);
-  return matmul(weights, value);
+  return narrowed(matmul(weights, value), q.dtype());
 }
 
 }  // namespace detail

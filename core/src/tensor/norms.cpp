@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "dispatch/user_call.hpp"
+#include "tensor/float32_compute.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
@@ -59,6 +60,16 @@ std::vector<int64_t> normalized_dims(const Tensor& x, size_t k) {
   return dims;
 }
 
+// PyTorch's default eps of rms_norm: the machine epsilon of the input's dtype (torch.finfo(dtype).eps).
+double machine_epsilon(DType dtype) {
+  switch (dtype) {
+    case kFloat64: return std::numeric_limits<double>::epsilon();
+    case kBFloat16: return 0.0078125;       // 2^-7: 8 significand bits
+    case kFloat16: return 0.0009765625;     // 2^-10: 11 significand bits
+    default: return static_cast<double>(std::numeric_limits<float>::epsilon());
+  }
+}
+
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight,
@@ -66,12 +77,13 @@ Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape,
   const dispatch::UserCall call("ts::layer_norm");
   check_norm_shapes("layer_norm", x, normalized_shape, weight, bias);
   const std::vector<int64_t> dims = normalized_dims(x, normalized_shape.size());
-  const Tensor centred = x - mean(x, dims, true);
+  const Tensor wide = detail::widened(x);
+  const Tensor centred = wide - mean(wide, dims, true);
   const Tensor variance = mean(centred * centred, dims, true);
   Tensor out = centred * rsqrt(variance + eps);
-  if (weight.defined()) out = out * weight;
-  if (bias.defined()) out = out + bias;
-  return out;
+  if (weight.defined()) out = out * detail::widened(weight);
+  if (bias.defined()) out = out + detail::widened(bias);
+  return detail::narrowed(out, x.dtype());
 }
 
 Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight,
@@ -79,13 +91,11 @@ Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, c
   const dispatch::UserCall call("ts::rms_norm");
   check_norm_shapes("rms_norm", x, normalized_shape, weight, Tensor());
   const std::vector<int64_t> dims = normalized_dims(x, normalized_shape.size());
-  // PyTorch's default: the machine epsilon of the input's dtype.
-  const double e = eps                     ? *eps
-                   : x.dtype() == kFloat64 ? std::numeric_limits<double>::epsilon()
-                                           : static_cast<double>(std::numeric_limits<float>::epsilon());
-  Tensor out = x * rsqrt(mean(x * x, dims, true) + e);
-  if (weight.defined()) out = out * weight;
-  return out;
+  const double e = eps ? *eps : machine_epsilon(x.dtype());
+  const Tensor wide = detail::widened(x);
+  Tensor out = wide * rsqrt(mean(wide * wide, dims, true) + e);
+  if (weight.defined()) out = out * detail::widened(weight);
+  return detail::narrowed(out, x.dtype());
 }
 
 }  // namespace tessera
