@@ -53,32 +53,17 @@ struct Step {
 };
 constexpr int kOps = 8;
 
-ts::Tensor apply_dense(const Step& s, const std::vector<ts::Tensor>& v) {
-  const ts::Tensor& a = v[s.a];
-  const ts::Tensor& b = v[s.b];
-  switch (s.op) {
-    case 0:
-      return ts::matmul(a, b) * 0.25;
-    case 1:
-      return a + b;
-    case 2:
-      return a * b;
-    case 3:
-      return ts::tanh(a);
-    case 4:
-      return ts::softmax(a, s.dim);
-    case 5:
-      return a.transpose(0, 1);
-    case 6:
-      return a + ts::sum(a, {s.dim}, true);
-    default:
-      return a * 1.5;  // a redistribution in the distributed run
-  }
-}
+// The two spellings that differ between the dense and the distributed program: a transpose, and
+// a redistribution (a scaling on dense tensors, which have no placements).
+ts::Tensor swapped(const ts::Tensor& a) { return a.transpose(0, 1); }
+ts::DTensor swapped(const ts::DTensor& a) { return ts::transpose(a, 0, 1); }
+ts::Tensor moved(const ts::Tensor& a, const ts::Placements&) { return a * 1.5; }
+ts::DTensor moved(const ts::DTensor& a, const ts::Placements& target) { return a.redistribute(target) * 1.5; }
 
-ts::DTensor apply_distributed(const Step& s, const std::vector<ts::DTensor>& v) {
-  const ts::DTensor& a = v[s.a];
-  const ts::DTensor& b = v[s.b];
+template <class T>
+T run_step(const Step& s, const std::vector<T>& v) {
+  const T& a = v[s.a];
+  const T& b = v[s.b];
   switch (s.op) {
     case 0:
       return ts::matmul(a, b) * 0.25;
@@ -91,11 +76,11 @@ ts::DTensor apply_distributed(const Step& s, const std::vector<ts::DTensor>& v) 
     case 4:
       return ts::softmax(a, s.dim);
     case 5:
-      return ts::transpose(a, 0, 1);
+      return swapped(a);
     case 6:
       return a + ts::sum(a, {s.dim}, true);
     default:
-      return a.redistribute(s.target) * 1.5;
+      return moved(a, s.target);
   }
 }
 
@@ -131,8 +116,8 @@ void run_random_program(uint32_t seed, const ts::DeviceMesh& mesh) {
     s.dim = static_cast<int64_t>(dice(2));
     s.target = random_placements(dice, mesh);
     program += std::to_string(s.op) + "(" + std::to_string(s.a) + "," + std::to_string(s.b) + ") ";
-    dense.push_back(apply_dense(s, dense));
-    distributed.push_back(apply_distributed(s, distributed));
+    dense.push_back(run_step(s, dense));
+    distributed.push_back(run_step(s, distributed));
   }
   // The loss reads the last two values, so that gradients from several paths meet.
   const ts::Tensor c = ts::from_values(oracle::distinct(N * N, 5), {N, N}, ts::kFloat64);

@@ -6,27 +6,12 @@
 
 #include <tessera/tessera.hpp>
 
+#include "simulated_world.hpp"
+
 namespace ts = tessera;
 
-namespace {
-
-struct World {
-  explicit World(int n) : mode(n) {}
-  ts::Tensor randn(const ts::Shape& shape) {
-    auto off = mode.disable();
-    return ts::randn(shape, generator);
-  }
-  ts::LocalMode mode;
-  ts::Generator generator{42};
-};
-
-void check_close(const ts::DTensor& actual, const ts::Tensor& expected, double atol = 1e-5) {
-  const ts::Tensor full = actual.full_tensor().reconcile();
-  CHECK(full.sizes() == expected.sizes());
-  CHECK(ts::allclose(full, expected, 1e-5, atol));
-}
-
-}  // namespace
+using dtensor_test::check_close;
+using dtensor_test::World;
 
 TEST_CASE("golden: relu(x @ w + b) with x S(0), w R, b R on 4 ranks") {
   World world(4);

@@ -6,33 +6,17 @@
 #include <functional>
 #include <tessera/tessera.hpp>
 
+#include "simulated_world.hpp"
+
 namespace ts = tessera;
 
-namespace {
-
-struct World {
-  explicit World(int n) : mode(n) {}
-  ts::Tensor randn(const ts::Shape& shape) {
-    auto off = mode.disable();
-    return ts::randn(shape, generator);
-  }
-  ts::LocalMode mode;
-  ts::Generator generator{7};
-};
-
-void check_close(const ts::DTensor& actual, const ts::Tensor& expected, double atol = 1e-5) {
-  const ts::Tensor full = actual.full_tensor().reconcile();
-  REQUIRE(full.sizes() == expected.sizes());
-  CHECK(full.dtype() == expected.dtype());
-  CHECK(ts::allclose(full.to(ts::kFloat64), expected.to(ts::kFloat64), 1e-5, atol));
-}
-
-}  // namespace
+using dtensor_test::check_close;
+using dtensor_test::World;
 
 TEST_CASE("norms on a Shard(seq) input: Shard(seq) output, no collective, equal to the dense op") {
   for (int n : {3, 7}) {
     CAPTURE(n);
-    World world(n);
+    World world(n, 7);
     const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {n});
     // 10 positions over 3 or 7 ranks: uneven shards (10 is no multiple of either; with 7 some are empty).
     const ts::Tensor x = world.randn({2, 10, 8}), w = world.randn({8}), b = world.randn({8});
@@ -56,7 +40,7 @@ TEST_CASE("norms on a Shard(seq) input: Shard(seq) output, no collective, equal 
 
 TEST_CASE(
     "norms on a 2-d mesh: Shard(batch) and Shard(seq) both stay, a sharded normalised dim is gathered") {
-  World world(6);
+  World world(6, 7);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 3}, {"dp", "sp"});
   const ts::Tensor x = world.randn({3, 5, 4}), w = world.randn({4});
   const ts::DTensor dw = ts::distribute_tensor(w, mesh, {ts::Replicate(), ts::Replicate()});
@@ -82,7 +66,7 @@ TEST_CASE(
 TEST_CASE("element-wise ops keep shards without communication and reduce a Partial first") {
   for (int n : {3, 7}) {
     CAPTURE(n);
-    World world(n);
+    World world(n, 7);
     const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {n});
     const ts::Tensor x = world.randn({9, 4});
     const ts::DTensor dx = ts::distribute_tensor(x, mesh, {ts::Shard(0)});
@@ -123,7 +107,7 @@ TEST_CASE("element-wise ops keep shards without communication and reduce a Parti
 }
 
 TEST_CASE("where and masked_fill shard as broadcasting binary ops") {
-  World world(3);
+  World world(3, 7);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
   const ts::Tensor a = world.randn({7, 5}), b = world.randn({5});
   const ts::Tensor cond = ts::gt(world.randn({7, 5}), 0.0);
@@ -170,7 +154,7 @@ TEST_CASE("where and masked_fill shard as broadcasting binary ops") {
 TEST_CASE("tril, triu and cumsum keep shards of the other dims and a Partial sum") {
   for (int n : {3, 7}) {
     CAPTURE(n);
-    World world(n);
+    World world(n, 7);
     const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {n});
     const ts::Tensor x = world.randn({8, 5, 6});
     const ts::DTensor batch = ts::distribute_tensor(x, mesh, {ts::Shard(0)});
@@ -210,7 +194,7 @@ TEST_CASE("tril, triu and cumsum keep shards of the other dims and a Partial sum
 }
 
 TEST_CASE("DTensor transpose and permute methods are the free functions") {
-  World world(3);
+  World world(3, 7);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
   const ts::Tensor x = world.randn({4, 5, 6});
   const ts::DTensor dx = ts::distribute_tensor(x, mesh, {ts::Shard(1)});
@@ -223,7 +207,7 @@ TEST_CASE("DTensor transpose and permute methods are the free functions") {
 }
 
 TEST_CASE("sequence-parallel norms differentiate: input and weight gradients equal the dense op's") {
-  World world(3);
+  World world(3, 7);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
   ts::Tensor x = world.randn({2, 7, 4}).to(ts::kFloat64), w = world.randn({4}).to(ts::kFloat64);
   ts::Tensor b = world.randn({4}).to(ts::kFloat64), c = world.randn({2, 7, 4}).to(ts::kFloat64);
