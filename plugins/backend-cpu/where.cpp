@@ -6,9 +6,17 @@
 #include "checks.hpp"
 #include "kernels.hpp"
 #include "tessera/sdk/cpp/strided_loop.hpp"
+#include "vector_clones.hpp"
 
 namespace tessera::cpu {
 namespace {
+
+// The common case, every operand contiguous (no broadcast): a select per element, the same bits at
+// every vector width, so the loop carries the vector clones.
+template <class T>
+TESSERA_CPU_VECTOR_CLONES void select_contiguous(const bool* c, const T* x, const T* y, T* z, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) z[i] = c[i] ? x[i] : y[i];
+}
 
 template <class T>
 void where_kernel(sdk::KernelArgs& args) {
@@ -24,6 +32,9 @@ void where_kernel(sdk::KernelArgs& args) {
   const T* x = sdk::data_of<const T>(args.input(1));
   const T* y = sdk::data_of<const T>(args.input(2));
   T* z = sdk::data_of<T>(out);
+  if (sdk::is_contiguous(args.input(0)) && sdk::is_contiguous(args.input(1)) && sdk::is_contiguous(args.input(2)) &&
+      sdk::is_contiguous(out))
+    return select_contiguous(c, x, y, z, sdk::numel(out));
   sdk::for_each_offset<4>(out.ndim, out.shape, {&args.input(0), &args.input(1), &args.input(2), &out},
                           [&](const std::array<int64_t, 4>& o) { z[o[3]] = c[o[0]] ? x[o[1]] : y[o[2]]; });
 }
