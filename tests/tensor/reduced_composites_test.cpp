@@ -15,6 +15,7 @@ namespace {
 // A unit in the last place of the reduced dtype at |value| (a normal number).
 double ulp(double value, ts::DType dtype) {
   const int bits = dtype == ts::kBFloat16 ? 8 : 11;  // significand bits, the hidden one included
+  if (value == 0) return 0;                          // ilogb(0) is INT_MIN; zero is exact
   return std::ldexp(1.0, std::ilogb(value) - (bits - 1));
 }
 

@@ -21,7 +21,7 @@ namespace {
 // exponent is `min_exponent`, by the hardware's double addition: adding 2^52 q (q the quantum of
 // x's binade) leaves a double whose unit is q. Independent of the SDK's integer conversion.
 float round_to(float x, int precision, int min_exponent, double overflow) {
-  if (std::isnan(x)) return x;
+  if (std::isnan(x) || std::isinf(x)) return x;  // ilogb of an infinity is INT_MAX
   const double magnitude = std::fabs(static_cast<double>(x));
   const int exponent = magnitude == 0 ? min_exponent : std::max(std::ilogb(magnitude), min_exponent);
   const double big = std::ldexp(1.0, 52 + exponent - (precision - 1));

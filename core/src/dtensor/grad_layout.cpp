@@ -145,6 +145,9 @@ Tensor differentiable_redistribute(const DTensor& from, const Placements& to, bo
       [&] { return redistribute_local(from, to, allow_partial_targets); },
       [&](const Tensor& out) {
         const std::vector<Tensor> outputs = {out};
+        // A redistribution that changes nothing hands back its input: no node then (one would
+        // become the input's own grad_fn, a cycle through its accumulator).
+        if (autograd::returns_an_input(std::span(&input, 1), outputs)) return;
         autograd::connect(std::make_shared<RedistributeBackward>(from.device_mesh(), from.shape(),
                                                                  grad_placements(from.placements()),
                                                                  grad_placements(to)),
