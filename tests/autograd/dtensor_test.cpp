@@ -17,7 +17,8 @@ using oracle::dense;
 void check_near(const ts::Tensor& t, const std::vector<double>& expected) {
   const std::vector<double> got = t.to_vector<double>();
   REQUIRE(got.size() == expected.size());
-  for (size_t i = 0; i < got.size(); ++i) CHECK_MESSAGE(got[i] == doctest::Approx(expected[i]).epsilon(1e-10), "index " << i);
+  for (size_t i = 0; i < got.size(); ++i)
+    CHECK_MESSAGE(got[i] == doctest::Approx(expected[i]).epsilon(1e-10), "index " << i);
 }
 
 // The global value of a DTensor (its full_tensor, whose shards are all equal).
@@ -42,8 +43,10 @@ TEST_CASE("Megatron TP MLP on a 1-d mesh: one all_reduce forward, one backward, 
   // The activation enters replicated and requires grad (it comes from an earlier layer).
   ts::Tensor x_local = on_every_rank(dense(m.x, {m.n, m.d}), mesh).set_requires_grad(true);
   const ts::DTensor x = ts::from_local(x_local, mesh, {ts::Replicate()});
-  ts::DTensor w1 = ts::distribute_tensor(dense(m.w1, {m.d, m.k}), mesh, {ts::Shard(1)}).set_requires_grad(true);
-  ts::DTensor w2 = ts::distribute_tensor(dense(m.w2, {m.k, m.o}), mesh, {ts::Shard(0)}).set_requires_grad(true);
+  ts::DTensor w1 =
+      ts::distribute_tensor(dense(m.w1, {m.d, m.k}), mesh, {ts::Shard(1)}).set_requires_grad(true);
+  ts::DTensor w2 =
+      ts::distribute_tensor(dense(m.w2, {m.k, m.o}), mesh, {ts::Shard(0)}).set_requires_grad(true);
   const ts::DTensor c = ts::distribute_tensor(dense(m.c, {m.n, m.o}), mesh, {ts::Replicate()});
 
   ts::DTensor loss = [&] {
@@ -69,14 +72,18 @@ TEST_CASE("Megatron TP MLP on a 1-d mesh: one all_reduce forward, one backward, 
   for (int r = 0; r < 4; ++r) check_near(x_local.grad().shard(r), expected.dx);
 }
 
-TEST_CASE("data parallel on 3 ranks (uneven rows): Replicate weights get Partial gradients, reduced once when used") {
+TEST_CASE(
+    "data parallel on 3 ranks (uneven rows): Replicate weights get Partial gradients, reduced once when "
+    "used") {
   const oracle::Mlp m = oracle::make_mlp(7, 4, 5, 2);
   const oracle::MlpGrads expected = oracle::mlp_grads(m);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
   const ts::DTensor x = ts::distribute_tensor(dense(m.x, {m.n, m.d}), mesh, {ts::Shard(0)});
   const ts::DTensor c = ts::distribute_tensor(dense(m.c, {m.n, m.o}), mesh, {ts::Shard(0)});
-  ts::DTensor w1 = ts::distribute_tensor(dense(m.w1, {m.d, m.k}), mesh, {ts::Replicate()}).set_requires_grad(true);
-  ts::DTensor w2 = ts::distribute_tensor(dense(m.w2, {m.k, m.o}), mesh, {ts::Replicate()}).set_requires_grad(true);
+  ts::DTensor w1 =
+      ts::distribute_tensor(dense(m.w1, {m.d, m.k}), mesh, {ts::Replicate()}).set_requires_grad(true);
+  ts::DTensor w2 =
+      ts::distribute_tensor(dense(m.w2, {m.k, m.o}), mesh, {ts::Replicate()}).set_requires_grad(true);
   const ts::DTensor loss = ts::sum(ts::mul(ts::matmul(ts::relu(ts::matmul(x, w1)), w2), c));
   CHECK(loss.placements()[0].is_partial());
   CHECK(global(loss).item<double>() == doctest::Approx(expected.loss).epsilon(1e-12));
@@ -127,7 +134,8 @@ TEST_CASE("a Replicate weight read by two sharded ops: one pending gradient, red
   CHECK(w.grad().placements() == ts::Placements{ts::Partial()});
 }
 
-TEST_CASE("DP x TP on a (2, 4) mesh: gradients match the hand-written MLP, pending over dp, sharded over tp") {
+TEST_CASE(
+    "DP x TP on a (2, 4) mesh: gradients match the hand-written MLP, pending over dp, sharded over tp") {
   const oracle::Mlp m = oracle::make_mlp(6, 5, 8, 3);
   const oracle::MlpGrads expected = oracle::mlp_grads(m);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 4}, {"dp", "tp"});
@@ -167,7 +175,8 @@ TEST_CASE("redistribute and full_tensor are differentiable, the gradient is plac
 
 TEST_CASE("DTensor autograd errors: no gradient yet, a non-scalar without a gradient") {
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2});
-  ts::DTensor x = ts::distribute_tensor(dense({1, 2, 3, 4}, {4}), mesh, {ts::Shard(0)}).set_requires_grad(true);
+  ts::DTensor x =
+      ts::distribute_tensor(dense({1, 2, 3, 4}, {4}), mesh, {ts::Shard(0)}).set_requires_grad(true);
   CHECK_FALSE(x.has_grad());
   CHECK_THROWS_WITH_AS(x.grad(), doctest::Contains("no gradient yet"), ts::Error);
   const ts::DTensor y = ts::mul(x, x);
@@ -179,4 +188,14 @@ TEST_CASE("DTensor autograd errors: no gradient yet, a non-scalar without a grad
   const ts::DTensor d = ts::distribute_tensor(t, mesh, {ts::Replicate()});
   CHECK(d.requires_grad());
   CHECK(d.is_leaf());
+}
+
+TEST_CASE("a redistribution that changes nothing records no node: the result is still the leaf") {
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2});
+  ts::DTensor w = ts::distribute_tensor(dense(oracle::distinct(6, 1), {3, 2}), mesh, {ts::Shard(0)})
+                      .set_requires_grad(true);
+  const ts::DTensor same = w.redistribute({ts::Shard(0)});
+  CHECK(same.to_local().is_leaf());
+  ts::sum(same * 2.0).backward();
+  check_near(global(w.grad()), std::vector<double>(6, 2.0));
 }
