@@ -222,7 +222,7 @@ void Storage::make_private() {
   // Bytes exposed as private are this Storage's alone by construction (nobody comes to share them),
   // so another holder of `shared` is not a Storage (a producer's owner block, a collective keeping
   // a block alive) and they stay where the handed-out pointers point.
-  if (!shares_bytes() || exposure_.load(std::memory_order_relaxed) == Exposure::private_bytes) return;
+  if (!shares_bytes_for_writing() || exposure_.load(std::memory_order_relaxed) == Exposure::private_bytes) return;
   copy_to_private_bytes();
 }
 
@@ -244,7 +244,7 @@ void* Storage::expose_writable() {
   if (exposure_.load(std::memory_order_relaxed) != Exposure::private_bytes) {
     // Marked first, so the bytes this Storage leaves behind are kept (copy_to_private_bytes).
     exposure_.store(Exposure::shared_bytes, std::memory_order_relaxed);
-    if (shares_bytes()) copy_to_private_bytes();
+    if (shares_bytes_for_writing()) copy_to_private_bytes();
     exposure_.store(Exposure::private_bytes, std::memory_order_release);
   }
   return data;

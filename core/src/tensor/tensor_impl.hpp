@@ -63,6 +63,15 @@ struct Storage {
   bool exchange_bytes_with(Storage& other);
   // Whether another Storage holds these bytes (then a write must first make them private).
   bool shares_bytes() const { return shared != nullptr && shared.use_count() > 1; }
+  // shares_bytes() for a writer deciding whether to copy first. It copies the handle, an atomic
+  // read-modify-write of the holders' count: unlike use_count() alone (a relaxed load), that
+  // synchronizes with the release of another Storage that copied the bytes out and let them go,
+  // so its reads of the bytes happen before this one's writes.
+  bool shares_bytes_for_writing() const {
+    if (shared == nullptr) return false;
+    const std::shared_ptr<void> probe = shared;
+    return probe.use_count() > 2;  // beyond this Storage and the probe
+  }
   // Gives this Storage its own copy of bytes it shares; all its views keep working on the copy.
   void make_private();
 
