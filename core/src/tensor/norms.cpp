@@ -41,8 +41,9 @@ void check_norm_shapes(const char* op, const Tensor& x, const std::vector<int64_
                                   dtype_name(t.dtype())));
       },
       x);
-  for (const auto& [param, name] : {std::pair{weight, "weight"}, std::pair{bias, "bias"}}) {
+  for (const auto& [param, role] : {std::pair{weight, "weight"}, std::pair{bias, "bias"}}) {
     if (!param.defined()) continue;
+    const char* name = role;  // a lambda may not capture a structured binding (Clang before 16)
     detail::spmd_pure(
         op,
         [&](const Tensor& t) {
