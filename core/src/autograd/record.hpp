@@ -52,12 +52,20 @@ bool returns_an_input(std::span<const Tensor> inputs, std::span<const Tensor> ou
 // Makes `node` the grad_fn of `outputs`, with an edge to each input.
 void connect(const std::shared_ptr<Node>& node, std::span<const Tensor> inputs, std::span<const Tensor> outputs);
 
+// Makes a node of class N (built from `args`) the grad_fn of `outputs`, unless an output is one of
+// the inputs: no node then (it would become that input's own grad_fn, a cycle through its
+// accumulator).
+template <class N, class... Args>
+void record_node_of(std::span<const Tensor> inputs, std::span<const Tensor> outputs, Args&&... args) {
+  if (returns_an_input(inputs, outputs)) return;
+  connect(std::make_shared<N>(std::forward<Args>(args)...), inputs, outputs);
+}
+
 template <class Backward>
 void record_node(const char* name, std::span<const Tensor> inputs, std::span<const Tensor> outputs,
                  Backward&& backward) {
-  if (returns_an_input(inputs, outputs)) return;
-  connect(std::make_shared<FunctionNode<std::decay_t<Backward>>>(name, outputs.size(), std::forward<Backward>(backward)),
-          inputs, outputs);
+  record_node_of<FunctionNode<std::decay_t<Backward>>>(inputs, outputs, name, outputs.size(),
+                                                       std::forward<Backward>(backward));
 }
 
 // Makes a node running `backward` the grad_fn of `outputs`, with an edge to each input: `backward`

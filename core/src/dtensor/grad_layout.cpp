@@ -37,7 +37,8 @@ class MeshTerms final : public autograd::TermMesh {
   Tensor combine(const Tensor& grad, const std::vector<PartialDim>& dims) const override {
     Tensor out = grad.clone();
     for (const PartialDim& d : dims)
-      all_reduce_along(out, mesh_, static_cast<size_t>(d.mesh_dim), d.average ? ReduceOp::AVG : ReduceOp::SUM);
+      all_reduce_along(out, mesh_, static_cast<size_t>(d.mesh_dim),
+                       d.average ? ReduceOp::AVG : ReduceOp::SUM);
     return out;
   }
 
@@ -69,7 +70,8 @@ class MeshTerms final : public autograd::TermMesh {
 
 // Placements with the dims that hold gradient terms made Partial.
 Placements with_terms(Placements layout, const PartialGrad& partial) {
-  for (const PartialDim& d : partial.dims) layout[static_cast<size_t>(d.mesh_dim)] = Partial(d.average ? "avg" : "sum");
+  for (const PartialDim& d : partial.dims)
+    layout[static_cast<size_t>(d.mesh_dim)] = Partial(d.average ? "avg" : "sum");
   return layout;
 }
 
@@ -79,8 +81,11 @@ Placements with_terms(Placements layout, const PartialGrad& partial) {
 class RedistributeBackward final : public autograd::Node {
  public:
   RedistributeBackward(DeviceMesh mesh, Shape shape, Placements grad_from, Placements grad_to)
-      : Node("RedistributeBackward", 1), mesh_(std::move(mesh)), shape_(std::move(shape)),
-        grad_from_(std::move(grad_from)), grad_to_(std::move(grad_to)) {
+      : Node("RedistributeBackward", 1),
+        mesh_(std::move(mesh)),
+        shape_(std::move(shape)),
+        grad_from_(std::move(grad_from)),
+        grad_to_(std::move(grad_to)) {
     partial_policy.kind = autograd::PartialPolicy::Kind::Consume;
   }
   std::vector<Tensor> apply(std::vector<Tensor>& grads) override {
@@ -120,7 +125,8 @@ class StartTerms final : public autograd::Node {
       grads[0] = autograd::combine_except(std::move(grads[0]), partial, nullptr);
     std::vector<PartialDim> dims = partial.dims;
     dims.insert(dims.end(), dims_.begin(), dims_.end());
-    std::sort(dims.begin(), dims.end(), [](const PartialDim& a, const PartialDim& b) { return a.mesh_dim < b.mesh_dim; });
+    std::sort(dims.begin(), dims.end(),
+              [](const PartialDim& a, const PartialDim& b) { return a.mesh_dim < b.mesh_dim; });
     partial = {mesh_, std::move(dims)};
     return {grads[0]};
   }
@@ -141,19 +147,14 @@ uint64_t replicated_dims(const Placements& placements) {
 
 Tensor differentiable_redistribute(const DTensor& from, const Placements& to, bool allow_partial_targets) {
   const Tensor& input = from.to_local();
-  return autograd::differentiable(
-      [&] { return redistribute_local(from, to, allow_partial_targets); },
-      [&](const Tensor& out) {
-        const std::vector<Tensor> outputs = {out};
-        // A redistribution that changes nothing hands back its input: no node then (one would
-        // become the input's own grad_fn, a cycle through its accumulator).
-        if (autograd::returns_an_input(std::span(&input, 1), outputs)) return;
-        autograd::connect(std::make_shared<RedistributeBackward>(from.device_mesh(), from.shape(),
-                                                                 grad_placements(from.placements()),
-                                                                 grad_placements(to)),
-                          std::span(&input, 1), outputs);
-      },
-      input);
+  return autograd::differentiable([&] { return redistribute_local(from, to, allow_partial_targets); },
+                                  [&](const Tensor& out) {
+                                    autograd::record_node_of<RedistributeBackward>(
+                                        std::span(&input, 1), std::span(&out, 1), from.device_mesh(),
+                                        from.shape(), grad_placements(from.placements()),
+                                        grad_placements(to));
+                                  },
+                                  input);
 }
 
 DTensor reduced_in_backward(const DTensor& input, const Placements& output_placements) {
@@ -164,17 +165,17 @@ DTensor reduced_in_backward(const DTensor& input, const Placements& output_place
     const Placement& out = output_placements[m];
     if (!input.placements()[m].is_replicate() || out.is_replicate()) continue;
     if (out.is_partial() && out.reduce_op() != "sum" && out.reduce_op() != "avg")
-      throw Error(fmt::format("autograd: an op whose output is {} on mesh dim {} cannot be differentiated (only "
-                              "sum and avg pending reductions are linear); redistribute to Replicate first",
-                              out.to_string(), m));
+      throw Error(
+          fmt::format("autograd: an op whose output is {} on mesh dim {} cannot be differentiated (only "
+                      "sum and avg pending reductions are linear); redistribute to Replicate first",
+                      out.to_string(), m));
     terms.push_back({static_cast<int64_t>(m), out.is_partial() && out.reduce_op() == "avg"});
   }
   if (terms.empty()) return input;
   // The same values under a new handle, so that the terms start at a node of their own.
   const Tensor alias = local.detach();
-  const std::vector<Tensor> outputs = {alias};
-  autograd::connect(std::make_shared<StartTerms>(std::make_shared<MeshTerms>(input.device_mesh()), std::move(terms)),
-                    std::span(&local, 1), outputs);
+  autograd::record_node_of<StartTerms>(std::span(&local, 1), std::span(&alias, 1),
+                                       std::make_shared<MeshTerms>(input.device_mesh()), std::move(terms));
   return DTensor(alias, input.device_mesh(), input.placements(), input.shape());
 }
 
@@ -189,7 +190,8 @@ void pass_terms_through(const Tensor& output, const DeviceMesh& mesh, const Plac
   while (!stack.empty()) {
     autograd::Node* node = stack.back();
     stack.pop_back();
-    if (node->sequence_nr() < first_node || node->partial_policy.kind != autograd::PartialPolicy::Kind::Combine ||
+    if (node->sequence_nr() < first_node ||
+        node->partial_policy.kind != autograd::PartialPolicy::Kind::Combine ||
         autograd::is_accumulator(*node))
       continue;
     node->partial_policy = {autograd::PartialPolicy::Kind::PassThrough, mesh_terms, replicated};
@@ -198,8 +200,8 @@ void pass_terms_through(const Tensor& output, const DeviceMesh& mesh, const Plac
   }
 }
 
-DTensor op_output(const Tensor& local, const DeviceMesh& mesh, const Placements& placements, const Shape& shape,
-                  uint64_t first_node) {
+DTensor op_output(const Tensor& local, const DeviceMesh& mesh, const Placements& placements,
+                  const Shape& shape, uint64_t first_node) {
   pass_terms_through(local, mesh, placements, first_node);
   return DTensor(local, mesh, placements, shape);
 }
