@@ -9,7 +9,7 @@ set(src "${SOURCE_DIR}/core/src")
 
 # The layers, lowest first; a file may include its own layer and any lower one. Keep in step with
 # core/src/README.md.
-set(layers log plugin dispatch tensor world ranks comm mesh dtensor optim observe api)
+set(layers log plugin dispatch tensor world ranks comm mesh dtensor nn optim models parallel observe api)
 # Folders that are part of another folder's layer. autograd is the tensor layer's: every op records
 # its gradient there, and backward runs ops (the two call each other by nature, as in PyTorch).
 set(folder_layer_autograd tensor)
@@ -31,6 +31,10 @@ set(public_placement dtensor)
 set(public_world world)
 set(public_local ranks)
 set(public_optim optim)
+# Public header folders (core/include/tessera/<folder>/*.hpp) that belong to one layer.
+set(public_folder_nn nn)
+set(public_folder_models models)
+set(public_folder_parallel parallel)
 
 # Known upward includes still to be removed, one "file|included" entry each (see core/src/README.md,
 # "Exceptions"). An entry that no longer occurs is reported too, so the list only shrinks.
@@ -108,11 +112,16 @@ foreach(file IN LISTS files)
     if(included MATCHES "^tessera/sdk/")
       continue()  # the SDK is below every layer
     elseif(included MATCHES "^tessera/([a-z_/]+)\\.hpp$")
-      string(REPLACE "/" "_" key "${CMAKE_MATCH_1}")
-      if(NOT DEFINED public_${key})
+      set(header "${CMAKE_MATCH_1}")
+      string(REPLACE "/" "_" key "${header}")
+      string(REGEX MATCH "^[a-z_]+" folder "${header}")
+      if(DEFINED public_${key})
+        set(to_layer "${public_${key}}")
+      elseif(header MATCHES "/" AND DEFINED public_folder_${folder})
+        set(to_layer "${public_folder_${folder}}")
+      else()
         continue()
       endif()
-      set(to_layer "${public_${key}}")
     elseif(included MATCHES "^([a-z_]+)/")
       set(to_layer "${CMAKE_MATCH_1}")
       if(DEFINED folder_layer_${to_layer})
