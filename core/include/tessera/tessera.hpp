@@ -16,6 +16,8 @@
 #include "tessera/generator.hpp"
 #include "tessera/local.hpp"
 #include "tessera/observe.hpp"
+#include "tessera/models.hpp"
+#include "tessera/nn.hpp"
 #include "tessera/optim.hpp"
 #include "tessera/ops.hpp"
 #include "tessera/placement.hpp"
