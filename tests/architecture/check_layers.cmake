@@ -33,6 +33,7 @@ set(public_local ranks)
 set(public_optim optim)
 set(public_nn nn)
 set(public_models models)
+set(public_parallel parallel)
 # Public header folders (core/include/tessera/<folder>/*.hpp) that belong to one layer.
 set(public_folder_nn nn)
 set(public_folder_models models)

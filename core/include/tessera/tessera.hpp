@@ -19,6 +19,7 @@
 #include "tessera/models.hpp"
 #include "tessera/nn.hpp"
 #include "tessera/optim.hpp"
+#include "tessera/parallel.hpp"
 #include "tessera/ops.hpp"
 #include "tessera/placement.hpp"
 #include "tessera/plugins.hpp"

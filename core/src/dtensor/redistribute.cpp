@@ -326,6 +326,10 @@ Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_
                                 target[i].to_string(), i));
     }
   }
+  // On a mesh dim of one rank every layout holds the same bytes (the one shard is the whole, the
+  // one pending term is the sum): relabel, communicate nothing.
+  for (size_t i = 0; i < n; ++i)
+    if (mesh.size(static_cast<int64_t>(i)) == 1) current[i] = target[i];
   Tensor local = from.to_local();
   const Shape& global = from.shape();
 

@@ -1,0 +1,4 @@
+// Parallelizing modules: tensor- and sequence-parallel styles with parallelize_module.
+#pragma once
+
+#include "tessera/parallel/style.hpp"
