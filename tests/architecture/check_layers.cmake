@@ -31,6 +31,7 @@ set(public_placement dtensor)
 set(public_world world)
 set(public_local ranks)
 set(public_optim optim)
+set(public_lr_scheduler optim)
 # Public header folders (core/include/tessera/<folder>/*.hpp) that belong to one layer.
 set(public_folder_nn nn)
 set(public_folder_models models)
