@@ -34,6 +34,7 @@ set(public_optim optim)
 set(public_nn nn)
 set(public_models models)
 set(public_parallel parallel)
+set(public_lr_scheduler optim)
 # Public header folders (core/include/tessera/<folder>/*.hpp) that belong to one layer.
 set(public_folder_nn nn)
 set(public_folder_models models)

@@ -6,4 +6,5 @@
 #include "tessera/nn/module.hpp"
 #include "tessera/nn/modules.hpp"
 #include "tessera/nn/parameter.hpp"
+#include "tessera/nn/utils.hpp"
 #include "tessera/nn/value.hpp"

@@ -1,19 +1,27 @@
 // Optimizers (PyTorch: torch.optim): SGD and AdamW with PyTorch's defaults and update formulas,
-// over dense tensors, local tensors and DTensors. A step reads each parameter's grad() and updates
+// over dense tensors, local tensors, DTensors and module parameters (nn::Parameter, which holds
+// either). A step reads each parameter's grad() and updates
 // the parameter in place (not recorded by autograd); a parameter without a gradient is skipped, as
 // in PyTorch. State (momentum buffers, moments) has the parameter's layout: per rank for a local
 // tensor, sharded like the parameter for a DTensor.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "tessera/dtensor.hpp"
+#include "tessera/nn/parameter.hpp"
 #include "tessera/tensor.hpp"
 
 namespace tessera::optim {
+
+namespace lr_scheduler {
+class LRScheduler;
+}
 
 class Optimizer {
  public:
@@ -26,10 +34,32 @@ class Optimizer {
   void zero_grad(bool set_to_none = true);
   // The parameters as tensors: a DTensor parameter appears as its local tensor.
   const std::vector<Tensor>& params() const { return params_; }
+  // "SGD", "AdamW": what error messages call this optimizer.
+  const char* name() const { return name_; }
+
+  // The learning rate of the one parameter group (PyTorch: param_groups[0]["lr"]). step() reads
+  // it each time, so set_lr (what a learning-rate scheduler calls) takes effect at the next step.
+  // set_lr refuses a negative or NaN value, as the constructor does.
+  double lr() const;
+  void set_lr(double lr);
+  // The learning rate schedulers start from (PyTorch: param_groups[0]["initial_lr"]): the first
+  // scheduler constructed on this optimizer records the lr of that moment and later ones keep it,
+  // as PyTorch's setdefault does. Before any scheduler it is the current lr, which is the lr the
+  // optimizer was constructed with unless set_lr changed it.
+  double initial_lr() const { return initial_lr_.has_value() ? *initial_lr_ : lr(); }
 
  protected:
   Optimizer(std::vector<Tensor> params, const char* name);
   Optimizer(const std::vector<DTensor>& params, const char* name);
+  // A module's parameters (module->parameters()): each is optimized as the Tensor or DTensor its
+  // slot holds now. A parallel style that later puts a new value in the slot is not followed (as
+  // in PyTorch, where the optimizer keeps the tensor objects it was given): build the optimizer
+  // after parallelizing.
+  Optimizer(const std::vector<nn::Parameter>& params, const char* name);
+  // The subclass keeps the lr in its options (options().lr): the one value lr() reads and
+  // set_lr writes, so the two never disagree.
+  virtual double lr_option() const = 0;
+  virtual void set_lr_option(double lr) = 0;
   // The gradient to use for parameter i, with the parameter's layout; undefined when it has none.
   Tensor grad_of(size_t i) const;
   // grad_of(i) for every parameter, each checked against its parameter (dtype, shape, plain or
@@ -39,9 +69,13 @@ class Optimizer {
   void require_non_negative(const char* option, double value) const;
 
  private:
+  void check_dtensor_params() const;
+  friend class lr_scheduler::LRScheduler;  // records initial_lr_ when it is first attached
+
   std::vector<Tensor> params_;
   std::vector<std::shared_ptr<const DTensor>> dtensor_params_;  // null for a plain parameter
-  const char* name_;  // "SGD", "AdamW": the prefix of every error message
+  const char* name_;                  // "SGD", "AdamW": the prefix of every error message
+  std::optional<double> initial_lr_;  // set by the first scheduler attached
 };
 
 struct SGDOptions {
@@ -57,11 +91,23 @@ class SGD final : public Optimizer {
  public:
   explicit SGD(std::vector<Tensor> params, SGDOptions options = {});
   explicit SGD(const std::vector<DTensor>& params, SGDOptions options = {});
+  explicit SGD(const std::vector<nn::Parameter>& params, SGDOptions options = {});
+  // Braced lists: {w, b} of Tensors takes the Tensor list, {dt} the DTensor list, and a list
+  // mixing them the parameter list (without these, {w} would match every vector above).
+  explicit SGD(std::initializer_list<Tensor> params, SGDOptions options = {})
+      : SGD(std::vector<Tensor>(params), options) {}
+  explicit SGD(std::initializer_list<DTensor> params, SGDOptions options = {})
+      : SGD(std::vector<DTensor>(params), options) {}
+  explicit SGD(std::initializer_list<nn::Parameter> params, SGDOptions options = {})
+      : SGD(std::vector<nn::Parameter>(params), options) {}
   void step() override;
+  // options().lr is the current lr (set_lr writes it).
   const SGDOptions& options() const { return options_; }
 
  private:
   void check_options() const;
+  double lr_option() const override { return options_.lr; }
+  void set_lr_option(double lr) override { options_.lr = lr; }
 
   SGDOptions options_;
   std::vector<Tensor> momentum_buffers_;  // undefined until a parameter's first step
@@ -80,11 +126,23 @@ class AdamW final : public Optimizer {
  public:
   explicit AdamW(std::vector<Tensor> params, AdamWOptions options = {});
   explicit AdamW(const std::vector<DTensor>& params, AdamWOptions options = {});
+  explicit AdamW(const std::vector<nn::Parameter>& params, AdamWOptions options = {});
+  // Braced lists: {w, b} of Tensors takes the Tensor list, {dt} the DTensor list, and a list
+  // mixing them the parameter list (without these, {w} would match every vector above).
+  explicit AdamW(std::initializer_list<Tensor> params, AdamWOptions options = {})
+      : AdamW(std::vector<Tensor>(params), options) {}
+  explicit AdamW(std::initializer_list<DTensor> params, AdamWOptions options = {})
+      : AdamW(std::vector<DTensor>(params), options) {}
+  explicit AdamW(std::initializer_list<nn::Parameter> params, AdamWOptions options = {})
+      : AdamW(std::vector<nn::Parameter>(params), options) {}
   void step() override;
+  // options().lr is the current lr (set_lr writes it).
   const AdamWOptions& options() const { return options_; }
 
  private:
   void check_options() const;
+  double lr_option() const override { return options_.lr; }
+  void set_lr_option(double lr) override { options_.lr = lr; }
 
   struct State {
     int64_t step = 0;

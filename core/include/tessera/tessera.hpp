@@ -15,6 +15,7 @@
 #include "tessera/factories.hpp"
 #include "tessera/generator.hpp"
 #include "tessera/local.hpp"
+#include "tessera/lr_scheduler.hpp"
 #include "tessera/observe.hpp"
 #include "tessera/models.hpp"
 #include "tessera/nn.hpp"

@@ -38,6 +38,11 @@ AdamW::AdamW(const std::vector<DTensor>& params, AdamWOptions options)
   check_options();
 }
 
+AdamW::AdamW(const std::vector<nn::Parameter>& params, AdamWOptions options)
+    : Optimizer(params, "AdamW"), options_(options), state_(this->params().size()) {
+  check_options();
+}
+
 void AdamW::check_options() const {
   require_non_negative("lr", options_.lr);
   require_non_negative("eps", options_.eps);

@@ -1,4 +1,4 @@
-// Optimizer: the parameter list every optimizer shares, its checks, and zero_grad.
+// Optimizer: the parameter list every optimizer shares, its checks, zero_grad and the learning rate.
 #include <fmt/format.h>
 
 #include "tessera/autograd.hpp"
@@ -85,13 +85,40 @@ Optimizer::Optimizer(const std::vector<DTensor>& params, const char* name)
     : params_(locals_of(params)), name_(name) {
   check_params(params_, name_);
   dtensor_params_.reserve(params.size());
+  for (const DTensor& param : params) dtensor_params_.push_back(std::make_shared<const DTensor>(param));
+  check_dtensor_params();
+}
+
+// Index by index, a Tensor parameter as the Tensor constructor takes it and a DTensor one as the
+// DTensor constructor does, so one list may mix them (a module with some parallelized layers).
+Optimizer::Optimizer(const std::vector<nn::Parameter>& params, const char* name) : name_(name) {
+  params_.reserve(params.size());
+  dtensor_params_.reserve(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
-    for (const Placement& p : params[i].placements())
+    const nn::Parameter& p = params[i];
+    // Checked here, with the index: p.local() would only say that some parameter is undefined.
+    if (!p.defined())
+      throw Error(
+          fmt::format("{}: parameter {} is an undefined nn::Parameter (default-constructed, no value); "
+                      "pass parameters that hold a Tensor or a DTensor",
+                      name_, i));
+    params_.push_back(p.local());
+    dtensor_params_.push_back(p.is_dtensor() ? std::make_shared<const DTensor>(p.dtensor()) : nullptr);
+  }
+  check_params(params_, name_);
+  check_dtensor_params();
+}
+
+void Optimizer::check_dtensor_params() const {
+  for (size_t i = 0; i < dtensor_params_.size(); ++i) {
+    if (dtensor_params_[i] == nullptr) continue;
+    const Placements& placements = dtensor_params_[i]->placements();
+    for (const Placement& p : placements)
       if (p.is_partial())
-        throw Error(fmt::format("{}: parameter {} is placed {}: a pending reduction cannot be optimized (its gradient "
-                                "is Replicate where it is Partial); redistribute it to Shard or Replicate first",
-                                name_, i, placements_text(params[i].placements())));
-    dtensor_params_.push_back(std::make_shared<const DTensor>(params[i]));
+        throw Error(fmt::format(
+            "{}: parameter {} is placed {}: a pending reduction cannot be optimized (its gradient "
+            "is Replicate where it is Partial); redistribute it to Shard or Replicate first",
+            name_, i, placements_text(placements)));
   }
 }
 
@@ -125,6 +152,13 @@ std::vector<Tensor> Optimizer::grads_for_step() const {
     if (grads.back().defined()) check_grad(params_[i], grads.back(), i, name_);
   }
   return grads;
+}
+
+double Optimizer::lr() const { return lr_option(); }
+
+void Optimizer::set_lr(double lr) {
+  require_non_negative("lr", lr);
+  set_lr_option(lr);
 }
 
 void Optimizer::require_non_negative(const char* option, double value) const {

@@ -22,6 +22,11 @@ SGD::SGD(const std::vector<DTensor>& params, SGDOptions options)
   check_options();
 }
 
+SGD::SGD(const std::vector<nn::Parameter>& params, SGDOptions options)
+    : Optimizer(params, "SGD"), options_(options), momentum_buffers_(this->params().size()) {
+  check_options();
+}
+
 void SGD::check_options() const {
   require_non_negative("lr", options_.lr);
   require_non_negative("momentum", options_.momentum);
