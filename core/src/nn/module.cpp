@@ -235,6 +235,22 @@ Value Module::run_forward(std::vector<Value> inputs,
   return output;
 }
 
+void Module::attach(const std::string& key, std::shared_ptr<Extension> extension) {
+  for (auto& [existing, value] : extensions_) {
+    if (existing == key) {
+      value = std::move(extension);
+      return;
+    }
+  }
+  extensions_.emplace_back(key, std::move(extension));
+}
+
+std::shared_ptr<Module::Extension> Module::attached(const std::string& key) const {
+  for (const auto& [existing, value] : extensions_)
+    if (existing == key) return value;
+  return nullptr;
+}
+
 void Module::print(std::string& out, const std::string& indent) const {
   out += name_ + "(" + extra_repr();
   if (!children_.empty()) {

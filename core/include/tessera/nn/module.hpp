@@ -111,6 +111,14 @@ class Module : public std::enable_shared_from_this<Module> {
   int64_t register_forward_hook(ForwardHook hook);
   void remove_hook(int64_t id);
 
+  // State a wrapper keeps on the module it wraps (FSDP's parameter group, DDP's buckets), found by
+  // key; attaching to a key that is taken replaces it.
+  struct Extension {
+    virtual ~Extension() = default;
+  };
+  void attach(const std::string& key, std::shared_ptr<Extension> extension);
+  std::shared_ptr<Extension> attached(const std::string& key) const;  // null when none
+
   // What `std::cout << module` prints: the tree with each module's extra_repr().
   std::string to_string() const;
   virtual std::string extra_repr() const { return ""; }
@@ -146,6 +154,7 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   std::vector<Hook> hooks_;
   int64_t next_hook_id_ = 0;
+  std::vector<std::pair<std::string, std::shared_ptr<Extension>>> extensions_;
 };
 
 // A handle sharing one module implementation (libtorch: ModuleHolder, TORCH_MODULE): copies name

@@ -1,0 +1,299 @@
+// An FSDP parameter group: sharding, the flat all_gather and reduce_scatter, and the autograd
+// nodes that gather again for backward and reduce the gradients.
+#include "parallel/fsdp_group.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "autograd/record.hpp"
+#include "parallel/mesh_product.hpp"
+#include "tessera/autograd.hpp"
+#include "tessera/dist.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/factories.hpp"
+#include "tessera/local.hpp"
+#include "tessera/observe.hpp"
+#include "tessera/ops.hpp"
+
+namespace tessera::parallel {
+namespace {
+
+// Rank r's shard of a local tensor, or a plain tensor itself (a process hosting one rank).
+Tensor shard_of(const Tensor& t, int rank) { return t.is_local() ? t.shard(rank) : t; }
+
+// Moves `dim` to the front, so that rows are what is sharded over dp.
+Tensor rows_first(const Tensor& t, int64_t dim) { return (dim == 0 ? t : t.transpose(0, dim)).contiguous(); }
+
+int64_t product_after_first(const Shape& shape) {
+  int64_t n = 1;
+  for (size_t i = 1; i < shape.size(); ++i) n *= shape[i];
+  return n;
+}
+
+// The per-rank results of f as one tensor shaped like `like` (local or plain).
+Tensor per_rank(const Tensor& like, const std::function<Tensor(int rank)>& f) {
+  auto off = maybe_disable_local_mode();
+  if (!like.is_local()) return f(static_cast<int>(current_rank().as_int()));
+  std::vector<std::pair<int, Tensor>> shards;
+  for (const auto& [rank, shard] : like.shards()) shards.emplace_back(rank, f(rank));
+  return local_tensor(RankMap<Tensor>(std::move(shards)));
+}
+
+}  // namespace
+
+FsdpGroup::FsdpGroup(const std::vector<std::pair<std::string, nn::Parameter>>& parameters,
+                     const FullyShardOptions& options, std::string where)
+    : options_(options), where_(std::move(where)) {
+  const DeviceMesh& dp = options_.mesh;
+  const int64_t n = dp.size();
+  const NoGradGuard no_grad;
+  for (const auto& [name, slot] : parameters) {
+    Param p;
+    p.name = name;
+    p.slot = slot;
+    const bool requires_grad = slot.requires_grad();
+    const std::string what = fmt::format("{}: parameter '{}'", where_, name);
+    if (slot.is_dtensor()) {
+      const DTensor& value = slot.dtensor();
+      if (value.device_mesh().ndim() != 1 || value.placements()[0].is_partial())
+        throw Error(
+            fmt::format("{} is a DTensor with placements {} on {}; fully_shard takes plain parameters or "
+                        "tensor-parallel ones (Shard or Replicate on a 1-d mesh)",
+                        what, placements_text(value.placements()), value.device_mesh().to_string()));
+      p.tp_mesh = value.device_mesh();
+      p.tp_placement = value.placements()[0];
+      if (p.tp_placement.is_shard() && p.tp_placement.dim() < 0)
+        p.tp_placement = p.tp_placement.with_dim(p.tp_placement.dim() + value.dim());
+      p.global = value.shape();
+      p.shard_dim = p.tp_placement.is_shard(0) ? 1 : 0;
+      if (p.shard_dim >= value.dim())
+        throw Error(
+            fmt::format("{} has shape [{}] and tensor parallelism shards its only dim; FSDP needs another "
+                        "dim to shard over dp",
+                        what, fmt::join(p.global, ", ")));
+      const DeviceMesh both = mesh_product(dp, *p.tp_mesh);
+      const DTensor replicated(value.to_local().detach(), both, {Replicate(), p.tp_placement}, p.global);
+      p.sharded = replicated.redistribute({Shard(p.shard_dim), p.tp_placement});
+    } else {
+      const Tensor& value = slot.tensor();
+      if (value.is_local())
+        throw Error(
+            fmt::format("{} is a local tensor (one value per rank); FSDP shards one full parameter: make "
+                        "the module outside LocalMode",
+                        what));
+      if (value.dim() == 0) throw Error(fmt::format("{} is 0-d; FSDP shards dim 0", what));
+      p.global = value.sizes();
+      p.sharded = distribute_tensor(value.detach(), dp, {Shard(0)});
+    }
+    p.length = p.global[static_cast<size_t>(p.shard_dim)];
+    p.chunk = (p.length + n - 1) / n;
+    p.sharded->set_requires_grad(requires_grad);
+    // The pack and unpack below place rank c's rows at [c * chunk, ...): check the layout agrees.
+    const Tensor& local = p.sharded->to_local();
+    for (int rank : (local.is_local() ? local.ranks().ranks() : std::vector<int>{})) {
+      if (shard_of(local, rank).size(p.shard_dim) != rows_of(p, dp_rank_of(rank)))
+        throw Error(
+            fmt::format("{}: rank {} holds {} rows of dim {}, but FSDP expects {} (rows split in chunks "
+                        "of {})",
+                        what, rank, shard_of(local, rank).size(p.shard_dim), p.shard_dim,
+                        rows_of(p, dp_rank_of(rank)), p.chunk));
+    }
+    p.slot.set(*p.sharded);
+    params_.push_back(std::move(p));
+  }
+}
+
+int64_t FsdpGroup::dp_rank_of(int rank) const { return options_.mesh.coordinate_of(rank).at(0); }
+
+int64_t FsdpGroup::rows_of(const Param& p, int64_t dp_rank) const {
+  return std::clamp<int64_t>(p.length - dp_rank * p.chunk, 0, p.chunk);
+}
+
+Tensor FsdpGroup::any_sharded_local() const { return params_.front().sharded->to_local(); }
+
+Tensor FsdpGroup::pack_shards(int rank) const {
+  std::vector<Tensor> parts;
+  for (const Param& p : params_) {
+    Tensor shard = rows_first(shard_of(p.sharded->to_local(), rank), p.shard_dim);
+    if (options_.mp_policy.param_dtype) shard = shard.to(*options_.mp_policy.param_dtype);
+    Shape padded_shape = shard.sizes();
+    padded_shape[0] = p.chunk;
+    Tensor padded = zeros(padded_shape, TensorOptions(shard.dtype()).backend(shard.backend()));
+    if (shard.size(0) > 0) padded.narrow(0, 0, shard.size(0)).copy_(shard);
+    parts.push_back(padded.flatten());
+  }
+  return cat(parts, 0);
+}
+
+std::vector<Tensor> FsdpGroup::unpack_gathered(int rank, const Tensor& gathered) const {
+  const int64_t n = options_.mesh.size();
+  const int64_t total = gathered.numel() / n;
+  std::vector<Tensor> out;
+  int64_t offset = 0;
+  for (const Param& p : params_) {
+    Shape rows_shape = rows_first(shard_of(p.sharded->to_local(), rank), p.shard_dim).sizes();
+    const int64_t rest = product_after_first(rows_shape);
+    std::vector<Tensor> pieces;
+    for (int64_t c = 0; c < n; ++c) {
+      const int64_t rows = rows_of(p, c);
+      if (rows == 0) continue;
+      rows_shape[0] = rows;
+      pieces.push_back(gathered.narrow(0, c * total + offset, rows * rest).view(rows_shape));
+    }
+    const Tensor full = cat(pieces, 0);
+    out.push_back(rows_first(full, p.shard_dim));
+    offset += p.chunk * rest;
+  }
+  return out;
+}
+
+std::vector<Tensor> FsdpGroup::gather() const {
+  const NoGradGuard no_grad;
+  const Tensor like = any_sharded_local();
+  const Tensor flat = per_rank(like, [&](int rank) { return pack_shards(rank); });
+  const int64_t n = options_.mesh.size();
+  Tensor gathered = per_rank(like, [&](int rank) {
+    const Tensor f = shard_of(flat, rank);
+    return tessera::empty({n * f.numel()}, TensorOptions(f.dtype()).backend(f.backend()));
+  });
+  {
+    const CommLabel along(options_.mesh.dim_names().empty() ? "dp" : options_.mesh.dim_names()[0],
+                          "fully_shard");
+    dist::all_gather_into_tensor(gathered, flat, options_.mesh.group(0));
+  }
+  std::vector<std::vector<Tensor>> by_rank;
+  std::vector<int> ranks;
+  {
+    auto off = maybe_disable_local_mode();
+    if (like.is_local()) {
+      for (const auto& [rank, shard] : like.shards()) {
+        ranks.push_back(rank);
+        by_rank.push_back(unpack_gathered(rank, shard_of(gathered, rank)));
+      }
+    } else {
+      ranks.push_back(static_cast<int>(current_rank().as_int()));
+      by_rank.push_back(unpack_gathered(ranks[0], gathered));
+    }
+  }
+  std::vector<Tensor> values;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!like.is_local()) {
+      values.push_back(by_rank[0][i]);
+      continue;
+    }
+    std::vector<std::pair<int, Tensor>> shards;
+    for (size_t r = 0; r < ranks.size(); ++r) shards.emplace_back(ranks[r], by_rank[r][i]);
+    values.push_back(local_tensor(RankMap<Tensor>(std::move(shards))));
+  }
+  return values;
+}
+
+void FsdpGroup::unshard() {
+  if (gathered_) {
+    // Still unsharded (the root between forward and backward, or a second forward before
+    // backward): the slots hold the values already.
+    return;
+  }
+  const std::vector<Tensor> values = gather();
+  std::vector<Tensor> sharded_locals;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    params_[i].unsharded = values[i];
+    sharded_locals.push_back(params_[i].sharded->to_local());
+  }
+  if (autograd::any_requires_grad(sharded_locals)) {
+    std::vector<Tensor> outputs;
+    for (const Param& p : params_) outputs.push_back(p.unsharded);
+    auto self = shared_from_this();
+    autograd::record_node("FSDPUnshardBackward", sharded_locals, outputs,
+                          [self](std::vector<Tensor>& grads) { return self->reduce_gradients(grads); });
+    in_backward_ = true;
+  }
+  for (Param& p : params_) {
+    if (p.tp_mesh) {
+      p.slot.set(DTensor(p.unsharded, *p.tp_mesh, {p.tp_placement}, p.global));
+    } else {
+      p.slot.set(p.unsharded);
+    }
+  }
+  gathered_ = true;
+}
+
+void FsdpGroup::reshard() {
+  for (Param& p : params_) p.slot.set(*p.sharded);
+  // The unsharded tensors stay referenced by what autograd saved; their bytes stay until the
+  // group's backward has reduced them.
+}
+
+nn::Value FsdpGroup::wrap_output(const nn::Value& output) {
+  (void)output;
+  return output;
+}
+
+void FsdpGroup::gather_for_backward() {}
+
+std::vector<Tensor> FsdpGroup::reduce_gradients(const std::vector<Tensor>& unsharded_grads) {
+  const NoGradGuard no_grad;
+  const int64_t n = options_.mesh.size();
+  std::vector<size_t> reduced;  // parameters that got a gradient; unused ones get none, as in PyTorch
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (unsharded_grads[i].defined()) reduced.push_back(i);
+  std::vector<Tensor> out(params_.size());
+  if (!reduced.empty()) {
+    const Tensor like = any_sharded_local();
+    const auto reduce_dtype = [&](const Tensor& g) {
+      return options_.mp_policy.reduce_dtype ? g.to(*options_.mp_policy.reduce_dtype) : g;
+    };
+    // Rank r's input: for each dp rank c, every parameter's rows [c * chunk, (c + 1) * chunk).
+    const Tensor input = per_rank(like, [&](int rank) {
+      std::vector<std::vector<Tensor>> blocks(static_cast<size_t>(n));
+      for (size_t i : reduced) {
+        const Param& p = params_[i];
+        const Tensor g = rows_first(reduce_dtype(shard_of(unsharded_grads[i], rank)), p.shard_dim);
+        Shape padded_shape = g.sizes();
+        padded_shape[0] = n * p.chunk;
+        Tensor padded = zeros(padded_shape, TensorOptions(g.dtype()).backend(g.backend()));
+        if (g.size(0) > 0) padded.narrow(0, 0, g.size(0)).copy_(g);
+        for (int64_t c = 0; c < n; ++c)
+          blocks[static_cast<size_t>(c)].push_back(padded.narrow(0, c * p.chunk, p.chunk).flatten());
+      }
+      std::vector<Tensor> flat;
+      for (auto& block : blocks) flat.push_back(cat(block, 0));
+      return cat(flat, 0);
+    });
+    Tensor output = per_rank(like, [&](int rank) {
+      const Tensor f = shard_of(input, rank);
+      return tessera::empty({f.numel() / n}, TensorOptions(f.dtype()).backend(f.backend()));
+    });
+    {
+      const CommLabel along(options_.mesh.dim_names().empty() ? "dp" : options_.mesh.dim_names()[0],
+                            "fully_shard");
+      dist::reduce_scatter_tensor(output, input, ReduceOp::AVG, options_.mesh.group(0));
+    }
+    for (size_t i : reduced) {
+      const Param& p = params_[i];
+      out[i] = per_rank(like, [&](int rank) {
+        int64_t at = 0;
+        for (size_t j : reduced) {
+          if (j == i) break;
+          const Param& q = params_[j];
+          at += q.chunk *
+                product_after_first(rows_first(shard_of(q.sharded->to_local(), rank), q.shard_dim).sizes());
+        }
+        Shape shape = rows_first(shard_of(p.sharded->to_local(), rank), p.shard_dim).sizes();
+        const int64_t rest = product_after_first(shape);
+        shape[0] = p.chunk;
+        const Tensor mine = shard_of(output, rank).narrow(0, at, p.chunk * rest).view(shape);
+        return rows_first(mine.narrow(0, 0, rows_of(p, dp_rank_of(rank))), p.shard_dim).to(p.sharded->dtype());
+      });
+    }
+  }
+  in_backward_ = false;
+  gathered_ = false;
+  reshard();
+  return out;
+}
+
+}  // namespace tessera::parallel
