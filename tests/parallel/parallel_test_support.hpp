@@ -72,4 +72,41 @@ inline std::string text(const std::map<std::string, int64_t>& counts) {
   return out.empty() ? "none" : out;
 }
 
+inline ts::models::TransformerArgs small_llama_args() {
+  ts::models::TransformerArgs args;
+  args.dim = 16;
+  args.n_layers = 2;
+  args.n_heads = 4;
+  args.n_kv_heads = 4;
+  args.vocab_size = 12;
+  args.ffn_hidden = 24;
+  args.max_seq_len = 8;
+  args.rope_theta = 100.0;
+  return args;
+}
+
+// torchtitan's plan for its Llama (with loss parallel: the output stays sharded on the vocabulary).
+inline ts::ParallelizePlan llama_tp_plan() {
+  return {
+      {"tok_embeddings",
+       ts::RowwiseParallel{.input_layouts = ts::Replicate(), .output_layouts = ts::Shard(1)}},
+      {"norm", ts::SequenceParallel{}},
+      {"output",
+       ts::ColwiseParallel{
+           .input_layouts = ts::Shard(1), .output_layouts = ts::Shard(-1), .use_local_output = false}},
+      {"layers.*.attention_norm", ts::SequenceParallel{}},
+      {"layers.*.attention", ts::PrepareModuleInput{{ts::Shard(1), std::nullopt, std::nullopt},
+                                                    {ts::Replicate(), std::nullopt, std::nullopt}}},
+      {"layers.*.attention.wq", ts::ColwiseParallel{}},
+      {"layers.*.attention.wk", ts::ColwiseParallel{}},
+      {"layers.*.attention.wv", ts::ColwiseParallel{}},
+      {"layers.*.attention.wo", ts::RowwiseParallel{.output_layouts = ts::Shard(1)}},
+      {"layers.*.ffn_norm", ts::SequenceParallel{}},
+      {"layers.*.feed_forward", ts::PrepareModuleInput{{ts::Shard(1)}, {ts::Replicate()}}},
+      {"layers.*.feed_forward.w1", ts::ColwiseParallel{}},
+      {"layers.*.feed_forward.w2", ts::RowwiseParallel{.output_layouts = ts::Shard(1)}},
+      {"layers.*.feed_forward.w3", ts::ColwiseParallel{}},
+  };
+}
+
 }  // namespace pt

@@ -15,47 +15,6 @@ using pt::full_of;
 using pt::text;
 using Counts = std::map<std::string, int64_t>;
 
-namespace {
-
-ts::models::TransformerArgs small_args() {
-  ts::models::TransformerArgs args;
-  args.dim = 16;
-  args.n_layers = 2;
-  args.n_heads = 4;
-  args.n_kv_heads = 4;
-  args.vocab_size = 12;
-  args.ffn_hidden = 24;
-  args.max_seq_len = 8;
-  args.rope_theta = 100.0;
-  return args;
-}
-
-// torchtitan's plan for its Llama (with loss parallel: the output stays sharded on the vocabulary).
-ts::ParallelizePlan llama_plan() {
-  return {
-      {"tok_embeddings",
-       ts::RowwiseParallel{.input_layouts = ts::Replicate(), .output_layouts = ts::Shard(1)}},
-      {"norm", ts::SequenceParallel{}},
-      {"output",
-       ts::ColwiseParallel{
-           .input_layouts = ts::Shard(1), .output_layouts = ts::Shard(-1), .use_local_output = false}},
-      {"layers.*.attention_norm", ts::SequenceParallel{}},
-      {"layers.*.attention", ts::PrepareModuleInput{{ts::Shard(1), std::nullopt, std::nullopt},
-                                                    {ts::Replicate(), std::nullopt, std::nullopt}}},
-      {"layers.*.attention.wq", ts::ColwiseParallel{}},
-      {"layers.*.attention.wk", ts::ColwiseParallel{}},
-      {"layers.*.attention.wv", ts::ColwiseParallel{}},
-      {"layers.*.attention.wo", ts::RowwiseParallel{.output_layouts = ts::Shard(1)}},
-      {"layers.*.ffn_norm", ts::SequenceParallel{}},
-      {"layers.*.feed_forward", ts::PrepareModuleInput{{ts::Shard(1)}, {ts::Replicate()}}},
-      {"layers.*.feed_forward.w1", ts::ColwiseParallel{}},
-      {"layers.*.feed_forward.w2", ts::RowwiseParallel{.output_layouts = ts::Shard(1)}},
-      {"layers.*.feed_forward.w3", ts::ColwiseParallel{}},
-  };
-}
-
-}  // namespace
-
 TEST_CASE("the Transformer under torchtitan's TP plan: dense values and gradients, PyTorch's collectives") {
   const ts::Tensor tokens =
       ts::from_values(std::vector<int64_t>{3, 7, 0, 10, 3, 5, 1, 9, 2, 4, 6, 8, 11, 0, 5, 2}, {2, 8});
@@ -65,10 +24,10 @@ TEST_CASE("the Transformer under torchtitan's TP plan: dense values and gradient
     CAPTURE(tp);
     const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {tp}, {"tp"});
     ts::manual_seed(21);
-    ts::models::Transformer dense(small_args());
+    ts::models::Transformer dense(pt::small_llama_args());
     ts::manual_seed(21);
-    ts::models::Transformer model(small_args());
-    ts::parallelize_module(model, mesh, llama_plan());
+    ts::models::Transformer model(pt::small_llama_args());
+    ts::parallelize_module(model, mesh, pt::llama_tp_plan());
 
     const ts::Tensor dense_logits = dense(tokens).tensor();
     const ts::Tensor dense_loss = ts::cross_entropy(dense_logits.view({-1, 12}), targets.view({-1}));

@@ -1,0 +1,77 @@
+// FSDP on the dp dim of a (dp, tp) mesh after torchtitan's tensor-parallel plan, with loss
+// parallel: every parameter becomes a DTensor on the 2-d mesh, the step's loss and gradients equal
+// the dense model's on the whole batch, and the step communicates what PyTorch 2.15's FSDP2 + TP
+// does for the same model on a fake process group of 4 ranks: forward 8 all_gathers (3 for FSDP),
+// 5 reduce_scatters, 3 all_reduces; backward 7 all_gathers (2 for FSDP), 8 reduce_scatters (3 for
+// FSDP) and 5 all_reduces (the norm weights' Partial gradients made Replicate over tp before FSDP
+// reduces them).
+#include "parallel_test_support.hpp"
+
+namespace ts = tessera;
+namespace nn = tessera::nn;
+using pt::by_collective;
+using pt::check_close;
+using pt::full_grad;
+using pt::full_of;
+using Counts = std::map<std::string, int64_t>;
+
+TEST_CASE("FSDP + TP + SP + loss parallel on (dp=2, tp=2): dense loss and gradients, PyTorch's collectives") {
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2}, {"dp", "tp"});
+  const ts::Tensor tokens =
+      ts::from_values(std::vector<int64_t>{3, 7, 0, 10, 3, 5, 1, 9, 2, 4, 6,  8, 11, 0,  5, 2,
+                                           1, 1, 4, 7,  9, 3, 0, 6, 8, 2, 10, 5, 4,  11, 7, 1},
+                      {4, 8});
+  const ts::Tensor targets =
+      ts::from_values(std::vector<int64_t>{7, 0, 10, 3, 5, 1, 9, 2, 4, 6,  8, 11, 0,  5, 2, 1,
+                                           1, 4, 7,  9, 3, 0, 6, 8, 2, 10, 5, 4,  11, 7, 1, 3},
+                      {4, 8});
+  ts::manual_seed(21);
+  ts::models::Transformer dense(pt::small_llama_args());
+  const ts::Tensor dense_loss = ts::cross_entropy(dense(tokens).tensor().view({-1, 12}), targets.view({-1}));
+  dense_loss.backward();
+
+  ts::manual_seed(21);
+  ts::models::Transformer model(pt::small_llama_args());
+  ts::parallelize_module(model, mesh["tp"], pt::llama_tp_plan());
+  for (const auto& layer : *model->layers) ts::fully_shard(*layer, {.mesh = mesh["dp"]});
+  ts::fully_shard(model, {.mesh = mesh["dp"]});
+  for (const auto& [name, p] : model->named_parameters()) {
+    CAPTURE(name);
+    REQUIRE(p.is_dtensor());
+    CHECK(p.dtensor().device_mesh().shape() == std::vector<int64_t>{2, 2});
+  }
+  CHECK(model->get_parameter("layers.0.attention.wo.weight").dtensor().placements() ==
+        ts::Placements{ts::Shard(0), ts::Shard(1)});
+  CHECK(model->get_parameter("layers.0.attention.wq.weight").dtensor().placements() ==
+        ts::Placements{ts::Shard(1), ts::Shard(0)});
+  CHECK(model->get_parameter("norm.weight").dtensor().placements() ==
+        ts::Placements{ts::Shard(0), ts::Replicate()});
+
+  // Each dp rank takes its two sequences; both tp ranks of a dp group see the same ones.
+  const ts::Tensor my_tokens =
+      ts::distribute_tensor(tokens, mesh, {ts::Shard(0), ts::Replicate()}).to_local();
+  const ts::Tensor my_targets =
+      ts::distribute_tensor(targets, mesh, {ts::Shard(0), ts::Replicate()}).to_local();
+  ts::CommCounter forward;
+  const nn::Value logits = model(my_tokens);
+  ts::LossParallel loss_parallel;
+  const ts::DTensor target = ts::from_local(my_targets, mesh["tp"], {ts::Replicate()});
+  const ts::DTensor loss = ts::cross_entropy(logits.dtensor().view({-1, 12}), target.view({-1}));
+  const Counts expected_forward{{"all_gather", 8}, {"reduce_scatter", 5}, {"all_reduce", 3}};
+  CHECK_MESSAGE(by_collective(forward) == expected_forward, forward.table());
+  ts::CommCounter backward;
+  loss.backward();
+  const Counts expected_backward{{"all_gather", 7}, {"reduce_scatter", 8}, {"all_reduce", 5}};
+  CHECK_MESSAGE(by_collective(backward) == expected_backward, backward.table());
+
+  // The dp groups' losses average to the dense loss (equal token counts).
+  const ts::Tensor losses = loss.to_local();
+  check_close(((losses.shard(0) + losses.shard(2)) * 0.5), dense_loss, "mean loss over dp");
+  const auto want = dense->named_parameters();
+  const auto got = model->named_parameters();
+  for (size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(got[i].first);
+    CHECK(got[i].second.dtensor_grad().placements() == got[i].second.dtensor().placements());
+    check_close(full_grad(got[i].second), want[i].second.grad(), "gradient", 1e-4);
+  }
+}
