@@ -1,6 +1,7 @@
 // clip_grad_norm_ over Tensor, DTensor and module parameters; see tessera/nn/utils.hpp.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -86,34 +87,54 @@ Tensor local_power_sum(const Tensor& grad, double norm_type) {
   return sum(pow(magnitude, norm_type));
 }
 
-// The power sum of a DTensor gradient's full tensor, on every rank of its mesh.
-Tensor global_power_sum(const DTensor& grad, double norm_type) {
+// A DTensor gradient's local power sum and how it combines into its full tensor's: over the
+// mesh dims it is sharded on (sum, or max for the inf norm); a replicated dim already holds the
+// whole on each of its ranks.
+struct LocalPowerSum {
+  Tensor value;
+  DeviceMesh mesh;
+  Placements layout;
+};
+
+LocalPowerSum dtensor_power_sum(const DTensor& grad, double norm_type) {
   // Pending contributions are not the gradient's values yet: reduce them (for the norm only).
   Placements reduced = grad.placements();
   for (Placement& p : reduced)
     if (p.is_partial()) p = Replicate();
   const DTensor values = reduced == grad.placements() ? grad : grad.redistribute(reduced);
-  // Each shard's sum is a partial sum of the whole over the sharded mesh dims; a replicated dim
-  // already holds the whole on each of its ranks.
-  Placements sum_layout;
+  Placements layout;
   for (const Placement& p : values.placements())
-    sum_layout.push_back(p.is_shard() ? Partial(std::isinf(norm_type) ? "max" : "sum") : Replicate());
-  const DTensor partial =
-      from_local(local_power_sum(values.to_local(), norm_type), values.device_mesh(), sum_layout, Shape{});
-  return partial.full_tensor();
+    layout.push_back(p.is_shard() ? Partial(std::isinf(norm_type) ? "max" : "sum") : Replicate());
+  return {local_power_sum(values.to_local(), norm_type), values.device_mesh(), std::move(layout)};
+}
+
+Tensor combine(const Tensor& a, const Tensor& b, double norm_type) {
+  if (!a.defined()) return b;
+  return std::isinf(norm_type) ? maximum(a, b) : a + b;
 }
 
 Tensor total_norm_of(const std::vector<Gradient>& grads, double norm_type) {
+  // DTensor gradients that combine alike (same mesh and sharded dims) are summed locally first,
+  // so the whole clip costs one all_reduce per such group and mesh dim, not one per parameter.
+  std::vector<LocalPowerSum> groups;
   Tensor total;
   for (const Gradient& g : grads) {
-    const Tensor part =
-        g.dtensor ? global_power_sum(*g.dtensor, norm_type) : local_power_sum(g.local, norm_type);
-    if (!total.defined()) {
-      total = part;
+    if (!g.dtensor) {
+      total = combine(total, local_power_sum(g.local, norm_type), norm_type);
+      continue;
+    }
+    LocalPowerSum part = dtensor_power_sum(*g.dtensor, norm_type);
+    auto same = std::find_if(groups.begin(), groups.end(), [&](const LocalPowerSum& group) {
+      return group.mesh == part.mesh && group.layout == part.layout;
+    });
+    if (same == groups.end()) {
+      groups.push_back(std::move(part));
     } else {
-      total = std::isinf(norm_type) ? maximum(total, part) : total + part;
+      same->value = combine(same->value, part.value, norm_type);
     }
   }
+  for (const LocalPowerSum& group : groups)
+    total = combine(total, from_local(group.value, group.mesh, group.layout, Shape{}).full_tensor(), norm_type);
   if (std::isinf(norm_type) || norm_type == 1.0) return total;
   if (norm_type == 2.0) return sqrt(total);
   return pow(total, 1.0 / norm_type);
