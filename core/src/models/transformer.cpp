@@ -40,7 +40,14 @@ void check_args(const TransformerArgs& args) {
     throw Error(fmt::format("models::Transformer: rope_theta={} must be > 0", args.rope_theta));
 }
 
-nn::Linear projection(int64_t in, int64_t out) { return nn::Linear(nn::LinearOptions(in, out).bias(false)); }
+nn::Linear projection(const TransformerArgs& args, int64_t in, int64_t out) {
+  return nn::Linear(nn::LinearOptions(in, out).bias(false).dtype(args.dtype).backend(args.backend));
+}
+
+nn::RMSNorm norm_of(const TransformerArgs& args) {
+  return nn::RMSNorm(
+      nn::RMSNormOptions({args.dim}).eps(args.norm_eps).dtype(args.dtype).backend(args.backend));
+}
 
 // cos and sin of position * theta^(-2i/head_dim), [max_seq_len, head_dim/2], in float32. The
 // angles are computed in double, so the tables do not depend on the math library's float paths.
@@ -67,10 +74,10 @@ AttentionImpl::AttentionImpl(const TransformerArgs& args)
       n_heads(args.n_heads),
       n_kv_heads(args.n_kv_heads == 0 ? args.n_heads : args.n_kv_heads),
       head_dim(args.dim / args.n_heads) {
-  wq = register_module("wq", projection(args.dim, n_heads * head_dim));
-  wk = register_module("wk", projection(args.dim, n_kv_heads * head_dim));
-  wv = register_module("wv", projection(args.dim, n_kv_heads * head_dim));
-  wo = register_module("wo", projection(n_heads * head_dim, args.dim));
+  wq = register_module("wq", projection(args, args.dim, n_heads * head_dim));
+  wk = register_module("wk", projection(args, args.dim, n_kv_heads * head_dim));
+  wv = register_module("wv", projection(args, args.dim, n_kv_heads * head_dim));
+  wo = register_module("wo", projection(args, n_heads * head_dim, args.dim));
 }
 
 nn::Value AttentionImpl::forward(const nn::Value& x, const Tensor& cos, const Tensor& sin) {
@@ -92,10 +99,11 @@ nn::Value AttentionImpl::forward(const nn::Value& x, const Tensor& cos, const Te
   });
 }
 
-FeedForwardImpl::FeedForwardImpl(int64_t dim, int64_t hidden_dim) : Module("FeedForward") {
-  w1 = register_module("w1", projection(dim, hidden_dim));
-  w2 = register_module("w2", projection(hidden_dim, dim));
-  w3 = register_module("w3", projection(dim, hidden_dim));
+FeedForwardImpl::FeedForwardImpl(const TransformerArgs& args) : Module("FeedForward") {
+  const int64_t dim = args.dim, hidden_dim = args.ffn_hidden;
+  w1 = register_module("w1", projection(args, dim, hidden_dim));
+  w2 = register_module("w2", projection(args, hidden_dim, dim));
+  w3 = register_module("w3", projection(args, dim, hidden_dim));
 }
 
 nn::Value FeedForwardImpl::forward(const nn::Value& x) {
@@ -105,10 +113,9 @@ nn::Value FeedForwardImpl::forward(const nn::Value& x) {
 
 TransformerBlockImpl::TransformerBlockImpl(const TransformerArgs& args) : Module("TransformerBlock") {
   attention = register_module("attention", Attention(args));
-  feed_forward = register_module("feed_forward", FeedForward(args.dim, args.ffn_hidden));
-  attention_norm =
-      register_module("attention_norm", nn::RMSNorm(nn::RMSNormOptions({args.dim}).eps(args.norm_eps)));
-  ffn_norm = register_module("ffn_norm", nn::RMSNorm(nn::RMSNormOptions({args.dim}).eps(args.norm_eps)));
+  feed_forward = register_module("feed_forward", FeedForward(args));
+  attention_norm = register_module("attention_norm", norm_of(args));
+  ffn_norm = register_module("ffn_norm", norm_of(args));
 }
 
 nn::Value TransformerBlockImpl::forward(const nn::Value& x, const Tensor& cos, const Tensor& sin) {
@@ -120,14 +127,18 @@ nn::Value TransformerBlockImpl::forward(const nn::Value& x, const Tensor& cos, c
 
 TransformerImpl::TransformerImpl(const TransformerArgs& args_in) : Module("Transformer"), args(args_in) {
   check_args(args);
-  tok_embeddings = register_module("tok_embeddings", nn::Embedding(args.vocab_size, args.dim));
+  tok_embeddings = register_module(
+      "tok_embeddings",
+      nn::Embedding(nn::EmbeddingOptions(args.vocab_size, args.dim).dtype(args.dtype).backend(args.backend)));
   layers = register_module("layers", nn::ModuleList());
   for (int64_t i = 0; i < args.n_layers; ++i) layers->push_back(TransformerBlock(args));
-  norm = register_module("norm", nn::RMSNorm(nn::RMSNormOptions({args.dim}).eps(args.norm_eps)));
-  output = register_module("output", projection(args.dim, args.vocab_size));
+  norm = register_module("norm", norm_of(args));
+  output = register_module("output", projection(args, args.dim, args.vocab_size));
   auto [cos, sin] = rotary_tables(args.dim / args.n_heads, args.max_seq_len, args.rope_theta);
-  rope_cos = register_buffer("rope_cos", cos, /*persistent=*/false);
-  rope_sin = register_buffer("rope_sin", sin, /*persistent=*/false);
+  rope_cos = register_buffer("rope_cos", cos.to(TensorOptions(kFloat32).backend(args.backend)),
+                             /*persistent=*/false);
+  rope_sin = register_buffer("rope_sin", sin.to(TensorOptions(kFloat32).backend(args.backend)),
+                             /*persistent=*/false);
 }
 
 nn::Value TransformerImpl::forward(const nn::Value& tokens) {

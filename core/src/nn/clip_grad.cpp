@@ -134,7 +134,8 @@ Tensor total_norm_of(const std::vector<Gradient>& grads, double norm_type) {
     }
   }
   for (const LocalPowerSum& group : groups)
-    total = combine(total, from_local(group.value, group.mesh, group.layout, Shape{}).full_tensor(), norm_type);
+    total =
+        combine(total, from_local(group.value, group.mesh, group.layout, Shape{}).full_tensor(), norm_type);
   if (std::isinf(norm_type) || norm_type == 1.0) return total;
   if (norm_type == 2.0) return sqrt(total);
   return pow(total, 1.0 / norm_type);

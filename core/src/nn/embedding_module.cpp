@@ -12,8 +12,9 @@ EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& options_in) : Module("Embed
   if (options.num_embeddings() < 0 || options.embedding_dim() < 0)
     throw Error(fmt::format("nn::Embedding: num_embeddings={} and embedding_dim={} must be >= 0",
                             options.num_embeddings(), options.embedding_dim()));
-  weight = register_parameter("weight",
-                              randn({options.num_embeddings(), options.embedding_dim()}).to(options.dtype()));
+  weight = register_parameter("weight", randn({options.num_embeddings(), options.embedding_dim()},
+                                              TensorOptions(kFloat32).backend(options.backend()))
+                                            .to(options.dtype()));
 }
 
 Value EmbeddingImpl::forward(const Value& indices) {

@@ -13,8 +13,9 @@ namespace {
 
 // U(-bound, bound), computed in float32 from the default generator and cast (PyTorch draws in the
 // parameter's dtype; for float32, the default, the two agree).
-Tensor uniform_parameter(const Shape& shape, double bound, DType dtype) {
-  return ((rand(shape) * 2.0 - 1.0) * bound).to(dtype);
+Tensor uniform_parameter(const Shape& shape, double bound, DType dtype, const std::string& backend) {
+  const TensorOptions options = TensorOptions(kFloat32).backend(backend);
+  return ((rand(shape, options) * 2.0 - 1.0) * bound).to(dtype);
 }
 
 }  // namespace
@@ -27,10 +28,11 @@ LinearImpl::LinearImpl(const LinearOptions& options_in) : Module("Linear"), opti
   // weight, and the bias uses the same bound.
   const double bound =
       options.in_features() > 0 ? 1.0 / std::sqrt(static_cast<double>(options.in_features())) : 0.0;
-  weight = register_parameter(
-      "weight", uniform_parameter({options.out_features(), options.in_features()}, bound, options.dtype()));
+  weight = register_parameter("weight", uniform_parameter({options.out_features(), options.in_features()},
+                                                          bound, options.dtype(), options.backend()));
   if (options.bias())
-    bias = register_parameter("bias", uniform_parameter({options.out_features()}, bound, options.dtype()));
+    bias = register_parameter(
+        "bias", uniform_parameter({options.out_features()}, bound, options.dtype(), options.backend()));
 }
 
 Value LinearImpl::forward(const Value& x) {

@@ -28,8 +28,11 @@ std::string norm_repr(const std::vector<int64_t>& shape, const std::string& eps,
 LayerNormImpl::LayerNormImpl(const LayerNormOptions& options_in) : Module("LayerNorm"), options(options_in) {
   check_normalized_shape("LayerNorm", options.normalized_shape());
   if (options.elementwise_affine()) {
-    weight = register_parameter("weight", ones(options.normalized_shape(), options.dtype()));
-    if (options.bias()) bias = register_parameter("bias", zeros(options.normalized_shape(), options.dtype()));
+    weight = register_parameter("weight", ones(options.normalized_shape(),
+                                               TensorOptions(options.dtype()).backend(options.backend())));
+    if (options.bias())
+      bias = register_parameter("bias", zeros(options.normalized_shape(),
+                                              TensorOptions(options.dtype()).backend(options.backend())));
   }
 }
 
@@ -51,7 +54,8 @@ RMSNormImpl::RMSNormImpl(const RMSNormOptions& options_in) : Module("RMSNorm"), 
   if (options.eps() && !(*options.eps() >= 0.0))
     throw Error(fmt::format("nn::RMSNorm: eps={} must be >= 0", *options.eps()));
   if (options.elementwise_affine())
-    weight = register_parameter("weight", ones(options.normalized_shape(), options.dtype()));
+    weight = register_parameter("weight", ones(options.normalized_shape(),
+                                               TensorOptions(options.dtype()).backend(options.backend())));
 }
 
 Value RMSNormImpl::forward(const Value& x) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "tessera/nn/modules.hpp"
 
@@ -25,6 +26,8 @@ struct TransformerArgs {
   int64_t max_seq_len = 2048;
   double norm_eps = 1e-5;
   double rope_theta = 10000.0;
+  DType dtype = kFloat32;  // of the parameters
+  std::string backend;     // where parameters live: "" the default backend, "meta" shapes only
 };
 
 // Applies rotary position embeddings to x [batch, seq, heads, head_dim]: each pair (x[2i],
@@ -47,7 +50,7 @@ TESSERA_MODULE(Attention);
 // w2(silu(w1(x)) * w3(x)).
 class FeedForwardImpl : public nn::Module {
  public:
-  FeedForwardImpl(int64_t dim, int64_t hidden_dim);
+  explicit FeedForwardImpl(const TransformerArgs& args);  // dim -> ffn_hidden -> dim
   nn::Value forward(const nn::Value& x);
 
   nn::Linear w1{nullptr}, w2{nullptr}, w3{nullptr};

@@ -35,6 +35,7 @@ struct LinearOptions {
   TESSERA_ARG(int64_t, out_features);
   TESSERA_ARG(bool, bias) = true;
   TESSERA_ARG(DType, dtype) = kFloat32;
+  TESSERA_ARG(std::string, backend);  // "": the default backend ("meta": shapes only)
 };
 
 // y = x W^T + b with W [out_features, in_features], initialised U(-k, k), k = 1/sqrt(in_features).
@@ -58,6 +59,7 @@ struct EmbeddingOptions {
   TESSERA_ARG(int64_t, num_embeddings);
   TESSERA_ARG(int64_t, embedding_dim);
   TESSERA_ARG(DType, dtype) = kFloat32;
+  TESSERA_ARG(std::string, backend);  // "": the default backend ("meta": shapes only)
 };
 
 // A lookup table [num_embeddings, embedding_dim], initialised N(0, 1).
@@ -82,6 +84,7 @@ struct LayerNormOptions {
   TESSERA_ARG(bool, elementwise_affine) = true;
   TESSERA_ARG(bool, bias) = true;
   TESSERA_ARG(DType, dtype) = kFloat32;
+  TESSERA_ARG(std::string, backend);  // "": the default backend ("meta": shapes only)
 };
 
 class LayerNormImpl : public Module {
@@ -103,6 +106,7 @@ struct RMSNormOptions {
   TESSERA_ARG(std::optional<double>, eps);  // none: the machine epsilon of the input's dtype
   TESSERA_ARG(bool, elementwise_affine) = true;
   TESSERA_ARG(DType, dtype) = kFloat32;
+  TESSERA_ARG(std::string, backend);  // "": the default backend ("meta": shapes only)
 };
 
 class RMSNormImpl : public Module {
