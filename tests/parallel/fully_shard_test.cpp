@@ -155,3 +155,58 @@ TEST_CASE("fully_shard refuses a 2-d mesh, a second call and non-float mixed pre
   CHECK_THROWS_WITH_AS(ts::fully_shard(net, {.mesh = dp}), doctest::Contains("already fully sharded"),
                        ts::Error);
 }
+
+TEST_CASE("mixed precision: parameters gathered and used in bf16, gradients reduced in float32") {
+  const ts::DeviceMesh dp = ts::init_device_mesh("cpu", {2}, {"dp"});
+  const auto bytes_of = [](const ts::CommCounter& counter, const std::string& collective) {
+    int64_t bytes = 0;
+    for (const auto& e : counter.entries())
+      if (e.collective == collective) bytes += e.bytes_per_rank;
+    return bytes;
+  };
+  const ts::Tensor x_local = ts::distribute_tensor(distinct_tensor({4, 8}, 6), dp, {ts::Shard(0)}).to_local();
+  // The same step in float32 and in bf16 parameters with float32 reduction.
+  int64_t full_gathered = 0, full_reduced = 0;
+  {
+    FsdpNet full = sharded_net(dp);
+    nn::Value full_out;
+    {
+      ts::CommCounter counter;
+      full_out = full(x_local);
+      full_gathered = bytes_of(counter, "all_gather");
+    }
+    ts::CommCounter counter;
+    full_out.tensor().sum().backward();
+    full_reduced = bytes_of(counter, "reduce_scatter");
+  }
+
+  ts::manual_seed(31);
+  FsdpNet mixed;
+  ts::manual_seed(31);
+  FsdpNet reference;  // the dense model with bf16 parameters
+  reference->to(ts::kBFloat16);
+  const ts::MixedPrecisionPolicy policy{.param_dtype = ts::kBFloat16, .reduce_dtype = ts::kFloat32};
+  ts::fully_shard(mixed->b0, {.mesh = dp, .mp_policy = policy});
+  ts::fully_shard(mixed->b1, {.mesh = dp, .mp_policy = policy});
+  ts::fully_shard(mixed, {.mesh = dp, .mp_policy = policy});
+  nn::Value out;
+  {
+    ts::CommCounter forward;
+    out = mixed(x_local);
+    CHECK(bytes_of(forward, "all_gather") * 2 == full_gathered);  // half the bytes gathered
+  }
+  CHECK(out.tensor().dtype() == ts::kFloat32);  // float32 inputs promote, as in PyTorch
+  {
+    ts::CommCounter backward;
+    out.tensor().sum().backward();
+    CHECK(bytes_of(backward, "reduce_scatter") == full_reduced);  // the same bytes reduced
+  }
+  for (const auto& [name, p] : mixed->named_parameters()) {
+    CAPTURE(name);
+    CHECK(p.dtype() == ts::kFloat32);  // the sharded parameters keep their dtype
+    CHECK(p.dtensor_grad().dtype() == ts::kFloat32);
+  }
+  const ts::Tensor want = reference(distinct_tensor({4, 8}, 6)).tensor();
+  check_close(ts::from_local(out.tensor(), dp, {ts::Shard(0)}).full_tensor().reconcile(), want, "output",
+              1e-6);
+}
