@@ -33,8 +33,35 @@ int main() {
     ts::DTensor dw = ts::distribute_tensor(w, mesh, {ts::Replicate(), ts::Shard(1)});
     ts::DTensor dy = ts::relu(ts::matmul(dx, dw));
     ts::Tensor y = dy.full_tensor().reconcile();
+    // Modules, parallel styles, FSDP, schedulers and clipping.
+    ts::nn::Sequential mlp(nullptr), sharded(nullptr);
+    ts::Tensor expected;
+    {
+      auto plain = mode.disable();
+      ts::manual_seed(5);
+      mlp = ts::nn::Sequential(ts::nn::Linear(8, 16), ts::nn::Linear(ts::nn::LinearOptions(16, 8).bias(false)));
+      sharded = ts::nn::Sequential(ts::nn::Linear(8, 4));
+      const ts::nn::StateDict state = mlp->state_dict();
+      expected = ts::matmul(ts::matmul(x, state.at("0.weight").tensor().t()) + state.at("0.bias").tensor(),
+                            state.at("1.weight").tensor().t());
+    }
+    ok = ok && mlp->named_parameters().size() == 3 && mlp->named_parameters()[2].first == "1.weight";
+    ts::parallelize_module(mlp, mesh["tp"], {{"0", ts::ColwiseParallel{}}, {"1", ts::RowwiseParallel{}}});
+    ts::nn::Value out = mlp(x);
+    ok = ok && mlp->get_parameter("0.weight").dtensor().placements() == ts::Placements{ts::Shard(0)};
+    ts::fully_shard(sharded, {.mesh = mesh["dp"],
+                              .reshard_after_forward = true,
+                              .mp_policy = {.param_dtype = ts::kBFloat16, .reduce_dtype = ts::kFloat32}});
+    ts::optim::SGD sgd(sharded->parameters(), {.lr = 0.1});
+    ts::optim::lr_scheduler::CosineAnnealingLR cosine(sgd, /*T_max=*/10);
+    ts::sum(sharded(ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Replicate()}).to_local()).tensor()).backward();
+    const double norm = ts::nn::utils::clip_grad_norm_(sharded->parameters(), 1.0);
+    sgd.step();
+    cosine.step();
+    ok = ok && norm > 0 && sharded->parameters()[0].dtensor_grad().placements() == ts::Placements{ts::Shard(0)};
     auto off = mode.disable();
     ok = ok && ts::allclose(y, ts::relu(ts::matmul(x, w)), /*rtol=*/1e-5, /*atol=*/1e-6);
+    ok = ok && ts::allclose(out.tensor().reconcile(), expected, /*rtol=*/1e-5, /*atol=*/1e-6);
     ok = ok && dy.placements()[0].is_shard() && mesh["tp"].size() == 2 && mesh.size() == 8;
 
     // Autograd on tensors and DTensors, optimizers, differentiable collectives.
