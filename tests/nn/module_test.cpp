@@ -275,3 +275,18 @@ TEST_CASE("ModuleList indexes its modules and names them by position") {
   CHECK(names_of(list->named_parameters()) ==
         std::vector<std::string>{"0.weight", "0.bias", "1.weight", "1.bias"});
 }
+
+TEST_CASE("nn::functional holds the transformer ops for Tensors, DTensors and Values") {
+  namespace Fn = ts::nn::functional;
+  const ts::Tensor x = ts::tensor({{-2.0f, 0.5f}, {3.0f, 4.0f}});
+  CHECK(values(Fn::clamp(x, -1.0, 1.0)) == std::vector<float>{-1, 0.5f, 1, 1});
+  CHECK(values(Fn::tril(x)) == std::vector<float>{-2, 0, 3, 4});
+  CHECK(values(Fn::cumsum(x, 1)) == std::vector<float>{-2, -1.5f, 3, 7});
+  CHECK(values(Fn::relu(nn::Value(x)).tensor()) == std::vector<float>{0, 0.5f, 3, 4});
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2}, {"tp"});
+  const ts::DTensor d = ts::distribute_tensor(x, mesh, {ts::Shard(0)});
+  CHECK(values(Fn::triu(d).full_tensor().reconcile()) == std::vector<float>{-2, 0.5f, 0, 4});
+  CHECK(values(Fn::relu(nn::Value(d)).dtensor().full_tensor().reconcile()) == std::vector<float>{0, 0.5f, 3, 4});
+  CHECK_THROWS_WITH_AS(Fn::linear(nn::Value(x), nn::Value(d)),
+                       doctest::Contains("x is a Tensor but the weight is a DTensor(S(0))"), ts::Error);
+}

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tessera/nn/value.hpp"
+#include "tessera/dtensor_ops.hpp"
 #include "tessera/ops.hpp"
 
 namespace tessera::nn::functional {
@@ -42,6 +43,26 @@ Value view(const Value& x, const Shape& shape);
 Value reshape(const Value& x, const Shape& shape);
 Value transpose(const Value& x, int64_t dim0, int64_t dim1);
 Value to(const Value& x, DType dtype);
+
+// The other ops of the transformer vocabulary, with their Tensor and DTensor overloads.
+using tessera::clamp;
+using tessera::cos;
+using tessera::cumsum;
+using tessera::gather;
+using tessera::index_select;
+using tessera::log_softmax;
+using tessera::masked_fill;
+using tessera::mse_loss;
+using tessera::nll_loss;
+using tessera::one_hot;
+using tessera::rsqrt;
+using tessera::scatter_add;
+using tessera::sigmoid;
+using tessera::sin;
+using tessera::tanh;
+using tessera::tril;
+using tessera::triu;
+using tessera::where;
 
 }  // namespace tessera::nn::functional
 
