@@ -1,9 +1,8 @@
 // MemoryCounter, MemoryCategory and tag_memory: bytes per rank and category, counted by hand.
 #include <doctest/doctest.h>
 
-#include <thread>
-
 #include <tessera/tessera.hpp>
+#include <thread>
 
 namespace ts = tessera;
 
@@ -51,7 +50,9 @@ TEST_CASE("memory: uneven shards give ranks different bytes and the largest is r
   ts::LocalMode mode(3);
   ts::MemoryCounter counter;
   // Made in each rank's own task: rank r holds (r + 1) * 2 float64 elements.
-  ts::Tensor t = ts::rank_map([](int r) { return ts::zeros({r + 1, 2}, ts::TensorOptions().dtype(ts::kFloat64)); });
+  ts::Tensor t = ts::rank_map([](int r) {
+    return ts::zeros({r + 1, 2}, ts::TensorOptions().dtype(ts::kFloat64));
+  });
   CHECK(counter.current_bytes("", 0) == 16);
   CHECK(counter.current_bytes("", 1) == 32);
   CHECK(counter.current_bytes("", 2) == 48);
@@ -66,8 +67,8 @@ TEST_CASE("memory: uneven shards give ranks different bytes and the largest is r
 
 TEST_CASE("memory: plain tensors made outside every mode are rank 0's until a local tensor holds them") {
   ts::MemoryCounter counter;
-  ts::Tensor a = ts::zeros({5});     // 20 bytes, the program's: rank 0
-  ts::Tensor b = ts::zeros({6});     // 24 bytes: rank 0 holds 44 now
+  ts::Tensor a = ts::zeros({5});  // 20 bytes, the program's: rank 0
+  ts::Tensor b = ts::zeros({6});  // 24 bytes: rank 0 holds 44 now
   CHECK(counter.current_bytes("", 0) == 44);
   ts::Tensor lt = ts::local_tensor({{0, a}, {1, b}});
   // b is rank 1's shard now: its bytes moved there.
@@ -224,7 +225,8 @@ TEST_CASE("memory: tag_memory moves a tensor's bytes, with its views, to another
   w = ts::Tensor();
   view = ts::Tensor();
   CHECK(counter.current_bytes("parameters") == 0);
-  CHECK_THROWS_WITH_AS(ts::tag_memory(ts::zeros({1}), ""), doctest::Contains("the category is empty"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::tag_memory(ts::zeros({1}), ""), doctest::Contains("the category is empty"),
+                       ts::Error);
   ts::tag_memory(ts::Tensor(), "parameters");  // no bytes: nothing happens
 }
 

@@ -1,9 +1,9 @@
 // release_storage / restore_storage: bytes dropped in place and given back, with every handle valid.
+#include "tensor/storage_release.hpp"
+
 #include <doctest/doctest.h>
 
 #include <tessera/tessera.hpp>
-
-#include "tensor/storage_release.hpp"
 
 namespace ts = tessera;
 
@@ -98,7 +98,8 @@ TEST_CASE("release: a shared replica's release leaves the other ranks' bytes alo
 
 TEST_CASE("release: restore_storage refuses what does not match, before changing anything") {
   ts::Tensor t = ts::from_values<float>({1, 2, 3, 4}, {2, 2});
-  CHECK_THROWS_WITH_AS(ts::restore_storage(t, ts::zeros({2, 2})), doctest::Contains("is not released"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::restore_storage(t, ts::zeros({2, 2})), doctest::Contains("is not released"),
+                       ts::Error);
   ts::release_storage(t);
   CHECK_THROWS_WITH_AS(ts::restore_storage(t, ts::zeros({4})),
                        doctest::Contains("has shape [2, 2] but the values have shape [4]"), ts::Error);
@@ -106,8 +107,8 @@ TEST_CASE("release: restore_storage refuses what does not match, before changing
                        doctest::Contains("the tensor is float32 but the values are float64"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::restore_storage(t, ts::local_tensor({{0, ts::zeros({2, 2})}})),
                        doctest::Contains("the tensor is dense but the values are local"), ts::Error);
-  CHECK_THROWS_WITH_AS(ts::restore_storage(t, ts::Tensor()), doctest::Contains("the values is an undefined tensor"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::restore_storage(t, ts::Tensor()),
+                       doctest::Contains("the values is an undefined tensor"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::restore_storage(t[0], ts::zeros({2})),
                        doctest::Contains("covers 8 of its storage's 16 bytes"), ts::Error);
   CHECK(ts::storage_released(t));  // every refusal left it as it was

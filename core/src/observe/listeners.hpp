@@ -1,5 +1,5 @@
-// Who observes a world: the comm counters, memory counters and trace scopes alive on it. Worlds made by a LocalMode
-// without an explicit World share their creator's listeners (world/world.hpp says why).
+// Who observes a world: the comm counters, memory counters and trace scopes alive on it. Worlds made by a
+// LocalMode without an explicit World share their creator's listeners (world/world.hpp says why).
 #pragma once
 
 #include <atomic>
