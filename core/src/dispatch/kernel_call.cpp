@@ -21,6 +21,7 @@ DLTensor to_dltensor(const Operand& o) {
   const TensorImpl& t = *o.tensor;
   DLTensor dl;
   dl.data = t.storage()->data;
+  if (dl.data == nullptr && t.storage()->released()) t.throw_released("compute with");
   dl.device = {static_cast<DLDeviceType>(t.backend().device_type()), 0};
   dl.ndim = o.ndim;
   dl.dtype = to_dl(t.dtype());

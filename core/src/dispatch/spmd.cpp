@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "dispatch/memory_context.hpp"
 #include "dispatch/thread_pool.hpp"
 #include "observe/comm_events.hpp"
 #include "plugin/registry.hpp"
@@ -21,6 +22,8 @@ namespace tessera {
 namespace {
 
 thread_local bool running_rank_task = false;
+// The rank of the task running_rank_task marks (-1 when none): memory allocated there is that rank's.
+thread_local int running_rank = -1;
 
 // Below this many elements per rank, handing ranks to other threads costs more than it saves.
 constexpr int64_t kParallelWorkThreshold = 1 << 15;
@@ -43,20 +46,29 @@ class SingleThreadedKernels {
   static inline int active_ = 0;
 };
 
-// Marks the thread as inside a rank task and disables local mode there, restoring both after.
+// Marks the thread as inside `rank`'s task and disables local mode there, restoring both after.
 class RankTaskScope {
  public:
-  RankTaskScope() : was_running_(running_rank_task) { running_rank_task = true; }
-  ~RankTaskScope() { running_rank_task = was_running_; }
+  explicit RankTaskScope(int rank) : was_running_(running_rank_task), saved_rank_(running_rank) {
+    running_rank_task = true;
+    running_rank = rank;
+  }
+  ~RankTaskScope() {
+    running_rank_task = was_running_;
+    running_rank = saved_rank_;
+  }
 
  private:
   bool was_running_;
+  int saved_rank_;
   DisabledLocalMode disabled_;
 };
 
 }  // namespace
 
 bool in_per_rank_region() { return running_rank_task; }
+
+int dispatch::rank_task_rank() { return running_rank; }
 
 Tensor local_tensor(RankMap<Tensor> shards) {
   return Tensor(std::make_shared<const LocalTensorImpl>(std::move(shards)));
@@ -135,7 +147,7 @@ namespace {
 // trace when one is recorded; what it throws comes back for the caller to report.
 template <class Task>
 std::exception_ptr run_guarded(const char* op, int rank, bool traced, Task&& task) {
-  RankTaskScope scope;
+  RankTaskScope scope(rank);
   const auto begin = traced ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   std::exception_ptr failure;
   try {
@@ -179,9 +191,11 @@ void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, cons
     // anything else that asks for the world, must not land in a pool thread's own default world).
     world::WorldState* const issuer = &world::current();
     const char* const issuers_call = dispatch::UserCall::current();  // for missing-kernel errors
+    const std::string* const issuers_category = dispatch::memory_category();  // what its bytes are for
     pool->parallel_for(ranks.size(), [&](size_t i) {
       const world::Bound in_issuers_world(issuer);
       const dispatch::UserCall serving(issuers_call);
+      const dispatch::MemoryCategoryBinding allocating_for(issuers_category);
       guarded(i);
     });
   } else {

@@ -1,5 +1,5 @@
-// Who observes a world: the comm counters and trace scopes alive on it. Worlds made by a LocalMode
-// without an explicit World share their creator's listeners (world/world.hpp says why).
+// Who observes a world: the comm counters, memory counters and trace scopes alive on it. Worlds made by a
+// LocalMode without an explicit World share their creator's listeners (world/world.hpp says why).
 #pragma once
 
 #include <atomic>
@@ -19,10 +19,15 @@ struct Listeners {
   std::mutex mutex;   // guards the sets and every counter's state
   std::set<CommCounter::State*> counters;
   std::set<TraceRecorder*> recorders;
+  std::set<MemoryCounter::State*> memory_counters;
+  // Memory counters made so far, each's serial: a counter sees a storage's bytes when it was made
+  // before them (observe/memory_counter.cpp changes both under the lock, with the set).
+  uint64_t memory_counters_made = 0;
   // Read without the lock on every op, so that nobody listening costs two loads. Each equals its
-  // set's size: only add and remove change them.
+  // set's size: only add and remove (for memory counters, memory_counter.cpp) change them.
   std::atomic<int> live_counters{0};
   std::atomic<int> live_recorders{0};
+  std::atomic<int> live_memory_counters{0};
 
   void add(CommCounter::State* counter) { change(counters, live_counters, counter, true); }
   void remove(CommCounter::State* counter) { change(counters, live_counters, counter, false); }

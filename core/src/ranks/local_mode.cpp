@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "tessera/errors.hpp"
+#include "ranks/local_mode_stack.hpp"
 #include "tessera/local.hpp"
 #include "world/world.hpp"
 
@@ -29,6 +30,12 @@ void pop(const void* expected) {
 }  // namespace
 
 DisabledLocalMode::DisabledLocalMode() { mode_stack.push_back(nullptr); }
+
+bool detail::inside_local_mode() {
+  for (const LocalMode* mode : mode_stack)
+    if (mode != nullptr) return true;
+  return false;
+}
 DisabledLocalMode::~DisabledLocalMode() { pop(nullptr); }
 
 namespace {

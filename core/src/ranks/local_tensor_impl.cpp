@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "tensor/memory_accounting.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
 
@@ -33,6 +34,8 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
                               "shards (shard.detach())",
                               rank));
   }
+  // Memory counters count each shard's bytes for its rank (a load per shard while none watches).
+  for (const auto& [rank, shard] : shards_) detail::memory_held_by(*shard.impl()->storage(), rank);
 
   ranks_ = shards_.ranks();
   bool uniform = true;

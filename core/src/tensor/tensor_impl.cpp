@@ -185,6 +185,7 @@ std::shared_ptr<Storage> copy_of(const Storage& original) {
 }  // namespace
 
 std::shared_ptr<Storage> Storage::replica_of(Storage& original) {
+  if (original.released()) original.throw_released("replicate");
   // Someone holds a pointer into the original's bytes and may write through it: the replica must
   // not see that, so it gets bytes of its own (`data` is final here: no lock needed to read it).
   if (original.exposure_.load(std::memory_order_acquire) == Exposure::private_bytes) return copy_of(original);
@@ -198,7 +199,9 @@ std::shared_ptr<Storage> Storage::replica_of(Storage& original) {
 
 bool Storage::share_bytes_of(Storage& original) {
   if (&original == this || (original.data == data && original.data != nullptr)) return true;
-  if (exposed()) return false;  // a pointer into these bytes is held: the caller copies instead
+  // A pointer into these bytes is held: the caller copies instead. Released bytes are not traded
+  // either: the caller's copy then reports them.
+  if (exposed() || released() || original.released()) return false;
   const std::lock_guard hold(original.transition_);
   if (original.exposed()) return false;
   mark_shared(original);
@@ -210,7 +213,7 @@ bool Storage::share_bytes_of(Storage& original) {
 }
 
 bool Storage::exchange_bytes_with(Storage& other) {
-  if (exposed() || other.exposed()) return false;
+  if (exposed() || other.exposed() || released() || other.released()) return false;
   version.fetch_add(1, std::memory_order_relaxed);
   other.version.fetch_add(1, std::memory_order_relaxed);
   data = other.data.exchange(data.load());
@@ -239,6 +242,7 @@ void Storage::copy_to_private_bytes() {
 }
 
 void* Storage::expose_writable() {
+  if (released()) throw_released("hand out the address of");
   if (exposure_.load(std::memory_order_acquire) == Exposure::private_bytes) return data;
   const std::lock_guard hold(transition_);
   if (exposure_.load(std::memory_order_relaxed) != Exposure::private_bytes) {

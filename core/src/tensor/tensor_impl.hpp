@@ -7,6 +7,7 @@
 
 #include "autograd/meta.hpp"
 #include "dispatch/backend.hpp"
+#include "tensor/memory_accounting.hpp"
 #include "tessera/tensor.hpp"
 
 namespace tessera {
@@ -42,11 +43,23 @@ namespace tessera {
 // this Storage to a copy while a kernel on another thread may be reading the old bytes; `data` is
 // atomic and the old bytes stay alive and unchanged (kept, see above), so that reader still reads
 // the right values.
+//
+// Memory counters (tensor/memory_accounting.hpp): a Storage made while one watches its world
+// carries a record of its bytes, which the destructor closes. One atomic load when none watches.
+//
+// Released bytes (tensor/storage_release.hpp): a Storage may drop its bytes while its views stay
+// valid (FSDP frees a sharded parameter's gathered bytes between uses) and get new ones later;
+// meanwhile `data` is null and released() is true, and any read or write of the bytes is an Error.
 struct Storage {
   Storage(std::shared_ptr<const dispatch::Backend> owner, size_t size_in_bytes)
-      : backend(std::move(owner)), data(backend->allocate(size_in_bytes)), bytes(size_in_bytes) {}
+      : backend(std::move(owner)),
+        data(backend->allocate(size_in_bytes)),
+        bytes(size_in_bytes),
+        memory(detail::memory_watched() ? detail::memory_made(size_in_bytes) : nullptr) {}
   ~Storage() {
-    if (!shared) backend->deallocate(data);  // shared bytes are freed with their last holder
+    // Shared bytes are freed with their last holder; released ones are gone already.
+    if (!shared && !released()) backend->deallocate(data);
+    if (MemoryRecord* record = memory.load(std::memory_order_relaxed)) detail::memory_gone(record);
   }
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -91,19 +104,40 @@ struct Storage {
   // How many writes went through any view of this rank's bytes: autograd compares it with the
   // version a value was saved at to refuse values overwritten in place (PyTorch: _version).
   std::atomic<int64_t> version{0};
+  // The memory counters' record of these bytes; null when none watched as they were made.
+  using MemoryRecord = detail::MemoryRecord;
+  std::atomic<MemoryRecord*> memory{nullptr};
+
+  // Whether the bytes were released (storage_release.hpp) and not restored since.
+  bool released() const { return released_.load(std::memory_order_acquire); }
+  // Throws Error naming `what` was asked of bytes that were released; cold, so callers test
+  // released() (or a null `data`) first.
+  [[noreturn]] void throw_released(const char* what) const;
+  // Drops the bytes (a copy-on-write share is let go, own bytes freed); refused once exposed.
+  void release_bytes();
+  // New bytes for a released Storage; the caller fills them.
+  void restore_bytes();
 
   // Bytes allocated by someone else (from_dlpack): `owner` gives them back when the last Storage
   // holding them goes; the backend never frees them. Their producer knows the address: exposed.
   struct ForeignBytes {};
   Storage(ForeignBytes, std::shared_ptr<const dispatch::Backend> on, void* bytes_at, size_t size,
           std::shared_ptr<void> owner)
-      : backend(std::move(on)), data(bytes_at), bytes(size), shared(std::move(owner)),
+      : backend(std::move(on)),
+        data(bytes_at),
+        bytes(size),
+        shared(std::move(owner)),
+        memory(detail::memory_watched() ? detail::memory_made(size) : nullptr),
         exposure_(Exposure::private_bytes) {}
 
   // replica_of's constructor: the same bytes, already owned by `original.shared`.
   struct SameBytes {};
   Storage(SameBytes, const Storage& original)
-      : backend(original.backend), data(original.data.load()), bytes(original.bytes), shared(original.shared) {}
+      : backend(original.backend),
+        data(original.data.load()),
+        bytes(original.bytes),
+        shared(original.shared),
+        memory(detail::memory_watched() ? detail::memory_made(original.bytes, /*replica=*/true) : nullptr) {}
 
  private:
   // How far the address has been handed out. `private_bytes` is final: `data` never changes again.
@@ -130,6 +164,7 @@ struct Storage {
   void copy_to_private_bytes();  // make_private's copy; keeps the old bytes alive when exposed
 
   std::atomic<Exposure> exposure_{Exposure::none};
+  std::atomic<bool> released_{false};
   TransitionLock transition_;
   // The shared bytes an exposed Storage left behind: a pointer handed out may still point there.
   std::shared_ptr<void> left_behind_;
@@ -175,10 +210,17 @@ class TensorImpl {
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   // Where element `element` of this view lies, counted in elements from its offset (for a dense
   // view: its element `element`); null when the storage has no bytes (a shapes-only backend).
+  // Throws Error when the bytes were released (storage_release.hpp).
   std::byte* bytes_at(int64_t element = 0) const {
     auto* base = static_cast<std::byte*>(storage_->data.load());
-    return base == nullptr ? nullptr : base + (offset_ + element) * static_cast<int64_t>(itemsize(dtype_));
+    if (base == nullptr) {
+      if (storage_->released()) throw_released("read or write");
+      return nullptr;
+    }
+    return base + (offset_ + element) * static_cast<int64_t>(itemsize(dtype_));
   }
+  // Throws Error naming what was asked (`what`) of this view's released bytes, with its shape.
+  [[noreturn]] void throw_released(const char* what) const;
   const dispatch::Backend& backend() const { return *storage_->backend; }
   const std::shared_ptr<const dispatch::Backend>& backend_ptr() const { return storage_->backend; }
   DType dtype() const { return dtype_; }
