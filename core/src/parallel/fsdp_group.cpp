@@ -10,6 +10,8 @@
 
 #include "autograd/record.hpp"
 #include "parallel/mesh_product.hpp"
+#include "tensor/memory_accounting.hpp"
+#include "tensor/storage_release.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
@@ -23,6 +25,11 @@ namespace {
 
 // Rank r's shard of a local tensor, or a plain tensor itself (a process hosting one rank).
 Tensor shard_of(const Tensor& t, int rank) { return t.is_local() ? t.shard(rank) : t; }
+
+bool same_tensor(const Tensor& a, const Tensor& b) {
+  if (!a.defined() || !b.defined() || a.is_local() != b.is_local()) return false;
+  return a.is_local() ? a.local_impl() == b.local_impl() : a.impl() == b.impl();
+}
 
 // Moves `dim` to the front, so that rows are what is sharded over dp.
 Tensor rows_first(const Tensor& t, int64_t dim) { return (dim == 0 ? t : t.transpose(0, dim)).contiguous(); }
@@ -143,7 +150,8 @@ std::vector<Tensor> FsdpGroup::unpack_gathered(int rank, const Tensor& gathered)
       rows_shape[0] = rows;
       pieces.push_back(gathered.narrow(0, c * total + offset, rows * rest).view(rows_shape));
     }
-    const Tensor full = cat(pieces, 0);
+    // Its own storage, whole: release_storage and restore_storage work on it.
+    const Tensor full = pieces.size() == 1 ? pieces.front().clone() : cat(pieces, 0);
     out.push_back(rows_first(full, p.shard_dim));
     offset += p.chunk * rest;
   }
@@ -201,15 +209,17 @@ void FsdpGroup::unshard() {
   std::vector<Tensor> sharded_locals;
   for (size_t i = 0; i < params_.size(); ++i) {
     params_[i].unsharded = values[i];
+    detail::tag_memory(values[i], "parameters");
     sharded_locals.push_back(params_[i].sharded->to_local());
   }
-  if (autograd::any_requires_grad(sharded_locals)) {
-    std::vector<Tensor> outputs;
-    for (const Param& p : params_) outputs.push_back(p.unsharded);
+  // Each forward's unsharded tensors are its own: the node that reduces their gradients and the
+  // node that gathers them again for backward hold them, whatever later forwards do.
+  in_backward_ = autograd::any_requires_grad(sharded_locals);
+  if (in_backward_) {
     auto self = shared_from_this();
-    autograd::record_node("FSDPUnshardBackward", sharded_locals, outputs,
-                          [self](std::vector<Tensor>& grads) { return self->reduce_gradients(grads); });
-    in_backward_ = true;
+    autograd::record_node(
+        "FSDPUnshardBackward", sharded_locals, values,
+        [self, values](std::vector<Tensor>& grads) { return self->reduce_gradients(grads, values); });
   }
   for (Param& p : params_) {
     if (p.tp_mesh) {
@@ -221,20 +231,50 @@ void FsdpGroup::unshard() {
   gathered_ = true;
 }
 
-void FsdpGroup::reshard() {
-  for (Param& p : params_) p.slot.set(*p.sharded);
-  // The unsharded tensors stay referenced by what autograd saved; their bytes stay until the
-  // group's backward has reduced them.
+void FsdpGroup::after_forward(nn::Value& output) {
+  // The root keeps its values for the backward that follows at once; a forward that recorded no
+  // backward (eval, no_grad) reshards everywhere, so no stale values outlive an optimizer step.
+  if (is_root_ && in_backward_) return;
+  if (!options_.reshard_after_forward && in_backward_) return;
+  std::vector<Tensor> released;
+  for (Param& p : params_) {
+    p.slot.set(*p.sharded);
+    release_storage(p.unsharded);
+    released.push_back(p.unsharded);
+    p.unsharded = Tensor();
+  }
+  gathered_ = false;
+  if (in_backward_) output = gather_when_backward_arrives(output, released);
 }
 
-nn::Value FsdpGroup::wrap_output(const nn::Value& output) {
-  (void)output;
-  return output;
+nn::Value FsdpGroup::gather_when_backward_arrives(const nn::Value& output,
+                                                  const std::vector<Tensor>& released) {
+  const Tensor& local = output.local();
+  if (!autograd::any_requires_grad(std::vector<Tensor>{local})) return output;
+  Tensor alias;
+  {
+    const NoGradGuard no_grad;
+    alias = local.view(local.shape());
+  }
+  auto self = shared_from_this();
+  autograd::record_node("FSDPPreBackward", std::vector<Tensor>{local}, std::vector<Tensor>{alias},
+                        [self, released](std::vector<Tensor>& grads) {
+                          self->gather_into(released);
+                          return std::vector<Tensor>{grads.at(0)};
+                        });
+  if (!output.is_dtensor()) return alias;
+  const DTensor& d = output.dtensor();
+  return DTensor(alias, d.device_mesh(), d.placements(), d.shape());
 }
 
-void FsdpGroup::gather_for_backward() {}
+void FsdpGroup::gather_into(const std::vector<Tensor>& released) {
+  if (!storage_released(released.front())) return;  // already gathered by another output's node
+  const std::vector<Tensor> values = gather();
+  for (size_t i = 0; i < released.size(); ++i) restore_storage(released[i], values[i]);
+}
 
-std::vector<Tensor> FsdpGroup::reduce_gradients(const std::vector<Tensor>& unsharded_grads) {
+std::vector<Tensor> FsdpGroup::reduce_gradients(const std::vector<Tensor>& unsharded_grads,
+                                                const std::vector<Tensor>& unsharded) {
   const NoGradGuard no_grad;
   const int64_t n = options_.mesh.size();
   std::vector<size_t> reduced;  // parameters that got a gradient; unused ones get none, as in PyTorch
@@ -286,13 +326,23 @@ std::vector<Tensor> FsdpGroup::reduce_gradients(const std::vector<Tensor>& unsha
         const int64_t rest = product_after_first(shape);
         shape[0] = p.chunk;
         const Tensor mine = shard_of(output, rank).narrow(0, at, p.chunk * rest).view(shape);
-        return rows_first(mine.narrow(0, 0, rows_of(p, dp_rank_of(rank))), p.shard_dim).to(p.sharded->dtype());
+        return rows_first(mine.narrow(0, 0, rows_of(p, dp_rank_of(rank))), p.shard_dim)
+            .to(p.sharded->dtype());
       });
     }
   }
+  // The gradients are reduced: this forward's unsharded values are no longer needed.
+  for (const Tensor& t : unsharded)
+    if (!storage_released(t)) release_storage(t);
+  if (gathered_ && same_tensor(params_.front().unsharded, unsharded.front())) {
+    // The slots held this forward's values (the root): back to the shards.
+    for (Param& p : params_) {
+      p.slot.set(*p.sharded);
+      p.unsharded = Tensor();
+    }
+    gathered_ = false;
+  }
   in_backward_ = false;
-  gathered_ = false;
-  reshard();
   return out;
 }
 

@@ -25,18 +25,17 @@ class FsdpGroup final : public nn::Module::Extension, public std::enable_shared_
   // records, the unsharded values are the outputs of a node whose backward reduce-scatters their
   // gradients into the sharded parameters.
   void unshard();
-  // Puts the sharded values back in the slots and frees the unsharded bytes (autograd keeps the
-  // tensors; backward gathers into them again).
-  void reshard();
-  // The module's output, passed through a node that gathers the group again when backward
-  // reaches it (if it was resharded after forward).
-  nn::Value wrap_output(const nn::Value& output);
+  // After the module's forward: unless the values stay for backward (the root, or
+  // reshard_after_forward off), the slots get the sharded values back and the unsharded bytes are
+  // released (autograd keeps the tensors), and `output` passes through a node that gathers them
+  // again when backward reaches it.
+  void after_forward(nn::Value& output);
 
-  // The node's backward: the sharded gradients, one per parameter (reduce_scatter, averaged).
-  std::vector<Tensor> reduce_gradients(const std::vector<Tensor>& unsharded_grads);
-  void gather_for_backward();
+  // The node's backward: the sharded gradients, one per parameter (reduce_scatter, averaged);
+  // then this forward's unsharded values are released.
+  std::vector<Tensor> reduce_gradients(const std::vector<Tensor>& unsharded_grads,
+                                       const std::vector<Tensor>& unsharded);
 
-  bool reshard_after_forward() const { return options_.reshard_after_forward && !is_root_; }
   void set_root(bool root) { is_root_ = root; }
   bool empty() const { return params_.empty(); }
   const std::string& where() const { return where_; }
@@ -45,7 +44,7 @@ class FsdpGroup final : public nn::Module::Extension, public std::enable_shared_
   struct Param {
     std::string name;
     nn::Parameter slot;
-    std::optional<DTensor> sharded;                       // the leaf the optimizer updates
+    std::optional<DTensor> sharded;        // the leaf the optimizer updates
     std::optional<DeviceMesh> tp_mesh;     // set when the parameter was a tensor-parallel DTensor
     Placement tp_placement = Replicate();  // its placement there
     Shape global;                          // the full parameter's shape
@@ -64,6 +63,8 @@ class FsdpGroup final : public nn::Module::Extension, public std::enable_shared_
   Tensor any_sharded_local() const;
   int64_t rows_of(const Param& p, int64_t dp_rank) const;
   int64_t dp_rank_of(int rank) const;
+  nn::Value gather_when_backward_arrives(const nn::Value& output, const std::vector<Tensor>& released);
+  void gather_into(const std::vector<Tensor>& released);
 
   std::vector<Param> params_;
   FullyShardOptions options_;

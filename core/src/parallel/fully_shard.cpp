@@ -50,10 +50,7 @@ nn::Module& fully_shard(nn::Module& module, const FullyShardOptions& options) {
 
   module.register_forward_pre_hook([group](nn::Module&, std::vector<nn::Value>&) { group->unshard(); });
   module.register_forward_hook([group](nn::Module&, const std::vector<nn::Value>&, nn::Value& output) {
-    if (group->reshard_after_forward()) {
-      group->reshard();
-      output = group->wrap_output(output);
-    }
+    group->after_forward(output);
   });
   return module;
 }
