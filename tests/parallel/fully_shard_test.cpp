@@ -210,3 +210,28 @@ TEST_CASE("mixed precision: parameters gathered and used in bf16, gradients redu
   check_close(ts::from_local(out.tensor(), dp, {ts::Shard(0)}).full_tensor().reconcile(), want, "output",
               1e-6);
 }
+
+TEST_CASE("FSDP's peak parameter memory per rank: the shards, the root and one block gathered at a time") {
+  const ts::DeviceMesh dp = ts::init_device_mesh("cpu", {4}, {"dp"});
+  // Byte counts by hand (float32): a block holds up [16, 8] + [16] and down [8, 16] + [8], 1120
+  // bytes; the root's head [5, 8] + [5], 180 bytes. Rank 0 holds the first ceil(rows / 4) rows of
+  // each: per block 4*8 + 4 + 2*16 + 2 floats = 280 bytes, the head 2*8 + 2 floats = 72 bytes.
+  const int64_t shards = 2 * 280 + 72, root = 180, block = 1120;
+  for (const bool reshard : {true, false}) {
+    CAPTURE(reshard);
+    ts::manual_seed(31);
+    FsdpNet net;
+    ts::MemoryCounter memory;
+    ts::fully_shard(net->b0, {.mesh = dp, .reshard_after_forward = reshard});
+    ts::fully_shard(net->b1, {.mesh = dp, .reshard_after_forward = reshard});
+    ts::fully_shard(net, {.mesh = dp});
+    CHECK(memory.current_bytes("parameters") == shards);
+    memory.reset_peak();
+    const ts::Tensor x_local = ts::distribute_tensor(distinct_tensor({8, 8}, 7), dp, {ts::Shard(0)}).to_local();
+    net(x_local).tensor().sum().backward();
+    // Resharding after forward holds one block at a time; without it both stay until backward.
+    CHECK(memory.peak_bytes("parameters") == shards + root + (reshard ? block : 2 * block));
+    CHECK(memory.current_bytes("parameters") == shards);  // everything released after backward
+    CHECK(memory.current_bytes("gradients") == shards);   // each rank holds its gradient shards
+  }
+}

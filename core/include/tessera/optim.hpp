@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <string>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -65,6 +66,8 @@ class Optimizer {
   // grad_of(i) for every parameter, each checked against its parameter (dtype, shape, plain or
   // local, ranks): what step() uses. All are checked before a step changes anything.
   std::vector<Tensor> grads_for_step() const;
+  // The memory category of optimizer state ("optimizer_state").
+  static const std::string& optimizer_state_category();
   // An Error naming this optimizer, the option and its value unless value >= 0 (NaN fails too).
   void require_non_negative(const char* option, double value) const;
 

@@ -6,6 +6,7 @@
 
 #include <ostream>
 
+#include "tensor/memory_accounting.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/errors.hpp"
 
@@ -50,6 +51,7 @@ Parameter Module::register_parameter(std::string name, Parameter parameter, bool
                       name_, name, dtype_name(parameter.dtype())));
     parameter.set_requires_grad(true);
   }
+  detail::tag_memory(parameter.local(), "parameters");
   parameters_.emplace_back(std::move(name), parameter);
   return parameter;
 }

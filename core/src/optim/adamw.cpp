@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "dispatch/memory_context.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
@@ -58,6 +59,9 @@ void AdamW::step() {
   // The update is not part of any model's computation: nothing is recorded, and writing into
   // parameters that require grad is allowed.
   NoGradGuard no_grad;
+  // What the step allocates (its state, and the temporaries of the update) is the optimizer's
+  // memory, as a memory counter reports it.
+  const dispatch::MemoryCategoryBinding category(&optimizer_state_category());
   const AdamWOptions& o = options_;
   const auto [beta1, beta2] = o.betas;
   const std::vector<Tensor> grads = grads_for_step();

@@ -6,6 +6,11 @@
 #include "tessera/optim.hpp"
 
 namespace tessera::optim {
+
+const std::string& Optimizer::optimizer_state_category() {
+  static const std::string category = "optimizer_state";  // immutable: read by every thread
+  return category;
+}
 namespace {
 
 bool same_tensor(const Tensor& a, const Tensor& b) {

@@ -5,6 +5,7 @@
 // buf*momentum + (1-dampening)*g, then p - lr*g. Scalars are cast to that dtype, as PyTorch's are.
 #include <fmt/format.h>
 
+#include "dispatch/memory_context.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
@@ -44,6 +45,9 @@ void SGD::step() {
   // The update is not part of any model's computation: nothing is recorded, and writing into
   // parameters that require grad is allowed.
   NoGradGuard no_grad;
+  // What the step allocates (its state, and the temporaries of the update) is the optimizer's
+  // memory, as a memory counter reports it.
+  const dispatch::MemoryCategoryBinding category(&optimizer_state_category());
   const SGDOptions& o = options_;
   const std::vector<Tensor> grads = grads_for_step();
   for (size_t i = 0; i < params().size(); ++i) {

@@ -108,6 +108,7 @@ FsdpGroup::FsdpGroup(const std::vector<std::pair<std::string, nn::Parameter>>& p
                         what, rank, shard_of(local, rank).size(p.shard_dim), p.shard_dim,
                         rows_of(p, dp_rank_of(rank)), p.chunk));
     }
+    detail::tag_memory(p.sharded->to_local(), "parameters");
     p.slot.set(*p.sharded);
     params_.push_back(std::move(p));
   }

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "tensor/memory_accounting.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/errors.hpp"
 
@@ -62,6 +63,7 @@ void distribute_parameter(const nn::Parameter& parameter, const DeviceMesh& mesh
     return distribute_tensor(full.detach(), mesh, {layout});
   }();
   distributed.set_requires_grad(requires_grad);
+  detail::tag_memory(distributed.to_local(), "parameters");
   parameter.set(std::move(distributed));
 }
 
