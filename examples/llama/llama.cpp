@@ -1,7 +1,8 @@
 // Trains the reference Llama (dim 64, 2 layers, vocab 256, sequence 32) for 10 steps with FSDP,
 // tensor parallelism, sequence parallelism and loss parallelism on a (dp=2, tp=2) mesh, beside the
 // same model trained densely on the whole batch, and prints every step's losses, communication and
-// memory. The same program runs simulated or across processes:
+// memory (peak and current bytes per rank of parameters, gradients, optimizer state and activations). The
+// same program runs simulated or across processes:
 //
 //   ./llama                                                  simulated world of 4 ranks
 //   TESSERA_RANKS_PER_PROCESS=2 mpirun -np 2 ./llama         2 processes x 2 ranks
@@ -105,6 +106,9 @@ int main() {
       ts::models::Transformer m(model_args());
       return std::pair{d, m};
     }();
+    // What each rank holds, by category, from the moment the parameters are laid out: the dense
+    // model's plain tensors are not the ranks' and are not counted.
+    ts::MemoryCounter memory;
     ts::parallelize_module(model, mesh["tp"], llama_plan());
     for (const auto& layer : *model->layers) ts::fully_shard(*layer, {.mesh = mesh["dp"]});
     ts::fully_shard(model, {.mesh = mesh["dp"]});
@@ -136,7 +140,8 @@ int main() {
         dense_loss = loss.item<double>();
       }
 
-      // The step's communication: forward, backward, clipping and the optimizer.
+      // The step's communication and memory: forward, backward, clipping and the optimizer.
+      memory.reset_peak();
       ts::CommCounter comm;
       optimizer.zero_grad();
       // Each dp replica trains on its rows of the batch; both tp ranks of a replica see them.
@@ -156,6 +161,7 @@ int main() {
       optimizer.step();
       warmup.step();
       const std::string comm_table = comm.table();
+      const std::string memory_table = memory.table();
 
       // The replicas' losses averaged: the loss of the whole batch (equal token counts).
       ts::Tensor replica_loss = loss.to_local().detach().clone();
@@ -166,7 +172,7 @@ int main() {
       if (printer) {
         std::printf("step %2lld  loss %.7f  dense %.7f  relative difference %.2e\n",
                     static_cast<long long>(step + 1), parallel_loss, dense_loss, error);
-        std::printf("%s\n", comm_table.c_str());
+        std::printf("%s%s\n", comm_table.c_str(), memory_table.c_str());
       }
     }
 
