@@ -28,6 +28,8 @@ struct PlanOptions {
   int64_t hidden = 0;
   int64_t ffn = 0;
   int64_t heads = 0;
+  int64_t kv_heads = 0;
+  int64_t vocab = 0;
   int64_t seq = 0;
   int64_t batch = 0;
   std::string placements;

@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "autograd/record.hpp"
+#include "dispatch/backend.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
@@ -19,6 +21,11 @@ namespace {
 constexpr const char* kReplicateKey = "replicate";
 // PyTorch's DDP caps its first bucket at 1 MiB, so that the first all_reduce starts early.
 constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
+
+// Whether a local tensor's shards hold values (not a shapes-only backend's tensors).
+bool holds_values(const Tensor& local) {
+  return !local.shards().begin()->second.impl()->backend().shapes_only();
+}
 
 class ReplicateState final : public nn::Module::Extension,
                              public std::enable_shared_from_this<ReplicateState> {
@@ -86,8 +93,9 @@ class ReplicateState final : public nn::Module::Extension,
         const int64_t n = grads[i].numel();
         Tensor g = buffer.narrow(0, offset, n).view(originals_[i].shape());
         // Every rank now holds the same average: a plain parameter gets it as one plain tensor
-        // (reconcile checks that the ranks agree bit for bit).
-        if (g.is_local() && !originals_[i].is_local()) g = g.reconcile();
+        // (reconcile checks that the ranks agree bit for bit). A shapes-only backend (meta) has no
+        // bits to compare: any rank's shard, of the one shape all share, is the gradient.
+        if (g.is_local() && !originals_[i].is_local()) g = holds_values(g) ? g.reconcile() : g.shards().begin()->second;
         out[i] = g;
         offset += n;
       }
