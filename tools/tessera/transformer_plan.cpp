@@ -253,7 +253,7 @@ void print_step(const Step& step) {
     std::cout << fmt::format("{:<8}  {:>5}  {:>12}  {:>9.3f} ms\n", dim, t.calls, bytes_text(t.bytes),
                              t.seconds * 1e3);
   std::cout << fmt::format(
-      "\nstep: {} collective calls, {} per rank communicated, estimated communication time "
+      "\nstep: {} collective call(s), {} per rank communicated, estimated communication time "
       "{:.3f} ms\n",
       all.calls, bytes_text(all.bytes), all.seconds * 1e3);
 }
