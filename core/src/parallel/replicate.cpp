@@ -5,8 +5,7 @@
 #include <algorithm>
 
 #include "autograd/record.hpp"
-#include "dispatch/backend.hpp"
-#include "tensor/tensor_impl.hpp"
+#include "parallel/shapes_only.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
@@ -21,11 +20,6 @@ namespace {
 constexpr const char* kReplicateKey = "replicate";
 // PyTorch's DDP caps its first bucket at 1 MiB, so that the first all_reduce starts early.
 constexpr int64_t kFirstBucketBytes = int64_t{1} << 20;
-
-// Whether a local tensor's shards hold values (not a shapes-only backend's tensors).
-bool holds_values(const Tensor& local) {
-  return !local.shards().begin()->second.impl()->backend().shapes_only();
-}
 
 class ReplicateState final : public nn::Module::Extension,
                              public std::enable_shared_from_this<ReplicateState> {
@@ -95,7 +89,8 @@ class ReplicateState final : public nn::Module::Extension,
         // Every rank now holds the same average: a plain parameter gets it as one plain tensor
         // (reconcile checks that the ranks agree bit for bit). A shapes-only backend (meta) has no
         // bits to compare: any rank's shard, of the one shape all share, is the gradient.
-        if (g.is_local() && !originals_[i].is_local()) g = holds_values(g) ? g.reconcile() : g.shards().begin()->second;
+        if (g.is_local() && !originals_[i].is_local())
+          g = parallel::shapes_only(g) ? g.shards().begin()->second : g.reconcile();
         out[i] = g;
         offset += n;
       }
