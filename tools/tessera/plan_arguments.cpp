@@ -361,7 +361,7 @@ ModelPlan check_model_plan(const PlanOptions& options) {
   return plan;
 }
 
-PlanRequest parse_plan_arguments(const std::vector<std::string>& args) {
+PlanOptions parse_plan_options(const std::vector<std::string>& args) {
   CLI::App app("plan", "plan");
   PlanOptions options;
   add_plan_options(app, options);
@@ -371,7 +371,9 @@ PlanRequest parse_plan_arguments(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& e) {
     throw UsageError(kCommand, e.what());
   }
-  return check_plan(options);
+  return options;
 }
+
+PlanRequest parse_plan_arguments(const std::vector<std::string>& args) { return check_plan(parse_plan_options(args)); }
 
 }  // namespace tessera::cli
