@@ -9,7 +9,7 @@ set(src "${SOURCE_DIR}/core/src")
 
 # The layers, lowest first; a file may include its own layer and any lower one. Keep in step with
 # core/src/README.md.
-set(layers log plugin dispatch tensor world ranks comm mesh dtensor nn optim models parallel observe api)
+set(layers log plugin dispatch tensor world ranks comm mesh dtensor observe nn optim models parallel api)
 # Folders that are part of another folder's layer. autograd is the tensor layer's: every op records
 # its gradient there, and backward runs ops (the two call each other by nature, as in PyTorch).
 set(folder_layer_autograd tensor)

@@ -15,6 +15,7 @@
 #include "model_plan.hpp"
 
 #include "commands.hpp"
+#include "transformer_plan.hpp"
 
 #include <iostream>
 #include <memory>
@@ -24,13 +25,21 @@
 
 namespace tessera::cli {
 
-const char* model_name(ModelKind kind) { return kind == ModelKind::Mlp ? "mlp" : "transformer-block"; }
+const char* model_name(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::Mlp: return "mlp";
+    case ModelKind::TransformerBlock: return "transformer-block";
+    case ModelKind::Transformer: return "transformer";
+  }
+  return "?";
+}
 
 const char* strategy_name(Strategy strategy) {
   switch (strategy) {
     case Strategy::Megatron: return "megatron";
     case Strategy::Fsdp: return "fsdp";
     case Strategy::Dp: return "dp";
+    case Strategy::FsdpTp: return "fsdp+tp";
   }
   return "?";
 }
@@ -276,6 +285,7 @@ void print_records(const std::vector<PhaseRecord>& records) {
 }  // namespace
 
 int plan_model(const ModelPlan& plan) {
+  if (plan.model == ModelKind::Transformer) return plan_transformer(plan);
   std::optional<std::string> saved_topology;
   if (!plan.topology.empty()) {
     saved_topology = default_topology_preset();

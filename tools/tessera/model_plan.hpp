@@ -12,9 +12,13 @@
 
 namespace tessera::cli {
 
-enum class ModelKind { Mlp, TransformerBlock };
-// How weights and activations are laid out over the mesh (see model_plan.cpp for each).
-enum class Strategy { Megatron, Fsdp, Dp };
+// mlp and transformer-block are hand-written blocks (model_plan.cpp); transformer is the library's
+// reference model, ts::models::Transformer, parallelized as users do (transformer_plan.cpp).
+enum class ModelKind { Mlp, TransformerBlock, Transformer };
+// How weights and activations are laid out over the mesh (see model_plan.cpp and
+// transformer_plan.cpp for each). FsdpTp, the transformer's on a 2-d mesh, is tensor parallelism
+// on the second dim and FSDP on the first.
+enum class Strategy { Megatron, Fsdp, Dp, FsdpTp };
 
 struct ModelPlan {
   ModelKind model = ModelKind::Mlp;
@@ -23,6 +27,8 @@ struct ModelPlan {
   int64_t hidden = 0;
   int64_t ffn = 0;  // the MLP's inner width
   int64_t heads = 1;
+  int64_t kv_heads = 1;  // transformer: key/value heads (grouped-query attention when below heads)
+  int64_t vocab = 0;     // transformer: vocabulary size
   int64_t seq = 1;
   int64_t batch = 0;
   std::vector<int64_t> mesh_shape;  // one or two dims

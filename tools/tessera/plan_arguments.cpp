@@ -88,16 +88,28 @@ void add_plan_options(CLI::App& sub, PlanOptions& options) {
       ->capture_default_str();
   sub.add_option("--names", options.names, "Mesh dim names, e.g. dp,tp")->type_name("NAMES");
   // The model form: one training step of a model instead of one redistribution.
-  sub.add_option("--model", options.model, "Plan one training step of a model: mlp or transformer-block")
+  sub.add_option("--model", options.model,
+                 "Plan one training step of a model: mlp, transformer-block or transformer (the reference "
+                 "Llama-style model)")
       ->type_name("MODEL");
   sub.add_option("--layers", options.layers, "Model: number of layers (default 1)")->type_name("N");
-  sub.add_option("--hidden", options.hidden, "Model: hidden size (required with --model)")->type_name("N");
-  sub.add_option("--ffn", options.ffn, "Model: the MLP's inner width (default 4 x hidden)")->type_name("N");
-  sub.add_option("--heads", options.heads, "Model: attention heads of a transformer-block (default 1)")
+  sub.add_option("--hidden", options.hidden, "Model: hidden size, the transformer's dim (required with --model)")
       ->type_name("N");
+  sub.add_option("--ffn", options.ffn,
+                 "Model: the MLP's inner width (default 4 x hidden; transformer: Llama's, 2/3 x 4 x hidden rounded "
+                 "up to a multiple of 256)")
+      ->type_name("N");
+  sub.add_option("--heads", options.heads, "Model: attention heads of a transformer(-block) (default 1)")
+      ->type_name("N");
+  sub.add_option("--kv-heads", options.kv_heads, "Model: transformer key/value heads (default --heads)")
+      ->type_name("N");
+  sub.add_option("--vocab", options.vocab, "Model: transformer vocabulary size (default 32000)")->type_name("N");
   sub.add_option("--seq", options.seq, "Model: sequence length (default 1)")->type_name("N");
-  sub.add_option("--batch", options.batch, "Model: batch size (required with --model)")->type_name("N");
-  sub.add_option("--placements", options.placements, "Model: megatron (default), fsdp or dp")
+  sub.add_option("--batch", options.batch, "Model: global batch size, in sequences (required with --model)")
+      ->type_name("N");
+  sub.add_option("--placements", options.placements,
+                 "Model: megatron (default on a 1-d mesh), fsdp, dp, or fsdp+tp (transformer on a 2-d mesh, its "
+                 "default there)")
       ->type_name("STRATEGY");
   sub.add_option("--backend", options.backend, "Model: the backend to plan on (default meta: nothing is allocated)")
       ->type_name("NAME");
@@ -107,7 +119,8 @@ void add_plan_options(CLI::App& sub, PlanOptions& options) {
 PlanRequest check_plan(const PlanOptions& options) {
   const std::pair<const char*, bool> model_only[] = {
       {"--layers", options.layers != 0}, {"--hidden", options.hidden != 0},       {"--ffn", options.ffn != 0},
-      {"--heads", options.heads != 0},   {"--seq", options.seq != 0},             {"--batch", options.batch != 0},
+      {"--heads", options.heads != 0},   {"--kv-heads", options.kv_heads != 0},   {"--vocab", options.vocab != 0},
+      {"--seq", options.seq != 0},       {"--batch", options.batch != 0},
       {"--placements", !options.placements.empty()}, {"--backend", !options.backend.empty()},
       {"--trace", !options.trace.empty()}};
   for (const auto& [option, given] : model_only)
@@ -169,32 +182,107 @@ int64_t positive(const char* option, int64_t value, int64_t fallback) {
 
 }  // namespace
 
+namespace {
+
+// Llama's feed-forward width for a model dimension: two thirds of 4 x dim, rounded up to a
+// multiple of 256 (11008 for dim 4096); 0 when that does not fit an int64_t.
+int64_t llama_ffn_hidden(int64_t dim) {
+  constexpr int64_t kMultipleOf = 256;
+  if (dim > (std::numeric_limits<int64_t>::max() - 3 * kMultipleOf) / 8) return 0;
+  const int64_t two_thirds = 2 * (4 * dim) / 3;
+  return (two_thirds + kMultipleOf - 1) / kMultipleOf * kMultipleOf;
+}
+
+ModelKind parse_model(const std::string& text) {
+  if (text == "mlp") return ModelKind::Mlp;
+  if (text == "transformer-block") return ModelKind::TransformerBlock;
+  if (text == "transformer") return ModelKind::Transformer;
+  throw UsageError(kCommand, fmt::format("--model '{}': expected mlp, transformer-block or transformer", text));
+}
+
+// The strategy given, or the model's default for the mesh: fsdp+tp for a transformer on a 2-d mesh,
+// megatron otherwise. Only the transformer has a plan for FSDP and tensor parallelism together.
+Strategy parse_strategy(const PlanOptions& options, ModelKind model, size_t mesh_dims) {
+  const bool two_d_transformer = model == ModelKind::Transformer && mesh_dims == 2;
+  const std::string text =
+      !options.placements.empty() ? options.placements : two_d_transformer ? "fsdp+tp" : "megatron";
+  Strategy strategy;
+  if (text == "megatron")
+    strategy = Strategy::Megatron;
+  else if (text == "fsdp")
+    strategy = Strategy::Fsdp;
+  else if (text == "dp")
+    strategy = Strategy::Dp;
+  else if (text == "fsdp+tp")
+    strategy = Strategy::FsdpTp;
+  else
+    throw UsageError(kCommand, fmt::format("--placements '{}': expected megatron, fsdp, dp or fsdp+tp", text));
+  if (strategy == Strategy::FsdpTp && !two_d_transformer)
+    throw UsageError(kCommand, fmt::format("--placements 'fsdp+tp' is for --model transformer on a 2-d mesh (dp x "
+                                           "tp); got --model {} on --mesh '{}'",
+                                           options.model, options.mesh));
+  if (two_d_transformer && strategy != Strategy::FsdpTp)
+    throw UsageError(kCommand, fmt::format("--placements '{}': a transformer on a 2-d mesh ('{}') is planned with "
+                                           "fsdp+tp; expected fsdp+tp, or a 1-d mesh for megatron, fsdp or dp",
+                                           text, options.mesh));
+  return strategy;
+}
+
+// The transformer's own options and what ts::models::Transformer and its parallel plan need of
+// them, checked here so that a mistake is named as the option the user gave.
+void check_transformer(const PlanOptions& options, ModelPlan& plan) {
+  plan.kv_heads = positive("--kv-heads", options.kv_heads, plan.heads);
+  plan.vocab = positive("--vocab", options.vocab, 32000);
+  if (options.ffn == 0) {
+    plan.ffn = llama_ffn_hidden(plan.hidden);
+    if (plan.ffn == 0)
+      throw UsageError(kCommand, fmt::format("--hidden {}: the default --ffn (Llama's, 2/3 x 4 x hidden) does not fit "
+                                             "a 64-bit size",
+                                             plan.hidden));
+  }
+  if ((plan.hidden / plan.heads) % 2 != 0)
+    throw UsageError(kCommand, fmt::format("--hidden {} / --heads {} = {}: rotary embeddings need an even head width",
+                                           plan.hidden, plan.heads, plan.hidden / plan.heads));
+  if (plan.heads % plan.kv_heads != 0)
+    throw UsageError(kCommand, fmt::format("--kv-heads {} does not divide --heads {}: each key/value head serves the "
+                                           "same number of query heads",
+                                           plan.kv_heads, plan.heads));
+  const bool tensor_parallel = plan.strategy == Strategy::Megatron || plan.strategy == Strategy::FsdpTp;
+  const bool data_parallel = plan.strategy != Strategy::Megatron;
+  if (tensor_parallel) {
+    const int64_t tp = plan.mesh_shape.back();
+    // Column-parallel wq, wk and wv give each rank whole heads, and sequence parallelism whole
+    // positions.
+    for (const auto& [option, value] : {std::pair{"--heads", plan.heads}, {"--kv-heads", plan.kv_heads}, {"--seq", plan.seq}})
+      if (value % tp != 0)
+        throw UsageError(kCommand, fmt::format("{} {}: the tensor-parallel dim {} has {} ranks; expected a multiple "
+                                               "of {}",
+                                               option, value, plan.names.back(), tp, tp));
+  }
+  if (data_parallel) {
+    const int64_t dp = plan.mesh_shape.front();
+    if (plan.batch % dp != 0)
+      throw UsageError(kCommand, fmt::format("--batch {}: the data-parallel dim {} has {} ranks; expected a multiple "
+                                             "of {} (each replica takes an equal part of the batch)",
+                                             plan.batch, plan.names.front(), dp, dp));
+  }
+}
+
+}  // namespace
+
 ModelPlan check_model_plan(const PlanOptions& options) {
   ModelPlan plan;
-  if (options.model == "mlp")
-    plan.model = ModelKind::Mlp;
-  else if (options.model == "transformer-block")
-    plan.model = ModelKind::TransformerBlock;
-  else
-    throw UsageError(kCommand, fmt::format("--model '{}': expected mlp or transformer-block", options.model));
+  plan.model = parse_model(options.model);
   for (const auto& [option, value] : {std::pair{"--shape", &options.shape}, {"--from", &options.from}, {"--to", &options.to}})
     if (!value->empty())
       throw UsageError(kCommand, fmt::format("{} plans one redistribution; it cannot be combined with --model", option));
-  const std::string strategy = options.placements.empty() ? "megatron" : options.placements;
-  if (strategy == "megatron")
-    plan.strategy = Strategy::Megatron;
-  else if (strategy == "fsdp")
-    plan.strategy = Strategy::Fsdp;
-  else if (strategy == "dp")
-    plan.strategy = Strategy::Dp;
-  else
-    throw UsageError(kCommand, fmt::format("--placements '{}': expected megatron, fsdp or dp", strategy));
 
   plan.mesh_shape = parse_sizes("--mesh", options.mesh, 1);
   if (plan.mesh_shape.size() > 2)
     throw UsageError(kCommand, fmt::format("--mesh '{}': a model plan takes a 1-d or 2-d mesh (data parallel x tensor "
                                            "parallel), not {} dims",
                                            options.mesh, plan.mesh_shape.size()));
+  plan.strategy = parse_strategy(options, plan.model, plan.mesh_shape.size());
   for (int64_t size : plan.mesh_shape)
     if ((plan.world *= size) > kPlanMaxRanks)
       throw UsageError(kCommand, fmt::format("--mesh '{}': more than {} ranks", options.mesh, kPlanMaxRanks));
@@ -203,6 +291,10 @@ ModelPlan check_model_plan(const PlanOptions& options) {
     if (plan.names.size() != plan.mesh_shape.size())
       throw UsageError(kCommand, fmt::format("--names '{}' gives {} name(s) but the mesh has {} dim(s)", options.names,
                                              plan.names.size(), plan.mesh_shape.size()));
+    for (const std::string& name : plan.names)
+      if (name.empty() || std::count(plan.names.begin(), plan.names.end(), name) > 1)
+        throw UsageError(kCommand, fmt::format("--names '{}': expected one distinct, non-empty name per mesh dim",
+                                               options.names));
   } else if (plan.mesh_shape.size() == 2) {
     plan.names = {"dp", "tp"};
   } else {
@@ -218,12 +310,20 @@ ModelPlan check_model_plan(const PlanOptions& options) {
     throw UsageError(kCommand, fmt::format("--layers {}: at most 4096 layers are planned", plan.layers));
   plan.seq = positive("--seq", options.seq, 1);
   plan.heads = positive("--heads", options.heads, 1);
-  plan.ffn = positive("--ffn", options.ffn, product(4, plan.hidden, "the default --ffn, 4 x --hidden"));
+  // The transformer's default width is Llama's (check_transformer); the blocks' is 4 x hidden.
+  plan.ffn = plan.model == ModelKind::Transformer
+                 ? positive("--ffn", options.ffn, 1)
+                 : positive("--ffn", options.ffn, product(4, plan.hidden, "the default --ffn, 4 x --hidden"));
   if (plan.model == ModelKind::Mlp && options.heads != 0)
-    throw UsageError(kCommand, "--heads is for --model transformer-block; an mlp has no attention");
+    throw UsageError(kCommand, "--heads is for --model transformer-block or transformer; an mlp has no attention");
+  for (const auto& [option, given] : {std::pair{"--kv-heads", options.kv_heads != 0}, {"--vocab", options.vocab != 0}})
+    if (given && plan.model != ModelKind::Transformer)
+      throw UsageError(kCommand, fmt::format("{} is for --model transformer; --model {} has none", option,
+                                             options.model));
   if (plan.hidden % plan.heads != 0)
     throw UsageError(kCommand, fmt::format("--heads {} does not divide --hidden {}: every head needs the same width",
                                            plan.heads, plan.hidden));
+  if (plan.model == ModelKind::Transformer) check_transformer(options, plan);
   plan.dtype = parse_dtype(options.dtype);
   if (!is_floating(plan.dtype))
     throw UsageError(kCommand, fmt::format("--dtype '{}': a model needs a floating-point dtype", options.dtype));
@@ -236,10 +336,14 @@ ModelPlan check_model_plan(const PlanOptions& options) {
   const int64_t weights = product(plan.hidden, plan.ffn, "the MLP weight (--hidden x --ffn)");
   const int64_t wide = product(tokens, plan.ffn, "the MLP activation (tokens x --ffn)");
   int64_t largest = std::max(weights, wide);
-  if (plan.model == ModelKind::TransformerBlock) {
+  if (plan.model != ModelKind::Mlp) {
     const int64_t scores = product(product(plan.batch, plan.heads, "batch x heads"),
                                    product(plan.seq, plan.seq, "--seq squared"), "the attention scores");
     largest = std::max(largest, scores);
+  }
+  if (plan.model == ModelKind::Transformer) {
+    largest = std::max({largest, product(plan.vocab, plan.hidden, "the embedding (--vocab x --hidden)"),
+                        product(tokens, plan.vocab, "the logits (tokens x --vocab)")});
   }
   const int64_t bytes = product(largest, static_cast<int64_t>(itemsize(plan.dtype)), "the largest tensor's bytes");
   // Off the meta backend every rank may hold a copy of the largest tensor, as in the other form.
@@ -257,7 +361,7 @@ ModelPlan check_model_plan(const PlanOptions& options) {
   return plan;
 }
 
-PlanRequest parse_plan_arguments(const std::vector<std::string>& args) {
+PlanOptions parse_plan_options(const std::vector<std::string>& args) {
   CLI::App app("plan", "plan");
   PlanOptions options;
   add_plan_options(app, options);
@@ -267,7 +371,9 @@ PlanRequest parse_plan_arguments(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& e) {
     throw UsageError(kCommand, e.what());
   }
-  return check_plan(options);
+  return options;
 }
+
+PlanRequest parse_plan_arguments(const std::vector<std::string>& args) { return check_plan(parse_plan_options(args)); }
 
 }  // namespace tessera::cli

@@ -28,6 +28,8 @@ struct PlanOptions {
   int64_t hidden = 0;
   int64_t ffn = 0;
   int64_t heads = 0;
+  int64_t kv_heads = 0;
+  int64_t vocab = 0;
   int64_t seq = 0;
   int64_t batch = 0;
   std::string placements;
@@ -57,7 +59,10 @@ void add_plan_options(CLI::App& sub, PlanOptions& options);
 // check_plan takes the redistribution form (--shape, --from, --to), check_model_plan the model form.
 PlanRequest check_plan(const PlanOptions& options);
 ModelPlan check_model_plan(const PlanOptions& options);
-// As `tessera plan ARGS...` would read ARGS (without "tessera plan"), stopping before the run.
+// The options as `tessera plan ARGS...` would read ARGS (without "tessera plan"), not yet checked;
+// the tool then takes the model form when options.model is given.
+PlanOptions parse_plan_options(const std::vector<std::string>& args);
+// The redistribution form, parsed and checked, stopping before the run.
 PlanRequest parse_plan_arguments(const std::vector<std::string>& args);
 
 }  // namespace tessera::cli

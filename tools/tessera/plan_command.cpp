@@ -140,7 +140,11 @@ Command add_plan_command(CLI::App& app) {
       "(ranks + 1) x its size in memory, which may be at most 8 GiB.\n"
       "Example: tessera plan --mesh 4x2 --names dp,tp --shape 1024x1024 --from \"S(0),R\" --to \"R,S(1)\"\n"
       "With --model, one training step of a model is planned instead, on the meta backend (shapes only):\n"
-      "  tessera plan --model mlp --layers 8 --hidden 16384 --batch 1024 --mesh 32x32 --placements megatron");
+      "  tessera plan --model mlp --layers 8 --hidden 16384 --batch 1024 --mesh 32x32 --placements megatron\n"
+      "--model transformer is the reference Llama (ts::models::Transformer) laid out as a training program\n"
+      "does: fsdp+tp on a 2-d mesh (dp x tp), megatron, fsdp or dp on a 1-d one:\n"
+      "  tessera plan --model transformer --layers 32 --hidden 4096 --heads 32 --kv-heads 8 --seq 2048 \\\n"
+      "      --batch 256 --mesh 128x8 --dtype bfloat16");
   add_plan_options(*sub, *options);
   return {sub, [options] {
             return options->model.empty() ? plan(check_plan(*options)) : plan_model(check_model_plan(*options));

@@ -10,6 +10,7 @@
 
 #include "autograd/record.hpp"
 #include "parallel/mesh_product.hpp"
+#include "parallel/shapes_only.hpp"
 #include "tensor/memory_accounting.hpp"
 #include "tensor/storage_release.hpp"
 #include "tessera/autograd.hpp"
@@ -40,13 +41,30 @@ int64_t product_after_first(const Shape& shape) {
   return n;
 }
 
-// The per-rank results of f as one tensor shaped like `like` (local or plain).
-Tensor per_rank(const Tensor& like, const std::function<Tensor(int rank)>& f) {
+using KeyOf = std::function<std::vector<int64_t>(int rank)>;
+
+// The per-rank results of f as one tensor shaped like `like` (local or plain). On a shapes-only
+// backend, where f's result is fixed by the shapes that key(rank) names, f runs once per distinct
+// key and the other ranks with that key get replicas: with equal shards everywhere, once in all.
+Tensor per_rank(const Tensor& like, const std::function<Tensor(int rank)>& f, const KeyOf& key) {
   auto off = maybe_disable_local_mode();
   if (!like.is_local()) return f(static_cast<int>(current_rank().as_int()));
+  const bool share = shapes_only(like);
+  MadeOncePerKey<Tensor> made(share);
   std::vector<std::pair<int, Tensor>> shards;
-  for (const auto& [rank, shard] : like.shards()) shards.emplace_back(rank, f(rank));
+  shards.reserve(like.shards().size());
+  for (const auto& [rank, shard] : like.shards()) {
+    const int r = rank;  // a lambda may not capture a structured binding (clang 14)
+    shards.emplace_back(r, made.get(share ? key(r) : std::vector<int64_t>{}, [&] { return f(r); }));
+  }
   return local_tensor(RankMap<Tensor>(std::move(shards)));
+}
+
+// The key of a tensor's shard on a rank: its shape.
+std::vector<int64_t> shape_key(const Tensor& t, int rank) {
+  std::vector<int64_t> key;
+  append_shape(key, shard_of(t, rank).sizes());
+  return key;
 }
 
 }  // namespace
@@ -162,12 +180,22 @@ std::vector<Tensor> FsdpGroup::unpack_gathered(int rank, const Tensor& gathered)
 std::vector<Tensor> FsdpGroup::gather() const {
   const NoGradGuard no_grad;
   const Tensor like = any_sharded_local();
-  const Tensor flat = per_rank(like, [&](int rank) { return pack_shards(rank); });
+  // What a rank packs and unpacks depends on the shapes of its parameter shards.
+  const KeyOf shard_shapes = [&](int rank) {
+    std::vector<int64_t> key;
+    for (const Param& p : params_) append_shape(key, shard_of(p.sharded->to_local(), rank).sizes());
+    return key;
+  };
+  const Tensor flat = per_rank(
+      like, [&](int rank) { return pack_shards(rank); }, shard_shapes);
   const int64_t n = options_.mesh.size();
-  Tensor gathered = per_rank(like, [&](int rank) {
-    const Tensor f = shard_of(flat, rank);
-    return tessera::empty({n * f.numel()}, TensorOptions(f.dtype()).backend(f.backend()));
-  });
+  Tensor gathered = per_rank(
+      like,
+      [&](int rank) {
+        const Tensor f = shard_of(flat, rank);
+        return tessera::empty({n * f.numel()}, TensorOptions(f.dtype()).backend(f.backend()));
+      },
+      [&](int rank) { return shape_key(flat, rank); });
   {
     const CommLabel along(options_.mesh.dim_names().empty() ? "dp" : options_.mesh.dim_names()[0],
                           "fully_shard");
@@ -178,9 +206,18 @@ std::vector<Tensor> FsdpGroup::gather() const {
   {
     auto off = maybe_disable_local_mode();
     if (like.is_local()) {
+      const bool share = shapes_only(like);
+      MadeOncePerKey<std::vector<Tensor>> made(share);
       for (const auto& [rank, shard] : like.shards()) {
-        ranks.push_back(rank);
-        by_rank.push_back(unpack_gathered(rank, shard_of(gathered, rank)));
+        const int r = rank;
+        ranks.push_back(r);
+        std::vector<int64_t> key;
+        if (share) {
+          key = shard_shapes(r);
+          append_shape(key, shard_of(gathered, r).sizes());
+        }
+        by_rank.push_back(
+            made.get(std::move(key), [&] { return unpack_gathered(r, shard_of(gathered, r)); }));
       }
     } else {
       ranks.push_back(static_cast<int>(current_rank().as_int()));
@@ -288,7 +325,12 @@ std::vector<Tensor> FsdpGroup::reduce_gradients(const std::vector<Tensor>& unsha
       return options_.mp_policy.reduce_dtype ? g.to(*options_.mp_policy.reduce_dtype) : g;
     };
     // Rank r's input: for each dp rank c, every parameter's rows [c * chunk, (c + 1) * chunk).
-    const Tensor input = per_rank(like, [&](int rank) {
+    const KeyOf grad_shapes = [&](int rank) {
+      std::vector<int64_t> key;
+      for (size_t i : reduced) append_shape(key, shard_of(unsharded_grads[i], rank).sizes());
+      return key;
+    };
+    const auto pack_gradients = [&](int rank) {
       std::vector<std::vector<Tensor>> blocks(static_cast<size_t>(n));
       for (size_t i : reduced) {
         const Param& p = params_[i];
@@ -303,19 +345,34 @@ std::vector<Tensor> FsdpGroup::reduce_gradients(const std::vector<Tensor>& unsha
       std::vector<Tensor> flat;
       for (auto& block : blocks) flat.push_back(cat(block, 0));
       return cat(flat, 0);
-    });
-    Tensor output = per_rank(like, [&](int rank) {
-      const Tensor f = shard_of(input, rank);
-      return tessera::empty({f.numel() / n}, TensorOptions(f.dtype()).backend(f.backend()));
-    });
+    };
+    const Tensor input = per_rank(like, pack_gradients, grad_shapes);
+    Tensor output = per_rank(
+        like,
+        [&](int rank) {
+          const Tensor f = shard_of(input, rank);
+          return tessera::empty({f.numel() / n}, TensorOptions(f.dtype()).backend(f.backend()));
+        },
+        [&](int rank) { return shape_key(input, rank); });
     {
       const CommLabel along(options_.mesh.dim_names().empty() ? "dp" : options_.mesh.dim_names()[0],
                             "fully_shard");
       dist::reduce_scatter_tensor(output, input, ReduceOp::AVG, options_.mesh.group(0));
     }
+    // A rank's part of parameter i depends on the shapes of its shards of the parameters packed
+    // before it, of its output and on the rows its dp rank holds.
+    const auto part_shapes = [&](size_t i, int rank) {
+      std::vector<int64_t> key = shape_key(output, rank);
+      for (size_t j : reduced) {
+        append_shape(key, shard_of(params_[j].sharded->to_local(), rank).sizes());
+        if (j == i) break;
+      }
+      key.push_back(rows_of(params_[i], dp_rank_of(rank)));
+      return key;
+    };
     for (size_t i : reduced) {
       const Param& p = params_[i];
-      out[i] = per_rank(like, [&](int rank) {
+      const auto unpack_gradient = [&](int rank) {
         int64_t at = 0;
         for (size_t j : reduced) {
           if (j == i) break;
@@ -329,7 +386,8 @@ std::vector<Tensor> FsdpGroup::reduce_gradients(const std::vector<Tensor>& unsha
         const Tensor mine = shard_of(output, rank).narrow(0, at, p.chunk * rest).view(shape);
         return rows_first(mine.narrow(0, 0, rows_of(p, dp_rank_of(rank))), p.shard_dim)
             .to(p.sharded->dtype());
-      });
+      };
+      out[i] = per_rank(like, unpack_gradient, [&](int rank) { return part_shapes(i, rank); });
     }
   }
   // The gradients are reduced: this forward's unsharded values are no longer needed.

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "autograd/record.hpp"
+#include "parallel/shapes_only.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
@@ -86,8 +87,10 @@ class ReplicateState final : public nn::Module::Extension,
         const int64_t n = grads[i].numel();
         Tensor g = buffer.narrow(0, offset, n).view(originals_[i].shape());
         // Every rank now holds the same average: a plain parameter gets it as one plain tensor
-        // (reconcile checks that the ranks agree bit for bit).
-        if (g.is_local() && !originals_[i].is_local()) g = g.reconcile();
+        // (reconcile checks that the ranks agree bit for bit). A shapes-only backend (meta) has no
+        // bits to compare: any rank's shard, of the one shape all share, is the gradient.
+        if (g.is_local() && !originals_[i].is_local())
+          g = parallel::shapes_only(g) ? g.shards().begin()->second : g.reconcile();
         out[i] = g;
         offset += n;
       }
