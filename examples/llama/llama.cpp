@@ -40,30 +40,6 @@ ts::models::TransformerArgs model_args() {
   return args;
 }
 
-// torchtitan's tensor-parallel plan for its Llama, with loss parallel.
-ts::ParallelizePlan llama_plan() {
-  return {
-      {"tok_embeddings",
-       ts::RowwiseParallel{.input_layouts = ts::Replicate(), .output_layouts = ts::Shard(1)}},
-      {"norm", ts::SequenceParallel{}},
-      {"output",
-       ts::ColwiseParallel{
-           .input_layouts = ts::Shard(1), .output_layouts = ts::Shard(-1), .use_local_output = false}},
-      {"layers.*.attention_norm", ts::SequenceParallel{}},
-      {"layers.*.attention", ts::PrepareModuleInput{{ts::Shard(1), std::nullopt, std::nullopt},
-                                                    {ts::Replicate(), std::nullopt, std::nullopt}}},
-      {"layers.*.attention.wq", ts::ColwiseParallel{}},
-      {"layers.*.attention.wk", ts::ColwiseParallel{}},
-      {"layers.*.attention.wv", ts::ColwiseParallel{}},
-      {"layers.*.attention.wo", ts::RowwiseParallel{.output_layouts = ts::Shard(1)}},
-      {"layers.*.ffn_norm", ts::SequenceParallel{}},
-      {"layers.*.feed_forward", ts::PrepareModuleInput{{ts::Shard(1)}, {ts::Replicate()}}},
-      {"layers.*.feed_forward.w1", ts::ColwiseParallel{}},
-      {"layers.*.feed_forward.w2", ts::RowwiseParallel{.output_layouts = ts::Shard(1)}},
-      {"layers.*.feed_forward.w3", ts::ColwiseParallel{}},
-  };
-}
-
 // Step s's global batch [2 * kBatchPerReplica, kSeq + 1] of tokens (inputs and next-token targets),
 // from a fixed linear congruential sequence: the same on every process.
 std::vector<int64_t> batch_tokens(int64_t step) {
@@ -109,7 +85,8 @@ int main() {
     // What each rank holds, by category, from the moment the parameters are laid out: the dense
     // model's plain tensors are not the ranks' and are not counted.
     ts::MemoryCounter memory;
-    ts::parallelize_module(model, mesh["tp"], llama_plan());
+    // torchtitan's plan (ts::transformer_tp_plan spells it out: README, "Modules, parallel styles").
+    ts::parallelize_module(model, mesh["tp"], ts::transformer_tp_plan(/*loss_parallel=*/true));
     for (const auto& layer : *model->layers) ts::fully_shard(*layer, {.mesh = mesh["dp"]});
     ts::fully_shard(model, {.mesh = mesh["dp"]});
 

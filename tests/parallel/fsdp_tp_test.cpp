@@ -32,7 +32,7 @@ TEST_CASE("FSDP + TP + SP + loss parallel on (dp=2, tp=2): dense loss and gradie
 
   ts::manual_seed(21);
   ts::models::Transformer model(pt::small_llama_args());
-  ts::parallelize_module(model, mesh["tp"], pt::llama_tp_plan());
+  ts::parallelize_module(model, mesh["tp"], ts::transformer_tp_plan());
   for (const auto& layer : *model->layers) ts::fully_shard(*layer, {.mesh = mesh["dp"]});
   ts::fully_shard(model, {.mesh = mesh["dp"]});
   for (const auto& [name, p] : model->named_parameters()) {

@@ -227,7 +227,8 @@ TEST_CASE("FSDP's peak parameter memory per rank: the shards, the root and one b
     ts::fully_shard(net, {.mesh = dp});
     CHECK(memory.current_bytes("parameters") == shards);
     memory.reset_peak();
-    const ts::Tensor x_local = ts::distribute_tensor(distinct_tensor({8, 8}, 7), dp, {ts::Shard(0)}).to_local();
+    const ts::Tensor x_local =
+        ts::distribute_tensor(distinct_tensor({8, 8}, 7), dp, {ts::Shard(0)}).to_local();
     net(x_local).tensor().sum().backward();
     // Resharding after forward holds one block at a time; without it both stay until backward.
     CHECK(memory.peak_bytes("parameters") == shards + root + (reshard ? block : 2 * block));

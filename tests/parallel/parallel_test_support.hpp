@@ -85,28 +85,4 @@ inline ts::models::TransformerArgs small_llama_args() {
   return args;
 }
 
-// torchtitan's plan for its Llama (with loss parallel: the output stays sharded on the vocabulary).
-inline ts::ParallelizePlan llama_tp_plan() {
-  return {
-      {"tok_embeddings",
-       ts::RowwiseParallel{.input_layouts = ts::Replicate(), .output_layouts = ts::Shard(1)}},
-      {"norm", ts::SequenceParallel{}},
-      {"output",
-       ts::ColwiseParallel{
-           .input_layouts = ts::Shard(1), .output_layouts = ts::Shard(-1), .use_local_output = false}},
-      {"layers.*.attention_norm", ts::SequenceParallel{}},
-      {"layers.*.attention", ts::PrepareModuleInput{{ts::Shard(1), std::nullopt, std::nullopt},
-                                                    {ts::Replicate(), std::nullopt, std::nullopt}}},
-      {"layers.*.attention.wq", ts::ColwiseParallel{}},
-      {"layers.*.attention.wk", ts::ColwiseParallel{}},
-      {"layers.*.attention.wv", ts::ColwiseParallel{}},
-      {"layers.*.attention.wo", ts::RowwiseParallel{.output_layouts = ts::Shard(1)}},
-      {"layers.*.ffn_norm", ts::SequenceParallel{}},
-      {"layers.*.feed_forward", ts::PrepareModuleInput{{ts::Shard(1)}, {ts::Replicate()}}},
-      {"layers.*.feed_forward.w1", ts::ColwiseParallel{}},
-      {"layers.*.feed_forward.w2", ts::RowwiseParallel{.output_layouts = ts::Shard(1)}},
-      {"layers.*.feed_forward.w3", ts::ColwiseParallel{}},
-  };
-}
-
 }  // namespace pt

@@ -27,7 +27,7 @@ TEST_CASE("the Transformer under torchtitan's TP plan: dense values and gradient
     ts::models::Transformer dense(pt::small_llama_args());
     ts::manual_seed(21);
     ts::models::Transformer model(pt::small_llama_args());
-    ts::parallelize_module(model, mesh, pt::llama_tp_plan());
+    ts::parallelize_module(model, mesh, ts::transformer_tp_plan());
 
     const ts::Tensor dense_logits = dense(tokens).tensor();
     const ts::Tensor dense_loss = ts::cross_entropy(dense_logits.view({-1, 12}), targets.view({-1}));

@@ -14,32 +14,39 @@
 // brought to their weights' layouts, which is the data-parallel gradient synchronisation.
 #include "model_plan.hpp"
 
-#include "commands.hpp"
-#include "transformer_plan.hpp"
+#include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
 #include <optional>
 
-#include <fmt/format.h>
+#include "commands.hpp"
+#include "transformer_plan.hpp"
 
 namespace tessera::cli {
 
 const char* model_name(ModelKind kind) {
   switch (kind) {
-    case ModelKind::Mlp: return "mlp";
-    case ModelKind::TransformerBlock: return "transformer-block";
-    case ModelKind::Transformer: return "transformer";
+    case ModelKind::Mlp:
+      return "mlp";
+    case ModelKind::TransformerBlock:
+      return "transformer-block";
+    case ModelKind::Transformer:
+      return "transformer";
   }
   return "?";
 }
 
 const char* strategy_name(Strategy strategy) {
   switch (strategy) {
-    case Strategy::Megatron: return "megatron";
-    case Strategy::Fsdp: return "fsdp";
-    case Strategy::Dp: return "dp";
-    case Strategy::FsdpTp: return "fsdp+tp";
+    case Strategy::Megatron:
+      return "megatron";
+    case Strategy::Fsdp:
+      return "fsdp";
+    case Strategy::Dp:
+      return "dp";
+    case Strategy::FsdpTp:
+      return "fsdp+tp";
   }
   return "?";
 }
@@ -95,7 +102,8 @@ struct Weight {
 
 class StepBuilder {
  public:
-  StepBuilder(const ModelPlan& plan, const DeviceMesh& mesh) : plan_(plan), mesh_(mesh), layouts_(layouts_of(plan)) {}
+  StepBuilder(const ModelPlan& plan, const DeviceMesh& mesh)
+      : plan_(plan), mesh_(mesh), layouts_(layouts_of(plan)) {}
 
   DTensor input() const { return make({plan_.batch * plan_.seq, plan_.hidden}, layouts_.activation); }
   Weight column_weight(int64_t out) const { return weight({plan_.hidden, out}, layouts_.column); }
@@ -114,7 +122,8 @@ class StepBuilder {
   DTensor make(const Shape& shape, const Placements& placements) const {
     Tensor global;
     {
-      const auto plain = maybe_disable_local_mode();  // the global tensor is plain: distribute_tensor lays it out
+      const auto plain =
+          maybe_disable_local_mode();  // the global tensor is plain: distribute_tensor lays it out
       global = zeros(shape, TensorOptions(plan_.dtype).backend(plan_.backend));
     }
     return distribute_tensor(global, mesh_, placements);
@@ -159,7 +168,8 @@ using Gradients = std::vector<std::pair<DTensor, const Weight*>>;
 struct MlpBlock {
   Weight w1, w2;
 
-  MlpBlock(const StepBuilder& b, const ModelPlan& plan) : w1(b.column_weight(plan.ffn)), w2(b.row_weight(plan.ffn)) {}
+  MlpBlock(const StepBuilder& b, const ModelPlan& plan)
+      : w1(b.column_weight(plan.ffn)), w2(b.row_weight(plan.ffn)) {}
 
   struct Saved {
     DTensor x, h, a;
@@ -186,8 +196,13 @@ struct AttentionBlock {
   int64_t batch, seq, heads, head_dim;
 
   AttentionBlock(const StepBuilder& b, const ModelPlan& plan)
-      : wq(b.column_weight(plan.hidden)), wk(b.column_weight(plan.hidden)), wv(b.column_weight(plan.hidden)),
-        wo(b.row_weight(plan.hidden)), batch(plan.batch), seq(plan.seq), heads(plan.heads),
+      : wq(b.column_weight(plan.hidden)),
+        wk(b.column_weight(plan.hidden)),
+        wv(b.column_weight(plan.hidden)),
+        wo(b.row_weight(plan.hidden)),
+        batch(plan.batch),
+        seq(plan.seq),
+        heads(plan.heads),
         head_dim(plan.hidden / plan.heads) {}
 
   // [tokens, hidden] -> [batch, heads, seq, head_dim] and back. Batch stays dim 0 and heads dim 1, so
@@ -216,7 +231,8 @@ struct AttentionBlock {
     gradients.emplace_back(matmul(transpose(s.context, 0, 1), dy), &wo);
     const DTensor dcontext = split_heads(matmul(dy, transpose(wo.in_use(), 0, 1)));
     const DTensor dv = matmul(transpose(s.p, 2, 3), dcontext);
-    const DTensor ds = mul(matmul(dcontext, transpose(s.v, 2, 3)), s.p);  // stands in for softmax's derivative
+    const DTensor ds =
+        mul(matmul(dcontext, transpose(s.v, 2, 3)), s.p);  // stands in for softmax's derivative
     const DTensor dq = matmul(ds, s.k);
     const DTensor dk = matmul(transpose(ds, 2, 3), s.q);
     std::optional<DTensor> dx;
@@ -237,24 +253,26 @@ struct Layer {
   MlpBlock mlp;
 
   Layer(const StepBuilder& b, const ModelPlan& plan)
-      : attention(plan.model == ModelKind::TransformerBlock ? std::optional<AttentionBlock>(AttentionBlock(b, plan))
-                                                            : std::nullopt),
+      : attention(plan.model == ModelKind::TransformerBlock
+                      ? std::optional<AttentionBlock>(AttentionBlock(b, plan))
+                      : std::nullopt),
         mlp(b, plan) {}
 };
 
 void print_header(const ModelPlan& plan, const Layouts& layouts) {
-  std::cout << fmt::format("model       {}: {} layer(s), hidden {}, ffn {}{}, batch {} x seq {} = {} tokens, {}\n",
-                           model_name(plan.model), plan.layers, plan.hidden, plan.ffn,
-                           plan.model == ModelKind::TransformerBlock ? fmt::format(", {} heads", plan.heads) : "",
-                           plan.batch, plan.seq, plan.batch * plan.seq, dtype_name(plan.dtype))
-            << fmt::format("mesh        [{}] ({} ranks; dims {})\n", fmt::join(plan.mesh_shape, ", "), plan.world,
-                           fmt::join(plan.names, ", "))
+  std::cout << fmt::format(
+                   "model       {}: {} layer(s), hidden {}, ffn {}{}, batch {} x seq {} = {} tokens, {}\n",
+                   model_name(plan.model), plan.layers, plan.hidden, plan.ffn,
+                   plan.model == ModelKind::TransformerBlock ? fmt::format(", {} heads", plan.heads) : "",
+                   plan.batch, plan.seq, plan.batch * plan.seq, dtype_name(plan.dtype))
+            << fmt::format("mesh        [{}] ({} ranks; dims {})\n", fmt::join(plan.mesh_shape, ", "),
+                           plan.world, fmt::join(plan.names, ", "))
             << fmt::format("placements  {}: activations {}, column weights {}, row weights {}{}\n",
                            strategy_name(plan.strategy), placements_text(layouts.activation),
                            placements_text(layouts.column), placements_text(layouts.row),
-                           plan.strategy == Strategy::Fsdp
-                               ? fmt::format(" (stored {}, gathered for use)", placements_text(layouts.stored))
-                               : "")
+                           plan.strategy == Strategy::Fsdp ? fmt::format(" (stored {}, gathered for use)",
+                                                                         placements_text(layouts.stored))
+                                                           : "")
             << fmt::format("backend     {}\n", plan.backend)
             << fmt::format("topology    {}\n", default_topology(static_cast<int>(plan.world)).name());
 }
@@ -265,8 +283,7 @@ void print_records(const std::vector<PhaseRecord>& records) {
   double total_seconds = 0;
   int64_t total_bytes = 0;
   for (const PhaseRecord& r : records) {
-    if (r.entries.empty())
-      std::cout << fmt::format("{:>5}  {:<9}  (none)\n", r.layer, phase_name(r.phase));
+    if (r.entries.empty()) std::cout << fmt::format("{:>5}  {:<9}  (none)\n", r.layer, phase_name(r.phase));
     for (const CommCounter::Entry& e : r.entries) {
       std::cout << fmt::format("{:>5}  {:<9}  {:<14}  {:<8}  {:<9}  {:>5}  {:>12}  {:>9.3f} ms\n", r.layer,
                                phase_name(r.phase), e.collective, e.mesh_dim, e.algorithm, e.calls,
@@ -275,8 +292,8 @@ void print_records(const std::vector<PhaseRecord>& records) {
       total_bytes += e.bytes_per_rank;
     }
     for (const CommCounter::Implicit& i : r.implicit)
-      std::cout << fmt::format("{:>5}  {:<9}  implicit: {} input {} {} -> {}\n", r.layer, phase_name(r.phase), i.op,
-                               i.input, i.from, i.to);
+      std::cout << fmt::format("{:>5}  {:<9}  implicit: {} input {} {} -> {}\n", r.layer, phase_name(r.phase),
+                               i.op, i.input, i.from, i.to);
   }
   std::cout << fmt::format("\nstep: {} per rank communicated, estimated communication time {:.3f} ms\n",
                            bytes_text(total_bytes), total_seconds * 1e3);
@@ -284,19 +301,22 @@ void print_records(const std::vector<PhaseRecord>& records) {
 
 }  // namespace
 
+ScopedTopology::ScopedTopology(const std::string& preset) {
+  if (preset.empty()) return;
+  saved_ = default_topology_preset();
+  set_default_topology(preset);
+}
+
+ScopedTopology::~ScopedTopology() {
+  try {
+    if (saved_) set_default_topology(*saved_);
+  } catch (const std::exception&) {  // it was valid when saved; nothing useful to report
+  }
+}
+
 int plan_model(const ModelPlan& plan) {
   if (plan.model == ModelKind::Transformer) return plan_transformer(plan);
-  std::optional<std::string> saved_topology;
-  if (!plan.topology.empty()) {
-    saved_topology = default_topology_preset();
-    set_default_topology(plan.topology);
-  }
-  struct Restore {
-    std::optional<std::string>& topology;
-    ~Restore() {
-      if (topology) set_default_topology(*topology);
-    }
-  } restore{saved_topology};
+  const ScopedTopology topology(plan.topology);
 
   LocalMode mode(static_cast<int>(plan.world));
   const DeviceMesh mesh = init_device_mesh(plan.backend, plan.mesh_shape, plan.names);
@@ -325,7 +345,8 @@ int plan_model(const ModelPlan& plan) {
     Gradients gradients;
     recorder.phase(static_cast<int64_t>(i + 1), Phase::Backward, [&] {
       dy = add(dy, layers[i].mlp.backward(builder, *saved[i].mlp, dy, gradients));
-      if (layers[i].attention) dy = add(dy, layers[i].attention->backward(builder, *saved[i].attention, dy, gradients));
+      if (layers[i].attention)
+        dy = add(dy, layers[i].attention->backward(builder, *saved[i].attention, dy, gradients));
     });
     recorder.phase(static_cast<int64_t>(i + 1), Phase::GradientSync, [&] {
       for (const auto& [gradient, weight] : gradients) StepBuilder::synced(gradient, *weight);

@@ -5,10 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
-#include <vector>
-
 #include <tessera/tessera.hpp>
+#include <vector>
 
 namespace tessera::cli {
 
@@ -38,6 +38,19 @@ struct ModelPlan {
   std::string topology;  // "" = the configured default
   std::string trace;     // a file for the step's schedule trace, or ""
   int64_t world = 1;
+};
+
+// Sets the default topology preset for its lifetime when `preset` is not empty, and restores the
+// one before (also when the plan ends by an exception).
+class ScopedTopology {
+ public:
+  explicit ScopedTopology(const std::string& preset);
+  ~ScopedTopology();
+  ScopedTopology(const ScopedTopology&) = delete;
+  ScopedTopology& operator=(const ScopedTopology&) = delete;
+
+ private:
+  std::optional<std::string> saved_;
 };
 
 const char* model_name(ModelKind kind);

@@ -26,29 +26,6 @@ namespace tessera::cli {
 
 namespace {
 
-// torchtitan's tensor-parallel plan for its Llama, with loss parallel (the output stays sharded on
-// the vocabulary): the plan a user of the reference model writes.
-ParallelizePlan tensor_parallel_plan() {
-  return {
-      {"tok_embeddings", RowwiseParallel{.input_layouts = Replicate(), .output_layouts = Shard(1)}},
-      {"norm", SequenceParallel{}},
-      {"output",
-       ColwiseParallel{.input_layouts = Shard(1), .output_layouts = Shard(-1), .use_local_output = false}},
-      {"layers.*.attention_norm", SequenceParallel{}},
-      {"layers.*.attention",
-       PrepareModuleInput{{Shard(1), std::nullopt, std::nullopt}, {Replicate(), std::nullopt, std::nullopt}}},
-      {"layers.*.attention.wq", ColwiseParallel{}},
-      {"layers.*.attention.wk", ColwiseParallel{}},
-      {"layers.*.attention.wv", ColwiseParallel{}},
-      {"layers.*.attention.wo", RowwiseParallel{.output_layouts = Shard(1)}},
-      {"layers.*.ffn_norm", SequenceParallel{}},
-      {"layers.*.feed_forward", PrepareModuleInput{{Shard(1)}, {Replicate()}}},
-      {"layers.*.feed_forward.w1", ColwiseParallel{}},
-      {"layers.*.feed_forward.w2", RowwiseParallel{.output_layouts = Shard(1)}},
-      {"layers.*.feed_forward.w3", ColwiseParallel{}},
-  };
-}
-
 // Which mesh dims the strategy uses for what.
 struct ParallelDims {
   std::optional<std::string> dp;  // data parallel: the batch is split, FSDP or DDP run here
@@ -106,7 +83,7 @@ models::TransformerArgs model_args(const ModelPlan& plan) {
 // Lays the model out over the mesh as the strategy says, in the order a training program does.
 void parallelize(models::Transformer& model, const DeviceMesh& mesh, const ParallelDims& roles,
                  Strategy strategy) {
-  if (roles.tp) parallelize_module(model, mesh[*roles.tp], tensor_parallel_plan());
+  if (roles.tp) parallelize_module(model, mesh[*roles.tp], transformer_tp_plan());
   if (strategy == Strategy::Dp) {
     replicate(model, {.mesh = mesh[*roles.dp]});
   } else if (roles.dp) {
@@ -261,17 +238,7 @@ void print_step(const Step& step) {
 }  // namespace
 
 int plan_transformer(const ModelPlan& plan) {
-  std::optional<std::string> saved_topology;
-  if (!plan.topology.empty()) {
-    saved_topology = default_topology_preset();
-    set_default_topology(plan.topology);
-  }
-  struct Restore {
-    std::optional<std::string>& topology;
-    ~Restore() {
-      if (topology) set_default_topology(*topology);
-    }
-  } restore{saved_topology};
+  const ScopedTopology topology(plan.topology);
 
   const ParallelDims roles = parallel_dims_of(plan);
   LocalMode mode(static_cast<int>(plan.world));

@@ -3,3 +3,4 @@
 
 #include "tessera/parallel/fully_shard.hpp"
 #include "tessera/parallel/style.hpp"
+#include "tessera/parallel/transformer_plan.hpp"

@@ -1,0 +1,16 @@
+// The tensor-parallel plan of the reference Transformer (ts::models::Transformer): torchtitan's
+// plan for its Llama, with sequence parallelism and, by default, loss parallelism.
+#pragma once
+
+#include "tessera/parallel/style.hpp"
+
+namespace tessera {
+
+// Token embedding vocabulary-parallel into a sequence shard; norms sequence-parallel; attention
+// and feed-forward gather the sequence, run column- then row-parallel and scatter it back; the
+// output projection column-parallel. With loss_parallel the logits stay a DTensor sharded on the
+// vocabulary (for cross_entropy under ts::LossParallel); without, they are gathered and returned
+// as a local tensor.
+ParallelizePlan transformer_tp_plan(bool loss_parallel = true);
+
+}  // namespace tessera
