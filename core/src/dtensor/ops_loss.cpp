@@ -14,6 +14,7 @@
 #include "dtensor/held_range.hpp"
 #include "dtensor/ops_common.hpp"
 #include "tensor/index_check.hpp"
+#include "tensor/tensor_impl.hpp"  // shape_text
 #include "tessera/errors.hpp"
 
 namespace tessera {
