@@ -10,6 +10,7 @@
 #include "checks.hpp"
 #include "kernels.hpp"
 #include "tessera/sdk/cpp/strided_loop.hpp"
+#include "tessera/sdk/cpp/transformer_kernels.hpp"
 #include "vector_clones.hpp"
 #include "views.hpp"
 
@@ -83,12 +84,14 @@ void cumsum_kernel(sdk::KernelArgs& args) {
                           });
 }
 
+// Registered on the catalogue's dtypes by sdk::add_cumsum_kernels.
+template <class Op, class T>
+struct CumsumKernel {
+  static void run(sdk::KernelArgs& args) { cumsum_kernel<T>(args); }
+};
+
 }  // namespace
 
-void register_cumsum_kernels(sdk::BackendBuilder& b) {
-  b.kernel<&cumsum_kernel<float>>("cumsum", sdk::kFloat32);
-  b.kernel<&cumsum_kernel<double>>("cumsum", sdk::kFloat64);
-  b.kernel<&cumsum_kernel<int64_t>>("cumsum", sdk::kInt64);
-}
+void register_cumsum_kernels(sdk::BackendBuilder& b) { sdk::add_cumsum_kernels<CumsumKernel>(b); }
 
 }  // namespace tessera::cpu

@@ -175,18 +175,19 @@ void backward_kernel(sdk::KernelArgs& args) {
   });
 }
 
-template <class... Ts>
-void add_norm_kernels(sdk::BackendBuilder& b) {
-  (b.kernel<&forward_kernel<Ts, true>>("layer_norm", sdk::dtype_of<Ts>()), ...);
-  (b.kernel<&forward_kernel<Ts, false>>("rms_norm", sdk::dtype_of<Ts>()), ...);
-  (b.kernel<&backward_kernel<Ts, true>>("layer_norm_backward", sdk::dtype_of<Ts>()), ...);
-  (b.kernel<&backward_kernel<Ts, false>>("rms_norm_backward", sdk::dtype_of<Ts>()), ...);
-}
+// The catalogue's four ops through one kernel template (sdk::add_norm_kernels).
+template <class Op, class T>
+struct NormKernel {
+  static void run(sdk::KernelArgs& args) {
+    if constexpr (Op::backward)
+      backward_kernel<T, Op::layer>(args);
+    else
+      forward_kernel<T, Op::layer>(args);
+  }
+};
 
 }  // namespace
 
-void register_norm_kernels(sdk::BackendBuilder& b) {
-  add_norm_kernels<float, double, sdk::bfloat16, sdk::float16>(b);
-}
+void register_norm_kernels(sdk::BackendBuilder& b) { sdk::add_norm_kernels<NormKernel>(b); }
 
 }  // namespace tessera::cpu

@@ -16,6 +16,7 @@
 #include <string>
 #include <type_traits>
 
+#include "tessera/sdk/cpp/backend_builder.hpp"
 #include "tessera/sdk/cpp/half_precision.hpp"
 #include "tessera/sdk/cpp/host_device.hpp"
 #include "tessera/sdk/cpp/kernel_checks.hpp"
@@ -230,6 +231,34 @@ TESSERA_SDK_HOST_DEVICE inline void norm_backward_row(const G& g, const X& x, co
     if constexpr (kLayer) v = v - gw_mean;
     grad_x[j] = norm_store<T>((v - xhat(j) * dot) * rstd);
   }
+}
+
+// ---- The catalogue: the four ops on their key dtypes. A backend writes its kernel once, as
+// Kernel<Op, T>::run(KernelArgs&) with Op one of the tags below (Op::name, Op::layer: layer_norm
+// rather than rms_norm, Op::backward), and registers them all with
+//   sdk::add_norm_kernels<MyNormKernel>(builder);
+
+namespace norm_ops {
+template <bool kLayer, bool kBackward>
+struct NormOp {
+  static constexpr bool layer = kLayer;
+  static constexpr bool backward = kBackward;
+  static constexpr const char* name = kLayer ? (kBackward ? "layer_norm_backward" : "layer_norm")
+                                             : (kBackward ? "rms_norm_backward" : "rms_norm");
+};
+using LayerNorm = NormOp<true, false>;
+using RmsNorm = NormOp<false, false>;
+using LayerNormBackward = NormOp<true, true>;
+using RmsNormBackward = NormOp<false, true>;
+}  // namespace norm_ops
+
+template <template <class Op, class T> class Kernel>
+void add_norm_kernels(BackendBuilder& b) {
+  using namespace norm_ops;
+  add_op_kernels<Kernel, LayerNorm, float, double, bfloat16, float16>(b);
+  add_op_kernels<Kernel, RmsNorm, float, double, bfloat16, float16>(b);
+  add_op_kernels<Kernel, LayerNormBackward, float, double, bfloat16, float16>(b);
+  add_op_kernels<Kernel, RmsNormBackward, float, double, bfloat16, float16>(b);
 }
 
 }  // namespace tessera::sdk
