@@ -55,7 +55,9 @@
  *      may not register them (they are not in its catalogue); ts::layer_norm and ts::rms_norm then
  *      compute from the element-wise and reduction kernels as before. sdk/cpp/norms.hpp holds their
  *      argument checks, the fixed summation order (lane_sum) and the row computations, for host and
- *      device code. A 1.0-1.6 plugin loads and behaves as before. */
+ *      device code, and add_norm_kernels registers a backend's four on their key dtypes; the 1.6
+ *      kernels have such helpers too (indexing.hpp: add_indexing_kernels; transformer_kernels.hpp:
+ *      add_where_kernels, add_cumsum_kernels). A 1.0-1.6 plugin loads and behaves as before. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 
