@@ -74,6 +74,12 @@ double machine_epsilon(DType dtype) {
   }
 }
 
+// eps is added to a variance (a mean square) before its square root: a negative or NaN eps would
+// give NaN rows, so it is refused, on every backend alike.
+void check_eps(const char* op, double eps) {
+  if (!(eps >= 0)) throw Error(fmt::format("{}: eps is {}, expected a number >= 0", op, eps));
+}
+
 // The fused kernels take the weight and bias in the compute dtype (float64 for a float64 input,
 // float32 otherwise); a weight that would lose bits on the way (float64 beside a float32 input, or
 // an integer one) keeps the composite, which promotes as the element-wise ops do.
@@ -91,6 +97,7 @@ Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape,
                   const Tensor& bias, double eps) {
   const dispatch::UserCall call("ts::layer_norm");
   check_norm_shapes("layer_norm", x, normalized_shape, weight, bias);
+  check_eps("layer_norm", eps);
   if (fused_norm_fits(detail::NormKind::kLayer, x, weight, bias))
     return detail::fused_norm(detail::NormKind::kLayer, x, normalized_shape.size(), weight, bias, eps);
   const std::vector<int64_t> dims = normalized_dims(x, normalized_shape.size());
@@ -109,6 +116,7 @@ Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, c
   check_norm_shapes("rms_norm", x, normalized_shape, weight, Tensor());
   const std::vector<int64_t> dims = normalized_dims(x, normalized_shape.size());
   const double e = eps ? *eps : machine_epsilon(x.dtype());
+  check_eps("rms_norm", e);
   if (fused_norm_fits(detail::NormKind::kRms, x, weight, Tensor()))
     return detail::fused_norm(detail::NormKind::kRms, x, normalized_shape.size(), weight, Tensor(), e);
   const Tensor wide = detail::widened(x);
