@@ -7,9 +7,9 @@
 #include <type_traits>
 
 #include "checks.hpp"
+#include "half_conversions.hpp"
 #include "kernels.hpp"
 #include "tessera/sdk/cpp/strided_loop.hpp"
-#include "vector_clones.hpp"
 
 namespace tessera::cpu {
 namespace {
@@ -46,20 +46,32 @@ D convert(S x) {
   }
 }
 
-// float32 to bfloat16 / float16 over contiguous buffers, the conversion mixed precision training
-// runs most. The rounding is integer bit arithmetic, which gives the same bits at every vector
-// width, so the loop carries the vector clones (it is compute-bound at the baseline's width).
-template <class D>
-TESSERA_CPU_VECTOR_CLONES void narrow_contiguous(const float* x, D* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = sdk::from_float<D>(x[i]);
+// The storage of a bfloat16 / float16 buffer, its bit patterns (each struct holds one uint16_t).
+template <class H>
+uint16_t* bits_of(H* p) {
+  return reinterpret_cast<uint16_t*>(p);
+}
+template <class H>
+const uint16_t* bits_of(const H* p) {
+  return reinterpret_cast<const uint16_t*>(p);
 }
 
 template <class S, class D>
 void cast_loop(const DLTensor& a, const DLTensor& out) {
   const S* x = sdk::data_of<const S>(a);
   D* y = sdk::data_of<D>(out);
+  // float32 <-> bfloat16 / float16 between contiguous buffers: the vector conversions.
   if constexpr (std::is_same_v<S, float> && sdk::is_half_precision<D>) {
-    if (sdk::is_contiguous(a) && sdk::is_contiguous(out)) return narrow_contiguous<D>(x, y, sdk::numel(out));
+    if (sdk::is_contiguous(a) && sdk::is_contiguous(out)) {
+      if constexpr (std::is_same_v<D, sdk::bfloat16>) return narrow_to_bfloat16(x, bits_of(y), sdk::numel(out));
+      return narrow_to_float16(x, bits_of(y), sdk::numel(out));
+    }
+  }
+  if constexpr (sdk::is_half_precision<S> && std::is_same_v<D, float>) {
+    if (sdk::is_contiguous(a) && sdk::is_contiguous(out)) {
+      if constexpr (std::is_same_v<S, sdk::bfloat16>) return widen_from_bfloat16(bits_of(x), y, sdk::numel(out));
+      return widen_from_float16(bits_of(x), y, sdk::numel(out));
+    }
   }
   sdk::for_each_offset<2>(out.ndim, out.shape, {&a, &out},
                           [&](const std::array<int64_t, 2>& o) { y[o[1]] = convert<D>(x[o[0]]); });

@@ -16,6 +16,7 @@ void register_softmax_kernels(sdk::BackendBuilder& b);    // softmax.cpp
 void register_where_kernels(sdk::BackendBuilder& b);      // where.cpp
 void register_cumsum_kernels(sdk::BackendBuilder& b);     // cumsum.cpp
 void register_indexing_kernels(sdk::BackendBuilder& b);   // indexing.cpp
+void register_norm_kernels(sdk::BackendBuilder& b);       // norms.cpp
 
 // How many threads one large matrix product may use (0: as many as the process may run on);
 // the backend's set_num_threads. It never changes a product's bits (see linalg.cpp).

@@ -48,6 +48,7 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
   tessera::cpu::register_where_kernels(cpu);
   tessera::cpu::register_cumsum_kernels(cpu);
   tessera::cpu::register_indexing_kernels(cpu);
+  tessera::cpu::register_norm_kernels(cpu);
   cpu.num_threads_function(&set_num_threads);
 #ifdef TESSERA_CPU_KEEP_ONLY_VARIABLE
   if (const char* keep = std::getenv(TESSERA_CPU_KEEP_ONLY_VARIABLE)) {

@@ -6,6 +6,7 @@
 #include "checks.hpp"
 #include "kernels.hpp"
 #include "tessera/sdk/cpp/strided_loop.hpp"
+#include "tessera/sdk/cpp/transformer_kernels.hpp"
 #include "vector_clones.hpp"
 
 namespace tessera::cpu {
@@ -39,14 +40,14 @@ void where_kernel(sdk::KernelArgs& args) {
                           [&](const std::array<int64_t, 4>& o) { z[o[3]] = c[o[0]] ? x[o[1]] : y[o[2]]; });
 }
 
+// Registered on the catalogue's dtypes by sdk::add_where_kernels.
+template <class Op, class T>
+struct WhereKernel {
+  static void run(sdk::KernelArgs& args) { where_kernel<T>(args); }
+};
+
 }  // namespace
 
-void register_where_kernels(sdk::BackendBuilder& b) {
-  b.kernel<&where_kernel<float>>("where", sdk::kFloat32);
-  b.kernel<&where_kernel<double>>("where", sdk::kFloat64);
-  b.kernel<&where_kernel<int32_t>>("where", sdk::kInt32);
-  b.kernel<&where_kernel<int64_t>>("where", sdk::kInt64);
-  b.kernel<&where_kernel<bool>>("where", sdk::kBool);
-}
+void register_where_kernels(sdk::BackendBuilder& b) { sdk::add_where_kernels<WhereKernel>(b); }
 
 }  // namespace tessera::cpu

@@ -7,6 +7,7 @@
 #include "kernels.hpp"
 #include "launch.cuh"
 #include "strided_index.cuh"
+#include "tessera/sdk/cpp/transformer_kernels.hpp"
 
 namespace tessera::cuda {
 namespace {
@@ -59,12 +60,14 @@ void cumsum_kernel(sdk::KernelArgs& args) {
   launch_elements("cumsum", &cumsum_device<T>, numel_of(a_rows), a_rows, out_rows, length, a_stride, out_stride);
 }
 
+// Registered on the catalogue's dtypes by sdk::add_cumsum_kernels.
+template <class Op, class T>
+struct CumsumKernel {
+  static void run(sdk::KernelArgs& args) { cumsum_kernel<T>(args); }
+};
+
 }  // namespace
 
-void register_cumsum_kernels(sdk::BackendBuilder& b) {
-  b.kernel<&cumsum_kernel<float>>("cumsum", sdk::kFloat32);
-  b.kernel<&cumsum_kernel<double>>("cumsum", sdk::kFloat64);
-  b.kernel<&cumsum_kernel<int64_t>>("cumsum", sdk::kInt64);
-}
+void register_cumsum_kernels(sdk::BackendBuilder& b) { sdk::add_cumsum_kernels<CumsumKernel>(b); }
 
 }  // namespace tessera::cuda

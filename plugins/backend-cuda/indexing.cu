@@ -158,18 +158,19 @@ void scatter_add_kernel(sdk::KernelArgs& args) {
     sdk::fail_index_out_of_range("scatter_add", seen.value, dim, a);
 }
 
+// Both ops through one kernel template (sdk::add_indexing_kernels).
+template <class Op, class T>
+struct IndexingKernel {
+  static void run(sdk::KernelArgs& args) {
+    if constexpr (Op::gather)
+      gather_kernel<T>(args);
+    else
+      scatter_add_kernel<T>(args);
+  }
+};
+
 }  // namespace
 
-void register_indexing_kernels(sdk::BackendBuilder& b) {
-  b.kernel<&gather_kernel<float>>("gather", sdk::kFloat32);
-  b.kernel<&gather_kernel<double>>("gather", sdk::kFloat64);
-  b.kernel<&gather_kernel<int32_t>>("gather", sdk::kInt32);
-  b.kernel<&gather_kernel<int64_t>>("gather", sdk::kInt64);
-  b.kernel<&gather_kernel<bool>>("gather", sdk::kBool);
-  b.kernel<&scatter_add_kernel<float>>("scatter_add", sdk::kFloat32);
-  b.kernel<&scatter_add_kernel<double>>("scatter_add", sdk::kFloat64);
-  b.kernel<&scatter_add_kernel<int32_t>>("scatter_add", sdk::kInt32);
-  b.kernel<&scatter_add_kernel<int64_t>>("scatter_add", sdk::kInt64);
-}
+void register_indexing_kernels(sdk::BackendBuilder& b) { sdk::add_indexing_kernels<IndexingKernel>(b); }
 
 }  // namespace tessera::cuda

@@ -15,5 +15,6 @@ void register_softmax_kernels(sdk::BackendBuilder& b);    // softmax.cu
 void register_where_kernels(sdk::BackendBuilder& b);      // where.cu
 void register_cumsum_kernels(sdk::BackendBuilder& b);     // cumsum.cu
 void register_indexing_kernels(sdk::BackendBuilder& b);   // indexing.cu
+void register_norm_kernels(sdk::BackendBuilder& b);       // norms.cu
 
 }  // namespace tessera::cuda

@@ -61,6 +61,7 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
   tessera::cuda::register_where_kernels(cuda);
   tessera::cuda::register_cumsum_kernels(cuda);
   tessera::cuda::register_indexing_kernels(cuda);
+  tessera::cuda::register_norm_kernels(cuda);
   cuda.memory(&tessera::cuda::device_alloc, &tessera::cuda::device_free, &tessera::cuda::device_copy);
   plugin.add_backend(cuda);
   plugin.on_init(&require_device);

@@ -7,6 +7,7 @@
 #include "kernels.hpp"
 #include "launch.cuh"
 #include "strided_index.cuh"
+#include "tessera/sdk/cpp/transformer_kernels.hpp"
 
 namespace tessera::cuda {
 namespace {
@@ -36,14 +37,14 @@ void where_kernel(sdk::KernelArgs& args) {
                   make_view(args.input(1), "where", "input 1"), make_view(args.input(2), "where", "input 2"), out);
 }
 
+// Registered on the catalogue's dtypes by sdk::add_where_kernels.
+template <class Op, class T>
+struct WhereKernel {
+  static void run(sdk::KernelArgs& args) { where_kernel<T>(args); }
+};
+
 }  // namespace
 
-void register_where_kernels(sdk::BackendBuilder& b) {
-  b.kernel<&where_kernel<float>>("where", sdk::kFloat32);
-  b.kernel<&where_kernel<double>>("where", sdk::kFloat64);
-  b.kernel<&where_kernel<int32_t>>("where", sdk::kInt32);
-  b.kernel<&where_kernel<int64_t>>("where", sdk::kInt64);
-  b.kernel<&where_kernel<bool>>("where", sdk::kBool);
-}
+void register_where_kernels(sdk::BackendBuilder& b) { sdk::add_where_kernels<WhereKernel>(b); }
 
 }  // namespace tessera::cuda

@@ -96,6 +96,9 @@ void register_kernels(sdk::BackendBuilder& b) {
   // Indexing: index values are data, which a shapes-only backend does not hold.
   add(b, {"gather"}, kAll);
   add(b, {"scatter_add"}, kNum);
+  // SDK 1.7: the host has shaped every output (out, the per-row statistics, the gradients).
+  add(b, {"layer_norm", "rms_norm", "layer_norm_backward", "rms_norm_backward"},
+      {sdk::kFloat32, sdk::kFloat64, sdk::kBFloat16, sdk::kFloat16});
 }
 
 }  // namespace tessera::meta

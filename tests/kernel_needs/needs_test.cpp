@@ -206,3 +206,30 @@ TEST_CASE("sdk/KERNELS.md and the core's list say what this test found") {
   CHECK(documented.size() == expected.size());
   CHECK(core.size() == expected.size());
 }
+
+// The norms' other way (sdk/KERNELS.md, "Normalisation"): a backend holding a fused pair computes
+// the op (and its gradient) with it alone, besides the copy the autograd engine makes of a leaf's
+// gradient; one holding only half of a pair is not offered it, and the composite's kernels serve
+// the call.
+TEST_CASE("layer_norm and rms_norm: the fused pair alone serves them, half a pair does not") {
+  auto layer = [] {
+    const ts::Tensor w = ts::tensor({0.5f, 1.f, 2.f}).to("cpu2").requires_grad_(true);
+    const ts::Tensor b = ts::tensor({0.5f, 1.f, 2.f}).to("cpu2").requires_grad_(true);
+    const ts::Tensor x = floats().reshape({2, 3}).requires_grad_(true);
+    const ts::Tensor y = ts::layer_norm(x, {3}, w, b);
+    y.backward(y.detach());  // a weighting that is not constant along a row
+  };
+  auto rms = [] {
+    const ts::Tensor w = ts::tensor({0.5f, 1.f, 2.f}).to("cpu2").requires_grad_(true);
+    const ts::Tensor y = ts::rms_norm(floats().reshape({2, 3}), {3}, w);
+    y.backward(y.detach());
+  };
+  use_backend_with({"layer_norm", "layer_norm_backward", "copy"});
+  CHECK(failure_of(layer) == "");
+  use_backend_with({"rms_norm", "rms_norm_backward", "copy"});
+  CHECK(failure_of(rms) == "");
+  // The forward kernel without its backward: the composite runs, and names what it lacks.
+  use_backend_with({"rms_norm", "mean", "add", "sqrt", "div", "fill"});
+  const std::string message = failure_of([] { (void)ts::rms_norm(floats().reshape({2, 3}), {3}); });
+  CHECK(message.find("op 'mul' has no kernel") != std::string::npos);
+}

@@ -117,7 +117,7 @@ TEST_CASE("probe_plugin describes a good plugin without registering it") {
   CHECK(probe.info.name == "backend-testdev");
   CHECK(probe.info.version == "9.8.7");
   CHECK(probe.info.sdk_major == 1);
-  CHECK(probe.info.sdk_minor == 6);  // built by PluginBuilder against this SDK, 1.6
+  CHECK(probe.info.sdk_minor == 7);  // built by PluginBuilder against this SDK, 1.7
   REQUIRE(probe.info.components.size() == 1);
   CHECK(probe.info.components[0].kind == "backend");
   CHECK(probe.info.components[0].name == "testdev");

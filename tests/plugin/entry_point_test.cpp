@@ -28,7 +28,7 @@ TEST_CASE("an object exporting only another major's entry point is rejected as b
                  "plugin '" + file.string() +
                      "' rejected: it exports 'tessera_plugin_query_v2' (SDK major "
                      "2) but neither 'tessera_plugin_query_v1' nor 'tessera_plugin_query', which this host "
-                     "(SDK 1.6) calls"));
+                     "(SDK 1.7) calls"));
   check_cpu_still_works();
 }
 
@@ -61,7 +61,7 @@ TEST_CASE(
 
   const std::string unknown = load_error(test_plugin("bad-refusal-code-42"));
   CAPTURE(unknown);
-  CHECK(contains(unknown, "status 42 (a code no SDK 1.x up to 1.6 defines): a code of its own"));
+  CHECK(contains(unknown, "status 42 (a code no SDK 1.x up to 1.7 defines): a code of its own"));
   CHECK_FALSE(contains(unknown, "truncated"));
   check_cpu_still_works();
 }

@@ -217,7 +217,7 @@ TEST_CASE("an extension field that leads to something other than a chain is reje
 TEST_CASE("an extension type below TESSERA_EXTENSION_USER that the plugin's SDK minor does not define is rejected") {
   check_rejected(test_plugin("bad-extension-sdk-type"),
                  {"tessera_backend of component #0 ('bad-extension-sdk-type')", "extension chain entry #1 at 0x",
-                  "has type 0x1, which is no extension type: SDK 1.6 defines none",
+                  "has type 0x1, which is no extension type: SDK 1.7 defines none",
                   "start at TESSERA_EXTENSION_USER (0x10000)"});
 }
 
@@ -270,6 +270,15 @@ TEST_CASE("an indexing kernel from a plugin built for SDK 1.5 is rejected, namin
   check_rejected(test_plugin("bad-kernel-gather-sdk15"),
                  {"kernel #1 has op 'gather', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.5",
                   "it came with SDK 1.6: rebuild the plugin against it"});
+}
+
+// The normalisation kernels came with SDK 1.7.
+TEST_CASE("a layer_norm kernel from a plugin built for SDK 1.6 is rejected, naming 1.7 as the version that added it") {
+  check_rejected(test_plugin("bad-kernel-norm-sdk16"),
+                 {"backend 'bad-kernel-norm-sdk16'",
+                  "kernel #1 has op 'layer_norm', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.6, "
+                  "the version the plugin was built for",
+                  "it came with SDK 1.7: rebuild the plugin against it"});
 }
 
 // A plugin built for a newer SDK minor may serve ops that minor's catalogue added: they are never

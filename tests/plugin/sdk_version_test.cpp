@@ -1,6 +1,6 @@
-// SDK minor versions across the boundary (host: SDK 1.6; 1.1 added the transport kind, 1.2 the
+// SDK minor versions across the boundary (host: SDK 1.7; 1.1 added the transport kind, 1.2 the
 // backend's flags, 1.3 the component's flags, the plugin's lifecycle and extension chains, 1.4 the
-// fold kernels, no struct, 1.5 the transport's abort, 1.6 the indexing kernels, no struct). Backends
+// fold kernels, no struct, 1.5 the transport's abort, 1.6 the indexing kernels, no struct, 1.7 the normalisation kernels, no struct). Backends
 // built for 1.0 and 1.1 still load, their shorter tables read as ordinary backends; a 1.2 plugin's
 // info and component, ending before the 1.3 fields, read as having none of them; one built for a newer minor loads too, read up to what the host knows; a valid
 // transport is registered under its name and leaves with its plugin.
@@ -13,9 +13,9 @@
 
 using namespace plugin_test;
 
-TEST_CASE("the host is SDK 1.6") {
+TEST_CASE("the host is SDK 1.7") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
-  CHECK(TESSERA_SDK_VERSION_MINOR == 6);
+  CHECK(TESSERA_SDK_VERSION_MINOR == 7);
 }
 
 TEST_CASE("a plugin built for SDK 1.2 loads: its info ends before init, its component before flags") {

@@ -19,7 +19,7 @@ TEST_CASE("the test plugin loads by path and its backend computes") {
   CHECK(info.version == "9.8.7");
   CHECK(info.description == "test backend: float32 fill and copy only");
   CHECK(info.sdk_major == 1);
-  CHECK(info.sdk_minor == 6);  // built by PluginBuilder against this SDK, 1.6
+  CHECK(info.sdk_minor == 7);  // built by PluginBuilder against this SDK, 1.7
   CHECK(info.file == std::filesystem::weakly_canonical(testdev_file()));
   REQUIRE(info.components.size() == 1);
   CHECK(info.components[0].kind == "backend");

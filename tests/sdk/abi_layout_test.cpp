@@ -24,10 +24,11 @@
 
 // 1.4 added kernels to the catalogue (the folds) and changed no struct; 1.5 appended fields (the
 // last block); 1.6 added kernels (sin, cos, where, cumsum, gather, scatter_add) and
-// element types, and changed no struct.
-TEST_CASE("SDK version is 1.6") {
+// element types, and changed no struct; 1.7 added kernels (layer_norm, rms_norm and their backward
+// kernels) and changed no struct.
+TEST_CASE("SDK version is 1.7") {
   CHECK(TESSERA_SDK_VERSION_MAJOR == 1);
-  CHECK(TESSERA_SDK_VERSION_MINOR == 6);
+  CHECK(TESSERA_SDK_VERSION_MINOR == 7);
 }
 
 TEST_CASE("SDK 1.0 enum values are unchanged") {

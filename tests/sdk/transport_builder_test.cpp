@@ -105,7 +105,7 @@ TEST_CASE("TransportBuilder fills every required function and leaves allgather a
   REQUIRE(plugin.info()->num_components == 1);
   CHECK(plugin.info()->components[0]->kind == TESSERA_COMPONENT_TRANSPORT);
   CHECK((plugin.info()->components[0]->table == builder.table()));
-  CHECK(plugin.info()->sdk_minor == 6);  // this SDK, 1.6
+  CHECK(plugin.info()->sdk_minor == 7);  // this SDK, 1.7
 }
 
 TEST_CASE("TransportBuilder init writes only the info fields within the host's struct_size") {

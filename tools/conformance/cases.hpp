@@ -45,6 +45,10 @@ CaseGroup trig_cases(ValueSource& values, const std::string& op, tessera::DType 
 CaseGroup where_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
 CaseGroup cumsum_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
 
+// SDK 1.7 (cases_norms.cpp): layer_norm rms_norm through ts::layer_norm/ts::rms_norm; their backward
+// kernels through the gradients of x, the weight and the bias.
+CaseGroup norm_cases(ValueSource& values, const std::string& op, tessera::DType dtype);
+
 struct OpCheck {
   std::string op;
   std::vector<tessera::DType> key_dtypes;  // the catalogue's key dtypes (sdk/KERNELS.md)

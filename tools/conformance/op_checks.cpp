@@ -43,6 +43,9 @@ const std::vector<OpCheck>& op_checks() {
       {"sin", floats, trig_cases},         {"cos", floats, trig_cases},
       {"where", all, where_cases},         {"cumsum", {ts::kInt64, ts::kFloat32, ts::kFloat64}, cumsum_cases},
       {"gather", all, indexing_cases},     {"scatter_add", num, indexing_cases},
+      // SDK 1.7.
+      {"layer_norm", floats, norm_cases},  {"rms_norm", floats, norm_cases},
+      {"layer_norm_backward", floats, norm_cases}, {"rms_norm_backward", floats, norm_cases},
   };
   return checks;
 }

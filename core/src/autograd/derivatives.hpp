@@ -49,6 +49,12 @@ void record_stack(const std::vector<Tensor>& inputs, int64_t dim, const Tensor& 
 // split and chunk: the outputs are consecutive parts of `a` along `dim`.
 void record_split(const char* name, const Tensor& a, int64_t dim, const std::vector<Tensor>& outputs);
 
+// norm_derivatives.cpp: layer_norm (`layer`) and rms_norm through their fused kernels. `inputs` are
+// x, then the weight and the bias when there are; mean (undefined for rms_norm) and rstd are the
+// forward kernel's per-row statistics, which the backward kernel takes.
+void record_norm(bool layer, const std::vector<Tensor>& inputs, bool has_weight, bool has_bias,
+                 size_t normalized_ndim, const Tensor& out, const Tensor& mean, const Tensor& rstd);
+
 // indexing_derivatives.cpp: gather (index_select and embedding are gathers) and scatter_add, whose
 // src is already narrowed to index's shape.
 void record_gather(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& out);

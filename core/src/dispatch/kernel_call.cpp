@@ -98,6 +98,13 @@ void call_widened(std::string_view op, DType narrow, DType wide, tessera_kernel_
 
 void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> inputs,
                  std::initializer_list<Operand> outputs, std::initializer_list<Attr> attrs) {
+  call_kernel(op, key, std::span<const Operand>(inputs.begin(), inputs.size()),
+              std::span<const Operand>(outputs.begin(), outputs.size()),
+              std::span<const Attr>(attrs.begin(), attrs.size()));
+}
+
+void call_kernel(std::string_view op, DType key, std::span<const Operand> inputs, std::span<const Operand> outputs,
+                 std::span<const Attr> attrs) {
   if (inputs.size() > kMaxOperands || outputs.size() > kMaxOperands || attrs.size() > kMaxAttrs)
     throw Error(fmt::format("internal: kernel '{}' called with too many operands or attributes", op));
   const Operand& first = outputs.size() > 0 ? *outputs.begin() : *inputs.begin();
@@ -107,14 +114,12 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
   for (const Operand& o : outputs)
     if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
   if (const tessera_kernel_fn fn = backend.find_kernel(op, key)) [[likely]]
-    return call_with(op, key, fn, {inputs.begin(), inputs.size()}, {outputs.begin(), outputs.size()},
-                     {attrs.begin(), attrs.size()});
+    return call_with(op, key, fn, inputs, outputs, attrs);
   // cast and copy are what widening is made of: a backend must have them for the dtype itself.
   const std::optional<DType> wide = widened(key);
   if (wide && op != "cast" && op != "copy") {
     if (const tessera_kernel_fn fn = backend.find_kernel(op, *wide))
-      return call_widened(op, key, *wide, fn, {inputs.begin(), inputs.size()},
-                          {outputs.begin(), outputs.size()}, {attrs.begin(), attrs.size()});
+      return call_widened(op, key, *wide, fn, inputs, outputs, attrs);
   }
   backend.kernel(op, key);  // throws the error naming the op, the dtype and the backend
 }

@@ -55,5 +55,8 @@ struct Attr {
 // different backends, when the backend has no such kernel, or when the kernel reports a failure.
 void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> inputs,
                  std::initializer_list<Operand> outputs, std::initializer_list<Attr> attrs = {});
+// The same for a call whose operands are counted at run time (a kernel with optional inputs).
+void call_kernel(std::string_view op, DType key, std::span<const Operand> inputs, std::span<const Operand> outputs,
+                 std::span<const Attr> attrs);
 
 }  // namespace tessera::dispatch

@@ -19,13 +19,15 @@ namespace tessera::plugin {
 namespace {
 
 // sdk/KERNELS.md's op names (kernel_catalogue_test.cpp reads the document and compares), in its
-// order but for the folds and the SDK 1.6 ops: each minor's additions come after the older ones, so
+// order but for the folds and the SDK 1.6 and 1.7 ops: each minor's additions come after the older ones, so
 // that the catalogue of an older plugin is a prefix.
 constexpr size_t kOpsBeforeFolds = 46;
 constexpr uint32_t kFoldsMinor = 4;
 constexpr size_t kOpsBefore16 = kOpsBeforeFolds + 7;
 constexpr uint32_t kMinor16 = 6;
-constexpr std::array<std::string_view, kOpsBefore16 + 6> kCatalogue = {
+constexpr size_t kOpsBefore17 = kOpsBefore16 + 6;
+constexpr uint32_t kMinor17 = 7;
+constexpr std::array<std::string_view, kOpsBefore17 + 4> kCatalogue = {
     "add",     "sub",     "mul",         "maximum",     "minimum",    "div",       "bitwise_and", "bitwise_or",
     "bitwise_xor", "pow", "eq",          "ne",          "lt",         "le",        "gt",          "ge",
     "neg",     "abs",     "relu",        "exp",         "log",        "sqrt",      "tanh",        "sigmoid",
@@ -34,11 +36,16 @@ constexpr std::array<std::string_view, kOpsBefore16 + 6> kCatalogue = {
     "all",     "any",     "mm",          "bmm",         "softmax",    "log_softmax",
     "fold_add", "fold_mul", "fold_maximum", "fold_minimum", "fold_bitwise_and", "fold_bitwise_or", "fold_bitwise_xor",
     // SDK 1.6.
-    "sin", "cos", "where", "cumsum", "gather", "scatter_add"};
+    "sin", "cos", "where", "cumsum", "gather", "scatter_add",
+    // SDK 1.7.
+    "layer_norm", "rms_norm", "layer_norm_backward", "rms_norm_backward"};
 
 // The catalogue of a plugin built for SDK 1.`minor`.
 std::span<const std::string_view> catalogue_of(uint32_t minor) {
-  const size_t size = minor >= kMinor16 ? kCatalogue.size() : minor >= kFoldsMinor ? kOpsBefore16 : kOpsBeforeFolds;
+  const size_t size = minor >= kMinor17   ? kCatalogue.size()
+                      : minor >= kMinor16  ? kOpsBefore17
+                      : minor >= kFoldsMinor ? kOpsBefore16
+                                             : kOpsBeforeFolds;
   return std::span<const std::string_view>(kCatalogue).first(size);
 }
 

@@ -1,7 +1,9 @@
-// layer_norm and rms_norm over the trailing dims `normalized_shape` names, composed of existing ops
-// as PyTorch's decompositions are (biased variance; rsqrt of the mean square plus eps), so autograd,
-// local tensors and every backend come from their parts. Rows are independent: a tensor split
-// along a leading dim normalises shard by shard (what DTensor's sequence parallel rule relies on).
+// layer_norm and rms_norm over the trailing dims `normalized_shape` names. Where the input's backend
+// has the fused kernels (norm_kernels.hpp) they compute each shard in one call; otherwise the ops
+// are composed of existing ops as PyTorch's decompositions are (biased variance; rsqrt of the mean
+// square plus eps), so autograd, local tensors and every backend come from their parts. Rows are
+// independent: a tensor split along a leading dim normalises shard by shard (what DTensor's
+// sequence parallel rule relies on).
 #include <fmt/format.h>
 
 #include <limits>
@@ -10,6 +12,7 @@
 #include "dispatch/user_call.hpp"
 #include "tensor/float32_compute.hpp"
 #include "tensor/internal.hpp"
+#include "tensor/norm_kernels.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
@@ -71,12 +74,32 @@ double machine_epsilon(DType dtype) {
   }
 }
 
+// eps is added to a variance (a mean square) before its square root: a negative or NaN eps would
+// give NaN rows, so it is refused, on every backend alike.
+void check_eps(const char* op, double eps) {
+  if (!(eps >= 0)) throw Error(fmt::format("{}: eps is {}, expected a number >= 0", op, eps));
+}
+
+// The fused kernels take the weight and bias in the compute dtype (float64 for a float64 input,
+// float32 otherwise); a weight that would lose bits on the way (float64 beside a float32 input, or
+// an integer one) keeps the composite, which promotes as the element-wise ops do.
+bool fused_norm_fits(detail::NormKind kind, const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const DType compute = x.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  for (const Tensor* p : {&weight, &bias})
+    if (p->defined() && (!is_floating(p->dtype()) || (p->dtype() == kFloat64 && compute != kFloat64)))
+      return false;
+  return detail::has_norm_kernels(kind, x);
+}
+
 }  // namespace
 
 Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight,
                   const Tensor& bias, double eps) {
   const dispatch::UserCall call("ts::layer_norm");
   check_norm_shapes("layer_norm", x, normalized_shape, weight, bias);
+  check_eps("layer_norm", eps);
+  if (fused_norm_fits(detail::NormKind::kLayer, x, weight, bias))
+    return detail::fused_norm(detail::NormKind::kLayer, x, normalized_shape.size(), weight, bias, eps);
   const std::vector<int64_t> dims = normalized_dims(x, normalized_shape.size());
   const Tensor wide = detail::widened(x);
   const Tensor centred = wide - mean(wide, dims, true);
@@ -93,6 +116,9 @@ Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, c
   check_norm_shapes("rms_norm", x, normalized_shape, weight, Tensor());
   const std::vector<int64_t> dims = normalized_dims(x, normalized_shape.size());
   const double e = eps ? *eps : machine_epsilon(x.dtype());
+  check_eps("rms_norm", e);
+  if (fused_norm_fits(detail::NormKind::kRms, x, weight, Tensor()))
+    return detail::fused_norm(detail::NormKind::kRms, x, normalized_shape.size(), weight, Tensor(), e);
   const Tensor wide = detail::widened(x);
   Tensor out = wide * rsqrt(mean(wide * wide, dims, true) + e);
   if (weight.defined()) out = out * detail::widened(weight);

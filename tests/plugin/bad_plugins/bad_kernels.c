@@ -10,7 +10,9 @@
  *  KERNEL_SIN_SDK15  - op "sin" from a plugin built for SDK 1.5, whose catalogue did not have it yet
  *                     (it came with 1.6)
  *  KERNEL_GATHER_SDK15 - op "gather" from a plugin built for SDK 1.5 (the indexing kernels came
- *                     with 1.6) */
+ *                     with 1.6)
+ *  KERNEL_NORM_SDK16 - op "layer_norm" from a plugin built for SDK 1.6 (the normalisation kernels
+ *                     came with 1.7) */
 #include "bad_plugin.h"
 
 #define SECOND_KERNEL(OP, DTYPE) \
@@ -39,6 +41,9 @@ BAD_PLUGIN_QUERY("bad-kernel-sin-sdk15", "a sin kernel from an SDK 1.5 plugin",
 #elif defined(KERNEL_GATHER_SDK15)
 BAD_PLUGIN_QUERY("bad-kernel-gather-sdk15", "an indexing kernel from an SDK 1.5 plugin",
                  (SECOND_KERNEL("gather", BAD_PLUGIN_FLOAT32), plugin.info.sdk_minor = 5))
+#elif defined(KERNEL_NORM_SDK16)
+BAD_PLUGIN_QUERY("bad-kernel-norm-sdk16", "a normalisation kernel from an SDK 1.6 plugin",
+                 (SECOND_KERNEL("layer_norm", BAD_PLUGIN_FLOAT32), plugin.info.sdk_minor = 6))
 #else
 #error "define one KERNEL_* defect"
 #endif

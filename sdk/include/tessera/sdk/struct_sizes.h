@@ -1,4 +1,4 @@
-/* The size of every SDK struct as each minor version defined it (SDK 1.6), like PJRT's
+/* The size of every SDK struct as each minor version defined it (SDK 1.7), like PJRT's
  * *_STRUCT_SIZE constants: a plugin sets struct_size to the size of the version it fills, and reads
  * a field of a host-filled struct only when the host's struct_size reaches the end of that field
  * (TESSERA_STRUCT_HAS). Only the minors that changed a struct have a constant for it; a struct is

@@ -49,11 +49,19 @@
  *      storage types sdk::bfloat16 and sdk::float16 and the float32 conversions, host and device),
  *      sdk::kBFloat16/kFloat16/kInt8/kUInt8 and dtype_of for them, visit_any_dtype,
  *      add_half_precision_fold_kernels (fold_add/mul/maximum/minimum rounding once per step). A
- *      1.0-1.5 plugin loads and behaves as before. */
+ *      1.0-1.5 plugin loads and behaves as before.
+ * 1.7: the normalisation kernels layer_norm, rms_norm, layer_norm_backward and rms_norm_backward
+ *      (KERNELS.md, "Normalisation"), optional; no struct changed. A plugin built for 1.6 or older
+ *      may not register them (they are not in its catalogue); ts::layer_norm and ts::rms_norm then
+ *      compute from the element-wise and reduction kernels as before. sdk/cpp/norms.hpp holds their
+ *      argument checks, the fixed summation order (lane_sum) and the row computations, for host and
+ *      device code, and add_norm_kernels registers a backend's four on their key dtypes; the 1.6
+ *      kernels have such helpers too (indexing.hpp: add_indexing_kernels; transformer_kernels.hpp:
+ *      add_where_kernels, add_cumsum_kernels). A 1.0-1.6 plugin loads and behaves as before. */
 #ifndef TESSERA_SDK_VERSION_H
 #define TESSERA_SDK_VERSION_H
 
 #define TESSERA_SDK_VERSION_MAJOR 1
-#define TESSERA_SDK_VERSION_MINOR 6
+#define TESSERA_SDK_VERSION_MINOR 7
 
 #endif

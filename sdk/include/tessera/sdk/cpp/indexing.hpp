@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "tessera/sdk/cpp/backend_builder.hpp"
 #include "tessera/sdk/cpp/kernel_checks.hpp"
 
 namespace tessera::sdk {
@@ -35,6 +36,28 @@ inline int checked_index_dim(const KernelArgs& args, const char* op, const DLTen
   fail_invalid(std::string(op) + ": index " + std::to_string(value) + " is out of range for dim " +
                std::to_string(dim) + " of size " + std::to_string(a.shape[dim]) + " (input 0 has shape " +
                shape_text(a) + "), expected 0.." + std::to_string(a.shape[dim] - 1));
+}
+
+// ---- The catalogue: gather on all five dtypes, scatter_add on the four numeric ones. A backend
+// writes Kernel<Op, T>::run(KernelArgs&) (Op::name, Op::gather: gather rather than scatter_add)
+// and registers both with
+//   sdk::add_indexing_kernels<MyIndexing>(builder);
+
+namespace indexing_ops {
+struct Gather {
+  static constexpr const char* name = "gather";
+  static constexpr bool gather = true;
+};
+struct ScatterAdd {
+  static constexpr const char* name = "scatter_add";
+  static constexpr bool gather = false;
+};
+}  // namespace indexing_ops
+
+template <template <class Op, class T> class Kernel>
+void add_indexing_kernels(BackendBuilder& b) {
+  add_op_kernels<Kernel, indexing_ops::Gather, float, double, int32_t, int64_t, bool>(b);
+  add_op_kernels<Kernel, indexing_ops::ScatterAdd, float, double, int32_t, int64_t>(b);
 }
 
 }  // namespace tessera::sdk
