@@ -35,6 +35,10 @@ const std::vector<CallNeeds> kNeeds = {
     {"ts::triu", "", {"arange", "sub", "ge", "where", "fill"}},
     {"ts::layer_norm", "", {"mean", "sub", "mul", "add", "sqrt", "div", "fill"}},
     {"ts::rms_norm", "", {"mul", "mean", "add", "sqrt", "div", "fill"}},
+    // A backend with both kernels of a fused pair serves the norm (and its backward) with them
+    // instead of the composite above.
+    {"ts::layer_norm", "fused", {"layer_norm", "layer_norm_backward"}},
+    {"ts::rms_norm", "fused", {"rms_norm", "rms_norm_backward"}},
 };
 
 }  // namespace
