@@ -19,10 +19,12 @@ int64_t SpmdArg<Tensor>::work(const Tensor& t) {
 
 void append_shard_identity(const Tensor& local, int rank, std::vector<int64_t>& words) {
   const TensorImpl& shard = *local.shards().at(rank).impl();
-  // The bytes a shard reads: shared replicas have equal data pointers; a shapes-only backend has
-  // none, so there the Storage itself is the identity.
+  // The bytes a shard reads: shared replicas have equal data pointers. A shapes-only backend has
+  // no bytes: a pure op's result there depends on the dtype and the layout alone, so shards of one
+  // layout are alike whatever Storage holds them (ranks of equal shard shapes compute once).
+  // Elsewhere a Storage without bytes (released, or empty) is its own identity, as before.
   const void* data = shard.storage()->data.load();
-  const void* bytes = data != nullptr ? data : shard.storage().get();
+  const void* bytes = shard.backend().shapes_only() ? nullptr : data != nullptr ? data : shard.storage().get();
   const size_t dims = shard.sizes().size();
   const size_t at = words.size();
   words.resize(at + 4 + 2 * dims);  // written in place: this runs per rank per argument of every op
