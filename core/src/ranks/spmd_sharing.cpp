@@ -5,6 +5,7 @@
 #include <map>
 #include <span>
 
+#include "tensor/memory_accounting.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/detail/spmd.hpp"
 
@@ -22,7 +23,7 @@ void append_shard_identity(const Tensor& local, int rank, std::vector<int64_t>& 
   // The bytes a shard reads: shared replicas have equal data pointers. A shapes-only backend has
   // no bytes: a pure op's result there depends on the dtype and the layout alone, so shards of one
   // layout are alike whatever Storage holds them (ranks of equal shard shapes compute once).
-  // Elsewhere a Storage without bytes (released, or empty) is its own identity, as before.
+  // Elsewhere a Storage without bytes (released, or empty) is its own identity.
   const void* data = shard.storage()->data.load();
   const void* bytes = shard.backend().shapes_only() ? nullptr : data != nullptr ? data : shard.storage().get();
   const size_t dims = shard.sizes().size();
@@ -44,7 +45,15 @@ bool may_share_shards(const Tensor& local) {
   return first.shared != nullptr || first.data == nullptr;
 }
 
-Tensor replica_of(const Tensor& plain) { return Tensor(plain.impl()->replica()); }
+Tensor replica_of(const Tensor& plain) {
+  // A shapes-only tensor has no bytes, so no rank can write anything through its handle that
+  // another rank could read: the ranks hold the one result itself, not a replica each (a
+  // TensorImpl and a Storage per rank of every op). Counted memory is per Storage, and each rank's
+  // shard counts as that rank's: while a MemoryCounter is alive every rank gets a replica.
+  const TensorImpl& impl = *plain.impl();
+  if (impl.backend().shapes_only() && !tessera::detail::memory_watched()) return plain;
+  return Tensor(impl.replica());
+}
 
 void group_by_identity(const std::vector<int64_t>& words, const std::vector<size_t>& starts,
                        std::vector<size_t>& leader_of, std::vector<size_t>& leaders) {
