@@ -64,3 +64,26 @@ TEST_CASE("cpu: replicated shards still get replicas of their own, sharing bytes
   const ts::DisabledLocalMode plain;
   for (int r = 0; r < 3; ++r) CHECK(ts::equal(y.shard(r), ts::full({2, 2}, 3.0)));
 }
+
+TEST_CASE("meta: views and splits of one shared shard are one result too, per-rank arguments are not") {
+  const ts::Tensor doubled = meta_rows({6, 6, 6, 6}) * 2.0;
+  REQUIRE(distinct_impls(doubled) == 1);
+  const ts::Tensor flipped = doubled.transpose(0, 1);
+  CHECK(distinct_impls(flipped) == 1);
+  for (int r = 0; r < 4; ++r) CHECK(flipped.shard(r).sizes() == ts::Shape{8, 6});
+  const ts::Tensor rows = doubled.reshape({3, 16});
+  CHECK(distinct_impls(rows) == 1);
+  CHECK(rows.shard(2).sizes() == ts::Shape{3, 16});
+  const std::vector<ts::Tensor> halves = ts::split(doubled, 4, 0);  // 4 rows, then 2
+  REQUIRE(halves.size() == 2);
+  CHECK(distinct_impls(halves[0]) == 1);
+  CHECK(halves[1].shard(3).sizes() == ts::Shape{2, 8});
+  CHECK(distinct_impls(ts::cat({doubled, doubled}, 1)) == 1);
+  // Each rank starts its rows elsewhere (and rank 3 takes fewer): the views differ, each rank
+  // gets its own.
+  const ts::Tensor offset = doubled.narrow(0, ts::SymInt(ts::LocalInt({{0, 0}, {1, 1}, {2, 2}, {3, 2}})),
+                                           ts::SymInt(ts::LocalInt({{0, 3}, {1, 3}, {2, 3}, {3, 1}})));
+  CHECK(distinct_impls(offset) == 4);
+  for (int r = 0; r < 3; ++r) CHECK(offset.shard(r).sizes() == ts::Shape{3, 8});
+  CHECK(offset.shard(3).sizes() == ts::Shape{1, 8});
+}

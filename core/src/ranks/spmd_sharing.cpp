@@ -45,6 +45,13 @@ bool may_share_shards(const Tensor& local) {
   return first.shared != nullptr || first.data == nullptr;
 }
 
+bool shards_are_one_object(const Tensor& local) {
+  const TensorImpl* first = local.shards().begin()->second.impl().get();
+  for (const auto& [rank, shard] : local.shards())
+    if (shard.impl().get() != first) return false;
+  return true;
+}
+
 Tensor replica_of(const Tensor& plain) {
   // A shapes-only tensor has no bytes, so no rank can write anything through its handle that
   // another rank could read: the ranks hold the one result itself, not a replica each (a
