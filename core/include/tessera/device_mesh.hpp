@@ -91,6 +91,11 @@ class DeviceMesh {
   std::vector<std::vector<int>> fibres_;
   std::shared_ptr<const Topology> topology_;  // shared with the groups handed out: no copy per group
   bool own_topology_ = false;                 // given by with_topology
+  // position_->at(r): rank r's index within its fibre, -1 for a rank not in the mesh (0..the largest
+  // rank). coordinate_of is asked for every rank of every DTensor op: a lookup, not a search of the
+  // fibres. Shared by copies; made again whenever fibres_ changes (index_positions).
+  std::shared_ptr<const std::vector<int64_t>> position_;
+  void index_positions();
 };
 
 // PyTorch's repr, as to_string().

@@ -65,6 +65,11 @@ class Topology {
   // for topologies built the same way (the same preset over the same world, in any world object),
   // different (up to a 64-bit hash collision) when a link or domain differs. Computed once.
   uint64_t fingerprint() const;
+  // Whether every two ranks are joined directly by equal links and no locality domain is stated
+  // (the fully connected preset). Then a group of ranks sees the same topology as any other group
+  // of its size, in any order: what depends on a group only through the topology (a collective's
+  // schedule, its estimated cost) is the same for every group of one size. O(1).
+  bool uniform() const;
 
   // Shortest paths are computed once per (source, message size) and remembered; copies of a
   // Topology share them, and sharing one between threads is safe. A fully connected topology of

@@ -22,7 +22,11 @@ struct KeyView {
   std::span<const int32_t> ring;
   // SDK 1.3: an algorithm may build differently for other ranks or another topology (a
   // hierarchical one groups by node), so both are part of the key: the group's world ranks and the
-  // topology's content (Topology::fingerprint, equal for the same preset in any world).
+  // topology's content (Topology::fingerprint, equal for the same preset in any world). On a
+  // uniform topology (Topology::uniform) every group of one size sees the same locality, transfer
+  // times and ring order, so the key holds no members there: one schedule (and one cost) per shape
+  // of group, not one per group (collective.h asks algorithms to read group_ranks only for where
+  // ranks are).
   std::span<const int32_t> members;
   uint64_t topology = 0;
 
@@ -43,10 +47,12 @@ inline std::array<int64_t, 7> fields_of(const tessera_collective_request& q) {
 inline KeyView view_of(std::string_view algorithm, const tessera_collective_request& q) {
   const auto p = static_cast<size_t>(q.group_size);
   const RequestTopology* where = topology_of(q);
+  const bool relative = where != nullptr && where->topology->uniform();
   return {algorithm,
           fields_of(q),
           q.ring_order != nullptr ? std::span<const int32_t>(q.ring_order, p) : std::span<const int32_t>(),
-          q.group_ranks != nullptr ? std::span<const int32_t>(q.group_ranks, p) : std::span<const int32_t>(),
+          q.group_ranks != nullptr && !relative ? std::span<const int32_t>(q.group_ranks, p)
+                                                : std::span<const int32_t>(),
           where != nullptr ? where->topology->fingerprint() : 0};
 }
 

@@ -29,11 +29,16 @@
 namespace tessera::comm {
 namespace {
 
-// A schedule and, once a simulated world first runs it, its plan (derived at most once).
+// A schedule and, once a simulated world first runs it, its plan (derived at most once), and once
+// a call is reported, its estimated cost. The cost depends on the schedule, the element size and
+// the group's topology, all of which the entry's key fixes (request_key.hpp: the dtype, the
+// topology's fingerprint, and the members unless every group of this size sees the same topology).
 struct Cached {
   std::shared_ptr<const Schedule> schedule;
   std::once_flag planned;
   std::shared_ptr<const SchedulePlan> plan;
+  std::once_flag costed;
+  CostEstimate cost;
 };
 
 std::mutex cache_mutex;
@@ -57,6 +62,12 @@ std::shared_ptr<Cached> cached(const std::string& algorithm, const tessera_colle
   if (cache.size() >= kCacheLimit) cache.clear();
   cache.emplace(CacheKey(probe), entry);
   return entry;
+}
+
+const CostEstimate& cost_of(Cached& entry, const std::vector<int>& members, const Topology& topology,
+                            size_t itemsize) {
+  std::call_once(entry.costed, [&] { entry.cost = estimate(*entry.schedule, members, topology, itemsize); });
+  return entry.cost;
 }
 
 const std::shared_ptr<const SchedulePlan>& plan_of(Cached& entry) {
@@ -193,7 +204,7 @@ std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t 
   const std::shared_ptr<const CollectiveAlgorithm> algorithm = choose(request, bytes);
   std::shared_ptr<Cached> entry = cached(algorithm->name(), request);
   if (reported)
-    observe::report_collective(*entry->schedule, members, estimate(*entry->schedule, members, *topology, itemsize(dtype)));
+    observe::report_collective(*entry->schedule, members, cost_of(*entry, members, *topology, itemsize(dtype)));
   last_choice = LastChoice{generation, fields_of(request), context.world, bytes, members, own != nullptr, topology_key, entry};
   return entry;
 }

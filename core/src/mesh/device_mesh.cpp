@@ -135,6 +135,7 @@ DeviceMesh::DeviceMesh(std::string device_type, std::vector<int64_t> shape,
     fibres_.push_back(std::move(ranks));
   }
   check_fibres(fibres_, shape_, size());
+  index_positions();
   // The world the topology spans is known only to the caller; the ranks up to the largest one in
   // the mesh are the smallest world that holds it (init_device_mesh's world exactly).
   topology_ = std::make_shared<const Topology>(default_topology(max_rank(fibres_) + 1));
@@ -168,15 +169,16 @@ std::vector<int> DeviceMesh::ranks() const {
   return all;
 }
 
+void DeviceMesh::index_positions() {
+  auto position = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(max_rank(fibres_)) + 1, -1);
+  for (const auto& fibre : fibres_)
+    for (size_t i = 0; i < fibre.size(); ++i) (*position)[static_cast<size_t>(fibre[i])] = static_cast<int64_t>(i);
+  position_ = std::move(position);
+}
+
 std::vector<int64_t> DeviceMesh::coordinate_of(int rank) const {
-  for (const auto& fibre : fibres_) {
-    // Consecutive ranks, the usual mesh, hold rank r at position r - first: no search.
-    if (const int64_t at = fibre.empty() ? -1 : static_cast<int64_t>(rank) - fibre.front();
-        at >= 0 && at < static_cast<int64_t>(fibre.size()) && fibre[static_cast<size_t>(at)] == rank)
-      return mesh::coordinate_of_index(at, shape_);
-    const auto it = std::find(fibre.begin(), fibre.end(), rank);
-    if (it != fibre.end()) return mesh::coordinate_of_index(it - fibre.begin(), shape_);
-  }
+  if (position_ && rank >= 0 && static_cast<size_t>(rank) < position_->size())
+    if (const int64_t at = (*position_)[static_cast<size_t>(rank)]; at >= 0) return mesh::coordinate_of_index(at, shape_);
   throw Error(
       fmt::format("DeviceMesh: rank {} is not in the mesh (ranks {})", rank, fmt::join(ranks(), ", ")));
 }

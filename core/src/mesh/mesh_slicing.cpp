@@ -86,6 +86,7 @@ DeviceMesh DeviceMesh::operator[](const std::vector<std::string>& names) const {
     if (kept[d]) sub.shape_.push_back(shape_[d]);
   sub.dim_names_ = names;
   sub.fibres_ = split_fibres(fibres_, shape_, kept);
+  sub.index_positions();
   return sub;
 }
 

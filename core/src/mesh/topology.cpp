@@ -223,6 +223,12 @@ uint64_t Topology::fingerprint() const {
   return graph_ ? graph_->fingerprint : 0;
 }
 
+bool Topology::uniform() const {
+  // Stated domains tell ranks apart even over equal links (a hierarchical algorithm groups by
+  // them), so any locality at all makes the topology non-uniform.
+  return graph_ && graph_->uniform && !locality_;
+}
+
 int64_t Topology::shortest_path_trees() const { return graph_ ? graph_->trees_computed.load() : 0; }
 
 const std::string& Topology::name() const {

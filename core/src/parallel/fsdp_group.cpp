@@ -75,6 +75,16 @@ FsdpGroup::FsdpGroup(const std::vector<std::pair<std::string, nn::Parameter>>& p
   const DeviceMesh& dp = options_.mesh;
   const int64_t n = dp.size();
   const NoGradGuard no_grad;
+  // The dp x tp mesh of each tensor-parallel mesh met: a block's parameters share one, and spanning
+  // it walks every rank. The same mesh with another topology of its own spans another product.
+  std::vector<std::pair<DeviceMesh, DeviceMesh>> products;  // tp mesh -> dp x tp mesh
+  const auto product_with = [&](const DeviceMesh& tp) -> const DeviceMesh& {
+    for (const auto& [known, both] : products)
+      if (known == tp && known.has_own_topology() == tp.has_own_topology() &&
+          (!tp.has_own_topology() || known.topology().fingerprint() == tp.topology().fingerprint()))
+        return both;
+    return products.emplace_back(tp, mesh_product(dp, tp)).second;
+  };
   for (const auto& [name, slot] : parameters) {
     Param p;
     p.name = name;
@@ -99,7 +109,7 @@ FsdpGroup::FsdpGroup(const std::vector<std::pair<std::string, nn::Parameter>>& p
             fmt::format("{} has shape [{}] and tensor parallelism shards its only dim; FSDP needs another "
                         "dim to shard over dp",
                         what, fmt::join(p.global, ", ")));
-      const DeviceMesh both = mesh_product(dp, *p.tp_mesh);
+      const DeviceMesh& both = product_with(*p.tp_mesh);
       const DTensor replicated(value.to_local().detach(), both, {Replicate(), p.tp_placement}, p.global);
       p.sharded = replicated.redistribute({Shard(p.shard_dim), p.tp_placement});
     } else {

@@ -28,8 +28,12 @@ DeviceMesh mesh_product(const DeviceMesh& outer, const DeviceMesh& inner) {
     for (int rank : fibre) outer_fibre_of[rank] = &fibre;
   std::set<std::vector<int>> inner_fibres(inner.fibres().begin(), inner.fibres().end());
   std::vector<std::vector<int>> fibres;
-  std::set<std::set<int>> seen;
+  std::set<int> covered;  // ranks of the fibres made so far
   for (const auto& row0 : inner.fibres()) {
+    // The product's fibres are disjoint: an inner fibre inside one made already is one of its rows,
+    // and would make the same rows again (each row's ranks are one outer fibre apart), so it is
+    // neither made again nor checked again.
+    if (covered.contains(row0.at(0))) continue;
     std::vector<int> fibre;
     for (int64_t d = 0; d < outer.size(); ++d) {
       std::vector<int> row;
@@ -48,7 +52,8 @@ DeviceMesh mesh_product(const DeviceMesh& outer, const DeviceMesh& inner) {
             outer.to_string(), inner.to_string(), fmt::join(row, ", "), dim_name(outer, "outer")));
       fibre.insert(fibre.end(), row.begin(), row.end());
     }
-    if (seen.insert(std::set<int>(fibre.begin(), fibre.end())).second) fibres.push_back(std::move(fibre));
+    covered.insert(fibre.begin(), fibre.end());
+    fibres.push_back(std::move(fibre));
   }
   DeviceMesh product(inner.device_type(), {outer.size(), inner.size()},
                      {dim_name(outer, "dp"), dim_name(inner, "tp")}, std::move(fibres));

@@ -5,6 +5,7 @@
 #include <map>
 #include <span>
 
+#include "tensor/memory_accounting.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/detail/spmd.hpp"
 
@@ -19,10 +20,12 @@ int64_t SpmdArg<Tensor>::work(const Tensor& t) {
 
 void append_shard_identity(const Tensor& local, int rank, std::vector<int64_t>& words) {
   const TensorImpl& shard = *local.shards().at(rank).impl();
-  // The bytes a shard reads: shared replicas have equal data pointers; a shapes-only backend has
-  // none, so there the Storage itself is the identity.
+  // The bytes a shard reads: shared replicas have equal data pointers. A shapes-only backend has
+  // no bytes: a pure op's result there depends on the dtype and the layout alone, so shards of one
+  // layout are alike whatever Storage holds them (ranks of equal shard shapes compute once).
+  // Elsewhere a Storage without bytes (released, or empty) is its own identity.
   const void* data = shard.storage()->data.load();
-  const void* bytes = data != nullptr ? data : shard.storage().get();
+  const void* bytes = shard.backend().shapes_only() ? nullptr : data != nullptr ? data : shard.storage().get();
   const size_t dims = shard.sizes().size();
   const size_t at = words.size();
   words.resize(at + 4 + 2 * dims);  // written in place: this runs per rank per argument of every op
@@ -42,7 +45,22 @@ bool may_share_shards(const Tensor& local) {
   return first.shared != nullptr || first.data == nullptr;
 }
 
-Tensor replica_of(const Tensor& plain) { return Tensor(plain.impl()->replica()); }
+bool shards_are_one_object(const Tensor& local) {
+  const TensorImpl* first = local.shards().begin()->second.impl().get();
+  for (const auto& [rank, shard] : local.shards())
+    if (shard.impl().get() != first) return false;
+  return true;
+}
+
+Tensor replica_of(const Tensor& plain) {
+  // A shapes-only tensor has no bytes, so no rank can write anything through its handle that
+  // another rank could read: the ranks hold the one result itself, not a replica each (a
+  // TensorImpl and a Storage per rank of every op). Counted memory is per Storage, and each rank's
+  // shard counts as that rank's: while a MemoryCounter is alive every rank gets a replica.
+  const TensorImpl& impl = *plain.impl();
+  if (impl.backend().shapes_only() && !tessera::detail::memory_watched()) return plain;
+  return Tensor(impl.replica());
+}
 
 void group_by_identity(const std::vector<int64_t>& words, const std::vector<size_t>& starts,
                        std::vector<size_t>& leader_of, std::vector<size_t>& leaders) {

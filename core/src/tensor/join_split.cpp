@@ -111,29 +111,29 @@ std::vector<Tensor> dense_chunk(const Tensor& a, int64_t chunks, int64_t dim) {
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
   return autograd::differentiable(
-      [&] { return detail::spmd("cat", [dim](const std::vector<Tensor>& ts) { return dense_cat(ts, dim); }, tensors); },
+      [&] { return detail::spmd_alias("cat", [dim](const std::vector<Tensor>& ts) { return dense_cat(ts, dim); }, tensors); },
       [&](const Tensor& out) { autograd::record_cat(tensors, dim, out); }, tensors);
 }
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   return autograd::differentiable(
       [&] {
-        return detail::spmd("stack", [dim](const std::vector<Tensor>& ts) { return dense_stack(ts, dim); }, tensors);
+        return detail::spmd_alias("stack", [dim](const std::vector<Tensor>& ts) { return dense_stack(ts, dim); }, tensors);
       },
       [&](const Tensor& out) { autograd::record_stack(tensors, dim, out); }, tensors);
 }
 std::vector<Tensor> split(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim) {
   return autograd::differentiable(
-      [&] { return detail::spmd("split", [&](const Tensor& x) { return dense_split(x, sizes, dim); }, a); },
+      [&] { return detail::spmd_alias("split", [&](const Tensor& x) { return dense_split(x, sizes, dim); }, a); },
       [&](const std::vector<Tensor>& out) { autograd::record_split("SplitWithSizesBackward", a, dim, out); }, a);
 }
 std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
   return autograd::differentiable(
-      [&] { return detail::spmd("split", [&](const Tensor& x) { return dense_split(x, split_size, dim); }, a); },
+      [&] { return detail::spmd_alias("split", [&](const Tensor& x) { return dense_split(x, split_size, dim); }, a); },
       [&](const std::vector<Tensor>& out) { autograd::record_split("SplitBackward", a, dim, out); }, a);
 }
 std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
   return autograd::differentiable(
-      [&] { return detail::spmd("chunk", [&](const Tensor& x) { return dense_chunk(x, chunks, dim); }, a); },
+      [&] { return detail::spmd_alias("chunk", [&](const Tensor& x) { return dense_chunk(x, chunks, dim); }, a); },
       [&](const std::vector<Tensor>& out) { autograd::record_split("SplitBackward", a, dim, out); }, a);
 }
 

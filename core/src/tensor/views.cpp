@@ -105,7 +105,7 @@ Tensor Tensor::view(const SymShape& sym_shape) const {
   return autograd::differentiable(
       [&]() -> Tensor {
     if (detail::common_ranks("view", *this, sym_shape))
-      return detail::spmd("view", [](const Tensor& s, const SymShape& shape) { return s.view(shape); }, *this, sym_shape);
+      return detail::spmd_alias("view", [](const Tensor& s, const SymShape& shape) { return s.view(shape); }, *this, sym_shape);
     const TensorImpl& self = impl_of(*this, "view");
     const Shape requested = sym_shape.to_shape();
     const Shape shape = infer_shape(requested, self.numel(), "view");
@@ -123,7 +123,7 @@ Tensor Tensor::reshape(const SymShape& sym_shape) const {
   return autograd::differentiable(
       [&]() -> Tensor {
     if (detail::common_ranks("reshape", *this, sym_shape))
-      return detail::spmd("reshape", [](const Tensor& s, const SymShape& shape) { return s.reshape(shape); }, *this,
+      return detail::spmd_alias("reshape", [](const Tensor& s, const SymShape& shape) { return s.reshape(shape); }, *this,
                           sym_shape);
     const TensorImpl& self = impl_of(*this, "reshape");
     const Shape requested = sym_shape.to_shape();
@@ -138,7 +138,7 @@ Tensor Tensor::reshape(const SymShape& sym_shape) const {
 Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const {
   return autograd::differentiable(
       [&]() -> Tensor {
-    if (is_local()) return detail::spmd("transpose", [&](const Tensor& s) { return s.transpose(dim0, dim1); }, *this);
+    if (is_local()) return detail::spmd_alias("transpose", [&](const Tensor& s) { return s.transpose(dim0, dim1); }, *this);
     const TensorImpl& self = impl_of(*this, "transpose");
     const auto a = static_cast<size_t>(normalize_dim(dim0, self.dim(), "transpose"));
     const auto b = static_cast<size_t>(normalize_dim(dim1, self.dim(), "transpose"));
@@ -162,7 +162,7 @@ Tensor Tensor::t() const {
 Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
   return autograd::differentiable(
       [&]() -> Tensor {
-    if (is_local()) return detail::spmd("permute", [&](const Tensor& s) { return s.permute(dims); }, *this);
+    if (is_local()) return detail::spmd_alias("permute", [&](const Tensor& s) { return s.permute(dims); }, *this);
     const TensorImpl& self = impl_of(*this, "permute");
     if (static_cast<int64_t>(dims.size()) != self.dim())
       throw Error(fmt::format("permute: got {} dims {} for a tensor of {} dims", dims.size(), shape_text(dims),
@@ -185,7 +185,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& dims) const {
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
   return autograd::differentiable(
       [&]() -> Tensor {
-    if (is_local()) return detail::spmd("flatten", [&](const Tensor& s) { return s.flatten(start_dim, end_dim); }, *this);
+    if (is_local()) return detail::spmd_alias("flatten", [&](const Tensor& s) { return s.flatten(start_dim, end_dim); }, *this);
     const TensorImpl& self = impl_of(*this, "flatten");
     const int64_t start = normalize_dim(start_dim, self.dim(), "flatten");
     const int64_t end = normalize_dim(end_dim, self.dim(), "flatten");
@@ -203,7 +203,7 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
 Tensor Tensor::squeeze() const {
   return autograd::differentiable(
       [&]() -> Tensor {
-    if (is_local()) return detail::spmd("squeeze", [](const Tensor& s) { return s.squeeze(); }, *this);
+    if (is_local()) return detail::spmd_alias("squeeze", [](const Tensor& s) { return s.squeeze(); }, *this);
     const TensorImpl& self = impl_of(*this, "squeeze");
     Shape sizes;
     std::vector<int64_t> strides;
@@ -220,7 +220,7 @@ Tensor Tensor::squeeze() const {
 Tensor Tensor::squeeze(int64_t dim) const {
   return autograd::differentiable(
       [&]() -> Tensor {
-    if (is_local()) return detail::spmd("squeeze", [&](const Tensor& s) { return s.squeeze(dim); }, *this);
+    if (is_local()) return detail::spmd_alias("squeeze", [&](const Tensor& s) { return s.squeeze(dim); }, *this);
     const TensorImpl& self = impl_of(*this, "squeeze");
     const auto d = static_cast<size_t>(normalize_dim(dim, self.dim(), "squeeze"));
     if (self.dim() == 0) return *this;  // dim 0 or -1 of a 0-d tensor, as in PyTorch
@@ -237,7 +237,7 @@ Tensor Tensor::squeeze(int64_t dim) const {
 Tensor Tensor::unsqueeze(int64_t dim) const {
   return autograd::differentiable(
       [&]() -> Tensor {
-    if (is_local()) return detail::spmd("unsqueeze", [&](const Tensor& s) { return s.unsqueeze(dim); }, *this);
+    if (is_local()) return detail::spmd_alias("unsqueeze", [&](const Tensor& s) { return s.unsqueeze(dim); }, *this);
     const TensorImpl& self = impl_of(*this, "unsqueeze");
     const auto d = static_cast<size_t>(normalize_dim(dim, self.dim() + 1, "unsqueeze"));
     Shape sizes = self.sizes();
@@ -258,7 +258,7 @@ Tensor Tensor::narrow(int64_t dim, const SymInt& sym_start, const SymInt& sym_le
   return autograd::differentiable(
       [&]() -> Tensor {
     if (detail::common_ranks("narrow", *this, sym_start, sym_length))
-      return detail::spmd(
+      return detail::spmd_alias(
           "narrow", [dim](const Tensor& s, int64_t start, int64_t length) { return s.narrow(dim, start, length); },
           *this, sym_start, sym_length);
     const TensorImpl& self = impl_of(*this, "narrow");
@@ -284,7 +284,7 @@ Tensor Tensor::slice(int64_t dim, const SymInt& sym_start, const SymInt& sym_end
   return autograd::differentiable(
       [&]() -> Tensor {
     if (detail::common_ranks("slice", *this, sym_start, sym_end))
-      return detail::spmd(
+      return detail::spmd_alias(
           "slice", [dim, step](const Tensor& s, int64_t start, int64_t end) { return s.slice(dim, start, end, step); },
           *this, sym_start, sym_end);
     const TensorImpl& self = impl_of(*this, "slice");
@@ -318,7 +318,7 @@ Tensor Tensor::select(int64_t dim, const SymInt& sym_index) const {
   return autograd::differentiable(
       [&]() -> Tensor {
     if (detail::common_ranks("select", *this, sym_index))
-      return detail::spmd("select", [dim](const Tensor& s, int64_t index) { return s.select(dim, index); }, *this,
+      return detail::spmd_alias("select", [dim](const Tensor& s, int64_t index) { return s.select(dim, index); }, *this,
                           sym_index);
     const TensorImpl& self = impl_of(*this, "select");
     int64_t index = sym_index.as_int();
@@ -342,7 +342,7 @@ Tensor Tensor::select(int64_t dim, const SymInt& sym_index) const {
 Tensor Tensor::flip(const std::vector<int64_t>& dims) const {
   return autograd::differentiable(
       [&]() -> Tensor {
-    if (is_local()) return detail::spmd("flip", [&](const Tensor& s) { return s.flip(dims); }, *this);
+    if (is_local()) return detail::spmd_alias("flip", [&](const Tensor& s) { return s.flip(dims); }, *this);
     const TensorImpl& self = impl_of(*this, "flip");
     std::vector<int64_t> strides = self.strides();
     // A 0-d tensor accepts dim 0 (or -1), as in PyTorch, and has nothing to reverse.
@@ -367,7 +367,7 @@ Tensor Tensor::expand(const SymShape& sym_shape) const {
   return autograd::differentiable(
       [&]() -> Tensor {
     if (detail::common_ranks("expand", *this, sym_shape))
-      return detail::spmd("expand", [](const Tensor& s, const SymShape& shape) { return s.expand(shape); }, *this,
+      return detail::spmd_alias("expand", [](const Tensor& s, const SymShape& shape) { return s.expand(shape); }, *this,
                           sym_shape);
     const TensorImpl& self = impl_of(*this, "expand");
     const Shape requested = sym_shape.to_shape();

@@ -37,6 +37,9 @@ namespace detail {
 void append_shard_identity(const Tensor& local, int rank, std::vector<int64_t>& words);
 bool may_share_shards(const Tensor& local);
 Tensor replica_of(const Tensor& plain);
+// Whether every rank's shard of a local tensor is one and the same TensorImpl (shapes-only results
+// are held so: replica_of). See spmd_alias below.
+bool shards_are_one_object(const Tensor& local);
 
 // How one kind of argument takes part: is it local, over which ranks, its value on a rank, and
 // roughly how many elements one rank touches (to decide whether ranks run in parallel). For
@@ -313,6 +316,57 @@ auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... 
     }
     return SpmdResult<Tensor>::combine(op, ranks, values);
   }
+}
+
+// Whether `value` is the same on every rank of `ranks`: a local tensor whose shards are one
+// TensorImpl (not merely alike: f may return a view of it), per-rank values equal everywhere.
+template <class T>
+bool same_object_on_every_rank(const T& value, const RankSet& ranks) {
+  if constexpr (std::is_same_v<T, Tensor>) {
+    return !value.is_local() || shards_are_one_object(value);
+  } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+    for (const Tensor& t : value)
+      if (!same_object_on_every_rank(t, ranks)) return false;
+    return true;
+  } else {
+    if (SpmdArg<T>::ranks(value) == nullptr) return true;
+    std::vector<int64_t> first, other;
+    SpmdArg<T>::identity(value, ranks[0], first);
+    for (size_t i = 1; i < ranks.size(); ++i) {
+      other.clear();
+      SpmdArg<T>::identity(value, ranks[i], other);
+      if (other != first) return false;
+    }
+    return true;
+  }
+}
+
+// spmd for an f that depends on its arguments alone (no rank, no state, no side effect) and may
+// return a view of one (view ops, split, cat): when every rank's arguments are the very same
+// objects, every rank's result is the very same too, so f runs once and every rank holds its
+// result. Otherwise spmd. Only ops may use this, never user functions.
+template <class F, class... Args>
+auto spmd_alias(const char* op, F&& f, const Args&... args)
+    -> decltype(spmd_over(op, std::declval<const RankSet&>(), f, args...)) {
+  using R = std::invoke_result_t<F&, decltype(SpmdArg<std::decay_t<Args>>::at(args, 0))...>;
+  if constexpr (std::is_same_v<R, Tensor> || std::is_same_v<R, std::vector<Tensor>>) {
+    const RankSet* ranks = common_ranks(op, args...);
+    if (ranks != nullptr && ranks->size() > 1 && (true && ... && same_object_on_every_rank(args, *ranks))) {
+      std::optional<R> computed;
+      auto compute = [&] { computed.emplace(f(SpmdArg<std::decay_t<Args>>::at(args, (*ranks)[0])...)); };
+      run_rank(op, (*ranks)[0], [](void* task) { (*static_cast<decltype(compute)*>(task))(); }, &compute);
+      if constexpr (std::is_same_v<R, Tensor>) {
+        std::vector<std::pair<int, Tensor>> shards;
+        shards.reserve(ranks->size());
+        for (int rank : *ranks) shards.emplace_back(rank, *computed);
+        return local_tensor(RankMap<Tensor>(std::move(shards)));
+      } else {
+        std::vector<std::optional<R>> values(ranks->size(), computed);
+        return SpmdResult<R>::combine(op, *ranks, values);
+      }
+    }
+  }
+  return spmd(op, f, args...);
 }
 
 template <class F, class... Args>

@@ -90,7 +90,11 @@ typedef struct tessera_collective_request {
   const int32_t* ring_order;
 
   /* SDK 1.3: where the group's ranks are, so that hierarchical algorithms can choose subgroups
-   * (all NULL in a request from an older host). Group ranks are 0..p-1 as everywhere above. */
+   * (all NULL in a request from an older host). Group ranks are 0..p-1 as everywhere above.
+   * check, build and estimate should depend on where the ranks are (locality, transfer_time,
+   * ring_order), not on the world ranks' numbers: on a topology of equal links with no locality
+   * stated, where every group of one size looks the same, the host builds and costs once per
+   * request shape and reuses that schedule for every group of that size. */
   const int32_t* group_ranks; /* p entries: the world rank of each group rank */
   const void* topology;       /* the host's; passed back to the two functions below */
   /* The locality domain group rank `rank` belongs to at `level` (TESSERA_LOCALITY_*): ranks with
