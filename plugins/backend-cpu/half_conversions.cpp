@@ -6,6 +6,7 @@
 #include "tessera/sdk/cpp/half_precision.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define TESSERA_CPU_HALF_X86 1
 #endif
@@ -232,9 +233,16 @@ __attribute__((target("avx2,f16c"))) void widen_float16_avx2(const uint16_t* x, 
 
 enum class HalfUnit { kAvx512, kAvx2, kAvx2F16c, kBaseline };
 
+// clang's __builtin_cpu_supports knows no "f16c", so the bit is read from
+// CPUID leaf 1 directly (AVX2's check already covers the OS saving ymm state).
+bool has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+}
+
 HalfUnit half_unit() {
   static const HalfUnit unit = __builtin_cpu_supports("avx512f") ? HalfUnit::kAvx512
-                               : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")
+                               : __builtin_cpu_supports("avx2") && has_f16c()
                                    ? HalfUnit::kAvx2F16c
                                : __builtin_cpu_supports("avx2") ? HalfUnit::kAvx2
                                                                 : HalfUnit::kBaseline;
