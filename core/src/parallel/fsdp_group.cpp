@@ -60,6 +60,27 @@ Tensor per_rank(const Tensor& like, const std::function<Tensor(int rank)>& f, co
   return local_tensor(RankMap<Tensor>(std::move(shards)));
 }
 
+// Like per_rank for an f that gives several tensors per rank: element i of the result holds every
+// rank's f(rank)[i]. f must give the same number of tensors on every rank.
+std::vector<Tensor> per_rank_each(const Tensor& like, const std::function<std::vector<Tensor>(int rank)>& f,
+                                  const KeyOf& key) {
+  auto off = maybe_disable_local_mode();
+  if (!like.is_local()) return f(static_cast<int>(current_rank().as_int()));
+  const bool share = shapes_only(like);
+  MadeOncePerKey<std::vector<Tensor>> made(share);
+  std::vector<std::vector<std::pair<int, Tensor>>> shards;
+  for (const auto& [rank, shard] : like.shards()) {
+    const int r = rank;
+    const std::vector<Tensor> mine = made.get(share ? key(r) : std::vector<int64_t>{}, [&] { return f(r); });
+    if (shards.empty()) shards.resize(mine.size());
+    for (size_t i = 0; i < mine.size(); ++i) shards[i].emplace_back(r, mine[i]);
+  }
+  std::vector<Tensor> out;
+  out.reserve(shards.size());
+  for (auto& each : shards) out.push_back(local_tensor(RankMap<Tensor>(std::move(each))));
+  return out;
+}
+
 // The key of a tensor's shard on a rank: its shape.
 std::vector<int64_t> shape_key(const Tensor& t, int rank) {
   std::vector<int64_t> key;
@@ -211,40 +232,13 @@ std::vector<Tensor> FsdpGroup::gather() const {
                           "fully_shard");
     dist::all_gather_into_tensor(gathered, flat, options_.mesh.group(0));
   }
-  std::vector<std::vector<Tensor>> by_rank;
-  std::vector<int> ranks;
-  {
-    auto off = maybe_disable_local_mode();
-    if (like.is_local()) {
-      const bool share = shapes_only(like);
-      MadeOncePerKey<std::vector<Tensor>> made(share);
-      for (const auto& [rank, shard] : like.shards()) {
-        const int r = rank;
-        ranks.push_back(r);
-        std::vector<int64_t> key;
-        if (share) {
-          key = shard_shapes(r);
-          append_shape(key, shard_of(gathered, r).sizes());
-        }
-        by_rank.push_back(
-            made.get(std::move(key), [&] { return unpack_gathered(r, shard_of(gathered, r)); }));
-      }
-    } else {
-      ranks.push_back(static_cast<int>(current_rank().as_int()));
-      by_rank.push_back(unpack_gathered(ranks[0], gathered));
-    }
-  }
-  std::vector<Tensor> values;
-  for (size_t i = 0; i < params_.size(); ++i) {
-    if (!like.is_local()) {
-      values.push_back(by_rank[0][i]);
-      continue;
-    }
-    std::vector<std::pair<int, Tensor>> shards;
-    for (size_t r = 0; r < ranks.size(); ++r) shards.emplace_back(ranks[r], by_rank[r][i]);
-    values.push_back(local_tensor(RankMap<Tensor>(std::move(shards))));
-  }
-  return values;
+  return per_rank_each(
+      like, [&](int rank) { return unpack_gathered(rank, shard_of(gathered, rank)); },
+      [&](int rank) {
+        std::vector<int64_t> key = shard_shapes(rank);
+        append_shape(key, shard_of(gathered, rank).sizes());
+        return key;
+      });
 }
 
 void FsdpGroup::unshard() {
@@ -369,36 +363,33 @@ std::vector<Tensor> FsdpGroup::reduce_gradients(const std::vector<Tensor>& unsha
                             "fully_shard");
       dist::reduce_scatter_tensor(output, input, ReduceOp::AVG, options_.mesh.group(0));
     }
-    // A rank's part of parameter i depends on the shapes of its shards of the parameters packed
-    // before it, of its output and on the rows its dp rank holds.
-    const auto part_shapes = [&](size_t i, int rank) {
+    // A rank's parts depend on the shapes of its parameter shards, of its output and on the rows its
+    // dp rank holds.
+    const auto part_shapes = [&](int rank) {
       std::vector<int64_t> key = shape_key(output, rank);
-      for (size_t j : reduced) {
-        append_shape(key, shard_of(params_[j].sharded->to_local(), rank).sizes());
-        if (j == i) break;
+      for (size_t i : reduced) {
+        append_shape(key, shard_of(params_[i].sharded->to_local(), rank).sizes());
+        key.push_back(rows_of(params_[i], dp_rank_of(rank)));
       }
-      key.push_back(rows_of(params_[i], dp_rank_of(rank)));
       return key;
     };
-    for (size_t i : reduced) {
-      const Param& p = params_[i];
-      const auto unpack_gradient = [&](int rank) {
-        int64_t at = 0;
-        for (size_t j : reduced) {
-          if (j == i) break;
-          const Param& q = params_[j];
-          at += q.chunk *
-                product_after_first(rows_first(shard_of(q.sharded->to_local(), rank), q.shard_dim).sizes());
-        }
+    const auto unpack_gradients = [&](int rank) {
+      std::vector<Tensor> parts;
+      int64_t at = 0;  // where parameter i's rows start in this rank's output
+      for (size_t i : reduced) {
+        const Param& p = params_[i];
         Shape shape = rows_first(shard_of(p.sharded->to_local(), rank), p.shard_dim).sizes();
         const int64_t rest = product_after_first(shape);
         shape[0] = p.chunk;
         const Tensor mine = shard_of(output, rank).narrow(0, at, p.chunk * rest).view(shape);
-        return rows_first(mine.narrow(0, 0, rows_of(p, dp_rank_of(rank))), p.shard_dim)
-            .to(p.sharded->dtype());
-      };
-      out[i] = per_rank(like, unpack_gradient, [&](int rank) { return part_shapes(i, rank); });
-    }
+        parts.push_back(
+            rows_first(mine.narrow(0, 0, rows_of(p, dp_rank_of(rank))), p.shard_dim).to(p.sharded->dtype()));
+        at += p.chunk * rest;
+      }
+      return parts;
+    };
+    const std::vector<Tensor> parts = per_rank_each(like, unpack_gradients, part_shapes);
+    for (size_t k = 0; k < reduced.size(); ++k) out[reduced[k]] = parts[k];
   }
   // The gradients are reduced: this forward's unsharded values are no longer needed.
   for (const Tensor& t : unsharded)
