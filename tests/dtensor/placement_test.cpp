@@ -31,6 +31,29 @@ TEST_CASE("golden: balanced shard layout") {
   CHECK(rows(10, 4, ts::BalancedShard(0)) == std::vector<int64_t>{3, 3, 2, 2});
 }
 
+// Strided shard (PyTorch's _StridedShard): the dim cut into k blocks (torch.chunk), shard i holding
+// chunk i of each block, in block order.
+TEST_CASE("golden: strided shard layout") {
+  const auto held = [](int64_t n, int shards, int64_t split_factor) {
+    ts::LocalMode mode(shards);
+    const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {shards});
+    const ts::DTensor d = ts::distribute_tensor(ts::arange(n), mesh, {ts::StridedShard(0, split_factor)});
+    std::vector<std::vector<int64_t>> out;
+    for (int r = 0; r < shards; ++r) out.push_back(d.to_local().shard(r).to_vector<int64_t>());
+    return out;
+  };
+  using Rows = std::vector<std::vector<int64_t>>;
+  CHECK(held(8, 2, 2) == Rows{{0, 1, 4, 5}, {2, 3, 6, 7}});
+  CHECK(held(8, 2, 1) == Rows{{0, 1, 2, 3}, {4, 5, 6, 7}});  // one block: Shard
+  // 10 in blocks 5, 5 (chunks 2, 2, 1 each); 7 in blocks 4, 3 over 3 (2, 2, 0 and 1, 1, 1).
+  CHECK(held(10, 3, 2) == Rows{{0, 1, 5, 6}, {2, 3, 7, 8}, {4, 9}});
+  CHECK(held(7, 3, 2) == Rows{{0, 1, 4}, {2, 3, 5}, {6}});
+  CHECK(held(3, 2, 4) == Rows{{0, 1, 2}, {}});  // blocks 1, 1, 1, 0: every element in chunk 0
+  CHECK(ts::placements_text({ts::StridedShard(1, 4)}) == "SS(1,4)");
+  CHECK(ts::parse_placements("SS(1, 4)") == ts::Placements{ts::StridedShard(1, 4)});
+  CHECK_THROWS_WITH(ts::parse_placements("SS(0, 0)"), doctest::Contains("split factor"));
+}
+
 TEST_CASE("golden: two mesh dims sharding one tensor dim nest") {
   ts::LocalMode mode(4);
   ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2});

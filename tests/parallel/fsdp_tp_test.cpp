@@ -75,3 +75,58 @@ TEST_CASE("FSDP + TP + SP + loss parallel on (dp=2, tp=2): dense loss and gradie
     check_close(full_grad(got[i].second), want[i].second.grad(), "gradient", 1e-4);
   }
 }
+
+// A column-parallel bias is 1-d and tensor parallelism shards its only dim: FSDP shards each
+// tensor-parallel block over dp (a strided shard, as PyTorch). Rank (i, j) holds chunk i of block
+// j; gathering over dp gives back block j, and the step equals the dense one.
+TEST_CASE("FSDP + TP: a column-parallel bias is sharded within its tensor-parallel blocks") {
+  const std::vector<std::pair<int64_t, int64_t>> layouts{{2, 2}, {3, 2}, {2, 4}, {1, 2}};
+  for (const auto& [dp, tp] : layouts) {
+    CAPTURE(dp);
+    CAPTURE(tp);
+    const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {dp, tp}, {"dp", "tp"});
+    ts::manual_seed(5);
+    pt::UpDown dense(6, 8);
+    ts::manual_seed(5);
+    pt::UpDown net(6, 8);
+    ts::parallelize_module(net, mesh["tp"], {{"up", ts::ColwiseParallel{}}, {"down", ts::RowwiseParallel{}}});
+    ts::fully_shard(net, {.mesh = mesh["dp"]});
+
+    const ts::DTensor bias = net->up->bias.dtensor();
+    CHECK(bias.placements() == ts::Placements{ts::StridedShard(0, tp), ts::Shard(0)});
+    const std::vector<float> full = pt::values_of(dense->up->bias.tensor());
+    const int64_t block = 8 / tp, chunk = (block + dp - 1) / dp;
+    for (int64_t i = 0; i < dp; ++i)
+      for (int64_t j = 0; j < tp; ++j) {
+        const int64_t begin = std::min(block, i * chunk), end = std::min(block, (i + 1) * chunk);
+        const std::vector<float> want(full.begin() + j * block + begin, full.begin() + j * block + end);
+        CHECK(pt::values_of(bias.to_local().shard(static_cast<int>(i * tp + j))) == want);
+      }
+    check_close(bias.full_tensor().reconcile(), dense->up->bias.tensor(), "the bias, gathered whole");
+
+    // Two rows per dp rank; each rank's loss is the sum of its rows' outputs, and FSDP averages
+    // the gradients over dp: the dense loss is the total over dp.
+    const ts::Tensor x = pt::distinct_tensor({2 * dp, 6}, 3);
+    const ts::Tensor want = dense(x).tensor();
+    (want.sum() / static_cast<double>(dp)).backward();
+    const nn::Value out = net(ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Replicate()}).to_local());
+    check_close(ts::from_local(out.tensor(), mesh, {ts::Shard(0), ts::Replicate()}).full_tensor().reconcile(), want,
+                "output");
+    out.tensor().sum().backward();
+    const auto want_params = dense->named_parameters();
+    const auto got = net->named_parameters();
+    REQUIRE(got.size() == want_params.size());
+    for (size_t k = 0; k < got.size(); ++k) {
+      CAPTURE(got[k].first);
+      check_close(full_grad(got[k].second), want_params[k].second.grad(), "gradient");
+    }
+  }
+}
+
+TEST_CASE("FSDP + TP refuses a 1-d parameter whose tensor-parallel blocks differ in length") {
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 3}, {"dp", "tp"});
+  pt::UpDown net(6, 8);  // the bias's 8 elements over 3 tensor-parallel ranks: 3, 3, 2
+  ts::parallelize_module(net, mesh["tp"], {{"up", ts::ColwiseParallel{}}, {"down", ts::RowwiseParallel{}}});
+  CHECK_THROWS_WITH(ts::fully_shard(net, {.mesh = mesh["dp"]}),
+                    doctest::Contains("'up.bias' has shape [8], sharded over 3 tensor-parallel ranks"));
+}

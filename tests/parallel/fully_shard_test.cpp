@@ -16,24 +16,13 @@ using Counts = std::map<std::string, int64_t>;
 
 namespace {
 
-class FsdpBlockImpl : public nn::Module {
- public:
-  FsdpBlockImpl() : Module("FsdpBlock") {
-    up = register_module("up", nn::Linear(8, 16));
-    down = register_module("down", nn::Linear(16, 8));
-  }
-  nn::Value forward(const nn::Value& x) {
-    return run_forward({x}, [this](const std::vector<nn::Value>& in) { return down(F::relu(up(in[0]))); });
-  }
-  nn::Linear up{nullptr}, down{nullptr};
-};
-TESSERA_MODULE(FsdpBlock);
+using FsdpBlock = pt::UpDown;
 
 class FsdpNetImpl : public nn::Module {
  public:
   FsdpNetImpl() : Module("FsdpNet") {
-    b0 = register_module("b0", FsdpBlock());
-    b1 = register_module("b1", FsdpBlock());
+    b0 = register_module("b0", FsdpBlock(8, 16));
+    b1 = register_module("b1", FsdpBlock(8, 16));
     head = register_module("head", nn::Linear(8, 5));
   }
   nn::Value forward(const nn::Value& x) {

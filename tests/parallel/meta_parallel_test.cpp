@@ -17,23 +17,12 @@ nn::Linear meta_test_linear(int64_t in, int64_t out, const std::string& backend)
 }
 
 // Two layers whose dims split unevenly over 3 and 4 ranks (5 rows: 2, 2, 1 and 2, 2, 1, 0).
-class MetaPairImpl : public nn::Module {
- public:
-  explicit MetaPairImpl(const std::string& backend) : Module("MetaPair") {
-    up = register_module("up", meta_test_linear(8, 5, backend));
-    down = register_module("down", meta_test_linear(5, 8, backend));
-  }
-  nn::Value forward(const nn::Value& x) {
-    return run_forward({x}, [this](const std::vector<nn::Value>& in) { return down(F::relu(up(in[0]))); });
-  }
-  nn::Linear up{nullptr}, down{nullptr};
-};
-TESSERA_MODULE(MetaPair);
+using MetaPair = pt::UpDown;
 
 class MetaNetImpl : public nn::Module {
  public:
   explicit MetaNetImpl(const std::string& backend) : Module("MetaNet") {
-    pair = register_module("pair", MetaPair(backend));
+    pair = register_module("pair", MetaPair(8, 5, backend));
     head = register_module("head", meta_test_linear(8, 3, backend));
   }
   nn::Value forward(const nn::Value& x) {

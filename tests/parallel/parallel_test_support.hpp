@@ -72,6 +72,23 @@ inline std::string text(const std::map<std::string, int64_t>& counts) {
   return out.empty() ? "none" : out;
 }
 
+// Two linear layers with a ReLU between, in -> hidden -> in ("up", "down"), on the default
+// backend or the one named ("meta": shapes only).
+class UpDownImpl : public ts::nn::Module {
+ public:
+  UpDownImpl(int64_t in, int64_t hidden, const std::string& backend = "") : Module("UpDown") {
+    up = register_module("up", ts::nn::Linear(ts::nn::LinearOptions(in, hidden).backend(backend)));
+    down = register_module("down", ts::nn::Linear(ts::nn::LinearOptions(hidden, in).backend(backend)));
+  }
+  ts::nn::Value forward(const ts::nn::Value& x) {
+    return run_forward({x}, [this](const std::vector<ts::nn::Value>& in) {
+      return down(ts::nn::functional::relu(up(in[0])));
+    });
+  }
+  ts::nn::Linear up{nullptr}, down{nullptr};
+};
+TESSERA_MODULE(UpDown);
+
 inline ts::models::TransformerArgs small_llama_args() {
   ts::models::TransformerArgs args;
   args.dim = 16;

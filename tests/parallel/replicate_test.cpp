@@ -13,18 +13,8 @@ using Counts = std::map<std::string, int64_t>;
 
 namespace {
 
-class DdpNetImpl : public nn::Module {
- public:
-  DdpNetImpl() : Module("DdpNet") {
-    up = register_module("up", nn::Linear(8, 16));      // 512 + 64 bytes
-    down = register_module("down", nn::Linear(16, 8));  // 512 + 32 bytes
-  }
-  nn::Value forward(const nn::Value& x) {
-    return run_forward({x}, [this](const std::vector<nn::Value>& in) { return down(F::relu(up(in[0]))); });
-  }
-  nn::Linear up{nullptr}, down{nullptr};
-};
-TESSERA_MODULE(DdpNet);
+// up: 512 + 64 bytes, down: 512 + 32 bytes.
+pt::UpDown ddp_net() { return pt::UpDown(8, 16); }
 
 }  // namespace
 
@@ -33,9 +23,9 @@ TEST_CASE("replicate: averaged gradients equal the dense model's on the whole ba
     CAPTURE(n);
     const ts::DeviceMesh dp = ts::init_device_mesh("cpu", {n}, {"dp"});
     ts::manual_seed(41);
-    DdpNet dense;
+    pt::UpDown dense = ddp_net();
     ts::manual_seed(41);
-    DdpNet net;
+    pt::UpDown net = ddp_net();
     ts::replicate(net, {.mesh = dp});
     const ts::Tensor x = distinct_tensor({2 * n, 8}, 4);
     dense(x).tensor().mean().backward();
@@ -65,7 +55,7 @@ TEST_CASE("replicate fills buckets of bucket_cap_mb in reverse registration orde
   };
   for (const Case c : {Case{25, 1}, Case{600.0 / (1 << 20), 2}, Case{524.0 / (1 << 20), 4}}) {
     CAPTURE(c.cap_mb);
-    DdpNet net;
+    pt::UpDown net = ddp_net();
     ts::replicate(net, {.mesh = dp, .bucket_cap_mb = c.cap_mb});
     const nn::Value out =
         net(ts::distribute_tensor(distinct_tensor({4, 8}, 5), dp, {ts::Shard(0)}).to_local());
@@ -74,7 +64,7 @@ TEST_CASE("replicate fills buckets of bucket_cap_mb in reverse registration orde
     const Counts expected{{"all_reduce", c.buckets}};
     CHECK_MESSAGE(by_collective(backward) == expected, backward.table());
   }
-  DdpNet net;
+  pt::UpDown net = ddp_net();
   CHECK_THROWS_WITH_AS(ts::replicate(net, {.mesh = dp, .bucket_cap_mb = 0}),
                        doctest::Contains("bucket_cap_mb=0 must be > 0"), ts::Error);
 }

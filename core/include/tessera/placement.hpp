@@ -54,6 +54,11 @@ class Placement {
 
 inline Placement Shard(int64_t dim) { return Placement::shard(dim); }
 inline Placement BalancedShard(int64_t dim) { return Placement::shard(dim, "balanced_shard"); }
+// PyTorch's _StridedShard(dim, split_factor): dim cut into split_factor blocks (torch.chunk), each
+// shard holding its chunk of every block; "SS(d, k)" in text.
+inline Placement StridedShard(int64_t dim, int64_t split_factor) {
+  return Placement::shard(dim, "strided_shard", std::to_string(split_factor));
+}
 inline Placement Replicate() { return Placement::replicate(); }
 inline Placement Partial(std::string reduce_op = "sum") { return Placement::partial(std::move(reduce_op)); }
 

@@ -124,15 +124,23 @@ FsdpGroup::FsdpGroup(const std::vector<std::pair<std::string, nn::Parameter>>& p
       if (p.tp_placement.is_shard() && p.tp_placement.dim() < 0)
         p.tp_placement = p.tp_placement.with_dim(p.tp_placement.dim() + value.dim());
       p.global = value.shape();
-      p.shard_dim = p.tp_placement.is_shard(0) ? 1 : 0;
-      if (p.shard_dim >= value.dim())
-        throw Error(
-            fmt::format("{} has shape [{}] and tensor parallelism shards its only dim; FSDP needs another "
-                        "dim to shard over dp",
-                        what, fmt::join(p.global, ", ")));
+      p.shard_dim = p.tp_placement.is_shard(0) && value.dim() > 1 ? 1 : 0;
+      p.length = p.global[static_cast<size_t>(p.shard_dim)];
+      Placement dp_placement = Shard(p.shard_dim);
+      if (p.tp_placement.is_shard(p.shard_dim)) {
+        // Tensor parallelism shards the only dim: dp shards each tensor-parallel block in turn (a
+        // strided shard, as PyTorch), so gathering over dp gives back a rank's block.
+        const int64_t blocks = p.tp_mesh->size();
+        if (p.length % blocks != 0)
+          throw Error(fmt::format("{} has shape [{}], sharded over {} tensor-parallel ranks on its only dim; "
+                                  "FSDP shards within those blocks and needs them equal: a length divisible by {}",
+                                  what, fmt::join(p.global, ", "), blocks, blocks));
+        dp_placement = StridedShard(p.shard_dim, blocks);
+        p.length /= blocks;
+      }
       const DeviceMesh& both = product_with(*p.tp_mesh);
       const DTensor replicated(value.to_local().detach(), both, {Replicate(), p.tp_placement}, p.global);
-      p.sharded = replicated.redistribute({Shard(p.shard_dim), p.tp_placement});
+      p.sharded = replicated.redistribute({dp_placement, p.tp_placement});
     } else {
       const Tensor& value = slot.tensor();
       if (value.is_local())
@@ -143,8 +151,8 @@ FsdpGroup::FsdpGroup(const std::vector<std::pair<std::string, nn::Parameter>>& p
       if (value.dim() == 0) throw Error(fmt::format("{} is 0-d; FSDP shards dim 0", what));
       p.global = value.sizes();
       p.sharded = distribute_tensor(value.detach(), dp, {Shard(0)});
+      p.length = p.global[0];
     }
-    p.length = p.global[static_cast<size_t>(p.shard_dim)];
     p.chunk = (p.length + n - 1) / n;
     p.sharded->set_requires_grad(requires_grad);
     // The pack and unpack below place rank c's rows at [c * chunk, ...): check the layout agrees.

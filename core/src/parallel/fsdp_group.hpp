@@ -49,7 +49,7 @@ class FsdpGroup final : public nn::Module::Extension, public std::enable_shared_
     Placement tp_placement = Replicate();  // its placement there
     Shape global;                          // the full parameter's shape
     int64_t shard_dim = 0;                 // the dim sharded over dp (of the tensor-parallel shard)
-    int64_t length = 0;                    // that dim's length before sharding
+    int64_t length = 0;                    // that dim's length in a tensor-parallel shard, before dp
     int64_t chunk = 0;                     // rows per dp rank, padded: ceil(length / dp)
     Tensor unsharded;                      // the gathered local values (undefined while sharded)
   };

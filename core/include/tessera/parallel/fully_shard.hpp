@@ -15,7 +15,9 @@
 // on the tensor-parallel mesh becomes a DTensor on the (dp, tp) mesh: its tensor-parallel shard is
 // sharded over dp on dim 0, or on dim 1 when tensor parallelism already shards dim 0 (PyTorch
 // shards dim 0 twice with a strided placement; the values, the collectives and their sizes are the
-// same).
+// same). A 1-d parameter tensor parallelism shards (a column-parallel bias) is sharded over dp
+// within each tensor-parallel block: StridedShard(0, tp) on dp, as PyTorch; its length must divide
+// evenly over tp.
 #pragma once
 
 #include <optional>
