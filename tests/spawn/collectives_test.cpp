@@ -187,3 +187,23 @@ TEST_CASE("spawn: a CommCounter around spawn counts each collective once") {
     if (e.collective == "all_reduce") calls += e.calls;
   CHECK(calls == 2);
 }
+
+TEST_CASE("spawn: the README's example") {
+  std::vector<std::vector<float>> t_of(4), a_of(4);
+  ts::spawn(4, [&](int rank) {
+    ts::Tensor t = ts::full({2}, float(rank));
+    ts::dist::all_reduce(t);
+    if (rank == 0) ts::dist::send(t * 2, 1, /*tag=*/7);
+    if (rank == 1) ts::dist::recv(t, 0, 7);
+    ts::Tensor a = ts::zeros({2}), b = ts::zeros({2});
+    std::vector<ts::dist::Work> works =
+        ts::dist::batch_isend_irecv({ts::dist::P2POp(ts::dist::isend, t, (rank + 1) % 4, 0),
+                                     ts::dist::P2POp(ts::dist::irecv, a, (rank + 3) % 4, 0)});
+    for (ts::dist::Work& w : works) w.wait();
+    t_of[static_cast<size_t>(rank)] = t.to_vector<float>();
+    a_of[static_cast<size_t>(rank)] = a.to_vector<float>();
+  });
+  // 0+1+2+3 = 6 everywhere; rank 1 then holds rank 0's 12; each rank receives its left neighbour's t.
+  CHECK(t_of == std::vector<std::vector<float>>{{6, 6}, {12, 12}, {6, 6}, {6, 6}});
+  CHECK(a_of == std::vector<std::vector<float>>{{6, 6}, {6, 6}, {12, 12}, {6, 6}});
+}
