@@ -4,6 +4,7 @@
 // collective once, with its algorithm selection, checks and reports.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 

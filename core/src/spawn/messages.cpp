@@ -43,6 +43,13 @@ struct Scheduler::PostedReceive final : Wait, detail::WorkState, std::enable_sha
   }
 };
 
+// Here, where a posted receive is a complete type.
+Scheduler::~Scheduler() {
+  // Receives still posted may be held by Works beyond the spawn: they no longer reach it.
+  for (Rank& rank : ranks_)
+    for (const std::shared_ptr<PostedReceive>& receive : rank.posted) receive->scheduler = nullptr;
+}
+
 void Scheduler::check_peer(const char* op, int rank, int peer, const char* role) const {
   if (peer < 0 || peer >= size())
     throw Error(fmt::format("{} on rank {}: {} {} is outside the spawned world of {} rank(s) (0..{})", op,

@@ -33,12 +33,6 @@ Scheduler::Scheduler(int size, const std::function<void(int)>& program, const Sp
   collective_scopes_.grad_enabled = false;
 }
 
-Scheduler::~Scheduler() {
-  // Receives still posted may be held by Works beyond the spawn: they no longer reach it.
-  for (Rank& rank : ranks_)
-    for (const std::shared_ptr<PostedReceive>& receive : rank.posted) receive->scheduler = nullptr;
-}
-
 void Scheduler::run() {
   for (;;) {
     bool live = false;
@@ -78,38 +72,68 @@ void Scheduler::resume(int r) {
   rank.scopes.exchange();  // the thread now runs as rank r
   if (rank.state == State::not_started) start(r);
   rank.state = State::runnable;
+  start_switch(&scheduler_fake_stack_, rank.stack);
   rank.fiber = std::move(rank.fiber).resume();
+  finish_switch(scheduler_fake_stack_, nullptr);
   rank.scopes.exchange();  // and as the scheduler again
   running_ = -1;
   if (std::shared_ptr<Gathering> complete = std::exchange(to_run_, nullptr))
     run_gathering(*complete, rank.scopes.labels);
 }
 
+namespace {
+
+// The guarded stack of one rank's coroutine, noting where it lies (for AddressSanitizer).
+class RankStack {
+ public:
+  RankStack(size_t bytes, StackBounds& bounds) : stacks_(bytes), bounds_(&bounds) {}
+  boost::context::stack_context allocate() {
+    boost::context::stack_context stack = stacks_.allocate();
+    *bounds_ = {static_cast<const char*>(stack.sp) - stack.size, stack.size};  // sp is the top
+    return stack;
+  }
+  void deallocate(boost::context::stack_context& stack) noexcept { stacks_.deallocate(stack); }
+
+ private:
+  boost::context::protected_fixedsize_stack stacks_;
+  StackBounds* bounds_;
+};
+
+}  // namespace
+
 void Scheduler::start(int r) {
   Rank& rank = ranks_[static_cast<size_t>(r)];
-  rank.fiber = boost::context::fiber(std::allocator_arg,
-                                     boost::context::protected_fixedsize_stack(options_.stack_bytes),
-                                     [this, r](boost::context::fiber&& scheduler) {
-                                       scheduler_ = std::move(scheduler);
-                                       // A rank that had not started when the spawn began failing never runs
-                                       // its program.
-                                       if (!aborting_) {
-                                         try {
-                                           program_(r);
-                                         } catch (const boost::context::detail::forced_unwind&) {
-                                           throw;  // the coroutine library's own unwinding
-                                         } catch (const Aborted&) {
-                                           // unwound because another rank failed or the ranks deadlocked
-                                         } catch (...) {
-                                           fail(r, std::current_exception());
-                                         }
-                                       }
-                                       ranks_[static_cast<size_t>(r)].state = State::finished;
-                                       return std::move(scheduler_);
-                                     });
+  rank.fiber = boost::context::fiber(
+      std::allocator_arg, RankStack(options_.stack_bytes, rank.stack),
+      [this, r](boost::context::fiber&& scheduler) { return run_program(r, std::move(scheduler)); });
 }
 
-void Scheduler::switch_to_scheduler() { scheduler_ = std::move(scheduler_).resume(); }
+boost::context::fiber Scheduler::run_program(int r, boost::context::fiber&& scheduler) {
+  finish_switch(nullptr, &scheduler_stack_);
+  scheduler_ = std::move(scheduler);
+  // A rank that had not started when the spawn began failing never runs its program.
+  if (!aborting_) {
+    try {
+      program_(r);
+    } catch (const boost::context::detail::forced_unwind&) {
+      throw;  // the coroutine library's own unwinding
+    } catch (const Aborted&) {
+      // unwound because another rank failed or the ranks deadlocked
+    } catch (...) {
+      fail(r, std::current_exception());
+    }
+  }
+  ranks_[static_cast<size_t>(r)].state = State::finished;
+  start_switch(nullptr, scheduler_stack_);  // this stack ends here
+  return std::move(scheduler_);
+}
+
+void Scheduler::switch_to_scheduler() {
+  Rank& rank = ranks_[static_cast<size_t>(running_)];
+  start_switch(&rank.fake_stack, scheduler_stack_);
+  scheduler_ = std::move(scheduler_).resume();
+  finish_switch(rank.fake_stack, &scheduler_stack_);
+}
 
 void Scheduler::block(const std::shared_ptr<Wait>& wait) {
   Rank& rank = ranks_[static_cast<size_t>(running_)];

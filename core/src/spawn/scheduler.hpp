@@ -13,6 +13,7 @@
 
 #include "comm/rank_programs.hpp"
 #include "spawn/rank_scopes.hpp"
+#include "spawn/sanitizer_switch.hpp"
 #include "tessera/generator.hpp"
 #include "tessera/spawn.hpp"
 #include "world/world.hpp"
@@ -78,10 +79,14 @@ class Scheduler final : public comm::RankPrograms {
     std::shared_ptr<Wait> waiting;
     std::deque<Message> inbox;                          // messages no posted receive took yet, oldest first
     std::deque<std::shared_ptr<PostedReceive>> posted;  // receives waiting for a message, oldest first
+    StackBounds stack;  // its coroutine's stack, for AddressSanitizer (sanitizer_switch.hpp)
+    void* fake_stack = nullptr;
   };
 
   void resume(int rank);
   void start(int rank);
+  // The body of rank r's coroutine: its program, and what ends it.
+  boost::context::fiber run_program(int rank, boost::context::fiber&& scheduler);
   void switch_to_scheduler();
   void fail(int rank, std::exception_ptr error);
   void run_gathering(Gathering& gathering, const observe::ThreadLabels& labels);
@@ -96,6 +101,8 @@ class Scheduler final : public comm::RankPrograms {
   std::vector<Rank> ranks_;
   int running_ = -1;
   boost::context::fiber scheduler_;  // where the running rank returns to
+  StackBounds scheduler_stack_;      // the calling thread's stack, learnt on the first switch
+  void* scheduler_fake_stack_ = nullptr;
   bool aborting_ = false;
   int failed_rank_ = -1;  // the first rank whose program threw
   std::exception_ptr failure_;
