@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libboost-dev libboost-graph-dev
+  # Boost.Context: the coroutines that run each rank's program in ts::spawn.
+  libboost-context-dev
   libspdlog-dev libfmt-dev
   # OpenBLAS: only bench_matmul's yardstick (the CPU backend computes its own products).
   libopenblas-dev

@@ -9,7 +9,7 @@ set(src "${SOURCE_DIR}/core/src")
 
 # The layers, lowest first; a file may include its own layer and any lower one. Keep in step with
 # core/src/README.md.
-set(layers log plugin dispatch tensor world ranks comm mesh dtensor observe nn optim models parallel api)
+set(layers log plugin dispatch tensor world ranks comm mesh dtensor observe spawn nn optim models parallel api)
 # Folders that are part of another folder's layer. autograd is the tensor layer's: every op records
 # its gradient there, and backward runs ops (the two call each other by nature, as in PyTorch).
 set(folder_layer_autograd tensor)
@@ -29,6 +29,7 @@ set(public_dtensor dtensor)
 set(public_dtensor_ops dtensor)
 set(public_placement dtensor)
 set(public_world world)
+set(public_spawn spawn)
 set(public_local ranks)
 set(public_optim optim)
 set(public_nn nn)

@@ -5,8 +5,17 @@
 // group (see process_group.hpp). Roots (src/dst) are group ranks. Which algorithm computes a
 // collective is chosen per call from configuration (see set_algorithms); every algorithm gives
 // the direct result up to floating-point reordering and is bitwise reproducible.
+//
+// Inside a rank's program (tessera/spawn.hpp) the same calls take the rank's own plain tensors, as
+// in a torchrun process: the default group is the whole spawned world, and a group is the fibre
+// the calling rank belongs to. A rank that calls a collective waits until every member of its
+// fibre has called it; then the collective runs once, as it would on a local tensor of the
+// members' tensors, and each member's result lands in its own tensor in place. Members that make
+// different calls at the same point (another collective, shape, dtype, reduce op or root) all get
+// an error naming the ranks and both calls.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +24,10 @@
 #include "tessera/tensor.hpp"
 
 namespace tessera {
+
+namespace detail {
+class WorkState;
+}
 
 class ReduceOp {
  public:
@@ -62,12 +75,70 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
 // No data; orders the ranks (and marks a point in traces).
 void barrier(const Tensor& participants, const ProcessGroup& group = {});
 
-// Point to point, for pipeline parallelism. peer is a global rank per sending (receiving) rank, a
-// local int when it differs; -1 means "this rank does not send (receive)". Sends are buffered;
-// a recv takes the oldest matching message. A recv with no matching send, and a send nobody
-// received by the next collective or check_messages(), are errors naming both ranks.
-void send(const Tensor& tensor, const SymInt& dst);
-void recv(Tensor& tensor, const SymInt& src);
+// No data; inside a rank's program (ts::spawn) the rank waits until every group member arrives.
+void barrier(const ProcessGroup& group = {});
+
+// Point to point, for pipeline parallelism, on local tensors. peer is a global rank per sending
+// (receiving) rank, a local int when it differs; -1 means "this rank does not send (receive)".
+// Sends are buffered; a recv takes the oldest matching message (same source and tag). A recv with
+// no matching send, and a send nobody received by the next collective or check_messages(), are
+// errors naming both ranks. Tags other than 0 work between ranks of this process only.
+//
+// Inside a rank's program (ts::spawn), on its plain tensors: send and isend are eager (they return
+// once the message is buffered, so two ranks that both send first proceed); recv waits until a
+// matching message arrives; a message whose shape or dtype differs from the receiving tensor's is
+// an error on the receiving rank.
+void send(const Tensor& tensor, const SymInt& dst, int tag = 0);
+void recv(Tensor& tensor, const SymInt& src, int tag = 0);
+
+// A point-to-point operation that may still be in flight (PyTorch: the Work of isend/irecv).
+// Default-constructed: completed. Outside a rank's program every operation completes at once.
+class Work {
+ public:
+  Work() = default;
+  explicit Work(std::shared_ptr<detail::WorkState> state) : state_(std::move(state)) {}
+  bool is_completed() const;
+  // Returns once completed (in a rank's program, letting the other ranks run meanwhile); throws
+  // what made the operation fail (a message of the wrong shape or dtype).
+  void wait();
+
+ private:
+  std::shared_ptr<detail::WorkState> state_;
+};
+
+// send/recv that return at once; irecv writes into `tensor` once a matching message arrives.
+// Receives posted by one rank match messages in the order they were posted.
+Work isend(const Tensor& tensor, const SymInt& dst, int tag = 0);
+Work irecv(Tensor& tensor, const SymInt& src, int tag = 0);
+
+// One operation of batch_isend_irecv: P2POp(ts::dist::isend, t, peer, tag) or
+// P2POp(ts::dist::irecv, t, peer, tag).
+class P2POp {
+ public:
+  using Send = Work (*)(const Tensor&, const SymInt&, int);
+  using Recv = Work (*)(Tensor&, const SymInt&, int);
+  P2POp(Send op, Tensor tensor, SymInt peer, int tag = 0)
+      : send_(op), tensor_(std::move(tensor)), peer_(std::move(peer)), tag_(tag) {}
+  P2POp(Recv op, Tensor tensor, SymInt peer, int tag = 0)
+      : recv_(op), tensor_(std::move(tensor)), peer_(std::move(peer)), tag_(tag) {}
+
+  bool is_send() const { return send_ != nullptr; }
+  const Tensor& tensor() const { return tensor_; }
+  const SymInt& peer() const { return peer_; }
+  int tag() const { return tag_; }
+  Work start() const;  // issues the operation
+
+ private:
+  Send send_ = nullptr;
+  Recv recv_ = nullptr;
+  Tensor tensor_;  // a handle: a receive writes into the caller's tensor
+  SymInt peer_;
+  int tag_ = 0;
+};
+
+// Issues every operation in order and returns their Works, in the same order.
+std::vector<Work> batch_isend_irecv(const std::vector<P2POp>& ops);
+
 void check_messages();  // throws if a sent message was never received (and drops them)
 
 // Algorithm selection, e.g. "all_reduce:ring;all_gather[0-64K]:rd;*:direct". Rules are tried in

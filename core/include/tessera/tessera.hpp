@@ -27,6 +27,7 @@
 #include "tessera/process_group.hpp"
 #include "tessera/rank_map.hpp"
 #include "tessera/scalar.hpp"
+#include "tessera/spawn.hpp"
 #include "tessera/sym_int.hpp"
 #include "tessera/tensor.hpp"
 #include "tessera/topology.hpp"

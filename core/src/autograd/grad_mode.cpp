@@ -1,5 +1,9 @@
 // Grad mode: per thread, so that a NoGradGuard on one thread (an optimizer step, a second world)
 // never turns recording off on another.
+#include "autograd/grad_mode.hpp"
+
+#include <utility>
+
 #include "tessera/autograd.hpp"
 
 namespace tessera {
@@ -14,5 +18,7 @@ NoGradGuard::~NoGradGuard() { grad_enabled = previous_; }
 
 AutoGradMode::AutoGradMode(bool enabled) : previous_(grad_enabled) { grad_enabled = enabled; }
 AutoGradMode::~AutoGradMode() { grad_enabled = previous_; }
+
+void autograd::exchange_grad_mode(bool& other) { std::swap(grad_enabled, other); }
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 #include "autograd/record.hpp"
 #include "comm/call.hpp"
 #include "comm/mailbox.hpp"
+#include "comm/rank_programs.hpp"
 #include "comm/run_collective.hpp"
 #include "observe/comm_events.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -80,6 +81,8 @@ void learn_remote_splits(const comm::CallContext& context, const std::vector<int
 
 void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<SymInt>& output_splits,
                        const std::vector<SymInt>& input_splits, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(input))
+    return comm::program::all_to_all_single(*program, output, input, output_splits, input_splits, group);
   autograd::check_inplace(output, "dist::all_to_all_single",
                           "use ts::dist::functional::all_to_all_single, which returns a new tensor");
   const observe::CollectiveCall call;

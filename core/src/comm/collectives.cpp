@@ -9,6 +9,7 @@
 #include "autograd/record.hpp"
 #include "comm/call.hpp"
 #include "comm/mailbox.hpp"
+#include "comm/rank_programs.hpp"
 #include "comm/run_collective.hpp"
 #include "observe/comm_events.hpp"
 #include "tensor/internal.hpp"
@@ -179,6 +180,7 @@ comm::Fingerprint rooted(int root) { return {{}, {}, root}; }
 }  // namespace
 
 void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(tensor)) return comm::program::all_reduce(*program, tensor, op, group);
   const dispatch::UserCall user_call("ts::dist::all_reduce");  // names it in missing-kernel errors
   autograd::check_inplace(tensor, "dist::all_reduce",
                           "use ts::dist::functional::all_reduce, which returns a new tensor");
@@ -208,6 +210,7 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
 }
 
 void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(tensor)) return comm::program::broadcast(*program, tensor, src, group);
   const dispatch::UserCall user_call("ts::dist::broadcast");  // names it in missing-kernel errors
   autograd::check_inplace(tensor, "dist::broadcast",
                           "use ts::dist::functional::broadcast, which returns a new tensor");
@@ -226,6 +229,7 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
 }
 
 void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(tensor)) return comm::program::reduce(*program, tensor, dst, op, group);
   const dispatch::UserCall user_call("ts::dist::reduce");  // names it in missing-kernel errors
   autograd::check_inplace(tensor, "dist::reduce",
                           "use ts::dist::functional::all_reduce, which returns a new tensor on every rank "
@@ -246,6 +250,7 @@ void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
 }
 
 void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(tensor)) return comm::program::all_gather(*program, outputs, tensor, group);
   for (const Tensor& output : outputs)
     autograd::check_inplace(output, "dist::all_gather",
                             "use ts::dist::functional::all_gather_tensor, which returns a new tensor");
@@ -265,6 +270,8 @@ void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const Proces
 }
 
 void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(input))
+    return comm::program::all_gather_into_tensor(*program, output, input, group);
   const dispatch::UserCall user_call("ts::dist::all_gather_into_tensor");  // names it in missing-kernel errors
   autograd::check_inplace(output, "dist::all_gather_into_tensor",
                           "use ts::dist::functional::all_gather_tensor, which returns a new tensor");
@@ -290,6 +297,8 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
 }
 
 void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(output))
+    return comm::program::reduce_scatter(*program, output, inputs, op, group);
   const dispatch::UserCall user_call("ts::dist::reduce_scatter");  // names it in missing-kernel errors
   autograd::check_inplace(output, "dist::reduce_scatter",
                           "use ts::dist::functional::reduce_scatter_tensor, which returns a new tensor");
@@ -318,6 +327,8 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
 }
 
 void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(input))
+    return comm::program::reduce_scatter_tensor(*program, output, input, op, group);
   const dispatch::UserCall user_call("ts::dist::reduce_scatter_tensor");  // names it in missing-kernel errors
   autograd::check_inplace(output, "dist::reduce_scatter_tensor",
                           "use ts::dist::functional::reduce_scatter_tensor, which returns a new tensor");
@@ -342,6 +353,8 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, con
 }
 
 void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(inputs.empty() ? Tensor() : inputs.front()))
+    return comm::program::all_to_all(*program, outputs, inputs, group);
   for (const Tensor& output : outputs)
     autograd::check_inplace(output, "dist::all_to_all",
                             "use ts::dist::functional::all_to_all_single, which returns a new tensor");
@@ -372,6 +385,7 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
 }
 
 void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(output)) return comm::program::scatter(*program, output, inputs, src, group);
   autograd::check_inplace(output, "dist::scatter",
                           "scatter into a tensor that does not require grad (scatter is not differentiable; "
                           "ts::dist::functional::broadcast and all_to_all_single are)");
@@ -441,6 +455,7 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
 }
 
 void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(tensor)) return comm::program::gather(*program, outputs, tensor, dst, group);
   for (const Tensor& output : outputs)
     autograd::check_inplace(output, "dist::gather",
                             "gather into tensors that do not require grad (gather is not differentiable; "
@@ -463,6 +478,7 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
 }
 
 void barrier(const Tensor& participants, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(participants)) return comm::program::barrier(*program, group);
   const observe::CollectiveCall call;
   const comm::Call covered = fibres_for("barrier", participants, group, comm::Fingerprint{"none", {}, -1});
   for (const Fibre& members : covered.fibres()) {
@@ -475,8 +491,10 @@ void barrier(const Tensor& participants, const ProcessGroup& group) {
 
 void check_messages() { comm::require_no_pending_messages("check_messages"); }
 
-void send(const Tensor& tensor, const SymInt& dst) {
+void send(const Tensor& tensor, const SymInt& dst, int tag) {
   if (in_per_rank_region()) throw Error("send: cannot be issued inside run_per_rank or any per-rank function");
+  if (const auto* program = comm::program_for(tensor))
+    return program->programs->send(program->rank, static_cast<int>(dst.as_int()), tag, tensor, "send");
   require_local("send", tensor, "the tensor");
   const int world = comm::world_of(tensor);
   for (const auto& [rank, shard] : tensor.shards()) comm::require_in_world("send", rank, dst.at(rank), world);
@@ -485,29 +503,42 @@ void send(const Tensor& tensor, const SymInt& dst) {
     const int64_t to = dst.at(rank);
     if (to < 0) continue;
     if (to == rank) throw Error(fmt::format("send: rank {} sends to itself", rank));
-    if (w.hosts(static_cast<int>(to)))
-      comm::post(rank, static_cast<int>(to), shard.clone());
-    else
-      comm::post_remote(rank, static_cast<int>(to), shard.contiguous().clone());
+    if (w.hosts(static_cast<int>(to))) {
+      comm::post(rank, static_cast<int>(to), tag, shard.clone());
+      continue;
+    }
+    // The transport's message tags belong to the world (tag regions); a user's tag would need room in
+    // the envelope that the wire format does not have.
+    if (tag != 0)
+      throw Error(fmt::format("send from rank {} to rank {} (another process) with tag {}: between processes only tag 0 "
+                              "is supported",
+                              rank, to, tag));
+    comm::post_remote(rank, static_cast<int>(to), shard.contiguous().clone());
   }
 }
 
-void recv(Tensor& tensor, const SymInt& src) {
+void recv(Tensor& tensor, const SymInt& src, int tag) {
   autograd::check_inplace(tensor, "dist::recv",
                           "receive into a tensor that does not require grad (point-to-point messages are not "
                           "differentiable)");
   if (in_per_rank_region()) throw Error("recv: cannot be issued inside run_per_rank or any per-rank function");
+  if (const auto* program = comm::program_for(tensor))
+    return program->programs->irecv(program->rank, static_cast<int>(src.as_int()), tag, tensor, "recv")->wait();
   require_local("recv", tensor, "the tensor");
   const world::WorldState& w = world::current();
   for (const auto& [rank, shard] : tensor.shards()) {
     const int64_t from = src.at(rank);
     if (from < 0) continue;
     if (!w.hosts(static_cast<int>(from))) {
+      if (tag != 0)
+        throw Error(fmt::format("recv on rank {} from rank {} (another process) with tag {}: between processes only "
+                                "tag 0 is supported",
+                                rank, from, tag));
       Tensor target = shard;
       target.copy_(comm::take_remote(static_cast<int>(from), rank, shard));
       continue;
     }
-    const Tensor message = comm::take(static_cast<int>(from), rank);
+    const Tensor message = comm::take(static_cast<int>(from), rank, tag);
     if (message.sizes() != shard.sizes())
       throw Error(fmt::format("recv on rank {} from rank {}: the message has shape {} but the receiving tensor has {}",
                               rank, from, shape_text(message.sizes()), shape_text(shard.sizes())));

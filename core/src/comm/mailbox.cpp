@@ -14,20 +14,26 @@
 #include "world/world.hpp"
 
 namespace tessera::comm {
+namespace {
 
-void Mailbox::post(int from, int to, Tensor data) {
+// Tag 0 (the default) goes unsaid in messages.
+std::string tag_text(int tag) { return tag == 0 ? std::string() : fmt::format(" with tag {}", tag); }
+
+}  // namespace
+
+void Mailbox::post(int from, int to, int tag, Tensor data) {
   std::lock_guard lock(mutex_);
-  messages_[{from, to}].push_back(std::move(data));
+  messages_[{from, to, tag}].push_back(std::move(data));
   holds_messages_.store(true, std::memory_order_release);
 }
 
-Tensor Mailbox::take(int from, int to) {
+Tensor Mailbox::take(int from, int to, int tag) {
   std::lock_guard lock(mutex_);
-  auto it = messages_.find({from, to});
+  auto it = messages_.find({from, to, tag});
   if (it == messages_.end() || it->second.empty())
-    throw Error(fmt::format("recv on rank {} from rank {}: no matching send (rank {} sent nothing to rank {} that is "
+    throw Error(fmt::format("recv on rank {} from rank {}{}: no matching send (rank {} sent nothing to rank {}{} that is "
                             "still unreceived)",
-                            to, from, from, to));
+                            to, from, tag_text(tag), from, to, tag_text(tag)));
   Tensor data = std::move(it->second.front());
   it->second.pop_front();
   if (it->second.empty()) messages_.erase(it);
@@ -40,9 +46,9 @@ void Mailbox::require_empty(const char* where) {
   std::lock_guard lock(mutex_);
   if (messages_.empty()) return;
   std::string pending;
-  for (const auto& [pair, queue] : messages_)
-    pending += fmt::format("{}{} message(s) from rank {} to rank {}", pending.empty() ? "" : ", ", queue.size(),
-                           pair.first, pair.second);
+  for (const auto& [key, queue] : messages_)
+    pending += fmt::format("{}{} message(s) from rank {} to rank {}{}", pending.empty() ? "" : ", ", queue.size(),
+                           std::get<0>(key), std::get<1>(key), tag_text(std::get<2>(key)));
   messages_.clear();
   holds_messages_.store(false, std::memory_order_release);
   throw Error(fmt::format("{}: unmatched send(s): {} never received", where, pending));
@@ -154,8 +160,8 @@ Tensor take_remote(int from, int to, const Tensor& like) {
   return message;
 }
 
-void post(int from, int to, Tensor data) { world::current().mailbox().post(from, to, std::move(data)); }
-Tensor take(int from, int to) { return world::current().mailbox().take(from, to); }
+void post(int from, int to, int tag, Tensor data) { world::current().mailbox().post(from, to, tag, std::move(data)); }
+Tensor take(int from, int to, int tag) { return world::current().mailbox().take(from, to, tag); }
 void require_no_pending_messages(const char* where) { world::current().mailbox().require_empty(where); }
 
 void require_in_world(const char* op, int from, int64_t to, int world) {

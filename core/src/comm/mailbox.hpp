@@ -1,5 +1,5 @@
-// Point-to-point messages between simulated ranks: sends are buffered per (source, destination)
-// pair; a receive takes the oldest one. Each world has its own mailbox (world/world.hpp); the free
+// Point-to-point messages between simulated ranks: sends are buffered per (source, destination,
+// tag); a receive takes the oldest one. Each world has its own mailbox (world/world.hpp); the free
 // functions use the calling thread's world.
 #pragma once
 
@@ -18,9 +18,10 @@ namespace tessera::comm {
 
 class Mailbox {
  public:
-  void post(int from, int to, Tensor data);
-  // The oldest message from `from` to `to`; throws naming both ranks when there is none.
-  Tensor take(int from, int to);
+  void post(int from, int to, int tag, Tensor data);
+  // The oldest message from `from` to `to` with `tag`; throws naming both ranks and the tag when
+  // there is none.
+  Tensor take(int from, int to, int tag);
   // Throws (and forgets them) when messages are waiting that nobody received; `where` names the
   // call that noticed.
   void require_empty(const char* where);
@@ -36,7 +37,7 @@ class Mailbox {
  private:
   std::vector<std::pair<std::shared_ptr<void>, std::function<bool(void*)>>> remote_sends_;
   std::mutex mutex_;
-  std::map<std::pair<int, int>, std::deque<Tensor>> messages_;
+  std::map<std::tuple<int, int, int>, std::deque<Tensor>> messages_;  // (from, to, tag)
   std::map<std::tuple<int, int, bool>, uint64_t> remote_sequence_;
   // Set under the lock with messages_: every collective asks whether any wait, and an empty
   // mailbox (the usual answer) is told without taking the lock.
@@ -44,8 +45,8 @@ class Mailbox {
 };
 
 // The calling thread's world's mailbox.
-void post(int from, int to, Tensor data);
-Tensor take(int from, int to);
+void post(int from, int to, int tag, Tensor data);
+Tensor take(int from, int to, int tag);
 // Point-to-point with a rank of another process (a distributed world): the message goes over the
 // transport; a receive waits for it, at most the world's timeout, into a tensor shaped like `like`.
 void post_remote(int from, int to, Tensor data);

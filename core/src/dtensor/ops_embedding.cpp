@@ -11,6 +11,7 @@
 
 #include "dtensor/held_range.hpp"
 #include "dtensor/ops_common.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "tensor/index_check.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "dtensor/ops_common.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {

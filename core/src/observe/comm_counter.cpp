@@ -10,6 +10,7 @@
 
 #include "observe/comm_events.hpp"
 #include "observe/listeners.hpp"
+#include "observe/thread_labels.hpp"
 #include "observe/trace_recorder.hpp"
 #include "tessera/observe.hpp"
 #include "tessera/sdk/cpp/thread_local_address.hpp"
@@ -99,6 +100,11 @@ void report_implicit(const std::string& op, int64_t input, const std::string& fr
   observe::Listeners& listeners = world::current().listeners();
   std::lock_guard lock(listeners.mutex);
   for (CommCounter::State* state : listeners.counters) state->implicit.push_back({op, input, from, to});
+}
+
+void exchange_labels(ThreadLabels& other) {
+  label_mesh_dim.swap(other.mesh_dim);
+  label_op.swap(other.op);
 }
 
 const std::string& current_mesh_dim() { return label_mesh_dim; }

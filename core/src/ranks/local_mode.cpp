@@ -38,6 +38,8 @@ bool detail::inside_local_mode() {
 }
 DisabledLocalMode::~DisabledLocalMode() { pop(nullptr); }
 
+void detail::exchange_mode_stack(std::vector<LocalMode*>& other) { mode_stack.swap(other); }
+
 namespace {
 
 // The new world of a mode given by its ranks: every rank up to the largest, observed by the
@@ -95,8 +97,9 @@ SymInt current_rank() {
   if (mode != nullptr) {
     hosted = mode->ranks().ranks();
   } else {
-    // Outside a mode: a simulated world is one process holding rank 0's view; a process of a
-    // distributed world is its hosted ranks (one rank: that rank).
+    // Outside a mode: a rank's program (ts::spawn) is that rank; a simulated world is one process
+    // holding rank 0's view; a process of a distributed world is its hosted ranks (one rank: that rank).
+    if (const world::RunningProgram* program = world::running_program()) return program->rank;
     const world::WorldState& w = world::current();
     if (!w.distributed()) return 0;
     hosted = w.hosted_ranks();

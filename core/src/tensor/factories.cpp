@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <mutex>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "tensor/internal.hpp"
+#include "tensor/program_generator.hpp"
 #include "tessera/local.hpp"
 #include "tessera/errors.hpp"
 
@@ -66,6 +68,13 @@ Generator& default_generator() {
   static Generator generator;
   return generator;
 }
+
+namespace {
+// Set while the thread runs a rank's program (ts::spawn): its random tensors come from there.
+thread_local Generator* program_generator = nullptr;
+}  // namespace
+
+void detail::exchange_program_generator(Generator*& other) { std::swap(program_generator, other); }
 
 
 Tensor empty(const SymShape& shape, TensorOptions options) {
@@ -188,6 +197,7 @@ Tensor draw(const Distribution& d, const SymShape& shape, const TensorOptions& o
       return draw(d, s, mode->generator(static_cast<int>(rank)), options);
     }, shape, current_rank());
   }
+  if (Generator* own = program_generator) return draw(d, shape, *own, options);
   std::lock_guard lock(default_generator_mutex);
   return draw(d, shape, default_generator(), options);
 }
@@ -207,6 +217,7 @@ void manual_seed(uint64_t seed) { manual_seed(SymInt(static_cast<int64_t>(seed))
 
 void manual_seed(const SymInt& seed) {
   if (LocalMode* mode = active_local_mode()) return mode->manual_seed(seed);
+  if (Generator* own = program_generator) return own->manual_seed(static_cast<uint64_t>(seed.as_int()));
   std::lock_guard lock(default_generator_mutex);
   default_generator().manual_seed(static_cast<uint64_t>(seed.as_int()));
 }

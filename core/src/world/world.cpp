@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include "comm/mailbox.hpp"
 #include "observe/listeners.hpp"
@@ -33,6 +34,7 @@ thread_local std::shared_ptr<WorldState> default_world;
 // bound.back(), or null: a plain pointer is one thread-local read, where the vector (a thread_local
 // with a constructor) costs a guarded access; current() is asked several times per collective.
 thread_local WorldState* innermost = nullptr;
+thread_local RunningProgram program_here;
 std::atomic<WorldState*> process_world{nullptr};  // set once by init_world, owned there
 
 // The tensor layer asks through these where ranks it does not hold live (tensor/remote_ranks.hpp).
@@ -201,6 +203,17 @@ void unbind(WorldState* world) {
   }
   bound.pop_back();
   innermost = bound.empty() ? nullptr : bound.back();
+}
+
+const RunningProgram* running_program() {
+  const RunningProgram& program = program_here;
+  return program.world != nullptr && program.world == innermost ? &program : nullptr;
+}
+
+void exchange_thread_bindings(ThreadBindings& other) {
+  bound.swap(other.bound);
+  innermost = bound.empty() ? nullptr : bound.back();
+  std::swap(program_here, other.program);
 }
 
 }  // namespace world

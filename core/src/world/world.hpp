@@ -30,6 +30,7 @@
 
 namespace tessera::comm {
 class Mailbox;
+class RankPrograms;
 }
 namespace tessera::observe {
 struct Listeners;
@@ -132,6 +133,26 @@ std::shared_ptr<WorldState> current_shared();
 // caller keeps the world alive while it is bound.
 void bind(WorldState* world);
 void unbind(WorldState* world);
+
+// A program run once per rank on coroutines of one thread (ts::spawn): the rank whose program the
+// thread runs now, in which world, and the scheduler that its collectives and messages go to.
+struct RunningProgram {
+  WorldState* world = nullptr;
+  int rank = -1;
+  comm::RankPrograms* programs = nullptr;
+};
+// The program the calling thread runs, when its current world is that program's world (a rank that
+// opens a LocalMode is in the mode's world for its scope); null otherwise.
+const RunningProgram* running_program();
+
+// Everything that binds worlds and programs to a thread, as a value: a coroutine that runs a rank's
+// program carries its own while suspended, and the scheduler exchanges it with the thread's on
+// every switch, so that one rank's scopes never leak into another's.
+struct ThreadBindings {
+  std::vector<WorldState*> bound;
+  RunningProgram program;
+};
+void exchange_thread_bindings(ThreadBindings& other);
 
 class Bound {
  public:

@@ -1,0 +1,69 @@
+// ts::spawn: what a switch between ranks costs, starting 1024 ranks, and an all_reduce of 16 floats
+// over 1024 ranks issued from every rank's program against the same all_reduce on a local tensor.
+// Targets: a switch under 100 ns, 1024 ranks started and finished under 10 ms, the per-rank
+// all_reduce within 3x of the local tensor's.
+#include <benchmark/benchmark.h>
+
+#include <utility>
+#include <vector>
+
+#include <tessera/tessera.hpp>
+
+namespace ts = tessera;
+
+namespace {
+constexpr int kYields = 100000;  // per rank and spawn
+constexpr int kRanks = 1024;
+constexpr int kRounds = 200;  // all_reduces per rank and spawn: the start (measured apart) is amortised
+}  // namespace
+
+// Two ranks hand the thread to each other: each yield_rank is one rank -> scheduler -> other rank
+// handoff (two coroutine switches and the exchange of the ranks' per-thread scopes).
+static void BM_SpawnYield(benchmark::State& state) {
+  for (auto _ : state)
+    ts::spawn(2, [](int) {
+      for (int i = 0; i < kYields; ++i) ts::yield_rank();
+    });
+  state.counters["ns_per_handoff"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * 2 * kYields * 1e-9,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_SpawnYield)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Starting and finishing 1024 ranks whose programs do nothing (stacks, coroutines, the world).
+static void BM_Spawn1024(benchmark::State& state) {
+  for (auto _ : state) ts::spawn(kRanks, [](int) {});
+}
+BENCHMARK(BM_Spawn1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// kRounds all_reduces of 16 floats in every rank's program; reported per all_reduce (the spawn's
+// own start is amortised over the rounds, and measured above).
+static void BM_AllReduce16_Spawn1024(benchmark::State& state) {
+  for (auto _ : state)
+    ts::spawn(kRanks, [](int rank) {
+      ts::Tensor t = ts::full({16}, static_cast<float>(rank));
+      for (int i = 0; i < kRounds; ++i) ts::dist::all_reduce(t);
+      benchmark::DoNotOptimize(t);
+    });
+  state.counters["us_per_all_reduce"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * kRounds * 1e-6,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_AllReduce16_Spawn1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same all_reduce on a local tensor of 1024 ranks (LocalMode's way).
+static void BM_AllReduce16_Local1024(benchmark::State& state) {
+  std::vector<std::pair<int, ts::Tensor>> shards;
+  for (int r = 0; r < kRanks; ++r) shards.emplace_back(r, ts::full({16}, static_cast<float>(r)));
+  ts::Tensor t = ts::local_tensor(ts::RankMap<ts::Tensor>(std::move(shards)));
+  ts::LocalMode mode(kRanks);  // the same world size as the spawn's
+  for (auto _ : state) {
+    for (int i = 0; i < kRounds; ++i) ts::dist::all_reduce(t);
+  }
+  state.counters["us_per_all_reduce"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * kRounds * 1e-6,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_AllReduce16_Local1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+BENCHMARK_MAIN();

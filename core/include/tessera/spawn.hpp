@@ -1,0 +1,71 @@
+// Per-rank programs in one process (PyTorch: the processes a torchrun launch starts).
+//
+//   ts::spawn(4, [](int rank) {
+//     ts::Tensor t = ts::full({2}, rank);        // this rank's own plain tensor
+//     ts::dist::all_reduce(t);                   // waits for ranks 0..3, then t = 0+1+2+3
+//     if (rank == 0) ts::dist::send(t, 1, /*tag=*/7);
+//     if (rank == 1) ts::dist::recv(t, 0, 7);
+//   });
+//
+// spawn runs `program` once per rank 0..n-1 of a new simulated world of n ranks, each rank on a
+// coroutine of its own, all on the calling thread. Inside, a rank sees what a torchrun process
+// sees: ts::get_rank() is its rank, ts::get_world_size() is n, the tensors it makes are plain
+// tensors of its own, its random tensors come from a generator of its own (rank r starts where
+// rank r's generator of a LocalMode opened at the same point would: the default generator's state;
+// ts::manual_seed reseeds only the calling rank's), and ts::dist collectives and point-to-point
+// calls wait until the peers arrive (tessera/dist.hpp). Grad mode, LocalMode scopes and comm labels
+// are the rank's own too; every rank starts as a fresh thread would (grad enabled, no LocalMode).
+//
+// Scheduling is cooperative and in a fixed order: ranks run in rank order until each finishes or
+// waits (in a collective, a receive, Work::wait or yield_rank), then the waiting ranks whose wait
+// is over run again in rank order. Every run of a program is therefore the same, bit for bit.
+//
+// Errors. When every rank that has not finished waits, that is a deadlock: spawn throws an Error
+// listing each waiting rank and what it waits in ("rank 0: recv(src=1, tag=0); rank 1: ..."),
+// naming finished ranks waited on. When a rank's program throws, the other ranks' waits are ended
+// (the wait throws an exception that is not a std::exception, so that a catch of std::exception
+// does not stop the unwinding; destructors run), and spawn throws a RankError naming the rank that
+// failed first. Messages left unreceived and receives left unmatched when every program ended are
+// an Error too.
+//
+// spawn cannot be called inside a rank's program (an Error says so). Each call has its own world
+// and scheduler: threads may run spawns of their own at the same time.
+#pragma once
+
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <string>
+
+#include "tessera/errors.hpp"
+
+namespace tessera {
+
+struct SpawnOptions {
+  // Each rank's coroutine stack. A guard page below each stack turns an overflow into a fault
+  // instead of corrupting memory; a program with deep recursion or large arrays on its stack
+  // needs more.
+  size_t stack_bytes = 64 * 1024;
+};
+
+// Thrown by spawn when a rank's program threw: the rank, and the exception it threw.
+class RankError : public Error {
+ public:
+  RankError(int rank, std::exception_ptr original, const std::string& what)
+      : Error(what), rank_(rank), original_(std::move(original)) {}
+  int rank() const { return rank_; }
+  const std::exception_ptr& original() const { return original_; }
+
+ private:
+  int rank_;
+  std::exception_ptr original_;
+};
+
+// Runs program(rank) for every rank 0..n-1 (n >= 1) and returns when all have finished.
+void spawn(int n, const std::function<void(int rank)>& program, const SpawnOptions& options = {});
+
+// Inside a rank's program: lets the other ranks that can run do so before this one goes on.
+// Outside one, does nothing.
+void yield_rank();
+
+}  // namespace tessera

@@ -1,0 +1,364 @@
+// The collectives of tessera::dist as a rank's program (ts::spawn) issues them on its own plain
+// tensors: each becomes a Meeting whose run assembles the members' tensors into local tensors (the
+// members' tensors are the shards, so results land in them in place) and calls the local-tensor
+// collective once, with its algorithm selection, checks and reports.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "comm/rank_programs.hpp"
+#include "tensor/tensor_impl.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/factories.hpp"
+#include "tessera/local.hpp"
+
+namespace tessera::comm {
+
+std::string Meeting::describe() const {
+  std::string text = fmt::format("{}(", collective);
+  const size_t shown = std::min<size_t>(tensors.size(), 3);
+  for (size_t i = 0; i < shown; ++i)
+    text += fmt::format("{}{} {}", i == 0 ? "" : ", ", dtype_name(tensors[i].dtype()),
+                        shape_text(tensors[i].sizes()));
+  if (tensors.size() > shown) text += fmt::format(", ... {} tensors in all", tensors.size());
+  if (reduces) text += fmt::format("{}op={}", tensors.empty() ? "" : ", ", op.to_string());
+  if (root >= 0) text += fmt::format("{}root={}", tensors.empty() && !reduces ? "" : ", ", root);
+  return text + ")";
+}
+
+namespace program {
+namespace {
+
+// Numbers every member's call must agree on.
+void agree_on_tensor(std::vector<int64_t>& agreed, const Tensor& t) {
+  agreed.push_back(static_cast<int64_t>(t.dtype()));
+  agreed.push_back(t.dim());
+  agreed.insert(agreed.end(), t.sizes().begin(), t.sizes().end());
+}
+void agree_on_op(Meeting& m, const ReduceOp& op) {
+  m.reduces = true;
+  m.op = op;
+  m.agreed.push_back(op.kind());
+  m.agreed.push_back(std::bit_cast<int64_t>(op.factor()));
+}
+
+// A tensor of the rank's program as a collective's argument: defined, plain, and (when written)
+// not one autograd records.
+void require_usable(const Meeting& m, int rank, const Tensor& t, const char* what, bool written) {
+  if (!t.defined()) throw Error(fmt::format("{} on rank {}: {} is undefined", m.collective, rank, what));
+  if (t.is_local())
+    throw Error(
+        fmt::format("{} on rank {}: {} is a local tensor; a rank's program passes its own plain tensors",
+                    m.collective, rank, what));
+  if (written && t.requires_grad())
+    throw Error(
+        fmt::format("{} on rank {}: {} requires grad, and the collective writes it in place; use "
+                    "ts::dist::functional, whose collectives return new tensors",
+                    m.collective, rank, what));
+}
+
+// Finds the rank's fibre of `group` and hands the part to the scheduler.
+void meet(const world::RunningProgram& p, Meeting& m, const ProcessGroup& group) {
+  const int world_size = p.world->size();
+  if (group.is_default()) {
+    const auto& whole = p.world->whole_world();
+    m.fibre = std::shared_ptr<const std::vector<int>>(whole, &whole->front());
+    m.group_rank = p.rank;
+  } else {
+    const std::vector<int>* mine = nullptr;
+    for (const std::vector<int>& fibre : group.fibres())
+      if (auto at = std::find(fibre.begin(), fibre.end(), p.rank); at != fibre.end()) {
+        mine = &fibre;
+        m.group_rank = static_cast<int>(at - fibre.begin());
+      }
+    if (mine == nullptr)
+      throw Error(fmt::format("{} on rank {}: rank {} is not a member of the group {}", m.collective, p.rank,
+                              p.rank, group.to_string()));
+    for (int r : *mine)
+      if (r < 0 || r >= world_size)
+        throw Error(
+            fmt::format("{} on rank {}: the group {} names rank {}, outside the spawned world of {} rank(s)",
+                        m.collective, p.rank, group.to_string(), r, world_size));
+    m.fibre = std::make_shared<const std::vector<int>>(*mine);
+    m.run_group = group.fibres().size() == 1 ? group : ProcessGroup(*mine).with_topology(group.topology());
+  }
+  if (m.root >= 0 || m.collective == std::string_view("broadcast") ||
+      m.collective == std::string_view("reduce") || m.collective == std::string_view("scatter") ||
+      m.collective == std::string_view("gather"))
+    if (m.root < 0 || static_cast<size_t>(m.root) >= m.fibre->size())
+      throw Error(fmt::format("{} on rank {}: root {} is not a group rank; expected 0..{}", m.collective,
+                              p.rank, m.root, m.fibre->size() - 1));
+  p.programs->meet(m);
+}
+
+// The members' tensors number `index` as one local tensor: member k's tensor is the shard of the
+// fibre's k-th rank (the very tensor, so a collective's result lands in it).
+Tensor members_tensor(const std::vector<Meeting*>& parts, size_t index) {
+  const std::vector<int>& fibre = *parts.front()->fibre;
+  std::vector<std::pair<int, Tensor>> shards;
+  shards.reserve(parts.size());
+  for (size_t k = 0; k < parts.size(); ++k) shards.emplace_back(fibre[k], parts[k]->tensors[index]);
+  return local_tensor(RankMap<Tensor>(std::move(shards)));
+}
+
+// The same, for a tensor only the root passes (scatter's inputs, gather's outputs): every member's
+// shard is the root's tensor, which the collective reads (or writes) on the root alone.
+Tensor roots_tensor(const std::vector<Meeting*>& parts, int root, size_t index) {
+  const std::vector<int>& fibre = *parts.front()->fibre;
+  const Tensor& t = parts[static_cast<size_t>(root)]->tensors[index];
+  std::vector<std::pair<int, Tensor>> shards;
+  for (int r : fibre) shards.emplace_back(r, t);
+  return local_tensor(RankMap<Tensor>(std::move(shards)));
+}
+
+std::vector<Tensor> members_list(const std::vector<Meeting*>& parts, size_t first, size_t count) {
+  std::vector<Tensor> list;
+  for (size_t i = 0; i < count; ++i) list.push_back(members_tensor(parts, first + i));
+  return list;
+}
+
+// Each member's i-th split as one local int.
+std::vector<SymInt> members_splits(const std::vector<Meeting*>& parts, bool output) {
+  const std::vector<int>& fibre = *parts.front()->fibre;
+  const size_t n = output ? parts.front()->splits_out.size() : parts.front()->splits_in.size();
+  std::vector<SymInt> splits;
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<std::pair<int, int64_t>> values;
+    for (size_t k = 0; k < parts.size(); ++k)
+      values.emplace_back(fibre[k], output ? parts[k]->splits_out[i] : parts[k]->splits_in[i]);
+    splits.emplace_back(LocalInt(RankMap<int64_t>(std::move(values))));
+  }
+  return splits;
+}
+
+}  // namespace
+
+void all_reduce(const world::RunningProgram& p, Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
+  Meeting m;
+  m.collective = "all_reduce";
+  require_usable(m, p.rank, tensor, "the tensor", true);
+  agree_on_tensor(m.agreed, tensor);
+  agree_on_op(m, op);
+  m.tensors = {tensor};
+  m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
+    Tensor t = members_tensor(parts, 0);
+    dist::all_reduce(t, parts.front()->op, g);
+  };
+  meet(p, m, group);
+}
+
+void broadcast(const world::RunningProgram& p, Tensor& tensor, int src, const ProcessGroup& group) {
+  Meeting m;
+  m.collective = "broadcast";
+  require_usable(m, p.rank, tensor, "the tensor", true);
+  agree_on_tensor(m.agreed, tensor);
+  m.root = src;
+  m.agreed.push_back(src);
+  m.tensors = {tensor};
+  m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
+    Tensor t = members_tensor(parts, 0);
+    dist::broadcast(t, parts.front()->root, g);
+  };
+  meet(p, m, group);
+}
+
+void reduce(const world::RunningProgram& p, Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
+  Meeting m;
+  m.collective = "reduce";
+  require_usable(m, p.rank, tensor, "the tensor", true);
+  agree_on_tensor(m.agreed, tensor);
+  agree_on_op(m, op);
+  m.root = dst;
+  m.agreed.push_back(dst);
+  m.tensors = {tensor};
+  m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
+    Tensor t = members_tensor(parts, 0);
+    dist::reduce(t, parts.front()->root, parts.front()->op, g);
+  };
+  meet(p, m, group);
+}
+
+void all_gather(const world::RunningProgram& p, std::vector<Tensor>& outputs, const Tensor& tensor,
+                const ProcessGroup& group) {
+  Meeting m;
+  m.collective = "all_gather";
+  require_usable(m, p.rank, tensor, "the tensor", false);
+  agree_on_tensor(m.agreed, tensor);
+  m.agreed.push_back(static_cast<int64_t>(outputs.size()));
+  m.tensors = {tensor};
+  for (const Tensor& out : outputs) {
+    require_usable(m, p.rank, out, "an output", true);
+    agree_on_tensor(m.agreed, out);
+    m.tensors.push_back(out);
+  }
+  m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
+    std::vector<Tensor> outs = members_list(parts, 1, parts.front()->tensors.size() - 1);
+    dist::all_gather(outs, members_tensor(parts, 0), g);
+  };
+  meet(p, m, group);
+}
+
+void all_gather_into_tensor(const world::RunningProgram& p, Tensor& output, const Tensor& input,
+                            const ProcessGroup& group) {
+  Meeting m;
+  m.collective = "all_gather_into_tensor";
+  require_usable(m, p.rank, output, "the output", true);
+  require_usable(m, p.rank, input, "the input", false);
+  agree_on_tensor(m.agreed, output);
+  agree_on_tensor(m.agreed, input);
+  m.tensors = {output, input};
+  m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
+    Tensor out = members_tensor(parts, 0);
+    dist::all_gather_into_tensor(out, members_tensor(parts, 1), g);
+  };
+  meet(p, m, group);
+}
+
+void reduce_scatter(const world::RunningProgram& p, Tensor& output, const std::vector<Tensor>& inputs,
+                    ReduceOp op, const ProcessGroup& group) {
+  Meeting m;
+  m.collective = "reduce_scatter";
+  require_usable(m, p.rank, output, "the output", true);
+  agree_on_tensor(m.agreed, output);
+  agree_on_op(m, op);
+  m.agreed.push_back(static_cast<int64_t>(inputs.size()));
+  m.tensors = {output};
+  for (const Tensor& in : inputs) {
+    require_usable(m, p.rank, in, "an input", false);
+    agree_on_tensor(m.agreed, in);
+    m.tensors.push_back(in);
+  }
+  m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
+    Tensor out = members_tensor(parts, 0);
+    dist::reduce_scatter(out, members_list(parts, 1, parts.front()->tensors.size() - 1), parts.front()->op,
+                         g);
+  };
+  meet(p, m, group);
+}
+
+void reduce_scatter_tensor(const world::RunningProgram& p, Tensor& output, const Tensor& input, ReduceOp op,
+                           const ProcessGroup& group) {
+  Meeting m;
+  m.collective = "reduce_scatter_tensor";
+  require_usable(m, p.rank, output, "the output", true);
+  require_usable(m, p.rank, input, "the input", false);
+  agree_on_tensor(m.agreed, output);
+  agree_on_tensor(m.agreed, input);
+  agree_on_op(m, op);
+  m.tensors = {output, input};
+  m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
+    Tensor out = members_tensor(parts, 0);
+    dist::reduce_scatter_tensor(out, members_tensor(parts, 1), parts.front()->op, g);
+  };
+  meet(p, m, group);
+}
+
+void all_to_all(const world::RunningProgram& p, std::vector<Tensor>& outputs,
+                const std::vector<Tensor>& inputs, const ProcessGroup& group) {
+  Meeting m;
+  m.collective = "all_to_all";
+  m.agreed = {static_cast<int64_t>(outputs.size()), static_cast<int64_t>(inputs.size())};
+  for (const Tensor& out : outputs) {
+    require_usable(m, p.rank, out, "an output", true);
+    agree_on_tensor(m.agreed, out);
+    m.tensors.push_back(out);
+  }
+  for (const Tensor& in : inputs) {
+    require_usable(m, p.rank, in, "an input", false);
+    agree_on_tensor(m.agreed, in);
+    m.tensors.push_back(in);
+  }
+  m.first_input = outputs.size();
+  m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
+    const size_t outputs = parts.front()->first_input;
+    std::vector<Tensor> outs = members_list(parts, 0, outputs);
+    dist::all_to_all(outs, members_list(parts, outputs, parts.front()->tensors.size() - outputs), g);
+  };
+  meet(p, m, group);
+}
+
+void all_to_all_single(const world::RunningProgram& p, Tensor& output, const Tensor& input,
+                       const std::vector<SymInt>& output_splits, const std::vector<SymInt>& input_splits,
+                       const ProcessGroup& group) {
+  Meeting m;
+  m.collective = "all_to_all_single";
+  require_usable(m, p.rank, output, "the output", true);
+  require_usable(m, p.rank, input, "the input", false);
+  // Shapes may differ between members (uneven splits); the local-tensor collective checks that what
+  // each member sends matches what its peer expects.
+  m.agreed = {static_cast<int64_t>(output.dtype()), static_cast<int64_t>(input.dtype()),
+              static_cast<int64_t>(output_splits.size()), static_cast<int64_t>(input_splits.size())};
+  for (const SymInt& s : output_splits) m.splits_out.push_back(s.as_int());
+  for (const SymInt& s : input_splits) m.splits_in.push_back(s.as_int());
+  m.tensors = {output, input};
+  m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
+    Tensor out = members_tensor(parts, 0);
+    dist::all_to_all_single(out, members_tensor(parts, 1), members_splits(parts, true),
+                            members_splits(parts, false), g);
+  };
+  meet(p, m, group);
+}
+
+void scatter(const world::RunningProgram& p, Tensor& output, const std::vector<Tensor>& inputs, int src,
+             const ProcessGroup& group) {
+  Meeting m;
+  m.collective = "scatter";
+  require_usable(m, p.rank, output, "the output", true);
+  agree_on_tensor(m.agreed, output);
+  m.root = src;
+  m.agreed.push_back(src);
+  m.tensors = {output};
+  for (const Tensor& in : inputs) {  // the root's; other ranks' are not read
+    require_usable(m, p.rank, in, "an input", false);
+    m.tensors.push_back(in);
+  }
+  m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
+    const int root = parts.front()->root;
+    const size_t count = parts[static_cast<size_t>(root)]->tensors.size() - 1;
+    std::vector<Tensor> ins;
+    for (size_t i = 0; i < count; ++i) ins.push_back(roots_tensor(parts, root, 1 + i));
+    Tensor out = members_tensor(parts, 0);
+    dist::scatter(out, ins, root, g);
+  };
+  meet(p, m, group);
+}
+
+void gather(const world::RunningProgram& p, std::vector<Tensor>& outputs, const Tensor& tensor, int dst,
+            const ProcessGroup& group) {
+  Meeting m;
+  m.collective = "gather";
+  require_usable(m, p.rank, tensor, "the tensor", false);
+  agree_on_tensor(m.agreed, tensor);
+  m.root = dst;
+  m.agreed.push_back(dst);
+  m.tensors = {tensor};
+  for (const Tensor& out : outputs) {  // the root's; other ranks' stay unchanged
+    require_usable(m, p.rank, out, "an output", true);
+    m.tensors.push_back(out);
+  }
+  m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
+    const int root = parts.front()->root;
+    const size_t count = parts[static_cast<size_t>(root)]->tensors.size() - 1;
+    std::vector<Tensor> outs;
+    for (size_t i = 0; i < count; ++i) outs.push_back(roots_tensor(parts, root, 1 + i));
+    dist::gather(outs, members_tensor(parts, 0), root, g);
+  };
+  meet(p, m, group);
+}
+
+void barrier(const world::RunningProgram& p, const ProcessGroup& group) {
+  Meeting m;
+  m.collective = "barrier";
+  m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
+    const Tensor none = empty({0});
+    std::vector<std::pair<int, Tensor>> shards;
+    for (int r : *parts.front()->fibre) shards.emplace_back(r, none);
+    dist::barrier(local_tensor(RankMap<Tensor>(std::move(shards))), g);
+  };
+  meet(p, m, group);
+}
+
+}  // namespace program
+}  // namespace tessera::comm

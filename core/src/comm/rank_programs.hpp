@@ -1,0 +1,112 @@
+// What the collectives and point-to-point calls of tessera::dist ask of a world whose ranks run
+// programs of their own (ts::spawn, implemented in the spawn layer above).
+//
+// A rank's program calls ts::dist::all_reduce(t) on its own plain tensor. The call becomes a
+// Meeting: the member's part (its tensors, what every member must agree on, how to run the
+// collective). The programs' scheduler blocks the rank until every member of its fibre has
+// arrived, compares the parts, and then runs the collective once through the ordinary machinery:
+// each member's tensors become the shards of a local tensor, and the local-tensor collective writes
+// every member's result into that member's own tensor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/dist.hpp"
+#include "tessera/process_group.hpp"
+#include "tessera/tensor.hpp"
+#include "world/world.hpp"
+
+namespace tessera::detail {
+
+// What a dist::Work waits for (tessera/dist.hpp).
+class WorkState {
+ public:
+  virtual ~WorkState() = default;
+  virtual bool completed() const = 0;
+  // Returns once completed; throws what made it fail.
+  virtual void wait() = 0;
+};
+
+}  // namespace tessera::detail
+
+namespace tessera::comm {
+
+struct Meeting;
+// Runs a collective once over every member's part, in group-rank order; `group` is the one fibre
+// the members form (the default group when it is the whole world).
+using MeetingRun = void (*)(const std::vector<Meeting*>& parts, const ProcessGroup& group);
+
+// One member's arrival at a collective.
+struct Meeting {
+  const char* collective = "";
+  // What every member's call must equal, in numbers (dtypes, shapes, reduce op, root, list
+  // lengths): members that differ made different calls at the same point.
+  std::vector<int64_t> agreed;
+  std::vector<Tensor> tensors;                 // the member's own tensors, in the collective's order
+  size_t first_input = 0;                      // all_to_all: where the inputs start among `tensors`
+  std::vector<int64_t> splits_out, splits_in;  // all_to_all_single's, this member's
+  bool reduces = false;
+  ReduceOp op = ReduceOp::SUM;
+  int root = -1;
+  MeetingRun run = nullptr;
+  // The members (global ranks, group-rank order), shared by the members of the default group.
+  std::shared_ptr<const std::vector<int>> fibre;
+  int group_rank = 0;
+  ProcessGroup run_group;  // the group `run` is given
+
+  // The call in words for errors, e.g. "all_reduce(float32 [4], op=SUM)".
+  std::string describe() const;
+};
+
+// Implemented by the scheduler of a spawned world. Every call comes from the program of the rank
+// that the calling thread runs (world::running_program()).
+class RankPrograms {
+ public:
+  // Blocks the rank until every member of part.fibre has arrived, then runs the collective once;
+  // throws on every member what the run threw, and a clear error when members' calls differ.
+  virtual void meet(Meeting& part) = 0;
+  // Buffers a copy of `message` for `dst` (eager: returns at once).
+  virtual void send(int src, int dst, int tag, const Tensor& message, const char* op) = 0;
+  // Posts a receive into `target` from `src` with `tag`; it takes the oldest matching message.
+  virtual std::shared_ptr<detail::WorkState> irecv(int dst, int src, int tag, const Tensor& target,
+                                                   const char* op) = 0;
+
+ protected:
+  ~RankPrograms() = default;
+};
+
+// The program the calling thread runs, when `t` is one of its plain tensors; null otherwise (a
+// local tensor, or no program runs here).
+inline const world::RunningProgram* program_for(const Tensor& t) {
+  return t.defined() && !t.is_local() ? world::running_program() : nullptr;
+}
+
+// The collectives of tessera::dist as a rank's program issues them (program_collectives.cpp).
+namespace program {
+void all_reduce(const world::RunningProgram& p, Tensor& tensor, ReduceOp op, const ProcessGroup& group);
+void broadcast(const world::RunningProgram& p, Tensor& tensor, int src, const ProcessGroup& group);
+void reduce(const world::RunningProgram& p, Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group);
+void all_gather(const world::RunningProgram& p, std::vector<Tensor>& outputs, const Tensor& tensor,
+                const ProcessGroup& group);
+void all_gather_into_tensor(const world::RunningProgram& p, Tensor& output, const Tensor& input,
+                            const ProcessGroup& group);
+void reduce_scatter(const world::RunningProgram& p, Tensor& output, const std::vector<Tensor>& inputs,
+                    ReduceOp op, const ProcessGroup& group);
+void reduce_scatter_tensor(const world::RunningProgram& p, Tensor& output, const Tensor& input, ReduceOp op,
+                           const ProcessGroup& group);
+void all_to_all(const world::RunningProgram& p, std::vector<Tensor>& outputs,
+                const std::vector<Tensor>& inputs, const ProcessGroup& group);
+void all_to_all_single(const world::RunningProgram& p, Tensor& output, const Tensor& input,
+                       const std::vector<SymInt>& output_splits, const std::vector<SymInt>& input_splits,
+                       const ProcessGroup& group);
+void scatter(const world::RunningProgram& p, Tensor& output, const std::vector<Tensor>& inputs, int src,
+             const ProcessGroup& group);
+void gather(const world::RunningProgram& p, std::vector<Tensor>& outputs, const Tensor& tensor, int dst,
+            const ProcessGroup& group);
+void barrier(const world::RunningProgram& p, const ProcessGroup& group);
+}  // namespace program
+
+}  // namespace tessera::comm

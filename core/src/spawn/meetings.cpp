@@ -1,0 +1,102 @@
+// Collectives in a spawn: the members of a fibre gather; the last to arrive hands the gathering to
+// the scheduler, which runs the collective once on its own stack (a rank's coroutine stack is small,
+// and the collective machinery is the ordinary one).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "spawn/scheduler.hpp"
+#include "tessera/errors.hpp"
+
+namespace tessera::spawned {
+
+struct Scheduler::Gathering final : Wait {
+  std::shared_ptr<const std::vector<int>> fibre;
+  std::vector<comm::Meeting*> parts;  // by group rank; null until that member arrives
+  const comm::Meeting* first = nullptr;
+  int first_rank = -1;
+  size_t arrived = 0;
+  bool complete = false;
+  std::exception_ptr error;
+
+  bool done() const override { return complete; }
+  std::string describe(const Scheduler& scheduler) const override {
+    std::vector<int> missing, finished;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      if (parts[k] != nullptr) continue;
+      const int r = (*fibre)[k];
+      (scheduler.finished(r) ? finished : missing).push_back(r);
+    }
+    std::string text = fmt::format("{} over ranks [{}]", first->describe(), fmt::join(*fibre, ", "));
+    if (!missing.empty()) text += fmt::format(", waiting for rank(s) {}", fmt::join(missing, ", "));
+    if (!finished.empty())
+      text += fmt::format("{} rank(s) {} finished without calling it", missing.empty() ? ", but" : ", and",
+                          fmt::join(finished, ", "));
+    return text;
+  }
+};
+
+void Scheduler::meet(comm::Meeting& part) {
+  if (aborting_) throw Aborted{};
+  const int rank = running_;
+  // The whole world in rank order, however the group was given (one pointer compare for the default group).
+  const std::vector<int>& world_fibre = world_->whole_world()->front();
+  const bool whole = part.fibre.get() == &world_fibre || *part.fibre == world_fibre;
+  std::shared_ptr<Gathering>& slot = whole ? whole_world_gathering_ : gatherings_[*part.fibre];
+  if (slot == nullptr) {
+    slot = std::make_shared<Gathering>();
+    slot->fibre = part.fibre;
+    slot->parts.assign(part.fibre->size(), nullptr);
+  }
+  const std::shared_ptr<Gathering> gathering = slot;
+  // Leaves the table once complete or failed: the fibre's next collective gathers anew.
+  const auto close = [&] {
+    if (whole)
+      whole_world_gathering_.reset();
+    else
+      gatherings_.erase(*part.fibre);
+  };
+  if (gathering->first != nullptr && (std::strcmp(gathering->first->collective, part.collective) != 0 ||
+                                      gathering->first->agreed != part.agreed)) {
+    const Error mismatch(
+        fmt::format("collective mismatch over ranks [{}]: rank {} called {} where rank {} called {}; every "
+                    "member of a group must "
+                    "make the same call (collective, dtype, shape, reduce op, root) at the same point",
+                    fmt::join(*part.fibre, ", "), rank, part.describe(), gathering->first_rank,
+                    gathering->first->describe()));
+    gathering->error = std::make_exception_ptr(mismatch);
+    gathering->complete = true;  // every member that arrived wakes with the error
+    close();
+    throw mismatch;
+  }
+  gathering->parts[static_cast<size_t>(part.group_rank)] = &part;
+  if (gathering->first == nullptr) {
+    gathering->first = &part;
+    gathering->first_rank = rank;
+  }
+  if (++gathering->arrived == gathering->parts.size()) {
+    close();
+    to_run_ = gathering;
+  }
+  block(gathering);
+  if (gathering->error) std::rethrow_exception(gathering->error);
+}
+
+void Scheduler::run_gathering(Gathering& gathering, const observe::ThreadLabels& labels) {
+  // Under the labels of the rank that arrived last (all members label a collective alike), with the
+  // spawn's world bound and no rank's program running: the collective's tensors are local tensors.
+  collective_scopes_.labels = labels;
+  collective_scopes_.exchange();
+  try {
+    const comm::Meeting& first = *gathering.parts.front();
+    first.run(gathering.parts, first.run_group);
+  } catch (...) {
+    gathering.error = std::current_exception();
+  }
+  collective_scopes_.exchange();
+  gathering.complete = true;
+}
+
+}  // namespace tessera::spawned

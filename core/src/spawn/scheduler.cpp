@@ -1,0 +1,173 @@
+// The run loop: ranks resume in rank order; a pass in which no rank could run while some had not
+// finished is a deadlock. Failures end every wait (Aborted) so that every coroutine unwinds.
+#include "spawn/scheduler.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/context/protected_fixedsize_stack.hpp>
+#include <memory>
+#include <utility>
+
+#include "observe/listeners.hpp"
+#include "tessera/errors.hpp"
+#include "tessera/factories.hpp"
+
+namespace tessera::spawned {
+
+Scheduler::Scheduler(int size, const std::function<void(int)>& program, const SpawnOptions& options)
+    : program_(program),
+      options_(options),
+      // Observed by the counters and traces of the world spawn is called in, as LocalMode(n) is.
+      world_(world::make_world(size, world::current().shared_listeners())),
+      ranks_(static_cast<size_t>(size)) {
+  const Generator start = default_generator();  // where every rank's stream begins, as in LocalMode
+  for (int r = 0; r < size; ++r) {
+    Rank& rank = ranks_[static_cast<size_t>(r)];
+    rank.generator = start;
+    rank.scopes.bindings.bound = {world_.get()};
+    rank.scopes.bindings.program = {world_.get(), r, this};
+    rank.scopes.generator = &rank.generator;
+    rank.scopes.scheduler = this;
+  }
+  collective_scopes_.bindings.bound = {world_.get()};
+  collective_scopes_.grad_enabled = false;
+}
+
+void Scheduler::run() {
+  for (;;) {
+    bool live = false;
+    bool ran = false;
+    for (int r = 0; r < size(); ++r) {
+      Rank& rank = ranks_[static_cast<size_t>(r)];
+      if (rank.state == State::finished) continue;
+      live = true;
+      if (rank.state == State::waiting && !aborting_ && !rank.waiting->done()) continue;
+      resume(r);
+      ran = true;
+    }
+    if (!live) break;
+    if (!ran) {
+      // Every rank that has not finished waits on another: report them all, then unwind them.
+      deadlock_ = deadlock_report();
+      aborting_ = true;
+    }
+  }
+  if (failure_) {
+    std::string what = "an exception that is not a std::exception";
+    try {
+      std::rethrow_exception(failure_);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    throw RankError(failed_rank_, failure_, fmt::format("ts::spawn: rank {} failed: {}", failed_rank_, what));
+  }
+  if (!deadlock_.empty()) throw Error(deadlock_);
+  require_nothing_left();
+}
+
+void Scheduler::resume(int r) {
+  Rank& rank = ranks_[static_cast<size_t>(r)];
+  running_ = r;
+  rank.scopes.exchange();  // the thread now runs as rank r
+  if (rank.state == State::not_started) start(r);
+  rank.state = State::runnable;
+  start_switch(&scheduler_fake_stack_, rank.stack);
+  rank.fiber = std::move(rank.fiber).resume();
+  finish_switch(scheduler_fake_stack_, nullptr);
+  rank.scopes.exchange();  // and as the scheduler again
+  running_ = -1;
+  if (std::shared_ptr<Gathering> complete = std::exchange(to_run_, nullptr))
+    run_gathering(*complete, rank.scopes.labels);
+}
+
+namespace {
+
+// The guarded stack of one rank's coroutine, noting where it lies (for AddressSanitizer).
+class RankStack {
+ public:
+  RankStack(size_t bytes, StackBounds& bounds) : stacks_(bytes), bounds_(&bounds) {}
+  boost::context::stack_context allocate() {
+    boost::context::stack_context stack = stacks_.allocate();
+    *bounds_ = {static_cast<const char*>(stack.sp) - stack.size, stack.size};  // sp is the top
+    return stack;
+  }
+  void deallocate(boost::context::stack_context& stack) noexcept { stacks_.deallocate(stack); }
+
+ private:
+  boost::context::protected_fixedsize_stack stacks_;
+  StackBounds* bounds_;
+};
+
+}  // namespace
+
+void Scheduler::start(int r) {
+  Rank& rank = ranks_[static_cast<size_t>(r)];
+  rank.fiber = boost::context::fiber(
+      std::allocator_arg, RankStack(options_.stack_bytes, rank.stack),
+      [this, r](boost::context::fiber&& scheduler) { return run_program(r, std::move(scheduler)); });
+}
+
+boost::context::fiber Scheduler::run_program(int r, boost::context::fiber&& scheduler) {
+  finish_switch(nullptr, &scheduler_stack_);
+  scheduler_ = std::move(scheduler);
+  // A rank that had not started when the spawn began failing never runs its program.
+  if (!aborting_) {
+    try {
+      program_(r);
+    } catch (const boost::context::detail::forced_unwind&) {
+      throw;  // the coroutine library's own unwinding
+    } catch (const Aborted&) {
+      // unwound because another rank failed or the ranks deadlocked
+    } catch (...) {
+      fail(r, std::current_exception());
+    }
+  }
+  ranks_[static_cast<size_t>(r)].state = State::finished;
+  start_switch(nullptr, scheduler_stack_);  // this stack ends here
+  return std::move(scheduler_);
+}
+
+void Scheduler::switch_to_scheduler() {
+  Rank& rank = ranks_[static_cast<size_t>(running_)];
+  start_switch(&rank.fake_stack, scheduler_stack_);
+  scheduler_ = std::move(scheduler_).resume();
+  finish_switch(rank.fake_stack, &scheduler_stack_);
+}
+
+void Scheduler::block(const std::shared_ptr<Wait>& wait) {
+  Rank& rank = ranks_[static_cast<size_t>(running_)];
+  while (!wait->done()) {
+    if (aborting_) throw Aborted{};
+    rank.state = State::waiting;
+    rank.waiting = wait;
+    switch_to_scheduler();
+    rank.waiting.reset();
+  }
+}
+
+void Scheduler::yield_now() {
+  if (aborting_) throw Aborted{};
+  switch_to_scheduler();
+  if (aborting_) throw Aborted{};
+}
+
+void Scheduler::fail(int r, std::exception_ptr error) {
+  if (!failure_ && deadlock_.empty()) {
+    failed_rank_ = r;
+    failure_ = std::move(error);
+  }
+  aborting_ = true;
+}
+
+std::string Scheduler::deadlock_report() const {
+  std::string waits;
+  for (int r = 0; r < size(); ++r) {
+    const Rank& rank = ranks_[static_cast<size_t>(r)];
+    if (rank.state != State::waiting) continue;
+    waits += fmt::format("{}rank {}: {}", waits.empty() ? "" : "; ", r, rank.waiting->describe(*this));
+  }
+  return fmt::format("ts::spawn: deadlock: every rank that has not finished is waiting: {}", waits);
+}
+
+}  // namespace tessera::spawned
