@@ -343,8 +343,9 @@ TEST_CASE("placement text: PyTorch's forms parse as Tessera's") {
   CHECK_THROWS_WITH_AS(ts::Placement::parse("Partial(mean)"), doctest::Contains("unknown reduce op 'mean'"),
                        ts::Error);
   CHECK_THROWS_WITH_AS(ts::Placement::parse("shard(0)"),
-                       doctest::Contains("unknown prefix 'shard'; known forms: B(0), P(sum), R, S(0) or "
-                                         "BalancedShard(dim=0), Partial(sum), Replicate(), Shard(dim=0)"),
+                       doctest::Contains("unknown prefix 'shard'; known forms: B(0), P(sum), R, S(0), SS(0,<arguments>) or "
+                                         "BalancedShard(dim=0), Partial(sum), Replicate(), Shard(dim=0), "
+                                         "StridedShard(dim=0, <arguments>)"),
                        ts::Error);
 }
 

@@ -17,7 +17,7 @@ size_t distinct_impls(const ts::Tensor& local) {
   return impls.size();
 }
 
-// A local meta tensor whose rank r holds rows[r] x 8 elements, each rank of its own Storage.
+// A local meta tensor whose rank r holds rows[r] x 8 elements, each made on its own.
 ts::Tensor meta_rows(const std::vector<int64_t>& rows) {
   std::vector<std::pair<int, ts::Tensor>> shards;
   const ts::DisabledLocalMode plain;
@@ -30,8 +30,9 @@ ts::Tensor meta_rows(const std::vector<int64_t>& rows) {
 }  // namespace
 
 TEST_CASE("meta: ranks of one shard shape hold one result, each shape its own") {
+  // Made apart but alike in layout: the local tensor holds one of them for every rank.
   const ts::Tensor even = meta_rows({4, 4, 4, 4});
-  CHECK(distinct_impls(even) == 4);  // made apart: four Storages
+  CHECK(distinct_impls(even) == 1);
   const ts::Tensor doubled = even * 2.0;
   CHECK(distinct_impls(doubled) == 1);
   for (int r = 0; r < 4; ++r) CHECK(doubled.shard(r).sizes() == ts::Shape{4, 8});
@@ -44,6 +45,13 @@ TEST_CASE("meta: ranks of one shard shape hold one result, each shape its own") 
   CHECK(summed.shard(0).impl() == summed.shard(3).impl());
   CHECK(summed.shard(2).sizes() == ts::Shape{2, 8});
   CHECK(summed.shard(3).sizes() == ts::Shape{3, 8});
+  // Shards alike in layout but held apart (only those alike the first rank's are merged) still
+  // compute once per layout.
+  const ts::Tensor mixed = meta_rows({2, 3, 3, 3});
+  CHECK(distinct_impls(mixed) == 4);
+  const ts::Tensor twice = mixed * 2.0;
+  CHECK(distinct_impls(twice) == 2);
+  CHECK(twice.shard(1).impl() == twice.shard(3).impl());
   // A reduction over the rows keeps each rank's own shape through the shared results.
   const ts::Tensor column_sums = summed.sum({0});
   for (int r = 0; r < 4; ++r) CHECK(column_sums.shard(r).sizes() == ts::Shape{8});

@@ -37,6 +37,17 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
   // Memory counters count each shard's bytes for its rank (a load per shard while none watches).
   for (const auto& [rank, shard] : shards_) detail::memory_held_by(*shard.impl()->storage(), rank);
 
+  // Shapes without values: shards of one layout are interchangeable (no rank can write bytes
+  // another reads), so ranks hold one shard object and later ops on them run once (spmd_alias,
+  // spmd_pure). While a MemoryCounter watches, each rank keeps its own, counted as its rank's.
+  if (first.backend().shapes_only() && !detail::memory_watched()) {
+    for (auto& [rank, shard] : shards_) {
+      const TensorImpl& impl = *shard.impl();
+      if (&impl != &first && impl.sizes() == first.sizes() && impl.strides() == first.strides() &&
+          impl.offset() == first.offset())
+        shard = first_shard;
+    }
+  }
   ranks_ = shards_.ranks();
   bool uniform = true;
   for (const auto& [rank, shard] : shards_) uniform = uniform && shard.impl()->sizes() == first.sizes();
