@@ -17,8 +17,8 @@ inline constexpr const char* kMetadataFile = ".metadata";
 // the committed metadata names.
 std::string data_file_name(int64_t generation, int process);
 // One more than the committed metadata's generation; when there is none (or it cannot be read),
-// one more than any generation in the data file names present. Every process of a save computes
-// the same: none commits before all have written.
+// one more than any generation in the data file names present. The processes of a save each
+// compute it before any of them writes, and take the largest.
 int64_t next_generation(const std::string& dir);
 // Writes the metadata under a temporary name, fsyncs it, renames it to `.metadata`, fsyncs the
 // directory.

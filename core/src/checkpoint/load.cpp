@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <thread>
 
 #include "checkpoint/boxes.hpp"
 #include "checkpoint/chunk_reader.hpp"
@@ -27,12 +30,20 @@ namespace {
 // with where it starts in the tensor.
 struct ShardWork {
   std::string key;
-  const EntryMeta* entry;
-  int rank;  // -1 for a plain tensor
+  const EntryMeta* entry = nullptr;
+  int rank = -1;  // -1 for a plain tensor
   Tensor dest;
   std::vector<HeldBox> boxes;
   std::vector<size_t> chunks;  // for a local entry: the one chunk of this rank
+  // Filled by Loader::prepare and read_into:
+  bool in_place = false;
+  Tensor buffer;  // the host tensor read into (dest itself when in place)
+  std::byte* bytes = nullptr;
+  int64_t needed = 0;
 };
+
+// Reads of different shards run on this many threads at most.
+constexpr size_t kLoadThreads = 8;
 
 std::string dims_text(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
@@ -109,15 +120,47 @@ class Loader {
 
   LoadStats run() {
     NoGradGuard no_grad;
-    ChunkReader reader(dir_);
-    int64_t needed = 0;
-    for (ShardWork& w : work_) needed += fill(reader, w);
+    // Tensor work (buffers, copies back) stays on this thread; the reads into host bytes run on
+    // a few threads, one shard at a time each, so that a disk sees several requests at once.
+    for (ShardWork& w : work_) prepare(w);
+    const size_t threads = std::min<size_t>(work_.size(), kLoadThreads);
+    std::vector<ChunkReader> readers;
+    for (size_t t = 0; t < std::max<size_t>(threads, 1); ++t) readers.emplace_back(dir_);
+    std::atomic<size_t> next{0};
+    std::vector<std::exception_ptr> errors(readers.size());
+    const auto worker = [&](size_t t) {
+      try {
+        for (size_t i = next++; i < work_.size(); i = next++) read_into(readers[t], work_[i]);
+      } catch (...) {
+        errors[t] = std::current_exception();
+        next = work_.size();  // the others stop after their current shard
+      }
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker, t);
+    worker(0);
+    for (std::thread& thread : pool) thread.join();
+    for (const std::exception_ptr& error : errors)
+      if (error) std::rethrow_exception(error);
+    LoadStats stats;
+    for (const ChunkReader& reader : readers) {
+      const LoadStats& s = reader.stats();
+      stats.bytes_read += s.bytes_read;
+      stats.checksum_bytes_read += s.checksum_bytes_read;
+      stats.chunks_read += s.chunks_read;
+      stats.reads += s.reads;
+      stats.files_opened += s.files_opened;
+    }
+    for (ShardWork& w : work_) {
+      if (w.buffer.defined() && !w.in_place)
+        w.dest.copy_(w.dest.backend() == "cpu" ? w.buffer : w.buffer.to(w.dest.backend()));
+      stats.bytes_needed += w.needed;
+    }
     for (const auto& set : scalars_) set();
-    LoadStats stats = reader.stats();
-    stats.bytes_needed = needed;
     return stats;
   }
 
+ private:
  private:
   std::string nearby_keys(const std::string& key) const {
     std::vector<std::string> near;
@@ -145,14 +188,14 @@ class Loader {
       throw Error(fmt::format("checkpoint load: entry '{}' of the state dict is an undefined tensor", key));
     if (!t.is_local()) {
       require_global(key, e, t.sizes(), "tensor");
-      work_.push_back({key, &e, -1, t, whole(t.sizes()), {}});
+      add_work(key, e, -1, t, whole(t.sizes()), {});
       return;
     }
     for (const auto& [rank, shard] : t.shards()) {
       if (e.kind != EntryKind::local) {
         // A global tensor: every rank's shard receives all of it.
         require_global(key, e, shard.sizes(), fmt::format("shard of rank {}", rank).c_str());
-        work_.push_back({key, &e, rank, shard, whole(shard.sizes()), {}});
+        add_work(key, e, rank, shard, whole(shard.sizes()), {});
         continue;
       }
       std::vector<int> saved;
@@ -174,7 +217,7 @@ class Loader {
             "checkpoint '{}': entry '{}' rank {}: saved with shape {} but the state dict's shard has "
             "shape {}",
             dir_, key, rank, dims_text(e.chunks[*found].sizes), dims_text(shard.sizes())));
-      work_.push_back({key, &e, rank, shard, whole(shard.sizes()), {*found}});
+      add_work(key, e, rank, shard, whole(shard.sizes()), {*found});
     }
   }
 
@@ -196,13 +239,21 @@ class Loader {
     const std::vector<int> ranks = local.is_local() ? local.ranks().ranks() : current_world().ranks().ranks();
     for (int rank : ranks) {
       const Tensor shard = local.is_local() ? local.shard(rank) : local;
-      work_.push_back({key,
-                       &e,
-                       rank,
-                       shard,
-                       held_boxes(e.shape, dt.placements(), mesh.shape(), mesh.coordinate_of(rank)),
-                       {}});
+      add_work(key, e, rank, shard,
+               held_boxes(e.shape, dt.placements(), mesh.shape(), mesh.coordinate_of(rank)), {});
     }
+  }
+
+  void add_work(const std::string& key, const EntryMeta& e, int rank, const Tensor& dest,
+                std::vector<HeldBox> boxes, std::vector<size_t> chunks) {
+    ShardWork w;
+    w.key = key;
+    w.entry = &e;
+    w.rank = rank;
+    w.dest = dest;
+    w.boxes = std::move(boxes);
+    w.chunks = std::move(chunks);
+    work_.push_back(std::move(w));
   }
 
   static std::vector<HeldBox> whole(const Shape& shape) {
@@ -212,21 +263,28 @@ class Loader {
         HeldBox{Box{std::vector<int64_t>(shape.size(), 0), shape}, std::vector<int64_t>(shape.size(), 0)}};
   }
 
-  // Fills one dense tensor; returns the bytes it needed.
-  int64_t fill(ChunkReader& reader, ShardWork& w) {
-    const EntryMeta& e = *w.entry;
-    const Shape shape = w.dest.sizes();
-    const size_t item = itemsize(e.dtype);
-    // Written in place when the tensor's bytes are a row-major host buffer; else through one.
-    const bool in_place = w.dest.backend() == "cpu" && w.dest.is_contiguous();
-    Tensor buffer = in_place ? w.dest : [&] {
+  // The host bytes a shard is read into: its own when it is a row-major host tensor (in place),
+  // else a buffer copied into it after the reads.
+  void prepare(ShardWork& w) {
+    w.in_place = w.dest.backend() == "cpu" && w.dest.is_contiguous();
+    w.buffer = w.in_place ? w.dest : [&] {
       DisabledLocalMode plain;
-      return empty(shape, TensorOptions(e.dtype).backend("cpu"));
+      return empty(w.dest.sizes(), TensorOptions(w.entry->dtype).backend("cpu"));
     }();
-    if (buffer.numel() == 0) return 0;
-    buffer.impl()->prepare_write();
-    auto* dst = reinterpret_cast<std::byte*>(buffer.impl()->bytes_at());
-    int64_t needed = 0;
+    if (w.buffer.numel() == 0) {
+      w.buffer = Tensor();
+      return;
+    }
+    w.buffer.impl()->prepare_write();
+    w.bytes = reinterpret_cast<std::byte*>(w.buffer.impl()->bytes_at());
+  }
+
+  // Reads every box of the shard from the chunks it intersects (on a worker thread: bytes only).
+  void read_into(ChunkReader& reader, ShardWork& w) {
+    if (w.bytes == nullptr) return;
+    const EntryMeta& e = *w.entry;
+    const Shape& shape = w.dest.sizes();
+    const size_t item = itemsize(e.dtype);
     for (const HeldBox& held : w.boxes) {
       // The destination as a box in global coordinates: where its element 0 would lie.
       Box dst_box;
@@ -244,7 +302,7 @@ class Loader {
               dir_, w.key, index, c.sizes.size(), shape.size()));
         const std::optional<Box> region = intersect(held.global, Box{c.offsets, c.sizes});
         if (!region) return;
-        reader.read_region(w.key, e, index, *region, dst, dst_box);
+        reader.read_region(w.key, e, index, *region, w.bytes, dst_box);
         covered += region->numel();
       };
       if (!w.chunks.empty()) {
@@ -259,10 +317,8 @@ class Loader {
             dir_, w.key, covered, held.global.numel(), fmt::join(held.global.offsets, ", "),
             fmt::join(held.global.sizes, ", "),
             w.rank >= 0 ? fmt::format(" that rank {} holds", w.rank) : std::string()));
-      needed += held.global.numel() * static_cast<int64_t>(item);
+      w.needed += held.global.numel() * static_cast<int64_t>(item);
     }
-    if (!in_place) w.dest.copy_(w.dest.backend() == "cpu" ? buffer : buffer.to(w.dest.backend()));
-    return needed;
   }
 
   std::string dir_;

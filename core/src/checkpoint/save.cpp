@@ -62,7 +62,8 @@ SaveStats write_plan(SavePlan plan, const std::string& path, const SaveOptions& 
       failure = e.what();
     }
   sync.require_all_ok(failure, "making the checkpoint directory");
-  const int64_t generation = next_generation(path);
+  // Every process looks before any writes (the exchange orders it), and all take the largest.
+  const int64_t generation = sync.max_over_processes(next_generation(path));
   plan.metadata.generation = generation;
   const std::string file = data_file_name(generation, plan.process_index);
   SaveStats stats;

@@ -21,8 +21,13 @@ bool WorldSync::exchange(bool failed) {
   return flag.shard(world.ranks()[0]).item<int>() != 0;
 }
 
-void WorldSync::wait_all(const char* step) {
-  if (exchange(false)) throw Error(fmt::format("checkpoint save: a process failed before {}", step));
+int64_t WorldSync::max_over_processes(int64_t value) {
+  if (single_) return value;
+  const World world = current_world();
+  LocalMode mode(world);
+  Tensor values = full({}, value, kInt64);
+  dist::all_reduce(values, ReduceOp::MAX);
+  return values.shard(world.ranks()[0]).item<int64_t>();
 }
 
 void WorldSync::require_all_ok(const std::string& failure, const char* step) {
