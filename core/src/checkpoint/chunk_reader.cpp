@@ -74,6 +74,10 @@ void ChunkReader::read_region(const std::string& key, const EntryMeta& entry, si
   const int64_t base = spans.front().begin;
   std::vector<std::byte> staging(direct ? 0 : static_cast<size_t>(spans.back().end - base));
   std::byte* buffer = direct ? dst + dst_runs[0].begin : staging.data();
+  // Many short spans (a rank cutting a chunk across its inner dims) are announced first, so that
+  // the disk sees them together.
+  if (spans.size() > 1)
+    for (const ByteRun& span : spans) f.will_read(c.data_begin + span.begin, span.end - span.begin);
   for (const ByteRun& span : spans) {
     const int64_t length = span.end - span.begin;
     std::byte* at = buffer + (span.begin - base);

@@ -22,8 +22,8 @@ std::string chunk_entry_name(const std::string& key, size_t index) {
 
 namespace {
 
-// Data is written in pieces of at most this many bytes, each a crash point.
-constexpr int64_t kWritePiece = int64_t{64} << 20;
+// Data is written in pieces of about this many bytes (whole checksum blocks), each a crash point.
+constexpr int64_t kWritePiece = int64_t{1} << 20;
 
 int64_t planned_chunk_bytes(const PlannedChunk& c) {
   return c.bytes.numel() * static_cast<int64_t>(itemsize(c.dtype));
@@ -112,9 +112,9 @@ int64_t write_data_file(SavePlan& plan, const std::string& path, const std::stri
   const uint64_t length = text.size();
   const int64_t base = 8 + static_cast<int64_t>(length);
 
-  File out(path, File::Mode::create);
-  out.write_all(&length, 8);
-  out.write_all(text.data(), text.size());
+  SequentialWriter out(path);
+  out.append(&length, 8);
+  out.append(text.data(), text.size());
   crash.reach();
   std::vector<std::vector<uint32_t>> tables;
   int64_t written = 0;
@@ -123,10 +123,13 @@ int64_t write_data_file(SavePlan& plan, const std::string& path, const std::stri
     const int64_t n = planned_chunk_bytes(c);
     const auto* bytes = n == 0 ? nullptr : reinterpret_cast<const char*>(c.bytes.impl()->bytes_at());
     std::vector<uint32_t> table;
-    for (int64_t b = 0; b < n; b += block_bytes)
-      table.push_back(crc32c(bytes + b, static_cast<size_t>(std::min(block_bytes, n - b))));
-    for (int64_t p = 0; p < n; p += kWritePiece) {
-      out.write_all(bytes + p, static_cast<size_t>(std::min(kWritePiece, n - p)));
+    // Each piece is checksummed block by block and copied out while it is in cache.
+    const int64_t piece = std::max<int64_t>(1, kWritePiece / block_bytes) * block_bytes;
+    for (int64_t p = 0; p < n; p += piece) {
+      const int64_t end = std::min(n, p + piece);
+      for (int64_t b = p; b < end; b += block_bytes)
+        table.push_back(crc32c(bytes + b, static_cast<size_t>(std::min(block_bytes, n - b))));
+      out.append(bytes + p, static_cast<size_t>(end - p));
       crash.reach();
     }
     tables.push_back(std::move(table));
@@ -140,9 +143,9 @@ int64_t write_data_file(SavePlan& plan, const std::string& path, const std::stri
     meta.crc_end = meta.crc_begin + 4 * static_cast<int64_t>(tables.back().size());
     meta.block_bytes = block_bytes;
   }
-  for (const std::vector<uint32_t>& table : tables) out.write_all(table.data(), table.size() * 4);
+  for (const std::vector<uint32_t>& table : tables) out.append(table.data(), table.size() * 4);
   crash.reach();
-  out.sync();
+  out.close();
   crash.reach();
   return written;
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -66,7 +67,75 @@ int64_t File::size() const {
   return st.st_size;
 }
 
+void File::will_read(int64_t offset, int64_t size) const {
+  ::posix_fadvise(fd_, offset, size, POSIX_FADV_WILLNEED);  // advice only: a failure changes nothing
+}
+
 void File::sync() {
+  if (::fsync(fd_) != 0) fail_file_op("fsync", path_);
+}
+
+namespace {
+// O_DIRECT needs offsets, sizes and addresses aligned to the device's block; 4096 covers them.
+constexpr size_t kDirectAlign = 4096;
+constexpr size_t kWriterBuffer = size_t{16} << 20;
+}  // namespace
+
+SequentialWriter::SequentialWriter(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
+  direct_ = fd_ >= 0;
+  if (!direct_) fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail_file_op("create", path);
+  buffer_ = static_cast<std::byte*>(std::aligned_alloc(kDirectAlign, kWriterBuffer));
+  if (buffer_ == nullptr)
+    throw Error(fmt::format("checkpoint: no memory for the write buffer of '{}'", path));
+}
+
+SequentialWriter::~SequentialWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  std::free(buffer_);
+}
+
+void SequentialWriter::flush_full_blocks() {
+  // Whole aligned blocks go out; a tail shorter than a block waits for more bytes (or close()).
+  const size_t out = direct_ ? filled_ / kDirectAlign * kDirectAlign : filled_;
+  size_t done = 0;
+  while (done < out) {
+    const ssize_t n = ::pwrite(fd_, buffer_ + done, out - done, written_ + static_cast<int64_t>(done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_file_op("write", path_);
+    }
+    done += static_cast<size_t>(n);
+  }
+  std::memmove(buffer_, buffer_ + out, filled_ - out);
+  filled_ -= out;
+  written_ += static_cast<int64_t>(out);
+}
+
+void SequentialWriter::append(const void* data, size_t size) {
+  const auto* p = static_cast<const std::byte*>(data);
+  while (size > 0) {
+    const size_t take = std::min(size, kWriterBuffer - filled_);
+    std::memcpy(buffer_ + filled_, p, take);
+    filled_ += take;
+    p += take;
+    size -= take;
+    if (filled_ == kWriterBuffer) flush_full_blocks();
+  }
+}
+
+void SequentialWriter::close() {
+  flush_full_blocks();
+  const int64_t length = written_ + static_cast<int64_t>(filled_);
+  if (filled_ > 0) {
+    // The last partial block, padded to a whole one; the file is cut back to its length below.
+    const size_t padded = (filled_ + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
+    std::memset(buffer_ + filled_, 0, padded - filled_);
+    filled_ = padded;
+    flush_full_blocks();
+  }
+  if (::ftruncate(fd_, length) != 0) fail_file_op("set the length of", path_);
   if (::fsync(fd_) != 0) fail_file_op("fsync", path_);
 }
 

@@ -40,6 +40,8 @@ bool same_shard_bytes(const Tensor& a, const Tensor& b) {
 }
 
 struct Planner {
+  Planner(bool stage_bytes, RankSet hosted) : stage(stage_bytes), world_ranks(std::move(hosted)) {}
+
   SavePlan plan;
   bool stage;
   RankSet world_ranks;
@@ -164,7 +166,7 @@ struct Planner {
 
 SavePlan plan_save(const StateDict& state, bool stage) {
   const World world = current_world();
-  Planner planner{{}, stage, world.ranks()};
+  Planner planner(stage, world.ranks());
   planner.plan.process_index = world.process_index();
   planner.plan.num_processes = world.num_processes();
   // Saving reads values: nothing is recorded, and the chunk views are plain tensors.
