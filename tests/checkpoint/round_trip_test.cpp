@@ -174,3 +174,17 @@ TEST_CASE("async_save stages the state: writes to the tensors after it returns d
   ct::check_equal(std::get<ts::Tensor>(loaded.at("p")), distinct({6}, 9),
                   "p as it was when async_save returned");
 }
+
+TEST_CASE(
+    "a destination that is not a contiguous host tensor (a transposed view) is filled through a buffer") {
+  ScratchDir dir;
+  const ts::Tensor w = distinct({3, 4}, 8);
+  dcp::save({{"w", w}}, dir.path());
+  const ts::Tensor base = ts::zeros({4, 3});
+  const ts::Tensor view = base.t();  // [3, 4], not contiguous
+  REQUIRE_FALSE(view.is_contiguous());
+  dcp::StateDict state = {{"w", view}};
+  dcp::load(state, dir.path());
+  ct::check_equal(view, w, "the view");
+  ct::check_equal(base, w.t(), "the tensor the view shows");
+}
