@@ -57,6 +57,8 @@ Command add_plugins_command(CLI::App& app);
 Command add_plugins_check_command(CLI::App& plugins);
 Command add_plan_command(CLI::App& app);
 Command add_config_command(CLI::App& app);
+// "tessera checkpoint inspect DIR" and "tessera checkpoint consolidate DIR FILE".
+Command add_checkpoint_command(CLI::App& app);
 Command add_help_command(CLI::App& app);
 #ifdef TESSERA_CLI_HAS_TOUR  // only when the tutorial scenarios are built (TESSERA_BUILD_EXAMPLES)
 Command add_tour_command(CLI::App& app);

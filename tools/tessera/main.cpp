@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
 #endif
       tessera::cli::add_plan_command(app),
       tessera::cli::add_config_command(app),
+      tessera::cli::add_checkpoint_command(app),
       tessera::cli::add_plugins_command(app),
       tessera::cli::add_help_command(app),
   };

@@ -8,10 +8,12 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <optional>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "tessera/dtensor.hpp"
@@ -49,6 +51,22 @@ class Optimizer {
   // optimizer was constructed with unless set_lr changed it.
   double initial_lr() const { return initial_lr_.has_value() ? *initial_lr_ : lr(); }
 
+  // Parameter i's state (PyTorch: optimizer.state[p]) by field name: tensors laid out like
+  // params()[i] (a DTensor parameter's local tensor), and integer counters. Empty until the
+  // parameter's first step (or init_state).
+  using StateField = std::variant<Tensor, int64_t>;
+  using ParamState = std::map<std::string, StateField>;
+  virtual ParamState param_state(size_t i) const = 0;
+  // Replaces the fields of parameter i's state that `state` names (what checkpoints load). Each
+  // must be a field this optimizer keeps, of its kind; a tensor must match params()[i] in dtype,
+  // shape and ranks. An Error names the optimizer, the parameter index and the field.
+  virtual void set_param_state(size_t i, const ParamState& state) = 0;
+  // Gives every parameter without state the state its first step would make, as zeros (PyTorch's
+  // checkpointing does the same before it reads a fresh optimizer's state).
+  virtual void init_state() = 0;
+  // The DTensor parameter i was given as; null for a Tensor parameter.
+  const DTensor* dtensor_param(size_t i) const { return dtensor_params_.at(i).get(); }
+
  protected:
   Optimizer(std::vector<Tensor> params, const char* name);
   Optimizer(const std::vector<DTensor>& params, const char* name);
@@ -70,6 +88,13 @@ class Optimizer {
   static const std::string& optimizer_state_category();
   // An Error naming this optimizer, the option and its value unless value >= 0 (NaN fails too).
   void require_non_negative(const char* option, double value) const;
+  // For set_param_state: the tensor of field `field` for parameter i, checked against the
+  // parameter (an Error naming both when it is not a tensor or does not match).
+  const Tensor& checked_state_tensor(size_t i, const std::string& field, const StateField& value) const;
+  // The same for an integer counter that must be >= 0.
+  int64_t checked_state_count(size_t i, const std::string& field, const StateField& value) const;
+  // An Error naming the unknown fields of `state` and the fields `known` this optimizer keeps.
+  void check_state_fields(size_t i, const ParamState& state, const std::vector<std::string>& known) const;
 
  private:
   void check_dtensor_params() const;
@@ -106,6 +131,10 @@ class SGD final : public Optimizer {
   void step() override;
   // options().lr is the current lr (set_lr writes it).
   const SGDOptions& options() const { return options_; }
+  // "momentum_buffer" (when momentum != 0).
+  ParamState param_state(size_t i) const override;
+  void set_param_state(size_t i, const ParamState& state) override;
+  void init_state() override;
 
  private:
   void check_options() const;
@@ -141,6 +170,10 @@ class AdamW final : public Optimizer {
   void step() override;
   // options().lr is the current lr (set_lr writes it).
   const AdamWOptions& options() const { return options_; }
+  // "step" (int64), "exp_avg", "exp_avg_sq" and, with amsgrad, "max_exp_avg_sq".
+  ParamState param_state(size_t i) const override;
+  void set_param_state(size_t i, const ParamState& state) override;
+  void init_state() override;
 
  private:
   void check_options() const;

@@ -3,6 +3,7 @@
 
 #include "tessera/autograd.hpp"
 #include "tessera/backend_info.hpp"
+#include "tessera/checkpoint.hpp"
 #include "tessera/config.hpp"
 #include "tessera/device_mesh.hpp"
 #include "tessera/dist.hpp"

@@ -5,6 +5,7 @@
 // coefficients (bias corrections, step size) are computed in double, as PyTorch computes them in
 // Python, and cast to the parameter's dtype where they meet a tensor.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 
@@ -95,6 +96,54 @@ void AdamW::step() {
     const Tensor denom = sqrt(second_moment) / bias_correction2_sqrt + o.eps;
     // copy_ writes the parameter's own storage, so every handle to it sees the new values.
     param.copy_(param - step_size * s.exp_avg / denom);
+  }
+}
+
+Optimizer::ParamState AdamW::param_state(size_t i) const {
+  const State& s = state_.at(i);
+  ParamState state;
+  if (!s.exp_avg.defined()) return state;
+  state["step"] = s.step;
+  state["exp_avg"] = s.exp_avg;
+  state["exp_avg_sq"] = s.exp_avg_sq;
+  if (s.max_exp_avg_sq.defined()) state["max_exp_avg_sq"] = s.max_exp_avg_sq;
+  return state;
+}
+
+void AdamW::set_param_state(size_t i, const ParamState& state) {
+  std::vector<std::string> known = {"step", "exp_avg", "exp_avg_sq"};
+  if (options_.amsgrad) known.push_back("max_exp_avg_sq");
+  check_state_fields(i, state, known);
+  // A step needs every field at once: checked before any is replaced.
+  State updated = state_[i];
+  for (const auto& [field, value] : state) {
+    if (field == "step") updated.step = checked_state_count(i, field, value);
+    else if (field == "exp_avg") updated.exp_avg = checked_state_tensor(i, field, value);
+    else if (field == "exp_avg_sq") updated.exp_avg_sq = checked_state_tensor(i, field, value);
+    else updated.max_exp_avg_sq = checked_state_tensor(i, field, value);
+  }
+  if (updated.exp_avg.defined() != updated.exp_avg_sq.defined() ||
+      (options_.amsgrad && updated.exp_avg.defined() != updated.max_exp_avg_sq.defined()))
+    throw Error(fmt::format("AdamW: parameter {} would have only part of its state ({}); give {} together", i,
+                            fmt::join([&] {
+                              std::vector<std::string> names;
+                              for (const auto& entry : state) names.push_back(entry.first);
+                              return names;
+                            }(),
+                                      ", "),
+                            fmt::join(known, ", ")));
+  state_[i] = std::move(updated);
+}
+
+void AdamW::init_state() {
+  NoGradGuard no_grad;
+  const dispatch::MemoryCategoryBinding category(&optimizer_state_category());
+  for (size_t i = 0; i < params().size(); ++i) {
+    State& s = state_[i];
+    if (s.exp_avg.defined()) continue;
+    s.exp_avg = zeros_like(params()[i]);
+    s.exp_avg_sq = zeros_like(params()[i]);
+    if (options_.amsgrad) s.max_exp_avg_sq = zeros_like(params()[i]);
   }
 }
 

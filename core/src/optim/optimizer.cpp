@@ -1,5 +1,8 @@
 // Optimizer: the parameter list every optimizer shares, its checks, zero_grad and the learning rate.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "tessera/autograd.hpp"
 #include "tessera/errors.hpp"
@@ -169,6 +172,40 @@ void Optimizer::set_lr(double lr) {
 void Optimizer::require_non_negative(const char* option, double value) const {
   if (!(value >= 0.0))
     throw Error(fmt::format("{}: invalid {} value {}; expected {} >= 0", name_, option, value, option));
+}
+
+const Tensor& Optimizer::checked_state_tensor(size_t i, const std::string& field, const StateField& value) const {
+  const Tensor* t = std::get_if<Tensor>(&value);
+  if (t == nullptr || !t->defined())
+    throw Error(fmt::format("{}: state field '{}' of parameter {} must be a defined tensor, got {}", name_, field, i,
+                            t == nullptr ? "an integer" : "an undefined tensor"));
+  const Tensor& p = params_.at(i);
+  if (t->dtype() != p.dtype() || !(t->shape() == p.shape()) || t->is_local() != p.is_local() ||
+      (p.is_local() && !(t->ranks() == p.ranks())))
+    throw Error(fmt::format(
+        "{}: state field '{}' of parameter {} is a {}{} tensor of shape {}; expected one like the parameter: {}{} of "
+        "shape {}",
+        name_, field, i, t->is_local() ? "local " + t->ranks().to_string() + " " : "", dtype_name(t->dtype()),
+        t->shape().to_string(), p.is_local() ? "local " + p.ranks().to_string() + " " : "", dtype_name(p.dtype()),
+        p.shape().to_string()));
+  return *t;
+}
+
+int64_t Optimizer::checked_state_count(size_t i, const std::string& field, const StateField& value) const {
+  const int64_t* n = std::get_if<int64_t>(&value);
+  if (n == nullptr || *n < 0)
+    throw Error(fmt::format("{}: state field '{}' of parameter {} must be an integer >= 0, got {}", name_, field, i,
+                            n == nullptr ? "a tensor" : std::to_string(*n)));
+  return *n;
+}
+
+void Optimizer::check_state_fields(size_t i, const ParamState& state, const std::vector<std::string>& known) const {
+  if (i >= params_.size())
+    throw Error(fmt::format("{}: no parameter {}; the optimizer has {}", name_, i, params_.size()));
+  for (const auto& [field, value] : state)
+    if (std::find(known.begin(), known.end(), field) == known.end())
+      throw Error(fmt::format("{}: parameter {} has no state field '{}'; with these options it keeps: {}", name_, i,
+                              field, known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
 }
 
 }  // namespace tessera::optim

@@ -8,6 +8,7 @@
 #include "dispatch/memory_context.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/errors.hpp"
+#include "tessera/factories.hpp"
 #include "tessera/ops.hpp"
 #include "tessera/optim.hpp"
 
@@ -66,6 +67,27 @@ void SGD::step() {
     // copy_ writes the parameter's own storage, so every handle to it sees the new values.
     param.copy_(param - o.lr * g);
   }
+}
+
+Optimizer::ParamState SGD::param_state(size_t i) const {
+  ParamState state;
+  if (momentum_buffers_.at(i).defined()) state["momentum_buffer"] = momentum_buffers_[i];
+  return state;
+}
+
+void SGD::set_param_state(size_t i, const ParamState& state) {
+  check_state_fields(i, state, options_.momentum != 0 ? std::vector<std::string>{"momentum_buffer"}
+                                                      : std::vector<std::string>{});
+  if (auto it = state.find("momentum_buffer"); it != state.end())
+    momentum_buffers_[i] = checked_state_tensor(i, it->first, it->second);
+}
+
+void SGD::init_state() {
+  if (options_.momentum == 0) return;  // no buffer is kept
+  NoGradGuard no_grad;
+  const dispatch::MemoryCategoryBinding category(&optimizer_state_category());
+  for (size_t i = 0; i < params().size(); ++i)
+    if (!momentum_buffers_[i].defined()) momentum_buffers_[i] = zeros_like(params()[i]);
 }
 
 }  // namespace tessera::optim
