@@ -11,12 +11,21 @@
 //
 // Each ends with `final parameters checksum <hex>`, a hash of every parameter's bytes in name
 // order: the runs print the same one, bit for bit.
+//
+// Checkpoints (ts::dcp): `--save DIR --save-every N` saves both models, both optimizers and the
+// step into DIR/step-<s> every N steps; `--resume DIR/step-<s>` continues from there, on the mesh
+// `--mesh DPxTP` (2x2 by default, or 4x1: tp must divide the 2 kv heads): the checkpoint is
+// resharded on load, and the losses continue those of a run that never stopped.
+//
+//   ./llama --save ckpt --save-every 5                     steps 1-10, saving after 5 and 10
+//   ./llama --resume ckpt/step-5 --mesh 4x1                steps 6-10 on 4 dp replicas
 #include <cinttypes>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "tessera/tessera.hpp"
@@ -58,10 +67,70 @@ uint64_t fnv1a(uint64_t hash, const void* data, size_t bytes) {
   return hash;
 }
 
+struct Options {
+  int64_t dp = 2, tp = 2;
+  std::string save_dir, resume_from;
+  int64_t save_every = 0;
+};
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) throw ts::Error("llama: " + arg + " needs a value");
+    const std::string value = argv[++i];
+    if (arg == "--mesh") {
+      long long dp = 0, tp = 0;
+      char extra = 0;
+      if (std::sscanf(value.c_str(), "%lldx%lld%c", &dp, &tp, &extra) != 2 || dp < 1 || tp < 1 || dp * tp != 4)
+        throw ts::Error("llama: --mesh '" + value + "' is not DPxTP with DP * TP = 4 (2x2, 4x1)");
+      o.dp = dp;
+      o.tp = tp;
+    } else if (arg == "--save") {
+      o.save_dir = value;
+    } else if (arg == "--save-every") {
+      o.save_every = std::stoll(value);
+      if (o.save_every < 1) throw ts::Error("llama: --save-every '" + value + "' must be a positive number of steps");
+    } else if (arg == "--resume") {
+      o.resume_from = value;
+    } else {
+      throw ts::Error("llama: unknown option '" + arg + "'; expected --mesh, --save, --save-every or --resume");
+    }
+  }
+  if (!o.save_dir.empty() && o.save_every == 0) throw ts::Error("llama: --save needs --save-every N");
+  return o;
+}
+
+// Everything a step depends on: both models, both optimizers (with their lr) and the step reached.
+// The entries share the modules' and optimizers' bytes, so a load into them restores the training.
+ts::dcp::StateDict training_state(const ts::models::Transformer& dense, const ts::models::Transformer& model,
+                                  ts::optim::Optimizer& dense_optimizer, ts::optim::Optimizer& optimizer,
+                                  int64_t step) {
+  ts::dcp::StateDict state;
+  const auto add = [&](const std::string& prefix, const ts::dcp::StateDict& part) {
+    for (const auto& [key, value] : part) state.emplace(prefix + key, value);
+  };
+  add("model.", ts::get_model_state_dict(*model));
+  add("optim.", ts::get_optimizer_state_dict(*model, optimizer));
+  add("dense.model.", ts::get_model_state_dict(*dense));
+  add("dense.optim.", ts::get_optimizer_state_dict(*dense, dense_optimizer));
+  state.emplace("step", step);
+  return state;
+}
+
+// The optimizer part of a loaded state, without its prefix.
+ts::dcp::StateDict part_of(const ts::dcp::StateDict& state, const std::string& prefix) {
+  ts::dcp::StateDict part;
+  for (const auto& [key, value] : state)
+    if (key.compare(0, prefix.size(), prefix) == 0) part.emplace(key.substr(prefix.size()), value);
+  return part;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   try {
+    const Options options = parse_options(argc, argv);
     const ts::World world = ts::init_world();
     const ts::World ranks = world.num_processes() > 1 ? world : ts::World(4);
     if (ranks.size() != 4) {
@@ -71,7 +140,7 @@ int main() {
     }
     const bool printer = world.process_index() == 0;
     ts::LocalMode mode(ranks);
-    const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2}, {"dp", "tp"});
+    const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {options.dp, options.tp}, {"dp", "tp"});
 
     // The dense model and the parallel one start from the same parameters.
     auto [dense, model] = [] {
@@ -95,8 +164,27 @@ int main() {
     ts::optim::lr_scheduler::LinearLR dense_warmup(dense_optimizer, {.start_factor = 0.25, .total_iters = 4});
     ts::optim::lr_scheduler::LinearLR warmup(optimizer, {.start_factor = 0.25, .total_iters = 4});
 
+    int64_t first_step = 0;
+    if (!options.resume_from.empty()) {
+      // The schedulers replay their steps (their lr is recursive), then the saved lr and moments
+      // are put back; the models' parameters load in place, resharded to this run's mesh.
+      ts::dcp::StateDict state = training_state(dense, model, dense_optimizer, optimizer, 0);
+      ts::dcp::load(state, options.resume_from);
+      first_step = std::get<int64_t>(state.at("step"));
+      for (int64_t s = 0; s < first_step; ++s) {
+        dense_warmup.step();
+        warmup.step();
+      }
+      ts::set_optimizer_state_dict(*dense, dense_optimizer, part_of(state, "dense.optim."));
+      ts::set_optimizer_state_dict(*model, optimizer, part_of(state, "optim."));
+      if (printer)
+        std::printf("resumed after step %lld from %s on a (dp=%lld, tp=%lld) mesh\n",
+                    static_cast<long long>(first_step), options.resume_from.c_str(),
+                    static_cast<long long>(options.dp), static_cast<long long>(options.tp));
+    }
+
     bool all_close = true;
-    for (int64_t step = 0; step < kSteps; ++step) {
+    for (int64_t step = first_step; step < kSteps; ++step) {
       const ts::Tensor batch = [&] {
         ts::DisabledLocalMode plain;
         return ts::from_values(batch_tokens(step), {2 * kBatchPerReplica, kSeq + 1});
@@ -150,6 +238,11 @@ int main() {
         std::printf("step %2lld  loss %.7f  dense %.7f  relative difference %.2e\n",
                     static_cast<long long>(step + 1), parallel_loss, dense_loss, error);
         std::printf("%s%s\n", comm_table.c_str(), memory_table.c_str());
+      }
+      if (options.save_every > 0 && (step + 1) % options.save_every == 0) {
+        const std::string dir = options.save_dir + "/step-" + std::to_string(step + 1);
+        ts::dcp::save(training_state(dense, model, dense_optimizer, optimizer, step + 1), dir);
+        if (printer) std::printf("saved after step %lld to %s\n", static_cast<long long>(step + 1), dir.c_str());
       }
     }
 
