@@ -146,14 +146,29 @@ TEST_CASE("pipelining: GPipe and 1F1B steps over 2 and 4 stages equal the unpipe
 
 TEST_CASE("pipelining: step errors") {
   SUBCASE("the first stage without a batch, a middle stage with one") {
-    CHECK_THROWS_WITH_AS(ts::spawn(2,
-                                   [&](int rank) {
-                                     nn::Sequential chunk = step_test_chunk(rank * 2, rank * 2 + 2);
-                                     pp::PipelineStage stage(chunk, rank, 2);
-                                     pp::ScheduleGPipe schedule(stage, 2, step_test_loss);
-                                     if (rank == 0) schedule.step();
-                                   }),
-                         doctest::Contains("the first stage takes the batch: call step(x)"), ts::RankError);
+    CHECK_THROWS_WITH_AS(
+        ts::spawn(2,
+                  [&](int rank) {
+                    nn::Sequential chunk = step_test_chunk(rank * 2, rank * 2 + 2);
+                    pp::PipelineStage stage(chunk, rank, 2);
+                    pp::ScheduleGPipe schedule(stage, 2, step_test_loss);
+                    if (rank == 0) schedule.step();
+                  }),
+        doctest::Contains("the rank holds the first stage, which takes the batch: call step(x)"),
+        ts::RankError);
+  }
+  SUBCASE("a rank passing stages the schedule does not put on it") {
+    CHECK_THROWS_WITH_AS(
+        ts::spawn(2,
+                  [&](int rank) {
+                    std::vector<pp::PipelineStage> stages = {
+                        pp::PipelineStage(step_test_chunk(rank, rank + 1), rank, 4),
+                        pp::PipelineStage(step_test_chunk(rank, rank + 1), 3 - rank, 4)};
+                    pp::ScheduleInterleaved1F1B schedule(stages, 2, step_test_loss);
+                    if (rank == 0) schedule.step(step_test_batch(2, kWidths[0], 0));
+                  }),
+        doctest::Contains("the rank holds stages [0, 3], but the schedule puts stages [0, 2] on it"),
+        ts::RankError);
   }
   SUBCASE("fewer rows than micro-batches") {
     CHECK_THROWS_WITH_AS(
@@ -172,5 +187,40 @@ TEST_CASE("pipelining: step errors") {
                          doctest::Contains("stage_index 2 is outside the 2 stage(s)"), ts::Error);
     pp::PipelineStage stage(chunk, 0, 2);
     CHECK_THROWS_WITH_AS(pp::Schedule1F1B(stage, 2, {}), doctest::Contains("loss_fn is empty"), ts::Error);
+  }
+}
+
+TEST_CASE(
+    "pipelining: an Interleaved 1F1B step over 2 ranks with 2 stages each equals the unpipelined model") {
+  for (int n : {2, 4}) {
+    CAPTURE(n);
+    const ts::Tensor x = step_test_batch(8, kWidths[0], 2);
+    const ts::Tensor target = step_test_batch(8, kWidths[kLayers], 3);
+    const StepResult want = step_test_unpipelined(x, target, n);
+    StepResult got;
+    got.grads.resize(2 * kLayers);
+    ts::spawn(2, [&](int rank) {
+      // Rank r holds stages r and r + 2: layers r and r + 2.
+      std::vector<nn::Sequential> chunks = {step_test_chunk(rank, rank + 1),
+                                            step_test_chunk(rank + 2, rank + 3)};
+      std::vector<pp::PipelineStage> stages = {pp::PipelineStage(chunks[0], rank, 4),
+                                               pp::PipelineStage(chunks[1], rank + 2, 4)};
+      pp::ScheduleInterleaved1F1B schedule(stages, n, step_test_loss);
+      if (rank == 0) {
+        CHECK_FALSE(schedule.step(x).defined());
+      } else {
+        std::vector<ts::Tensor> losses;
+        const ts::Tensor merged = schedule.step({}, target, &losses);
+        got.output = merged.to_vector<float>();
+        for (const ts::Tensor& l : losses) got.losses.push_back(l.item<float>());
+      }
+      for (int c = 0; c < 2; ++c) {
+        const std::vector<nn::Parameter> params = chunks[static_cast<size_t>(c)]->parameters();
+        const int layer = rank + 2 * c;
+        for (size_t i = 0; i < params.size(); ++i)
+          got.grads[static_cast<size_t>(layer * 2) + i] = params[i].tensor().grad().to_vector<float>();
+      }
+    });
+    step_test_compare(got, want);
   }
 }

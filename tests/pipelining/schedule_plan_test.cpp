@@ -171,3 +171,43 @@ TEST_CASE("pipelining: plans are checked when made") {
     CHECK_THROWS_WITH_AS(pp::ScheduleGPipe::plan(2, 0), doctest::Contains("n_microbatches is 0"), ts::Error);
   }
 }
+
+TEST_CASE("pipelining: Interleaved 1F1B's orders are PyTorch's") {
+  // PyTorch's ScheduleInterleaved1F1B pipeline_order (bubbles left out) and _add_send_recv of it.
+  const pp::SchedulePlan p2 = pp::ScheduleInterleaved1F1B::plan(2, 2, 4);
+  CHECK(p2.num_stages() == 4);
+  CHECK(p2.stages_of(1) == std::vector<int>{1, 3});
+  CHECK(joined(p2.compute_actions(0)) == "0F0 0F1 2F0 2F1 0F2 2B0 0F3 2B1 2F2 0B0 2F3 0B1 2B2 2B3 0B2 0B3");
+  CHECK(joined(p2.compute_actions(1)) == "1F0 1F1 3F0 3B0 3F1 3B1 1F2 1B0 1F3 1B1 3F2 3B2 3F3 3B3 1B2 1B3");
+  CHECK(joined(p2.actions(0)) ==
+        "0F0 0SEND_F0 2RECV_F0 0F1 0SEND_F1 2RECV_F1 2F0 2SEND_F0 2F1 2SEND_F1 2RECV_B0 0F2 0SEND_F2 2B0 "
+        "2SEND_B0 "
+        "2RECV_B1 0F3 0SEND_F3 2RECV_F2 2B1 2SEND_B1 0RECV_B0 2F2 2SEND_F2 2RECV_F3 0B0 0RECV_B1 2F3 "
+        "2SEND_F3 0B1 "
+        "2RECV_B2 2B2 2SEND_B2 2RECV_B3 2B3 2SEND_B3 0RECV_B2 0B2 0RECV_B3 0B3");
+  CHECK(joined(p2.actions(1)) ==
+        "1RECV_F0 1F0 1SEND_F0 1RECV_F1 1F1 1SEND_F1 3RECV_F0 3F0 3RECV_F1 3B0 3SEND_B0 1RECV_F2 3F1 "
+        "1RECV_B0 3B1 "
+        "3SEND_B1 1RECV_F3 1F2 1SEND_F2 1RECV_B1 1B0 1SEND_B0 3RECV_F2 1F3 1SEND_F3 1B1 1SEND_B1 3RECV_F3 "
+        "3F2 3B2 "
+        "3SEND_B2 1RECV_B2 3F3 3B3 3SEND_B3 1RECV_B3 1B2 1SEND_B2 1B3 1SEND_B3");
+  const pp::SchedulePlan p3 = pp::ScheduleInterleaved1F1B::plan(3, 2, 3);
+  CHECK(joined(p3.compute_actions(0)) == "0F0 0F1 0F2 3F0 3F1 3F2 3B0 3B1 3B2 0B0 0B1 0B2");
+  CHECK(joined(p3.compute_actions(2)) == "2F0 2F1 2F2 5F0 5B0 5F1 5B1 5F2 5B2 2B0 2B1 2B2");
+  CHECK(
+      joined(p3.actions(2)) ==
+      "2RECV_F0 2F0 2SEND_F0 2RECV_F1 2F1 2SEND_F1 2RECV_F2 2F2 2SEND_F2 5RECV_F0 5F0 5RECV_F1 5B0 5SEND_B0 "
+      "5RECV_F2 5F1 5B1 5SEND_B1 2RECV_B0 5F2 2RECV_B1 5B2 5SEND_B2 2B0 2SEND_B0 2RECV_B2 2B1 2SEND_B1 2B2 "
+      "2SEND_B2");
+  const pp::SchedulePlan odd = pp::ScheduleInterleaved1F1B::plan(2, 2, 3);
+  CHECK(joined(odd.compute_actions(1)) == "1F0 1F1 1F2 3F0 3B0 3F1 3B1 3F2 3B2 1B0 1B1 1B2");
+  CHECK_THROWS_WITH_AS(pp::ScheduleInterleaved1F1B::plan(4, 2, 10 + 1),
+                       doctest::Contains("must be a multiple of the number of rounds (2"), ts::Error);
+  // Half-size stages (forward 0.5, backward 1) interleaved leave a smaller bubble than 1F1B's
+  // whole stages over the same ranks and micro-batches.
+  pp::ActionCosts half;
+  half.forward = 0.5;
+  half.backward_input = 0.5;
+  half.backward_weight = 0.5;
+  CHECK(p2.bubble_fraction(half) < pp::Schedule1F1B::plan(2, 4).bubble_fraction());
+}

@@ -21,7 +21,7 @@
 // batch % n chunks one row longer, as torch.tensor_split), runs this rank's actions, and leaves in
 // every parameter's grad the sum over micro-batches of the loss gradients, accumulated in
 // micro-batch order and then scaled by 1/n_microbatches (PyTorch's default). Activations travel
-// with dist::functional::send/recv (tags are micro-batch numbers, in the gradient space for
+// with dist::functional::send/recv (a tag per receiving stage and micro-batch, in the gradient space for
 // backward), so the spawn's deadlock report covers a step too.
 #pragma once
 
@@ -137,6 +137,10 @@ class PipelineStage {
   ProcessGroup group_;
 };
 
+// Runs a plan's actions for the stages the calling rank holds (pipelining/step.cpp).
+Tensor run_step(const SchedulePlan& plan, const std::vector<const PipelineStage*>& stages,
+                const LossFn& loss_fn, const Tensor& x, const Tensor& target, std::vector<Tensor>* losses);
+
 // A schedule of one stage per rank, run by step() on each rank's own stage.
 class PipelineScheduleSingle {
  public:
@@ -145,16 +149,37 @@ class PipelineScheduleSingle {
   std::string table() const { return plan_.table(); }
   double bubble_fraction(const ActionCosts& costs = {}) const { return plan_.bubble_fraction(costs); }
 
-  // First stage: step(x). Last stage: step({}, target, &losses) appends each micro-batch's loss
-  // in order and returns the outputs joined along dim 0. Middle stages: step(). Returns undefined
-  // elsewhere than on the last stage.
-  Tensor step(const Tensor& x = {}, const Tensor& target = {}, std::vector<Tensor>* losses = nullptr);
+  // On the rank holding the first stage: step(x). On the one holding the last stage:
+  // step({}, target, &losses) appends each micro-batch's loss in order and returns the outputs
+  // joined along dim 0. Elsewhere: step(), which returns an undefined tensor.
+  Tensor step(const Tensor& x = {}, const Tensor& target = {}, std::vector<Tensor>* losses = nullptr) {
+    return run_step(plan_, {stage_}, loss_fn_, x, target, losses);
+  }
 
  protected:
-  PipelineScheduleSingle(PipelineStage& stage, int n_microbatches, LossFn loss_fn, SchedulePlan plan);
+  PipelineScheduleSingle(PipelineStage& stage, LossFn loss_fn, SchedulePlan plan);
 
  private:
   PipelineStage* stage_;
+  LossFn loss_fn_;
+  SchedulePlan plan_;
+};
+
+// A schedule of several stages per rank: each rank passes the stages it holds.
+class PipelineScheduleMulti {
+ public:
+  const SchedulePlan& plan() const { return plan_; }
+  const std::vector<Action>& actions(int rank) const { return plan_.actions(rank); }
+  std::string table() const { return plan_.table(); }
+  double bubble_fraction(const ActionCosts& costs = {}) const { return plan_.bubble_fraction(costs); }
+  // As PipelineScheduleSingle::step, for every stage this rank holds.
+  Tensor step(const Tensor& x = {}, const Tensor& target = {}, std::vector<Tensor>* losses = nullptr);
+
+ protected:
+  PipelineScheduleMulti(std::vector<PipelineStage> stages, LossFn loss_fn, SchedulePlan plan);
+
+ private:
+  std::vector<PipelineStage> stages_;
   LossFn loss_fn_;
   SchedulePlan plan_;
 };
@@ -172,6 +197,15 @@ class Schedule1F1B : public PipelineScheduleSingle {
  public:
   Schedule1F1B(PipelineStage& stage, int n_microbatches, LossFn loss_fn = {});
   static SchedulePlan plan(int num_stages, int n_microbatches);
+};
+
+// Interleaved 1F1B (PyTorch: ScheduleInterleaved1F1B): each rank holds stages_per_rank stages in a
+// loop (stage s on rank s % num_ranks); micro-batches go round in rounds of
+// n_microbatches / max(1, n_microbatches / num_ranks), which must divide n_microbatches.
+class ScheduleInterleaved1F1B : public PipelineScheduleMulti {
+ public:
+  ScheduleInterleaved1F1B(std::vector<PipelineStage> stages, int n_microbatches, LossFn loss_fn = {});
+  static SchedulePlan plan(int num_ranks, int stages_per_rank, int n_microbatches);
 };
 
 }  // namespace tessera::pipelining

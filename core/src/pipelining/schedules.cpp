@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "tessera/errors.hpp"
 #include "tessera/pipelining.hpp"
@@ -59,11 +60,69 @@ SchedulePlan Schedule1F1B::plan(int num_stages, int n_microbatches) {
 }
 
 ScheduleGPipe::ScheduleGPipe(PipelineStage& stage, int n_microbatches, LossFn loss_fn)
-    : PipelineScheduleSingle(stage, n_microbatches, std::move(loss_fn),
-                             plan(stage.num_stages(), n_microbatches)) {}
+    : PipelineScheduleSingle(stage, std::move(loss_fn), plan(stage.num_stages(), n_microbatches)) {}
 
 Schedule1F1B::Schedule1F1B(PipelineStage& stage, int n_microbatches, LossFn loss_fn)
-    : PipelineScheduleSingle(stage, n_microbatches, std::move(loss_fn),
-                             plan(stage.num_stages(), n_microbatches)) {}
+    : PipelineScheduleSingle(stage, std::move(loss_fn), plan(stage.num_stages(), n_microbatches)) {}
+
+SchedulePlan ScheduleInterleaved1F1B::plan(int num_ranks, int stages_per_rank, int n_microbatches) {
+  const char* name = "ScheduleInterleaved1F1B";
+  require_sizes(name, num_ranks, n_microbatches);
+  if (stages_per_rank < 1)
+    throw Error(fmt::format("{}: stages_per_rank is {}; expected at least 1", name, stages_per_rank));
+  const int p = num_ranks;
+  const int v = stages_per_rank;
+  const int m = n_microbatches;
+  const int rounds = std::max(1, m / p);
+  if (m % rounds != 0)
+    throw Error(
+        fmt::format("{}: n_microbatches ({}) must be a multiple of the number of rounds ({} = max(1, "
+                    "n_microbatches / num_ranks))",
+                    name, m, rounds));
+  const int per_round = m / rounds;
+  std::vector<std::vector<Action>> compute(static_cast<size_t>(p));
+  for (int rank = 0; rank < p; ++rank) {
+    // Forwards of the earlier local stages go first (depth first): the last stage's rank warms up
+    // with (v - 1) rounds, each rank before it with two forwards more.
+    const int warmup = std::min((v - 1) * per_round + 2 * (p - 1 - rank), m * v);
+    const int steady = m * v - warmup;  // forward-backward pairs; then `warmup` backwards
+    auto forward_stage = [&](int op) { return ((op / per_round) % v) * p + rank; };
+    auto backward_stage = [&](int op) { return (v - 1 - ((op - warmup) / per_round) % v) * p + rank; };
+    std::map<int, int> next_forward, next_backward;  // per stage: its next micro-batch
+    std::vector<Action>& order = compute[static_cast<size_t>(rank)];
+    for (int op = 0; op < warmup + steady + warmup; ++op) {
+      if (op < warmup + steady) {
+        const int s = forward_stage(op);
+        order.push_back({s, ActionType::F, next_forward[s]++});
+      }
+      if (op >= warmup) {
+        const int s = backward_stage(op);
+        order.push_back({s, ActionType::B, next_backward[s]++});
+      }
+    }
+  }
+  std::vector<int> stage_rank(static_cast<size_t>(p * v));
+  for (int s = 0; s < p * v; ++s) stage_rank[static_cast<size_t>(s)] = s % p;
+  return SchedulePlan(name, m, std::move(stage_rank), std::move(compute));
+}
+
+namespace {
+
+int ranks_of(const std::vector<PipelineStage>& stages) {
+  if (stages.empty()) throw Error("ScheduleInterleaved1F1B: no stages; pass the stages this rank holds");
+  const int total = stages.front().num_stages();
+  const int local = static_cast<int>(stages.size());
+  if (total % local != 0)
+    throw Error(fmt::format("ScheduleInterleaved1F1B: {} stage(s) in all cannot be shared out {} per rank",
+                            total, local));
+  return total / local;
+}
+
+}  // namespace
+
+ScheduleInterleaved1F1B::ScheduleInterleaved1F1B(std::vector<PipelineStage> stages, int n_microbatches,
+                                                 LossFn loss_fn)
+    : PipelineScheduleMulti(stages, std::move(loss_fn),
+                            plan(ranks_of(stages), static_cast<int>(stages.size()), n_microbatches)) {}
 
 }  // namespace tessera::pipelining

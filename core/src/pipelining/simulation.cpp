@@ -46,7 +46,7 @@ SimulationResult simulate(const SchedulePlan& plan, const std::vector<std::vecto
   std::vector<double> clock(ranks, 0.0);
   std::vector<Done> done(ranks);
   std::vector<std::multimap<MessageKey, double>> inbox(ranks);  // arrival times
-  std::vector<std::map<MessageKey, double>> arrived(ranks);      // of the receives done
+  std::vector<std::map<MessageKey, double>> arrived(ranks);     // of the receives done
   SimulationResult result;
 
   // Why rank r cannot run its next action now; empty when it can.
@@ -85,7 +85,8 @@ SimulationResult simulate(const SchedulePlan& plan, const std::vector<std::vecto
           double start = clock[r];
           const ActionType needs = a.type == ActionType::F ? ActionType::RECV_F : ActionType::RECV_B;
           if (a.type != ActionType::W)
-            if (const auto it = arrived[r].find(key_of({a.stage, needs, a.microbatch})); it != arrived[r].end())
+            if (const auto it = arrived[r].find(key_of({a.stage, needs, a.microbatch}));
+                it != arrived[r].end())
               start = std::max(start, it->second);
           clock[r] = start + cost_of(a, costs);
           result.busy_time += cost_of(a, costs);

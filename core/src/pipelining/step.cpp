@@ -1,11 +1,15 @@
-// PipelineScheduleSingle::step: one rank runs its stage's actions for every micro-batch.
+// The step of every schedule: one rank runs its stages' actions for every micro-batch.
 //
-// Activations travel with dist::functional::send/recv, tagged with the micro-batch number; each
+// Activations travel with dist::functional::send/recv, tagged with the receiving stage and the
+// micro-batch; each
 // one is preceded by a small header (dtype and shape) so that the receiver can make the tensor it
 // receives into. The gradient half of a message needs no action of its own: a stage's backward
 // (the token of its send) waits for the gradient, and the backward of what a stage received sends
 // the gradient back, so RECV_B and SEND_B happen inside B.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <map>
 
 #include "tessera/autograd.hpp"
 #include "tessera/dist.hpp"
@@ -79,69 +83,138 @@ std::vector<Tensor> split_rows(const Tensor& t, int n, const char* what) {
 
 }  // namespace
 
-PipelineScheduleSingle::PipelineScheduleSingle(PipelineStage& stage, int n_microbatches, LossFn loss_fn,
-                                               SchedulePlan plan)
-    : stage_(&stage), loss_fn_(std::move(loss_fn)), plan_(std::move(plan)) {
-  if (!loss_fn_)
+namespace {
+
+void require_loss(const SchedulePlan& plan, const LossFn& loss_fn) {
+  if (!loss_fn)
     throw Error(
         fmt::format("{}: loss_fn is empty; a training step's backward starts from the loss (forward-only "
                     "schedules are not provided)",
-                    plan_.name()));
-  (void)n_microbatches;  // the plan holds it
+                    plan.name()));
 }
 
-Tensor PipelineScheduleSingle::step(const Tensor& x, const Tensor& target, std::vector<Tensor>* losses) {
-  const PipelineStage& stage = *stage_;
-  const int s = stage.stage_index();
-  const int n = plan_.n_microbatches();
-  const std::string where = fmt::format("{}.step on stage {}", plan_.name(), s);
-  if (stage.is_first() && !x.defined())
-    throw Error(fmt::format("{}: the first stage takes the batch: call step(x)", where));
-  if (!stage.is_first() && x.defined())
-    throw Error(fmt::format(
-        "{}: only the first stage takes the batch; call step() or step({{}}, target, &losses)", where));
-  if (stage.is_last() && !target.defined())
-    throw Error(fmt::format("{}: the last stage takes the target: call step({{}}, target, &losses)", where));
-  if (!stage.is_last() && (target.defined() || losses != nullptr))
-    throw Error(fmt::format("{}: only the last stage takes a target and losses", where));
+// What one stage keeps per micro-batch during a step.
+struct MicroBatches {
+  explicit MicroBatches(int n)
+      : received(static_cast<size_t>(n)),
+        outputs(static_cast<size_t>(n)),
+        tokens(static_cast<size_t>(n)),
+        losses(static_cast<size_t>(n)) {}
+  std::vector<Tensor> received, outputs, tokens, losses;
+};
 
-  const std::vector<Tensor> inputs = stage.is_first() ? split_rows(x, n, "batch") : std::vector<Tensor>{};
-  const std::vector<Tensor> targets =
-      stage.is_last() ? split_rows(target, n, "target") : std::vector<Tensor>{};
-  const ProcessGroup& group = stage.group();
-  auto rank_of = [&](int stage_index) { return world_rank(group, plan_.rank_of_stage(stage_index)); };
-  if (get_rank().as_int() != rank_of(s))
+}  // namespace
+
+PipelineScheduleSingle::PipelineScheduleSingle(PipelineStage& stage, LossFn loss_fn, SchedulePlan plan)
+    : stage_(&stage), loss_fn_(std::move(loss_fn)), plan_(std::move(plan)) {
+  require_loss(plan_, loss_fn_);
+}
+
+PipelineScheduleMulti::PipelineScheduleMulti(std::vector<PipelineStage> stages, LossFn loss_fn,
+                                             SchedulePlan plan)
+    : stages_(std::move(stages)), loss_fn_(std::move(loss_fn)), plan_(std::move(plan)) {
+  require_loss(plan_, loss_fn_);
+}
+
+Tensor PipelineScheduleMulti::step(const Tensor& x, const Tensor& target, std::vector<Tensor>* losses) {
+  std::vector<const PipelineStage*> stages;
+  for (const PipelineStage& stage : stages_) stages.push_back(&stage);
+  return run_step(plan_, stages, loss_fn_, x, target, losses);
+}
+
+Tensor run_step(const SchedulePlan& plan, const std::vector<const PipelineStage*>& stages,
+                const LossFn& loss_fn, const Tensor& x, const Tensor& target, std::vector<Tensor>* losses) {
+  const int n = plan.n_microbatches();
+  const int last = plan.num_stages() - 1;
+  if (stages.empty())
+    throw Error(fmt::format("{}.step: no stages; pass the stages this rank holds", plan.name()));
+  const ProcessGroup& group = stages.front()->group();
+  auto rank_of = [&](int stage_index) { return world_rank(group, plan.rank_of_stage(stage_index)); };
+  const int me = plan.rank_of_stage(stages.front()->stage_index());
+  const std::string where = fmt::format("{}.step on pipeline rank {}", plan.name(), me);
+
+  // The stages given must be exactly those the plan puts on this rank.
+  std::map<int, const PipelineStage*> by_index;
+  for (const PipelineStage* stage : stages) {
+    if (stage->num_stages() != plan.num_stages())
+      throw Error(fmt::format("{}: stage {} was made for {} stages, but the schedule has {}", where,
+                              stage->stage_index(), stage->num_stages(), plan.num_stages()));
+    if (!by_index.emplace(stage->stage_index(), stage).second)
+      throw Error(fmt::format("{}: stage {} is given twice", where, stage->stage_index()));
+  }
+  std::vector<int> given;
+  for (const auto& [index, stage] : by_index) given.push_back(index);
+  if (given != plan.stages_of(me))
+    throw Error(fmt::format("{}: the rank holds stages [{}], but the schedule puts stages [{}] on it", where,
+                            fmt::join(given, ", "), fmt::join(plan.stages_of(me), ", ")));
+  if (get_rank().as_int() != rank_of(given.front()))
+    throw Error(fmt::format("{}: these stages run on world rank {}, but this is rank {}", where,
+                            rank_of(given.front()), get_rank().as_int()));
+  const bool has_first = by_index.count(0) != 0;
+  const bool has_last = by_index.count(last) != 0;
+  if (has_first && !x.defined())
     throw Error(
-        fmt::format("{}: stage {} runs on rank {} of the pipeline (world rank {}), but this is rank {}",
-                    where, s, plan_.rank_of_stage(s), rank_of(s), get_rank().as_int()));
+        fmt::format("{}: the rank holds the first stage, which takes the batch: call step(x)", where));
+  if (!has_first && x.defined())
+    throw Error(
+        fmt::format("{}: only the rank holding the first stage takes the batch; call step() or "
+                    "step({{}}, target, &losses)",
+                    where));
+  if (has_last && !target.defined())
+    throw Error(
+        fmt::format("{}: the rank holds the last stage, which takes the target: call step({{}}, target, "
+                    "&losses)",
+                    where));
+  if (!has_last && (target.defined() || losses != nullptr))
+    throw Error(fmt::format("{}: only the rank holding the last stage takes a target and losses", where));
 
-  std::vector<Tensor> received(static_cast<size_t>(n)), outputs(static_cast<size_t>(n)),
-      tokens(static_cast<size_t>(n)), loss_of(static_cast<size_t>(n));
-  for (const Action& a : plan_.actions(s)) {
+  const std::vector<Tensor> inputs = has_first ? split_rows(x, n, "batch") : std::vector<Tensor>{};
+  const std::vector<Tensor> targets = has_last ? split_rows(target, n, "target") : std::vector<Tensor>{};
+  // Each message's tag names the stage that receives it and the micro-batch.
+  auto tag_of = [&](int receiving_stage, int mb) { return receiving_stage * n + mb; };
+  std::map<int, MicroBatches> state;
+  for (int index : given) state.emplace(index, MicroBatches(n));
+
+  for (const Action& a : plan.actions(me)) {
     const auto mb = static_cast<size_t>(a.microbatch);
+    MicroBatches& here = state.at(a.stage);
     switch (a.type) {
       case ActionType::RECV_F: {
-        const int src = rank_of(s - 1);
-        received[mb] = dist::functional::recv(receive_like(src, a.microbatch), src, a.microbatch);
+        const int src = rank_of(a.stage - 1);
+        const int tag = tag_of(a.stage, a.microbatch);
+        here.received[mb] = dist::functional::recv(receive_like(src, tag), src, tag);
         break;
       }
       case ActionType::F: {
-        outputs[mb] = stage.forward(stage.is_first() ? inputs[mb] : received[mb]);
-        if (stage.is_last()) loss_of[mb] = loss_fn_(outputs[mb], targets[mb]);
+        Tensor in;
+        if (a.stage == 0)
+          in = inputs[mb];
+        else if (plan.rank_of_stage(a.stage - 1) == me)
+          in = state.at(a.stage - 1).outputs[mb];  // same rank
+        else
+          in = here.received[mb];
+        here.outputs[mb] = by_index.at(a.stage)->forward(in);
+        if (a.stage == last) here.losses[mb] = loss_fn(here.outputs[mb], targets[mb]);
         break;
       }
       case ActionType::SEND_F: {
-        const int dst = rank_of(s + 1);
-        send_header(outputs[mb], dst, a.microbatch);
-        tokens[mb] = dist::functional::send(outputs[mb], dst, a.microbatch);
-        outputs[mb] = Tensor();  // the next stage holds it now; the graph keeps what backward needs
+        const int dst = rank_of(a.stage + 1);
+        const int tag = tag_of(a.stage + 1, a.microbatch);
+        send_header(here.outputs[mb], dst, tag);
+        here.tokens[mb] = dist::functional::send(here.outputs[mb], dst, tag);
         break;
       }
       case ActionType::B: {
-        Tensor& root = stage.is_last() ? loss_of[mb] : tokens[mb];
-        if (root.requires_grad()) root.backward();
-        if (!stage.is_last()) root = Tensor();
-        received[mb] = Tensor();
+        // The last stage starts from its loss; a stage that sent its output waits for that
+        // output's gradient; a stage whose output stayed on this rank was reached already by the
+        // next stage's backward (one graph).
+        Tensor& root = a.stage == last ? here.losses[mb] : here.tokens[mb];
+        if (root.defined() && root.requires_grad()) root.backward();
+        if (a.stage != last) {
+          root = Tensor();
+          here.outputs[mb] = Tensor();
+        }
+        here.received[mb] = Tensor();
         break;
       }
       case ActionType::RECV_B:
@@ -149,25 +222,28 @@ Tensor PipelineScheduleSingle::step(const Tensor& x, const Tensor& target, std::
         break;  // inside B (see the top of this file)
       case ActionType::I:
       case ActionType::W:
-        throw Error(fmt::format("{}: {} splits the backward, which this schedule does not run", where,
-                                a.to_string()));
+        throw Error(
+            fmt::format("{}: {} splits the backward, which step() does not run", where, a.to_string()));
     }
   }
 
   // PyTorch's default: the gradients summed over the micro-batches, scaled by 1/n_microbatches.
   {
     const NoGradGuard not_recorded;
-    for (const nn::Parameter& parameter : stage.module().parameters()) {
-      Tensor value = parameter.local();
-      const Tensor grad = value.grad();
-      if (grad.defined()) value.set_grad(grad * (1.0 / static_cast<double>(n)));
-    }
+    for (const auto& [index, stage] : by_index)
+      for (const nn::Parameter& parameter : stage->module().parameters()) {
+        Tensor value = parameter.local();
+        const Tensor grad = value.grad();
+        if (grad.defined()) value.set_grad(grad * (1.0 / static_cast<double>(n)));
+      }
   }
-  if (!stage.is_last()) return Tensor();
+  if (!has_last) return Tensor();
+  MicroBatches& end = state.at(last);
   if (losses != nullptr)
-    for (const Tensor& loss : loss_of) losses->push_back(loss.detach());
+    for (const Tensor& loss : end.losses) losses->push_back(loss.detach());
   const NoGradGuard not_recorded;
-  for (Tensor& out : outputs) out = out.detach();
+  std::vector<Tensor> outputs;
+  for (const Tensor& out : end.outputs) outputs.push_back(out.detach());
   return cat(outputs, 0);
 }
 
