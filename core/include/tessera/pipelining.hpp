@@ -208,4 +208,13 @@ class ScheduleInterleaved1F1B : public PipelineScheduleMulti {
   static SchedulePlan plan(int num_ranks, int stages_per_rank, int n_microbatches);
 };
 
+// Interleaved zero bubble (PyTorch: ScheduleInterleavedZeroBubble, the ZB1P schedule): the
+// interleaved order with each backward split into I (input gradient, sent on at once) and W
+// (weight gradient, run later to fill the bubbles). A plan only for now: step() does not run split
+// backwards.
+class ScheduleInterleavedZeroBubble {
+ public:
+  static SchedulePlan plan(int num_ranks, int stages_per_rank, int n_microbatches);
+};
+
 }  // namespace tessera::pipelining

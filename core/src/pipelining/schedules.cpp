@@ -65,8 +65,14 @@ ScheduleGPipe::ScheduleGPipe(PipelineStage& stage, int n_microbatches, LossFn lo
 Schedule1F1B::Schedule1F1B(PipelineStage& stage, int n_microbatches, LossFn loss_fn)
     : PipelineScheduleSingle(stage, std::move(loss_fn), plan(stage.num_stages(), n_microbatches)) {}
 
-SchedulePlan ScheduleInterleaved1F1B::plan(int num_ranks, int stages_per_rank, int n_microbatches) {
-  const char* name = "ScheduleInterleaved1F1B";
+namespace {
+
+// The interleaved orders (PyTorch's _get_1f1b_rank_ops): each rank holds stages_per_rank stages in
+// a loop (stage s on rank s % num_ranks). With zero_bubble the backward is split: I (input
+// gradient) where 1F1B has B, and each W (weight gradient) held back until rank-many
+// forward-backward pairs have run, then issued in the order of the I's, one after each I.
+SchedulePlan interleaved(const char* name, int num_ranks, int stages_per_rank, int n_microbatches,
+                         bool zero_bubble) {
   require_sizes(name, num_ranks, n_microbatches);
   if (stages_per_rank < 1)
     throw Error(fmt::format("{}: stages_per_rank is {}; expected at least 1", name, stages_per_rank));
@@ -80,16 +86,24 @@ SchedulePlan ScheduleInterleaved1F1B::plan(int num_ranks, int stages_per_rank, i
                     "n_microbatches / num_ranks))",
                     name, m, rounds));
   const int per_round = m / rounds;
+  const ActionType backward = zero_bubble ? ActionType::I : ActionType::B;
   std::vector<std::vector<Action>> compute(static_cast<size_t>(p));
   for (int rank = 0; rank < p; ++rank) {
     // Forwards of the earlier local stages go first (depth first): the last stage's rank warms up
-    // with (v - 1) rounds, each rank before it with two forwards more.
-    const int warmup = std::min((v - 1) * per_round + 2 * (p - 1 - rank), m * v);
+    // with (v - 1) rounds, each rank before it with one (zero bubble) or two forwards more.
+    const int hop = zero_bubble ? 1 : 2;
+    const int warmup = std::min((v - 1) * per_round + hop * (p - 1 - rank), m * v);
     const int steady = m * v - warmup;  // forward-backward pairs; then `warmup` backwards
     auto forward_stage = [&](int op) { return ((op / per_round) % v) * p + rank; };
     auto backward_stage = [&](int op) { return (v - 1 - ((op - warmup) / per_round) % v) * p + rank; };
-    std::map<int, int> next_forward, next_backward;  // per stage: its next micro-batch
+    std::map<int, int> next_forward, next_backward, next_weight;  // per stage: its next micro-batch
+    std::vector<int> backward_ops;                                // ops that issued a backward
+    size_t weights = 0;
     std::vector<Action>& order = compute[static_cast<size_t>(rank)];
+    auto issue_weight = [&] {
+      const int s = backward_stage(backward_ops[weights++]);
+      order.push_back({s, ActionType::W, next_weight[s]++});
+    };
     for (int op = 0; op < warmup + steady + warmup; ++op) {
       if (op < warmup + steady) {
         const int s = forward_stage(op);
@@ -97,13 +111,26 @@ SchedulePlan ScheduleInterleaved1F1B::plan(int num_ranks, int stages_per_rank, i
       }
       if (op >= warmup) {
         const int s = backward_stage(op);
-        order.push_back({s, ActionType::B, next_backward[s]++});
+        order.push_back({s, backward, next_backward[s]++});
+        backward_ops.push_back(op);
+        if (zero_bubble && op - warmup >= rank) issue_weight();
       }
     }
+    while (zero_bubble && weights < backward_ops.size()) issue_weight();
   }
   std::vector<int> stage_rank(static_cast<size_t>(p * v));
   for (int s = 0; s < p * v; ++s) stage_rank[static_cast<size_t>(s)] = s % p;
   return SchedulePlan(name, m, std::move(stage_rank), std::move(compute));
+}
+
+}  // namespace
+
+SchedulePlan ScheduleInterleaved1F1B::plan(int num_ranks, int stages_per_rank, int n_microbatches) {
+  return interleaved("ScheduleInterleaved1F1B", num_ranks, stages_per_rank, n_microbatches, false);
+}
+
+SchedulePlan ScheduleInterleavedZeroBubble::plan(int num_ranks, int stages_per_rank, int n_microbatches) {
+  return interleaved("ScheduleInterleavedZeroBubble", num_ranks, stages_per_rank, n_microbatches, true);
 }
 
 namespace {
