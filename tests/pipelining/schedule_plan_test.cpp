@@ -219,17 +219,51 @@ TEST_CASE("pipelining: Interleaved zero bubble's orders are PyTorch's") {
   CHECK(joined(p2.compute_actions(1)) ==
         "1F0 1F1 3F0 3I0 3F1 3I1 3W0 1F2 1I0 3W1 1F3 1I1 1W0 3F2 3I2 1W1 3F3 3I3 3W2 1I2 3W3 1I3 1W2 1W3");
   CHECK(joined(p2.actions(1)) ==
-        "1RECV_F0 1F0 1SEND_F0 1RECV_F1 1F1 1SEND_F1 3RECV_F0 3F0 3RECV_F1 3I0 3SEND_B0 1RECV_B0 3F1 3I1 3SEND_B1 "
-        "1RECV_F2 3W0 1RECV_B1 1F2 1SEND_F2 1I0 1SEND_B0 1RECV_F3 3W1 1F3 1SEND_F3 1I1 1SEND_B1 3RECV_F2 1W0 3F2 "
-        "3I2 3SEND_B2 3RECV_F3 1W1 1RECV_B2 3F3 3I3 3SEND_B3 1RECV_B3 3W2 1I2 1SEND_B2 3W3 1I3 1SEND_B3 1W2 1W3");
+        "1RECV_F0 1F0 1SEND_F0 1RECV_F1 1F1 1SEND_F1 3RECV_F0 3F0 3RECV_F1 3I0 3SEND_B0 1RECV_B0 3F1 3I1 "
+        "3SEND_B1 "
+        "1RECV_F2 3W0 1RECV_B1 1F2 1SEND_F2 1I0 1SEND_B0 1RECV_F3 3W1 1F3 1SEND_F3 1I1 1SEND_B1 3RECV_F2 1W0 "
+        "3F2 "
+        "3I2 3SEND_B2 3RECV_F3 1W1 1RECV_B2 3F3 3I3 3SEND_B3 1RECV_B3 3W2 1I2 1SEND_B2 3W3 1I3 1SEND_B3 1W2 "
+        "1W3");
   const pp::SchedulePlan p3 = pp::ScheduleInterleavedZeroBubble::plan(3, 2, 3);
-  CHECK(joined(p3.compute_actions(0)) == "0F0 0F1 0F2 3F0 3F1 3F2 3I0 3W0 3I1 3W1 3I2 3W2 0I0 0W0 0I1 0W1 0I2 0W2");
-  CHECK(joined(p3.compute_actions(1)) == "1F0 1F1 1F2 4F0 4F1 4I0 4F2 4I1 4W0 4I2 4W1 1I0 4W2 1I1 1W0 1I2 1W1 1W2");
-  CHECK(joined(p3.compute_actions(2)) == "2F0 2F1 2F2 5F0 5I0 5F1 5I1 5F2 5I2 5W0 2I0 5W1 2I1 5W2 2I2 2W0 2W1 2W2");
+  CHECK(joined(p3.compute_actions(0)) ==
+        "0F0 0F1 0F2 3F0 3F1 3F2 3I0 3W0 3I1 3W1 3I2 3W2 0I0 0W0 0I1 0W1 0I2 0W2");
+  CHECK(joined(p3.compute_actions(1)) ==
+        "1F0 1F1 1F2 4F0 4F1 4I0 4F2 4I1 4W0 4I2 4W1 1I0 4W2 1I1 1W0 1I2 1W1 1W2");
+  CHECK(joined(p3.compute_actions(2)) ==
+        "2F0 2F1 2F2 5F0 5I0 5F1 5I1 5F2 5I2 5W0 2I0 5W1 2I1 5W2 2I2 2W0 2W1 2W2");
   CHECK(joined(p3.actions(2)) ==
-        "2RECV_F0 2F0 2SEND_F0 2RECV_F1 2F1 2SEND_F1 2RECV_F2 2F2 2SEND_F2 5RECV_F0 5F0 5RECV_F1 5I0 5SEND_B0 5F1 "
-        "2RECV_B0 5RECV_F2 5I1 5SEND_B1 5F2 2RECV_B1 5I2 5SEND_B2 5W0 2RECV_B2 2I0 2SEND_B0 5W1 2I1 2SEND_B1 5W2 "
+        "2RECV_F0 2F0 2SEND_F0 2RECV_F1 2F1 2SEND_F1 2RECV_F2 2F2 2SEND_F2 5RECV_F0 5F0 5RECV_F1 5I0 "
+        "5SEND_B0 5F1 "
+        "2RECV_B0 5RECV_F2 5I1 5SEND_B1 5F2 2RECV_B1 5I2 5SEND_B2 5W0 2RECV_B2 2I0 2SEND_B0 5W1 2I1 2SEND_B1 "
+        "5W2 "
         "2I2 2SEND_B2 2W0 2W1 2W2");
   // Filling bubbles with weight gradients: a smaller bubble than interleaved 1F1B's.
   CHECK(p2.bubble_fraction() < pp::ScheduleInterleaved1F1B::plan(2, 2, 4).bubble_fraction());
+}
+
+TEST_CASE("pipelining: ZBV zero bubble's orders are PyTorch's") {
+  const pp::SchedulePlan small = pp::ScheduleZBVZeroBubble::plan(2, 2);
+  CHECK(small.num_stages() == 4);
+  CHECK(small.stages_of(0) == std::vector<int>{0, 3});
+  CHECK(small.stages_of(1) == std::vector<int>{1, 2});
+  CHECK(joined(small.compute_actions(0)) == "0F0 0F1 3F0 3I0 3W0 3F1 3I1 3W1 0I0 0W0 0I1 0W1");
+  CHECK(joined(small.compute_actions(1)) == "1F0 2F0 1F1 2F1 2I0 2W0 1I0 1W0 2I1 2W1 1I1 1W1");
+  // Stages 1 and 2 share rank 1: no message between them.
+  CHECK(joined(small.actions(1)) ==
+        "1RECV_F0 1F0 1RECV_F1 2F0 2SEND_F0 1F1 2RECV_B0 2F1 2SEND_F1 2I0 2W0 2RECV_B1 "
+        "1I0 1SEND_B0 1W0 2I1 2W1 1I1 1SEND_B1 1W1");
+  const pp::SchedulePlan p2 = pp::ScheduleZBVZeroBubble::plan(2, 4);
+  CHECK(joined(p2.actions(0)) ==
+        "0F0 0SEND_F0 0F1 0SEND_F1 3RECV_F0 0F2 0SEND_F2 3F0 3RECV_F1 3I0 3SEND_B0 3W0 3F1 3I1 3SEND_B1 "
+        "0RECV_B0 "
+        "3W1 0F3 0SEND_F3 3RECV_F2 0I0 0W0 3F2 3I2 3SEND_B2 0RECV_B1 3W2 0I1 3RECV_F3 0W1 3F3 3I3 3SEND_B3 "
+        "0RECV_B2 "
+        "3W3 0I2 0RECV_B3 0W2 0I3 0W3");
+  CHECK(joined(p2.compute_actions(1)) ==
+        "1F0 2F0 1F1 2F1 2I0 2W0 1F2 1I0 1W0 2F2 2I1 2W1 1F3 1I1 1W1 2F3 2I2 2W2 1I2 2I3 1I3 1W2 2W3 1W3");
+  const pp::SchedulePlan p3 = pp::ScheduleZBVZeroBubble::plan(3, 5);
+  CHECK(joined(p3.compute_actions(2)) ==
+        "2F0 3F0 2F1 3F1 2F2 3F2 3I0 3W0 2F3 2I0 2W0 3F3 3I1 3W1 2F4 2I1 2W1 3F4 "
+        "3I2 3W2 2I2 3I3 2I3 3I4 2I4 2W2 3W3 3W4 2W3 2W4");
 }

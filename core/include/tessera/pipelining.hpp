@@ -217,4 +217,12 @@ class ScheduleInterleavedZeroBubble {
   static SchedulePlan plan(int num_ranks, int stages_per_rank, int n_microbatches);
 };
 
+// Zero bubble in a V (PyTorch: ScheduleZBVZeroBubble): two stages per rank, stage s on rank s on
+// the way down and stage 2p-1-s on the way back up, so that the first and last stages share rank
+// 0; backwards split into I and W. A plan only for now, as ScheduleInterleavedZeroBubble.
+class ScheduleZBVZeroBubble {
+ public:
+  static SchedulePlan plan(int num_ranks, int n_microbatches);
+};
+
 }  // namespace tessera::pipelining

@@ -133,6 +133,58 @@ SchedulePlan ScheduleInterleavedZeroBubble::plan(int num_ranks, int stages_per_r
   return interleaved("ScheduleInterleavedZeroBubble", num_ranks, stages_per_rank, n_microbatches, true);
 }
 
+SchedulePlan ScheduleZBVZeroBubble::plan(int num_ranks, int n_microbatches) {
+  const char* name = "ScheduleZBVZeroBubble";
+  require_sizes(name, num_ranks, n_microbatches);
+  const int p = num_ranks;
+  const int m = n_microbatches;
+  // The order is built for at least 2p - 1 micro-batches (enough to fill the V), then the actions
+  // of micro-batches beyond m are dropped.
+  const int built = std::max(2 * p - 1, m);
+  std::vector<std::vector<Action>> compute(static_cast<size_t>(p));
+  for (int rank = 0; rank < p; ++rank) {
+    const int down = rank;               // this rank's stage on the way down the V
+    const int up = 2 * p - 1 - rank;     // and on the way back up
+    int f0 = 0, f1 = 0, b0 = 0, b1 = 0;  // forwards and input backwards issued, per side
+    std::vector<Action> order;
+    auto add = [&](int stage, ActionType type, int mb) { order.push_back({stage, type, mb}); };
+    for (int i = 0; i < 2 * (p - rank) - 1; ++i) add(down, ActionType::F, f0++);
+    for (int i = 0; i < rank; ++i) {
+      add(up, ActionType::F, f1++);
+      add(down, ActionType::F, f0++);
+    }
+    for (int i = 0; i < p - rank; ++i) {
+      add(up, ActionType::F, f1++);
+      add(up, ActionType::I, b1);
+      add(up, ActionType::W, b1++);
+    }
+    while (f1 < f0 || f0 < built) {
+      if (f0 < built) add(down, ActionType::F, f0++);
+      add(down, ActionType::I, b0);
+      add(down, ActionType::W, b0++);
+      add(up, ActionType::F, f1++);
+      add(up, ActionType::I, b1);
+      add(up, ActionType::W, b1++);
+    }
+    int w0 = b0, w1 = b1;  // weight backwards issued, per side
+    for (int i = 0; i < rank; ++i) {
+      add(down, ActionType::I, b0++);
+      add(up, ActionType::I, b1++);
+    }
+    for (int i = 0; i < p - rank; ++i) {
+      add(down, ActionType::I, b0++);
+      add(down, ActionType::W, w0++);
+    }
+    while (w1 < b1) add(up, ActionType::W, w1++);
+    while (w0 < b0) add(down, ActionType::W, w0++);
+    for (const Action& a : order)
+      if (a.microbatch < m) compute[static_cast<size_t>(rank)].push_back(a);
+  }
+  std::vector<int> stage_rank(static_cast<size_t>(2 * p));
+  for (int s = 0; s < 2 * p; ++s) stage_rank[static_cast<size_t>(s)] = s < p ? s : 2 * p - 1 - s;
+  return SchedulePlan(name, m, std::move(stage_rank), std::move(compute));
+}
+
 namespace {
 
 int ranks_of(const std::vector<PipelineStage>& stages) {
