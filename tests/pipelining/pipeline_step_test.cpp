@@ -224,3 +224,32 @@ TEST_CASE(
     step_test_compare(got, want);
   }
 }
+
+TEST_CASE("pipelining: a pipeline on a group of some ranks, in the group's order") {
+  // World ranks 2 and 0 hold stages 0 and 1; rank 1 takes no part.
+  const int n = 4;
+  const ts::Tensor x = step_test_batch(8, kWidths[0], 4);
+  const ts::Tensor target = step_test_batch(8, kWidths[kLayers], 5);
+  const StepResult want = step_test_unpipelined(x, target, n);
+  StepResult got;
+  got.grads.resize(2 * kLayers);
+  ts::spawn(3, [&](int rank) {
+    if (rank == 1) return;
+    const int index = rank == 2 ? 0 : 1;
+    nn::Sequential chunk = step_test_chunk(index * 2, index * 2 + 2);
+    pp::PipelineStage stage(chunk, index, 2, ts::ProcessGroup({2, 0}));
+    pp::Schedule1F1B schedule(stage, n, step_test_loss);
+    if (index == 0) {
+      schedule.step(x);
+    } else {
+      std::vector<ts::Tensor> losses;
+      const ts::Tensor merged = schedule.step({}, target, &losses);
+      got.output = merged.to_vector<float>();
+      for (const ts::Tensor& l : losses) got.losses.push_back(l.item<float>());
+    }
+    const std::vector<nn::Parameter> params = chunk->parameters();
+    for (size_t i = 0; i < params.size(); ++i)
+      got.grads[static_cast<size_t>(index * 4) + i] = params[i].tensor().grad().to_vector<float>();
+  });
+  step_test_compare(got, want);
+}
