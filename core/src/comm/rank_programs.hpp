@@ -75,8 +75,7 @@ class RankPrograms {
   // throws on every member what the run threw, and a clear error when members' calls differ.
   virtual void meet(Meeting& part) = 0;
   // Buffers a copy of `message` for `dst` (eager: returns at once).
-  virtual void send(int src, int dst, int tag, const Tensor& message, const char* op,
-                    MessageSpace space) = 0;
+  virtual void send(int src, int dst, int tag, const Tensor& message, const char* op, MessageSpace space) = 0;
   // Posts a receive into `target` from `src` with `tag` in `space`; it takes the oldest matching
   // message.
   virtual std::shared_ptr<detail::WorkState> irecv(int dst, int src, int tag, const Tensor& target,

@@ -49,8 +49,8 @@ class Scheduler final : public comm::RankPrograms {
   void meet(comm::Meeting& part) override;
   void send(int src, int dst, int tag, const Tensor& message, const char* op,
             comm::MessageSpace space) override;
-  std::shared_ptr<detail::WorkState> irecv(int dst, int src, int tag, const Tensor& target,
-                                           const char* op, comm::MessageSpace space) override;
+  std::shared_ptr<detail::WorkState> irecv(int dst, int src, int tag, const Tensor& target, const char* op,
+                                           comm::MessageSpace space) override;
 
   // From the running rank's program: suspends it until wait->done(). Throws Aborted when the spawn
   // is failing and the wait is not over.
