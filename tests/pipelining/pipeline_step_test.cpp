@@ -253,3 +253,52 @@ TEST_CASE("pipelining: a pipeline on a group of some ranks, in the group's order
   });
   step_test_compare(got, want);
 }
+
+TEST_CASE("pipelining: zero-bubble steps (split backwards) equal the unpipelined model") {
+  for (int n : {2, 4}) {
+    CAPTURE(n);
+    const ts::Tensor x = step_test_batch(8, kWidths[0], 6);
+    const ts::Tensor target = step_test_batch(8, kWidths[kLayers], 7);
+    const StepResult want = step_test_unpipelined(x, target, n);
+    for (bool zbv : {false, true}) {
+      CAPTURE(zbv);
+      StepResult got;
+      got.grads.resize(2 * kLayers);
+      ts::spawn(2, [&](int rank) {
+        // Interleaved: rank r holds stages r and r + 2. ZBV: rank r holds stages r and 3 - r.
+        const int second = zbv ? 3 - rank : rank + 2;
+        std::vector<int> layers = {rank, second};
+        std::vector<nn::Sequential> chunks = {step_test_chunk(rank, rank + 1),
+                                              step_test_chunk(second, second + 1)};
+        std::vector<pp::PipelineStage> stages = {pp::PipelineStage(chunks[0], rank, 4),
+                                                 pp::PipelineStage(chunks[1], second, 4)};
+        std::vector<ts::Tensor> losses;
+        ts::Tensor merged;
+        auto run = [&](auto& schedule) {
+          if (zbv)
+            merged = rank == 0 ? schedule.step(x, target, &losses) : schedule.step();
+          else
+            merged = rank == 0 ? schedule.step(x) : schedule.step({}, target, &losses);
+        };
+        if (zbv) {
+          pp::ScheduleZBVZeroBubble schedule(stages, n, step_test_loss);
+          run(schedule);
+        } else {
+          pp::ScheduleInterleavedZeroBubble schedule(stages, n, step_test_loss);
+          run(schedule);
+        }
+        if (merged.defined()) {
+          got.output = merged.to_vector<float>();
+          for (const ts::Tensor& l : losses) got.losses.push_back(l.item<float>());
+        }
+        for (int c = 0; c < 2; ++c) {
+          const std::vector<nn::Parameter> params = chunks[static_cast<size_t>(c)]->parameters();
+          for (size_t i = 0; i < params.size(); ++i)
+            got.grads[static_cast<size_t>(layers[static_cast<size_t>(c)] * 2) + i] =
+                params[i].tensor().grad().to_vector<float>();
+        }
+      });
+      step_test_compare(got, want);
+    }
+  }
+}

@@ -213,18 +213,19 @@ class ScheduleInterleaved1F1B : public PipelineScheduleMulti {
 
 // Interleaved zero bubble (PyTorch: ScheduleInterleavedZeroBubble, the ZB1P schedule): the
 // interleaved order with each backward split into I (input gradient, sent on at once) and W
-// (weight gradient, run later to fill the bubbles). A plan only for now: step() does not run split
-// backwards.
-class ScheduleInterleavedZeroBubble {
+// (weight gradient, run later to fill the bubbles).
+class ScheduleInterleavedZeroBubble : public PipelineScheduleMulti {
  public:
+  ScheduleInterleavedZeroBubble(std::vector<PipelineStage> stages, int n_microbatches, LossFn loss_fn = {});
   static SchedulePlan plan(int num_ranks, int stages_per_rank, int n_microbatches);
 };
 
 // Zero bubble in a V (PyTorch: ScheduleZBVZeroBubble): two stages per rank, stage s on rank s on
 // the way down and stage 2p-1-s on the way back up, so that the first and last stages share rank
-// 0; backwards split into I and W. A plan only for now, as ScheduleInterleavedZeroBubble.
-class ScheduleZBVZeroBubble {
+// 0; backwards split into I and W.
+class ScheduleZBVZeroBubble : public PipelineScheduleMulti {
  public:
+  ScheduleZBVZeroBubble(std::vector<PipelineStage> stages, int n_microbatches, LossFn loss_fn = {});
   static SchedulePlan plan(int num_ranks, int n_microbatches);
 };
 

@@ -187,13 +187,13 @@ SchedulePlan ScheduleZBVZeroBubble::plan(int num_ranks, int n_microbatches) {
 
 namespace {
 
-int ranks_of(const std::vector<PipelineStage>& stages) {
-  if (stages.empty()) throw Error("ScheduleInterleaved1F1B: no stages; pass the stages this rank holds");
+int ranks_of(const char* schedule, const std::vector<PipelineStage>& stages) {
+  if (stages.empty()) throw Error(fmt::format("{}: no stages; pass the stages this rank holds", schedule));
   const int total = stages.front().num_stages();
   const int local = static_cast<int>(stages.size());
   if (total % local != 0)
-    throw Error(fmt::format("ScheduleInterleaved1F1B: {} stage(s) in all cannot be shared out {} per rank",
-                            total, local));
+    throw Error(
+        fmt::format("{}: {} stage(s) in all cannot be shared out {} per rank", schedule, total, local));
   return total / local;
 }
 
@@ -202,6 +202,28 @@ int ranks_of(const std::vector<PipelineStage>& stages) {
 ScheduleInterleaved1F1B::ScheduleInterleaved1F1B(std::vector<PipelineStage> stages, int n_microbatches,
                                                  LossFn loss_fn)
     : PipelineScheduleMulti(stages, std::move(loss_fn),
-                            plan(ranks_of(stages), static_cast<int>(stages.size()), n_microbatches)) {}
+                            plan(ranks_of("ScheduleInterleaved1F1B", stages), static_cast<int>(stages.size()),
+                                 n_microbatches)) {}
+
+ScheduleInterleavedZeroBubble::ScheduleInterleavedZeroBubble(std::vector<PipelineStage> stages,
+                                                             int n_microbatches, LossFn loss_fn)
+    : PipelineScheduleMulti(stages, std::move(loss_fn),
+                            plan(ranks_of("ScheduleInterleavedZeroBubble", stages),
+                                 static_cast<int>(stages.size()), n_microbatches)) {}
+
+namespace {
+
+int zbv_ranks(const std::vector<PipelineStage>& stages) {
+  if (stages.size() != 2)
+    throw Error(fmt::format("ScheduleZBVZeroBubble: each rank holds exactly 2 stages, but this one passes {}",
+                            stages.size()));
+  return ranks_of("ScheduleZBVZeroBubble", stages);
+}
+
+}  // namespace
+
+ScheduleZBVZeroBubble::ScheduleZBVZeroBubble(std::vector<PipelineStage> stages, int n_microbatches,
+                                             LossFn loss_fn)
+    : PipelineScheduleMulti(stages, std::move(loss_fn), plan(zbv_ranks(stages), n_microbatches)) {}
 
 }  // namespace tessera::pipelining

@@ -5,7 +5,8 @@
 // one is preceded by a small header (dtype and shape) so that the receiver can make the tensor it
 // receives into. The gradient half of a message needs no action of its own: a stage's backward
 // (the token of its send) waits for the gradient, and the backward of what a stage received sends
-// the gradient back, so RECV_B and SEND_B happen inside B.
+// the gradient back, so RECV_B and SEND_B happen inside B. Split backwards work otherwise (see
+// run_step).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -99,8 +100,14 @@ struct MicroBatches {
       : received(static_cast<size_t>(n)),
         outputs(static_cast<size_t>(n)),
         tokens(static_cast<size_t>(n)),
-        losses(static_cast<size_t>(n)) {}
+        losses(static_cast<size_t>(n)),
+        used(static_cast<size_t>(n)),
+        grad_out(static_cast<size_t>(n)),
+        grad_in(static_cast<size_t>(n)) {}
   std::vector<Tensor> received, outputs, tokens, losses;
+  // Split backwards (I, W) only: the input the forward used (cut from the previous stage's graph),
+  // the output's gradient and the input's.
+  std::vector<Tensor> used, grad_out, grad_in;
 };
 
 }  // namespace
@@ -175,6 +182,31 @@ Tensor run_step(const SchedulePlan& plan, const std::vector<const PipelineStage*
   std::map<int, MicroBatches> state;
   for (int index : given) state.emplace(index, MicroBatches(n));
 
+  // With split backwards (I and W) every stage boundary is cut: a stage's input is a leaf, I
+  // computes its gradient alone and sends it (a message of its own), and W then accumulates the
+  // weight gradients. With full backwards (B) the stages' graphs are joined by
+  // dist::functional::send/recv and one backward runs through each stage.
+  bool split = false;
+  for (const Action& a : plan.actions(me)) split = split || a.type == ActionType::I;
+  for (const Action& a : plan.actions(me))
+    if (split && a.type == ActionType::B)
+      throw Error(
+          fmt::format("{}: the plan mixes full backwards ({}) and split ones (I and W) on this rank; step() "
+                      "runs one kind per plan",
+                      where, a.to_string()));
+  auto gradient_tag = [&](int receiving_stage, int mb) { return -1 - tag_of(receiving_stage, mb); };
+  // The outputs a stage's backward starts from, and their gradients (split backwards).
+  auto roots = [&](int stage, size_t mb, std::vector<Tensor>& outs, std::vector<Tensor>& grads) {
+    MicroBatches& here = state.at(stage);
+    if (stage == last) {
+      outs = {here.losses[mb]};
+      grads = {};
+    } else {
+      outs = {here.outputs[mb]};
+      grads = {plan.rank_of_stage(stage + 1) == me ? state.at(stage + 1).grad_in[mb] : here.grad_out[mb]};
+    }
+  };
+
   for (const Action& a : plan.actions(me)) {
     const auto mb = static_cast<size_t>(a.microbatch);
     MicroBatches& here = state.at(a.stage);
@@ -182,17 +214,26 @@ Tensor run_step(const SchedulePlan& plan, const std::vector<const PipelineStage*
       case ActionType::RECV_F: {
         const int src = rank_of(a.stage - 1);
         const int tag = tag_of(a.stage, a.microbatch);
-        here.received[mb] = dist::functional::recv(receive_like(src, tag), src, tag);
+        Tensor like = receive_like(src, tag);
+        if (split) {
+          dist::recv(like, src, tag);
+          here.received[mb] = like.set_requires_grad(true);
+        } else {
+          here.received[mb] = dist::functional::recv(like, src, tag);
+        }
         break;
       }
       case ActionType::F: {
         Tensor in;
-        if (a.stage == 0)
+        if (a.stage == 0) {
           in = inputs[mb];
-        else if (plan.rank_of_stage(a.stage - 1) == me)
-          in = state.at(a.stage - 1).outputs[mb];  // same rank
-        else
+        } else if (plan.rank_of_stage(a.stage - 1) == me) {  // the previous stage is on this rank
+          in = state.at(a.stage - 1).outputs[mb];
+          if (split) in = in.detach().set_requires_grad(true);
+        } else {
           in = here.received[mb];
+        }
+        here.used[mb] = in;
         here.outputs[mb] = by_index.at(a.stage)->forward(in);
         if (a.stage == last) here.losses[mb] = loss_fn(here.outputs[mb], targets[mb]);
         break;
@@ -201,7 +242,10 @@ Tensor run_step(const SchedulePlan& plan, const std::vector<const PipelineStage*
         const int dst = rank_of(a.stage + 1);
         const int tag = tag_of(a.stage + 1, a.microbatch);
         send_header(here.outputs[mb], dst, tag);
-        here.tokens[mb] = dist::functional::send(here.outputs[mb], dst, tag);
+        if (split)
+          dist::send(here.outputs[mb], dst, tag);
+        else
+          here.tokens[mb] = dist::functional::send(here.outputs[mb], dst, tag);
         break;
       }
       case ActionType::B: {
@@ -217,13 +261,31 @@ Tensor run_step(const SchedulePlan& plan, const std::vector<const PipelineStage*
         here.received[mb] = Tensor();
         break;
       }
-      case ActionType::RECV_B:
-      case ActionType::SEND_B:
-        break;  // inside B (see the top of this file)
-      case ActionType::I:
-      case ActionType::W:
-        throw Error(
-            fmt::format("{}: {} splits the backward, which step() does not run", where, a.to_string()));
+      case ActionType::RECV_B: {
+        if (!split) break;  // inside B (see the top of this file)
+        Tensor grad = zeros(SymShape(here.outputs[mb].sizes()), TensorOptions(here.outputs[mb].dtype()));
+        dist::recv(grad, rank_of(a.stage + 1), gradient_tag(a.stage, a.microbatch));
+        here.grad_out[mb] = grad;
+        break;
+      }
+      case ActionType::I: {
+        if (!here.used[mb].requires_grad()) break;  // the first stage's input needs no gradient
+        std::vector<Tensor> outs, grads;
+        roots(a.stage, mb, outs, grads);
+        here.grad_in[mb] = autograd::grad(outs, {here.used[mb]}, grads, /*retain_graph=*/true).at(0);
+        break;
+      }
+      case ActionType::SEND_B: {
+        if (!split) break;  // inside B
+        dist::send(here.grad_in[mb], rank_of(a.stage - 1), gradient_tag(a.stage - 1, a.microbatch));
+        break;
+      }
+      case ActionType::W: {
+        std::vector<Tensor> outs, grads;
+        roots(a.stage, mb, outs, grads);
+        autograd::backward(outs, grads);
+        break;
+      }
     }
   }
 
