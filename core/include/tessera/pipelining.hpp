@@ -22,10 +22,10 @@
 // every parameter's grad the sum over micro-batches of the loss gradients, accumulated in
 // micro-batch order and then scaled by 1/n_microbatches (PyTorch's default; the scaling applies to
 // the whole grad, so zero the grads between steps). Activations travel with
-// dist::functional::send/recv (a tag per receiving stage and micro-batch; gradients in their own
-// space), so the spawn's deadlock report covers a step too, and a step's messages share the
-// user's tags: do not leave messages of your own in flight between the pipeline's ranks during a
-// step.
+// dist::functional::send/recv (a tag per receiving stage and micro-batch; with full backwards the
+// gradients travel in their own space, with split ones under the negative tags), so the spawn's
+// deadlock report covers a step too, and a step's messages share the user's tags: do not leave
+// messages of your own in flight between the pipeline's ranks during a step.
 #pragma once
 
 #include <functional>
