@@ -9,7 +9,7 @@ set(src "${SOURCE_DIR}/core/src")
 
 # The layers, lowest first; a file may include its own layer and any lower one. Keep in step with
 # core/src/README.md.
-set(layers log plugin dispatch tensor world ranks comm mesh dtensor observe spawn nn optim models parallel checkpoint api)
+set(layers log plugin dispatch tensor world ranks comm mesh dtensor observe spawn nn optim models parallel pipelining checkpoint api)
 # Folders that are part of another folder's layer. autograd is the tensor layer's: every op records
 # its gradient there, and backward runs ops (the two call each other by nature, as in PyTorch).
 set(folder_layer_autograd tensor)
@@ -35,6 +35,7 @@ set(public_optim optim)
 set(public_nn nn)
 set(public_models models)
 set(public_parallel parallel)
+set(public_pipelining pipelining)
 set(public_lr_scheduler optim)
 set(public_checkpoint checkpoint)
 # Public header folders (core/include/tessera/<folder>/*.hpp) that belong to one layer.

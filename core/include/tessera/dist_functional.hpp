@@ -41,4 +41,21 @@ Tensor all_to_all_single(const Tensor& input, const std::vector<SymInt>& output_
 // Every member gets group rank src's input.
 Tensor broadcast(const Tensor& input, int src, const ProcessGroup& group = {});
 
+// Differentiable point-to-point, inside a rank's program (ts::spawn), on its plain tensors:
+//
+//   rank 0:  ts::Tensor h = f0(x);                       rank 1:  ts::Tensor h = recv(like, 0, 7);
+//            ts::Tensor token = send(h, 1, 7);                    ts::Tensor loss = f1(h);
+//            token.backward();  // after rank 1's                 loss.backward();  // sends dh to 0
+//
+// send(t, dst, tag) sends t as dist::send does (eager) and returns a 0-d token. When t requires
+// grad, token.backward() waits for the gradient of t that dst's recv passes back and continues
+// backward into t's graph (the token's own gradient is ignored); otherwise the token does not
+// require grad. recv(like, src, tag) receives a fresh tensor shaped and typed like `like` (whose
+// values are not read); with grad mode on it requires grad, and its backward sends its gradient to
+// src. Gradients travel apart from user messages: any tag may be used by both at once. A recv whose
+// result gets no gradient sends none, and then the sender's token.backward() waits forever: a
+// deadlock that spawn reports.
+Tensor send(const Tensor& t, int dst, int tag = 0);
+Tensor recv(const Tensor& like, int src, int tag = 0);
+
 }  // namespace tessera::dist::functional

@@ -22,6 +22,7 @@
 #include "tessera/nn.hpp"
 #include "tessera/optim.hpp"
 #include "tessera/parallel.hpp"
+#include "tessera/pipelining.hpp"
 #include "tessera/ops.hpp"
 #include "tessera/placement.hpp"
 #include "tessera/plugins.hpp"

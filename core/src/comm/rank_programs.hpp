@@ -35,6 +35,12 @@ class WorkState {
 namespace tessera::comm {
 
 struct Meeting;
+
+// Which messages a point-to-point call matches: the user's own, or the gradients that the
+// differentiable send/recv pair (dist_functional.hpp) passes back in backward. A message of one
+// space never matches a receive of the other, so a user's tags cannot collide with gradients'.
+enum class MessageSpace { user, gradient };
+
 // Runs a collective once over every member's part, in group-rank order; `group` is the one fibre
 // the members form (the default group when it is the whole world).
 using MeetingRun = void (*)(const std::vector<Meeting*>& parts, const ProcessGroup& group);
@@ -69,10 +75,11 @@ class RankPrograms {
   // throws on every member what the run threw, and a clear error when members' calls differ.
   virtual void meet(Meeting& part) = 0;
   // Buffers a copy of `message` for `dst` (eager: returns at once).
-  virtual void send(int src, int dst, int tag, const Tensor& message, const char* op) = 0;
-  // Posts a receive into `target` from `src` with `tag`; it takes the oldest matching message.
+  virtual void send(int src, int dst, int tag, const Tensor& message, const char* op, MessageSpace space) = 0;
+  // Posts a receive into `target` from `src` with `tag` in `space`; it takes the oldest matching
+  // message.
   virtual std::shared_ptr<detail::WorkState> irecv(int dst, int src, int tag, const Tensor& target,
-                                                   const char* op) = 0;
+                                                   const char* op, MessageSpace space) = 0;
 
  protected:
   ~RankPrograms() = default;

@@ -11,6 +11,7 @@
 #include "dtensor/ops_common.hpp"
 #include "dtensor/random_mask.hpp"
 #include "tensor/attention.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {

@@ -1,7 +1,8 @@
 // Point-to-point in a spawn. A send is eager: the message (a copy) goes to the oldest receive the
 // destination posted for that source and tag, or waits in the destination's inbox. A posted receive
 // takes the oldest matching message of the inbox, or waits for one. Matching is by (source, tag),
-// in posting order, as MPI matches.
+// in posting order, as MPI matches, and by space: the gradients that the differentiable send/recv
+// pair passes back never meet a user's messages.
 #include <fmt/format.h>
 
 #include "spawn/scheduler.hpp"
@@ -16,16 +17,21 @@ struct Scheduler::PostedReceive final : Wait, detail::WorkState, std::enable_sha
   int dst = 0;
   int src = 0;
   int tag = 0;
+  comm::MessageSpace space = comm::MessageSpace::user;
   Tensor target;
   const char* op = "recv";
   bool complete = false;
   std::exception_ptr error;
 
-  std::string what() const { return fmt::format("{}(src={}, tag={}) on rank {}", op, src, tag, dst); }
+  std::string call() const {
+    return fmt::format("{}(src={}, {}tag={})", op, src,
+                       space == comm::MessageSpace::gradient ? "gradient of " : "", tag);
+  }
+  std::string what() const { return fmt::format("{} on rank {}", call(), dst); }
 
   bool done() const override { return complete; }
   std::string describe(const Scheduler& s) const override {
-    std::string text = fmt::format("{}(src={}, tag={})", op, src, tag);
+    std::string text = call();
     if (s.finished(src)) text += fmt::format(", and rank {} has finished", src);
     return text;
   }
@@ -72,7 +78,8 @@ void Scheduler::deliver(PostedReceive& receive, const Tensor& data) {
   receive.target = Tensor();  // written: the receive no longer holds the tensor
 }
 
-void Scheduler::send(int src, int dst, int tag, const Tensor& message, const char* op) {
+void Scheduler::send(int src, int dst, int tag, const Tensor& message, const char* op,
+                     comm::MessageSpace space) {
   if (aborting_) throw Aborted{};
   check_peer(op, src, dst, "the destination");
   Tensor copy;
@@ -82,17 +89,17 @@ void Scheduler::send(int src, int dst, int tag, const Tensor& message, const cha
   }
   Rank& to = ranks_[static_cast<size_t>(dst)];
   for (auto it = to.posted.begin(); it != to.posted.end(); ++it)
-    if ((*it)->src == src && (*it)->tag == tag) {
+    if ((*it)->src == src && (*it)->tag == tag && (*it)->space == space) {
       const std::shared_ptr<PostedReceive> receive = *it;
       to.posted.erase(it);
       deliver(*receive, copy);
       return;
     }
-  to.inbox.push_back({src, tag, std::move(copy)});
+  to.inbox.push_back({src, tag, space, std::move(copy)});
 }
 
 std::shared_ptr<detail::WorkState> Scheduler::irecv(int dst, int src, int tag, const Tensor& target,
-                                                    const char* op) {
+                                                    const char* op, comm::MessageSpace space) {
   if (aborting_) throw Aborted{};
   check_peer(op, dst, src, "the source");
   auto receive = std::make_shared<PostedReceive>();
@@ -100,11 +107,12 @@ std::shared_ptr<detail::WorkState> Scheduler::irecv(int dst, int src, int tag, c
   receive->dst = dst;
   receive->src = src;
   receive->tag = tag;
+  receive->space = space;
   receive->target = target;
   receive->op = op;
   Rank& self = ranks_[static_cast<size_t>(dst)];
   for (auto it = self.inbox.begin(); it != self.inbox.end(); ++it)
-    if (it->src == src && it->tag == tag) {
+    if (it->src == src && it->tag == tag && it->space == space) {
       const Tensor data = std::move(it->data);
       self.inbox.erase(it);
       deliver(*receive, data);
@@ -119,8 +127,9 @@ void Scheduler::require_nothing_left() const {
   for (int r = 0; r < size(); ++r) {
     const Rank& rank = ranks_[static_cast<size_t>(r)];
     for (const Message& m : rank.inbox)
-      left += fmt::format("{}a message from rank {} to rank {} with tag {} was never received",
-                          left.empty() ? "" : "; ", m.src, r, m.tag);
+      left += fmt::format("{}a {}message from rank {} to rank {} with tag {} was never received",
+                          left.empty() ? "" : "; ",
+                          m.space == comm::MessageSpace::gradient ? "gradient " : "", m.src, r, m.tag);
     for (const std::shared_ptr<PostedReceive>& receive : rank.posted)
       left += fmt::format("{}{} never got a message", left.empty() ? "" : "; ", receive->what());
   }

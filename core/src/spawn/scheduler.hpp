@@ -47,9 +47,10 @@ class Scheduler final : public comm::RankPrograms {
   void run();
 
   void meet(comm::Meeting& part) override;
-  void send(int src, int dst, int tag, const Tensor& message, const char* op) override;
-  std::shared_ptr<detail::WorkState> irecv(int dst, int src, int tag, const Tensor& target,
-                                           const char* op) override;
+  void send(int src, int dst, int tag, const Tensor& message, const char* op,
+            comm::MessageSpace space) override;
+  std::shared_ptr<detail::WorkState> irecv(int dst, int src, int tag, const Tensor& target, const char* op,
+                                           comm::MessageSpace space) override;
 
   // From the running rank's program: suspends it until wait->done(). Throws Aborted when the spawn
   // is failing and the wait is not over.
@@ -69,6 +70,7 @@ class Scheduler final : public comm::RankPrograms {
   struct Message {
     int src;
     int tag;
+    comm::MessageSpace space;
     Tensor data;
   };
   struct Rank {

@@ -137,6 +137,14 @@ class DropoutImpl : public Module {
 };
 TESSERA_MODULE(Dropout);
 
+// max(x, 0) elementwise (PyTorch: nn.ReLU); no parameters.
+class ReLUImpl : public Module {
+ public:
+  ReLUImpl() : Module("ReLU") {}
+  Value forward(const Value& x);
+};
+TESSERA_MODULE(ReLU);
+
 // Modules called one after another (each's forward takes and returns one Value); children are
 // named "0", "1", ...
 class SequentialImpl : public Module {
