@@ -2,6 +2,7 @@
 // tensors on other ranks, corrupted bytes, truncated and missing files; each message names the
 // file and the entry.
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "checkpoint_test_support.hpp"
@@ -131,6 +132,39 @@ TEST_CASE("a damaged .metadata is an error naming the field") {
   dcp::StateDict state = {{"a", ts::zeros({4})}};
   CHECK_THROWS_WITH_AS(dcp::load(state, dir.path()),
                        doctest::Contains("entry 'a' chunk 0: field 'crc32c' is missing"), ts::Error);
+}
+
+// Sizes in a damaged (or hostile) .metadata are checked before any is used: a size whose bytes
+// overflow 64 bits, a chunk outside the shape, byte ranges that do not fit the chunk.
+TEST_CASE("a .metadata with overflowing sizes, chunks outside the shape or wrong byte ranges is refused") {
+  ScratchDir dir;
+  dcp::save({{"a", distinct({4, 3})}}, dir.path());
+  const nlohmann::json saved = metadata_of(dir);
+  const auto load_with = [&](const std::function<void(nlohmann::json&)>& damage) {
+    nlohmann::json meta = saved;
+    damage(meta["entries"]["a"]);
+    std::ofstream(dir / ".metadata", std::ios::trunc) << meta.dump();
+    dcp::StateDict state = {{"a", ts::zeros({4, 3})}};
+    dcp::load(state, dir.path());
+  };
+  CHECK_THROWS_WITH_AS(load_with([](nlohmann::json& a) { a["shape"] = {int64_t{1} << 40, int64_t{1} << 40}; }),
+                       doctest::Contains("holds more bytes than fit in 64 bits"), ts::Error);
+  CHECK_THROWS_WITH_AS(load_with([](nlohmann::json& a) {
+                         a["chunks"][0]["sizes"] = {int64_t{1} << 62, 3};
+                       }),
+                       doctest::Contains("entry 'a' chunk 0: the chunk's sizes [4611686018427387904, 3] holds more"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(load_with([](nlohmann::json& a) { a["shape"] = {-4, 3}; }),
+                       doctest::Contains("the shape [-4, 3] has a negative size"), ts::Error);
+  CHECK_THROWS_WITH_AS(load_with([](nlohmann::json& a) { a["chunks"][0]["offsets"] = {2, 0}; }),
+                       doctest::Contains("lies outside the shape [4, 3]"), ts::Error);
+  CHECK_THROWS_WITH_AS(load_with([](nlohmann::json& a) { a["chunks"][0]["data"][1] = 1000; }),
+                       doctest::Contains("the metadata is damaged"), ts::Error);
+  // The undamaged metadata still loads.
+  std::ofstream(dir / ".metadata", std::ios::trunc) << saved.dump();
+  dcp::StateDict state = {{"a", ts::zeros({4, 3})}};
+  dcp::load(state, dir.path());
+  CHECK(ts::equal(std::get<ts::Tensor>(state.at("a")), distinct({4, 3})));
 }
 
 TEST_CASE("save refuses bad options and undefined tensors") {

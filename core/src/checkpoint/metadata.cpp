@@ -1,6 +1,7 @@
 #include "checkpoint/metadata.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <bit>
 #include <cmath>
@@ -52,6 +53,47 @@ T json_field(const json& object, const char* name, const std::string& where) {
     return object.at(name).get<T>();
   } catch (const json::exception& e) {
     throw Error(fmt::format("{}: field '{}' has the wrong type ({})", where, name, e.what()));
+  }
+}
+
+// Elements times bytes per element, or an Error when a count is negative or the product does
+// not fit in int64 (a damaged or hostile `.metadata` must not overflow a size computation).
+int64_t checked_bytes(const std::vector<int64_t>& dims, size_t item, const std::string& what,
+                      const std::string& where) {
+  int64_t bytes = static_cast<int64_t>(item);
+  for (int64_t d : dims) {
+    if (d < 0) throw Error(fmt::format("{}: {} [{}] has a negative size", where, what, fmt::join(dims, ", ")));
+    if (__builtin_mul_overflow(bytes, d, &bytes))
+      throw Error(fmt::format("{}: {} [{}] holds more bytes than fit in 64 bits: the metadata is damaged", where,
+                              what, fmt::join(dims, ", ")));
+  }
+  return bytes;
+}
+
+// A tensor entry's chunks: each inside the global shape (local entries have none), with byte
+// ranges of exactly its elements and checksums, all sizes free of overflow.
+void check_chunks(const EntryMeta& e, const std::string& where) {
+  const size_t item = itemsize(e.dtype);
+  if (e.kind != EntryKind::local) checked_bytes(e.shape, item, "the shape", where);
+  for (size_t i = 0; i < e.chunks.size(); ++i) {
+    const ChunkMeta& c = e.chunks[i];
+    const std::string at = fmt::format("{} chunk {}", where, i);
+    const int64_t bytes = checked_bytes(c.sizes, item, "the chunk's sizes", at);
+    if (e.kind != EntryKind::local) {
+      if (c.sizes.size() != e.shape.size())
+        throw Error(fmt::format("{}: the chunk has {} dims but the entry's shape [{}] has {}", at, c.sizes.size(),
+                                fmt::join(e.shape, ", "), e.shape.size()));
+      for (size_t d = 0; d < c.sizes.size(); ++d)
+        if (c.offsets[d] < 0 || c.offsets[d] > e.shape[d] - c.sizes[d])
+          throw Error(fmt::format("{}: the chunk at offsets [{}] with sizes [{}] lies outside the shape [{}]", at,
+                                  fmt::join(c.offsets, ", "), fmt::join(c.sizes, ", "), fmt::join(e.shape, ", ")));
+    }
+    const int64_t blocks = bytes / c.block_bytes + (bytes % c.block_bytes != 0 ? 1 : 0);
+    if (c.data_end - c.data_begin != bytes || c.crc_end - c.crc_begin != 4 * blocks)
+      throw Error(fmt::format(
+          "{}: the byte ranges hold {} data and {} checksum bytes; its elements need {} and {} (blocks of {} "
+          "bytes): the metadata is damaged",
+          at, c.data_end - c.data_begin, c.crc_end - c.crc_begin, bytes, 4 * blocks, c.block_bytes));
   }
 }
 
@@ -212,6 +254,7 @@ Metadata parse_metadata(const std::string& text, const std::string& where) {
         if (!chunks.is_array()) throw Error(fmt::format("{}: field 'chunks' must be an array", at));
         for (size_t i = 0; i < chunks.size(); ++i)
           e.chunks.push_back(parse_chunk(chunks[i], fmt::format("{} chunk {}", at, i)));
+        check_chunks(e, at);
       }
     }
     metadata.entries.emplace(key, std::move(e));
