@@ -77,27 +77,34 @@ Options parse_options(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (i + 1 >= argc) throw ts::Error("llama: " + arg + " needs a value");
+    if (i + 1 >= argc) throw ts::Error("" + arg + " needs a value");
     const std::string value = argv[++i];
     if (arg == "--mesh") {
       long long dp = 0, tp = 0;
       char extra = 0;
       if (std::sscanf(value.c_str(), "%lldx%lld%c", &dp, &tp, &extra) != 2 || dp < 1 || tp < 1 || dp * tp != 4)
-        throw ts::Error("llama: --mesh '" + value + "' is not DPxTP with DP * TP = 4 (2x2, 4x1)");
+        throw ts::Error("--mesh '" + value + "' is not DPxTP with DP * TP = 4 (2x2, 4x1)");
+      if (model_args().n_kv_heads % tp != 0)
+        throw ts::Error("--mesh '" + value + "': tensor parallelism over " + std::to_string(tp) +
+                        " ranks would split the model's " + std::to_string(model_args().n_kv_heads) +
+                        " kv heads unevenly; tp must divide them (2x2, 4x1)");
       o.dp = dp;
       o.tp = tp;
     } else if (arg == "--save") {
       o.save_dir = value;
     } else if (arg == "--save-every") {
-      o.save_every = std::stoll(value);
-      if (o.save_every < 1) throw ts::Error("llama: --save-every '" + value + "' must be a positive number of steps");
+      long long every = 0;
+      char extra = 0;
+      if (std::sscanf(value.c_str(), "%lld%c", &every, &extra) != 1 || every < 1)
+        throw ts::Error("--save-every '" + value + "' must be a positive number of steps");
+      o.save_every = every;
     } else if (arg == "--resume") {
       o.resume_from = value;
     } else {
-      throw ts::Error("llama: unknown option '" + arg + "'; expected --mesh, --save, --save-every or --resume");
+      throw ts::Error("unknown option '" + arg + "'; expected --mesh, --save, --save-every or --resume");
     }
   }
-  if (!o.save_dir.empty() && o.save_every == 0) throw ts::Error("llama: --save needs --save-every N");
+  if (!o.save_dir.empty() && o.save_every == 0) throw ts::Error("--save needs --save-every N");
   return o;
 }
 
