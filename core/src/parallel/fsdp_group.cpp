@@ -43,25 +43,11 @@ int64_t product_after_first(const Shape& shape) {
 
 using KeyOf = std::function<std::vector<int64_t>(int rank)>;
 
-// The per-rank results of f as one tensor shaped like `like` (local or plain). On a shapes-only
-// backend, where f's result is fixed by the shapes that key(rank) names, f runs once per distinct
-// key and the other ranks with that key get replicas: with equal shards everywhere, once in all.
-Tensor per_rank(const Tensor& like, const std::function<Tensor(int rank)>& f, const KeyOf& key) {
-  auto off = maybe_disable_local_mode();
-  if (!like.is_local()) return f(static_cast<int>(current_rank().as_int()));
-  const bool share = shapes_only(like);
-  MadeOncePerKey<Tensor> made(share);
-  std::vector<std::pair<int, Tensor>> shards;
-  shards.reserve(like.shards().size());
-  for (const auto& [rank, shard] : like.shards()) {
-    const int r = rank;  // a lambda may not capture a structured binding (clang 14)
-    shards.emplace_back(r, made.get(share ? key(r) : std::vector<int64_t>{}, [&] { return f(r); }));
-  }
-  return local_tensor(RankMap<Tensor>(std::move(shards)));
-}
-
-// Like per_rank for an f that gives several tensors per rank: element i of the result holds every
-// rank's f(rank)[i]. f must give the same number of tensors on every rank.
+// The per-rank results of f as tensors shaped like `like` (local or plain): element i of the
+// result holds every rank's f(rank)[i] (f gives the same number of tensors on every rank). On a
+// shapes-only backend, where f's results are fixed by the shapes that key(rank) names, f runs once
+// per distinct key and the other ranks with that key get replicas: with equal shards everywhere,
+// once in all.
 std::vector<Tensor> per_rank_each(const Tensor& like, const std::function<std::vector<Tensor>(int rank)>& f,
                                   const KeyOf& key) {
   auto off = maybe_disable_local_mode();
@@ -79,6 +65,11 @@ std::vector<Tensor> per_rank_each(const Tensor& like, const std::function<std::v
   out.reserve(shards.size());
   for (auto& each : shards) out.push_back(local_tensor(RankMap<Tensor>(std::move(each))));
   return out;
+}
+
+// per_rank_each for an f that gives one tensor per rank.
+Tensor per_rank(const Tensor& like, const std::function<Tensor(int rank)>& f, const KeyOf& key) {
+  return per_rank_each(like, [&](int rank) { return std::vector<Tensor>{f(rank)}; }, key).front();
 }
 
 // The key of a tensor's shard on a rank: its shape.
