@@ -315,7 +315,7 @@ ScopedTopology::~ScopedTopology() {
 }
 
 int plan_model(const ModelPlan& plan) {
-  if (plan.model == ModelKind::Transformer) return plan_transformer(plan);
+  if (plan.model == ModelKind::Transformer) return plan.pp > 1 ? plan_pipeline(plan) : plan_transformer(plan);
   const ScopedTopology topology(plan.topology);
 
   LocalMode mode(static_cast<int>(plan.world));

@@ -37,7 +37,14 @@ struct ModelPlan {
   std::string backend = "meta";
   std::string topology;  // "" = the configured default
   std::string trace;     // a file for the step's schedule trace, or ""
-  int64_t world = 1;
+  int64_t world = 1;     // every rank: pp x the mesh's
+  // Pipeline parallelism (transformer only): pp stage ranks, each holding stages_per_rank stages of
+  // layers / (pp x stages_per_rank) layers laid out over `mesh_shape`; pp 1 is no pipeline.
+  int64_t pp = 1;
+  std::string schedule;  // the --schedule given, normalised: gpipe, 1f1b, interleaved-1f1b, ...
+  int64_t microbatches = 1;
+  int64_t stages_per_rank = 1;
+  double tflops = 100;  // the compute one rank sustains, for the pipeline's cost model
 };
 
 // Sets the default topology preset for its lifetime when `preset` is not empty, and restores the
@@ -55,6 +62,22 @@ class ScopedTopology {
 
 const char* model_name(ModelKind kind);
 const char* strategy_name(Strategy strategy);
+
+// The ranks of one pipeline stage (mesh_shape's product): world / pp.
+inline int64_t stage_world(const ModelPlan& plan) { return plan.world / plan.pp; }
+
+// The pipeline's schedule as data (plan.pp > 1): the one PyTorch's class of that name runs. Throws
+// Error when the schedule refuses the sizes (1F1B needs micro-batches >= stage ranks, ...).
+inline pipelining::SchedulePlan schedule_plan(const ModelPlan& plan) {
+  namespace pp = pipelining;
+  const int ranks = static_cast<int>(plan.pp), m = static_cast<int>(plan.microbatches);
+  const int v = static_cast<int>(plan.stages_per_rank);
+  if (plan.schedule == "gpipe") return pp::ScheduleGPipe::plan(ranks, m);
+  if (plan.schedule == "interleaved-1f1b") return pp::ScheduleInterleaved1F1B::plan(ranks, v, m);
+  if (plan.schedule == "interleaved-zb") return pp::ScheduleInterleavedZeroBubble::plan(ranks, v, m);
+  if (plan.schedule == "zbv") return pp::ScheduleZBVZeroBubble::plan(ranks, m);
+  return pp::Schedule1F1B::plan(ranks, m);
+}
 
 // Runs one step of `plan` and prints the per-layer table; returns the exit status.
 int plan_model(const ModelPlan& plan);

@@ -1,6 +1,8 @@
 #include "plan_arguments.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -113,7 +115,25 @@ void add_plan_options(CLI::App& sub, PlanOptions& options) {
       ->type_name("STRATEGY");
   sub.add_option("--backend", options.backend, "Model: the backend to plan on (default meta: nothing is allocated)")
       ->type_name("NAME");
-  sub.add_option("--trace", options.trace, "Model: write the step's schedule trace to this file")->type_name("FILE");
+  sub.add_option("--trace", options.trace,
+                 "Model: write the step's schedule trace to this file (with --pp: the pipeline's timeline)")
+      ->type_name("FILE");
+  sub.add_option("--pp", options.pp,
+                 "Transformer: pipeline-parallel stage ranks; --mesh is then one stage's mesh (default 1: no "
+                 "pipeline)")
+      ->type_name("N");
+  sub.add_option("--schedule", options.schedule,
+                 "Transformer with --pp: gpipe, 1f1b (default), interleaved-1f1b, interleaved-zb or zbv (or "
+                 "PyTorch's class names, e.g. Schedule1F1B)")
+      ->type_name("NAME");
+  sub.add_option("--microbatches", options.microbatches, "Transformer with --pp: micro-batches per step (default --pp)")
+      ->type_name("N");
+  sub.add_option("--stages-per-rank", options.stages_per_rank,
+                 "Transformer with --pp: stages each rank holds (interleaved and zbv: default 2; others 1)")
+      ->type_name("N");
+  sub.add_option("--tflops", options.tflops,
+                 "Transformer with --pp: TFLOP/s one rank sustains, for the stages' compute time (default 100)")
+      ->type_name("X");
 }
 
 PlanRequest check_plan(const PlanOptions& options) {
@@ -122,7 +142,9 @@ PlanRequest check_plan(const PlanOptions& options) {
       {"--heads", options.heads != 0},   {"--kv-heads", options.kv_heads != 0},   {"--vocab", options.vocab != 0},
       {"--seq", options.seq != 0},       {"--batch", options.batch != 0},
       {"--placements", !options.placements.empty()}, {"--backend", !options.backend.empty()},
-      {"--trace", !options.trace.empty()}};
+      {"--trace", !options.trace.empty()}, {"--pp", options.pp != 0},
+      {"--schedule", !options.schedule.empty()}, {"--microbatches", options.microbatches != 0},
+      {"--stages-per-rank", options.stages_per_rank != 0}, {"--tflops", options.tflops != 0}};
   for (const auto& [option, given] : model_only)
     if (given) throw UsageError(kCommand, fmt::format("{} plans a model: it needs --model", option));
   for (const auto& [option, value] : {std::pair{"--shape", &options.shape}, {"--from", &options.from}, {"--to", &options.to}})
@@ -268,6 +290,89 @@ void check_transformer(const PlanOptions& options, ModelPlan& plan) {
   }
 }
 
+// The schedule's normalised name for a --schedule text: ours, or PyTorch's class name.
+std::string parse_schedule(const std::string& text) {
+  std::string lower;
+  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::pair<const char*, const char*> names[] = {
+      {"gpipe", "gpipe"},
+      {"schedulegpipe", "gpipe"},
+      {"1f1b", "1f1b"},
+      {"schedule1f1b", "1f1b"},
+      {"interleaved-1f1b", "interleaved-1f1b"},
+      {"scheduleinterleaved1f1b", "interleaved-1f1b"},
+      {"interleaved-zb", "interleaved-zb"},
+      {"scheduleinterleavedzerobubble", "interleaved-zb"},
+      {"zbv", "zbv"},
+      {"schedulezbvzerobubble", "zbv"}};
+  for (const auto& [given, name] : names)
+    if (lower == given) return name;
+  throw UsageError(kCommand, fmt::format("--schedule '{}': expected gpipe, 1f1b, interleaved-1f1b, interleaved-zb or "
+                                         "zbv (or ScheduleGPipe, Schedule1F1B, ScheduleInterleaved1F1B, "
+                                         "ScheduleInterleavedZeroBubble, ScheduleZBVZeroBubble)",
+                                         text));
+}
+
+// --pp and its options: every stage the same number of layers, every micro-batch the same rows.
+void check_pipeline(const PlanOptions& options, ModelPlan& plan) {
+  const bool pipeline_options = !options.schedule.empty() || options.microbatches != 0 ||
+                                options.stages_per_rank != 0 || options.tflops != 0;
+  if (options.pp == 0 && !pipeline_options) return;
+  if (plan.model != ModelKind::Transformer)
+    throw UsageError(kCommand, fmt::format("--pp and its options are for --model transformer; --model {} has no "
+                                           "pipeline plan",
+                                           options.model));
+  if (options.pp == 0)
+    throw UsageError(kCommand, "--schedule, --microbatches, --stages-per-rank and --tflops plan a pipeline: they need "
+                               "--pp (the stage ranks, at least 2)");
+  plan.pp = positive("--pp", options.pp, 1);
+  if (plan.pp < 2)
+    throw UsageError(kCommand, fmt::format("--pp {}: a pipeline needs at least 2 stage ranks", plan.pp));
+  // The schedule is simulated action by action: bounds that keep that quick.
+  if (plan.pp > kPlanMaxStageRanks)
+    throw UsageError(kCommand, fmt::format("--pp {}: at most {} stage ranks are planned", plan.pp, kPlanMaxStageRanks));
+  plan.schedule = parse_schedule(options.schedule.empty() ? "1f1b" : options.schedule);
+  const bool multi = plan.schedule == "interleaved-1f1b" || plan.schedule == "interleaved-zb" || plan.schedule == "zbv";
+  plan.stages_per_rank = positive("--stages-per-rank", options.stages_per_rank, multi ? 2 : 1);
+  if (!multi && plan.stages_per_rank != 1)
+    throw UsageError(kCommand, fmt::format("--stages-per-rank {}: --schedule {} holds one stage per rank; the "
+                                           "interleaved schedules and zbv hold several",
+                                           plan.stages_per_rank, plan.schedule));
+  if (plan.schedule == "zbv" && plan.stages_per_rank != 2)
+    throw UsageError(kCommand, fmt::format("--stages-per-rank {}: --schedule zbv holds exactly 2 stages per rank (a V)",
+                                           plan.stages_per_rank));
+  if (plan.world > kPlanMaxRanks / plan.pp)
+    throw UsageError(kCommand, fmt::format("--pp {} x --mesh '{}': more than {} ranks", plan.pp, options.mesh,
+                                           kPlanMaxRanks));
+  plan.world *= plan.pp;
+  const int64_t stages = product(plan.pp, plan.stages_per_rank, "the stages (--pp x --stages-per-rank)");
+  if (plan.layers % stages != 0)
+    throw UsageError(kCommand, fmt::format("--layers {}: the pipeline has {} stages (--pp {} x {} per rank); expected "
+                                           "a multiple of {} so that every stage holds as many layers",
+                                           plan.layers, stages, plan.pp, plan.stages_per_rank, stages));
+  plan.microbatches = positive("--microbatches", options.microbatches, plan.pp);
+  if (plan.microbatches > kPlanMaxMicrobatches)
+    throw UsageError(kCommand, fmt::format("--microbatches {}: at most {} micro-batches are planned", plan.microbatches,
+                                           kPlanMaxMicrobatches));
+  if (stages * plan.microbatches > kPlanMaxStageMicrobatches)
+    throw UsageError(kCommand, fmt::format("--microbatches {} x {} stages: at most {} stage micro-batches are planned",
+                                           plan.microbatches, stages, kPlanMaxStageMicrobatches));
+  const int64_t dp = plan.strategy == Strategy::Megatron ? 1 : plan.mesh_shape.front();
+  if (plan.batch % plan.microbatches != 0 || (plan.batch / plan.microbatches) % dp != 0)
+    throw UsageError(kCommand, fmt::format("--batch {}: expected a multiple of --microbatches {} x the data-parallel "
+                                           "ranks {} = {} (each micro-batch splits evenly over the replicas)",
+                                           plan.batch, plan.microbatches, dp, plan.microbatches * dp));
+  plan.tflops = options.tflops == 0 ? 100.0 : options.tflops;
+  if (!(plan.tflops > 0) || !std::isfinite(plan.tflops))
+    throw UsageError(kCommand, fmt::format("--tflops {}: expected a positive number of TFLOP/s", plan.tflops));
+  try {
+    schedule_plan(plan);
+  } catch (const Error& e) {
+    throw UsageError(kCommand, fmt::format("--schedule {} with --pp {} and --microbatches {}: {}", plan.schedule,
+                                           plan.pp, plan.microbatches, e.what()));
+  }
+}
+
 }  // namespace
 
 ModelPlan check_model_plan(const PlanOptions& options) {
@@ -330,6 +435,7 @@ ModelPlan check_model_plan(const PlanOptions& options) {
   plan.backend = options.backend.empty() ? "meta" : options.backend;
   plan.topology = options.topology;
   plan.trace = options.trace;
+  check_pipeline(options, plan);
 
   // Every tensor's element count must fit, whatever the backend: the largest ones.
   const int64_t tokens = product(plan.batch, plan.seq, "tokens (--batch x --seq)");
@@ -357,6 +463,17 @@ ModelPlan check_model_plan(const PlanOptions& options) {
     Topology::preset(plan.topology, static_cast<int>(plan.world));
   } catch (const Error& e) {
     throw UsageError(kCommand, fmt::format("--topology: {}", e.what()));
+  }
+  if (plan.pp > 1) {
+    // A stage's collectives are planned on the stage's own ranks, under the same preset.
+    try {
+      Topology::preset(plan.topology, static_cast<int>(stage_world(plan)));
+    } catch (const Error& e) {
+      throw UsageError(kCommand, fmt::format("--topology '{}' must also fit one pipeline stage's {} ranks, which are "
+                                             "planned on their own (fully_connected, ring and nodes:K with K "
+                                             "dividing them do): {}",
+                                             plan.topology, stage_world(plan), e.what()));
+    }
   }
   return plan;
 }

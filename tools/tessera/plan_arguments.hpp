@@ -35,6 +35,12 @@ struct PlanOptions {
   std::string placements;
   std::string backend;
   std::string trace;
+  // Pipeline parallelism of the transformer; 0 and "" mean not given.
+  int64_t pp = 0;
+  std::string schedule;
+  int64_t microbatches = 0;
+  int64_t stages_per_rank = 0;
+  double tflops = 0;
 };
 
 // A plan that can be run: every option parsed and checked against the others.
@@ -53,6 +59,10 @@ struct PlanRequest {
 // The simulation holds the tensor once and a shard of up to its size on every rank.
 inline constexpr int64_t kPlanMaxRanks = 65536;
 inline constexpr int64_t kPlanMaxMemory = int64_t{8} << 30;  // (ranks + 1) x tensor bytes
+// A pipeline's schedule is simulated action by action.
+inline constexpr int64_t kPlanMaxStageRanks = 256;
+inline constexpr int64_t kPlanMaxMicrobatches = 1024;
+inline constexpr int64_t kPlanMaxStageMicrobatches = 65536;  // stages x micro-batches
 
 void add_plan_options(CLI::App& sub, PlanOptions& options);
 // Every mistake is a UsageError naming the option, the value given and what was expected.

@@ -110,6 +110,7 @@ struct Step {
   std::vector<CommCounter::Entry> forward, backward;  // forward includes the loss
   std::vector<CommCounter::Entry> optimizer;          // the gradients' pending reductions
   std::vector<CommCounter::Implicit> implicit;
+  int64_t activation_bytes = 0;  // held after the forward (counted only when asked)
 };
 
 // What optimizer.step communicates before it updates anything: a DTensor gradient still Partial
@@ -125,11 +126,14 @@ void reduce_pending_gradients(const models::Transformer& model) {
 }
 
 Step run_step(models::Transformer& model, const Tensor& tokens, const DeviceMesh& mesh,
-              const ParallelDims& roles, int64_t vocab) {
+              const ParallelDims& roles, int64_t vocab, bool count_activations) {
   Step step;
   std::optional<DTensor> dloss;
   std::optional<Tensor> loss;
   {
+    // Counting memory makes the meta backend keep every rank's shard apart: only when asked.
+    std::optional<MemoryCounter> memory;
+    if (count_activations) memory.emplace();
     const CommCounter counter;
     const nn::Value logits = model(tokens);
     if (roles.tp) {
@@ -142,6 +146,7 @@ Step run_step(models::Transformer& model, const Tensor& tokens, const DeviceMesh
     }
     step.forward = counter.entries();
     step.implicit = counter.implicit_redistributions();
+    if (memory) step.activation_bytes = memory->current_bytes("activations");
   }
   {
     const CommCounter counter;
@@ -235,9 +240,15 @@ void print_step(const Step& step) {
       all.calls, bytes_text(all.bytes), all.seconds * 1e3);
 }
 
+double seconds_of(const std::vector<CommCounter::Entry>& entries) {
+  double seconds = 0;
+  for (const CommCounter::Entry& e : entries) seconds += e.seconds;
+  return seconds;
+}
+
 }  // namespace
 
-int plan_transformer(const ModelPlan& plan) {
+int plan_transformer(const ModelPlan& plan, TransformerStepCost* cost) {
   const ScopedTopology topology(plan.topology);
 
   const ParallelDims roles = parallel_dims_of(plan);
@@ -254,8 +265,10 @@ int plan_transformer(const ModelPlan& plan) {
 
   std::unique_ptr<TraceScope> trace;
   if (!plan.trace.empty()) trace = std::make_unique<TraceScope>(plan.trace);
-  const Step step = run_step(model, tokens, mesh, roles, plan.vocab);
+  const Step step = run_step(model, tokens, mesh, roles, plan.vocab, cost != nullptr);
   if (trace) trace->close();
+  if (cost != nullptr)
+    *cost = {seconds_of(step.forward), seconds_of(step.backward), seconds_of(step.optimizer), step.activation_bytes};
 
   print_model(plan, roles, parameters);
   print_step(step);

@@ -9,8 +9,22 @@
 
 namespace tessera::cli {
 
-// Runs one step of `plan` (its model is ModelKind::Transformer) and prints the tables; returns the
+// What one step of a transformer plan costs, for a pipeline plan built from its stage's step.
+struct TransformerStepCost {
+  double forward_seconds = 0;   // estimated communication time of the forward and the loss
+  double backward_seconds = 0;  // of the backward
+  double optimizer_seconds = 0;  // of the gradients' reductions still pending at optimizer.step
+  int64_t activation_bytes = 0;  // held from the forward for the backward: the largest over ranks
+};
+
+// Runs one step of `plan` (its model is ModelKind::Transformer, without --pp) and prints the
+// tables; fills `cost` when given (the forward then runs under a MemoryCounter too). Returns the
 // exit status.
-int plan_transformer(const ModelPlan& plan);
+int plan_transformer(const ModelPlan& plan, TransformerStepCost* cost = nullptr);
+
+// `--pp`: one stage's step on one micro-batch (plan_transformer on the stage's layers and mesh),
+// then the pipeline schedule costed from it: step time, bubble fraction, peak activations per
+// stage; with --trace, the schedule's timeline.
+int plan_pipeline(const ModelPlan& plan);
 
 }  // namespace tessera::cli

@@ -67,6 +67,13 @@ struct ActionCosts {
   double message = 0.0;  // from a send to the matching receive's completion
 };
 
+// A compute action placed in time by the cost model.
+struct TimedAction {
+  Action action;
+  double start = 0;
+  double end = 0;
+};
+
 // A schedule as data: each rank's actions for n_microbatches micro-batches through num_stages
 // stages, stage s held by rank stage_rank[s].
 class SchedulePlan {
@@ -97,6 +104,19 @@ class SchedulePlan {
   double step_time(const ActionCosts& costs = {}) const;
   // The share of rank-time spent idle within step_time: 1 - busy / (ranks * step_time).
   double bubble_fraction(const ActionCosts& costs = {}) const;
+  // Each rank's compute actions (F, I, W, B) in the order it runs them, with when each starts and
+  // ends under the cost model; the gaps between them are the rank's bubbles.
+  std::vector<std::vector<TimedAction>> timeline(const ActionCosts& costs = {}) const;
+  // The most micro-batches whose activations stage `stage` holds at once, following its rank's
+  // order: a micro-batch's activations are held from its forward until the last part of its
+  // backward (B, or W after I). Multiply by one micro-batch's activation bytes for the stage's peak
+  // activation memory. Throws Error for a stage out of range.
+  int peak_activations(int stage) const;
+  // Writes the timeline as a Chrome/Perfetto trace (open it at https://ui.perfetto.dev): one track
+  // per rank, a slice per compute action named as to_string() prints it, and a "bubble" slice for
+  // every idle stretch of a rank before the step ends. Costs are read as seconds. Throws Error when
+  // the file cannot be written.
+  void write_trace(const std::string& path, const ActionCosts& costs = {}) const;
 
  private:
   std::string name_;

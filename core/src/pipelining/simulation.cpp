@@ -48,6 +48,7 @@ SimulationResult simulate(const SchedulePlan& plan, const std::vector<std::vecto
   std::vector<std::multimap<MessageKey, double>> inbox(ranks);  // arrival times
   std::vector<std::map<MessageKey, double>> arrived(ranks);     // of the receives done
   SimulationResult result;
+  result.timeline.resize(ranks);
 
   // Why rank r cannot run its next action now; empty when it can.
   auto waits_for = [&](size_t r, const Action& a) -> std::string {
@@ -90,6 +91,7 @@ SimulationResult simulate(const SchedulePlan& plan, const std::vector<std::vecto
               start = std::max(start, it->second);
           clock[r] = start + cost_of(a, costs);
           result.busy_time += cost_of(a, costs);
+          result.timeline[r].push_back({a, start, clock[r]});
         }
         done[r].add(a);
         ++next[r];

@@ -16,6 +16,7 @@ struct SimulationResult {
   std::string problem;   // empty when every action ran and every message was received
   double step_time = 0;  // when the last rank finished
   double busy_time = 0;  // the compute actions' costs, summed over ranks
+  std::vector<std::vector<TimedAction>> timeline;  // each rank's compute actions in the order run
 };
 
 SimulationResult simulate(const SchedulePlan& plan, const std::vector<std::vector<Action>>& actions,
