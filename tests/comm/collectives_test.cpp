@@ -245,6 +245,13 @@ TEST_CASE("send and recv pair up, unmatched ones are errors, never hangs") {
   CHECK_THROWS_WITH_AS(ts::dist::recv(wrong, ts::LocalInt({{0, -1}, {1, 0}, {2, -1}})),
                        doctest::Contains("the message has shape [2] but the receiving tensor has [5]"),
                        ts::Error);
+  // A float32 message is not converted into a float64 tensor: the dtypes must agree.
+  ts::dist::send(x, ts::LocalInt({{0, 1}, {1, -1}, {2, -1}}));
+  ts::Tensor doubles = per_rank(3, [](int) { return ts::zeros({2}, ts::kFloat64); });
+  CHECK_THROWS_WITH_AS(ts::dist::recv(doubles, ts::LocalInt({{0, -1}, {1, 0}, {2, -1}})),
+                       doctest::Contains("recv on rank 1 from rank 0: the message holds float32 but the receiving "
+                                         "tensor is float64"),
+                       ts::Error);
 }
 
 TEST_CASE("barrier completes for any group size") {

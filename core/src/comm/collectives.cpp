@@ -545,6 +545,10 @@ void recv(Tensor& tensor, const SymInt& src, int tag) {
     if (message.sizes() != shard.sizes())
       throw Error(fmt::format("recv on rank {} from rank {}: the message has shape {} but the receiving tensor has {}",
                               rank, from, shape_text(message.sizes()), shape_text(shard.sizes())));
+    // As between processes and in per-rank programs: a message is received as the dtype it was sent.
+    if (message.dtype() != shard.dtype())
+      throw Error(fmt::format("recv on rank {} from rank {}: the message holds {} but the receiving tensor is {}", rank,
+                              from, dtype_name(message.dtype()), dtype_name(shard.dtype())));
     Tensor target = shard;
     target.copy_(message);
   }
