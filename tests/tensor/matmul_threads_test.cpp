@@ -1,4 +1,4 @@
-// Float products give the same bits for every kernel thread count (issue 9, DESIGN §7): the CPU
+// Float products give the same bits for every kernel thread count (docs/design.md, "Same bits by design"): the CPU
 // backend cuts a large product into panels whose layout depends only on (m, n, k) and runs each
 // as one chain of fused multiply-adds per element, so the thread count decides only who computes a panel.
 // The products here are large enough to be cut into several panels (plan_panels in
