@@ -1,4 +1,5 @@
-// Regression tests for DTensor defects found and fixed, each with its reproducer, checked against the dense op and an independent layout oracle.
+// Regression tests for DTensor defects found and fixed, each with its reproducer, checked against
+// the dense op and an independent layout oracle.
 #include <doctest/doctest.h>
 
 #include <fstream>
