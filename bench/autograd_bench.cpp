@@ -1,4 +1,4 @@
-// Autograd costs (issue 12's benchmark):
+// Autograd costs:
 //   BM_TpMlpStep/mode     a Megatron TP MLP step on a 1-d mesh of 4 ranks (x replicated and
 //                         requiring grad, w1 Shard(1), w2 Shard(0), batch 64, 512 -> 1024 -> 512,
 //                         float32). mode 0 times the forward alone (recording), mode 1 forward +

@@ -58,7 +58,7 @@ BENCHMARK_CAPTURE(BM_AllReduce64MiB, rabenseifner, std::string("rabenseifner"))
     ->UseRealTime()
     ->Iterations(5);
 
-// Issue 11 part 4: a small all_reduce over many simulated ranks costs its reductions, not its p^2 or
+// A small all_reduce over many simulated ranks costs its reductions, not its p^2 or
 // p log p messages. Targets (steady state, after the first call built the schedule and its plan):
 // 1024 ranks <= 1 ms with the default rules and <= 5 ms with any algorithm; 4096 ranks <= 5 ms.
 // "first_call_ms" is the first call (schedule build, verification, plan, one evaluation);

@@ -1,4 +1,4 @@
-// Issue 15's GPU benchmarks (scripts/gpu-check.sh runs them when a GPU is lent):
+// The GPU benchmarks (scripts/gpu-check.sh runs them on a machine with an NVIDIA GPU):
 //  - sgemm 4096x4096 float32 through backend-cuda vs cuBLAS called directly (target ratio <= 1.05);
 //  - all_reduce of 64 MiB float32 on 8 simulated ranks whose shards live on one GPU vs a device
 //    memcpy of the same bytes (target: within 2x of the memcpy's bandwidth);

@@ -1,6 +1,6 @@
-// Square float32 matmul through Tessera (dispatch + CPU plugin, which cuts large products into panels
-// of single-threaded OpenBLAS gemm calls and runs them on its own threads) against calling
-// cblas_sgemm directly on preallocated buffers with the same number of OpenBLAS threads.
+// Square float32 matmul through Tessera (dispatch + CPU plugin, which computes every element as its
+// own chain of fused multiply-adds, cutting large products into panels it runs on its own threads)
+// against calling cblas_sgemm directly on preallocated buffers with the same number of OpenBLAS threads.
 // Arguments: n (the matrices are n x n) and threads (the backend's kernel thread count, set as the
 // host does through tessera_backend set_num_threads; for cblas, openblas_set_num_threads).
 // Target: Tessera / cblas <= 1.05 at n = 1024 for the same thread count.

@@ -1,4 +1,4 @@
-// Peak memory of shared replicas (issue 11 targets): a 1 GiB float32 tensor replicated over 1024
+// Peak memory of shared replicas, against its targets: a 1 GiB float32 tensor replicated over 1024
 // ranks (target < 1.2 GiB), and over 64 ranks followed by a write to one rank's shard (target
 // < 2.2 GiB: the caller's tensor, shared by every shard, plus the written rank's own copy). Each
 // case runs in a child process of its own, so one peak does not hide the next.

@@ -1,6 +1,6 @@
 // Random tensors per sample: randn (the normal transform) and rand (uniform) of 1M elements on one
 // kernel thread, float32 and float64, as ns per sample (items_per_second inverted by hand, or read
-// the "ns/sample" counter). Issue 11 part 5 compares randn float32 with PyTorch's CPU randn.
+// the "ns/sample" counter), comparable with PyTorch's CPU randn per sample.
 #include <benchmark/benchmark.h>
 
 #include <tessera/tessera.hpp>
@@ -38,7 +38,7 @@ void BM_RandFloat32(benchmark::State& state) {
 
 }  // namespace
 
-// Argument: the backend's kernel thread count (1: the single-thread number issue 11 asks for).
+// Argument: the backend's kernel thread count (1: the single-thread number).
 BENCHMARK(BM_RandnFloat32)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RandnFloat64)->Arg(1)->ArgName("threads")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_RandFloat32)->Arg(1)->ArgName("threads")->Unit(benchmark::kMillisecond);

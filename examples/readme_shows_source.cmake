@@ -1,6 +1,7 @@
 # cmake -DREADME=<file> -DSOURCE=<file> -P readme_shows_source.cmake
-# Fails unless README holds SOURCE's whole text: the guide shows the minimal plugins in full, and a
-# copy that drifted from the file that is built and tested would teach something untested.
+# Fails unless README holds SOURCE's whole text: the guides show some programs in full (the minimal
+# plugins, the quick-start program), and a copy that drifted from the file that is built and tested
+# would teach something untested.
 file(READ "${README}" readme)
 file(READ "${SOURCE}" source)
 string(STRIP "${source}" source)

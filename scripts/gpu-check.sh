@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check (issue 15), for a machine with an NVIDIA GPU (the device tool's, when one is lent):
+# The GPU check, for a machine with an NVIDIA GPU (docs/gpu.md):
 # builds Tessera with the CUDA backend in build-gpu/, then
 #   1. `tessera plugins`: backend-cuda must be accepted (its init finds the device);
 #   2. `tessera-conformance --backend cuda`: every kernel against the CPU backend;

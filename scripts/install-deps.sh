@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Tessera's build needs (DESIGN.md section 8).
+# Installs the Debian 12 packages Tessera's build, tests and benchmarks need.
 # Idempotent: when everything is present it prints nothing and changes nothing.
 set -euo pipefail
 

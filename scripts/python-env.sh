@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes the Python environment the bindings are built and tested in: a venv at build-python/venv
-# with the PyPI packages issue 16 allows (nanobind, scikit-build-core, numpy, pytest; never torch).
+# with the PyPI packages the Python build and tests use (nanobind, scikit-build-core, numpy,
+# pytest; never torch).
 # Idempotent: an existing venv with every package is left as it is. Prints the venv's python.
 #   scripts/python-env.sh            -> build-python/venv/bin/python
 set -euo pipefail

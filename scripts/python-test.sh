@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python package's test stage (issue 16): `pip install .` into a fresh venv, exactly as a user
+# The Python package's test stage: `pip install .` into a fresh venv, exactly as a user
 # would, then the pytest suite (tests/python) and the Python tutorial examples against that install.
 # PyPI packages only: scikit-build-core and nanobind (pip's build environment), numpy and pytest.
 #   scripts/python-test.sh [pytest arguments...]

@@ -1,4 +1,4 @@
-"""Per-op overhead of Tessera from Python (issue 16's benchmark): `a + b` and `a + 1.0` on 1-element
+"""Per-op overhead of Tessera from Python: `a + b` and `a + 1.0` on 1-element
 local tensors over 8 ranks, per rank per op, against PyTorch LocalTensor's same program when torch
 is installed (bench/vs_pytorch/compare.py's add cases, run in this process). One thread each side.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tessera against PyTorch LocalTensor, side by side, one thread each (issue 11 part 6).
+"""Tessera against PyTorch LocalTensor, side by side, one thread each.
 
 Runs every case twice: in PyTorch (LocalTensorMode / LocalTensor, DTensor on a "fake" process
 group of the case's world size) and in Tessera (the bench_vs_pytorch program, built from

@@ -1,4 +1,4 @@
-// The Tessera side of the PyTorch LocalTensor comparison (issue 11 part 6). compare.py runs the
+// The Tessera side of the PyTorch LocalTensor comparison. compare.py runs the
 // same programs in PyTorch (LocalTensorMode, DTensor on a fake process group) and joins the two by
 // case name, so a case here and its twin there must do the same work: keep them in step.
 //

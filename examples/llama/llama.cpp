@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
     // What each rank holds, by category, from the moment the parameters are laid out: the dense
     // model's plain tensors are not the ranks' and are not counted.
     ts::MemoryCounter memory;
-    // torchtitan's plan (ts::transformer_tp_plan spells it out: README, "Modules, parallel styles").
+    // torchtitan's plan (ts::transformer_tp_plan spells it out: docs/user-guide.md, "Modules").
     ts::parallelize_module(model, mesh["tp"], ts::transformer_tp_plan(/*loss_parallel=*/true));
     for (const auto& layer : *model->layers) ts::fully_shard(*layer, {.mesh = mesh["dp"]});
     ts::fully_shard(model, {.mesh = mesh["dp"]});

@@ -6,7 +6,7 @@
 // fma rounds once, the same on every CPU, so the bits of c depend on a and b alone: not on the
 // CPU's vector unit (AVX-512, AVX2 or none), not on how the product is cut into tiles or threads,
 // and not on which other rows share a call. OpenBLAS picked different kernels, with different
-// inner sums, on different CPUs (DESIGN §7: same bits by design, not by machine).
+// inner sums, on different CPUs (docs/design.md: same bits by design, not by machine).
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // multiply-adds (fma_product.hpp: the same bits on every CPU); i32/i64 are a plain i-k-j loop with
 // wraparound accumulation in the element type.
 //
-// Same bits for every thread count (DESIGN §7): a large product is split into panels of the output
+// Same bits for every thread count (docs/design.md): a large product is split into panels of the output
 // whose layout depends only on (m, n, k), and an element's chain never depends on the panel it is
 // in. The configured thread count only decides how many threads share out the panels.
 #include <sched.h>

@@ -1,6 +1,6 @@
-// SPEC.md section 13: the spellings a PyTorch DTensor user types, used the way such a user writes
-// them. Each is checked against Tessera's own name for the same thing and, where it computes a
-// value, against that value worked out independently (by hand or on the plain tensor).
+// The spellings a PyTorch DTensor user types (docs/user-guide.md, "Where the C++ API differs"), used the way
+// such a user writes them. Each is checked against Tessera's own name for the same thing and, where it
+// computes a value, against that value worked out independently (by hand or on the plain tensor).
 #include <doctest/doctest.h>
 
 #include <sstream>

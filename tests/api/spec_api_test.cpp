@@ -1,11 +1,12 @@
-// SPEC.md section 10 is a contract: its code, as written there, compiles and runs. (Only the
-// declarations SPEC leaves implicit, such as `outputs`, `x` and `w`, are added.)
+// The API contract: the first programs a user writes against the public API (per-rank tensors,
+// collectives, meshes, DTensors, dtypes, placements, comparisons) compile and run as written, with the
+// declarations they leave implicit, such as `outputs`, `x` and `w`, added.
 #include <doctest/doctest.h>
 
 #include <tessera/tessera.hpp>
 namespace ts = tessera;
 
-TEST_CASE("SPEC section 10: per-rank tensors") {
+TEST_CASE("API contract: per-rank tensors") {
   // 1. per-rank tensors
   ts::Tensor lt = ts::local_tensor({{0, ts::tensor({{1.f, 2.f}, {3.f, 4.f}})},
                                     {1, ts::tensor({{5.f, 6.f}, {7.f, 8.f}})}});
@@ -36,7 +37,7 @@ TEST_CASE("SPEC section 10: per-rank tensors") {
   CHECK(m.local().values() == std::map<int, int64_t>{{0, 1}, {1, 2}});
 }
 
-TEST_CASE("SPEC section 10: collectives") {
+TEST_CASE("API contract: collectives") {
   ts::Tensor lt = ts::local_tensor({{0, ts::tensor({1.f, 2.f})}, {1, ts::tensor({3.f, 4.f})}});
   // 2. collectives (default group: every rank of the argument; or a ts::ProcessGroup / mesh dim)
   ts::dist::all_reduce(lt, ts::ReduceOp::SUM);
@@ -50,7 +51,7 @@ TEST_CASE("SPEC section 10: collectives") {
   CHECK(ts::equal(out.reconcile(), ts::full({2}, 2.f)));
 }
 
-TEST_CASE("SPEC section 10: meshes, DTensors, dtypes, placements and comparisons") {
+TEST_CASE("API contract: meshes, DTensors, dtypes, placements and comparisons") {
   // 3. meshes and DTensors
   ts::LocalMode mode(8);
   ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4, 2}, {"dp", "tp"});

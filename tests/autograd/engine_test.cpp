@@ -1,4 +1,4 @@
-// Autograd semantics (SPEC.md section 12): what backward accumulates, what is recorded, and the
+// Autograd semantics: what backward accumulates, what is recorded, and the
 // errors. Expected gradients are worked out by hand in each case.
 #include <doctest/doctest.h>
 
@@ -24,7 +24,7 @@ ts::Tensor leaf(std::initializer_list<double> v, ts::Shape shape) {
 
 }  // namespace
 
-TEST_CASE("the SPEC example: sum(relu(x @ w)) gives w.grad = x^T (x @ w > 0)") {
+TEST_CASE("the first autograd example: sum(relu(x @ w)) gives w.grad = x^T (x @ w > 0)") {
   const ts::Tensor x = ts::from_values(std::vector<double>{1, -2, 3, 0.5, 4, -1}, {2, 3}, ts::kFloat64);
   ts::Tensor w = leaf({0.5, -1, 2, 0.25, -0.5, 1}, {3, 2});
   const ts::Tensor y = ts::matmul(x, w);

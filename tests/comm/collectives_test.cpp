@@ -1,5 +1,5 @@
-// Collective semantics on local tensors: SPEC.md section 5's golden values, groups and fibres,
-// point-to-point messages and every error the issue names. Algorithm choice: direct (the oracle).
+// Collective semantics on local tensors: golden values computed by hand, groups and fibres,
+// point-to-point messages and every error a caller can provoke. Algorithm choice: direct (the oracle).
 #include <doctest/doctest.h>
 
 #include <tessera/tessera.hpp>

@@ -1,4 +1,4 @@
-// Steps that move no element are dropped by the schedule recorder (issue 11: a ring all_reduce of
+// Steps that move no element are dropped by the schedule recorder (a ring all_reduce of
 // 16 elements on 1024 ranks is 4.2M steps, 65K of them non-empty). The oracle for "nothing
 // changed" is the same plugin's schedule with its empty steps kept (build(request, true)), which
 // the checker verifies too and the executor replays: every bundled algorithm, collective and a

@@ -1,4 +1,4 @@
-// The plan evaluator (comm/schedule_plan, comm/plan_evaluator: issue 11 part 4) against replay.
+// The plan evaluator (comm/schedule_plan, comm/plan_evaluator) against replay.
 // The oracle is execute(), the message-by-message replay the evaluator replaces in simulated worlds:
 // independent code (schedule_runner + TensorModel), so agreeing with it bit for bit, over every
 // loaded algorithm, collective, group size, count, dtype and reduce op, means the evaluator keeps

@@ -1,6 +1,6 @@
 // DTensors whose shards live on a backend other than the default ("cpu2", a second instance of the
-// CPU backend built for this test) stay there through every redistribution and op (issue 9,
-// defect 5: redistribution allocated its buffers on the default backend).
+// CPU backend built for this test) stay there through every redistribution and op (a redistribution once
+// allocated its buffers on the default backend).
 #include <doctest/doctest.h>
 
 #include <tessera/tessera.hpp>

@@ -1,5 +1,5 @@
-// An independent oracle for where a DTensor's elements live: SPEC.md section 7's formulas written
-// out here (chunk and balanced shards, mesh dims nesting left to right, row-major rank
+// An independent oracle for where a DTensor's elements live: the documented layout formulas (torch.chunk and
+// balanced) written out here (chunk and balanced shards, mesh dims nesting left to right, row-major rank
 // coordinates), so tests never use Tessera's own layout code as the expected value.
 #pragma once
 

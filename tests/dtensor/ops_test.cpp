@@ -1,4 +1,4 @@
-// Ops on DTensors (SPEC.md section 8): output placements per rule, results against the same op on
+// Ops on DTensors: output placements per rule, results against the same op on
 // the unsharded tensors, implicit redistribution, and the errors.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// Placements and layouts: SPEC.md section 7's golden shard sizes, text forms, parsing errors.
+// Placements and layouts: golden shard sizes computed by hand, text forms, parsing errors.
 #include <doctest/doctest.h>
 
 #include <tessera/tessera.hpp>
@@ -110,7 +110,7 @@ TEST_CASE("visualize_sharding draws which ranks hold which block") {
     v = ts::zeros({2});
   }
   const std::string sparse = ts::visualize_sharding(ts::distribute_tensor(v, line, {ts::Shard(0)}));
-  // Empty shards are no block: they are named after the grid (issue 9, defect 13).
+  // Empty shards are no block: they are named after the grid.
   CHECK(sparse.find("elements 0  rank 0\nelements 1  rank 1\nranks 2,3 hold no elements\n") != std::string::npos);
   CHECK_THROWS_WITH_AS(ts::visualize_sharding(ts::distribute_tensor(ts::zeros({2, 2, 2}), line, {ts::Replicate()})),
                        doctest::Contains("only 1-d and 2-d"), ts::Error);

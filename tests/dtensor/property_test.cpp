@@ -1,4 +1,4 @@
-// Property tests for DTensors (issue 9): seeded random meshes (1-3 dims of 1-5 ranks), shapes with
+// Property tests for DTensors: seeded random meshes (1-3 dims of 1-5 ranks), shapes with
 // 0, 1 and uneven sizes, and placements (S, B, R, P; nested shards of one dim). Every
 // redistribution and op is checked against a dense oracle (the dense op on the full tensor) and
 // every shard against layout_oracle.hpp's independent layout arithmetic.

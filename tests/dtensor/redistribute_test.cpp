@@ -1,5 +1,5 @@
 // distribute -> redistribute through every placement pair -> full_tensor, against the original
-// tensor; SPEC.md section 7's golden transitions; bad input.
+// tensor; golden transitions computed by hand; bad input.
 #include <doctest/doctest.h>
 
 #include <tessera/tessera.hpp>
@@ -60,7 +60,7 @@ void round_trips(const std::vector<int64_t>& mesh_shape, const ts::Shape& tensor
       CAPTURE(ts::placements_text(all[b]));
       const ts::DTensor moved = source.redistribute(all[b]);
       CHECK(moved.placements() == all[b]);
-      // Every shard is what the layout arithmetic of SPEC 7 (written out in the oracle) gives it.
+      // Every shard is what the layout arithmetic (written out in the oracle) gives it.
       check_layout(moved, original);
     }
   }
@@ -131,7 +131,7 @@ TEST_CASE("partial placements reduce on redistribute") {
   check_layout(p, sum);
   ts::CommCounter counter;
   ts::DTensor s = p.redistribute({ts::Shard(0)});
-  CHECK(counter.calls("reduce_scatter") == 1);  // P -> S is one reduce_scatter (SPEC 7)
+  CHECK(counter.calls("reduce_scatter") == 1);  // P -> S is one reduce_scatter
   CHECK(counter.calls() == 1);
   // 3 rows over 4 ranks: 1,1,1,0; rank r holds row r.
   CHECK(values(s.to_local().shard(0)) == std::vector<double>{60, 64});

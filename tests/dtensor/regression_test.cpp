@@ -1,5 +1,5 @@
-// Regression tests for the DTensor defects of issue 9 (8, 9, 12, 13) and issue 17, each with the
-// reproducer from the issue, checked against the dense op and an independent layout oracle.
+// Regression tests for DTensor defects found and fixed, each with its reproducer, checked against
+// the dense op and an independent layout oracle.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -34,7 +34,7 @@ ts::Tensor dense(const std::function<ts::Tensor()>& f) {
 
 }  // namespace
 
-TEST_CASE("issue 9 defect 8: max and min over a sharded dim with empty shards (2 over 4 ranks: 1,1,0,0)") {
+TEST_CASE("regression: max and min over a sharded dim with empty shards (2 over 4 ranks: 1,1,0,0)") {
   ts::LocalMode mode(4);
   const ts::DeviceMesh line = ts::init_device_mesh("cpu", {4});
   const ts::DeviceMesh square = ts::init_device_mesh("cpu", {2, 2});
@@ -58,7 +58,7 @@ TEST_CASE("issue 9 defect 8: max and min over a sharded dim with empty shards (2
     check_layout(ts::max(nested, {0}), dense([&] { return ts::max(y, {0}); }), 0.0, "nested max");
     check_layout(ts::min(nested), dense([&] { return ts::min(y); }), 0.0, "nested min");
   }
-  // SPEC's golden layout 9/4 -> 3,3,3,0 and 12/8 -> ...,0,0 (balanced shards of 2 over 4 too).
+  // The golden layout 9/4 -> 3,3,3,0 and 12/8 -> ...,0,0 (balanced shards of 2 over 4 too).
   const ts::Tensor nine = distinct({9});
   check_layout(ts::max(ts::distribute_tensor(nine, line, {ts::Shard(0)})),
                dense([&] { return ts::max(nine); }));
@@ -72,7 +72,7 @@ TEST_CASE("issue 9 defect 8: max and min over a sharded dim with empty shards (2
   CHECK(counter.calls() == 0);
 }
 
-TEST_CASE("issue 9 defect 9: reshape of nested shards redistributes only what cannot follow") {
+TEST_CASE("regression: reshape of nested shards redistributes only what cannot follow") {
   ts::LocalMode mode(4);
   const ts::DeviceMesh square = ts::init_device_mesh("cpu", {2, 2});
   const ts::Placements nested = {ts::Shard(0), ts::Shard(0)};
@@ -111,7 +111,7 @@ TEST_CASE("issue 9 defect 9: reshape of nested shards redistributes only what ca
   }
 }
 
-TEST_CASE("issue 9 defect 12: distribute_tensor gives each rank only its part, copied once") {
+TEST_CASE("regression: distribute_tensor gives each rank only its part, copied once") {
   ts::LocalMode mode(8);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4, 2});
   const ts::Tensor x = distinct({9, 4});
@@ -157,7 +157,7 @@ int64_t peak_resident_bytes() {
 
 }  // namespace
 
-TEST_CASE("issue 9 defect 12: distributing a Shard layout needs memory for the shards, not world x size") {
+TEST_CASE("regression: distributing a Shard layout needs memory for the shards, not world x size") {
   ts::LocalMode mode(8);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {8});
   const int64_t rows = int64_t{1} << 21;  // 8M floats: 32 MiB
@@ -174,7 +174,7 @@ TEST_CASE("issue 9 defect 12: distributing a Shard layout needs memory for the s
   CHECK(d.to_local().shard(7).size(0) == rows / 8);
 }
 
-TEST_CASE("issue 9 defect 13: from_local on uneven shards without shape= says what to do") {
+TEST_CASE("regression: from_local on uneven shards without shape= says what to do") {
   ts::LocalMode mode(4);
   const ts::DeviceMesh line = ts::init_device_mesh("cpu", {4});
   const ts::Tensor uneven = ts::rank_map([](int r) { return ts::ones({r == 3 ? 1 : 3, 2}); });
@@ -191,7 +191,7 @@ TEST_CASE("issue 9 defect 13: from_local on uneven shards without shape= says wh
   }
 }
 
-TEST_CASE("issue 9 defect 13: visualize_sharding lists ranks with empty shards last, not as a block") {
+TEST_CASE("regression: visualize_sharding lists ranks with empty shards last, not as a block") {
   ts::LocalMode mode(4);
   const ts::DeviceMesh line = ts::init_device_mesh("cpu", {4});
   const ts::Tensor two = dense([] { return ts::arange(2); });
@@ -210,7 +210,7 @@ TEST_CASE("issue 9 defect 13: visualize_sharding lists ranks with empty shards l
         "ranks 1,3 hold no elements\n");
 }
 
-TEST_CASE("issue 17: reshape with trailing size-1 and size-0 sharded dims, and of empty sharded tensors") {
+TEST_CASE("regression: reshape with trailing size-1 and size-0 sharded dims, and of empty sharded tensors") {
   SUBCASE("mesh [1], [2,1] S(1) -> [2] (was a segfault)") {
     ts::LocalMode mode(1);
     const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {1});
@@ -242,7 +242,7 @@ TEST_CASE("issue 17: reshape with trailing size-1 and size-0 sharded dims, and o
   }
 }
 
-TEST_CASE("issue 17: views that are local on every rank are allowed") {
+TEST_CASE("regression: views that are local on every rank are allowed") {
   SUBCASE("mesh [2], [4,2] S(0) viewed as [2,4]: rank r holds row r, no communication") {
     ts::LocalMode mode(2);
     const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2});
@@ -273,7 +273,7 @@ TEST_CASE("issue 17: views that are local on every rank are allowed") {
   }
 }
 
-TEST_CASE("issue 17: a DTensor view of non-contiguous shards is an error, as Tensor::view is") {
+TEST_CASE("regression: a DTensor view of non-contiguous shards is an error, as Tensor::view is") {
   ts::LocalMode mode(2);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2});
   const ts::Tensor x = distinct({4, 6});
@@ -285,7 +285,7 @@ TEST_CASE("issue 17: a DTensor view of non-contiguous shards is an error, as Ten
   check_layout(ts::reshape(t, {24}), dense([&] { return x.t().reshape({24}); }));
 }
 
-TEST_CASE("issue 17: matmul where a rank's shard of the contracted dim is empty") {
+TEST_CASE("regression: matmul where a rank's shard of the contracted dim is empty") {
   ts::LocalMode mode(3);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
   const ts::Tensor a = distinct({1, 1, 2}), b = distinct({2, 1});
@@ -298,7 +298,7 @@ TEST_CASE("issue 17: matmul where a rank's shard of the contracted dim is empty"
                dense([&] { return ts::matmul(a, b); }), 1e-6);
 }
 
-TEST_CASE("size(d) of a 0-d DTensor is an error, not a read past its empty shape") {
+TEST_CASE("regression: size(d) of a 0-d DTensor is an error, not a read past its empty shape") {
   ts::LocalMode mode(2);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2});
   const ts::DTensor scalar = ts::distribute_tensor(dense([] { return ts::sum(distinct({3})); }), mesh,

@@ -1,4 +1,4 @@
-// Shared replicas (SPEC §14): ranks that hold identical shards hold one buffer, copy-on-write.
+// Shared replicas (docs/planning.md): ranks that hold identical shards hold one buffer, copy-on-write.
 // Sharing is proven by equal current_address() (data_ptr would give the shard bytes of its own); every write (through a shard handle, a view of it, an
 // in-place op on the local tensor, a collective's result, copy_, from several threads at once)
 // must reach exactly the rank written and no other. Expected values are computed here from the

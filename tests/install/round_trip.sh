@@ -93,7 +93,7 @@ resolved=$(ldd "$work/embed-build/tessera-embed" | grep -F "libtessera.so")
 [[ "$resolved" == *"=> $prefix/$libdir/libtessera.so"* ]] ||
   fail "tessera-embed does not resolve libtessera.so from $prefix/$libdir: $resolved"
 
-step "run the SPEC section 10 contract program (collectives, meshes, DTensors from installed plugins)"
+step "run the API contract program (collectives, meshes, DTensors from installed plugins)"
 "$work/embed-build/spec-contract" || fail "spec-contract failed against the installed package"
 
 echo; echo "install round trip: OK"

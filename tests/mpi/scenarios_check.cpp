@@ -1,4 +1,4 @@
-// The six tutorial scenarios (SPEC §9) written for the world init_world() makes, run under mpirun
+// The six tutorial scenarios (examples/tutorial) written for the world init_world() makes, run under mpirun
 // (2 x 4 and 4 x 1 in tests/mpi/CMakeLists.txt): each is compared bit for bit with the simulated
 // world of the same size, and against an expectation computed independently (plain tensors in one
 // process, or a formula).

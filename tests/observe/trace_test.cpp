@@ -77,7 +77,7 @@ std::map<std::string, int> collective_slices(const std::string& path) {
 }  // namespace
 
 TEST_CASE("the program's trace and a TraceScope inside it both get the whole of what they saw") {
-  // Issue 9: TESSERA_TRACE (the program's trace) with a TraceScope left the program's file empty.
+  // A regression: TESSERA_TRACE (the program's trace) with a TraceScope once left the program's file empty.
   const std::string dir = TESSERA_TEST_OUTPUT_DIR;
   const std::string program = dir + "/trace_program.json", scope = dir + "/trace_scope.json";
   std::filesystem::remove(program);

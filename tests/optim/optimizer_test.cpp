@@ -25,7 +25,7 @@ TEST_CASE("defaults are PyTorch's") {
   CHECK(adamw.weight_decay == 1e-2);
   CHECK_FALSE(adamw.amsgrad);
   CHECK_FALSE(adamw.maximize);
-  // SPEC.md section 12's spelling compiles, and the options are kept.
+  // PyTorch's spelling (designated options) compiles, and the options are kept.
   ts::Tensor w = make({1.0, 2.0}, ts::kFloat32);
   ts::optim::AdamW opt({w}, {.lr = 1e-3, .weight_decay = 0.01});
   CHECK(opt.options().weight_decay == 0.01);

@@ -1,4 +1,4 @@
-// The README's pipelining example, as written there (with a batch and a target around it).
+// The pipelining example of docs/user-guide.md, as written there (with a batch and a target around it).
 #include <doctest/doctest.h>
 
 #include <tessera/tessera.hpp>
@@ -6,7 +6,7 @@
 
 namespace ts = tessera;
 
-TEST_CASE("pipelining: the README example runs") {
+TEST_CASE("pipelining: the user guide's example runs") {
   const ts::Tensor x = ts::rand({8, 8});
   const ts::Tensor target = ts::rand({8, 4});
   std::vector<size_t> loss_counts(2, 0);

@@ -1,7 +1,7 @@
 """ts.dist: every collective, send/recv, groups, reduce ops and algorithm selection.
 
 Inputs differ per rank (rank r holds r * 10 + arange, or similar) so that a wrong rank order fails;
-expected values come from NumPy or the SPEC's golden values."""
+expected values come from NumPy or golden values computed by hand."""
 import numpy as np
 import pytest
 

@@ -1,5 +1,5 @@
-"""ts.Shard / ts.Replicate / ts.Partial and ts.DTensor against SPEC sections 7 and 8. Oracles are
-NumPy computations on the array that was distributed, and the layout formulas of SPEC 7."""
+"""ts.Shard / ts.Replicate / ts.Partial and ts.DTensor against the documented layouts and op rules. Oracles
+are NumPy computations on the array that was distributed, and the layout formulas written out here."""
 import math
 
 import numpy as np
@@ -19,13 +19,13 @@ def full(dt):
 
 
 def chunk_rows(n, k):
-    """SPEC 7, torch.chunk layout: f = ceil(n / k); shard i has max(0, min(f, n - f*i))."""
+    """torch.chunk layout: f = ceil(n / k); shard i has max(0, min(f, n - f*i))."""
     f = -(-n // k)
     return [max(0, min(f, n - f * i)) for i in range(k)]
 
 
 def balanced_rows(n, k):
-    """SPEC 7, balanced layout: the first n % k shards get one extra."""
+    """Balanced layout: the first n % k shards get one extra."""
     return [n // k + (1 if i < n % k else 0) for i in range(k)]
 
 
@@ -118,7 +118,7 @@ def test_golden_two_mesh_dims_sharding_one_tensor_dim():
     with ts.LocalMode(4):
         mesh = ts.init_device_mesh("cpu", (2, 2), mesh_dim_names=("a", "b"))
         dt = ts.distribute_tensor(plain(x), mesh, [ts.Shard(0), ts.Shard(0)])
-        # SPEC golden: 3, 2, 3, 2 rows at offsets 0, 3, 5, 8.
+        # Golden: 3, 2, 3, 2 rows at offsets 0, 3, 5, 8.
         assert rows_per_rank(dt, range(4)) == [3, 2, 3, 2]
         for rank, offset in zip(range(4), (0, 3, 5, 8)):
             np.testing.assert_array_equal(to_np(dt.to_local().shard(rank))[0], x[offset])

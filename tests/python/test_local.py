@@ -1,6 +1,6 @@
 """ts.LocalMode, ts.local_tensor, ts.rank_map, ts.tensor_map, ts.run_per_rank and friends.
 
-Expected values are computed with NumPy (or are SPEC golden values), never with the binding."""
+Expected values are computed with NumPy (or are golden values computed by hand), never with the binding."""
 import threading
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""ts.DeviceMesh and ts.init_device_mesh against SPEC section 6: coordinates from the row-major
+"""ts.DeviceMesh and ts.init_device_mesh against the documented mesh layout: coordinates from the row-major
 formula, groups, slicing, flattening, PyTorch's constructor and repr, and the errors."""
 import math
 
@@ -9,7 +9,7 @@ import tessera as ts
 
 
 def coordinate(rank, shape):
-    """SPEC 6: coord[i] = (r / prod(shape[i+1:])) % shape[i]."""
+    """Row-major: coord[i] = (r / prod(shape[i+1:])) % shape[i]."""
     return tuple((rank // math.prod(shape[i + 1:])) % shape[i] for i in range(len(shape)))
 
 
@@ -33,7 +33,7 @@ def test_golden_4x2_mesh_facts():
         assert mesh.mesh_dim_names == ("dp", "tp")
         assert mesh.device_type == "cpu"
         coords = mesh.get_coordinate()
-        # SPEC golden: rank 5 -> (2, 1).
+        # Golden: rank 5 -> (2, 1).
         assert (coords[0][5], coords[1][5]) == (2, 1)
         for rank in range(8):
             assert (coords[0][rank], coords[1][rank]) == coordinate(rank, (4, 2))

@@ -1,5 +1,5 @@
-"""ts.CommCounter (PyTorch: CommDebugMode), ts.CommLabel and tracing. The counts are those SPEC 7
-gives each redistribution: S->R one all_gather, P->R one all_reduce, R->S none."""
+"""ts.CommCounter (PyTorch: CommDebugMode), ts.CommLabel and tracing. The counts are those the
+redistribution rules give each redistribution: S->R one all_gather, P->R one all_reduce, R->S none."""
 import json
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Tutorial scenarios 3, 4 and 6 (SPEC 9) from Python: each example compares what it computes with
+"""Tutorial scenarios 3, 4 and 6 (examples/tutorial) from Python: each example compares what it computes with
 an independently computed expectation and exits non-zero on a mismatch; here each runs as a
 program, and each piece's (actual, expected) is compared too."""
 import pathlib
@@ -39,7 +39,7 @@ def test_scenario_04_pieces():
         actual, expected = s[name]()
         assert actual == expected, name
     (sizes, gathered), (expected_sizes, originals) = s["dtensor_uneven_sharding"]()
-    assert sizes == expected_sizes == ([4, 4, 2], [4, 3, 3])  # SPEC's golden sizes
+    assert sizes == expected_sizes == ([4, 4, 2], [4, 3, 3])  # the golden sizes (torch.chunk layout)
     for g, o in zip(gathered, originals):
         np.testing.assert_array_equal(g, o)
 

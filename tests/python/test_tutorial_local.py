@@ -1,5 +1,5 @@
-"""The Python tutorial scenarios 1, 2 and 5 (SPEC §9) in examples/python: each check's actual value
-equals its independently computed expected value, the SPEC's golden values hold, and each script
+"""The Python tutorial scenarios 1, 2 and 5 in examples/python: each check's actual value
+equals its independently computed expected value, the golden values hold, and each script
 runs on its own and exits 0 (and non-zero when a check fails)."""
 import os
 import pathlib

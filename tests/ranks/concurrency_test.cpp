@@ -1,4 +1,4 @@
-// User threads (issue 9): threads with their own modes are independent worlds (messages, counters
+// User threads: threads with their own modes are independent worlds (messages, counters
 // and traces do not cross), threads sharing a World see each other, and set_threads may run while
 // another thread's ops use the rank pool. Also run under ThreadSanitizer (scripts/tsan.sh).
 #include <doctest/doctest.h>

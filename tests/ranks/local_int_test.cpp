@@ -19,7 +19,7 @@ TEST_CASE("rank sets and rank maps are ordered and reject duplicates") {
   CHECK_THROWS_AS((ts::RankMap<int>{{0, 1}, {0, 2}}), ts::Error);
 }
 
-TEST_CASE("local int golden values (SPEC section 3)") {
+TEST_CASE("local int golden values") {
   ts::LocalInt a({{0, 10}, {1, 20}, {2, 30}});
   ts::LocalInt b({{0, 1}, {1, 2}, {2, 3}});
   CHECK((a + b).values() == std::map<int, int64_t>{{0, 11}, {1, 22}, {2, 33}});

@@ -188,7 +188,7 @@ TEST_CASE("spawn: a CommCounter around spawn counts each collective once") {
   CHECK(calls == 2);
 }
 
-TEST_CASE("spawn: the README's example") {
+TEST_CASE("spawn: the user guide's example (docs/user-guide.md, per-rank programs)") {
   std::vector<std::vector<float>> t_of(4), a_of(4);
   ts::spawn(4, [&](int rank) {
     ts::Tensor t = ts::full({2}, float(rank));

@@ -88,7 +88,7 @@ TEST_CASE("inner dimension mismatch and empty products") {
   CHECK(ts::mm(ts::ones({0, 4}), ts::ones({4, 3})).sizes() == ts::Shape{0, 3});
 }
 
-// Issue 17: an empty inner dim is an empty sum, so every output element is 0 (torch gives zeros
+// An empty inner dim is an empty sum, so every output element is 0 (torch gives zeros
 // too), for every dtype, batched or not. The output is fresh memory that is never read, so a block
 // the allocator hands out again (still holding 7s) shows an output that was left unwritten.
 TEST_CASE("products with an empty inner dim are zeros") {

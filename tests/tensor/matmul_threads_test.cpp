@@ -1,10 +1,10 @@
-// Float products give the same bits for every kernel thread count (issue 9, DESIGN §7): the CPU
-// backend cuts a large product into panels whose layout depends only on (m, n, k) and runs each
-// as one chain of fused multiply-adds per element, so the thread count decides only who computes a panel.
-// The products here are large enough to be cut into several panels (plan_panels in
-// plugins/backend-cpu/linalg.cpp: 512 x 512 panels once m*n*k reaches 2^22), with sizes that are
-// not multiples of 512 and inputs that are distinct non-integers, so that any change in the order
-// of a sum would show in the bits.
+// Float products give the same bits for every kernel thread count (docs/design.md, "Same bits by design"):
+// the CPU backend cuts a large product into panels whose layout depends only on (m, n, k) and runs each as
+// one chain of fused multiply-adds per element, so the thread count decides only who computes a panel. The
+// products here are large enough to be cut into several panels (plan_panels in
+// plugins/backend-cpu/linalg.cpp: 512 x 512 panels once m*n*k reaches 2^22), with sizes that are not
+// multiples of 512 and inputs that are distinct non-integers, so that any change in the order of a sum would
+// show in the bits.
 #include <cmath>
 #include <cstring>
 #include <limits>

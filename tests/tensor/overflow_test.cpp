@@ -1,4 +1,4 @@
-// Shape arithmetic near the int64 limits (issue 9): every size, stride, offset and byte count that
+// Shape arithmetic near the int64 limits: every size, stride, offset and byte count that
 // does not fit int64 is a tessera::Error naming the op and the value, never a wrapped number that
 // allocates too little, addresses memory outside the storage or silently gives a wrong answer.
 // Nothing here allocates more than a few bytes: a huge shape must be refused before the allocator
@@ -19,7 +19,7 @@ constexpr int64_t k2p61 = int64_t{1} << 61;
 constexpr int64_t k2p62 = int64_t{1} << 62;
 }  // namespace
 
-// The reproducers of the issue, as they were reported.
+// Reproducers of overflows once found, as they were reported.
 
 TEST_CASE("zeros of a shape whose numel overflows is refused before it allocates") {
   // Was: numel wrapped to 0, 64 bytes were allocated and t[1000].fill_(7) wrote past them.

@@ -1,4 +1,4 @@
-// randn through the CPU backend (issue 11 part 5): the values the reference algorithm specifies
+// randn through the CPU backend: the values the reference algorithm specifies
 // (golden bits from tests/sdk/counter_rng_reference.py), one counter per element, the same bits
 // for every kernel thread count and wherever a call or a chunk starts.
 #include <cstring>

@@ -57,7 +57,7 @@ TEST_CASE("scenario 4: uneven shards and local ints") {
 
 TEST_CASE("scenario 4: uneven DTensor shards round-trip exactly") {
   CHECK_OUTCOME(tutorial::dtensor_uneven_sharding());  // 10 rows on 3 ranks: 4,4,2 and 4,3,3
-  // SPEC.md section 7's other golden layouts, including empty shards.
+  // Other golden layouts (torch.chunk), including empty shards.
   const std::vector<std::pair<int64_t, int>> layouts = {{10, 4}, {9, 4}, {2, 4}, {12, 8}, {12, 4}, {0, 3}, {1, 1}};
   for (auto [rows, world] : layouts) {
     CAPTURE(rows);

@@ -1,4 +1,4 @@
-// tessera-conformance: the backend conformance suite (issue 15). Runs every kernel of
+// tessera-conformance: the backend conformance suite. Runs every kernel of
 // sdk/KERNELS.md a backend provides through the public API and compares with the oracle backend.
 // Exit status: 0 pass, 1 a check failed, 2 usage error, 77 backend unavailable on this machine.
 // No exception escapes main.

@@ -1,6 +1,7 @@
 // The world (PyTorch: the default process group's world): every rank of one program.
 //
-// Today every world is simulated: this process hosts all of its ranks. A world owns what one run
+// A world is simulated (this process hosts all of its ranks: World(size)) or spread over processes
+// (init_world() under mpirun: each process hosts some of the ranks). A world owns what one run
 // shares and nothing another world can see: point-to-point messages, the comm counters and trace
 // scopes that observe it, its topology and the paths computed on it. Two threads with their own
 // LocalModes are two worlds; threads that should share one pass the same World to their modes.

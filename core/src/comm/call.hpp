@@ -1,6 +1,6 @@
 // One tessera::dist API call: which fibres of the group this process runs, the world they span,
 // and the call's sequence number, after (in a world spread over processes, when checking is on)
-// every process has shown that it makes the same call (SPEC §11: collective fingerprints).
+// every process has shown that it makes the same call (collective fingerprints, docs/multi-process.md).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // What a schedule computes, derived once from its steps: which inputs are combined, in which order,
-// into which output elements (issue 11, part 4).
+// into which output elements (docs/design.md, "Collectives in a simulated world").
 //
 // Replaying a schedule moves one message per step; a direct all_reduce over p ranks is p^2 of them.
 // Its result, though, depends only on the reductions: run the schedule symbolically once (the same

@@ -1,4 +1,4 @@
-// Which algorithm computes a collective call (DESIGN.md section 5): ordered rules like
+// Which algorithm computes a collective call: ordered rules like
 // "all_reduce:ring;all_gather[0-64K]:rd;*:direct", first match whose algorithm accepts wins,
 // "direct" as the last resort. A rule's target may be "auto": the applicable algorithm with the
 // lowest estimate (auto_select.hpp).

@@ -1,5 +1,5 @@
-// DTensor's PyTorch method spellings (SPEC.md section 13): each calls the op of dtensor_ops.hpp,
-// so a method and its free function cannot drift apart.
+// DTensor's PyTorch method spellings (docs/user-guide.md, "Where the C++ API differs"): each calls
+// the op of dtensor_ops.hpp, so a method and its free function cannot drift apart.
 #include <fmt/format.h>
 
 #include "tensor/checked_arith.hpp"

@@ -1,4 +1,4 @@
-// Moving a DTensor's data from one set of placements to another (SPEC.md section 7).
+// Moving a DTensor's data from one set of placements to another.
 #pragma once
 
 #include <functional>

@@ -1,5 +1,5 @@
 // Calls into plugin code under a guard. The SDK forbids exceptions across the ABI, but a plugin
-// written in C++ may still let one escape; the host must not die of it (DESIGN.md section 3).
+// written in C++ may still let one escape; the host must not die of it.
 #pragma once
 
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
 // The parts of detail/spmd.hpp that look inside shards (so they live at the ranks layer, above
 // tensor): the work a rank's shard means, and for spmd_pure which ranks' arguments are the same
-// and replicas of a result for the ranks that did not compute it (shared replicas, SPEC §14).
+// and replicas of a result for the ranks that did not compute it (shared replicas, docs/planning.md).
 #include <algorithm>
 #include <map>
 #include <span>

@@ -1,5 +1,5 @@
 // Size, stride and offset arithmetic that reports overflow as a tessera::Error instead of wrapping.
-// Every shape computation of the tensor layer goes through these (DESIGN §7: a shape that does not
+// Every shape computation of the tensor layer goes through these (a shape that does not
 // fit is an error, never a wrapped number).
 #pragma once
 

@@ -1,4 +1,4 @@
-// The world a call runs in (SPEC §11, DESIGN §4): what one run of a program shares, and nothing that
+// The world a call runs in (docs/multi-process.md): what one run of a program shares, and nothing that
 // another world in the same process can see.
 //
 // A world owns its size, its point-to-point mailbox, the listeners (comm counters and trace scopes)
@@ -46,7 +46,7 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   // its tensor's ranks (one more than the largest).
   WorldState(int size, std::shared_ptr<observe::Listeners> listeners);
   // A world spread over the processes `link` joins, `ranks_per_process` ranks each: process p
-  // hosts ranks p*k .. p*k+k-1 (SPEC §11). `check_collectives`: compare every collective call's
+  // hosts ranks p*k .. p*k+k-1. `check_collectives`: compare every collective call's
   // fingerprint across processes before running it.
   WorldState(std::shared_ptr<ProcessLink> link, int ranks_per_process, bool check_collectives);
   ~WorldState();
