@@ -13,11 +13,15 @@
 //   spawn_check mismatch     rank 0 all_reduces where the others broadcast (an error naming both)
 //   spawn_check wrong_size   ts::spawn with one rank more than the world has (an error)
 //   spawn_check leftover     rank 0 sends to the last rank, which never receives (an error)
+//   spawn_check slow_peer    the last rank sleeps past the world's timeout before a collective (the
+//                            other processes end with an error naming what their ranks wait in)
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "compare.hpp"
@@ -216,7 +220,8 @@ nn::Sequential mlp_chunk(int first, int last) {
       const ts::NoGradGuard off;
       for (ts::Tensor t : {linear->weight.tensor(), linear->bias.tensor()}) {
         std::vector<float> v(static_cast<size_t>(t.numel()));
-        for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(0.4 * std::sin(1.3 * (k + 1) + i * 0.7));
+        for (size_t k = 0; k < v.size(); ++k)
+          v[k] = static_cast<float>(0.4 * std::sin(1.3 * (k + 1) + i * 0.7));
         t.copy_(ts::from_values(v, t.sizes()));
       }
     }
@@ -228,7 +233,8 @@ nn::Sequential mlp_chunk(int first, int last) {
 
 ts::Tensor batch(int64_t rows, int64_t cols, int salt) {
   std::vector<float> v(static_cast<size_t>(rows * cols));
-  for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<float>(std::cos(0.37 * static_cast<double>(k) + salt));
+  for (size_t k = 0; k < v.size(); ++k)
+    v[k] = static_cast<float>(std::cos(0.37 * static_cast<double>(k) + salt));
   return ts::from_values(v, {rows, cols});
 }
 
@@ -236,9 +242,8 @@ std::vector<ts::Tensor> pipeline(int rank, int n) {
   const int per_stage = kLayers / n;
   nn::Sequential chunk = mlp_chunk(rank * per_stage, (rank + 1) * per_stage);
   pp::PipelineStage stage(chunk, rank, n);
-  pp::Schedule1F1B schedule(stage, 4, [](const ts::Tensor& out, const ts::Tensor& target) {
-    return ts::mse_loss(out, target);
-  });
+  pp::Schedule1F1B schedule(
+      stage, 4, [](const ts::Tensor& out, const ts::Tensor& target) { return ts::mse_loss(out, target); });
   std::vector<ts::Tensor> out;
   if (rank == 0) {
     schedule.step(batch(10, kWidths[0], 1));
@@ -257,8 +262,8 @@ void sweep(const ts::World& world, const std::string& only) {
   const int n = world.size();
   if (only.rfind("only:", 0) == 0) {  // a debugging aid: spawn_check only:ring,pipeline
     const std::vector<std::pair<std::string, Program>> all = {
-        {"collectives", collectives}, {"groups", groups}, {"reordered", reordered},
-        {"ring", ring}, {"nonblocking", nonblocking}, {"pipeline", pipeline}};
+        {"collectives", collectives}, {"groups", groups},    {"reordered", reordered}, {"ring", ring},
+        {"nonblocking", nonblocking}, {"pipeline", pipeline}};
     for (const auto& [name, program] : all)
       if (only.find(name) != std::string::npos) compare(name, world, program);
     return;
@@ -301,6 +306,14 @@ int failure_mode(const std::string& mode, const ts::World& world) {
         ts::dist::all_reduce(t);
       else
         ts::dist::broadcast(t, size - 1);
+      return {t};
+    });
+  } else if (mode == "slow_peer") {
+    run(n, [](int rank, int size) -> std::vector<ts::Tensor> {
+      ts::Tensor t = ts::full({1}, 1.f);
+      // Longer than the world's timeout (2 s in its test): the others give up waiting for it.
+      if (rank == size - 1) std::this_thread::sleep_for(std::chrono::seconds(8));
+      ts::dist::all_reduce(t);
       return {t};
     });
   } else if (mode == "wrong_size") {

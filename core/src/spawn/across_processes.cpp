@@ -52,8 +52,8 @@ namespace tessera::spawned {
 
 namespace {
 
-// Reports travel as bytes: numbers as 8 little-endian-agnostic bytes (every process of a world
-// runs on the same kind of machine), strings and lists with their length first.
+// Reports travel as bytes: numbers as their 8 bytes in this machine's order (the processes of a
+// world run one build on one kind of machine), strings and lists with their length first.
 class Writer {
  public:
   void number(uint64_t v) { bytes_.append(reinterpret_cast<const char*>(&v), sizeof(v)); }
@@ -88,9 +88,10 @@ class Reader {
  private:
   void need(uint64_t n) const {
     if (n > bytes_.size() - at_)
-      throw Error(fmt::format("ts::spawn: the report of process {} in a round of the processes' agreement is "
-                              "truncated ({} bytes); the processes run different builds of Tessera?",
-                              process_, bytes_.size()));
+      throw Error(
+          fmt::format("ts::spawn: the report of process {} in a round of the processes' agreement is "
+                      "truncated ({} bytes); the processes run different builds of Tessera?",
+                      process_, bytes_.size()));
   }
   const std::string& bytes_;
   int process_;
@@ -140,8 +141,8 @@ Scheduler::Report decode(const std::string& bytes, int process, size_t processes
   for (std::vector<uint64_t>* counts : {&r.sent_to, &r.taken_from}) {
     const uint64_t n = in.number();
     if (n != processes)
-      throw Error(fmt::format("ts::spawn: process {} counts messages for {} process(es), this one for {}", process,
-                              n, processes));
+      throw Error(fmt::format("ts::spawn: process {} counts messages for {} process(es), this one for {}",
+                              process, n, processes));
     for (uint64_t i = 0; i < n; ++i) counts->push_back(in.number());
   }
   r.waits = in.text();
@@ -274,10 +275,11 @@ bool Scheduler::round() {
     reports = exchange(report());
     last_reports_ = reports;
   } catch (const Error& e) {
-    throw Error(fmt::format("ts::spawn on process {}: its ranks wait for other processes, which did not all take part "
-                            "in the processes' agreement: {}; the ranks of process {} wait in: {}",
-                            world_->process_index(), e.what(), world_->process_index(),
-                            waits().empty() ? "nothing (every one finished)" : waits()));
+    throw Error(fmt::format(
+        "ts::spawn on process {}: its ranks wait for other processes, which did not all take part "
+        "in the processes' agreement: {}; the ranks of process {} wait in: {}",
+        world_->process_index(), e.what(), world_->process_index(),
+        waits().empty() ? "nothing (every one finished)" : waits()));
   }
   const int processes = static_cast<int>(reports.size());
 
@@ -305,18 +307,21 @@ bool Scheduler::round() {
   using Key = std::pair<std::vector<int>, uint64_t>;
   std::map<Key, std::vector<std::pair<int, const Report::Ready*>>> calls;
   for (int p = 0; p < processes; ++p)
-    for (const Report::Ready& g : reports[static_cast<size_t>(p)].ready) calls[{g.fibre, g.ordinal}].emplace_back(p, &g);
+    for (const Report::Ready& g : reports[static_cast<size_t>(p)].ready)
+      calls[{g.fibre, g.ordinal}].emplace_back(p, &g);
   std::vector<Key> runnable;
   for (const auto& [key, parts] : calls) {
     const Report::Ready& first = *parts.front().second;
     for (const auto& [p, part] : parts)
       if (part->call != first.call) {
         agreed_error_ = fmt::format(
-            "ts::spawn: collective mismatch over ranks [{}] (their collective #{}): rank {} (process {}) called {} "
-            "where rank {} (process {}) called {}; every member of a group must make the same call (collective, "
+            "ts::spawn: collective mismatch over ranks [{}] (their collective #{}): rank {} (process {}) "
+            "called {} "
+            "where rank {} (process {}) called {}; every member of a group must make the same call "
+            "(collective, "
             "dtype, shape, reduce op, root) at the same point",
-            fmt::join(key.first, ", "), key.second, first.rank, parts.front().first, first.text, part->rank, p,
-            part->text);
+            fmt::join(key.first, ", "), key.second, first.rank, parts.front().first, first.text, part->rank,
+            p, part->text);
         aborting_ = true;
         return false;
       }
@@ -344,7 +349,8 @@ bool Scheduler::round() {
     std::string all_waits;
     for (const Report& r : reports)
       if (!r.waits.empty()) all_waits += (all_waits.empty() ? "" : "; ") + r.waits;
-    agreed_error_ = fmt::format("ts::spawn: deadlock: every rank that has not finished is waiting: {}", all_waits);
+    agreed_error_ =
+        fmt::format("ts::spawn: deadlock: every rank that has not finished is waiting: {}", all_waits);
     aborting_ = true;
     return false;
   }
@@ -380,10 +386,11 @@ void Scheduler::await_messages_sent_here(const std::vector<Report>& reports) {
   std::string missing;
   for (size_t q = 0; q < reports.size(); ++q)
     if (taken_from_[q] < reports[q].sent_to[me])
-      missing += fmt::format("{}{} of {} from process {}", missing.empty() ? "" : ", ", reports[q].sent_to[me] - taken_from_[q],
-                             reports[q].sent_to[me], q);
+      missing += fmt::format("{}{} of {} from process {}", missing.empty() ? "" : ", ",
+                             reports[q].sent_to[me] - taken_from_[q], reports[q].sent_to[me], q);
   const std::string text = fmt::format(
-      "ts::spawn on process {}: messages sent to its ranks did not arrive within the timeout of {} ms ([world] "
+      "ts::spawn on process {}: messages sent to its ranks did not arrive within the timeout of {} ms "
+      "([world] "
       "timeout, TESSERA_TIMEOUT): {}",
       me, link.timeout_ms(), missing);
   link.break_link(text);
