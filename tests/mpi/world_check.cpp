@@ -154,6 +154,20 @@ void structured(const ts::World& world) {
     ts::dist::recv(got, (ts::get_rank() + (w - 1)) % w);
     return std::vector<ts::Tensor>{got};
   });
+  // Tags between processes: sent with tags 2, -5 and 1 in that order, received as 1, 2, -5 (a
+  // message of another tag that arrives first waits for its own receive).
+  compare("send/recv ring with tags received out of order", world, [&](const ts::DeviceMesh&) {
+    const ts::SymInt next = (ts::get_rank() + 1) % w, prev = (ts::get_rank() + (w - 1)) % w;
+    ts::dist::send(inputs(3, 4), next, 2);
+    ts::dist::send(inputs(2, 5), next, -5);
+    ts::dist::send(inputs(3, 6), next, 1);
+    ts::Tensor one = ts::zeros({3}), two = ts::zeros({3}), minus_five = ts::zeros({2});
+    ts::dist::recv(one, prev, 1);
+    ts::dist::recv(two, prev, 2);
+    ts::dist::recv(minus_five, prev, -5);
+    ts::dist::check_messages();
+    return std::vector<ts::Tensor>{one, two, minus_five};
+  });
   compare("all_to_all_single uneven", world, [&](const ts::DeviceMesh&) {
     // Rank r sends (r + j) % 3 rows to rank j; rank j receives (i + j) % 3 rows from rank i.
     std::vector<ts::SymInt> in_splits, out_splits;

@@ -28,8 +28,27 @@
 // failed first. Messages left unreceived and receives left unmatched when every program ended are
 // an Error too.
 //
+// Across processes. In a world that spans processes (ts::init_world() with a transport such as
+// MPI: P processes of k ranks), every process calls spawn(P * k, program) (another n is an
+// Error) and runs the programs of the ranks it hosts, in rank order as above; each result is bit
+// for bit the one of the same spawn in one process. Messages and collectives among a process's own
+// ranks stay within it. A send to a rank of another process is eager: it goes over the transport
+// at once, its tag and kind in the message's envelope, and lands in the receiver's inbox, where
+// receives match it as any other. A collective whose members live in several processes runs
+// through the transport, and only once every process holds it ready: whenever every hosted rank
+// waits (or has finished), the processes exchange what each holds ready, sent and received (an
+// all-gather), and run the collectives that all their members reached, every process in one
+// order, so that collectives of different groups never wait on each other in a cycle. From the
+// same exchange every process ends the spawn alike: a rank that threw anywhere (RankError naming
+// it, on every process), members that made different calls (an Error naming both), a deadlock
+// (the waits of every rank of every process), messages left over. A process whose ranks wait
+// for other processes waits in the transport (which sleeps between polls), at most the world's
+// timeout; a peer that died, hangs, or computes for longer than that ends the spawn with an Error
+// naming what each hosted rank waits in.
+//
 // spawn cannot be called inside a rank's program (an Error says so). Each call has its own world
-// and scheduler: threads may run spawns of their own at the same time.
+// and scheduler: threads may run spawns of their own at the same time (across processes, only one
+// thread of a process may spawn at a time, and not while it uses the process world elsewhere).
 #pragma once
 
 #include <cstddef>

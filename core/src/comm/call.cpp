@@ -118,7 +118,7 @@ uint64_t call_fingerprint(const char* op, const Tensor& tensor, const ProcessGro
 
 bool checks_calls() {
   const world::WorldState& w = world::current();
-  return w.distributed() && w.check_collectives();
+  return w.distributed() && w.compares_calls();
 }
 
 std::string shape_of(const Tensor& tensor) {
@@ -148,7 +148,7 @@ Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group,
   }
   call.fibre_list = distributed_fibres(op, ranks, group, w);
   call.context.fingerprint = call_fingerprint(op, tensor, group, fingerprint);
-  if (w.check_collectives()) compare_across_processes(w, call.context.call, describe(op, tensor, group, fingerprint), op);
+  if (w.compares_calls()) compare_across_processes(w, call.context.call, describe(op, tensor, group, fingerprint), op);
   return call;
 }
 

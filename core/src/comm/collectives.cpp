@@ -508,13 +508,7 @@ void send(const Tensor& tensor, const SymInt& dst, int tag) {
       comm::post(rank, static_cast<int>(to), tag, shard.clone());
       continue;
     }
-    // The transport's message tags belong to the world (tag regions); a user's tag would need room in
-    // the envelope that the wire format does not have.
-    if (tag != 0)
-      throw Error(fmt::format("send from rank {} to rank {} (another process) with tag {}: between processes only tag 0 "
-                              "is supported",
-                              rank, to, tag));
-    comm::post_remote(rank, static_cast<int>(to), shard.contiguous().clone());
+    comm::post_remote(world::current(), rank, static_cast<int>(to), tag, shard.contiguous().clone());
   }
 }
 
@@ -533,12 +527,8 @@ void recv(Tensor& tensor, const SymInt& src, int tag) {
     const int64_t from = src.at(rank);
     if (from < 0) continue;
     if (!w.hosts(static_cast<int>(from))) {
-      if (tag != 0)
-        throw Error(fmt::format("recv on rank {} from rank {} (another process) with tag {}: between processes only "
-                                "tag 0 is supported",
-                                rank, from, tag));
       Tensor target = shard;
-      target.copy_(comm::take_remote(static_cast<int>(from), rank, shard));
+      target.copy_(comm::take_remote(static_cast<int>(from), rank, tag, shard));
       continue;
     }
     const Tensor message = comm::take(static_cast<int>(from), rank, tag);

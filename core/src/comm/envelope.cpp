@@ -32,9 +32,10 @@ std::string dtype_text(uint8_t code) {
 
 // "all_reduce call #3 (float32, 16 element(s), sum)" or "point-to-point message #2 (float32, 4 element(s))".
 std::string call_text(const Envelope& e) {
-  if (e.kind == MessageKind::point_to_point)
-    return fmt::format("point-to-point message #{} ({}, {} element(s))", e.call, dtype_text(e.dtype),
-                       e.count);
+  if (e.kind == MessageKind::point_to_point || e.kind == MessageKind::gradient)
+    return fmt::format("{} message #{} ({}, {} element(s), tag {})",
+                       e.kind == MessageKind::gradient ? "gradient" : "point-to-point", e.call, dtype_text(e.dtype),
+                       e.count, e.tag);
   std::string text = fmt::format("{} call #{} ({}, {} element(s)", collective_name(e.collective), e.call,
                                  dtype_text(e.dtype), e.count);
   if (reducing(e.collective)) text += fmt::format(", {}", reduce_op_name(e.reduce_op));
@@ -76,7 +77,7 @@ std::string envelope_problem(const Envelope& got, const Envelope& expected) {
         got.magic, got.seal, kMagic);
   if (got.kind != expected.kind || got.collective != expected.collective || got.call != expected.call ||
       got.dtype != expected.dtype || got.count != expected.count || got.reduce_op != expected.reduce_op ||
-      got.root != expected.root)
+      got.root != expected.root || got.tag != expected.tag)
     return fmt::format(
         "the message belongs to {}, but the receiving rank runs {}: the processes made different "
         "calls here (a skipped, extra or mismatched collective or send)",

@@ -4,7 +4,8 @@
 // A transport matches messages by (process, tag) only, and tags repeat (every few million calls,
 // and all messages of one pair of ranks in one call share one). What tags cannot tell apart, the
 // envelope does: which call sent it (its sequence number and a digest of what the call is: the
-// operation, group, dtype, shape, reduce op, root and algorithm), which rank sent it to which,
+// operation, group, dtype, shape, reduce op, root and algorithm; a point-to-point message's tag),
+// which rank sent it to which,
 // the how-many-th message between them it is, and how many elements follow. With checks on
 // ([world] check_collectives, TESSERA_DEBUG=1) it also carries a digest of the payload. A skipped
 // or mismatched collective, a message sent into the wrong call, and a transport that reorders or
@@ -18,7 +19,9 @@
 
 namespace tessera::comm {
 
-enum class MessageKind : uint8_t { collective = 1, point_to_point = 2 };
+// What a message is: a collective's, a user's point-to-point message, or a gradient that the
+// differentiable send/recv pair passes back (which never matches a user's receive).
+enum class MessageKind : uint8_t { collective = 1, point_to_point = 2, gradient = 3 };
 
 struct Envelope {
   uint32_t magic = 0;
@@ -35,7 +38,7 @@ struct Envelope {
   int64_t count = 0;      // payload elements
   uint64_t checksum = 0;  // payload digest, when has_checksum
   uint32_t has_checksum = 0;
-  uint32_t reserved = 0;
+  int32_t tag = 0;  // point-to-point and gradient messages: the sender's tag (collectives: 0)
   uint64_t seal = 0;  // digest of every field above: a corrupt envelope is told from a foreign one
 };
 static_assert(sizeof(Envelope) == 72, "the envelope's layout is part of the wire format");

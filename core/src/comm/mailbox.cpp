@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <utility>
 
 #include "comm/envelope.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
+#include "tessera/local.hpp"
 #include "world/process_link.hpp"
 #include "world/world.hpp"
 
@@ -28,12 +30,17 @@ void Mailbox::post(int from, int to, int tag, Tensor data) {
 }
 
 Tensor Mailbox::take(int from, int to, int tag) {
+  if (std::optional<Tensor> data = try_take(from, to, tag)) return std::move(*data);
+  throw Error(fmt::format("recv on rank {} from rank {}{}: no matching send (rank {} sent nothing to rank {}{} that is "
+                          "still unreceived)",
+                          to, from, tag_text(tag), from, to, tag_text(tag)));
+}
+
+std::optional<Tensor> Mailbox::try_take(int from, int to, int tag) {
+  if (!holds_messages_.load(std::memory_order_acquire)) return std::nullopt;
   std::lock_guard lock(mutex_);
   auto it = messages_.find({from, to, tag});
-  if (it == messages_.end() || it->second.empty())
-    throw Error(fmt::format("recv on rank {} from rank {}{}: no matching send (rank {} sent nothing to rank {}{} that is "
-                            "still unreceived)",
-                            to, from, tag_text(tag), from, to, tag_text(tag)));
+  if (it == messages_.end() || it->second.empty()) return std::nullopt;
   Tensor data = std::move(it->second.front());
   it->second.pop_front();
   if (it->second.empty()) messages_.erase(it);
@@ -67,24 +74,21 @@ uint64_t Mailbox::next_remote(int from, int to, bool sending) {
 
 namespace {
 
-// What goes ahead of a point-to-point message between processes: its envelope, and the tensor's
-// shape, so that the receiver can name a shape or dtype that differs from the receiving tensor's
-// exactly as a simulated recv does.
-struct PointToPointHeader {
-  Envelope envelope;
-  int64_t ndim = 0;
-  std::array<int64_t, kMaxDims> sizes{};
-};
+using Header = RemoteStream::Header;
+static_assert(sizeof(Header) % sizeof(int64_t) == 0);
+constexpr int64_t kHeaderWords = static_cast<int64_t>(sizeof(Header) / sizeof(int64_t));
 
-Envelope point_to_point_envelope(const world::WorldState& w, int from, int to, const Tensor& like, uint64_t sequence) {
+Envelope point_to_point_envelope(const world::WorldState& w, int from, int to, int tag, MessageKind kind, DType dtype,
+                                 const Shape& sizes, uint64_t sequence) {
   Envelope e;
-  e.kind = MessageKind::point_to_point;
-  e.dtype = static_cast<uint8_t>(like.dtype());
+  e.kind = kind;
+  e.dtype = static_cast<uint8_t>(dtype);
   e.call = sequence;
-  e.fingerprint = bytes_digest(like.sizes().data(), like.sizes().size() * sizeof(int64_t));
+  e.fingerprint = bytes_digest(sizes.data(), sizes.size() * sizeof(int64_t));
   e.sender = from;
   e.receiver = to;
-  e.count = like.numel();
+  e.count = shape_numel(sizes);
+  e.tag = tag;
   e.has_checksum = w.check_collectives() ? 1 : 0;
   return e;
 }
@@ -104,60 +108,144 @@ void await(world::ProcessLink& link, world::ProcessLink::Request& request, const
   throw Error(text);
 }
 
+// A plain tensor (a factory would make a local one under LocalMode) on the CPU backend.
+Tensor plain_empty(const Shape& sizes, DType dtype) {
+  const DisabledLocalMode plain;
+  return empty(sizes, TensorOptions(dtype));
+}
+
+// The shape a header declares, or nothing when its rank count is out of range.
+std::optional<Shape> declared_shape(const Header& header) {
+  if (header.ndim < 0 || header.ndim > kMaxDims) return std::nullopt;
+  return Shape(header.sizes.begin(), header.sizes.begin() + header.ndim);
+}
+
+// What is wrong with a header that arrived as message `sequence` from `from` to `to`, judged by
+// what it says it is (its own tag, kind, dtype and shape); empty when it is that message.
+std::string header_problem(const world::WorldState& w, const Header& header, int from, int to, uint64_t sequence) {
+  const Envelope& got = header.envelope;
+  const std::optional<Shape> shape = declared_shape(header);
+  const bool kind_known = got.kind == MessageKind::point_to_point || got.kind == MessageKind::gradient;
+  if (!shape || !kind_known || got.dtype >= kNumDTypes) {
+    // Judged against an ordinary message of this pair: the envelope's check names what is wrong.
+    const Envelope expected = point_to_point_envelope(w, from, to, got.tag, MessageKind::point_to_point, kFloat32,
+                                                      Shape{}, sequence);
+    std::string problem = envelope_problem(got, expected);
+    return problem.empty() ? fmt::format("the message's header declares {} dimensions; at most {} are possible",
+                                         header.ndim, kMaxDims)
+                           : problem;
+  }
+  return envelope_problem(got, point_to_point_envelope(w, from, to, got.tag, got.kind, static_cast<DType>(got.dtype),
+                                                       *shape, sequence));
+}
+
 }  // namespace
 
-void post_remote(int from, int to, Tensor data) {
-  world::WorldState& w = world::current();
+void post_remote(world::WorldState& w, int from, int to, int tag, Tensor data, MessageKind kind) {
   world::ProcessLink& link = *w.link();
-  const int64_t tag = link.point_to_point_tag(w.position(from), w.position(to));
-  PointToPointHeader header;
-  header.envelope = point_to_point_envelope(w, from, to, data, w.mailbox().next_remote(from, to, true));
+  const int64_t transport_tag = link.point_to_point_tag(w.position(from), w.position(to));
+  Header header;
+  header.envelope = point_to_point_envelope(w, from, to, tag, kind, data.dtype(), data.sizes(),
+                                            w.mailbox().next_remote(from, to, true));
   seal(header.envelope, data.impl()->bytes_at(), static_cast<size_t>(data.numel()) * itemsize(data.dtype()));
   header.ndim = data.dim();
   std::copy(data.sizes().begin(), data.sizes().end(), header.sizes.begin());
-  link.send_staged(&header, sizeof(header), *data.impl(), 0, 0, w.process_of(to), tag, header.envelope.call);
-  auto request = link.isend(data, w.process_of(to), tag);
+  link.send_staged(&header, sizeof(header), *data.impl(), 0, 0, w.process_of(to), transport_tag, header.envelope.call);
+  auto request = link.isend(data, w.process_of(to), transport_tag);
   const std::string what = fmt::format("send from rank {} to rank {} (process {})", from, to, w.process_of(to));
   w.mailbox().hold(request, [&link, what](void* r) {
     return link.test(*static_cast<world::ProcessLink::Request*>(r), [&] { return what; });
   });
 }
 
-Tensor take_remote(int from, int to, const Tensor& like) {
+Tensor take_remote(int from, int to, int tag, const Tensor& like) {
   world::WorldState& w = world::current();
   world::ProcessLink& link = *w.link();
-  const int64_t tag = link.point_to_point_tag(w.position(from), w.position(to));
-  const std::string what = fmt::format("recv on rank {} from rank {} (process {})", to, from, w.process_of(from));
-  // The header first: a message that does not fit the receiving tensor is named before its bytes land.
-  static_assert(sizeof(PointToPointHeader) % sizeof(int64_t) == 0);
-  // A plain tensor (a factory would make a local one under LocalMode), on the receiving shard's backend.
-  const Tensor header_bytes(TensorImpl::allocate({static_cast<int64_t>(sizeof(PointToPointHeader) / sizeof(int64_t))},
-                                                 kInt64, like.impl()->backend_ptr()));
-  const auto header_request = link.irecv(header_bytes, w.process_of(from), tag);
-  await(link, *header_request, what, from);
-  PointToPointHeader header;
-  std::memcpy(&header, header_bytes.impl()->bytes_at(), sizeof(header));
-  const Envelope& got = header.envelope;
-  const Envelope expected = point_to_point_envelope(w, from, to, like, w.mailbox().next_remote(from, to, false));
-  if (got.kind == MessageKind::point_to_point && got.dtype != expected.dtype && got.dtype < kNumDTypes)
-    reject(link, fmt::format("{}: the message holds {} but the receiving tensor is {}", what,
-                             dtype_name(static_cast<DType>(got.dtype)), dtype_name(like.dtype())));
-  if (got.kind == MessageKind::point_to_point && header.ndim >= 0 && header.ndim <= kMaxDims) {
-    const Shape sent(header.sizes.begin(), header.sizes.begin() + header.ndim);
-    if (sent != like.sizes())
-      reject(link, fmt::format("{}: the message has shape {} but the receiving tensor has {}", what, shape_text(sent),
+  const int64_t transport_tag = link.point_to_point_tag(w.position(from), w.position(to));
+  const std::string what = fmt::format("recv on rank {} from rank {} (process {}){}", to, from, w.process_of(from),
+                                       tag_text(tag));
+  const auto fits = [&](const Tensor& message, DType dtype, const Shape& sizes) {
+    if (dtype != like.dtype())
+      reject(link, fmt::format("{}: the message holds {} but the receiving tensor is {}", what, dtype_name(dtype),
+                               dtype_name(like.dtype())));
+    if (sizes != like.sizes())
+      reject(link, fmt::format("{}: the message has shape {} but the receiving tensor has {}", what, shape_text(sizes),
                                shape_text(like.sizes())));
+    return message;
+  };
+  // A message with this tag that arrived while an earlier receive waited for another tag.
+  if (std::optional<Tensor> kept = w.mailbox().try_take(from, to, tag)) return fits(*kept, kept->dtype(), kept->sizes());
+  for (;;) {
+    // The header first: a message that does not fit the receiving tensor is named before its bytes land.
+    const Tensor header_bytes = plain_empty({kHeaderWords}, kInt64);
+    const auto header_request = link.irecv(header_bytes, w.process_of(from), transport_tag);
+    await(link, *header_request, what, from);
+    Header header;
+    std::memcpy(&header, header_bytes.impl()->bytes_at(), sizeof(header));
+    const Envelope& got = header.envelope;
+    const uint64_t sequence = w.mailbox().next_remote(from, to, false);
+    const bool ours = got.kind == MessageKind::point_to_point && got.tag == tag;
+    if (ours && got.dtype != static_cast<uint8_t>(like.dtype()) && got.dtype < kNumDTypes)
+      fits(Tensor(), static_cast<DType>(got.dtype), like.sizes());
+    if (const std::optional<Shape> sent = declared_shape(header); ours && sent) fits(Tensor(), like.dtype(), *sent);
+    if (std::string problem = header_problem(w, header, from, to, sequence); !problem.empty())
+      reject(link, fmt::format("{}: {}", what, problem));
+    Tensor message = plain_empty(*declared_shape(header), static_cast<DType>(got.dtype));
+    const auto request = link.irecv(message, w.process_of(from), transport_tag);
+    await(link, *request, what, from);
+    if (std::string problem = payload_problem(got, message.impl()->bytes_at(),
+                                              static_cast<size_t>(message.numel()) * itemsize(message.dtype()));
+        !problem.empty())
+      reject(link, fmt::format("{}: {}", what, problem));
+    if (ours) return message;
+    if (got.kind != MessageKind::point_to_point)
+      reject(link, fmt::format("{}: a gradient message from rank {} arrived; only ts::spawn passes gradients "
+                               "between processes",
+                               what, from));
+    w.mailbox().post(from, to, got.tag, std::move(message));  // for the receive of its own tag
   }
-  if (std::string problem = envelope_problem(got, expected); !problem.empty())
-    reject(link, fmt::format("{}: {}", what, problem));
-  Tensor message = empty_like(like.contiguous());
-  const auto request = link.irecv(message, w.process_of(from), tag);
-  await(link, *request, what, from);
-  if (std::string problem =
-          payload_problem(got, message.impl()->bytes_at(), static_cast<size_t>(message.numel()) * itemsize(message.dtype()));
+}
+
+RemoteStream::RemoteStream(world::WorldState& w, int from, int to)
+    : world_(&w), from_(from), to_(to), header_bytes_(plain_empty({kHeaderWords}, kInt64)) {
+  post_header();
+}
+
+void RemoteStream::post_header() {
+  world::ProcessLink& link = *world_->link();
+  header_request_ = link.irecv(header_bytes_, world_->process_of(from_),
+                               link.point_to_point_tag(world_->position(from_), world_->position(to_)));
+}
+
+void RemoteStream::close() {
+  if (header_request_ != nullptr) header_request_->cancel_receive();
+  if (payload_request_ != nullptr) payload_request_->cancel_receive();
+}
+
+std::optional<RemoteStream::Message> RemoteStream::poll() {
+  world::ProcessLink& link = *world_->link();
+  const auto what = [&] {
+    return fmt::format("receiving on rank {} from rank {} (process {})", to_, from_, world_->process_of(from_));
+  };
+  if (payload_request_ == nullptr) {
+    if (!link.test(*header_request_, what)) return std::nullopt;
+    std::memcpy(&header_, header_bytes_.impl()->bytes_at(), sizeof(header_));
+    const uint64_t sequence = world_->mailbox().next_remote(from_, to_, false);
+    if (std::string problem = header_problem(*world_, header_, from_, to_, sequence); !problem.empty())
+      reject(link, fmt::format("{}: {}", what(), problem));
+    payload_ = plain_empty(*declared_shape(header_), static_cast<DType>(header_.envelope.dtype));
+    const int64_t transport_tag = link.point_to_point_tag(world_->position(from_), world_->position(to_));
+    payload_request_ = link.irecv(payload_, world_->process_of(from_), transport_tag);
+    post_header();  // after the payload's receive: the transport matches in posting order
+  }
+  if (!link.test(*payload_request_, what)) return std::nullopt;
+  payload_request_.reset();
+  const Envelope& got = header_.envelope;
+  if (std::string problem = payload_problem(got, payload_.impl()->bytes_at(),
+                                            static_cast<size_t>(payload_.numel()) * itemsize(payload_.dtype()));
       !problem.empty())
-    reject(link, fmt::format("{}: {}", what, problem));
-  return message;
+    reject(link, fmt::format("{}: {}", what(), problem));
+  return Message{got.tag, got.kind, std::exchange(payload_, Tensor())};
 }
 
 void post(int from, int to, int tag, Tensor data) { world::current().mailbox().post(from, to, tag, std::move(data)); }

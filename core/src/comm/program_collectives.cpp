@@ -93,24 +93,42 @@ void meet(const world::RunningProgram& p, Meeting& m, const ProcessGroup& group)
   p.programs->meet(m);
 }
 
+// The members' parts are by group rank; in a world spread over processes only the members this
+// process hosts have one (the others are null), and the collective's local tensors hold their shards.
+const Meeting& lead(const std::vector<Meeting*>& parts) {
+  for (const Meeting* part : parts)
+    if (part != nullptr) return *part;
+  throw Error("a collective of a rank's program ran without a member");  // the scheduler never does this
+}
+
 // The members' tensors number `index` as one local tensor: member k's tensor is the shard of the
 // fibre's k-th rank (the very tensor, so a collective's result lands in it).
 Tensor members_tensor(const std::vector<Meeting*>& parts, size_t index) {
-  const std::vector<int>& fibre = *parts.front()->fibre;
+  const std::vector<int>& fibre = *lead(parts).fibre;
   std::vector<std::pair<int, Tensor>> shards;
   shards.reserve(parts.size());
-  for (size_t k = 0; k < parts.size(); ++k) shards.emplace_back(fibre[k], parts[k]->tensors[index]);
+  for (size_t k = 0; k < parts.size(); ++k)
+    if (parts[k] != nullptr) shards.emplace_back(fibre[k], parts[k]->tensors[index]);
   return local_tensor(RankMap<Tensor>(std::move(shards)));
 }
 
-// The same, for a tensor only the root passes (scatter's inputs, gather's outputs): every member's
-// shard is the root's tensor, which the collective reads (or writes) on the root alone.
-Tensor roots_tensor(const std::vector<Meeting*>& parts, int root, size_t index) {
-  const std::vector<int>& fibre = *parts.front()->fibre;
-  const Tensor& t = parts[static_cast<size_t>(root)]->tensors[index];
-  std::vector<std::pair<int, Tensor>> shards;
-  for (int r : fibre) shards.emplace_back(r, t);
-  return local_tensor(RankMap<Tensor>(std::move(shards)));
+// The list only the root passes (scatter's inputs, gather's outputs), from its tensor 1 on, as
+// local tensors: every member's shard of entry i is the root's i-th tensor, which the collective
+// reads (or writes) on the root alone. Where the root lives in another process, every entry (one
+// per member) is a stand-in shaped like each member's tensor 0, neither read nor written.
+std::vector<Tensor> roots_list(const std::vector<Meeting*>& parts, int root) {
+  const std::vector<int>& fibre = *lead(parts).fibre;
+  const Meeting* root_part = parts[static_cast<size_t>(root)];
+  const size_t count = root_part != nullptr ? root_part->tensors.size() - 1 : parts.size();
+  std::vector<Tensor> list;
+  for (size_t i = 0; i < count; ++i) {
+    std::vector<std::pair<int, Tensor>> shards;
+    for (size_t k = 0; k < parts.size(); ++k)
+      if (parts[k] != nullptr)
+        shards.emplace_back(fibre[k], root_part != nullptr ? root_part->tensors[1 + i] : empty_like(parts[k]->tensors[0]));
+    list.push_back(local_tensor(RankMap<Tensor>(std::move(shards))));
+  }
+  return list;
 }
 
 std::vector<Tensor> members_list(const std::vector<Meeting*>& parts, size_t first, size_t count) {
@@ -121,13 +139,14 @@ std::vector<Tensor> members_list(const std::vector<Meeting*>& parts, size_t firs
 
 // Each member's i-th split as one local int.
 std::vector<SymInt> members_splits(const std::vector<Meeting*>& parts, bool output) {
-  const std::vector<int>& fibre = *parts.front()->fibre;
-  const size_t n = output ? parts.front()->splits_out.size() : parts.front()->splits_in.size();
+  const Meeting& first = lead(parts);
+  const std::vector<int>& fibre = *first.fibre;
+  const size_t n = output ? first.splits_out.size() : first.splits_in.size();
   std::vector<SymInt> splits;
   for (size_t i = 0; i < n; ++i) {
     std::vector<std::pair<int, int64_t>> values;
     for (size_t k = 0; k < parts.size(); ++k)
-      values.emplace_back(fibre[k], output ? parts[k]->splits_out[i] : parts[k]->splits_in[i]);
+      if (parts[k] != nullptr) values.emplace_back(fibre[k], output ? parts[k]->splits_out[i] : parts[k]->splits_in[i]);
     splits.emplace_back(LocalInt(RankMap<int64_t>(std::move(values))));
   }
   return splits;
@@ -144,7 +163,7 @@ void all_reduce(const world::RunningProgram& p, Tensor& tensor, ReduceOp op, con
   m.tensors = {tensor};
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor t = members_tensor(parts, 0);
-    dist::all_reduce(t, parts.front()->op, g);
+    dist::all_reduce(t, lead(parts).op, g);
   };
   meet(p, m, group);
 }
@@ -159,7 +178,7 @@ void broadcast(const world::RunningProgram& p, Tensor& tensor, int src, const Pr
   m.tensors = {tensor};
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor t = members_tensor(parts, 0);
-    dist::broadcast(t, parts.front()->root, g);
+    dist::broadcast(t, lead(parts).root, g);
   };
   meet(p, m, group);
 }
@@ -175,7 +194,7 @@ void reduce(const world::RunningProgram& p, Tensor& tensor, int dst, ReduceOp op
   m.tensors = {tensor};
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor t = members_tensor(parts, 0);
-    dist::reduce(t, parts.front()->root, parts.front()->op, g);
+    dist::reduce(t, lead(parts).root, lead(parts).op, g);
   };
   meet(p, m, group);
 }
@@ -194,7 +213,7 @@ void all_gather(const world::RunningProgram& p, std::vector<Tensor>& outputs, co
     m.tensors.push_back(out);
   }
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
-    std::vector<Tensor> outs = members_list(parts, 1, parts.front()->tensors.size() - 1);
+    std::vector<Tensor> outs = members_list(parts, 1, lead(parts).tensors.size() - 1);
     dist::all_gather(outs, members_tensor(parts, 0), g);
   };
   meet(p, m, group);
@@ -232,7 +251,7 @@ void reduce_scatter(const world::RunningProgram& p, Tensor& output, const std::v
   }
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor out = members_tensor(parts, 0);
-    dist::reduce_scatter(out, members_list(parts, 1, parts.front()->tensors.size() - 1), parts.front()->op,
+    dist::reduce_scatter(out, members_list(parts, 1, lead(parts).tensors.size() - 1), lead(parts).op,
                          g);
   };
   meet(p, m, group);
@@ -250,7 +269,7 @@ void reduce_scatter_tensor(const world::RunningProgram& p, Tensor& output, const
   m.tensors = {output, input};
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor out = members_tensor(parts, 0);
-    dist::reduce_scatter_tensor(out, members_tensor(parts, 1), parts.front()->op, g);
+    dist::reduce_scatter_tensor(out, members_tensor(parts, 1), lead(parts).op, g);
   };
   meet(p, m, group);
 }
@@ -272,9 +291,9 @@ void all_to_all(const world::RunningProgram& p, std::vector<Tensor>& outputs,
   }
   m.first_input = outputs.size();
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
-    const size_t outputs = parts.front()->first_input;
+    const size_t outputs = lead(parts).first_input;
     std::vector<Tensor> outs = members_list(parts, 0, outputs);
-    dist::all_to_all(outs, members_list(parts, outputs, parts.front()->tensors.size() - outputs), g);
+    dist::all_to_all(outs, members_list(parts, outputs, lead(parts).tensors.size() - outputs), g);
   };
   meet(p, m, group);
 }
@@ -315,10 +334,8 @@ void scatter(const world::RunningProgram& p, Tensor& output, const std::vector<T
     m.tensors.push_back(in);
   }
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
-    const int root = parts.front()->root;
-    const size_t count = parts[static_cast<size_t>(root)]->tensors.size() - 1;
-    std::vector<Tensor> ins;
-    for (size_t i = 0; i < count; ++i) ins.push_back(roots_tensor(parts, root, 1 + i));
+    const int root = lead(parts).root;
+    const std::vector<Tensor> ins = roots_list(parts, root);
     Tensor out = members_tensor(parts, 0);
     dist::scatter(out, ins, root, g);
   };
@@ -339,10 +356,8 @@ void gather(const world::RunningProgram& p, std::vector<Tensor>& outputs, const 
     m.tensors.push_back(out);
   }
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
-    const int root = parts.front()->root;
-    const size_t count = parts[static_cast<size_t>(root)]->tensors.size() - 1;
-    std::vector<Tensor> outs;
-    for (size_t i = 0; i < count; ++i) outs.push_back(roots_tensor(parts, root, 1 + i));
+    const int root = lead(parts).root;
+    std::vector<Tensor> outs = roots_list(parts, root);
     dist::gather(outs, members_tensor(parts, 0), root, g);
   };
   meet(p, m, group);
@@ -354,7 +369,9 @@ void barrier(const world::RunningProgram& p, const ProcessGroup& group) {
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     const Tensor none = empty({0});
     std::vector<std::pair<int, Tensor>> shards;
-    for (int r : *parts.front()->fibre) shards.emplace_back(r, none);
+    const std::vector<int>& fibre = *lead(parts).fibre;
+    for (size_t k = 0; k < parts.size(); ++k)
+      if (parts[k] != nullptr) shards.emplace_back(fibre[k], none);
     dist::barrier(local_tensor(RankMap<Tensor>(std::move(shards))), g);
   };
   meet(p, m, group);

@@ -7,36 +7,10 @@
 #include <algorithm>
 #include <cstring>
 
-#include "spawn/scheduler.hpp"
+#include "spawn/gathering.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera::spawned {
-
-struct Scheduler::Gathering final : Wait {
-  std::shared_ptr<const std::vector<int>> fibre;
-  std::vector<comm::Meeting*> parts;  // by group rank; null until that member arrives
-  const comm::Meeting* first = nullptr;
-  int first_rank = -1;
-  size_t arrived = 0;
-  bool complete = false;
-  std::exception_ptr error;
-
-  bool done() const override { return complete; }
-  std::string describe(const Scheduler& scheduler) const override {
-    std::vector<int> missing, finished;
-    for (size_t k = 0; k < parts.size(); ++k) {
-      if (parts[k] != nullptr) continue;
-      const int r = (*fibre)[k];
-      (scheduler.finished(r) ? finished : missing).push_back(r);
-    }
-    std::string text = fmt::format("{} over ranks [{}]", first->describe(), fmt::join(*fibre, ", "));
-    if (!missing.empty()) text += fmt::format(", waiting for rank(s) {}", fmt::join(missing, ", "));
-    if (!finished.empty())
-      text += fmt::format("{} rank(s) {} finished without calling it", missing.empty() ? ", but" : ", and",
-                          fmt::join(finished, ", "));
-    return text;
-  }
-};
 
 void Scheduler::meet(comm::Meeting& part) {
   if (aborting_) throw Aborted{};
@@ -49,6 +23,9 @@ void Scheduler::meet(comm::Meeting& part) {
     slot = std::make_shared<Gathering>();
     slot->fibre = part.fibre;
     slot->parts.assign(part.fibre->size(), nullptr);
+    for (int r : *part.fibre) slot->hosted += hosts(r) ? 1 : 0;
+    slot->elsewhere = slot->hosted < part.fibre->size();
+    if (spread_) slot->ordinal = fibre_calls_[*part.fibre]++;
   }
   const std::shared_ptr<Gathering> gathering = slot;
   // Leaves the table once complete or failed: the fibre's next collective gathers anew.
@@ -76,9 +53,14 @@ void Scheduler::meet(comm::Meeting& part) {
     gathering->first = &part;
     gathering->first_rank = rank;
   }
-  if (++gathering->arrived == gathering->parts.size()) {
+  if (++gathering->arrived == gathering->hosted) {
     close();
-    to_run_ = gathering;
+    if (gathering->elsewhere) {
+      ready_.push_back(gathering);  // runs when every process agrees (round())
+      just_ready_ = gathering;
+    } else {
+      to_run_ = gathering;
+    }
   }
   block(gathering);
   if (gathering->error) std::rethrow_exception(gathering->error);
@@ -90,7 +72,7 @@ void Scheduler::run_gathering(Gathering& gathering, const observe::ThreadLabels&
   collective_scopes_.labels = labels;
   collective_scopes_.exchange();
   try {
-    const comm::Meeting& first = *gathering.parts.front();
+    const comm::Meeting& first = *gathering.first;
     first.run(gathering.parts, first.run_group);
   } catch (...) {
     gathering.error = std::current_exception();
@@ -98,5 +80,7 @@ void Scheduler::run_gathering(Gathering& gathering, const observe::ThreadLabels&
   collective_scopes_.exchange();
   gathering.complete = true;
 }
+
+void Scheduler::set_labels(Gathering& gathering, const observe::ThreadLabels& labels) { gathering.labels = labels; }
 
 }  // namespace tessera::spawned

@@ -32,6 +32,7 @@ struct Scheduler::PostedReceive final : Wait, detail::WorkState, std::enable_sha
   bool done() const override { return complete; }
   std::string describe(const Scheduler& s) const override {
     std::string text = call();
+    if (!s.hosts(src)) text += fmt::format(" from process {}", s.process_of(src));
     if (s.finished(src)) text += fmt::format(", and rank {} has finished", src);
     return text;
   }
@@ -87,15 +88,27 @@ void Scheduler::send(int src, int dst, int tag, const Tensor& message, const cha
     const NoGradGuard not_recorded;
     copy = message.detach().contiguous().clone();  // eager: later writes to `message` do not reach it
   }
+  if (!hosts(dst)) {
+    // To another process: eager too (the link holds the send until the peer takes it).
+    comm::post_remote(*world_, src, dst, tag, std::move(copy),
+                      space == comm::MessageSpace::gradient ? comm::MessageKind::gradient
+                                                            : comm::MessageKind::point_to_point);
+    ++sent_to_[static_cast<size_t>(process_of(dst))];
+    return;
+  }
+  arrive(dst, {src, tag, space, std::move(copy)});
+}
+
+void Scheduler::arrive(int dst, Message message) {
   Rank& to = ranks_[static_cast<size_t>(dst)];
   for (auto it = to.posted.begin(); it != to.posted.end(); ++it)
-    if ((*it)->src == src && (*it)->tag == tag && (*it)->space == space) {
+    if ((*it)->src == message.src && (*it)->tag == message.tag && (*it)->space == message.space) {
       const std::shared_ptr<PostedReceive> receive = *it;
       to.posted.erase(it);
-      deliver(*receive, copy);
+      deliver(*receive, message.data);
       return;
     }
-  to.inbox.push_back({src, tag, space, std::move(copy)});
+  to.inbox.push_back(std::move(message));
 }
 
 std::shared_ptr<detail::WorkState> Scheduler::irecv(int dst, int src, int tag, const Tensor& target,
@@ -123,6 +136,11 @@ std::shared_ptr<detail::WorkState> Scheduler::irecv(int dst, int src, int tag, c
 }
 
 void Scheduler::require_nothing_left() const {
+  if (std::string left = leftovers(); !left.empty())
+    throw Error(fmt::format("ts::spawn: every program ended, but {}", left));
+}
+
+std::string Scheduler::leftovers() const {
   std::string left;
   for (int r = 0; r < size(); ++r) {
     const Rank& rank = ranks_[static_cast<size_t>(r)];
@@ -133,7 +151,7 @@ void Scheduler::require_nothing_left() const {
     for (const std::shared_ptr<PostedReceive>& receive : rank.posted)
       left += fmt::format("{}{} never got a message", left.empty() ? "" : "; ", receive->what());
   }
-  if (!left.empty()) throw Error(fmt::format("ts::spawn: every program ended, but {}", left));
+  return left;
 }
 
 }  // namespace tessera::spawned

@@ -14,12 +14,15 @@
 
 namespace tessera::spawned {
 
-Scheduler::Scheduler(int size, const std::function<void(int)>& program, const SpawnOptions& options)
+Scheduler::Scheduler(int size, const std::function<void(int)>& program, const SpawnOptions& options,
+                     const world::WorldState* spread)
     : program_(program),
       options_(options),
       // Observed by the counters and traces of the world spawn is called in, as LocalMode(n) is.
-      world_(world::make_world(size, world::current().shared_listeners())),
-      ranks_(static_cast<size_t>(size)) {
+      world_(spread != nullptr ? std::make_shared<world::WorldState>(*spread, world::current().shared_listeners())
+                               : world::make_world(size, world::current().shared_listeners())),
+      ranks_(static_cast<size_t>(size)),
+      spread_(spread != nullptr) {
   const Generator start = default_generator();  // where every rank's stream begins, as in LocalMode
   for (int r = 0; r < size; ++r) {
     Rank& rank = ranks_[static_cast<size_t>(r)];
@@ -34,17 +37,30 @@ Scheduler::Scheduler(int size, const std::function<void(int)>& program, const Sp
 }
 
 void Scheduler::run() {
+  if (spread_)
+    run_across();
+  else
+    run_here();
+}
+
+bool Scheduler::run_pass() {
+  bool ran = false;
+  for (int r = 0; r < size(); ++r) {
+    if (!hosts(r)) continue;
+    Rank& rank = ranks_[static_cast<size_t>(r)];
+    if (rank.state == State::finished) continue;
+    if (rank.state == State::waiting && !aborting_ && !rank.waiting->done()) continue;
+    resume(r);
+    ran = true;
+  }
+  return ran;
+}
+
+void Scheduler::run_here() {
   for (;;) {
+    const bool ran = run_pass();
     bool live = false;
-    bool ran = false;
-    for (int r = 0; r < size(); ++r) {
-      Rank& rank = ranks_[static_cast<size_t>(r)];
-      if (rank.state == State::finished) continue;
-      live = true;
-      if (rank.state == State::waiting && !aborting_ && !rank.waiting->done()) continue;
-      resume(r);
-      ran = true;
-    }
+    for (const Rank& rank : ranks_) live = live || rank.state != State::finished;
     if (!live) break;
     if (!ran) {
       // Every rank that has not finished waits on another: report them all, then unwind them.
@@ -52,18 +68,21 @@ void Scheduler::run() {
       aborting_ = true;
     }
   }
-  if (failure_) {
-    std::string what = "an exception that is not a std::exception";
-    try {
-      std::rethrow_exception(failure_);
-    } catch (const std::exception& e) {
-      what = e.what();
-    } catch (...) {
-    }
-    throw RankError(failed_rank_, failure_, fmt::format("ts::spawn: rank {} failed: {}", failed_rank_, what));
-  }
+  throw_failure();
   if (!deadlock_.empty()) throw Error(deadlock_);
   require_nothing_left();
+}
+
+void Scheduler::throw_failure() const {
+  if (!failure_) return;
+  std::string what = "an exception that is not a std::exception";
+  try {
+    std::rethrow_exception(failure_);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  throw RankError(failed_rank_, failure_, fmt::format("ts::spawn: rank {} failed: {}", failed_rank_, what));
 }
 
 void Scheduler::resume(int r) {
@@ -79,6 +98,7 @@ void Scheduler::resume(int r) {
   running_ = -1;
   if (std::shared_ptr<Gathering> complete = std::exchange(to_run_, nullptr))
     run_gathering(*complete, rank.scopes.labels);
+  if (std::shared_ptr<Gathering> ready = std::exchange(just_ready_, nullptr)) set_labels(*ready, rank.scopes.labels);
 }
 
 namespace {
@@ -160,14 +180,18 @@ void Scheduler::fail(int r, std::exception_ptr error) {
   aborting_ = true;
 }
 
-std::string Scheduler::deadlock_report() const {
-  std::string waits;
+std::string Scheduler::waits() const {
+  std::string text;
   for (int r = 0; r < size(); ++r) {
     const Rank& rank = ranks_[static_cast<size_t>(r)];
     if (rank.state != State::waiting) continue;
-    waits += fmt::format("{}rank {}: {}", waits.empty() ? "" : "; ", r, rank.waiting->describe(*this));
+    text += fmt::format("{}rank {}: {}", text.empty() ? "" : "; ", r, rank.waiting->describe(*this));
   }
-  return fmt::format("ts::spawn: deadlock: every rank that has not finished is waiting: {}", waits);
+  return text;
+}
+
+std::string Scheduler::deadlock_report() const {
+  return fmt::format("ts::spawn: deadlock: every rank that has not finished is waiting: {}", waits());
 }
 
 }  // namespace tessera::spawned

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/mailbox.hpp"
 #include "comm/rank_programs.hpp"
 #include "spawn/rank_scopes.hpp"
 #include "spawn/sanitizer_switch.hpp"
@@ -37,7 +38,11 @@ class Wait {
 
 class Scheduler final : public comm::RankPrograms {
  public:
-  Scheduler(int size, const std::function<void(int)>& program, const SpawnOptions& options);
+  // `spread`: a world over several processes (null: a simulated world of `size` ranks, all here);
+  // the spawn then has a world of its own over the same processes and runs the ranks this
+  // process hosts (across_processes.cpp).
+  Scheduler(int size, const std::function<void(int)>& program, const SpawnOptions& options,
+            const world::WorldState* spread = nullptr);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -61,9 +66,13 @@ class Scheduler final : public comm::RankPrograms {
   int size() const { return static_cast<int>(ranks_.size()); }
   int running_rank() const { return running_; }
   bool finished(int rank) const { return ranks_[static_cast<size_t>(rank)].state == State::finished; }
+  // Whether this process runs `rank`'s program (every rank, unless the world spans processes).
+  bool hosts(int rank) const { return world_->hosts(rank); }
+  int process_of(int rank) const { return world_->process_of(rank); }
 
   struct Gathering;
   struct PostedReceive;
+  struct Report;
 
  private:
   enum class State { not_started, runnable, waiting, finished };
@@ -85,6 +94,11 @@ class Scheduler final : public comm::RankPrograms {
     void* fake_stack = nullptr;
   };
 
+  // A simulated world: every rank here, run to the end.
+  void run_here();
+  // One pass over the ranks in rank order, resuming each whose wait is over (or every waiting one
+  // while failing); whether any ran.
+  bool run_pass();
   void resume(int rank);
   void start(int rank);
   // The body of rank r's coroutine: its program, and what ends it.
@@ -92,8 +106,29 @@ class Scheduler final : public comm::RankPrograms {
   void switch_to_scheduler();
   void fail(int rank, std::exception_ptr error);
   void run_gathering(Gathering& gathering, const observe::ThreadLabels& labels);
+  static void set_labels(Gathering& gathering, const observe::ThreadLabels& labels);
   std::string deadlock_report() const;
+  std::string waits() const;  // "rank 0: recv(src=1, tag=0); rank 1: ..."
+  void throw_failure() const;  // the RankError of the hosted rank that failed first, if one did
+  // A message for hosted rank `dst` (from a hosted sender or one of another process): to the
+  // oldest matching posted receive, or into the inbox.
+  void arrive(int dst, Message message);
+
+  // Across processes (across_processes.cpp).
+  void run_across();
+  // Runs the hosted ranks until none can go on, taking in the messages that arrive meanwhile.
+  void run_until_all_wait();
+  // Takes in every message from another process that has arrived; whether any did.
+  bool take_in_arrivals();
+  // One round: every process's report, and what they decide together; false once the spawn ends.
+  bool round();
+  Report report() const;
+  std::vector<Report> exchange(const Report& mine);
+  void run_agreed(const std::vector<Report>& reports);
+  void await_messages_sent_here(const std::vector<Report>& reports);
+  void end_streams();
   void require_nothing_left() const;
+  std::string leftovers() const;  // messages never received, receives never matched; empty: none
   void check_peer(const char* op, int rank, int peer, const char* role) const;
   static void deliver(PostedReceive& receive, const Tensor& data);
 
@@ -114,6 +149,42 @@ class Scheduler final : public comm::RankPrograms {
   std::map<std::vector<int>, std::shared_ptr<Gathering>> gatherings_;
   std::shared_ptr<Gathering> to_run_;  // complete: to run on the scheduler's stack
   RankScopes collective_scopes_;       // what a collective runs under: the world bound, no program
+
+  // Across processes. A collective whose members live in several processes waits, once its hosted
+  // members have all arrived, until every process agrees to run it (round()); `ready_` holds them,
+  // `fibre_calls_` counts each fibre's collectives (the n-th on a fibre is the same call on every
+  // process of its members). Messages from other processes arrive through one stream per pair of
+  // a remote and a hosted rank; every process counts what it sent to and took in from each.
+  bool spread_ = false;
+  std::shared_ptr<Gathering> just_ready_;  // made ready by the running rank: labelled on its return
+  std::vector<std::shared_ptr<Gathering>> ready_;
+  std::map<std::vector<int>, uint64_t> fibre_calls_;
+  uint64_t agreed_calls_ = 0;  // collectives across processes run so far, numbered alike everywhere
+  std::vector<std::unique_ptr<comm::RemoteStream>> streams_;
+  std::vector<uint64_t> sent_to_, taken_from_;  // messages, per process
+  uint64_t rounds_ = 0;
+  std::vector<Report> last_reports_;
+  std::string remote_failure_;  // what another process's rank threw, when it failed first
+  int remote_failed_rank_ = -1;
+  std::string agreed_error_;  // a mismatch or deadlock every process found in the same round
+};
+
+// What one process tells the others in a round.
+struct Scheduler::Report {
+  struct Ready {  // a collective whose hosted members have all arrived
+    std::vector<int> fibre;
+    uint64_t ordinal = 0;
+    uint64_t call = 0;  // digest of what the call is (every member must agree on it)
+    int rank = -1;      // its first hosted member, and that member's call in words
+    std::string text;
+  };
+  bool finished = false;  // every hosted rank's program ended
+  int failed_rank = -1;   // a hosted rank that threw, and what
+  std::string failure;
+  std::vector<Ready> ready;
+  std::vector<uint64_t> sent_to, taken_from;  // messages, per process
+  std::string waits;      // what each waiting hosted rank waits in
+  std::string leftovers;  // once finished: messages never received, receives never matched
 };
 
 }  // namespace tessera::spawned

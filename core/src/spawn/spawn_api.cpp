@@ -4,6 +4,7 @@
 #include "spawn/scheduler.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/spawn.hpp"
+#include "world/world.hpp"
 
 namespace tessera {
 
@@ -20,7 +21,14 @@ void spawn(int n, const std::function<void(int rank)>& program, const SpawnOptio
                     "every rank already is one process of the world: spawn worlds one after another or "
                     "on threads of their own",
                     outer->running_rank(), outer->size()));
-  spawned::Scheduler scheduler(n, program, options);
+  // In a world spread over processes (init_world() with a transport) the spawn is that world's:
+  // every process calls spawn, and each runs the ranks it hosts (across_processes.cpp).
+  const world::WorldState& caller = world::current();
+  if (caller.distributed() && n != caller.size())
+    throw Error(fmt::format("ts::spawn({}): the world spans {} processes with {} rank(s) in all, and a spawn across "
+                            "processes runs the world's ranks; call ts::spawn({}) on every process",
+                            n, caller.process_count(), caller.size(), caller.size()));
+  spawned::Scheduler scheduler(n, program, options, caller.distributed() ? &caller : nullptr);
   scheduler.run();
 }
 

@@ -282,6 +282,20 @@ void ProcessLink::Request::release() {
   release_locked();
 }
 
+void ProcessLink::Request::cancel_receive() {
+  if (link_ == nullptr || send_) return release();
+  std::lock_guard lock(link_->mutex_);
+  if (link_->broken()) {
+    link_->held_in_flight_.push_back(std::move(keep_));  // never freed: the transport may still use it
+  } else {
+    link_->free_locked(handle_);  // transport.h: freeing a pending receive cancels it
+  }
+  link_ = nullptr;
+  handle_ = nullptr;
+  keep_.reset();
+  done_ = false;
+}
+
 void ProcessLink::Request::release_locked() {
   if (link_ == nullptr) return;
   if (done_)

@@ -207,6 +207,9 @@ class ProcessLink::Request {
   Request& operator=(const Request&) = delete;
 
   bool done() const { return done_; }
+  // Frees a receive that its owner knows no message will come for (every process agreed that all
+  // messages sent have arrived), cancelling it if still pending, without breaking the link.
+  void cancel_receive();
 
  private:
   friend class ProcessLink;

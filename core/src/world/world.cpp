@@ -83,6 +83,17 @@ WorldState::WorldState(std::shared_ptr<ProcessLink> link, int ranks_per_process,
   }
 }
 
+WorldState::WorldState(const WorldState& spread, std::shared_ptr<observe::Listeners> listeners)
+    : size_(spread.size_),
+      link_(spread.link_),
+      ranks_per_process_(spread.ranks_per_process_),
+      check_collectives_(spread.check_collectives_),
+      calls_compared_by_caller_(true),
+      links_key_(spread.links_key_),
+      whole_world_(spread.whole_world_),
+      mailbox_(std::make_unique<comm::Mailbox>()),
+      listeners_(listeners ? std::move(listeners) : std::make_shared<observe::Listeners>()) {}
+
 WorldState::~WorldState() = default;
 
 int WorldState::process_index() const { return link_ ? link_->process_index() : 0; }

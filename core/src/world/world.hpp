@@ -49,6 +49,11 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   // hosts ranks p*k .. p*k+k-1. `check_collectives`: compare every collective call's
   // fingerprint across processes before running it.
   WorldState(std::shared_ptr<ProcessLink> link, int ranks_per_process, bool check_collectives);
+  // A world over the same processes and link as `spread` (a distributed world), observed by
+  // `listeners`, whose collective calls are compared across processes by its caller rather than
+  // by each call (a ts::spawn across processes, whose scheduler agrees on every collective that
+  // spans processes before any runs, and whose collectives within one process involve no other).
+  WorldState(const WorldState& spread, std::shared_ptr<observe::Listeners> listeners);
   ~WorldState();
   WorldState(const WorldState&) = delete;
   WorldState& operator=(const WorldState&) = delete;
@@ -70,9 +75,16 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   // default group asks on every call). Null for a thread's default world.
   using FibreList = std::vector<std::vector<int>>;
   const std::shared_ptr<const FibreList>& whole_world() const { return whole_world_; }
+  // Checks on: payload checksums in every message between processes, and (unless the world's
+  // caller compares calls itself) every collective call's fingerprint compared across processes.
   bool check_collectives() const { return check_collectives_; }
+  bool compares_calls() const { return check_collectives_ && !calls_compared_by_caller_; }
   // The sequence number of the next collective call (every process counts the same calls).
   uint64_t next_call() { return calls_++; }
+  // Makes `sequence` the next call's number: a caller that agrees on the numbers of calls across
+  // processes itself (a spawn's scheduler: a collective within one process is numbered by that
+  // process alone).
+  void number_next_call(uint64_t sequence) { calls_.store(sequence); }
 
   comm::Mailbox& mailbox() { return *mailbox_; }
   observe::Listeners& listeners() { return *listeners_; }
@@ -108,6 +120,7 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   std::shared_ptr<ProcessLink> link_;
   int ranks_per_process_ = 0;
   bool check_collectives_ = false;
+  bool calls_compared_by_caller_ = false;
   uint64_t links_key_ = 0;
   std::atomic<uint64_t> calls_{0};
   std::shared_ptr<const FibreList> whole_world_;
