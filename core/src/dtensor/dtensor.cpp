@@ -24,21 +24,25 @@
 namespace tessera {
 namespace {
 
-// The mesh's ranks this process hosts: all of them in a simulated world.
+// The mesh's ranks whose shards are held here: all of them in a simulated world, this process's in
+// a distributed one, and the running rank alone in a rank's program (ts::spawn).
 std::vector<int> hosted_mesh_ranks(const DeviceMesh& mesh) {
   std::vector<int> ranks;
-  const world::WorldState& w = world::current();
   for (int r : mesh.ranks())
-    if (w.hosts(r)) ranks.push_back(r);
+    if (world::holds_rank(r)) ranks.push_back(r);
   return ranks;
 }
 
 void require_mesh_ranks(const char* op, const Tensor& local, const DeviceMesh& mesh) {
   const RankSet mesh_ranks(hosted_mesh_ranks(mesh));
-  if (local.ranks() != mesh_ranks)
+  if (local.ranks() != mesh_ranks) {
+    const world::RunningProgram* program = world::running_program();
+    const std::string where = program != nullptr
+                                  ? fmt::format(" held by rank {}'s program (ts::spawn)", program->rank)
+                                  : world::current().distributed() ? " hosted by this process" : "";
     throw Error(fmt::format("{}: the local tensor has ranks {} but the mesh has ranks {}{}", op,
-                            local.ranks().to_string(), mesh_ranks.to_string(),
-                            world::current().distributed() ? " hosted by this process" : ""));
+                            local.ranks().to_string(), mesh_ranks.to_string(), where));
+  }
 }
 
 }  // namespace
