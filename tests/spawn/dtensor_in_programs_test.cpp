@@ -171,3 +171,26 @@ TEST_CASE("spawn: a rank's DTensor from a local tensor over other ranks is refus
                                  }),
                        doctest::Contains("held by rank 0's program"), ts::RankError);
 }
+
+TEST_CASE(
+    "spawn: a rank waiting inside LossParallel or ImplicitReplication does not lend it to the next rank") {
+  std::vector<int> loss_parallel_seen(2, -1), implicit_seen(2, -1), kept(2, -1);
+  ts::spawn(2, [&](int rank) {
+    const size_t me = static_cast<size_t>(rank);
+    ts::Tensor t = ts::ones({1});
+    if (rank == 0) {
+      const ts::LossParallel on;
+      const ts::ImplicitReplication also_on;
+      ts::dist::all_reduce(t);  // waits for rank 1, which runs meanwhile
+      kept[me] = ts::loss_parallel() && ts::implicit_replication() ? 1 : 0;
+    } else {
+      loss_parallel_seen[me] = ts::loss_parallel() ? 1 : 0;
+      implicit_seen[me] = ts::implicit_replication() ? 1 : 0;
+      ts::dist::all_reduce(t);
+    }
+  });
+  CHECK(loss_parallel_seen[1] == 0);
+  CHECK(implicit_seen[1] == 0);
+  CHECK(kept[0] == 1);  // and rank 0 finds its own scopes on again after its wait
+  CHECK_FALSE(ts::loss_parallel());
+}
