@@ -525,8 +525,8 @@ void recv(Tensor& tensor, const SymInt& src, int tag) {
   if (in_per_rank_region()) throw Error("recv: cannot be issued inside run_per_rank or any per-rank function");
   if (const auto* program = comm::program_for(tensor))
     return program->programs
-        ->irecv(program->rank, static_cast<int>(src.as_int()), tag, comm::own_tensor(*program, tensor), "recv",
-                comm::MessageSpace::user)
+        ->irecv(program->rank, static_cast<int>(src.as_int()), tag, comm::own_tensor(*program, tensor),
+                "recv", comm::MessageSpace::user)
         ->wait();
   require_local("recv", tensor, "the tensor");
   const world::WorldState& w = world::current();

@@ -85,7 +85,10 @@ Tensor recv(const Tensor& like, int src, int tag) {
       "RecvBackward", std::span<const Tensor>(), std::span<const Tensor>(&out, 1),
       [=](std::vector<Tensor>& grads) -> std::vector<Tensor> {
         const world::RunningProgram& p = same_program("functional::recv's backward", programs, rank);
-        Tensor grad = grads[0].dtype() == dtype ? grads[0] : grads[0].to(dtype);
+        // A rank's ops mixing this plain tensor with its DTensors' local parts give it a local
+        // gradient holding the rank's shard alone: the shard is the gradient.
+        const Tensor own = comm::own_tensor(p, grads[0]);
+        Tensor grad = own.dtype() == dtype ? own : own.to(dtype);
         p.programs->send(rank, src, tag, grad, "functional::recv's backward", comm::MessageSpace::gradient);
         return {};
       });

@@ -29,7 +29,8 @@ Work irecv(Tensor& tensor, const SymInt& src, int tag) {
                       "not (point-to-point messages are not differentiable)",
                       program->rank));
     return Work(program->programs->irecv(program->rank, static_cast<int>(src.as_int()), tag,
-                                         comm::own_tensor(*program, tensor), "irecv", comm::MessageSpace::user));
+                                         comm::own_tensor(*program, tensor), "irecv",
+                                         comm::MessageSpace::user));
   }
   recv(tensor, src, tag);
   return Work();

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "autograd/meta.hpp"
+#include "autograd/record.hpp"
 #include "dispatch/user_call.hpp"
 #include "dtensor/grad_layout.hpp"
 #include "dtensor/layout.hpp"
@@ -250,7 +251,22 @@ namespace {
 // A plain tensor given to from_local is every rank's local value: the ranks share its bytes as
 // replicas (copy-on-write), so writing one rank's shard, or the tensor, leaves the others alone.
 Tensor held_by_every_rank(const Tensor& plain, const DeviceMesh& mesh) {
-  // Its gradient would be a different value per rank, which one plain tensor cannot hold.
+  // In a rank's program (ts::spawn) a plain tensor is that rank's own value (an activation it
+  // received, say), and the local tensor holds that rank's shard alone: its gradient is one tensor
+  // again, so the wrapping is differentiable.
+  const world::RunningProgram* program = world::running_program();
+  if (program != nullptr && plain.requires_grad() &&
+      hosted_mesh_ranks(mesh) == std::vector<int>{program->rank}) {
+    const int rank = program->rank;
+    Tensor local = local_tensor(RankMap<Tensor>({{rank, Tensor(plain.detach().impl()->replica())}}));
+    if (!autograd::any_requires_grad(plain)) return local;
+    autograd::record("FromLocalBackward", {plain}, {local},
+                     [rank](std::vector<Tensor>& grads) -> std::vector<Tensor> {
+                       return {grads[0].is_local() ? grads[0].shard(rank) : grads[0]};
+                     });
+    return local;
+  }
+  // Elsewhere its gradient would be a different value per rank, which one plain tensor cannot hold.
   if (plain.requires_grad())
     throw Error("from_local: the plain tensor requires grad, but each rank's gradient differs and one plain tensor "
                 "cannot hold them; pass a local tensor (one shard per rank), or use distribute_tensor, whose result "
