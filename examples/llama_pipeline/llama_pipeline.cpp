@@ -121,7 +121,7 @@ void train(int rank, bool gpipe, const std::vector<std::vector<double>>& dense, 
   else
     schedule = std::make_unique<ts::pipelining::Schedule1F1B>(pipeline_stage, kMicro, loss_fn);
   if (printer)
-    std::printf("%s on pipeline rank 1:\n%s\n", gpipe ? "ScheduleGPipe" : "Schedule1F1B",
+    std::printf("%s, each pipeline rank's actions:\n%s\n", gpipe ? "ScheduleGPipe" : "Schedule1F1B",
                 schedule->table().c_str());
   ts::optim::SGD optimizer(stage->parameters(), {.lr = kLr});
 

@@ -194,3 +194,97 @@ TEST_CASE(
   CHECK(kept[0] == 1);  // and rank 0 finds its own scopes on again after its wait
   CHECK_FALSE(ts::loss_parallel());
 }
+
+TEST_CASE("spawn: a DTensor on a mesh that does not hold the rank is refused, naming the rank and the mesh") {
+  CHECK_THROWS_WITH_AS(ts::spawn(3,
+                                 [](int rank) {
+                                   if (rank != 0) return;
+                                   const ts::DeviceMesh others("cpu", {2}, {}, {{1, 2}});
+                                   (void)ts::distribute_tensor(ts::ones({4}), others, {ts::Shard(0)});
+                                 }),
+                       doctest::Contains("the mesh DeviceMesh('cpu', [1, 2]) does not hold rank 0"),
+                       ts::RankError);
+}
+
+namespace {
+
+ts::models::TransformerArgs tiny_llama() {
+  ts::models::TransformerArgs args;
+  args.dim = 16;
+  args.n_layers = 2;
+  args.n_heads = 4;
+  args.n_kv_heads = 2;
+  args.vocab_size = 32;
+  args.ffn_hidden = 24;
+  args.max_seq_len = 8;
+  return args;
+}
+
+// One FSDP + TP + SP + loss-parallel step of a small Transformer on a (dp=2, tp=2) mesh: the loss
+// and every parameter's gradient, as the rank's local values.
+void fsdp_tp_step(Results& out, const std::function<ts::Tensor(const std::vector<int64_t>&)>& tokens_of,
+                  const std::function<ts::models::Transformer()>& make_model) {
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2}, {"dp", "tp"});
+  ts::models::Transformer model = make_model();
+  ts::parallelize_module(model, mesh["tp"], ts::transformer_tp_plan(/*loss_parallel=*/true));
+  for (const auto& layer : *model->layers) ts::fully_shard(*layer, {.mesh = mesh["dp"]});
+  ts::fully_shard(model, {.mesh = mesh["dp"]});
+  std::vector<int64_t> tokens(4 * 9);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int64_t>((i * 7 + 3) % 32);
+  const ts::Tensor batch = tokens_of(tokens);
+  const ts::Tensor inputs =
+      ts::distribute_tensor(batch.narrow(1, 0, 8).contiguous(), mesh, {ts::Shard(0), ts::Replicate()})
+          .to_local();
+  const ts::Tensor targets =
+      ts::distribute_tensor(batch.narrow(1, 1, 8).contiguous(), mesh, {ts::Shard(0), ts::Replicate()})
+          .to_local();
+  const ts::LossParallel loss_parallel;
+  const ts::DTensor logits = model(inputs).dtensor();
+  const ts::DTensor loss = ts::cross_entropy(
+      logits.view({-1, 32}), ts::from_local(targets, mesh["tp"], {ts::Replicate()}).view({-1}));
+  loss.backward();
+  note(out, "loss", loss);
+  for (const auto& [name, p] : model->named_parameters()) note(out, name, p.dtensor_grad().to_local());
+}
+
+}  // namespace
+
+TEST_CASE("spawn: parallelize_module and fully_shard in rank programs give every rank LocalMode's bits") {
+  Results reference;
+  {
+    ts::LocalMode mode(4);
+    fsdp_tp_step(
+        reference,
+        [](const std::vector<int64_t>& tokens) {
+          const ts::DisabledLocalMode plain;
+          return ts::from_values(tokens, {4, 9});
+        },
+        [] {
+          const ts::DisabledLocalMode plain;
+          ts::manual_seed(3);
+          return ts::models::Transformer(tiny_llama());
+        });
+  }
+  Results spawned;
+  ts::spawn(4,
+            [&](int rank) {
+              Results mine;
+              fsdp_tp_step(
+                  mine,
+                  [](const std::vector<int64_t>& tokens) {
+                    return ts::from_values(tokens, {4, 9});
+                  },
+                  [] {
+                    ts::manual_seed(3);
+                    return ts::models::Transformer(tiny_llama());
+                  });
+              for (auto& [name, by_rank] : mine) {
+                CHECK_MESSAGE(by_rank.size() == 1, name);
+                CHECK_MESSAGE(by_rank.count(rank) == 1, name);
+                for (auto& [r, values] : by_rank) spawned[name][r] = std::move(values);
+              }
+            },
+            {.stack_bytes = 1 << 20});
+  REQUIRE(reference.size() == 1 + 2 * 9 + 3);  // the loss and every parameter's gradient
+  require_same(reference, spawned, 4);
+}

@@ -31,6 +31,11 @@ std::vector<int> hosted_mesh_ranks(const DeviceMesh& mesh) {
   std::vector<int> ranks;
   for (int r : mesh.ranks())
     if (world::holds_rank(r)) ranks.push_back(r);
+  if (ranks.empty())
+    if (const world::RunningProgram* program = world::running_program())
+      throw Error(fmt::format("DTensor on rank {}'s program (ts::spawn): the mesh {} does not hold rank {}; a "
+                              "rank lays DTensors out only on meshes it belongs to",
+                              program->rank, mesh.to_string(), program->rank));
   return ranks;
 }
 
