@@ -2,3 +2,4 @@
 #pragma once
 
 #include "tessera/models/transformer.hpp"
+#include "tessera/models/transformer_stage.hpp"

@@ -494,8 +494,8 @@ void check_messages() { comm::require_no_pending_messages("check_messages"); }
 void send(const Tensor& tensor, const SymInt& dst, int tag) {
   if (in_per_rank_region()) throw Error("send: cannot be issued inside run_per_rank or any per-rank function");
   if (const auto* program = comm::program_for(tensor))
-    return program->programs->send(program->rank, static_cast<int>(dst.as_int()), tag, tensor, "send",
-                                   comm::MessageSpace::user);
+    return program->programs->send(program->rank, static_cast<int>(dst.as_int()), tag,
+                                   comm::own_tensor(*program, tensor), "send", comm::MessageSpace::user);
   require_local("send", tensor, "the tensor");
   const int world = comm::world_of(tensor);
   for (const auto& [rank, shard] : tensor.shards()) comm::require_in_world("send", rank, dst.at(rank), world);
@@ -518,8 +518,9 @@ void recv(Tensor& tensor, const SymInt& src, int tag) {
                           "differentiable)");
   if (in_per_rank_region()) throw Error("recv: cannot be issued inside run_per_rank or any per-rank function");
   if (const auto* program = comm::program_for(tensor))
-    return program->programs->irecv(program->rank, static_cast<int>(src.as_int()), tag, tensor, "recv",
-                                    comm::MessageSpace::user)
+    return program->programs
+        ->irecv(program->rank, static_cast<int>(src.as_int()), tag, comm::own_tensor(*program, tensor),
+                "recv", comm::MessageSpace::user)
         ->wait();
   require_local("recv", tensor, "the tensor");
   const world::WorldState& w = world::current();

@@ -8,6 +8,7 @@
 #include "tessera/dist_functional.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
+#include "tessera/local.hpp"
 
 namespace tessera::dist::functional {
 namespace {
@@ -17,9 +18,13 @@ const world::RunningProgram& program_or_throw(const char* op, const Tensor& t) {
   const world::RunningProgram* program = comm::program_for(t);
   if (program == nullptr)
     throw Error(
-        fmt::format("{}: works only inside a rank's program (ts::spawn) on the rank's plain tensors, but "
-                    "it was called {}",
-                    op, t.is_local() ? "on a local tensor" : "outside ts::spawn"));
+        fmt::format("{}: works only inside a rank's program (ts::spawn) on the rank's own tensors (plain, "
+                    "or local holding its own shard alone), but it was called {}",
+                    op,
+                    t.is_local() && world::running_program() != nullptr
+                        ? fmt::format("on a local tensor over ranks {}", t.ranks().to_string())
+                    : t.is_local() ? std::string("on a local tensor outside ts::spawn")
+                                   : std::string("outside ts::spawn")));
   return *program;
 }
 
@@ -44,16 +49,20 @@ Tensor send(const Tensor& t, int dst, int tag) {
   const world::RunningProgram& program = program_or_throw("functional::send", t);
   comm::RankPrograms* programs = program.programs;
   const int rank = program.rank;
-  programs->send(rank, dst, tag, t, "functional::send", comm::MessageSpace::user);
+  const Tensor message = comm::own_tensor(program, t);
+  programs->send(rank, dst, tag, message, "functional::send", comm::MessageSpace::user);
   Tensor token = zeros(SymShape());
   if (!autograd::any_requires_grad(t)) return token;
-  const Shape shape = t.sizes();
+  const Shape shape = message.sizes();
   const DType dtype = t.dtype();
+  // A local tensor's gradient is a local tensor over its ranks: the received one as this rank's shard.
+  const bool local = t.is_local();
   autograd::record("SendBackward", {t}, {token}, [=](std::vector<Tensor>&) -> std::vector<Tensor> {
     const world::RunningProgram& p = same_program("functional::send's backward", programs, rank);
     Tensor grad = zeros(SymShape(shape), TensorOptions(dtype));
     p.programs->irecv(rank, dst, tag, grad, "functional::send's backward", comm::MessageSpace::gradient)
         ->wait();
+    if (local) return {local_tensor(RankMap<Tensor>({{rank, grad}}))};
     return {grad};
   });
   return token;
@@ -76,7 +85,10 @@ Tensor recv(const Tensor& like, int src, int tag) {
       "RecvBackward", std::span<const Tensor>(), std::span<const Tensor>(&out, 1),
       [=](std::vector<Tensor>& grads) -> std::vector<Tensor> {
         const world::RunningProgram& p = same_program("functional::recv's backward", programs, rank);
-        Tensor grad = grads[0].dtype() == dtype ? grads[0] : grads[0].to(dtype);
+        // A rank's ops mixing this plain tensor with its DTensors' local parts give it a local
+        // gradient holding the rank's shard alone: the shard is the gradient.
+        const Tensor own = comm::own_tensor(p, grads[0]);
+        Tensor grad = own.dtype() == dtype ? own : own.to(dtype);
         p.programs->send(rank, src, tag, grad, "functional::recv's backward", comm::MessageSpace::gradient);
         return {};
       });

@@ -28,7 +28,8 @@ Work irecv(Tensor& tensor, const SymInt& src, int tag) {
           fmt::format("irecv on rank {}: the receiving tensor requires grad; receive into a tensor that does "
                       "not (point-to-point messages are not differentiable)",
                       program->rank));
-    return Work(program->programs->irecv(program->rank, static_cast<int>(src.as_int()), tag, tensor, "irecv",
+    return Work(program->programs->irecv(program->rank, static_cast<int>(src.as_int()), tag,
+                                         comm::own_tensor(*program, tensor), "irecv",
                                          comm::MessageSpace::user));
   }
   recv(tensor, src, tag);

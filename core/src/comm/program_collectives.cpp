@@ -44,19 +44,22 @@ void agree_on_op(Meeting& m, const ReduceOp& op) {
   m.agreed.push_back(std::bit_cast<int64_t>(op.factor()));
 }
 
-// A tensor of the rank's program as a collective's argument: defined, plain, and (when written)
-// not one autograd records.
-void require_usable(const Meeting& m, int rank, const Tensor& t, const char* what, bool written) {
+// A tensor of the rank's program as a collective's argument: defined, the rank's own (plain, or a
+// local tensor holding only its shard) and (when written) not one autograd records. Returns what
+// the meeting holds: the plain tensor, or the local tensor's shard itself (own_tensor).
+Tensor usable(const Meeting& m, int rank, const Tensor& t, const char* what, bool written) {
   if (!t.defined()) throw Error(fmt::format("{} on rank {}: {} is undefined", m.collective, rank, what));
-  if (t.is_local())
-    throw Error(
-        fmt::format("{} on rank {}: {} is a local tensor; a rank's program passes its own plain tensors",
-                    m.collective, rank, what));
+  if (t.is_local() && !holds_only(t, rank))
+    throw Error(fmt::format(
+        "{} on rank {}: {} is a local tensor over ranks {}; a rank's program passes its own plain tensors, "
+        "or local tensors holding its own shard alone (as its DTensors do)",
+        m.collective, rank, what, t.ranks().to_string()));
   if (written && t.requires_grad())
     throw Error(
         fmt::format("{} on rank {}: {} requires grad, and the collective writes it in place; use "
                     "ts::dist::functional, whose collectives return new tensors",
                     m.collective, rank, what));
+  return t.is_local() ? t.shards().begin()->second : t;
 }
 
 // Finds the rank's fibre of `group` and hands the part to the scheduler.
@@ -157,10 +160,10 @@ std::vector<SymInt> members_splits(const std::vector<Meeting*>& parts, bool outp
 void all_reduce(const world::RunningProgram& p, Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
   Meeting m;
   m.collective = "all_reduce";
-  require_usable(m, p.rank, tensor, "the tensor", true);
-  agree_on_tensor(m.agreed, tensor);
+  const Tensor own = usable(m, p.rank, tensor, "the tensor", true);
+  agree_on_tensor(m.agreed, own);
   agree_on_op(m, op);
-  m.tensors = {tensor};
+  m.tensors = {own};
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor t = members_tensor(parts, 0);
     dist::all_reduce(t, lead(parts).op, g);
@@ -171,11 +174,11 @@ void all_reduce(const world::RunningProgram& p, Tensor& tensor, ReduceOp op, con
 void broadcast(const world::RunningProgram& p, Tensor& tensor, int src, const ProcessGroup& group) {
   Meeting m;
   m.collective = "broadcast";
-  require_usable(m, p.rank, tensor, "the tensor", true);
-  agree_on_tensor(m.agreed, tensor);
+  const Tensor own = usable(m, p.rank, tensor, "the tensor", true);
+  agree_on_tensor(m.agreed, own);
   m.root = src;
   m.agreed.push_back(src);
-  m.tensors = {tensor};
+  m.tensors = {own};
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor t = members_tensor(parts, 0);
     dist::broadcast(t, lead(parts).root, g);
@@ -186,12 +189,12 @@ void broadcast(const world::RunningProgram& p, Tensor& tensor, int src, const Pr
 void reduce(const world::RunningProgram& p, Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
   Meeting m;
   m.collective = "reduce";
-  require_usable(m, p.rank, tensor, "the tensor", true);
-  agree_on_tensor(m.agreed, tensor);
+  const Tensor own = usable(m, p.rank, tensor, "the tensor", true);
+  agree_on_tensor(m.agreed, own);
   agree_on_op(m, op);
   m.root = dst;
   m.agreed.push_back(dst);
-  m.tensors = {tensor};
+  m.tensors = {own};
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor t = members_tensor(parts, 0);
     dist::reduce(t, lead(parts).root, lead(parts).op, g);
@@ -203,14 +206,13 @@ void all_gather(const world::RunningProgram& p, std::vector<Tensor>& outputs, co
                 const ProcessGroup& group) {
   Meeting m;
   m.collective = "all_gather";
-  require_usable(m, p.rank, tensor, "the tensor", false);
-  agree_on_tensor(m.agreed, tensor);
+  const Tensor own = usable(m, p.rank, tensor, "the tensor", false);
+  agree_on_tensor(m.agreed, own);
   m.agreed.push_back(static_cast<int64_t>(outputs.size()));
-  m.tensors = {tensor};
+  m.tensors = {own};
   for (const Tensor& out : outputs) {
-    require_usable(m, p.rank, out, "an output", true);
-    agree_on_tensor(m.agreed, out);
-    m.tensors.push_back(out);
+    m.tensors.push_back(usable(m, p.rank, out, "an output", true));
+    agree_on_tensor(m.agreed, m.tensors.back());
   }
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     std::vector<Tensor> outs = members_list(parts, 1, lead(parts).tensors.size() - 1);
@@ -223,11 +225,9 @@ void all_gather_into_tensor(const world::RunningProgram& p, Tensor& output, cons
                             const ProcessGroup& group) {
   Meeting m;
   m.collective = "all_gather_into_tensor";
-  require_usable(m, p.rank, output, "the output", true);
-  require_usable(m, p.rank, input, "the input", false);
-  agree_on_tensor(m.agreed, output);
-  agree_on_tensor(m.agreed, input);
-  m.tensors = {output, input};
+  m.tensors = {usable(m, p.rank, output, "the output", true), usable(m, p.rank, input, "the input", false)};
+  agree_on_tensor(m.agreed, m.tensors[0]);
+  agree_on_tensor(m.agreed, m.tensors[1]);
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor out = members_tensor(parts, 0);
     dist::all_gather_into_tensor(out, members_tensor(parts, 1), g);
@@ -239,15 +239,13 @@ void reduce_scatter(const world::RunningProgram& p, Tensor& output, const std::v
                     ReduceOp op, const ProcessGroup& group) {
   Meeting m;
   m.collective = "reduce_scatter";
-  require_usable(m, p.rank, output, "the output", true);
-  agree_on_tensor(m.agreed, output);
+  m.tensors = {usable(m, p.rank, output, "the output", true)};
+  agree_on_tensor(m.agreed, m.tensors[0]);
   agree_on_op(m, op);
   m.agreed.push_back(static_cast<int64_t>(inputs.size()));
-  m.tensors = {output};
   for (const Tensor& in : inputs) {
-    require_usable(m, p.rank, in, "an input", false);
-    agree_on_tensor(m.agreed, in);
-    m.tensors.push_back(in);
+    m.tensors.push_back(usable(m, p.rank, in, "an input", false));
+    agree_on_tensor(m.agreed, m.tensors.back());
   }
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor out = members_tensor(parts, 0);
@@ -261,12 +259,10 @@ void reduce_scatter_tensor(const world::RunningProgram& p, Tensor& output, const
                            const ProcessGroup& group) {
   Meeting m;
   m.collective = "reduce_scatter_tensor";
-  require_usable(m, p.rank, output, "the output", true);
-  require_usable(m, p.rank, input, "the input", false);
-  agree_on_tensor(m.agreed, output);
-  agree_on_tensor(m.agreed, input);
+  m.tensors = {usable(m, p.rank, output, "the output", true), usable(m, p.rank, input, "the input", false)};
+  agree_on_tensor(m.agreed, m.tensors[0]);
+  agree_on_tensor(m.agreed, m.tensors[1]);
   agree_on_op(m, op);
-  m.tensors = {output, input};
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor out = members_tensor(parts, 0);
     dist::reduce_scatter_tensor(out, members_tensor(parts, 1), lead(parts).op, g);
@@ -280,14 +276,12 @@ void all_to_all(const world::RunningProgram& p, std::vector<Tensor>& outputs,
   m.collective = "all_to_all";
   m.agreed = {static_cast<int64_t>(outputs.size()), static_cast<int64_t>(inputs.size())};
   for (const Tensor& out : outputs) {
-    require_usable(m, p.rank, out, "an output", true);
-    agree_on_tensor(m.agreed, out);
-    m.tensors.push_back(out);
+    m.tensors.push_back(usable(m, p.rank, out, "an output", true));
+    agree_on_tensor(m.agreed, m.tensors.back());
   }
   for (const Tensor& in : inputs) {
-    require_usable(m, p.rank, in, "an input", false);
-    agree_on_tensor(m.agreed, in);
-    m.tensors.push_back(in);
+    m.tensors.push_back(usable(m, p.rank, in, "an input", false));
+    agree_on_tensor(m.agreed, m.tensors.back());
   }
   m.first_input = outputs.size();
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
@@ -303,15 +297,13 @@ void all_to_all_single(const world::RunningProgram& p, Tensor& output, const Ten
                        const ProcessGroup& group) {
   Meeting m;
   m.collective = "all_to_all_single";
-  require_usable(m, p.rank, output, "the output", true);
-  require_usable(m, p.rank, input, "the input", false);
+  m.tensors = {usable(m, p.rank, output, "the output", true), usable(m, p.rank, input, "the input", false)};
   // Shapes may differ between members (uneven splits); the local-tensor collective checks that what
   // each member sends matches what its peer expects.
   m.agreed = {static_cast<int64_t>(output.dtype()), static_cast<int64_t>(input.dtype()),
               static_cast<int64_t>(output_splits.size()), static_cast<int64_t>(input_splits.size())};
   for (const SymInt& s : output_splits) m.splits_out.push_back(s.as_int());
   for (const SymInt& s : input_splits) m.splits_in.push_back(s.as_int());
-  m.tensors = {output, input};
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor out = members_tensor(parts, 0);
     dist::all_to_all_single(out, members_tensor(parts, 1), members_splits(parts, true),
@@ -324,15 +316,12 @@ void scatter(const world::RunningProgram& p, Tensor& output, const std::vector<T
              const ProcessGroup& group) {
   Meeting m;
   m.collective = "scatter";
-  require_usable(m, p.rank, output, "the output", true);
-  agree_on_tensor(m.agreed, output);
+  m.tensors = {usable(m, p.rank, output, "the output", true)};
+  agree_on_tensor(m.agreed, m.tensors[0]);
   m.root = src;
   m.agreed.push_back(src);
-  m.tensors = {output};
-  for (const Tensor& in : inputs) {  // the root's; other ranks' are not read
-    require_usable(m, p.rank, in, "an input", false);
-    m.tensors.push_back(in);
-  }
+  for (const Tensor& in : inputs)  // the root's; other ranks' are not read
+    m.tensors.push_back(usable(m, p.rank, in, "an input", false));
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     const int root = lead(parts).root;
     const std::vector<Tensor> ins = roots_list(parts, root);
@@ -346,15 +335,12 @@ void gather(const world::RunningProgram& p, std::vector<Tensor>& outputs, const 
             const ProcessGroup& group) {
   Meeting m;
   m.collective = "gather";
-  require_usable(m, p.rank, tensor, "the tensor", false);
-  agree_on_tensor(m.agreed, tensor);
+  m.tensors = {usable(m, p.rank, tensor, "the tensor", false)};
+  agree_on_tensor(m.agreed, m.tensors[0]);
   m.root = dst;
   m.agreed.push_back(dst);
-  m.tensors = {tensor};
-  for (const Tensor& out : outputs) {  // the root's; other ranks' stay unchanged
-    require_usable(m, p.rank, out, "an output", true);
-    m.tensors.push_back(out);
-  }
+  for (const Tensor& out : outputs)  // the root's; other ranks' stay unchanged
+    m.tensors.push_back(usable(m, p.rank, out, "an output", true));
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     const int root = lead(parts).root;
     std::vector<Tensor> outs = roots_list(parts, root);

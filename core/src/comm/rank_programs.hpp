@@ -1,7 +1,8 @@
 // What the collectives and point-to-point calls of tessera::dist ask of a world whose ranks run
 // programs of their own (ts::spawn, implemented in the spawn layer above).
 //
-// A rank's program calls ts::dist::all_reduce(t) on its own plain tensor. The call becomes a
+// A rank's program calls ts::dist::all_reduce(t) on its own plain tensor, or on a local tensor
+// holding its own shard alone (a DTensor's local part in a rank's program). The call becomes a
 // Meeting: the member's part (its tensors, what every member must agree on, how to run the
 // collective). The programs' scheduler blocks the rank until every member of its fibre has
 // arrived, compares the parts, and then runs the collective once through the ordinary machinery:
@@ -85,10 +86,30 @@ class RankPrograms {
   ~RankPrograms() = default;
 };
 
-// The program the calling thread runs, when `t` is one of its plain tensors; null otherwise (a
-// local tensor, or no program runs here).
+// Whether `t` is a local tensor holding rank `rank`'s shard alone: what a DTensor's local part is
+// inside that rank's program (ts::spawn), where the rank holds its own shard only.
+inline bool holds_only(const Tensor& t, int rank) {
+  if (!t.is_local()) return false;
+  const RankMap<Tensor>& shards = t.shards();
+  return shards.size() == 1 && shards.begin()->first == rank;
+}
+
+// The program the calling thread runs, when `t` is one of its own tensors: plain, or local holding
+// the running rank's shard alone; null otherwise (another local tensor, or no program runs here).
 inline const world::RunningProgram* program_for(const Tensor& t) {
-  return t.defined() && !t.is_local() ? world::running_program() : nullptr;
+  if (!t.defined()) return nullptr;
+  const world::RunningProgram* program = world::running_program();
+  if (program == nullptr || (t.is_local() && !holds_only(t, program->rank))) return nullptr;
+  return program;
+}
+
+// A tensor of the running rank's program as its collectives and messages take it: a plain tensor as
+// it is; a local tensor holding only this rank's shard as that shard, the very tensor, so that what
+// a collective or a receive writes lands in the local tensor (the Meeting's run assembles the
+// members' shards into one local tensor again). Anything else is returned as it is, for the
+// caller's checks to name.
+inline Tensor own_tensor(const world::RunningProgram& program, const Tensor& t) {
+  return t.defined() && holds_only(t, program.rank) ? t.shards().begin()->second : t;
 }
 
 // The collectives of tessera::dist as a rank's program issues them (program_collectives.cpp).

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "autograd/meta.hpp"
+#include "autograd/record.hpp"
 #include "dispatch/user_call.hpp"
 #include "dtensor/grad_layout.hpp"
 #include "dtensor/layout.hpp"
@@ -24,21 +25,30 @@
 namespace tessera {
 namespace {
 
-// The mesh's ranks this process hosts: all of them in a simulated world.
+// The mesh's ranks whose shards are held here: all of them in a simulated world, this process's in
+// a distributed one, and the running rank alone in a rank's program (ts::spawn).
 std::vector<int> hosted_mesh_ranks(const DeviceMesh& mesh) {
   std::vector<int> ranks;
-  const world::WorldState& w = world::current();
   for (int r : mesh.ranks())
-    if (w.hosts(r)) ranks.push_back(r);
+    if (world::holds_rank(r)) ranks.push_back(r);
+  if (ranks.empty())
+    if (const world::RunningProgram* program = world::running_program())
+      throw Error(fmt::format("DTensor on rank {}'s program (ts::spawn): the mesh {} does not hold rank {}; a "
+                              "rank lays DTensors out only on meshes it belongs to",
+                              program->rank, mesh.to_string(), program->rank));
   return ranks;
 }
 
 void require_mesh_ranks(const char* op, const Tensor& local, const DeviceMesh& mesh) {
   const RankSet mesh_ranks(hosted_mesh_ranks(mesh));
-  if (local.ranks() != mesh_ranks)
+  if (local.ranks() != mesh_ranks) {
+    const world::RunningProgram* program = world::running_program();
+    const std::string where = program != nullptr
+                                  ? fmt::format(" held by rank {}'s program (ts::spawn)", program->rank)
+                                  : world::current().distributed() ? " hosted by this process" : "";
     throw Error(fmt::format("{}: the local tensor has ranks {} but the mesh has ranks {}{}", op,
-                            local.ranks().to_string(), mesh_ranks.to_string(),
-                            world::current().distributed() ? " hosted by this process" : ""));
+                            local.ranks().to_string(), mesh_ranks.to_string(), where));
+  }
 }
 
 }  // namespace
@@ -246,7 +256,22 @@ namespace {
 // A plain tensor given to from_local is every rank's local value: the ranks share its bytes as
 // replicas (copy-on-write), so writing one rank's shard, or the tensor, leaves the others alone.
 Tensor held_by_every_rank(const Tensor& plain, const DeviceMesh& mesh) {
-  // Its gradient would be a different value per rank, which one plain tensor cannot hold.
+  // In a rank's program (ts::spawn) a plain tensor is that rank's own value (an activation it
+  // received, say), and the local tensor holds that rank's shard alone: its gradient is one tensor
+  // again, so the wrapping is differentiable.
+  const world::RunningProgram* program = world::running_program();
+  if (program != nullptr && plain.requires_grad() &&
+      hosted_mesh_ranks(mesh) == std::vector<int>{program->rank}) {
+    const int rank = program->rank;
+    Tensor local = local_tensor(RankMap<Tensor>({{rank, Tensor(plain.detach().impl()->replica())}}));
+    if (!autograd::any_requires_grad(plain)) return local;
+    autograd::record("FromLocalBackward", {plain}, {local},
+                     [rank](std::vector<Tensor>& grads) -> std::vector<Tensor> {
+                       return {grads[0].is_local() ? grads[0].shard(rank) : grads[0]};
+                     });
+    return local;
+  }
+  // Elsewhere its gradient would be a different value per rank, which one plain tensor cannot hold.
   if (plain.requires_grad())
     throw Error("from_local: the plain tensor requires grad, but each rank's gradient differs and one plain tensor "
                 "cannot hold them; pass a local tensor (one shard per rank), or use distribute_tensor, whose result "

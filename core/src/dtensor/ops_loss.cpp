@@ -11,8 +11,11 @@
 // shard minus the one-hot at the owning rank) and communicates nothing.
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "dtensor/held_range.hpp"
 #include "dtensor/ops_common.hpp"
+#include "dtensor/thread_modes.hpp"
 #include "tensor/index_check.hpp"
 #include "tensor/tensor_impl.hpp"  // shape_text
 #include "tessera/errors.hpp"
@@ -91,6 +94,10 @@ void require_reduction(const std::string& reduction, const char* op) {
 
 void set_loss_parallel(bool enabled) { loss_parallel_enabled = enabled; }
 bool loss_parallel() { return loss_parallel_enabled; }
+
+namespace dtensor {
+void exchange_loss_parallel(bool& other) { std::swap(loss_parallel_enabled, other); }
+}  // namespace dtensor
 
 DTensor cross_entropy(const DTensor& logits, const DTensor& target, const CrossEntropyOptions& options) {
   require_reduction(options.reduction, kOp);

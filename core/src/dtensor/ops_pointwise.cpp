@@ -7,7 +7,10 @@
 // added to a partial reduces it first (PyTorch bug #163193 adds the scalar to every term).
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "dtensor/ops_common.hpp"
+#include "dtensor/thread_modes.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/errors.hpp"
 
@@ -126,6 +129,10 @@ Tensor minimum_t(const Tensor& a, const Tensor& b) { return minimum(a, b); }
 
 void set_implicit_replication(bool enabled) { implicit_replication_enabled = enabled; }
 bool implicit_replication() { return implicit_replication_enabled; }
+
+namespace dtensor {
+void exchange_implicit_replication(bool& other) { std::swap(implicit_replication_enabled, other); }
+}  // namespace dtensor
 
 DTensor add(const DTensor& a, const DTensor& b) { return binary("add", a, b, Linearity::Additive, add_t); }
 DTensor sub(const DTensor& a, const DTensor& b) { return binary("sub", a, b, Linearity::Additive, sub_t); }

@@ -241,21 +241,24 @@ std::vector<Tensor> FsdpGroup::gather() const {
 }
 
 void FsdpGroup::unshard() {
-  if (gathered_) {
-    // Still unsharded (the root between forward and backward, or a second forward before
-    // backward): the slots hold the values already.
-    return;
-  }
-  const std::vector<Tensor> values = gather();
   std::vector<Tensor> sharded_locals;
+  for (const Param& p : params_) sharded_locals.push_back(p.sharded->to_local());
+  const bool recording = autograd::any_requires_grad(sharded_locals);
+  // Still unsharded (the root between forward and backward, or reshard_after_forward off): the
+  // slots hold the values already. Unless this forward records and those values are an earlier
+  // forward's whose backward has not run (micro-batches of a pipeline step: several forwards, then
+  // their backwards one by one): each backward reduces its own forward's gradients once, so this
+  // forward gathers values of its own.
+  if (gathered_ && !(recording && slots_await_backward_)) return;
+  const std::vector<Tensor> values = gather();
   for (size_t i = 0; i < params_.size(); ++i) {
     params_[i].unsharded = values[i];
     detail::tag_memory(values[i], "parameters");
-    sharded_locals.push_back(params_[i].sharded->to_local());
   }
   // Each forward's unsharded tensors are its own: the node that reduces their gradients and the
   // node that gathers them again for backward hold them, whatever later forwards do.
-  in_backward_ = autograd::any_requires_grad(sharded_locals);
+  in_backward_ = recording;
+  slots_await_backward_ = recording;
   if (in_backward_) {
     auto self = shared_from_this();
     autograd::record_node(
@@ -285,6 +288,7 @@ void FsdpGroup::after_forward(nn::Value& output) {
     p.unsharded = Tensor();
   }
   gathered_ = false;
+  slots_await_backward_ = false;
   if (in_backward_) output = gather_when_backward_arrives(output, released);
 }
 
@@ -400,6 +404,7 @@ std::vector<Tensor> FsdpGroup::reduce_gradients(const std::vector<Tensor>& unsha
       p.unsharded = Tensor();
     }
     gathered_ = false;
+    slots_await_backward_ = false;
   }
   in_backward_ = false;
   return out;

@@ -72,6 +72,8 @@ class FsdpGroup final : public nn::Module::Extension, public std::enable_shared_
   bool is_root_ = true;
   bool gathered_ = false;     // the unsharded tensors hold current values
   bool in_backward_ = false;  // a backward through the last forward has not reduced yet
+  // The slots hold values gathered by a forward that recorded a backward which has not run yet.
+  bool slots_await_backward_ = false;
 };
 
 }  // namespace tessera::parallel

@@ -27,4 +27,17 @@ ParallelizePlan transformer_tp_plan(bool loss_parallel) {
   };
 }
 
+ParallelizePlan transformer_tp_plan(const models::TransformerStage& stage, bool loss_parallel) {
+  ParallelizePlan plan;
+  for (auto& [key, style] : transformer_tp_plan(loss_parallel)) {
+    if (key == "tok_embeddings" && !stage->is_first()) continue;
+    if ((key == "norm" || key == "output") && !stage->is_last()) continue;
+    if (key == "output" && loss_parallel)
+      style = ColwiseParallel{
+          .input_layouts = Shard(1), .output_layouts = Shard(-1), .use_local_output = true};
+    plan.emplace_back(key, style);
+  }
+  return plan;
+}
+
 }  // namespace tessera

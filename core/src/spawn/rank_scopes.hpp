@@ -2,13 +2,15 @@
 //
 // The ranks of a spawn share one thread, and the core keeps scopes per thread: the worlds bound and
 // the running program (world), LocalMode scopes (ranks), grad mode (autograd), the random generator
-// factories draw from (tensor), CommLabel labels (observe). A rank that waits inside such a scope
+// factories draw from (tensor), the LossParallel and ImplicitReplication switches (dtensor),
+// CommLabel labels (observe). A rank that waits inside such a scope
 // must not lend it to the rank that runs next, so the scheduler exchanges the thread's scopes with
 // the rank's own on every switch, in and out.
 #pragma once
 
 #include <vector>
 
+#include "dtensor/thread_modes.hpp"
 #include "observe/thread_labels.hpp"
 #include "tessera/generator.hpp"
 #include "world/world.hpp"
@@ -26,6 +28,7 @@ struct RankScopes {
   std::vector<LocalMode*> modes;
   bool grad_enabled = true;
   Generator* generator = nullptr;  // null: the process's default generator
+  dtensor::ThreadModes dtensor_modes;
   observe::ThreadLabels labels;
   Scheduler* scheduler = nullptr;  // the spawn whose rank runs (null: none)
 

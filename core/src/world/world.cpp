@@ -221,6 +221,11 @@ const RunningProgram* running_program() {
   return program.world != nullptr && program.world == innermost ? &program : nullptr;
 }
 
+bool holds_rank(int rank) {
+  if (const RunningProgram* program = running_program()) return rank == program->rank;
+  return current().hosts(rank);
+}
+
 void exchange_thread_bindings(ThreadBindings& other) {
   bound.swap(other.bound);
   innermost = bound.empty() ? nullptr : bound.back();

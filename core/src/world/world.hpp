@@ -157,6 +157,10 @@ struct RunningProgram {
 // The program the calling thread runs, when its current world is that program's world (a rank that
 // opens a LocalMode is in the mode's world for its scope); null otherwise.
 const RunningProgram* running_program();
+// Whether the calling code holds rank `rank`'s values (its shard of a local tensor, of a DTensor):
+// inside a rank's program only that rank's, as a torchrun process holds its own; elsewhere the
+// ranks the current world hosts (every rank of a simulated world).
+bool holds_rank(int rank);
 
 // Everything that binds worlds and programs to a thread, as a value: a coroutine that runs a rank's
 // program carries its own while suspended, and the scheduler exchanges it with the thread's on

@@ -9,7 +9,9 @@
 // all-gathered once more when backward reaches the module. Backward reduce-scatters the group's
 // gradients (one reduce_scatter, in mp_policy.reduce_dtype, averaged over the data-parallel ranks)
 // into the sharded parameters' grad(). Apply it to each block first and to the root last, as in
-// PyTorch; the root keeps its parameters unsharded from forward to backward.
+// PyTorch; the root keeps its parameters unsharded from forward to backward. Several forwards
+// before their backwards (a pipeline stage's micro-batches) each gather values of their own, and each
+// backward reduce-scatters its own forward's gradients into grad(), where they accumulate.
 //
 // With tensor parallelism (parallelize_module on mesh["tp"] first), a parameter that is a DTensor
 // on the tensor-parallel mesh becomes a DTensor on the (dp, tp) mesh: its tensor-parallel shard is
