@@ -176,6 +176,38 @@ TEST_CASE("async_save stages the state: writes to the tensors after it returns d
 }
 
 TEST_CASE(
+    "async saves into one directory, nobody waiting: each starts after the one before, the load sees the "
+    "last") {
+  ScratchDir dir;
+  ts::LocalMode mode(3);
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
+  std::vector<std::future<dcp::SaveStats>> saves;
+  for (int version = 1; version <= 3; ++version)
+    saves.push_back(dcp::async_save(
+        {{"w", ts::distribute_tensor(distinct({7, 2}, 100.0 * version), mesh, {ts::Shard(0)})},
+         {"step", int64_t{version}}},
+        dir.path()));
+  dcp::StateDict loaded = {{"w", ct::zeros_like_layout({7, 2}, mesh, {ts::Shard(1)})}, {"step", int64_t{0}}};
+  dcp::load(loaded, dir.path());
+  CHECK(std::get<int64_t>(loaded.at("step")) == 3);
+  ct::check_equal(ct::dense_of(std::get<ts::DTensor>(loaded.at("w"))), distinct({7, 2}, 300.0),
+                  "w of the third save");
+  std::vector<std::string> files;
+  for (auto& save : saves) {
+    const dcp::SaveStats stats = save.get();
+    REQUIRE(stats.files.size() == 1);
+    files.push_back(stats.files[0]);
+  }
+  CHECK(files[0] != files[1]);
+  CHECK(files[1] != files[2]);
+  // Only the last save's data file and the metadata remain.
+  int left = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    left += entry.path().filename() == files[2] || entry.path().filename() == ".metadata" ? 1 : 100;
+  CHECK(left == 2);
+}
+
+TEST_CASE(
     "a destination that is not a contiguous host tensor (a transposed view) is filled through a buffer") {
   ScratchDir dir;
   const ts::Tensor w = distinct({3, 4}, 8);

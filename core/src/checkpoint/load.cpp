@@ -15,6 +15,7 @@
 #include "checkpoint/commit.hpp"
 #include "checkpoint/files.hpp"
 #include "checkpoint/metadata.hpp"
+#include "checkpoint/pending_save.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/checkpoint.hpp"
@@ -339,6 +340,8 @@ Metadata read_metadata(const std::string& path) {
 }
 
 LoadStats load(StateDict& state, const std::string& path) {
+  // The world's async save still in flight is finished (committed) first: it may be this one.
+  finish_pending_save(current_world());
   const Metadata metadata = read_metadata(path);
   Loader loader(path, metadata);
   for (auto& [key, value] : state) loader.plan(key, value);
