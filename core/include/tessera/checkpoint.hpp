@@ -14,9 +14,9 @@
 // save leaves either the complete old or the complete new checkpoint.
 //
 // Loading computes, for every rank this process hosts, the global boxes its shard holds, intersects
-// them with the saved chunks and reads only those byte ranges, widened to whole checksum blocks so
-// that every byte read is checked. Each rank's shard is written in place: the tensors of the given
-// state dict keep their identity.
+// them with the saved chunks and reads only those byte ranges (once, however many hosted ranks need
+// them), widened to whole checksum blocks so that every byte read is checked. Each rank's shard is
+// written in place: the tensors of the given state dict keep their identity.
 #pragma once
 
 #include <cstdint>
@@ -53,10 +53,13 @@ struct SaveStats {
 };
 
 struct LoadStats {
-  int64_t bytes_needed = 0;         // tensor bytes the hosted ranks' shards hold (what they must receive)
-  int64_t bytes_read = 0;           // tensor bytes read from data files (>= needed: whole checksum blocks)
+  int64_t bytes_needed = 0;  // tensor bytes the hosted ranks' shards hold (what they must receive)
+  // Tensor bytes read from data files. A byte several hosted ranks need is read once (so with
+  // replicated destinations this is less than bytes_needed); more is read where whole checksum
+  // blocks, short gaps read through to save a read, or the alignment of direct reads add bytes.
+  int64_t bytes_read = 0;
   int64_t checksum_bytes_read = 0;  // bytes of checksum tables read
-  int64_t chunks_read = 0;          // (chunk, rank box) pairs read from
+  int64_t chunks_read = 0;          // saved chunks read from (each once per load)
   int64_t reads = 0;                // reads (pread calls) made on data files
   int64_t files_opened = 0;
 };
