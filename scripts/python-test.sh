@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python package's test stage: `pip install .` into a fresh venv, exactly as a user
 # would, then the pytest suite (tests/python) and the Python tutorial examples against that install.
-# PyPI packages only: scikit-build-core and nanobind (pip's build environment), numpy and pytest.
+# PyPI packages only: scikit-build-core and nanobind (pip's build environment), numpy, pytest and
+# safetensors (the checkpoint test reads a consolidated file with it).
 #   scripts/python-test.sh [pytest arguments...]
 set -euo pipefail
 cd "$(dirname "$0")/.."

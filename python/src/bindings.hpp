@@ -28,6 +28,7 @@ void bind_placements(nb::module_& m); // ts.Shard, ts.Replicate, ts.Partial
 void bind_dtensor(nb::module_& m);    // ts.DTensor, ts.distribute_tensor, ...
 void bind_observe(nb::module_& m);    // ts.CommCounter, tracing
 void bind_plugins(nb::module_& m);    // ts.load_plugin, ts.configure, ...
+void bind_checkpoint(nb::module_& m); // ts.distributed.checkpoint: save, load, consolidate
 
 // A size: a Python int, or a ts.LocalInt for a size that differs per rank.
 SymInt sym_int_from(nb::handle value);

@@ -20,4 +20,5 @@ NB_MODULE(_tessera, m) {
   bind_dtensor(m);
   bind_observe(m);
   bind_plugins(m);
+  bind_checkpoint(m);
 }

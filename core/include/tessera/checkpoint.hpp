@@ -14,9 +14,9 @@
 // save leaves either the complete old or the complete new checkpoint.
 //
 // Loading computes, for every rank this process hosts, the global boxes its shard holds, intersects
-// them with the saved chunks and reads only those byte ranges, widened to whole checksum blocks so
-// that every byte read is checked. Each rank's shard is written in place: the tensors of the given
-// state dict keep their identity.
+// them with the saved chunks and reads only those byte ranges (once, however many hosted ranks need
+// them), widened to whole checksum blocks so that every byte read is checked. Each rank's shard is
+// written in place: the tensors of the given state dict keep their identity.
 #pragma once
 
 #include <cstdint>
@@ -53,10 +53,13 @@ struct SaveStats {
 };
 
 struct LoadStats {
-  int64_t bytes_needed = 0;         // tensor bytes the hosted ranks' shards hold (what they must receive)
-  int64_t bytes_read = 0;           // tensor bytes read from data files (>= needed: whole checksum blocks)
+  int64_t bytes_needed = 0;  // tensor bytes the hosted ranks' shards hold (what they must receive)
+  // Tensor bytes read from data files. A byte several hosted ranks need is read once (so with
+  // replicated destinations this is less than bytes_needed); more is read where whole checksum
+  // blocks, short gaps read through to save a read, or the alignment of direct reads add bytes.
+  int64_t bytes_read = 0;
   int64_t checksum_bytes_read = 0;  // bytes of checksum tables read
-  int64_t chunks_read = 0;          // (chunk, rank box) pairs read from
+  int64_t chunks_read = 0;          // saved chunks read from (each once per load)
   int64_t reads = 0;                // reads (pread calls) made on data files
   int64_t files_opened = 0;
 };
@@ -69,7 +72,23 @@ struct LoadStats {
 SaveStats save(const StateDict& state, const std::string& path, const SaveOptions& options = {});
 // Copies (stages) every tensor before it returns, then writes on another thread: what the state's
 // tensors hold after the call returns does not change the checkpoint. The future gives the stats,
-// or rethrows the error of the write.
+// or rethrows the error of the save.
+//
+// In a world of one process the other thread does the whole save, commit included. In a world
+// spread over processes, every exchange between processes stays on the calling thread, so that
+// it never meets the messages of the collectives the program runs meanwhile (the world's link
+// matches messages by order, and a second thread's exchanges could cross-match them):
+// - before returning, the processes agree (a collective) on the checkpoint's generation, so the
+//   call is collective, as save is;
+// - the other thread only writes this process's data file;
+// - the commit (every process wrote its file, then the first process writes .metadata) is a
+//   collective, run by whichever comes first of the future's get() or wait() and the world's next
+//   save, async_save or load. Every process must reach it at the same point of its sequence of
+//   collectives (as with any collective); the future is deferred (wait_for answers
+//   std::future_status::deferred), and until the commit the directory holds the previous
+//   checkpoint. A program that never asks has not saved.
+// Either way, a save, async_save or load in the same world first finishes the async save before
+// it, so two saves never write one directory at once.
 std::future<SaveStats> async_save(const StateDict& state, const std::string& path,
                                   const SaveOptions& options = {});
 
@@ -78,7 +97,8 @@ std::future<SaveStats> async_save(const StateDict& state, const std::string& pat
 // a data problem the file and the chunk: a requested key missing from the checkpoint, a dtype or
 // shape mismatch, a kind mismatch (a scalar for a tensor, a local tensor for a DTensor), a
 // truncated file or a checksum mismatch. Checkpoint keys not in `state` are ignored. Everything
-// checkable from the metadata is checked before any tensor is written.
+// checkable from the metadata is checked before any tensor is written. In a world spread over
+// processes, a pending async_save of the world is committed first (a collective: see async_save).
 LoadStats load(StateDict& state, const std::string& path);
 
 // Writes one ordinary .safetensors file holding every tensor entry of the checkpoint as its full

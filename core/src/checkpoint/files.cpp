@@ -25,10 +25,12 @@ File::File(const std::string& path, Mode mode) : path_(path) {
   fd_ = mode == Mode::read ? ::open(path.c_str(), O_RDONLY | O_CLOEXEC)
                            : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) fail_file_op(mode == Mode::read ? "open" : "create", path);
+  if (mode == Mode::read) direct_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
 }
 
 File::~File() {
   if (fd_ >= 0) ::close(fd_);
+  if (direct_fd_ >= 0) ::close(direct_fd_);
 }
 
 void File::write_all(const void* data, size_t size) {
@@ -43,6 +45,27 @@ void File::write_all(const void* data, size_t size) {
     p += n;
     size -= static_cast<size_t>(n);
   }
+}
+
+size_t File::read_direct_at(void* data, size_t size, int64_t offset) const {
+  if (direct_fd_ < 0) return read_at(data, size, offset);
+  auto* p = static_cast<char*>(data);
+  size_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::pread(direct_fd_, p + got, std::min<size_t>(size - got, size_t{1} << 30),
+                              offset + static_cast<int64_t>(got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      // A file system that opens with O_DIRECT but refuses the read: through the page cache.
+      if (errno == EINVAL && got == 0) return read_at(data, size, offset);
+      fail_file_op("read", path_);
+    }
+    if (n == 0) break;  // end of file
+    got += static_cast<size_t>(n);
+    // A short read ends at the end of the file, which need not be aligned: nothing follows it.
+    if (got % kDirectAlign != 0) break;
+  }
+  return got;
 }
 
 size_t File::read_at(void* data, size_t size, int64_t offset) const {
@@ -76,8 +99,7 @@ void File::sync() {
 }
 
 namespace {
-// O_DIRECT needs offsets, sizes and addresses aligned to the device's block; 4096 covers them.
-constexpr size_t kDirectAlign = 4096;
+constexpr size_t kDirectAlign = File::kDirectAlign;
 constexpr size_t kWriterBuffer = size_t{16} << 20;
 }  // namespace
 

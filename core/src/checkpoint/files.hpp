@@ -21,6 +21,12 @@ class File {
   void write_all(const void* data, size_t size);
   // Reads `size` bytes at `offset`; returns how many there were (fewer at the end of the file).
   size_t read_at(void* data, size_t size, int64_t offset) const;
+  // O_DIRECT needs offsets, sizes and addresses aligned to the device's block; this covers them.
+  static constexpr size_t kDirectAlign = 4096;
+  // The same past the page cache (O_DIRECT: the disk's bytes land in `data` with no copy through
+  // the cache) where the file system takes it, else through it. `data`, `size` and `offset` must
+  // be multiples of kDirectAlign.
+  size_t read_direct_at(void* data, size_t size, int64_t offset) const;
   int64_t size() const;
   // Asks the kernel to start reading a range now (posix_fadvise WILLNEED): reads announced
   // together reach the disk together instead of one after another.
@@ -31,6 +37,7 @@ class File {
  private:
   std::string path_;
   int fd_ = -1;
+  int direct_fd_ = -1;  // read mode: the file opened with O_DIRECT, or -1 where that is refused
 };
 
 // A new file written front to back through an aligned buffer with O_DIRECT where the file system

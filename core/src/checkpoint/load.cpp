@@ -7,6 +7,8 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -15,6 +17,7 @@
 #include "checkpoint/commit.hpp"
 #include "checkpoint/files.hpp"
 #include "checkpoint/metadata.hpp"
+#include "checkpoint/pending_save.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/checkpoint.hpp"
@@ -42,8 +45,9 @@ struct ShardWork {
   int64_t needed = 0;
 };
 
-// Reads of different shards run on this many threads at most.
+// Pieces of chunks are read on this many threads at most, each piece about this long.
 constexpr size_t kLoadThreads = 8;
+constexpr int64_t kPieceBytes = int64_t{8} << 20;
 
 std::string dims_text(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
 
@@ -120,20 +124,29 @@ class Loader {
 
   LoadStats run() {
     NoGradGuard no_grad;
-    // Tensor work (buffers, copies back) stays on this thread; the reads into host bytes run on
-    // a few threads, one shard at a time each, so that a disk sees several requests at once.
+    // Tensor work (buffers, copies back) stays on this thread. What the shards need of each saved
+    // chunk is gathered first (so a chunk several hosted ranks need is read once), then cut into
+    // pieces that a few threads read, so that a disk sees several requests at once.
     for (ShardWork& w : work_) prepare(w);
-    const size_t threads = std::min<size_t>(work_.size(), kLoadThreads);
+    std::map<std::pair<std::string, size_t>, std::vector<RegionCopy>> needs;  // (key, chunk) -> copies
+    for (ShardWork& w : work_) collect(w, needs);
+    std::vector<ChunkPiece> pieces;
+    for (const auto& [chunk, copies] : needs) {
+      std::vector<ChunkPiece> more =
+          cut_into_pieces(chunk.first, metadata_.entries.at(chunk.first), chunk.second, copies, kPieceBytes);
+      std::move(more.begin(), more.end(), std::back_inserter(pieces));
+    }
+    const size_t threads = std::min<size_t>(pieces.size(), kLoadThreads);
     std::vector<ChunkReader> readers;
     for (size_t t = 0; t < std::max<size_t>(threads, 1); ++t) readers.emplace_back(dir_);
     std::atomic<size_t> next{0};
     std::vector<std::exception_ptr> errors(readers.size());
     const auto worker = [&](size_t t) {
       try {
-        for (size_t i = next++; i < work_.size(); i = next++) read_into(readers[t], work_[i]);
+        for (size_t i = next++; i < pieces.size(); i = next++) readers[t].read_piece(pieces[i]);
       } catch (...) {
         errors[t] = std::current_exception();
-        next = work_.size();  // the others stop after their current shard
+        next = pieces.size();  // the others stop after their current piece
       }
     };
     std::vector<std::thread> pool;
@@ -147,10 +160,10 @@ class Loader {
       const LoadStats& s = reader.stats();
       stats.bytes_read += s.bytes_read;
       stats.checksum_bytes_read += s.checksum_bytes_read;
-      stats.chunks_read += s.chunks_read;
       stats.reads += s.reads;
       stats.files_opened += s.files_opened;
     }
+    stats.chunks_read = static_cast<int64_t>(needs.size());
     for (ShardWork& w : work_) {
       if (w.buffer.defined() && !w.in_place)
         w.dest.copy_(w.dest.backend() == "cpu" ? w.buffer : w.buffer.to(w.dest.backend()));
@@ -279,8 +292,9 @@ class Loader {
     w.bytes = reinterpret_cast<std::byte*>(w.buffer.impl()->bytes_at());
   }
 
-  // Reads every box of the shard from the chunks it intersects (on a worker thread: bytes only).
-  void read_into(ChunkReader& reader, ShardWork& w) {
+  // What the shard needs of each chunk it intersects, added to `needs`; checks that the chunks
+  // cover every box it holds.
+  void collect(ShardWork& w, std::map<std::pair<std::string, size_t>, std::vector<RegionCopy>>& needs) {
     if (w.bytes == nullptr) return;
     const EntryMeta& e = *w.entry;
     const Shape& shape = w.dest.sizes();
@@ -293,7 +307,7 @@ class Loader {
         dst_box.sizes.push_back(shape[d]);
       }
       int64_t covered = 0;
-      const auto read = [&](size_t index) {
+      const auto add = [&](size_t index) {
         const ChunkMeta& c = e.chunks[index];
         if (c.sizes.size() != shape.size())
           throw Error(fmt::format(
@@ -302,13 +316,13 @@ class Loader {
               dir_, w.key, index, c.sizes.size(), shape.size()));
         const std::optional<Box> region = intersect(held.global, Box{c.offsets, c.sizes});
         if (!region) return;
-        reader.read_region(w.key, e, index, *region, w.bytes, dst_box);
+        needs[{w.key, index}].push_back({*region, w.bytes, dst_box});
         covered += region->numel();
       };
       if (!w.chunks.empty()) {
-        read(w.chunks[0]);
+        add(w.chunks[0]);
       } else {
-        for (size_t i = 0; i < e.chunks.size(); ++i) read(i);
+        for (size_t i = 0; i < e.chunks.size(); ++i) add(i);
       }
       if (covered != held.global.numel())
         throw Error(fmt::format(
@@ -339,6 +353,8 @@ Metadata read_metadata(const std::string& path) {
 }
 
 LoadStats load(StateDict& state, const std::string& path) {
+  // The world's async save still in flight is finished (committed) first: it may be this one.
+  finish_pending_save(current_world());
   const Metadata metadata = read_metadata(path);
   Loader loader(path, metadata);
   for (auto& [key, value] : state) loader.plan(key, value);

@@ -6,28 +6,27 @@
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
 #include "tessera/local.hpp"
-#include "tessera/world.hpp"
 
 namespace tessera::dcp {
 
-WorldSync::WorldSync(bool single_process) : single_(single_process || current_world().num_processes() == 1) {}
+WorldSync::WorldSync(const World& world) {
+  if (world.num_processes() > 1) world_ = world;
+}
 
 bool WorldSync::exchange(bool failed) {
-  if (single_) return failed;
-  const World world = current_world();
-  LocalMode mode(world);
+  if (!world_) return failed;
+  LocalMode mode(*world_);
   Tensor flag = full({}, failed ? 1 : 0, kInt32);
   dist::all_reduce(flag, ReduceOp::MAX);
-  return flag.shard(world.ranks()[0]).item<int>() != 0;
+  return flag.shard(world_->ranks()[0]).item<int>() != 0;
 }
 
 int64_t WorldSync::max_over_processes(int64_t value) {
-  if (single_) return value;
-  const World world = current_world();
-  LocalMode mode(world);
+  if (!world_) return value;
+  LocalMode mode(*world_);
   Tensor values = full({}, value, kInt64);
   dist::all_reduce(values, ReduceOp::MAX);
-  return values.shard(world.ranks()[0]).item<int64_t>();
+  return values.shard(world_->ranks()[0]).item<int64_t>();
 }
 
 void WorldSync::require_all_ok(const std::string& failure, const char* step) {

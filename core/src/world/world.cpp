@@ -96,6 +96,22 @@ WorldState::WorldState(const WorldState& spread, std::shared_ptr<observe::Listen
 
 WorldState::~WorldState() = default;
 
+std::shared_ptr<void> WorldState::kept(const std::string& key) const {
+  std::lock_guard lock(kept_mutex_);
+  const auto found = kept_.find(key);
+  return found == kept_.end() ? nullptr : found->second;
+}
+
+std::shared_ptr<void> WorldState::keep(const std::string& key, std::shared_ptr<void> value) {
+  std::lock_guard lock(kept_mutex_);
+  std::shared_ptr<void> before = kept_.count(key) ? std::move(kept_[key]) : nullptr;
+  if (value)
+    kept_[key] = std::move(value);
+  else
+    kept_.erase(key);
+  return before;
+}
+
 int WorldState::process_index() const { return link_ ? link_->process_index() : 0; }
 int WorldState::process_count() const { return link_ ? link_->process_count() : 1; }
 

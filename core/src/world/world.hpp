@@ -109,6 +109,12 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   // built again all reuse one computation.
   std::vector<int32_t> ring_order_on(const Topology& topology, const std::vector<int>& members);
 
+  // What a layer above keeps per world without this layer knowing its type (the checkpoint
+  // layer's async save that awaits its commit), by key. `kept` is null when nothing is kept under
+  // `key`; `keep` replaces it (null: keeps nothing) and returns what was kept before.
+  std::shared_ptr<void> kept(const std::string& key) const;
+  std::shared_ptr<void> keep(const std::string& key, std::shared_ptr<void> value);
+
  private:
   struct Built {
     Topology topology;
@@ -129,6 +135,9 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   std::mutex topology_mutex_;
   std::map<std::pair<std::string, int>, Built> topologies_;  // (preset, ranks)
   std::map<uint64_t, Built> given_topologies_;               // groups' own, by fingerprint
+  mutable std::mutex kept_mutex_;
+  // Declared last, so destroyed first: what it holds may still wait on work of this world.
+  std::map<std::string, std::shared_ptr<void>> kept_;
 };
 
 // A simulated world of `size` ranks. Without listeners it gets its own.
