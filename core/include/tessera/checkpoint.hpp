@@ -13,6 +13,13 @@
 // then removes the files the new metadata no longer names. A process killed at any moment of a
 // save leaves either the complete old or the complete new checkpoint.
 //
+// In ranks' programs (ts::spawn) every rank calls save, async_save or load with its own state dict,
+// as torchrun processes do: DTensors hold the rank's own shard; the ranks' dicts may hold different
+// keys (pipeline stages), but a DTensor comes from every rank of its mesh; a plain tensor or a scalar
+// is what every rank holds (the lowest rank's is saved; a load gives it to every rank asking for it).
+// The calls meet as one collective of the world and save or load once. Across processes, the ranks
+// of every process together pass the same keys, and async_save is refused there.
+//
 // Loading computes, for every rank this process hosts, the global boxes its shard holds, intersects
 // them with the saved chunks and reads only those byte ranges (once, however many hosted ranks need
 // them), widened to whole checksum blocks so that every byte read is checked. Each rank's shard is

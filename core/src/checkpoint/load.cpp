@@ -16,6 +16,7 @@
 #include "checkpoint/chunk_reader.hpp"
 #include "checkpoint/commit.hpp"
 #include "checkpoint/files.hpp"
+#include "checkpoint/in_rank_programs.hpp"
 #include "checkpoint/metadata.hpp"
 #include "checkpoint/pending_save.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -353,6 +354,7 @@ Metadata read_metadata(const std::string& path) {
 }
 
 LoadStats load(StateDict& state, const std::string& path) {
+  if (const world::RunningProgram* program = world::running_program()) return load_in_rank_program(*program, state, path);
   // The world's async save still in flight is finished (committed) first: it may be this one.
   finish_pending_save(current_world());
   const Metadata metadata = read_metadata(path);

@@ -5,6 +5,7 @@
 // (pending_save.hpp).
 #include <memory>
 
+#include "checkpoint/in_rank_programs.hpp"
 #include "checkpoint/pending_save.hpp"
 #include "checkpoint/save_steps.hpp"
 #include "tessera/checkpoint.hpp"
@@ -13,6 +14,8 @@ namespace tessera::dcp {
 
 SaveStats save(const StateDict& state, const std::string& path, const SaveOptions& options) {
   check_save_options(options);
+  if (const world::RunningProgram* program = world::running_program())
+    return save_in_rank_program(*program, state, path, options);
   const World world = current_world();
   finish_pending_save(world);
   SavePlan plan = plan_save(state, /*stage=*/false);
@@ -27,6 +30,8 @@ SaveStats save(const StateDict& state, const std::string& path, const SaveOption
 std::future<SaveStats> async_save(const StateDict& state, const std::string& path,
                                   const SaveOptions& options) {
   check_save_options(options);
+  if (const world::RunningProgram* program = world::running_program())
+    return async_save_in_rank_program(*program, state, path, options);
   const World world = current_world();
   finish_pending_save(world);
   SavePlan plan = plan_save(state, /*stage=*/true);

@@ -63,6 +63,9 @@ struct Meeting {
   std::shared_ptr<const std::vector<int>> fibre;
   int group_rank = 0;
   ProcessGroup run_group;  // the group `run` is given
+  // What a run defined above comm needs from the member beyond its tensors (the checkpoint layer's
+  // state dicts); it lives on the member's stack, which is suspended until the run has ended.
+  void* context = nullptr;
 
   // The call in words for errors, e.g. "all_reduce(float32 [4], op=SUM)".
   std::string describe() const;
