@@ -32,7 +32,7 @@ namespace program {
 namespace {
 
 // Numbers every member's call must agree on.
-void agree_on_tensor(std::vector<int64_t>& agreed, const Tensor& t) {
+void agree_on_tensor(decltype(Meeting::agreed)& agreed, const Tensor& t) {
   agreed.push_back(static_cast<int64_t>(t.dtype()));
   agreed.push_back(t.dim());
   agreed.insert(agreed.end(), t.sizes().begin(), t.sizes().end());

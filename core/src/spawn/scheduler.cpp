@@ -18,6 +18,7 @@ Scheduler::Scheduler(int size, const std::function<void(int)>& program, const Sp
                      const world::WorldState* spread)
     : program_(program),
       options_(options),
+      here_(ThreadScopesAt::of_calling_thread()),
       // Observed by the counters and traces of the world spawn is called in, as LocalMode(n) is.
       world_(spread != nullptr ? std::make_shared<world::WorldState>(*spread, world::current().shared_listeners())
                                : world::make_world(size, world::current().shared_listeners())),
@@ -88,13 +89,13 @@ void Scheduler::throw_failure() const {
 void Scheduler::resume(int r) {
   Rank& rank = ranks_[static_cast<size_t>(r)];
   running_ = r;
-  rank.scopes.exchange();  // the thread now runs as rank r
+  rank.scopes.exchange(here_);  // the thread now runs as rank r
   if (rank.state == State::not_started) start(r);
   rank.state = State::runnable;
   start_switch(&scheduler_fake_stack_, rank.stack);
   rank.fiber = std::move(rank.fiber).resume();
   finish_switch(scheduler_fake_stack_, nullptr);
-  rank.scopes.exchange();  // and as the scheduler again
+  rank.scopes.exchange(here_);  // and as the scheduler again
   running_ = -1;
   if (std::shared_ptr<Gathering> complete = std::exchange(to_run_, nullptr))
     run_gathering(*complete, rank.scopes.labels);

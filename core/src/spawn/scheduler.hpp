@@ -134,6 +134,7 @@ class Scheduler final : public comm::RankPrograms {
 
   std::function<void(int)> program_;
   SpawnOptions options_;
+  ThreadScopesAt here_;  // the scopes of the thread that runs the spawn (rank_scopes.hpp)
   std::shared_ptr<world::WorldState> world_;
   std::vector<Rank> ranks_;
   int running_ = -1;
