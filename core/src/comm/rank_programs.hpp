@@ -54,7 +54,8 @@ struct Meeting {
   // lengths): members that differ made different calls at the same point.
   // Inline up to a tensor of 4 dimensions with a reduce op: no allocation per member's arrival.
   boost::container::small_vector<int64_t, 8> agreed;
-  std::vector<Tensor> tensors;                 // the member's own tensors, in the collective's order
+  // The member's own tensors, in the collective's order (inline up to two: no allocation per arrival).
+  boost::container::small_vector<Tensor, 2> tensors;
   size_t first_input = 0;                      // all_to_all: where the inputs start among `tensors`
   std::vector<int64_t> splits_out, splits_in;  // all_to_all_single's, this member's
   bool reduces = false;
