@@ -66,8 +66,10 @@ const Tensor& usable(const Meeting& m, int rank, const Tensor& t, const char* wh
 void meet(const world::RunningProgram& p, Meeting& m, const ProcessGroup& group) {
   const int world_size = p.world->size();
   if (group.is_default()) {
-    const auto& whole = p.world->whole_world();
-    m.fibre = std::shared_ptr<const std::vector<int>>(whole, &whole->front());
+    // A pointer that owns nothing (no reference count to touch at every arrival): the world outlives
+    // every meeting of its ranks' programs, and every gathering of its scheduler.
+    const std::vector<int>& whole = p.world->whole_world()->front();
+    m.fibre = std::shared_ptr<const std::vector<int>>(std::shared_ptr<const void>(), &whole);
     m.group_rank = p.rank;
   } else {
     const std::vector<int>* mine = nullptr;

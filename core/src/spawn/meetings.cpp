@@ -62,7 +62,7 @@ void Scheduler::meet(comm::Meeting& part) {
       to_run_ = gathering;
     }
   }
-  block(gathering);
+  block(*gathering);
   if (gathering->error) std::rethrow_exception(gathering->error);
 }
 

@@ -172,12 +172,12 @@ void Scheduler::switch_to_scheduler() {
   finish_switch(rank.fake_stack, &scheduler_stack_);
 }
 
-void Scheduler::block(const std::shared_ptr<Wait>& wait) {
+void Scheduler::block(const Wait& wait) {
   Rank& rank = ranks_[static_cast<size_t>(running_)];
-  while (!wait->done()) {
+  while (!wait.done()) {
     if (aborting_) throw Aborted{};
     rank.state = State::waiting;
-    rank.waiting = wait.get();
+    rank.waiting = &wait;
     switch_to_scheduler();
     rank.waiting = nullptr;
   }

@@ -57,9 +57,9 @@ class Scheduler final : public comm::RankPrograms {
   std::shared_ptr<detail::WorkState> irecv(int dst, int src, int tag, const Tensor& target, const char* op,
                                            comm::MessageSpace space) override;
 
-  // From the running rank's program: suspends it until wait->done(). Throws Aborted when the spawn
-  // is failing and the wait is not over.
-  void block(const std::shared_ptr<Wait>& wait);
+  // From the running rank's program: suspends it until wait.done(); the caller keeps `wait` alive
+  // meanwhile. Throws Aborted when the spawn is failing and the wait is not over.
+  void block(const Wait& wait);
   // From the running rank's program: lets the other runnable ranks run first.
   void yield_now();
 
@@ -87,7 +87,7 @@ class Scheduler final : public comm::RankPrograms {
     RankScopes scopes;
     Generator generator;
     State state = State::not_started;
-    const Wait* waiting = nullptr;  // while it waits (block()'s caller keeps the wait alive)
+    const Wait* waiting = nullptr;  // while it waits
     std::deque<Message> inbox;      // messages no posted receive took yet, oldest first
     std::deque<std::shared_ptr<PostedReceive>> posted;  // receives waiting for a message, oldest first
     StackBounds stack;  // its coroutine's stack, for AddressSanitizer (sanitizer_switch.hpp)
