@@ -183,9 +183,10 @@ Options parse_options(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if ((arg != "--schedule" && arg != "--steps") || i + 1 >= argc)
+    if (arg != "--schedule" && arg != "--steps")
       throw ts::Error("unknown option '" + arg +
                       "'; expected --schedule 1f1b, --schedule gpipe or --steps N");
+    if (i + 1 >= argc) throw ts::Error(arg + " needs a value");
     const std::string value = argv[++i];
     if (arg == "--schedule") {
       if (value != "1f1b" && value != "gpipe")
