@@ -1,9 +1,13 @@
 // Trains the reference Llama (dim 64, 4 layers, vocab 256, sequence 32) with pipeline parallelism x
 // FSDP x tensor parallelism on a (pp=2, dp=2, tp=2) mesh of 8 ranks, each rank a per-rank program
-// (ts::spawn), beside the same model trained densely on the same micro-batches:
+// (ts::spawn), beside the same model trained densely on the same micro-batches. The same program
+// runs in one process or across processes (a spawn in a world that spans processes runs there):
 //
-//   ./llama_pipeline                     Schedule1F1B, 4 micro-batches, 5 SGD steps
-//   ./llama_pipeline --schedule gpipe    ScheduleGPipe
+//   ./llama_pipeline                                          Schedule1F1B, 4 micro-batches, 5 SGD steps
+//   ./llama_pipeline --schedule gpipe                         ScheduleGPipe
+//   ./llama_pipeline --steps 2                                the first 2 steps only
+//   TESSERA_RANKS_PER_PROCESS=4 mpirun -np 2 ./llama_pipeline 2 processes x 4 ranks
+//   TESSERA_RANKS_PER_PROCESS=2 mpirun -np 4 ./llama_pipeline 4 processes x 2 ranks
 //
 // Every rank builds the whole model from one seed and keeps its stage (models::TransformerStage:
 // layers 0-1 with the token embedding on pp rank 0, layers 2-3 with the final norm and output
@@ -27,7 +31,7 @@ namespace ts = tessera;
 
 namespace {
 
-constexpr int64_t kVocab = 256, kSeq = 32, kBatch = 8, kMicro = 4, kSteps = 5;
+constexpr int64_t kVocab = 256, kSeq = 32, kBatch = 8, kMicro = 4, kRanks = 8;
 constexpr double kLr = 0.1;
 
 ts::models::TransformerArgs model_args() {
@@ -64,12 +68,12 @@ uint64_t fnv1a(uint64_t hash, const void* data, size_t bytes) {
 
 // The dense model on one rank: micro-batch k is every replica's micro-batch k (rows k and k + 4),
 // gradients accumulated in micro-batch order and scaled by 1/kMicro, as the schedule does.
-std::vector<std::vector<double>> dense_losses() {
+std::vector<std::vector<double>> dense_losses(int64_t steps) {
   ts::manual_seed(2026);
   ts::models::Transformer model(model_args());
   ts::optim::SGD optimizer(model->parameters(), {.lr = kLr});
-  std::vector<std::vector<double>> losses(kSteps);
-  for (int64_t step = 0; step < kSteps; ++step) {
+  std::vector<std::vector<double>> losses(static_cast<size_t>(steps));
+  for (int64_t step = 0; step < steps; ++step) {
     const ts::Tensor batch = batch_of(step);
     optimizer.zero_grad();
     for (int64_t k = 0; k < kMicro; ++k) {
@@ -92,8 +96,10 @@ std::vector<std::vector<double>> dense_losses() {
   return losses;
 }
 
-// A rank's program: rank = pp * 4 + dp * 2 + tp.
-void train(int rank, bool gpipe, const std::vector<std::vector<double>>& dense, bool& all_close) {
+// A rank's program: rank = pp * 4 + dp * 2 + tp, in a world over `processes` process(es). It trains
+// as many steps as the dense run has losses for.
+void train(int rank, int processes, bool gpipe, const std::vector<std::vector<double>>& dense,
+           bool& all_close) {
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2, 2}, {"pp", "dp", "tp"});
   const int pp = rank / 4, dp = (rank / 2) % 2;
   const bool printer = rank == 4;  // the last stage's first rank: it sees the losses
@@ -121,11 +127,11 @@ void train(int rank, bool gpipe, const std::vector<std::vector<double>>& dense, 
   else
     schedule = std::make_unique<ts::pipelining::Schedule1F1B>(pipeline_stage, kMicro, loss_fn);
   if (printer)
-    std::printf("%s, each pipeline rank's actions:\n%s\n", gpipe ? "ScheduleGPipe" : "Schedule1F1B",
-                schedule->table().c_str());
+    std::printf("%s on %d process(es), each pipeline rank's actions:\n%s\n",
+                gpipe ? "ScheduleGPipe" : "Schedule1F1B", processes, schedule->table().c_str());
   ts::optim::SGD optimizer(stage->parameters(), {.lr = kLr});
 
-  for (int64_t step = 0; step < kSteps; ++step) {
+  for (int64_t step = 0; step < static_cast<int64_t>(dense.size()); ++step) {
     const ts::Tensor replica_rows = batch_of(step).narrow(0, dp * kBatch / 2, kBatch / 2);
     optimizer.zero_grad();
     std::vector<ts::Tensor> losses;
@@ -168,25 +174,56 @@ void train(int rank, bool gpipe, const std::vector<std::vector<double>>& dense, 
   }
 }
 
+struct Options {
+  bool gpipe = false;
+  int64_t steps = 5;
+};
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg != "--schedule" && arg != "--steps")
+      throw ts::Error("unknown option '" + arg +
+                      "'; expected --schedule 1f1b, --schedule gpipe or --steps N");
+    if (i + 1 >= argc) throw ts::Error(arg + " needs a value");
+    const std::string value = argv[++i];
+    if (arg == "--schedule") {
+      if (value != "1f1b" && value != "gpipe")
+        throw ts::Error("--schedule '" + value + "' is not 1f1b or gpipe");
+      o.gpipe = value == "gpipe";
+    } else {
+      long long steps = 0;
+      char extra = 0;
+      if (std::sscanf(value.c_str(), "%lld%c", &steps, &extra) != 1 || steps < 1)
+        throw ts::Error("--steps '" + value + "' must be a positive number of steps");
+      o.steps = steps;
+    }
+  }
+  return o;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
-    bool gpipe = false;
-    for (int i = 1; i < argc; ++i) {
-      const std::string arg = argv[i];
-      if (arg != "--schedule" || i + 1 >= argc)
-        throw ts::Error("unknown option '" + arg + "'; expected --schedule 1f1b or --schedule gpipe");
-      const std::string value = argv[++i];
-      if (value != "1f1b" && value != "gpipe")
-        throw ts::Error("--schedule '" + value + "' is not 1f1b or gpipe");
-      gpipe = value == "gpipe";
+    const Options options = parse_options(argc, argv);
+    // Under mpirun with a transport the world spans the processes, and the spawn below runs each
+    // process's ranks there; otherwise it is this process alone and the spawn runs all 8 ranks here.
+    const ts::World world = ts::init_world();
+    if (world.num_processes() > 1 && world.size() != kRanks) {
+      std::fprintf(
+          stderr,
+          "llama_pipeline needs a world of %lld ranks (processes x TESSERA_RANKS_PER_PROCESS), got %d\n",
+          static_cast<long long>(kRanks), world.size());
+      return 1;
     }
-    const std::vector<std::vector<double>> dense = dense_losses();
+    const std::vector<std::vector<double>> dense = dense_losses(options.steps);
     bool all_close = true;
     // The program of each rank runs on a coroutine of its own: a Transformer's forward and backward
     // need more than the default stack.
-    ts::spawn(8, [&](int rank) { train(rank, gpipe, dense, all_close); }, {.stack_bytes = 1 << 20});
+    ts::spawn(kRanks, [&](int rank) { train(rank, world.num_processes(), options.gpipe, dense, all_close); },
+              {.stack_bytes = 1 << 20});
     return all_close ? 0 : 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "llama_pipeline: %s\n", e.what());

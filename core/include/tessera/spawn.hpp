@@ -13,8 +13,17 @@
 // tensors of its own, its random tensors come from a generator of its own (rank r starts where
 // rank r's generator of a LocalMode opened at the same point would: the default generator's state;
 // ts::manual_seed reseeds only the calling rank's), and ts::dist collectives and point-to-point
-// calls wait until the peers arrive (tessera/dist.hpp). Grad mode, LocalMode scopes and comm labels
-// are the rank's own too; every rank starts as a fresh thread would (grad enabled, no LocalMode).
+// calls wait until the peers arrive (tessera/dist.hpp). Grad mode, LocalMode scopes, the
+// LossParallel and ImplicitReplication switches and comm labels are the rank's own too; every rank
+// starts as a fresh thread would (grad enabled, no LocalMode, both switches off).
+//
+// DTensors work in rank programs as in a torchrun process: ts::init_device_mesh builds a mesh over
+// the spawned world, and a rank's DTensor on it holds that rank's shard alone (its to_local() is a
+// local tensor of that one shard, which ts::dist takes as the rank's own tensor). DTensor ops and
+// redistributions, and modules made parallel with parallelize_module and fully_shard, meet the
+// other ranks in the same collectives, and every rank gets the bits a LocalMode run of the same
+// program gives it. A DTensor laid out on a mesh that does not hold the running rank, or from a
+// local tensor holding other ranks' shards, is an Error naming the rank.
 //
 // Scheduling is cooperative and in a fixed order: ranks run in rank order until each finishes or
 // waits (in a collective, a receive, Work::wait or yield_rank), then the waiting ranks whose wait

@@ -2,8 +2,6 @@
 // never turns recording off on another.
 #include "autograd/grad_mode.hpp"
 
-#include <utility>
-
 #include "tessera/autograd.hpp"
 
 namespace tessera {
@@ -19,6 +17,6 @@ NoGradGuard::~NoGradGuard() { grad_enabled = previous_; }
 AutoGradMode::AutoGradMode(bool enabled) : previous_(grad_enabled) { grad_enabled = enabled; }
 AutoGradMode::~AutoGradMode() { grad_enabled = previous_; }
 
-void autograd::exchange_grad_mode(bool& other) { std::swap(grad_enabled, other); }
+bool& autograd::thread_grad_mode() { return grad_enabled; }
 
 }  // namespace tessera

@@ -3,8 +3,9 @@
 
 namespace tessera::autograd {
 
-// Swaps the calling thread's grad mode (enabled or not) with `other`: a coroutine running a rank's
-// program (ts::spawn) keeps its own NoGradGuard scopes while another rank runs on the thread.
-void exchange_grad_mode(bool& other);
+// The calling thread's grad mode (enabled or not), for a coroutine running a rank's program
+// (ts::spawn), which keeps its own NoGradGuard scopes while another rank runs on the thread: the
+// scheduler swaps it through this reference, taken once per thread.
+bool& thread_grad_mode();
 
 }  // namespace tessera::autograd

@@ -32,7 +32,7 @@ namespace program {
 namespace {
 
 // Numbers every member's call must agree on.
-void agree_on_tensor(std::vector<int64_t>& agreed, const Tensor& t) {
+void agree_on_tensor(decltype(Meeting::agreed)& agreed, const Tensor& t) {
   agreed.push_back(static_cast<int64_t>(t.dtype()));
   agreed.push_back(t.dim());
   agreed.insert(agreed.end(), t.sizes().begin(), t.sizes().end());
@@ -47,7 +47,7 @@ void agree_on_op(Meeting& m, const ReduceOp& op) {
 // A tensor of the rank's program as a collective's argument: defined, the rank's own (plain, or a
 // local tensor holding only its shard) and (when written) not one autograd records. Returns what
 // the meeting holds: the plain tensor, or the local tensor's shard itself (own_tensor).
-Tensor usable(const Meeting& m, int rank, const Tensor& t, const char* what, bool written) {
+const Tensor& usable(const Meeting& m, int rank, const Tensor& t, const char* what, bool written) {
   if (!t.defined()) throw Error(fmt::format("{} on rank {}: {} is undefined", m.collective, rank, what));
   if (t.is_local() && !holds_only(t, rank))
     throw Error(fmt::format(
@@ -66,8 +66,10 @@ Tensor usable(const Meeting& m, int rank, const Tensor& t, const char* what, boo
 void meet(const world::RunningProgram& p, Meeting& m, const ProcessGroup& group) {
   const int world_size = p.world->size();
   if (group.is_default()) {
-    const auto& whole = p.world->whole_world();
-    m.fibre = std::shared_ptr<const std::vector<int>>(whole, &whole->front());
+    // A pointer that owns nothing (no reference count to touch at every arrival): the world outlives
+    // every meeting of its ranks' programs, and every gathering of its scheduler.
+    const std::vector<int>& whole = p.world->whole_world()->front();
+    m.fibre = std::shared_ptr<const std::vector<int>>(std::shared_ptr<const void>(), &whole);
     m.group_rank = p.rank;
   } else {
     const std::vector<int>* mine = nullptr;
@@ -160,10 +162,10 @@ std::vector<SymInt> members_splits(const std::vector<Meeting*>& parts, bool outp
 void all_reduce(const world::RunningProgram& p, Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
   Meeting m;
   m.collective = "all_reduce";
-  const Tensor own = usable(m, p.rank, tensor, "the tensor", true);
+  const Tensor& own = usable(m, p.rank, tensor, "the tensor", true);
   agree_on_tensor(m.agreed, own);
   agree_on_op(m, op);
-  m.tensors = {own};
+  m.tensors.push_back(own);
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor t = members_tensor(parts, 0);
     dist::all_reduce(t, lead(parts).op, g);
@@ -174,11 +176,11 @@ void all_reduce(const world::RunningProgram& p, Tensor& tensor, ReduceOp op, con
 void broadcast(const world::RunningProgram& p, Tensor& tensor, int src, const ProcessGroup& group) {
   Meeting m;
   m.collective = "broadcast";
-  const Tensor own = usable(m, p.rank, tensor, "the tensor", true);
+  const Tensor& own = usable(m, p.rank, tensor, "the tensor", true);
   agree_on_tensor(m.agreed, own);
   m.root = src;
   m.agreed.push_back(src);
-  m.tensors = {own};
+  m.tensors.push_back(own);
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor t = members_tensor(parts, 0);
     dist::broadcast(t, lead(parts).root, g);
@@ -189,12 +191,12 @@ void broadcast(const world::RunningProgram& p, Tensor& tensor, int src, const Pr
 void reduce(const world::RunningProgram& p, Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
   Meeting m;
   m.collective = "reduce";
-  const Tensor own = usable(m, p.rank, tensor, "the tensor", true);
+  const Tensor& own = usable(m, p.rank, tensor, "the tensor", true);
   agree_on_tensor(m.agreed, own);
   agree_on_op(m, op);
   m.root = dst;
   m.agreed.push_back(dst);
-  m.tensors = {own};
+  m.tensors.push_back(own);
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor t = members_tensor(parts, 0);
     dist::reduce(t, lead(parts).root, lead(parts).op, g);
@@ -206,10 +208,10 @@ void all_gather(const world::RunningProgram& p, std::vector<Tensor>& outputs, co
                 const ProcessGroup& group) {
   Meeting m;
   m.collective = "all_gather";
-  const Tensor own = usable(m, p.rank, tensor, "the tensor", false);
+  const Tensor& own = usable(m, p.rank, tensor, "the tensor", false);
   agree_on_tensor(m.agreed, own);
   m.agreed.push_back(static_cast<int64_t>(outputs.size()));
-  m.tensors = {own};
+  m.tensors.push_back(own);
   for (const Tensor& out : outputs) {
     m.tensors.push_back(usable(m, p.rank, out, "an output", true));
     agree_on_tensor(m.agreed, m.tensors.back());

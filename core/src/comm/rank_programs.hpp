@@ -10,6 +10,7 @@
 // every member's result into that member's own tensor.
 #pragma once
 
+#include <boost/container/small_vector.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -51,8 +52,10 @@ struct Meeting {
   const char* collective = "";
   // What every member's call must equal, in numbers (dtypes, shapes, reduce op, root, list
   // lengths): members that differ made different calls at the same point.
-  std::vector<int64_t> agreed;
-  std::vector<Tensor> tensors;                 // the member's own tensors, in the collective's order
+  // Inline up to a tensor of 4 dimensions with a reduce op: no allocation per member's arrival.
+  boost::container::small_vector<int64_t, 8> agreed;
+  // The member's own tensors, in the collective's order (inline up to two: no allocation per arrival).
+  boost::container::small_vector<Tensor, 2> tensors;
   size_t first_input = 0;                      // all_to_all: where the inputs start among `tensors`
   std::vector<int64_t> splits_out, splits_in;  // all_to_all_single's, this member's
   bool reduces = false;

@@ -96,7 +96,7 @@ void set_loss_parallel(bool enabled) { loss_parallel_enabled = enabled; }
 bool loss_parallel() { return loss_parallel_enabled; }
 
 namespace dtensor {
-void exchange_loss_parallel(bool& other) { std::swap(loss_parallel_enabled, other); }
+bool& thread_loss_parallel() { return loss_parallel_enabled; }
 }  // namespace dtensor
 
 DTensor cross_entropy(const DTensor& logits, const DTensor& target, const CrossEntropyOptions& options) {

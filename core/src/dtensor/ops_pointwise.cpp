@@ -131,7 +131,7 @@ void set_implicit_replication(bool enabled) { implicit_replication_enabled = ena
 bool implicit_replication() { return implicit_replication_enabled; }
 
 namespace dtensor {
-void exchange_implicit_replication(bool& other) { std::swap(implicit_replication_enabled, other); }
+bool& thread_implicit_replication() { return implicit_replication_enabled; }
 }  // namespace dtensor
 
 DTensor add(const DTensor& a, const DTensor& b) { return binary("add", a, b, Linearity::Additive, add_t); }

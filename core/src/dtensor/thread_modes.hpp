@@ -4,6 +4,8 @@
 // the rank that runs next.
 #pragma once
 
+#include <utility>
+
 namespace tessera::dtensor {
 
 struct ThreadModes {
@@ -11,12 +13,19 @@ struct ThreadModes {
   bool implicit_replication = false;
 };
 
-void exchange_loss_parallel(bool& other);         // ops_loss.cpp
-void exchange_implicit_replication(bool& other);  // ops_pointwise.cpp
+// The calling thread's switches, by address (fixed for the thread's life: the scheduler takes
+// them once per thread and swaps through them at every switch).
+struct ThreadModesAt {
+  bool* loss_parallel = nullptr;         // ops_loss.cpp
+  bool* implicit_replication = nullptr;  // ops_pointwise.cpp
+};
+bool& thread_loss_parallel();
+bool& thread_implicit_replication();
+inline ThreadModesAt thread_modes_at() { return {&thread_loss_parallel(), &thread_implicit_replication()}; }
 
-inline void exchange_thread_modes(ThreadModes& other) {
-  exchange_loss_parallel(other.loss_parallel);
-  exchange_implicit_replication(other.implicit_replication);
+inline void exchange_thread_modes(const ThreadModesAt& here, ThreadModes& other) {
+  std::swap(*here.loss_parallel, other.loss_parallel);
+  std::swap(*here.implicit_replication, other.implicit_replication);
 }
 
 }  // namespace tessera::dtensor

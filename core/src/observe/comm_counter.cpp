@@ -102,10 +102,7 @@ void report_implicit(const std::string& op, int64_t input, const std::string& fr
   for (CommCounter::State* state : listeners.counters) state->implicit.push_back({op, input, from, to});
 }
 
-void exchange_labels(ThreadLabels& other) {
-  label_mesh_dim.swap(other.mesh_dim);
-  label_op.swap(other.op);
-}
+ThreadLabelsAt thread_labels_at() { return {&label_mesh_dim, &label_op}; }
 
 const std::string& current_mesh_dim() { return label_mesh_dim; }
 const std::string& current_op() { return label_op; }

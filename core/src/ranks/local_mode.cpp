@@ -38,7 +38,7 @@ bool detail::inside_local_mode() {
 }
 DisabledLocalMode::~DisabledLocalMode() { pop(nullptr); }
 
-void detail::exchange_mode_stack(std::vector<LocalMode*>& other) { mode_stack.swap(other); }
+std::vector<LocalMode*>& detail::thread_mode_stack() { return mode_stack; }
 
 namespace {
 

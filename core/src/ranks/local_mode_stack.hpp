@@ -14,9 +14,10 @@ namespace tessera::detail {
 // local tensor, or the user's scratch values, rather than the program's own.
 bool inside_local_mode();
 
-// Swaps the calling thread's stack of mode scopes with `other` (innermost last; null entries are
-// DisabledLocalMode scopes): a coroutine running a rank's program (ts::spawn) keeps its own scopes
-// while another rank runs on the same thread.
-void exchange_mode_stack(std::vector<LocalMode*>& other);
+// The calling thread's stack of mode scopes (innermost last; null entries are DisabledLocalMode
+// scopes), for a coroutine running a rank's program (ts::spawn), which keeps its own scopes while
+// another rank runs on the same thread: the scheduler swaps them through this reference, taken
+// once per thread (a thread-local variable's address is fixed for the thread's life).
+std::vector<LocalMode*>& thread_mode_stack();
 
 }  // namespace tessera::detail

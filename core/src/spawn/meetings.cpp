@@ -62,7 +62,7 @@ void Scheduler::meet(comm::Meeting& part) {
       to_run_ = gathering;
     }
   }
-  block(gathering);
+  block(*gathering);
   if (gathering->error) std::rethrow_exception(gathering->error);
 }
 
@@ -70,14 +70,14 @@ void Scheduler::run_gathering(Gathering& gathering, const observe::ThreadLabels&
   // Under the labels of the rank that arrived last (all members label a collective alike), with the
   // spawn's world bound and no rank's program running: the collective's tensors are local tensors.
   collective_scopes_.labels = labels;
-  collective_scopes_.exchange();
+  collective_scopes_.exchange(here_);
   try {
     const comm::Meeting& first = *gathering.first;
     first.run(gathering.parts, first.run_group);
   } catch (...) {
     gathering.error = std::current_exception();
   }
-  collective_scopes_.exchange();
+  collective_scopes_.exchange(here_);
   gathering.complete = true;
 }
 

@@ -44,7 +44,7 @@ struct Scheduler::PostedReceive final : Wait, detail::WorkState, std::enable_sha
         throw Error(fmt::format(
             "wait on {}: only rank {}'s program can wait for its receive, while its ts::spawn runs", what(),
             dst));
-      scheduler->block(shared_from_this());
+      scheduler->block(*this);
     }
     if (error) std::rethrow_exception(error);
   }

@@ -1,7 +1,5 @@
 #include "spawn/rank_scopes.hpp"
 
-#include <utility>
-
 #include "autograd/grad_mode.hpp"
 #include "ranks/local_mode_stack.hpp"
 #include "tensor/program_generator.hpp"
@@ -11,14 +9,14 @@ namespace {
 thread_local Scheduler* running_scheduler = nullptr;
 }  // namespace
 
-void RankScopes::exchange() {
-  world::exchange_thread_bindings(bindings);
-  detail::exchange_mode_stack(modes);
-  autograd::exchange_grad_mode(grad_enabled);
-  detail::exchange_program_generator(generator);
-  dtensor::exchange_thread_modes(dtensor_modes);
-  observe::exchange_labels(labels);
-  std::swap(running_scheduler, scheduler);
+ThreadScopesAt ThreadScopesAt::of_calling_thread() {
+  return {world::thread_bindings_at(),
+          &detail::thread_mode_stack(),
+          &autograd::thread_grad_mode(),
+          &detail::thread_program_generator(),
+          dtensor::thread_modes_at(),
+          observe::thread_labels_at(),
+          &running_scheduler};
 }
 
 Scheduler* scheduler_here() { return running_scheduler; }

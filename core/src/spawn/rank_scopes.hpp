@@ -6,8 +6,14 @@
 // CommLabel labels (observe). A rank that waits inside such a scope
 // must not lend it to the rank that runs next, so the scheduler exchanges the thread's scopes with
 // the rank's own on every switch, in and out.
+//
+// The exchange goes through the addresses of the thread's variables (ThreadScopesAt), taken once
+// when the spawn starts: every rank runs on the thread that called spawn, a thread-local variable's
+// address is fixed for its thread's life, and in a shared object each lookup of one by name is a
+// call, which at two exchanges per switch would cost more than the switch itself.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "dtensor/thread_modes.hpp"
@@ -23,6 +29,19 @@ namespace tessera::spawned {
 
 class Scheduler;
 
+// The calling thread's scopes, by address.
+struct ThreadScopesAt {
+  world::ThreadBindingsAt bindings;
+  std::vector<LocalMode*>* modes = nullptr;
+  bool* grad_enabled = nullptr;
+  Generator** generator = nullptr;
+  dtensor::ThreadModesAt dtensor_modes;
+  observe::ThreadLabelsAt labels;
+  Scheduler** scheduler = nullptr;
+
+  static ThreadScopesAt of_calling_thread();
+};
+
 struct RankScopes {
   world::ThreadBindings bindings;
   std::vector<LocalMode*> modes;
@@ -32,8 +51,17 @@ struct RankScopes {
   observe::ThreadLabels labels;
   Scheduler* scheduler = nullptr;  // the spawn whose rank runs (null: none)
 
-  // Swaps every scope with the calling thread's: once to run as the rank, once to stop.
-  void exchange();
+  // Swaps every scope with the thread's at `here` (the calling thread's): once to run as the rank,
+  // once to stop.
+  void exchange(const ThreadScopesAt& here) {
+    world::exchange_thread_bindings(here.bindings, bindings);
+    here.modes->swap(modes);
+    std::swap(*here.grad_enabled, grad_enabled);
+    std::swap(*here.generator, generator);
+    dtensor::exchange_thread_modes(here.dtensor_modes, dtensor_modes);
+    observe::exchange_labels(here.labels, labels);
+    std::swap(*here.scheduler, scheduler);
+  }
 };
 
 // The scheduler whose rank's program the calling thread runs, or null.

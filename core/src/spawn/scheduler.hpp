@@ -57,9 +57,9 @@ class Scheduler final : public comm::RankPrograms {
   std::shared_ptr<detail::WorkState> irecv(int dst, int src, int tag, const Tensor& target, const char* op,
                                            comm::MessageSpace space) override;
 
-  // From the running rank's program: suspends it until wait->done(). Throws Aborted when the spawn
-  // is failing and the wait is not over.
-  void block(const std::shared_ptr<Wait>& wait);
+  // From the running rank's program: suspends it until wait.done(); the caller keeps `wait` alive
+  // meanwhile. Throws Aborted when the spawn is failing and the wait is not over.
+  void block(const Wait& wait);
   // From the running rank's program: lets the other runnable ranks run first.
   void yield_now();
 
@@ -87,11 +87,12 @@ class Scheduler final : public comm::RankPrograms {
     RankScopes scopes;
     Generator generator;
     State state = State::not_started;
-    std::shared_ptr<Wait> waiting;
-    std::deque<Message> inbox;                          // messages no posted receive took yet, oldest first
+    const Wait* waiting = nullptr;  // while it waits
+    std::deque<Message> inbox;      // messages no posted receive took yet, oldest first
     std::deque<std::shared_ptr<PostedReceive>> posted;  // receives waiting for a message, oldest first
     StackBounds stack;  // its coroutine's stack, for AddressSanitizer (sanitizer_switch.hpp)
     void* fake_stack = nullptr;
+    const char* suspended_in = nullptr;  // the frame it switched out from (null before it starts)
   };
 
   // A simulated world: every rank here, run to the end.
@@ -100,6 +101,8 @@ class Scheduler final : public comm::RankPrograms {
   // while failing); whether any ran.
   bool run_pass();
   void resume(int rank);
+  // Asks the cache for the stack frames that rank `rank` resumes into, while another rank runs.
+  void prefetch_stack(int rank) const;
   void start(int rank);
   // The body of rank r's coroutine: its program, and what ends it.
   boost::context::fiber run_program(int rank, boost::context::fiber&& scheduler);
@@ -108,7 +111,7 @@ class Scheduler final : public comm::RankPrograms {
   void run_gathering(Gathering& gathering, const observe::ThreadLabels& labels);
   static void set_labels(Gathering& gathering, const observe::ThreadLabels& labels);
   std::string deadlock_report() const;
-  std::string waits() const;  // "rank 0: recv(src=1, tag=0); rank 1: ..."
+  std::string waits() const;   // "rank 0: recv(src=1, tag=0); rank 1: ..."
   void throw_failure() const;  // the RankError of the hosted rank that failed first, if one did
   // A message for hosted rank `dst` (from a hosted sender or one of another process): to the
   // oldest matching posted receive, or into the inbox.
@@ -134,6 +137,7 @@ class Scheduler final : public comm::RankPrograms {
 
   std::function<void(int)> program_;
   SpawnOptions options_;
+  ThreadScopesAt here_;  // the scopes of the thread that runs the spawn (rank_scopes.hpp)
   std::shared_ptr<world::WorldState> world_;
   std::vector<Rank> ranks_;
   int running_ = -1;
@@ -183,7 +187,7 @@ struct Scheduler::Report {
   std::string failure;
   std::vector<Ready> ready;
   std::vector<uint64_t> sent_to, taken_from;  // messages, per process
-  std::string waits;      // what each waiting hosted rank waits in
+  std::string waits;                          // what each waiting hosted rank waits in
   std::string leftovers;  // once finished: messages never received, receives never matched
 };
 

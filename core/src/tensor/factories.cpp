@@ -74,7 +74,7 @@ namespace {
 thread_local Generator* program_generator = nullptr;
 }  // namespace
 
-void detail::exchange_program_generator(Generator*& other) { std::swap(program_generator, other); }
+Generator*& detail::thread_program_generator() { return program_generator; }
 
 
 Tensor empty(const SymShape& shape, TensorOptions options) {

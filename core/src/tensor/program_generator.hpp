@@ -7,8 +7,9 @@
 
 namespace tessera::detail {
 
-// Swaps the calling thread's program generator with `other` (null: the default generator). The
-// generator must outlive its time on the thread.
-void exchange_program_generator(Generator*& other);
+// The calling thread's program generator (null: the default generator), which the scheduler of a
+// spawn swaps with each rank's through this reference, taken once per thread. A generator set
+// here must outlive its time on the thread.
+Generator*& thread_program_generator();
 
 }  // namespace tessera::detail

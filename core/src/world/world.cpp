@@ -242,11 +242,7 @@ bool holds_rank(int rank) {
   return current().hosts(rank);
 }
 
-void exchange_thread_bindings(ThreadBindings& other) {
-  bound.swap(other.bound);
-  innermost = bound.empty() ? nullptr : bound.back();
-  std::swap(program_here, other.program);
-}
+ThreadBindingsAt thread_bindings_at() { return {&bound, &innermost, &program_here}; }
 
 }  // namespace world
 }  // namespace tessera

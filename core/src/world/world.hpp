@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "tessera/topology.hpp"
@@ -31,7 +32,7 @@
 namespace tessera::comm {
 class Mailbox;
 class RankPrograms;
-}
+}  // namespace tessera::comm
 namespace tessera::observe {
 struct Listeners;
 }
@@ -58,7 +59,7 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   WorldState(const WorldState&) = delete;
   WorldState& operator=(const WorldState&) = delete;
 
-  int size() const { return size_; }   // 0 for a thread's default world
+  int size() const { return size_; }  // 0 for a thread's default world
   bool sized() const { return size_ > 0; }
 
   // Where ranks live. A simulated world hosts every rank; a distributed one only its process's.
@@ -69,7 +70,9 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   int process_count() const;
   bool hosts(int rank) const { return !distributed() || process_of(rank) == process_index(); }
   int process_of(int rank) const { return distributed() ? rank / ranks_per_process_ : 0; }
-  int position(int rank) const { return distributed() ? rank % ranks_per_process_ : rank; }  // within its process
+  int position(int rank) const {
+    return distributed() ? rank % ranks_per_process_ : rank;
+  }                                       // within its process
   std::vector<int> hosted_ranks() const;  // empty for a thread's default world
   // One fibre of every rank 0 .. size-1: the default group's fibres, made once (a collective on the
   // default group asks on every call). Null for a thread's default world.
@@ -178,7 +181,21 @@ struct ThreadBindings {
   std::vector<WorldState*> bound;
   RunningProgram program;
 };
-void exchange_thread_bindings(ThreadBindings& other);
+// Where the calling thread keeps its bindings: its thread-local variables' addresses, fixed for
+// the thread's life. The scheduler of a spawn exchanges bindings at every switch between ranks on
+// one thread, so it looks them up once (in a shared object each lookup is a call).
+struct ThreadBindingsAt {
+  std::vector<WorldState*>* bound = nullptr;
+  WorldState** innermost = nullptr;  // bound's last entry (null when none), as current() reads it
+  RunningProgram* program = nullptr;
+};
+ThreadBindingsAt thread_bindings_at();
+// Swaps the bindings at `here` (the calling thread's) with `other`.
+inline void exchange_thread_bindings(const ThreadBindingsAt& here, ThreadBindings& other) {
+  here.bound->swap(other.bound);
+  *here.innermost = here.bound->empty() ? nullptr : here.bound->back();
+  std::swap(*here.program, other.program);
+}
 
 class Bound {
  public:
