@@ -5,6 +5,8 @@
 #include <nanobind/nanobind.h>
 
 #include <optional>
+#include <typeinfo>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -18,17 +20,20 @@ void bind_errors(nb::module_& m);     // ts.Error
 void bind_dtypes(nb::module_& m);     // ts.float32, ...
 void bind_sym_int(nb::module_& m);    // ts.LocalInt
 void bind_tensor(nb::module_& m);     // ts.Tensor: properties, views, operators, autograd
+void bind_local_tensor(nb::module_& m);  // ts.LocalTensor: the Python type of local tensors
 void bind_ops(nb::module_& m);        // ts.add, ts.matmul, ts.cat, ...
 void bind_factories(nb::module_& m);  // ts.ones, ts.tensor, ts.randn, ...
 void bind_dlpack(nb::module_& m);     // __dlpack__, ts.from_dlpack
 void bind_local(nb::module_& m);      // ts.LocalMode, ts.local_tensor, ts.rank_map, ...
 void bind_dist(nb::module_& m);       // ts.dist.*, ts.ReduceOp, ts.ProcessGroup
+void bind_process_group_lifecycle(nb::module_& dist);  // ts.dist.init_process_group, ... (from bind_dist)
 void bind_mesh(nb::module_& m);       // ts.DeviceMesh, ts.init_device_mesh
 void bind_placements(nb::module_& m); // ts.Shard, ts.Replicate, ts.Partial
 void bind_dtensor(nb::module_& m);    // ts.DTensor, ts.distribute_tensor, ...
 void bind_observe(nb::module_& m);    // ts.CommCounter, tracing
 void bind_plugins(nb::module_& m);    // ts.load_plugin, ts.configure, ...
 void bind_checkpoint(nb::module_& m); // ts.distributed.checkpoint: save, load, consolidate
+void bind_signatures(nb::module_& m); // ts._install_signatures: inspect.signature on bound functions
 
 // A size: a Python int, or a ts.LocalInt for a size that differs per rank.
 SymInt sym_int_from(nb::handle value);
@@ -65,4 +70,28 @@ decltype(auto) without_gil(F&& f) {
   return f();
 }
 
+// A local tensor as Python sees it: an instance of ts.LocalTensor, a subclass of ts.Tensor, so that
+// isinstance(t, ts.LocalTensor) and type(t).__name__ answer as in PyTorch. It adds nothing to Tensor
+// (no members, no virtuals), so it has Tensor's layout; it exists only to give nanobind a second
+// type to register (local_tensor_class.cpp).
+struct LocalTensorObject : Tensor {
+  LocalTensorObject() = default;
+  explicit LocalTensorObject(Tensor t) : Tensor(std::move(t)) {}
+};
+static_assert(sizeof(LocalTensorObject) == sizeof(Tensor), "ts.LocalTensor must have ts.Tensor's layout");
+
 }  // namespace tessera::python
+
+// Every Tensor a binding returns goes through this hook, which picks its Python type: ts.LocalTensor
+// for a local tensor, ts.Tensor otherwise. nanobind then copies or moves the Tensor into the new
+// object with LocalTensorObject's constructors, which copy only the Tensor base (see the
+// static_assert above). One is_local() test per returned tensor: no Python-level work.
+namespace nanobind::detail {
+template <>
+struct type_hook<tessera::Tensor> {
+  static const std::type_info* get(const tessera::Tensor* t) {
+    if (t != nullptr && t->is_local()) return &typeid(tessera::python::LocalTensorObject);
+    return &typeid(tessera::Tensor);
+  }
+};
+}  // namespace nanobind::detail

@@ -154,6 +154,7 @@ void bind_dist(nb::module_& m) {
   py_dist.def("get_rank", [] { return to_python(get_rank()); },
            "Inside a mode a ts.LocalInt {r: r} over its ranks; outside, this process's rank (0 in simulation).");
   py_dist.def("get_world_size", &get_world_size, "The size of the calling thread's world.");
+  bind_process_group_lifecycle(py_dist);
 
   const ReduceOp::Kind sum = ReduceOp::SUM;
 
@@ -198,12 +199,15 @@ void bind_dist(nb::module_& m) {
         return finished(async_op);
       }, "output"_a, "input_list"_a, "op"_a = sum, "group"_a = nb::none(), "async_op"_a = false,
       "Group rank i gets op over every member's input_list[i].");
-  py_dist.def("reduce_scatter_tensor", [](Tensor& output, const Tensor& input, const ReduceOp& op, nb::handle group, bool async_op) {
-        const ProcessGroup g = group_from(group, "ts.dist.reduce_scatter_tensor");
-        without_gil([&] { dist::reduce_scatter_tensor(output, input, op, g); });
-        return finished(async_op);
-      }, "output"_a, "input"_a, "op"_a = sum, "group"_a = nb::none(), "async_op"_a = false,
-      "input's dim 0 is split into one block per group rank; group rank i gets op over block i.");
+  // PyTorch has both spellings of the one collective.
+  for (const char* name : {"reduce_scatter_tensor", "reduce_scatter_single"}) {
+    py_dist.def(name, [name](Tensor& output, const Tensor& input, const ReduceOp& op, nb::handle group, bool async_op) {
+          const ProcessGroup g = group_from(group, (std::string("ts.dist.") + name).c_str());
+          without_gil([&] { dist::reduce_scatter_tensor(output, input, op, g); });
+          return finished(async_op);
+        }, "output"_a, "input"_a, "op"_a = sum, "group"_a = nb::none(), "async_op"_a = false,
+        "input's dim 0 is split into one block per group rank; group rank i gets op over block i.");
+  }
   py_dist.def("all_to_all", [](nb::handle output_tensor_list, nb::handle input_tensor_list, nb::handle group, bool async_op) {
         const char* what = "ts.dist.all_to_all";
         const ProcessGroup g = group_from(group, what);

@@ -6,6 +6,7 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
 
 #include <string>
 
@@ -180,6 +181,35 @@ nb::object as_numpy(const Tensor& t) {
   return shards;
 }
 
+// np.asarray(t) / np.array(t): NumPy's array protocol, through DLPack (so np.asarray shares the
+// memory). A local tensor has a value per rank, not one array: t.numpy() gives them all.
+nb::object dunder_array(const Tensor& t, nb::handle dtype, std::optional<bool> copy) {
+  if (t.is_local())
+    throw nb::type_error(("np.asarray(t): t is a local tensor with a shard per rank " + t.ranks().to_string() +
+                          ", not one array; use t.reconcile() (one value on every rank), t.shard(rank) or "
+                          "t.numpy() (a dict of one array per rank)")
+                             .c_str());
+  if (t.dtype() == DType::BFloat16)
+    throw nb::type_error("np.asarray(t): NumPy has no bfloat16; convert first, e.g. np.asarray(t.float())");
+  nb::object numpy = nb::module_::import_("numpy");
+  nb::object array = numpy.attr("from_dlpack")(nb::cast(t));
+  if (!dtype.is_none()) {
+    if (copy.has_value() && !*copy && !array.attr("dtype").equal(numpy.attr("dtype")(dtype)))
+      throw nb::value_error("np.asarray(t, copy=False): converting the dtype needs a copy");
+    array = array.attr("astype")(dtype, nb::arg("copy") = false);
+  }
+  if (copy.value_or(false)) array = array.attr("copy")();
+  return array;
+}
+
+// ts.from_numpy(a): PyTorch's spelling of sharing a NumPy array's memory (NumPy arrays only).
+Tensor from_numpy(nb::handle array) {
+  nb::object numpy = nb::module_::import_("numpy");
+  if (!nb::isinstance(array, numpy.attr("ndarray")))
+    throw nb::type_error(("ts.from_numpy: expected a numpy.ndarray, got " + describe(array)).c_str());
+  return tensor_from_dlpack(array);
+}
+
 }  // namespace
 
 void bind_dlpack(nb::module_& m) {
@@ -187,10 +217,14 @@ void bind_dlpack(nb::module_& m) {
   cls.def("__dlpack__", &dunder_dlpack, nb::kw_only(), nb::arg("stream") = nb::none(),
           nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none())
       .def("__dlpack_device__", &dlpack_device)
+      .def("__array__", &dunder_array, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
+           "NumPy's array protocol: np.asarray(t) shares t's memory (a plain tensor; not bfloat16).")
       .def("numpy", &as_numpy,
            "A NumPy array sharing this tensor's memory; for a local tensor, a dict of one per rank.");
   m.def("from_dlpack", &tensor_from_dlpack, nb::arg("ext_tensor"),
         "A tensor sharing the memory of a DLPack producer (NumPy array, torch tensor, capsule).");
+  m.def("from_numpy", &from_numpy, nb::arg("ndarray"),
+        "A tensor sharing a NumPy array's memory (writes through either show in both).");
   m.def("to_dlpack", [](const Tensor& t) { return to_capsule(t, false); }, nb::arg("tensor"),
         "An unversioned DLPack capsule sharing this tensor's memory (torch.utils.dlpack.to_dlpack).");
 }

@@ -138,6 +138,23 @@ void bind_factories(nb::module_& m) {
         nb::arg("data"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
         nb::arg("requires_grad") = false,
         "A new tensor holding a copy of `data`: nested lists of numbers, a number, a NumPy array or a tensor.");
+  m.def("as_tensor", [](nb::handle data, std::optional<DType> dtype, std::optional<std::string> device) -> nb::object {
+          // A tensor, or a DLPack producer (a NumPy array), already in the dtype and place asked for is
+          // shared, not copied; anything else is converted (a copy), as PyTorch's as_tensor does.
+          if (nb::isinstance<Tensor>(data)) {
+            const Tensor& t = nb::cast<const Tensor&>(data);
+            if ((!dtype || *dtype == t.dtype()) && (!device || *device == t.backend())) return nb::borrow(data);
+          }
+          if (!nb::isinstance<Tensor>(data) && !nb::hasattr(data, "__dlpack__"))
+            return nb::cast(tensor_from(data, dtype, device));
+          const Tensor shared = tensor_from_dlpack(data);
+          return nb::cast(without_gil([&] {
+            Tensor out = device ? shared.to(*device) : shared;
+            return dtype ? out.to(*dtype) : out;
+          }));
+        }, nb::arg("data"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+        "A tensor of `data` that shares its memory where it can: a tensor or a NumPy array already of the "
+        "dtype and device asked for is shared; anything else (lists, numbers, other dtypes) is copied.");
   m.def("manual_seed", [](nb::handle seed) { tessera::manual_seed(sym_int_from(seed)); }, nb::arg("seed"),
         "Seeds the random numbers; a ts.LocalInt seeds each rank of the active LocalMode differently.");
 }

@@ -138,6 +138,13 @@ class PyLocalMode {
       throw Error(repr() + "." + what + ": the mode is not active; call it inside `with ts." + repr() + " as mode:`");
     return *scope_->mode;
   }
+  // The mode's methods that run in the active mode (rank_map, tensor_map) refuse to run while another
+  // mode, or a disabled scope, is innermost: they would use the wrong ranks.
+  void innermost(const char* what) const {
+    if (active_local_mode() != &mode(what))
+      throw Error(repr() + "." + what + ": the mode is active but not the innermost enabled scope; call it "
+                  "directly inside `with ts." + repr() + " as mode:`, outside any nested mode or disable()");
+  }
 
  private:
   RankSet ranks_;
@@ -167,13 +174,20 @@ RankSet ranks_from(nb::handle ranks) {
       throw Error("ts.LocalMode(n): n is the number of ranks and must be at least 1, got " + std::to_string(n));
     return RankSet::range(static_cast<int>(n));
   }
-  if (!PySequence_Check(ranks.ptr()) || PyUnicode_Check(ranks.ptr()))
-    throw nb::type_error("ts.LocalMode: expected a number of ranks (int) or a sequence of ranks (e.g. [0, 2, 3])");
+  // Any iterable of ints: a list, a tuple, a range, a set or a frozenset (PyTorch's LocalTensorMode
+  // takes frozenset(ranks)); the order given does not matter, a mode's ranks are kept ascending.
+  if (PyUnicode_Check(ranks.ptr()) || PyBytes_Check(ranks.ptr()) || !nb::hasattr(ranks, "__iter__"))
+    throw nb::type_error(("ts.LocalMode: expected a number of ranks (int) or an iterable of ranks (e.g. [0, 2, 3] "
+                          "or frozenset({0, 1})), got " + describe(ranks))
+                             .c_str());
   std::vector<int> list;
-  for (nb::handle r : ranks) {
-    if (!PyLong_Check(r.ptr()))
-      throw nb::type_error(("ts.LocalMode: ranks must be ints, got " + nb::cast<std::string>(nb::repr(r))).c_str());
-    list.push_back(nb::cast<int>(r));
+  for (nb::handle r : nb::iter(ranks)) {
+    if (!PyLong_Check(r.ptr()) || PyBool_Check(r.ptr()))
+      throw nb::type_error(("ts.LocalMode: ranks must be ints, got " + describe(r)).c_str());
+    const auto rank = nb::cast<int64_t>(r);
+    if (rank < 0 || rank > std::numeric_limits<int>::max())
+      throw Error("ts.LocalMode: a rank must be a non-negative int, got " + std::to_string(rank));
+    list.push_back(static_cast<int>(rank));
   }
   return RankSet(std::move(list));
 }
@@ -198,6 +212,18 @@ void bind_local_scopes(nb::module_& m) {
       .def_prop_ro("active", &PyLocalMode::active, "Whether the mode is entered (and not yet exited).")
       .def("disable", [](const PyLocalMode&) { return PyDisabledScope(); },
            "A scope in which factories make plain tensors; ops on local tensors still run per rank.")
+      .def("rank_map",
+           [m](const PyLocalMode& self, nb::callable fn) {
+             self.innermost("rank_map");
+             return m.attr("rank_map")(fn);
+           },
+           nb::arg("fn"), "ts.rank_map(fn) in this mode, which must be the innermost active one.")
+      .def("tensor_map",
+           [m](const PyLocalMode& self, nb::handle tensor, nb::callable fn) {
+             self.innermost("tensor_map");
+             return m.attr("tensor_map")(tensor, fn);
+           },
+           nb::arg("tensor"), nb::arg("fn"), "ts.tensor_map(tensor, fn) in this mode, which must be the innermost active one.")
       .def("manual_seed",
            [](const PyLocalMode& self, nb::handle seed) { self.mode("manual_seed").manual_seed(sym_int_from(seed)); },
            nb::arg("seed"), "Reseeds every rank (an int) or each rank with its own seed (a ts.LocalInt).")

@@ -10,6 +10,7 @@ NB_MODULE(_tessera, m) {
   bind_dtypes(m);
   bind_sym_int(m);
   bind_tensor(m);
+  bind_local_tensor(m);
   bind_ops(m);
   bind_factories(m);
   bind_dlpack(m);
@@ -21,4 +22,5 @@ NB_MODULE(_tessera, m) {
   bind_observe(m);
   bind_plugins(m);
   bind_checkpoint(m);
+  bind_signatures(m);
 }

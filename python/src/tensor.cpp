@@ -111,6 +111,18 @@ void bind_tensor(nb::module_& m) {
       .def("tolist", &tolist)
       .def("__float__", [](const Tensor& t) { return without_gil([&] { return t.item().to_double(); }); })
       .def("__int__", [](const Tensor& t) { return without_gil([&] { return t.item().to_int(); }); })
+      // operator.index(t): an integer tensor of one element used where Python wants an int (a slice
+      // bound, a size), as in PyTorch; a float, bool or local tensor is refused.
+      .def("__index__", [](const Tensor& t) {
+            const DType d = t.dtype();
+            const bool integral = d == DType::Int8 || d == DType::UInt8 || d == DType::Int32 || d == DType::Int64;
+            if (!integral || t.is_local() || t.numel() != 1)
+              throw nb::type_error(("only integer tensors of a single element can be converted to an index, got a " +
+                                    (t.is_local() ? std::string("local ") : std::string(dtype_name(d)) + " ") +
+                                    "tensor of shape " + t.shape().to_string())
+                                       .c_str());
+            return without_gil([&] { return t.item().to_int(); });
+          })
       .def("__bool__", [](const Tensor& t) { return without_gil([&] { return t.item().to_bool(); }); })
       .def("__getitem__", &index_tensor)
       .def("__setitem__", &assign_index)

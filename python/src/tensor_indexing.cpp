@@ -21,15 +21,26 @@ int64_t concrete_size(const Tensor& t, int64_t dim, const char* what) {
   return size.as_int();
 }
 
-Tensor select_index(const Tensor& t, int64_t dim, nb::handle item) {
+[[noreturn]] void out_of_range(int64_t index, int64_t dim, int64_t size) {
+  throw nb::index_error(("index " + std::to_string(index) + " is out of range for dim " + std::to_string(dim) +
+                         " of size " + std::to_string(size))
+                            .c_str());
+}
+
+// An out-of-range index raises IndexError, as for any Python sequence: list(t) and `for x in t`
+// (which index 0, 1, ... until IndexError) rely on it.
+// `dim` is the dim of `t` (a view part-way through the key), `source_dim` the same dim of the
+// tensor being indexed, which errors name.
+Tensor select_index(const Tensor& t, int64_t dim, nb::handle item, int64_t source_dim) {
   SymInt index = sym_int_from(item);
   if (!index.is_local() && index.as_int() < 0) {
     const int64_t size = concrete_size(t, dim, "a negative index");
-    if (index.as_int() < -size)
-      throw nb::index_error(("index " + std::to_string(index.as_int()) + " is out of range for dim " +
-                             std::to_string(dim) + " of size " + std::to_string(size))
-                                .c_str());
+    if (index.as_int() < -size) out_of_range(index.as_int(), source_dim, size);
     index = index.as_int() + size;
+  } else if (!index.is_local()) {
+    // A size that differs per rank is checked per shard by select itself.
+    const SymInt size = t.sym_size(dim);
+    if (!size.is_local() && index.as_int() >= size.as_int()) out_of_range(index.as_int(), source_dim, size.as_int());
   }
   return t.select(dim, index);
 }
@@ -64,15 +75,18 @@ Tensor index_tensor(const Tensor& t, nb::handle key) {
                            std::to_string(named) + " were given")
                               .c_str());
   Tensor out = t;
-  int64_t dim = 0;
+  int64_t dim = 0;         // in `out`
+  int64_t source_dim = 0;  // in `t`
   for (nb::handle item : items) {
     if (item.is(Py_Ellipsis)) {
       dim += t.dim() - named;
+      source_dim += t.dim() - named;
     } else if (item.is_none()) {
       out = out.unsqueeze(dim++);
     } else if (is_index(item)) {
-      out = select_index(out, dim, item);
+      out = select_index(out, dim, item, source_dim++);
     } else if (PySlice_Check(item.ptr())) {
+      ++source_dim;
       out = slice_dim(out, dim++, item);
     } else {
       throw nb::type_error(("t[...]: an index must be an int, a slice, None or ..., got " +

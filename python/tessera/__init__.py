@@ -19,4 +19,13 @@ from ._tessera import __version__, dist  # noqa: F401
 # `from tessera.dist import all_reduce` work as for any module.
 _sys.modules[__name__ + ".dist"] = dist
 
+from . import _signatures, _tessera  # noqa: E402
+from ._size import Size  # noqa: E402,F401
+
+_tessera._install_signatures(_signatures.signature_of_function, _signatures.signature_of_bound_method)
+
+# PyTorch's name for an int that may differ per rank: isinstance(t.shape[0], ts.SymInt) holds for a
+# size that differs per rank (a ts.LocalInt) and not for a plain int, as in PyTorch.
+SymInt = LocalInt  # noqa: F405
+
 from . import distributed  # noqa: E402,F401  (after dist: it re-exports it)
