@@ -9,9 +9,11 @@
 #include "autograd/meta.hpp"
 #include "dispatch/user_call.hpp"
 #include "dtensor/grad_layout.hpp"
+#include "dtensor/held_lengths.hpp"
 #include "dtensor/layout.hpp"
 #include "dtensor/mesh_device.hpp"
 #include "dtensor/redistribute.hpp"
+#include "ranks/local_tensor_impl.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/dist.hpp"
@@ -49,8 +51,23 @@ DTensor::DTensor(Tensor local, DeviceMesh mesh, Placements placements, Shape glo
     throw Error("DTensor: the local part must be a local tensor (one shard per mesh rank)");
   require_mesh_ranks("DTensor", local_, mesh_);
   placements_ = dtensor::bind(placements, mesh_.ndim(), static_cast<int64_t>(global_shape_.size()), "DTensor");
+  // Every rank's shard must have its coordinate's local shape. Lengths are worked out per distinct
+  // coordinate that matters, and where every coordinate has one shape and so do the shards (the
+  // usual even layout), one comparison checks every rank.
+  std::vector<dtensor::HeldLengths> lengths;
+  bool one_shape = true;
+  Shape expected(global_shape_.size());
+  for (size_t d = 0; d < global_shape_.size(); ++d) {
+    dtensor::HeldLengths& held = lengths.emplace_back(global_shape_[d], static_cast<int64_t>(d), placements_,
+                                                      mesh_.shape(), placements_.size());
+    expected[d] = held.widest();
+    one_shape = one_shape && held.narrowest() == expected[d];
+  }
+  const std::optional<Shape>& shard_sizes = local_.local_impl()->uniform_sizes();
+  if (one_shape && shard_sizes && *shard_sizes == expected) return;
   for (const auto& [rank, shard] : local_.shards()) {
-    const Shape expected = dtensor::local_shape(global_shape_, placements_, mesh_.shape(), mesh_.coordinate_of(rank));
+    const std::vector<int64_t> coord = mesh_.coordinate_of(rank);
+    for (size_t d = 0; d < expected.size(); ++d) expected[d] = lengths[d].at(coord);
     if (shard.sizes() != expected)
       throw Error(fmt::format("DTensor: rank {} holds a shard of shape {}, but {} of a {} tensor gives it {}", rank,
                               shape_text(shard.sizes()), placements_text(placements_), shape_text(global_shape_),

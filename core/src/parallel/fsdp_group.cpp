@@ -11,6 +11,7 @@
 #include "autograd/record.hpp"
 #include "parallel/mesh_product.hpp"
 #include "parallel/shapes_only.hpp"
+#include "ranks/made_once.hpp"
 #include "tensor/memory_accounting.hpp"
 #include "tensor/storage_release.hpp"
 #include "tessera/autograd.hpp"
@@ -53,7 +54,7 @@ std::vector<Tensor> per_rank_each(const Tensor& like, const std::function<std::v
   auto off = maybe_disable_local_mode();
   if (!like.is_local()) return f(static_cast<int>(current_rank().as_int()));
   const bool share = shapes_only(like);
-  MadeOncePerKey<std::vector<Tensor>> made(share);
+  detail::MadeOnce<std::vector<Tensor>> made(share);
   std::vector<std::vector<std::pair<int, Tensor>>> shards;
   for (const auto& [rank, shard] : like.shards()) {
     const int r = rank;
