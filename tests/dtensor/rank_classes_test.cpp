@@ -142,3 +142,35 @@ TEST_CASE("fresh results on cpu stay one per rank, even from shards that are one
     CHECK(out.shard(1).to(ts::kFloat64).to_vector<double>() != std::vector<double>(6, 7.0));
   }
 }
+
+TEST_CASE(
+    "distribute_tensor of a plain tensor on 4 x 2: each rank's rows, uneven, by its sharding coordinate") {
+  ts::LocalMode mode(8);
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4, 2});
+  ts::Tensor plain;
+  {
+    const ts::DisabledLocalMode off;
+    plain = ts::arange(30, ts::TensorOptions(ts::kFloat64)).view({10, 3});
+  }
+  // Rows of 10 over 4 (torch.chunk): [0, 3), [3, 6), [6, 9), [9, 10); the second mesh dim replicates.
+  const std::vector<std::pair<int64_t, int64_t>> rows = {{0, 3}, {3, 6}, {6, 9}, {9, 10}};
+  const ts::Tensor local = ts::distribute_tensor(plain, mesh, {ts::Shard(0), ts::Replicate()}).to_local();
+  const ts::DisabledLocalMode off;
+  for (int r = 0; r < 8; ++r) {
+    CAPTURE(r);
+    const auto [begin, end] = rows[static_cast<size_t>(r / 2)];
+    std::vector<double> expected;
+    for (int64_t v = begin * 3; v < end * 3; ++v) expected.push_back(static_cast<double>(v));
+    CHECK(local.shard(r).sizes() == ts::Shape{end - begin, 3});
+    CHECK(local.shard(r).to_vector<double>() == expected);
+  }
+  // Ranks 0 and 1 hold one part as copy-on-write replicas: writing one leaves the other alone.
+  ts::Tensor rank0 = local.shard(0);
+  rank0.fill_(-1.0);
+  CHECK(local.shard(1).to_vector<double>() == std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7, 8});
+
+  // Columns of 3 over the second mesh dim: [0, 2) and [2, 3), whatever the first coordinate.
+  const ts::Tensor columns = ts::distribute_tensor(plain, mesh, {ts::Replicate(), ts::Shard(1)}).to_local();
+  for (int r = 0; r < 8; ++r) CHECK(columns.shard(r).sizes() == ts::Shape{10, r % 2 == 0 ? 2 : 1});
+  CHECK(columns.shard(7).to_vector<double>() == std::vector<double>{2, 5, 8, 11, 14, 17, 20, 23, 26, 29});
+}

@@ -16,6 +16,7 @@
 #include "ranks/local_tensor_impl.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/autograd.hpp"
+#include "tessera/detail/spmd.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
@@ -222,8 +223,20 @@ DTensor distribute_untracked(const Tensor& given, const DeviceMesh& mesh, const 
   {
     DisabledLocalMode plain;
     std::map<std::vector<int64_t>, Tensor> copies;  // the held ranges, flattened -> their copy
-    for (int r : hosted_mesh_ranks(mesh)) {
+    // What a rank holds depends on its coordinates along the mesh dims that shard alone
+    // (dtensor::held): the part of each such coordinate is found once, not once per rank.
+    std::map<std::vector<int64_t>, Tensor> by_sharding_coord;
+    const std::vector<int> hosted = hosted_mesh_ranks(mesh);
+    shards.reserve(hosted.size());
+    for (int r : hosted) {
       const std::vector<int64_t> coord = mesh.coordinate_of(r);
+      std::vector<int64_t> sharding_coord;
+      for (size_t i = 0; i < bound.size(); ++i)
+        if (bound[i].is_shard()) sharding_coord.push_back(coord[i]);
+      if (const auto known = by_sharding_coord.find(sharding_coord); known != by_sharding_coord.end()) {
+        shards.emplace_back(r, detail::replica_of(known->second));
+        continue;
+      }
       std::vector<dtensor::Segments> parts;
       std::vector<int64_t> key;
       for (int64_t d = 0; d < tensor.dim(); ++d) {
@@ -240,8 +253,9 @@ DTensor distribute_untracked(const Tensor& given, const DeviceMesh& mesh, const 
         copy->second = whole ? Tensor(tensor.impl()->replica()) : part.clone();
         shards.emplace_back(r, copy->second);
       } else {
-        shards.emplace_back(r, Tensor(copy->second.impl()->replica()));
+        shards.emplace_back(r, detail::replica_of(copy->second));
       }
+      by_sharding_coord.emplace(std::move(sharding_coord), copy->second);
     }
   }
   return DTensor(local_tensor(RankMap<Tensor>(std::move(shards))), mesh, bound, tensor.sizes());

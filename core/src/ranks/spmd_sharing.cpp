@@ -5,6 +5,7 @@
 #include <map>
 #include <span>
 
+#include "ranks/local_tensor_impl.hpp"
 #include "tensor/memory_accounting.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/detail/spmd.hpp"
@@ -49,12 +50,7 @@ bool shares_shapes_only_results(const Tensor& local) {
   return local.shards().begin()->second.impl()->backend().shapes_only() && !memory_watched();
 }
 
-bool shards_are_one_object(const Tensor& local) {
-  const TensorImpl* first = local.shards().begin()->second.impl().get();
-  for (const auto& [rank, shard] : local.shards())
-    if (shard.impl().get() != first) return false;
-  return true;
-}
+bool shards_are_one_object(const Tensor& local) { return local.local_impl()->one_object(); }
 
 Tensor replica_of(const Tensor& plain) {
   // A shapes-only tensor has no bytes, so no rank can write anything through its handle that

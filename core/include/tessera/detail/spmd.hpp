@@ -259,6 +259,29 @@ inline std::vector<Tensor> replica_of_result(const std::vector<Tensor>& ts) {
   return out;
 }
 
+// Whether `value` is the same on every rank of `ranks`: a local tensor whose shards are one
+// TensorImpl (not merely alike: f may return a view of it), per-rank values equal everywhere.
+template <class T>
+bool same_object_on_every_rank(const T& value, const RankSet& ranks) {
+  if constexpr (std::is_same_v<T, Tensor>) {
+    return !value.is_local() || shards_are_one_object(value);
+  } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+    for (const Tensor& t : value)
+      if (!same_object_on_every_rank(t, ranks)) return false;
+    return true;
+  } else {
+    if (SpmdArg<T>::ranks(value) == nullptr) return true;
+    std::vector<int64_t> first, other;
+    SpmdArg<T>::identity(value, ranks[0], first);
+    for (size_t i = 1; i < ranks.size(); ++i) {
+      other.clear();
+      SpmdArg<T>::identity(value, ranks[i], other);
+      if (other != first) return false;
+    }
+    return true;
+  }
+}
+
 // Whether every rank's arguments have the identity words of the first rank's.
 template <class... Args>
 bool all_alike(const RankSet& ranks, const Args&... args) {
@@ -289,7 +312,9 @@ auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... 
       return spmd_over(op, ranks, f, args...);
     if (const RankSet* own = common_ranks(op, args...); own != nullptr && *own != ranks)
       throw_rank_set_mismatch(op, ranks, *own);
-    if (all_alike(ranks, args...)) {
+    // Arguments that are one object on every rank (shapes-only shards of one layout) are alike
+    // without their words.
+    if ((true && ... && same_object_on_every_rank(args, ranks)) || all_alike(ranks, args...)) {
       // The usual case (replicas in): one result, computed on the first rank, and replicas of it
       // for the others, without the grouping below and its lists.
       std::optional<R> computed;
@@ -335,29 +360,6 @@ auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... 
       values[i] = ranks[i] == computing[slot] ? *computed[slot] : replica_of_result(*computed[slot]);
     }
     return SpmdResult<R>::combine(op, ranks, values);
-  }
-}
-
-// Whether `value` is the same on every rank of `ranks`: a local tensor whose shards are one
-// TensorImpl (not merely alike: f may return a view of it), per-rank values equal everywhere.
-template <class T>
-bool same_object_on_every_rank(const T& value, const RankSet& ranks) {
-  if constexpr (std::is_same_v<T, Tensor>) {
-    return !value.is_local() || shards_are_one_object(value);
-  } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
-    for (const Tensor& t : value)
-      if (!same_object_on_every_rank(t, ranks)) return false;
-    return true;
-  } else {
-    if (SpmdArg<T>::ranks(value) == nullptr) return true;
-    std::vector<int64_t> first, other;
-    SpmdArg<T>::identity(value, ranks[0], first);
-    for (size_t i = 1; i < ranks.size(); ++i) {
-      other.clear();
-      SpmdArg<T>::identity(value, ranks[i], other);
-      if (other != first) return false;
-    }
-    return true;
   }
 }
 
