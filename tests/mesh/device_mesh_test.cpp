@@ -209,3 +209,29 @@ TEST_CASE("coordinates in meshes over fibres of scattered or shuffled ranks") {
   CHECK(offset.coordinate_of(6) == std::vector<int64_t>{0});
   CHECK_THROWS_WITH_AS(offset.coordinate_of(3), doctest::Contains("rank 3 is not in the mesh"), ts::Error);
 }
+
+TEST_CASE("groups asked of a mesh before with_topology, flatten or slicing are not the new mesh's") {
+  const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 4}, {"dp", "tp"});
+  // Asked first (a mesh keeps the groups it hands out), then the mesh is changed.
+  REQUIRE(mesh.group(1).fibres() == std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}});
+  REQUIRE(mesh.group(0).fibres() == std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}});
+  CHECK(mesh.group(1).topology() == nullptr);  // the calling world's topology, none of its own
+
+  const ts::DeviceMesh ringed = mesh.with_topology(ts::Topology::ring(8));
+  REQUIRE(ringed.group(1).topology() != nullptr);
+  CHECK(ringed.group(1).topology()->name() == "ring");
+  CHECK(mesh.group(1).topology() == nullptr);  // the original is unchanged
+
+  const ts::DeviceMesh flat = mesh.flatten();
+  CHECK(flat.group(0).fibres() == std::vector<std::vector<int>>{{0, 1, 2, 3, 4, 5, 6, 7}});
+
+  const ts::DeviceMesh tp = mesh["tp"];
+  CHECK(tp.group(0).fibres() == std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}});
+  const ts::DeviceMesh dp = mesh["dp"];
+  CHECK(dp.group(0).fibres() == std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}});
+
+  // A copy shares what was made and answers the same.
+  const ts::DeviceMesh copy = mesh;
+  CHECK(copy.group(0) == mesh.group(0));
+  CHECK(copy.group(1).fibres() == mesh.group(1).fibres());
+}

@@ -28,6 +28,8 @@ TEST_CASE("a layout with a gap is rejected naming the strategy, size, shards and
                    "elements [4, 8); each element must be held by exactly one shard");
   // Checked again on the next call (a failed check is not remembered as passed), for any shard.
   CHECK(error_of([&] { (void)strategy->layout(10, 3, 2); }) == message);
+  // Every shard's layout at once is checked the same way.
+  CHECK(error_of([&] { (void)strategy->layouts(10, 3); }) == message);
   // One shard holds everything: nothing is missing.
   CHECK(strategy->layout(10, 1, 0).size() == 1);
   // 7 shards of 7 elements (blocks of 1): element 1 is missing.
@@ -55,4 +57,24 @@ TEST_CASE("an even and an uneven shard layout, and empty shards, pass the covera
       for (const tessera_segment& s : shard->layout(size, shards, i)) total += s.length;
     CHECK(total == size);
   }
+}
+
+TEST_CASE("layouts: every shard's segments at once, as layout gives them, kept after the first ask") {
+  const auto shard = tessera::plugin::Registry::instance().placement("shard");
+  REQUIRE(shard != nullptr);
+  // torch.chunk of 10 over 4: [0, 3), [3, 6), [6, 9), [9, 10).
+  const auto all = shard->layouts(10, 4);
+  REQUIRE(all->size() == 4);
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{0, 3}, {3, 3}, {6, 3}, {9, 1}};
+  for (size_t k = 0; k < 4; ++k) {
+    REQUIRE((*all)[k].size() == 1);
+    CHECK((*all)[k][0].offset == expected[k].first);
+    CHECK((*all)[k][0].length == expected[k].second);
+    const auto one = shard->layout(10, 4, static_cast<int64_t>(k));
+    REQUIRE(one.size() == 1);
+    CHECK(one[0].offset == expected[k].first);
+    CHECK(one[0].length == expected[k].second);
+  }
+  CHECK(shard->layouts(10, 4) == all);  // the same kept answer, not asked again
+  CHECK(shard->layouts(10, 5) != all);
 }

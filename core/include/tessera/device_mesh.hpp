@@ -32,7 +32,7 @@ class DeviceMesh {
   int64_t size(int64_t dim) const;
   const std::vector<std::string>& dim_names() const { return dim_names_; }
   int64_t dim_index(const std::string& name) const;  // throws for an unknown name or unnamed mesh
-  const std::vector<std::vector<int>>& fibres() const { return fibres_; }
+  const std::vector<std::vector<int>>& fibres() const { return *fibres_; }
   std::vector<int> ranks() const;  // every rank of every fibre, ascending
 
   // The coordinate of a global rank within its fibre; throws when the rank is not in the mesh.
@@ -88,7 +88,8 @@ class DeviceMesh {
   std::string device_type_;
   std::vector<int64_t> shape_;
   std::vector<std::string> dim_names_;
-  std::vector<std::vector<int>> fibres_;
+  // Shared by copies (a DTensor holds its mesh, and ops copy DTensors): made, never changed.
+  std::shared_ptr<const std::vector<std::vector<int>>> fibres_;
   std::shared_ptr<const Topology> topology_;  // shared with the groups handed out: no copy per group
   bool own_topology_ = false;                 // given by with_topology
   // position_->at(r): rank r's index within its fibre, -1 for a rank not in the mesh (0..the largest
@@ -96,6 +97,11 @@ class DeviceMesh {
   // fibres. Shared by copies; made again whenever fibres_ changes (index_positions).
   std::shared_ptr<const std::vector<int64_t>> position_;
   void index_positions();
+  // group(dim) once made, per dim: every collective over a mesh dim asks for its group. Shared by
+  // copies; a mesh whose fibres, shape or topology change gets a fresh one (forget_groups).
+  struct GroupsMade;
+  std::shared_ptr<GroupsMade> groups_;
+  void forget_groups();
 };
 
 // PyTorch's repr, as to_string().

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "tessera/detail/spmd.hpp"
+#include "tessera/detail/spmd_fresh.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
 
@@ -69,7 +70,7 @@ std::optional<SymShape> broadcast_from(const Tensor& input, const Tensor& out) {
 
 Tensor sum_to(const Tensor& grad, const SymShape& shape) {
   if (grad.shape() == shape) return grad;
-  return detail::spmd("sum_to", dense_sum_to, grad, shape);
+  return detail::spmd_fresh("sum_to", dense_sum_to, grad, shape);
 }
 
 void check_inplace(const Tensor& t, const char* op, const char* instead) {

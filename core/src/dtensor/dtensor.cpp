@@ -10,11 +10,14 @@
 #include "autograd/record.hpp"
 #include "dispatch/user_call.hpp"
 #include "dtensor/grad_layout.hpp"
+#include "dtensor/held_lengths.hpp"
 #include "dtensor/layout.hpp"
 #include "dtensor/mesh_device.hpp"
 #include "dtensor/redistribute.hpp"
+#include "ranks/local_tensor_impl.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/autograd.hpp"
+#include "tessera/detail/spmd.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
@@ -59,8 +62,23 @@ DTensor::DTensor(Tensor local, DeviceMesh mesh, Placements placements, Shape glo
     throw Error("DTensor: the local part must be a local tensor (one shard per mesh rank)");
   require_mesh_ranks("DTensor", local_, mesh_);
   placements_ = dtensor::bind(placements, mesh_.ndim(), static_cast<int64_t>(global_shape_.size()), "DTensor");
+  // Every rank's shard must have its coordinate's local shape. Lengths are worked out per distinct
+  // coordinate that matters, and where every coordinate has one shape and so do the shards (the
+  // usual even layout), one comparison checks every rank.
+  std::vector<dtensor::HeldLengths> lengths;
+  bool one_shape = true;
+  Shape expected(global_shape_.size());
+  for (size_t d = 0; d < global_shape_.size(); ++d) {
+    dtensor::HeldLengths& held = lengths.emplace_back(global_shape_[d], static_cast<int64_t>(d), placements_,
+                                                      mesh_.shape(), placements_.size());
+    expected[d] = held.widest();
+    one_shape = one_shape && held.narrowest() == expected[d];
+  }
+  const std::optional<Shape>& shard_sizes = local_.local_impl()->uniform_sizes();
+  if (one_shape && shard_sizes && *shard_sizes == expected) return;
   for (const auto& [rank, shard] : local_.shards()) {
-    const Shape expected = dtensor::local_shape(global_shape_, placements_, mesh_.shape(), mesh_.coordinate_of(rank));
+    const std::vector<int64_t> coord = mesh_.coordinate_of(rank);
+    for (size_t d = 0; d < expected.size(); ++d) expected[d] = lengths[d].at(coord);
     if (shard.sizes() != expected)
       throw Error(fmt::format("DTensor: rank {} holds a shard of shape {}, but {} of a {} tensor gives it {}", rank,
                               shape_text(shard.sizes()), placements_text(placements_), shape_text(global_shape_),
@@ -215,8 +233,20 @@ DTensor distribute_untracked(const Tensor& given, const DeviceMesh& mesh, const 
   {
     DisabledLocalMode plain;
     std::map<std::vector<int64_t>, Tensor> copies;  // the held ranges, flattened -> their copy
-    for (int r : hosted_mesh_ranks(mesh)) {
+    // What a rank holds depends on its coordinates along the mesh dims that shard alone
+    // (dtensor::held): the part of each such coordinate is found once, not once per rank.
+    std::map<std::vector<int64_t>, Tensor> by_sharding_coord;
+    const std::vector<int> hosted = hosted_mesh_ranks(mesh);
+    shards.reserve(hosted.size());
+    for (int r : hosted) {
       const std::vector<int64_t> coord = mesh.coordinate_of(r);
+      std::vector<int64_t> sharding_coord;
+      for (size_t i = 0; i < bound.size(); ++i)
+        if (bound[i].is_shard()) sharding_coord.push_back(coord[i]);
+      if (const auto known = by_sharding_coord.find(sharding_coord); known != by_sharding_coord.end()) {
+        shards.emplace_back(r, detail::replica_of(known->second));
+        continue;
+      }
       std::vector<dtensor::Segments> parts;
       std::vector<int64_t> key;
       for (int64_t d = 0; d < tensor.dim(); ++d) {
@@ -233,8 +263,9 @@ DTensor distribute_untracked(const Tensor& given, const DeviceMesh& mesh, const 
         copy->second = whole ? Tensor(tensor.impl()->replica()) : part.clone();
         shards.emplace_back(r, copy->second);
       } else {
-        shards.emplace_back(r, Tensor(copy->second.impl()->replica()));
+        shards.emplace_back(r, detail::replica_of(copy->second));
       }
+      by_sharding_coord.emplace(std::move(sharding_coord), copy->second);
     }
   }
   return DTensor(local_tensor(RankMap<Tensor>(std::move(shards))), mesh, bound, tensor.sizes());

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "dtensor/placement_strategy.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
@@ -34,11 +35,22 @@ Segments compose(const Segments& parent, const Segments& relative) {
   return result;
 }
 
-Segments split(const Placement& placement, int64_t length, int64_t shards, int64_t index) {
+namespace {
+std::shared_ptr<const PlacementStrategy> strategy_of(const Placement& placement) {
   auto strategy = plugin::Registry::instance().placement(placement.strategy());
   if (strategy == nullptr)
     throw Error(fmt::format("no placement strategy named '{}' is loaded", placement.strategy()));
-  return strategy->layout(length, shards, index, placement.arguments());
+  return strategy;
+}
+}  // namespace
+
+Segments split(const Placement& placement, int64_t length, int64_t shards, int64_t index) {
+  return strategy_of(placement)->layout(length, shards, index, placement.arguments());
+}
+
+std::shared_ptr<const std::vector<Segments>> split_all(const Placement& placement, int64_t length,
+                                                       int64_t shards) {
+  return strategy_of(placement)->layouts(length, shards, placement.arguments());
 }
 
 Segments held(int64_t size, int64_t dim, const Placements& placements, const std::vector<int64_t>& mesh_shape,

@@ -5,6 +5,7 @@
 // order a rank stores them.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "tessera/dtensor.hpp"
@@ -19,6 +20,10 @@ int64_t total_length(const Segments& segments);
 Segments compose(const Segments& parent, const Segments& relative);
 // The relative segments a mesh dim's shard strategy gives shard `index` of `shards` of `length`.
 Segments split(const Placement& placement, int64_t length, int64_t shards, int64_t index);
+// split for every shard at once (entry k: shard k's), kept by the strategy: what per-rank code
+// asks for rank after rank costs one lookup. shards >= 1.
+std::shared_ptr<const std::vector<Segments>> split_all(const Placement& placement, int64_t length,
+                                                       int64_t shards);
 // Global segments of tensor dim `dim` (global size `size`) held at `coord`, applying mesh dims
 // [0, upto).
 Segments held(int64_t size, int64_t dim, const Placements& placements, const std::vector<int64_t>& mesh_shape,

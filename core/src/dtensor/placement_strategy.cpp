@@ -38,16 +38,27 @@ void PlacementStrategy::check_arguments(const std::string& arguments, const std:
 std::vector<tessera_segment> PlacementStrategy::layout(int64_t dim_size, int64_t num_shards, int64_t index,
                                                        const std::string& arguments) const {
   const Layout key{arguments, dim_size, num_shards};
-  std::vector<tessera_segment> segments = shard_layout(key, index);
-  if (num_shards < 1 || index < 0 || index >= num_shards) return segments;  // the plugin's to refuse
-  bool checked = false;
+  if (num_shards < 1 || index < 0 || index >= num_shards)
+    return shard_layout(key, index);  // the plugin's to refuse
   {
-    std::lock_guard lock(covered_mutex_);
-    checked = covered_.count(key) != 0;
+    std::lock_guard lock(checked_mutex_);
+    if (auto it = checked_.find(key); it != checked_.end()) return (*it->second)[static_cast<size_t>(index)];
   }
-  // Outside the lock: two threads may both check a new layout, which costs time, not correctness.
-  if (!checked) check_coverage(key);
+  // The shard asked for first, so that a plugin's failure names it; then every shard, checked.
+  std::vector<tessera_segment> segments = shard_layout(key, index);
+  check_coverage(key);
   return segments;
+}
+
+std::shared_ptr<const std::vector<std::vector<tessera_segment>>> PlacementStrategy::layouts(
+    int64_t dim_size, int64_t num_shards, const std::string& arguments) const {
+  const Layout key{arguments, dim_size, num_shards};
+  if (num_shards < 1) shard_layout(key, 0);  // the plugin's to refuse
+  {
+    std::lock_guard lock(checked_mutex_);
+    if (auto it = checked_.find(key); it != checked_.end()) return it->second;
+  }
+  return check_coverage(key);
 }
 
 std::string PlacementStrategy::describe(const Layout& layout) const {
@@ -58,7 +69,8 @@ std::string PlacementStrategy::describe(const Layout& layout) const {
 
 // Every element of the dim held by exactly one shard: the segments of all shards, sorted by
 // offset, must follow each other without a hole or a shared element.
-void PlacementStrategy::check_coverage(const Layout& layout) const {
+std::shared_ptr<const PlacementStrategy::AllShards> PlacementStrategy::check_coverage(
+    const Layout& layout) const {
   struct Held {
     int64_t offset;
     int64_t end;
@@ -66,10 +78,14 @@ void PlacementStrategy::check_coverage(const Layout& layout) const {
   };
   const int64_t dim_size = std::get<1>(layout);
   const int64_t num_shards = std::get<2>(layout);
+  AllShards all;
+  all.reserve(static_cast<size_t>(num_shards));
   std::vector<Held> held;
-  for (int64_t shard = 0; shard < num_shards; ++shard)
-    for (const tessera_segment& s : shard_layout(layout, shard))
+  for (int64_t shard = 0; shard < num_shards; ++shard) {
+    all.push_back(shard_layout(layout, shard));
+    for (const tessera_segment& s : all.back())
       if (s.length > 0) held.push_back({s.offset, s.offset + s.length, shard});
+  }
   std::sort(held.begin(), held.end(), [](const Held& a, const Held& b) { return a.offset < b.offset; });
   const std::string where = describe(layout);
   int64_t covered_to = 0;
@@ -90,8 +106,10 @@ void PlacementStrategy::check_coverage(const Layout& layout) const {
     throw Error(fmt::format("{} with a gap: no shard holds elements [{}, {}); each element must be held by exactly "
                             "one shard",
                             where, covered_to, dim_size));
-  std::lock_guard lock(covered_mutex_);
-  covered_.insert(layout);
+  // Two threads may both check a new layout (outside the lock: it calls the plugin); the first
+  // kept wins, and both are the plugin's answer.
+  std::lock_guard lock(checked_mutex_);
+  return checked_.try_emplace(layout, std::make_shared<const AllShards>(std::move(all))).first->second;
 }
 
 std::vector<tessera_segment> PlacementStrategy::shard_layout(const Layout& layout, int64_t index) const {

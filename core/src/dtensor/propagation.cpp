@@ -25,12 +25,22 @@ int64_t local_bytes(const DTensor& t) {
   return elements * static_cast<int64_t>(itemsize(t.dtype()));
 }
 
-// Time for one member of the mesh dim's group to move `bytes` to a neighbour in the group.
+// Time for one member of the mesh dim's group to move `bytes` to a neighbour in the group: the
+// first two ranks of the group's first line (the line with the lowest first rank, as
+// mesh.group(mesh_dim) orders them), found without building the group (every op costs its options).
 double link_time(const DeviceMesh& mesh, size_t mesh_dim, int64_t bytes) {
-  const ProcessGroup group = mesh.group(static_cast<int64_t>(mesh_dim));
-  const std::vector<int>& fibre = group.fibres().front();
-  if (fibre.size() < 2) return 0.0;
-  return mesh.topology().transfer_time(fibre[0], fibre[1], bytes);
+  const int64_t along = mesh.size(static_cast<int64_t>(mesh_dim));
+  if (along < 2) return 0.0;
+  int64_t stride = 1;  // of the mesh dim in a fibre's row-major ranks
+  for (size_t d = mesh_dim + 1; d < mesh.shape().size(); ++d) stride *= mesh.shape()[d];
+  int first = -1, second = -1;
+  for (const std::vector<int>& fibre : mesh.fibres())
+    for (size_t i = 0; i < fibre.size(); ++i)
+      if ((static_cast<int64_t>(i) / stride) % along == 0 && (first < 0 || fibre[i] < first)) {
+        first = fibre[i];
+        second = fibre[i + static_cast<size_t>(stride)];
+      }
+  return mesh.topology().transfer_time(first, second, bytes);
 }
 
 }  // namespace

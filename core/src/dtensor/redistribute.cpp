@@ -4,8 +4,12 @@
 
 #include <fmt/format.h>
 
+#include "dtensor/held_lengths.hpp"
 #include "dtensor/layout.hpp"
 #include "log/log.hpp"
+#include "ranks/made_once.hpp"
+#include "tensor/memory_accounting.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/errors.hpp"
@@ -43,23 +47,13 @@ ReduceOp reduce_op_of(const Placement& partial) {
   return ReduceOp::SUM;
 }
 
-// Tensors made once per key: the identity of the shard they are made from (its bytes and layout,
-// detail::append_shard_identity) and what is made of it. Ranks holding replicas of one source get
-// the first rank's result as copy-on-write replicas instead of making it again.
-class MadeOnce {
- public:
-  template <class Make>
-  Tensor get(const Tensor& local, int rank, std::vector<int64_t> key, Make&& make) {
-    detail::append_shard_identity(local, rank, key);
-    if (auto it = made_.find(key); it != made_.end()) return detail::replica_of(it->second);
-    Tensor result = make();
-    made_.emplace(std::move(key), result);
-    return result;
-  }
-
- private:
-  std::map<std::vector<int64_t>, Tensor> made_;
-};
+// A key for detail::MadeOnce: the identity of `rank`'s shard of `local` (its bytes and layout,
+// detail::append_shard_identity) after the words given. Ranks holding replicas of one source get the
+// first rank's result as copy-on-write replicas instead of making it again.
+std::vector<int64_t> shard_key(const Tensor& local, int rank, std::vector<int64_t> words) {
+  detail::append_shard_identity(local, rank, words);
+  return words;
+}
 
 // Mesh dim i, currently Shard(d), becomes Replicate: every member's piece, padded to the longest,
 // is gathered along the mesh dim's group, then each piece is trimmed and put back at the
@@ -68,25 +62,25 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
   const Placement& placement = current[i];
   const int64_t d = placement.dim();
   const int64_t shards = mesh.size(static_cast<int64_t>(i));
-  // The widest piece of any rank, from the layout: ranks hosted by other processes count too.
-  int64_t widest = 0;
-  for (int rank : mesh.ranks())
-    widest = std::max(widest, total_length(held(global[static_cast<size_t>(d)], d, current, mesh.shape(),
-                                                mesh.coordinate_of(rank), current.size())));
+  // The widest piece of any coordinate, from the layout: ranks hosted by other processes count too.
+  const int64_t widest =
+      HeldLengths(global[static_cast<size_t>(d)], d, current, mesh.shape(), current.size()).widest();
 
-  const Tensor padded = map_ranks(local, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
-    if (shard.size(d) == widest) return shard.transpose(0, d).contiguous();  // gather along dim 0
-    Shape shape = shard.sizes();
-    shape[static_cast<size_t>(d)] = widest;
-    Tensor out = zeros(shape, beside(shard));
-    out.narrow(d, 0, shard.size(d)).copy_(shard);
-    return out.transpose(0, d).contiguous();
-  });
-  Tensor gathered = map_ranks(padded, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
-    Shape shape = shard.sizes();
-    shape[0] *= shards;
-    return empty(shape, beside(shard));
-  });
+  const Tensor padded =
+      map_rank_classes(local, mesh, nullptr, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
+        if (shard.size(d) == widest) return shard.transpose(0, d).contiguous();  // gather along dim 0
+        Shape shape = shard.sizes();
+        shape[static_cast<size_t>(d)] = widest;
+        Tensor out = zeros(shape, beside(shard));
+        out.narrow(d, 0, shard.size(d)).copy_(shard);
+        return out.transpose(0, d).contiguous();
+      });
+  Tensor gathered =
+      map_rank_classes(padded, mesh, nullptr, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
+        Shape shape = shard.sizes();
+        shape[0] *= shards;
+        return empty(shape, beside(shard));
+      });
   {
     const CommLabel along(mesh_dim_label(mesh, i));
     dist::all_gather_into_tensor(gathered, padded, mesh.group(static_cast<int64_t>(i)));
@@ -94,23 +88,27 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
 
   // Ranks of one group gathered the same bytes (shared replicas), and with the same parent length
   // they make the same tensor: it is made once per (gathered bytes, parent) and shared.
-  MadeOnce placed;
-  return map_ranks(gathered, mesh, [&](int rank, const std::vector<int64_t>& coord, const Tensor& all) {
-    const int64_t parent = total_length(held(global[static_cast<size_t>(d)], d, current, mesh.shape(), coord, i));
-    return placed.get(gathered, rank, {parent}, [&] {
-      Shape shape = all.sizes();
-      shape[0] = parent;
-      Tensor out = empty(shape, beside(all));
-      for (int64_t k = 0; k < shards; ++k) {
-        int64_t consumed = 0;
-        for (const tessera_segment& s : split(placement, parent, shards, k)) {
-          out.narrow(0, s.offset, s.length).copy_(all.narrow(0, k * widest + consumed, s.length));
-          consumed += s.length;
+  HeldLengths parents(global[static_cast<size_t>(d)], d, current, mesh.shape(), i);
+  return map_rank_classes(
+      gathered, mesh,
+      [&](const std::vector<int64_t>& coord, std::vector<int64_t>& words) {
+        words.push_back(parents.at(coord));
+      },
+      [&](int, const std::vector<int64_t>& coord, const Tensor& all) {
+        const int64_t parent = parents.at(coord);
+        Shape shape = all.sizes();
+        shape[0] = parent;
+        Tensor out = empty(shape, beside(all));
+        for (int64_t k = 0; k < shards; ++k) {
+          int64_t consumed = 0;
+          for (const tessera_segment& s : split(placement, parent, shards, k)) {
+            out.narrow(0, s.offset, s.length).copy_(all.narrow(0, k * widest + consumed, s.length));
+            consumed += s.length;
+          }
         }
-      }
-      return out.transpose(0, d).contiguous();
-    });
-  });
+        return out.transpose(0, d).contiguous();
+      },
+      OffShapesOnly::OncePerReplica);
 }
 
 // Pads `t` with zeros up to `size` along `dim`.
@@ -151,13 +149,14 @@ Tensor move_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& glob
   }
   std::vector<Tensor> inputs, outputs;
   for (int64_t k = 0; k < shards; ++k) {
-    inputs.push_back(map_ranks(local, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
-      const tessera_segment part = piece_e[static_cast<size_t>(k)][0];
-      return pad_to(pad_to(shard.narrow(e, part.offset, part.length), e, widest_e), d, widest_d);
-    }));
-    outputs.push_back(map_ranks(inputs.back(), mesh, [](int, const std::vector<int64_t>&, const Tensor& t) {
-      return empty(t.sizes(), beside(t));
-    }));
+    inputs.push_back(
+        map_rank_classes(local, mesh, nullptr, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
+          const tessera_segment part = piece_e[static_cast<size_t>(k)][0];
+          return pad_to(pad_to(shard.narrow(e, part.offset, part.length), e, widest_e), d, widest_d);
+        }));
+    outputs.push_back(map_rank_classes(
+        inputs.back(), mesh, nullptr,
+        [](int, const std::vector<int64_t>&, const Tensor& t) { return empty(t.sizes(), beside(t)); }));
   }
   {
     const CommLabel along(mesh_dim_label(mesh, i));
@@ -187,24 +186,35 @@ Tensor reduce_scatter_shard(const Tensor& local, const DeviceMesh& mesh, const S
     pieces.push_back(split(to, global[static_cast<size_t>(d)], shards, k));
     widest = std::max(widest, pieces.back()[0].length);
   }
-  const Tensor blocks = map_ranks(local, mesh, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
-    std::vector<Tensor> padded;
-    for (const Segments& piece : pieces)
-      padded.push_back(pad_to(shard.narrow(d, piece[0].offset, piece[0].length), d, widest).transpose(0, d));
-    return cat(padded, 0).contiguous();
-  });
-  Tensor reduced = map_ranks(blocks, mesh, [&](int, const std::vector<int64_t>&, const Tensor& all) {
-    Shape shape = all.sizes();
-    shape[0] = widest;
-    return empty(shape, beside(all));
-  });
+  const Tensor blocks =
+      map_rank_classes(local, mesh, nullptr, [&](int, const std::vector<int64_t>&, const Tensor& shard) {
+        std::vector<Tensor> padded;
+        for (const Segments& piece : pieces)
+          padded.push_back(
+              pad_to(shard.narrow(d, piece[0].offset, piece[0].length), d, widest).transpose(0, d));
+        return cat(padded, 0).contiguous();
+      });
+  Tensor reduced =
+      map_rank_classes(blocks, mesh, nullptr, [&](int, const std::vector<int64_t>&, const Tensor& all) {
+        Shape shape = all.sizes();
+        shape[0] = widest;
+        return empty(shape, beside(all));
+      });
   {
     const CommLabel along(mesh_dim_label(mesh, i));
     dist::reduce_scatter_tensor(reduced, blocks, reduce_op_of(from), mesh.group(static_cast<int64_t>(i)));
   }
-  return map_ranks(reduced, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& block) {
-    return block.narrow(0, 0, pieces[static_cast<size_t>(coord[i])][0].length).transpose(0, d).contiguous();
-  });
+  const auto length_at = [&](const std::vector<int64_t>& coord) {
+    return pieces[static_cast<size_t>(coord[i])][0].length;
+  };
+  return map_rank_classes(
+      reduced, mesh,
+      [&](const std::vector<int64_t>& coord, std::vector<int64_t>& words) {
+        words.push_back(length_at(coord));
+      },
+      [&](int, const std::vector<int64_t>& coord, const Tensor& block) {
+        return block.narrow(0, 0, length_at(coord)).transpose(0, d).contiguous();
+      });
 }
 
 // Mesh dim i, currently Replicate, becomes `target` (a shard: a local slice; a partial: the
@@ -214,22 +224,32 @@ Tensor replace_replicate(const Tensor& local, const DeviceMesh& mesh, const Shap
   const int64_t shards = mesh.size(static_cast<int64_t>(i));
   if (target.is_shard()) {
     const int64_t d = target.dim();
-    return map_ranks(local, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& shard) {
-      const int64_t parent = total_length(held(global[static_cast<size_t>(d)], d, current, mesh.shape(), coord, i));
-      return take(shard, d, split(target, parent, shards, coord[i])).contiguous();
-    });
+    HeldLengths parents(global[static_cast<size_t>(d)], d, current, mesh.shape(), i);
+    return map_rank_classes(
+        local, mesh,
+        [&](const std::vector<int64_t>& coord, std::vector<int64_t>& words) {
+          words.insert(words.end(), {parents.at(coord), coord[i]});
+        },
+        [&](int, const std::vector<int64_t>& coord, const Tensor& shard) {
+          const int64_t parent = parents.at(coord);
+          return take(shard, d, (*split_all(target, parent, shards))[static_cast<size_t>(coord[i])])
+              .contiguous();
+        });
   }
   const std::string& op = target.reduce_op();
   if (op == "avg" || op == "min" || op == "max" || op == "band" || op == "bor") return local;
   if (op != "sum")
     throw Error(fmt::format("redistribute: a replicated tensor cannot be made {} (no exact split for that op)",
                             target.to_string()));
-  return map_ranks(local, mesh, [&](int, const std::vector<int64_t>& coord, const Tensor& shard) {
-    // Floats: every member holds value / n (as PyTorch). Integers: group rank 0 holds it, the
-    // others zero, which sums back exactly.
-    if (is_floating(shard.dtype())) return shard / shards;
-    return coord[i] == 0 ? shard.clone() : zeros_like(shard);
-  });
+  // Floats: every member holds value / n (as PyTorch). Integers: group rank 0 holds it, the others
+  // zero, which sums back exactly.
+  return map_rank_classes(
+      local, mesh,
+      [&](const std::vector<int64_t>& coord, std::vector<int64_t>& words) { words.push_back(coord[i] == 0); },
+      [&](int, const std::vector<int64_t>& coord, const Tensor& shard) {
+        if (is_floating(shard.dtype())) return shard / shards;
+        return coord[i] == 0 ? shard.clone() : zeros_like(shard);
+      });
 }
 
 }  // namespace
@@ -238,22 +258,22 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
                      size_t i, const Placement& target) {
   const int64_t d = target.dim();
   const int64_t shards = mesh.size(static_cast<int64_t>(i));
+  // Every piece of every coordinate: the parent lengths that occur, each split into its pieces.
+  HeldLengths parents(global[static_cast<size_t>(d)], d, current, mesh.shape(), i);
   auto pieces_at = [&](const std::vector<int64_t>& coord) {
-    const int64_t parent = total_length(held(global[static_cast<size_t>(d)], d, current, mesh.shape(), coord, i));
-    std::vector<Segments> pieces;
-    for (int64_t k = 0; k < shards; ++k) pieces.push_back(split(target, parent, shards, k));
-    return pieces;
+    return split_all(target, parents.at(coord), shards);
   };
   int64_t widest = 0;
-  for (int rank : mesh.ranks())
-    for (const Segments& piece : pieces_at(mesh.coordinate_of(rank))) widest = std::max(widest, total_length(piece));
+  for (const int64_t parent : parents.distinct())
+    for (const Segments& piece : *split_all(target, parent, shards))
+      widest = std::max(widest, total_length(piece));
   // One pass over the ranks (a large mesh has thousands) fills every piece's input. Only group
   // rank 0's pieces are scattered: the others pass space of the right shape, uninitialised and
   // never read, one per shape rather than a copy of their shard.
   // Roots whose shards are replicas of one tensor (a replicated or randn-made tensor) cut the same
   // pieces from it: each piece is cut once, per (shard bytes and layout, piece), and the other roots
   // get replicas, which dist::scatter recognises and scatters once.
-  MadeOnce cut;
+  detail::MadeOnce cut;
   std::map<Shape, Tensor> unread;
   std::vector<std::vector<std::pair<int, Tensor>>> per_piece(static_cast<size_t>(shards));
   {
@@ -268,33 +288,44 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
         for (auto& pieces : per_piece) pieces.emplace_back(rank, it->second);
         continue;
       }
-      const std::vector<Segments> pieces = pieces_at(coord);
+      const auto pieces = pieces_at(coord);
       for (int64_t k = 0; k < shards; ++k) {
-        const Segments& piece = pieces[static_cast<size_t>(k)];
+        const Segments& piece = (*pieces)[static_cast<size_t>(k)];
         std::vector<int64_t> where;
         for (const tessera_segment& segment : piece) where.insert(where.end(), {segment.offset, segment.length});
         const Tensor& source = shard;  // a lambda may not capture a structured binding (clang 14)
-        Tensor input = cut.get(local, rank, std::move(where), [&] { return pad_to(take(source, d, piece), d, widest); });
+        Tensor input = cut.get(shard_key(local, rank, std::move(where)),
+                               [&] { return pad_to(take(source, d, piece), d, widest); });
         per_piece[static_cast<size_t>(k)].emplace_back(rank, std::move(input));
       }
     }
   }
   std::vector<Tensor> inputs;
   for (auto& pieces : per_piece) inputs.push_back(local_tensor(RankMap<Tensor>(std::move(pieces))));
-  Tensor received = map_ranks(inputs.front(), mesh, [](int, const std::vector<int64_t>&, const Tensor& t) {
-    return empty(t.sizes(), beside(t));
-  });
+  Tensor received = map_rank_classes(
+      inputs.front(), mesh, nullptr,
+      [](int, const std::vector<int64_t>&, const Tensor& t) { return empty(t.sizes(), beside(t)); });
   {
     const CommLabel along(mesh_dim_label(mesh, i), "distribute_tensor");
     dist::scatter(received, inputs, 0, mesh.group(static_cast<int64_t>(i)));
   }
   // Padding comes off once per received buffer too: ranks that share a piece share its unpadded copy.
-  MadeOnce unpadded;
-  return map_ranks(received, mesh, [&](int rank, const std::vector<int64_t>& coord, const Tensor& piece) {
-    const int64_t length = total_length(pieces_at(coord)[static_cast<size_t>(coord[i])]);
-    if (length == widest) return piece;
-    return unpadded.get(received, rank, {length}, [&] { return piece.narrow(d, 0, length).contiguous(); });
-  });
+  // On a shapes-only backend a class of ranks (alike pieces, one length) trims once.
+  detail::MadeOnce unpadded;
+  const auto length_at = [&](const std::vector<int64_t>& coord) {
+    return total_length((*pieces_at(coord))[static_cast<size_t>(coord[i])]);
+  };
+  return map_rank_classes(
+      received, mesh,
+      [&](const std::vector<int64_t>& coord, std::vector<int64_t>& words) {
+        words.push_back(length_at(coord));
+      },
+      [&](int rank, const std::vector<int64_t>& coord, const Tensor& piece) {
+        const int64_t length = length_at(coord);
+        if (length == widest) return piece;
+        return unpadded.get(shard_key(received, rank, {length}),
+                            [&] { return piece.narrow(d, 0, length).contiguous(); });
+      });
 }
 
 Tensor map_ranks(const Tensor& local, const DeviceMesh& mesh,
@@ -302,6 +333,43 @@ Tensor map_ranks(const Tensor& local, const DeviceMesh& mesh,
   std::vector<std::pair<int, Tensor>> shards;
   DisabledLocalMode plain;
   for (const auto& [rank, shard] : local.shards()) shards.emplace_back(rank, f(rank, mesh.coordinate_of(rank), shard));
+  return local_tensor(RankMap<Tensor>(std::move(shards)));
+}
+
+Tensor map_rank_classes(const Tensor& local, const DeviceMesh& mesh, const ClassKey& key, const RankFn& f,
+                        OffShapesOnly off_shapes_only) {
+  const TensorImpl& first = *local.shards().begin()->second.impl();
+  const bool shapes_only = first.backend().shapes_only() && !detail::memory_watched();
+  if (!shapes_only && off_shapes_only == OffShapesOnly::EachRank) return map_ranks(local, mesh, f);
+  std::vector<std::pair<int, Tensor>> shards;
+  shards.reserve(local.shards().size());
+  DisabledLocalMode plain;
+  detail::MadeOnce made;
+  std::vector<int64_t> words, last_words;
+  const TensorImpl* last_shard = nullptr;
+  Tensor last;
+  for (const auto& [rank, shard] : local.shards()) {
+    std::vector<int64_t> coord;
+    words.clear();
+    if (key) {
+      coord = mesh.coordinate_of(rank);
+      key(coord, words);
+    }
+    // Shapes only: the ranks of a class usually hold one shard object (LocalTensorImpl) and come
+    // one after another, so a pointer and a few words decide, and the result itself is shared
+    // (replica_of gives it back unchanged there).
+    if (shapes_only && shard.impl().get() == last_shard && words == last_words) {
+      shards.emplace_back(rank, last);
+      continue;
+    }
+    last = made.get(shard_key(local, rank, words), [&] {
+      if (!key) coord = mesh.coordinate_of(rank);
+      return f(rank, coord, shard);
+    });
+    last_shard = shard.impl().get();
+    last_words = words;
+    shards.emplace_back(rank, last);
+  }
   return local_tensor(RankMap<Tensor>(std::move(shards)));
 }
 

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "tessera/dist.hpp"
 #include "tessera/dtensor.hpp"
@@ -28,8 +29,24 @@ std::string mesh_dim_label(const DeviceMesh& mesh, size_t i);
 // All-reduces `local` in place over mesh dim i, labelled with the mesh dim for counters and traces.
 void all_reduce_along(Tensor& local, const DeviceMesh& mesh, size_t i, ReduceOp op);
 
+using RankFn = std::function<Tensor(int rank, const std::vector<int64_t>& coord, const Tensor& shard)>;
+
 // Per-rank map over a DTensor's local tensor with each rank's mesh coordinate.
-Tensor map_ranks(const Tensor& local, const DeviceMesh& mesh,
-                 const std::function<Tensor(int rank, const std::vector<int64_t>& coord, const Tensor& shard)>& f);
+Tensor map_ranks(const Tensor& local, const DeviceMesh& mesh, const RankFn& f);
+
+// Appends to `words` what a map_rank_classes f makes of a coordinate (null: nothing).
+using ClassKey = std::function<void(const std::vector<int64_t>& coord, std::vector<int64_t>& words)>;
+// What map_rank_classes does off a shapes-only backend (or while a MemoryCounter watches).
+enum class OffShapesOnly {
+  EachRank,        // every rank runs f (map_ranks)
+  OncePerReplica,  // ranks whose shards are replicas of one source and whose words agree share
+};
+
+// map_ranks for an f whose result is fixed by the rank's shard and the words `key` appends for its
+// coordinate: on a shapes-only backend while no MemoryCounter watches, f runs once per class of
+// ranks with alike shards (one layout) and equal words, and the class shares the result. A 1024-rank
+// mesh of even shards is then one class, or one per coordinate of the mesh dim the words name.
+Tensor map_rank_classes(const Tensor& local, const DeviceMesh& mesh, const ClassKey& key, const RankFn& f,
+                        OffShapesOnly off_shapes_only = OffShapesOnly::EachRank);
 
 }  // namespace tessera::dtensor

@@ -125,20 +125,22 @@ DeviceMesh::DeviceMesh(std::string device_type, std::vector<int64_t> shape,
     : device_type_(std::move(device_type)),
       shape_(std::move(shape)),
       dim_names_(std::move(dim_names)),
-      fibres_(std::move(fibres)) {
+      fibres_(std::make_shared<const std::vector<std::vector<int>>>(std::move(fibres))) {
   if (device_type_.empty()) throw Error("DeviceMesh: the device type is empty (expected e.g. 'cpu')");
   check_shape(shape_);
   check_names(dim_names_, shape_);
-  if (fibres_.empty()) {
+  if (fibres_->empty()) {
     std::vector<int> ranks(static_cast<size_t>(size()));
     for (size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int>(r);
-    fibres_.push_back(std::move(ranks));
+    fibres_ = std::make_shared<const std::vector<std::vector<int>>>(
+        std::vector<std::vector<int>>{std::move(ranks)});
   }
-  check_fibres(fibres_, shape_, size());
+  check_fibres(*fibres_, shape_, size());
   index_positions();
+  forget_groups();
   // The world the topology spans is known only to the caller; the ranks up to the largest one in
   // the mesh are the smallest world that holds it (init_device_mesh's world exactly).
-  topology_ = std::make_shared<const Topology>(default_topology(max_rank(fibres_) + 1));
+  topology_ = std::make_shared<const Topology>(default_topology(max_rank(*fibres_) + 1));
 }
 
 int64_t DeviceMesh::size() const {
@@ -164,14 +166,14 @@ int64_t DeviceMesh::dim_index(const std::string& name) const {
 
 std::vector<int> DeviceMesh::ranks() const {
   std::vector<int> all;
-  for (const auto& fibre : fibres_) all.insert(all.end(), fibre.begin(), fibre.end());
+  for (const auto& fibre : *fibres_) all.insert(all.end(), fibre.begin(), fibre.end());
   std::sort(all.begin(), all.end());
   return all;
 }
 
 void DeviceMesh::index_positions() {
-  auto position = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(max_rank(fibres_)) + 1, -1);
-  for (const auto& fibre : fibres_)
+  auto position = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(max_rank(*fibres_)) + 1, -1);
+  for (const auto& fibre : *fibres_)
     for (size_t i = 0; i < fibre.size(); ++i) (*position)[static_cast<size_t>(fibre[i])] = static_cast<int64_t>(i);
   position_ = std::move(position);
 }
@@ -186,7 +188,7 @@ std::vector<int64_t> DeviceMesh::coordinate_of(int rank) const {
 SymInt DeviceMesh::local_rank(int64_t dim) const {
   mesh::check_dim(dim, shape_);
   std::vector<std::pair<int, int64_t>> values;
-  for (const auto& fibre : fibres_)
+  for (const auto& fibre : *fibres_)
     for (size_t i = 0; i < fibre.size(); ++i)
       values.emplace_back(
           fibre[i], mesh::coordinate_of_index(static_cast<int64_t>(i), shape_)[static_cast<size_t>(dim)]);
@@ -222,24 +224,25 @@ std::vector<SymInt> DeviceMesh::coordinate() const {
 }
 
 DeviceMesh DeviceMesh::with_topology(Topology topology) const {
-  const int top = max_rank(fibres_);
+  const int top = max_rank(*fibres_);
   if (top >= topology.world())
     throw Error(fmt::format("DeviceMesh: topology '{}' spans {} ranks but the mesh holds rank {}",
                             topology.name(), topology.world(), top));
   DeviceMesh mesh = *this;
   mesh.topology_ = std::make_shared<const Topology>(std::move(topology));
   mesh.own_topology_ = true;
+  mesh.forget_groups();  // its groups carry the new topology
   return mesh;
 }
 
 std::string DeviceMesh::to_string() const {
   std::string ranks;
-  for (const auto& fibre : fibres_) {
+  for (const auto& fibre : *fibres_) {
     int64_t next = 0;
     ranks += (ranks.empty() ? "" : ", ") + nested_text(fibre, shape_, 0, next);
   }
   // Several fibres (a sliced mesh holds every rank's sub-mesh) are listed as such.
-  if (fibres_.size() > 1) ranks = "fibres=[" + ranks + "]";
+  if (fibres_->size() > 1) ranks = "fibres=[" + ranks + "]";
   std::string text = fmt::format("DeviceMesh('{}', {}", device_type_, ranks);
   if (!dim_names_.empty()) text += ", mesh_dim_names=" + names_text(dim_names_);
   return text + ")";
@@ -247,7 +250,7 @@ std::string DeviceMesh::to_string() const {
 
 bool DeviceMesh::operator==(const DeviceMesh& other) const {
   return device_type_ == other.device_type_ && shape_ == other.shape_ && dim_names_ == other.dim_names_ &&
-         fibres_ == other.fibres_;
+         *fibres_ == *other.fibres_;
 }
 
 DeviceMesh init_device_mesh(const std::string& device_type, const std::vector<int64_t>& shape,

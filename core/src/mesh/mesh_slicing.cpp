@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <mutex>
+#include <optional>
 
 #include "mesh/mesh_support.hpp"
 #include "tessera/device_mesh.hpp"
@@ -47,17 +49,33 @@ std::vector<std::vector<int>> split_fibres(const std::vector<std::vector<int>>& 
 
 }  // namespace
 
+struct DeviceMesh::GroupsMade {
+  std::mutex mutex;  // copies of one mesh may live on several threads
+  std::vector<std::optional<ProcessGroup>> by_dim;
+};
+
+void DeviceMesh::forget_groups() { groups_ = std::make_shared<GroupsMade>(); }
+
 ProcessGroup DeviceMesh::group(int64_t dim) const {
   mesh::check_dim(dim, shape_);
+  {
+    std::lock_guard lock(groups_->mutex);
+    const auto at = static_cast<size_t>(dim);
+    if (at < groups_->by_dim.size() && groups_->by_dim[at]) return *groups_->by_dim[at];
+  }
   std::vector<bool> kept(shape_.size(), false);
   kept[static_cast<size_t>(dim)] = true;
-  std::vector<std::vector<int>> lines = split_fibres(fibres_, shape_, kept);
+  std::vector<std::vector<int>> lines = split_fibres(*fibres_, shape_, kept);
   // By first rank, so that a group does not depend on how the mesh's fibres happen to be listed.
   std::sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
   ProcessGroup group = ProcessGroup::from_fibres(std::move(lines));
   // Only a topology given to the mesh: without one, collectives follow the calling world's (its
   // preset, or a distributed world's links between processes), not the preset the mesh saw.
-  return own_topology_ ? group.with_topology(topology_) : group;
+  if (own_topology_) group = group.with_topology(topology_);
+  std::lock_guard lock(groups_->mutex);
+  if (groups_->by_dim.size() < shape_.size()) groups_->by_dim.resize(shape_.size());
+  groups_->by_dim[static_cast<size_t>(dim)] = group;
+  return group;
 }
 
 ProcessGroup DeviceMesh::group(const std::string& name) const { return group(dim_index(name)); }
@@ -85,14 +103,16 @@ DeviceMesh DeviceMesh::operator[](const std::vector<std::string>& names) const {
   for (size_t d = 0; d < shape_.size(); ++d)
     if (kept[d]) sub.shape_.push_back(shape_[d]);
   sub.dim_names_ = names;
-  sub.fibres_ = split_fibres(fibres_, shape_, kept);
+  sub.fibres_ = std::make_shared<const std::vector<std::vector<int>>>(split_fibres(*fibres_, shape_, kept));
   sub.index_positions();
+  sub.forget_groups();
   return sub;
 }
 
 DeviceMesh DeviceMesh::flatten(const std::string& name) const {
   DeviceMesh flat = *this;
   flat.shape_ = {size()};
+  flat.forget_groups();  // one dim now: its group holds every rank
   if (!name.empty())
     flat.dim_names_ = {name};
   else if (!dim_names_.empty())

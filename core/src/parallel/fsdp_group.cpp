@@ -11,6 +11,7 @@
 #include "autograd/record.hpp"
 #include "parallel/mesh_product.hpp"
 #include "parallel/shapes_only.hpp"
+#include "ranks/made_once.hpp"
 #include "tensor/memory_accounting.hpp"
 #include "tensor/storage_release.hpp"
 #include "tessera/autograd.hpp"
@@ -43,23 +44,45 @@ int64_t product_after_first(const Shape& shape) {
 
 using KeyOf = std::function<std::vector<int64_t>(int rank)>;
 
+// Whether every local tensor of `keyed` holds the very same shard object on ranks a and b.
+bool same_shard_objects(const std::vector<Tensor>& keyed, int a, int b) {
+  for (const Tensor& t : keyed)
+    if (t.is_local() && t.shards().at(a).impl() != t.shards().at(b).impl()) return false;
+  return true;
+}
+
 // The per-rank results of f as tensors shaped like `like` (local or plain): element i of the
 // result holds every rank's f(rank)[i] (f gives the same number of tensors on every rank). On a
 // shapes-only backend, where f's results are fixed by the shapes that key(rank) names, f runs once
 // per distinct key and the other ranks with that key get replicas: with equal shards everywhere,
-// once in all.
+// once in all. `keyed` holds the tensors whose shards key(rank) reads (numbers it adds must follow
+// from those shards' shapes): where ranks share results (shapes only, no MemoryCounter watching), a
+// rank holding the very same shard objects as the rank before has its key and result, found
+// without making the key.
 std::vector<Tensor> per_rank_each(const Tensor& like, const std::function<std::vector<Tensor>(int rank)>& f,
-                                  const KeyOf& key) {
+                                  const KeyOf& key, const std::vector<Tensor>& keyed) {
   auto off = maybe_disable_local_mode();
   if (!like.is_local()) return f(static_cast<int>(current_rank().as_int()));
   const bool share = shapes_only(like);
-  MadeOncePerKey<std::vector<Tensor>> made(share);
+  const bool same_objects_share = share && detail::shares_shapes_only_results(like);
+  detail::MadeOnce<std::vector<Tensor>> made(share);
   std::vector<std::vector<std::pair<int, Tensor>>> shards;
+  int previous = -1;
   for (const auto& [rank, shard] : like.shards()) {
     const int r = rank;
+    if (same_objects_share && previous >= 0 && same_shard_objects(keyed, r, previous)) {
+      // replica_of is the result itself here: the rank before's objects, as MadeOnce would give.
+      for (auto& each : shards) each.emplace_back(r, each.back().second);
+      previous = r;
+      continue;
+    }
     const std::vector<Tensor> mine = made.get(share ? key(r) : std::vector<int64_t>{}, [&] { return f(r); });
-    if (shards.empty()) shards.resize(mine.size());
+    if (shards.empty()) {
+      shards.resize(mine.size());
+      for (auto& each : shards) each.reserve(like.shards().size());
+    }
     for (size_t i = 0; i < mine.size(); ++i) shards[i].emplace_back(r, mine[i]);
+    previous = r;
   }
   std::vector<Tensor> out;
   out.reserve(shards.size());
@@ -68,8 +91,9 @@ std::vector<Tensor> per_rank_each(const Tensor& like, const std::function<std::v
 }
 
 // per_rank_each for an f that gives one tensor per rank.
-Tensor per_rank(const Tensor& like, const std::function<Tensor(int rank)>& f, const KeyOf& key) {
-  return per_rank_each(like, [&](int rank) { return std::vector<Tensor>{f(rank)}; }, key).front();
+Tensor per_rank(const Tensor& like, const std::function<Tensor(int rank)>& f, const KeyOf& key,
+                const std::vector<Tensor>& keyed) {
+  return per_rank_each(like, [&](int rank) { return std::vector<Tensor>{f(rank)}; }, key, keyed).front();
 }
 
 // The key of a tensor's shard on a rank: its shape.
@@ -216,8 +240,10 @@ std::vector<Tensor> FsdpGroup::gather() const {
     for (const Param& p : params_) append_shape(key, shard_of(p.sharded->to_local(), rank).sizes());
     return key;
   };
+  std::vector<Tensor> sharded_locals;
+  for (const Param& p : params_) sharded_locals.push_back(p.sharded->to_local());
   const Tensor flat = per_rank(
-      like, [&](int rank) { return pack_shards(rank); }, shard_shapes);
+      like, [&](int rank) { return pack_shards(rank); }, shard_shapes, sharded_locals);
   const int64_t n = options_.mesh.size();
   Tensor gathered = per_rank(
       like,
@@ -225,19 +251,22 @@ std::vector<Tensor> FsdpGroup::gather() const {
         const Tensor f = shard_of(flat, rank);
         return tessera::empty({n * f.numel()}, TensorOptions(f.dtype()).backend(f.backend()));
       },
-      [&](int rank) { return shape_key(flat, rank); });
+      [&](int rank) { return shape_key(flat, rank); }, {flat});
   {
     const CommLabel along(options_.mesh.dim_names().empty() ? "dp" : options_.mesh.dim_names()[0],
                           "fully_shard");
     dist::all_gather_into_tensor(gathered, flat, options_.mesh.group(0));
   }
+  std::vector<Tensor> unpacked_from = sharded_locals;
+  unpacked_from.push_back(gathered);
   return per_rank_each(
       like, [&](int rank) { return unpack_gathered(rank, shard_of(gathered, rank)); },
       [&](int rank) {
         std::vector<int64_t> key = shard_shapes(rank);
         append_shape(key, shard_of(gathered, rank).sizes());
         return key;
-      });
+      },
+      unpacked_from);
 }
 
 void FsdpGroup::unshard() {
@@ -353,21 +382,26 @@ std::vector<Tensor> FsdpGroup::reduce_gradients(const std::vector<Tensor>& unsha
       for (auto& block : blocks) flat.push_back(cat(block, 0));
       return cat(flat, 0);
     };
-    const Tensor input = per_rank(like, pack_gradients, grad_shapes);
+    std::vector<Tensor> grads, sharded_locals;
+    for (size_t i : reduced) {
+      grads.push_back(unsharded_grads[i]);
+      sharded_locals.push_back(params_[i].sharded->to_local());
+    }
+    const Tensor input = per_rank(like, pack_gradients, grad_shapes, grads);
     Tensor output = per_rank(
         like,
         [&](int rank) {
           const Tensor f = shard_of(input, rank);
           return tessera::empty({f.numel() / n}, TensorOptions(f.dtype()).backend(f.backend()));
         },
-        [&](int rank) { return shape_key(input, rank); });
+        [&](int rank) { return shape_key(input, rank); }, {input});
     {
       const CommLabel along(options_.mesh.dim_names().empty() ? "dp" : options_.mesh.dim_names()[0],
                             "fully_shard");
       dist::reduce_scatter_tensor(output, input, ReduceOp::AVG, options_.mesh.group(0));
     }
     // A rank's parts depend on the shapes of its parameter shards, of its output and on the rows its
-    // dp rank holds.
+    // dp rank holds (its parameter shards' rows: the constructor checks that they agree).
     const auto part_shapes = [&](int rank) {
       std::vector<int64_t> key = shape_key(output, rank);
       for (size_t i : reduced) {
@@ -391,7 +425,9 @@ std::vector<Tensor> FsdpGroup::reduce_gradients(const std::vector<Tensor>& unsha
       }
       return parts;
     };
-    const std::vector<Tensor> parts = per_rank_each(like, unpack_gradients, part_shapes);
+    std::vector<Tensor> unpacked_from = sharded_locals;
+    unpacked_from.push_back(output);
+    const std::vector<Tensor> parts = per_rank_each(like, unpack_gradients, part_shapes, unpacked_from);
     for (size_t k = 0; k < reduced.size(); ++k) out[reduced[k]] = parts[k];
   }
   // The gradients are reduced: this forward's unsharded values are no longer needed.

@@ -50,7 +50,11 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
   }
   ranks_ = shards_.ranks();
   bool uniform = true;
-  for (const auto& [rank, shard] : shards_) uniform = uniform && shard.impl()->sizes() == first.sizes();
+  one_object_ = true;
+  for (const auto& [rank, shard] : shards_) {
+    one_object_ = one_object_ && shard.impl() == first_shard.impl();
+    uniform = uniform && (one_object_ || shard.impl()->sizes() == first.sizes());
+  }
   if (uniform) {
     // The common case (every op on evenly shaped shards): no per-rank sizes to build.
     shape_ = SymShape(first_shard.sizes());

@@ -22,6 +22,9 @@ class LocalTensorImpl {
   DType dtype() const { return first().dtype(); }
   int64_t dim() const { return first().dim(); }
   const SymShape& shape() const { return shape_; }
+  // Whether every rank's shard is one and the same TensorImpl (shapes-only shards of one layout):
+  // asked by every op (spmd_alias, spmd_pure), so found once here.
+  bool one_object() const { return one_object_; }
   // The common shape, or nullopt when shards differ in some dim.
   const std::optional<Shape>& uniform_sizes() const { return uniform_sizes_; }
   // The local tensor's autograd state: it requires grad as a whole, never its shards.
@@ -32,6 +35,7 @@ class LocalTensorImpl {
   RankSet ranks_;
   SymShape shape_;
   std::optional<Shape> uniform_sizes_;
+  bool one_object_ = false;
   autograd::AutogradSlot autograd_;
 };
 

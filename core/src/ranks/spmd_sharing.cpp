@@ -5,6 +5,7 @@
 #include <map>
 #include <span>
 
+#include "ranks/local_tensor_impl.hpp"
 #include "tensor/memory_accounting.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/detail/spmd.hpp"
@@ -45,12 +46,11 @@ bool may_share_shards(const Tensor& local) {
   return first.shared != nullptr || first.data == nullptr;
 }
 
-bool shards_are_one_object(const Tensor& local) {
-  const TensorImpl* first = local.shards().begin()->second.impl().get();
-  for (const auto& [rank, shard] : local.shards())
-    if (shard.impl().get() != first) return false;
-  return true;
+bool shares_shapes_only_results(const Tensor& local) {
+  return local.shards().begin()->second.impl()->backend().shapes_only() && !memory_watched();
 }
+
+bool shards_are_one_object(const Tensor& local) { return local.local_impl()->one_object(); }
 
 Tensor replica_of(const Tensor& plain) {
   // A shapes-only tensor has no bytes, so no rank can write anything through its handle that
@@ -82,6 +82,11 @@ void group_by_identity(const std::vector<int64_t>& words, const std::vector<size
   }
   std::map<std::vector<int64_t>, size_t> group;  // words -> position in leaders
   for (size_t k = 0; k < n; ++k) {
+    // Ranks of one group are usually neighbours: the one before decides without the map.
+    if (k > 0 && same(k, k - 1)) {
+      leader_of[k] = leader_of[k - 1];
+      continue;
+    }
     const auto words_k = span_of(k);
     const auto [it, first] = group.try_emplace(std::vector<int64_t>(words_k.begin(), words_k.end()), leaders.size());
     if (first) leaders.push_back(k);

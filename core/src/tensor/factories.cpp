@@ -10,6 +10,7 @@
 
 #include "tensor/internal.hpp"
 #include "tensor/program_generator.hpp"
+#include "tessera/detail/spmd_fresh.hpp"
 #include "tessera/local.hpp"
 #include "tessera/errors.hpp"
 
@@ -232,7 +233,7 @@ TensorOptions like_options(const Tensor& like, TensorOptions options) {
 
 // *_like follow their argument: local when it is local, plain otherwise (even inside a mode).
 Tensor empty_like(const Tensor& like, TensorOptions options) {
-  return detail::spmd("empty_like", [&](const Tensor& t) {
+  return detail::spmd_fresh("empty_like", [&](const Tensor& t) {
     DisabledLocalMode plain;
     return empty(t.sizes(), like_options(t, options));
   }, like);
@@ -240,7 +241,7 @@ Tensor empty_like(const Tensor& like, TensorOptions options) {
 Tensor zeros_like(const Tensor& like, TensorOptions options) { return full_like(like, 0, options); }
 Tensor ones_like(const Tensor& like, TensorOptions options) { return full_like(like, 1, options); }
 Tensor full_like(const Tensor& like, Scalar value, TensorOptions options) {
-  return detail::spmd("full_like", [&](const Tensor& t, const Scalar& v) {
+  return detail::spmd_fresh("full_like", [&](const Tensor& t, const Scalar& v) {
     DisabledLocalMode plain;
     return full(t.sizes(), v, like_options(t, options));
   }, like, value);

@@ -11,6 +11,7 @@
 #include "autograd/record.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/detail/spmd.hpp"
+#include "tessera/detail/spmd_fresh.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
 
@@ -224,7 +225,7 @@ const RankMap<Tensor>& Tensor::shards() const { return checked_local("shards").s
 
 Tensor Tensor::contiguous() const {
   auto forward = [&] {
-    if (local_) return detail::spmd("contiguous", [](const Tensor& s) { return s.contiguous(); }, *this);
+    if (local_) return detail::spmd_fresh("contiguous", [](const Tensor& s) { return s.contiguous(); }, *this);
     return is_contiguous() ? *this : clone();
   };
   // A tensor that is already contiguous is returned as it is (record() leaves it alone).
@@ -246,7 +247,7 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::to(DType dtype) const {
   auto forward = [&] {
-    if (local_) return detail::spmd("to", [dtype](const Tensor& s) { return s.to(dtype); }, *this);
+    if (local_) return detail::spmd_fresh("to", [dtype](const Tensor& s) { return s.to(dtype); }, *this);
     const TensorImpl& self = impl_of(*this, "to");
     if (self.dtype() == dtype) return *this;
     Tensor out = detail::empty_like_on(self, self.sizes(), dtype);

@@ -40,6 +40,9 @@ Tensor replica_of(const Tensor& plain);
 // Whether every rank's shard of a local tensor is one and the same TensorImpl (shapes-only results
 // are held so: replica_of). See spmd_alias below.
 bool shards_are_one_object(const Tensor& local);
+// Whether a local tensor's shards hold shapes only and no MemoryCounter watches: ranks may then
+// hold one result object (see spmd_alias below).
+bool shares_shapes_only_results(const Tensor& local);
 
 // How one kind of argument takes part: is it local, over which ranks, its value on a rank, and
 // roughly how many elements one rank touches (to decide whether ranks run in parallel). For
@@ -247,75 +250,13 @@ auto spmd(const char* op, F&& f, const Args&... args)
   }
 }
 
-// Whether every rank's arguments have the identity words of the first rank's.
-template <class... Args>
-bool all_alike(const RankSet& ranks, const Args&... args) {
-  std::vector<int64_t> first, other;
-  (SpmdArg<std::decay_t<Args>>::identity(args, ranks[0], first), ...);
-  other.reserve(first.size());
-  for (size_t i = 1; i < ranks.size(); ++i) {
-    other.clear();
-    (SpmdArg<std::decay_t<Args>>::identity(args, ranks[i], other), ...);
-    if (other != first) return false;
-  }
-  return true;
-}
-
-// spmd_over for an f that computes a fresh tensor from its arguments alone (no rank, no state, no
-// aliasing of an input): ranks whose arguments are identical (the same shard bytes and layout,
-// equal per-rank values) get one result, computed once and shared as copy-on-write replicas.
-// Replicated inputs so give replicated outputs at the cost of one rank. f then runs once per
-// distinct argument set, not once per rank, so only ops may use this, never user functions.
-template <class F, class... Args>
-auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... args) {
-  using R = std::invoke_result_t<F&, decltype(SpmdArg<std::decay_t<Args>>::at(args, 0))...>;
-  if constexpr (!std::is_same_v<R, Tensor>) {
-    return spmd_over(op, ranks, f, args...);
-  } else {
-    if (ranks.size() < 2 || !(true && ... && SpmdArg<std::decay_t<Args>>::may_share(args)))
-      return spmd_over(op, ranks, f, args...);
-    if (const RankSet* own = common_ranks(op, args...); own != nullptr && *own != ranks)
-      throw_rank_set_mismatch(op, ranks, *own);
-    if (all_alike(ranks, args...)) {
-      // The usual case (replicas in): one result, computed on the first rank, and replicas of it
-      // for the others, without the grouping below and its lists.
-      std::optional<Tensor> computed;
-      auto compute = [&] { computed.emplace(f(SpmdArg<std::decay_t<Args>>::at(args, ranks[0])...)); };
-      run_rank(op, ranks[0], [](void* task) { (*static_cast<decltype(compute)*>(task))(); }, &compute);
-      std::vector<std::pair<int, Tensor>> shards;
-      shards.reserve(ranks.size());
-      shards.emplace_back(ranks[0], *computed);
-      for (size_t i = 1; i < ranks.size(); ++i) shards.emplace_back(ranks[i], replica_of(*computed));
-      return local_tensor(RankMap<Tensor>(std::move(shards)));
-    }
-    // Ranks with equal identity words form a group; its first rank (the leader) computes. The
-    // words of rank index i are words[starts[i] .. starts[i + 1]).
-    std::vector<int64_t> words;
-    std::vector<size_t> starts(ranks.size() + 1, 0);
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      starts[i] = words.size();
-      (SpmdArg<std::decay_t<Args>>::identity(args, ranks[i], words), ...);
-      if (i == 0) words.reserve(words.size() * ranks.size());  // ranks' words are usually alike in length
-    }
-    starts[ranks.size()] = words.size();
-    std::vector<size_t> leader_of(ranks.size());
-    std::vector<size_t> leaders;
-    group_by_identity(words, starts, leader_of, leaders);
-    if (leaders.size() == ranks.size()) return spmd_over(op, ranks, f, args...);
-    std::vector<int> leader_ranks;
-    for (size_t i : leaders) leader_ranks.push_back(ranks[i]);
-    const RankSet computing(std::move(leader_ranks));
-    const int64_t work = (int64_t{0} + ... + SpmdArg<std::decay_t<Args>>::work(args));
-    std::vector<std::optional<Tensor>> computed(computing.size());
-    run_ranks(op, computing, work,
-              [&](size_t i) { computed[i].emplace(f(SpmdArg<std::decay_t<Args>>::at(args, computing[i])...)); });
-    std::vector<std::optional<Tensor>> values(ranks.size());
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      const size_t slot = leader_of[i];
-      values[i] = ranks[i] == computing[slot] ? *computed[slot] : replica_of(*computed[slot]);
-    }
-    return SpmdResult<Tensor>::combine(op, ranks, values);
-  }
+// A result for a rank that did not compute it: replicas of the computing rank's tensors.
+inline Tensor replica_of_result(const Tensor& t) { return replica_of(t); }
+inline std::vector<Tensor> replica_of_result(const std::vector<Tensor>& ts) {
+  std::vector<Tensor> out;
+  out.reserve(ts.size());
+  for (const Tensor& t : ts) out.push_back(replica_of(t));
+  return out;
 }
 
 // Whether `value` is the same on every rank of `ranks`: a local tensor whose shards are one
@@ -341,10 +282,151 @@ bool same_object_on_every_rank(const T& value, const RankSet& ranks) {
   }
 }
 
+// Whether every rank's arguments have the identity words of the first rank's.
+template <class... Args>
+bool all_alike(const RankSet& ranks, const Args&... args) {
+  std::vector<int64_t> first, other;
+  (SpmdArg<std::decay_t<Args>>::identity(args, ranks[0], first), ...);
+  other.reserve(first.size());
+  for (size_t i = 1; i < ranks.size(); ++i) {
+    other.clear();
+    (SpmdArg<std::decay_t<Args>>::identity(args, ranks[i], other), ...);
+    if (other != first) return false;
+  }
+  return true;
+}
+
+// spmd_over for an f that computes fresh tensors (one, or a vector) from its arguments alone (no
+// rank, no state, no aliasing of an input): ranks whose arguments are identical (the same shard
+// bytes and layout, equal per-rank values) get one result, computed once and shared as
+// copy-on-write replicas.
+// Replicated inputs so give replicated outputs at the cost of one rank. f then runs once per
+// distinct argument set, not once per rank, so only ops may use this, never user functions.
+template <class F, class... Args>
+auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... args) {
+  using R = std::invoke_result_t<F&, decltype(SpmdArg<std::decay_t<Args>>::at(args, 0))...>;
+  if constexpr (!std::is_same_v<R, Tensor> && !std::is_same_v<R, std::vector<Tensor>>) {
+    return spmd_over(op, ranks, f, args...);
+  } else {
+    if (ranks.size() < 2 || !(true && ... && SpmdArg<std::decay_t<Args>>::may_share(args)))
+      return spmd_over(op, ranks, f, args...);
+    if (const RankSet* own = common_ranks(op, args...); own != nullptr && *own != ranks)
+      throw_rank_set_mismatch(op, ranks, *own);
+    // Arguments that are one object on every rank (shapes-only shards of one layout) are alike
+    // without their words.
+    if ((true && ... && same_object_on_every_rank(args, ranks)) || all_alike(ranks, args...)) {
+      // The usual case (replicas in): one result, computed on the first rank, and replicas of it
+      // for the others, without the grouping below and its lists.
+      std::optional<R> computed;
+      auto compute = [&] { computed.emplace(f(SpmdArg<std::decay_t<Args>>::at(args, ranks[0])...)); };
+      run_rank(op, ranks[0], [](void* task) { (*static_cast<decltype(compute)*>(task))(); }, &compute);
+      if constexpr (std::is_same_v<R, Tensor>) {
+        std::vector<std::pair<int, Tensor>> shards;
+        shards.reserve(ranks.size());
+        shards.emplace_back(ranks[0], *computed);
+        for (size_t i = 1; i < ranks.size(); ++i) shards.emplace_back(ranks[i], replica_of(*computed));
+        return local_tensor(RankMap<Tensor>(std::move(shards)));
+      } else {
+        std::vector<std::optional<R>> values(ranks.size());
+        values[0] = std::move(computed);
+        for (size_t i = 1; i < ranks.size(); ++i) values[i] = replica_of_result(*values[0]);
+        return SpmdResult<R>::combine(op, ranks, values);
+      }
+    }
+    // Ranks with equal identity words form a group; its first rank (the leader) computes. The
+    // words of rank index i are words[starts[i] .. starts[i + 1]).
+    std::vector<int64_t> words;
+    std::vector<size_t> starts(ranks.size() + 1, 0);
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      starts[i] = words.size();
+      (SpmdArg<std::decay_t<Args>>::identity(args, ranks[i], words), ...);
+      if (i == 0) words.reserve(words.size() * ranks.size());  // ranks' words are usually alike in length
+    }
+    starts[ranks.size()] = words.size();
+    std::vector<size_t> leader_of(ranks.size());
+    std::vector<size_t> leaders;
+    group_by_identity(words, starts, leader_of, leaders);
+    if (leaders.size() == ranks.size()) return spmd_over(op, ranks, f, args...);
+    std::vector<int> leader_ranks;
+    for (size_t i : leaders) leader_ranks.push_back(ranks[i]);
+    const RankSet computing(std::move(leader_ranks));
+    const int64_t work = (int64_t{0} + ... + SpmdArg<std::decay_t<Args>>::work(args));
+    std::vector<std::optional<R>> computed(computing.size());
+    run_ranks(op, computing, work,
+              [&](size_t i) { computed[i].emplace(f(SpmdArg<std::decay_t<Args>>::at(args, computing[i])...)); });
+    std::vector<std::optional<R>> values(ranks.size());
+    for (size_t i = 0; i < ranks.size(); ++i) {
+      const size_t slot = leader_of[i];
+      values[i] = ranks[i] == computing[slot] ? *computed[slot] : replica_of_result(*computed[slot]);
+    }
+    return SpmdResult<R>::combine(op, ranks, values);
+  }
+}
+
+// The words by which spmd_alias groups ranks: a local tensor's shard object itself (f may return a
+// view of it, so a layout is not enough), a per-rank value's identity words.
+template <class T>
+void append_object_identity(const T& value, int rank, std::vector<int64_t>& words) {
+  if constexpr (std::is_same_v<T, Tensor>) {
+    if (value.is_local())
+      words.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(value.shards().at(rank).impl().get())));
+  } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+    for (const Tensor& t : value) append_object_identity(t, rank, words);
+  } else {
+    SpmdArg<T>::identity(value, rank, words);
+  }
+}
+
+// Whether an argument is a local tensor (or holds one) whose ranks may share result objects.
+template <class T>
+bool shares_results(const T& value) {
+  if constexpr (std::is_same_v<T, Tensor>) {
+    return value.is_local() && shares_shapes_only_results(value);
+  } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+    for (const Tensor& t : value)
+      if (shares_results(t)) return true;
+    return false;
+  } else {
+    return false;
+  }
+}
+
+// spmd_alias over groups of ranks whose arguments are the very same objects (and equal per-rank
+// values): each group's first rank computes, and the group holds its result object. Shapes only:
+// there no rank can write what another reads through it.
+template <class F, class... Args>
+auto spmd_alias_grouped(const char* op, const RankSet& ranks, F&& f, const Args&... args) {
+  using R = std::invoke_result_t<F&, decltype(SpmdArg<std::decay_t<Args>>::at(args, 0))...>;
+  std::vector<int64_t> words;
+  std::vector<size_t> starts(ranks.size() + 1, 0);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    starts[i] = words.size();
+    (append_object_identity(args, ranks[i], words), ...);
+    if (i == 0) words.reserve(words.size() * ranks.size());
+  }
+  starts[ranks.size()] = words.size();
+  std::vector<size_t> leader_of(ranks.size());
+  std::vector<size_t> leaders;
+  group_by_identity(words, starts, leader_of, leaders);
+  if (leaders.size() == ranks.size()) return spmd_over(op, ranks, f, args...);
+  std::vector<int> leader_ranks;
+  for (size_t i : leaders) leader_ranks.push_back(ranks[i]);
+  const RankSet computing(std::move(leader_ranks));
+  const int64_t work = (int64_t{0} + ... + SpmdArg<std::decay_t<Args>>::work(args));
+  std::vector<std::optional<R>> computed(computing.size());
+  run_ranks(op, computing, work,
+            [&](size_t i) { computed[i].emplace(f(SpmdArg<std::decay_t<Args>>::at(args, computing[i])...)); });
+  std::vector<std::optional<R>> values(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) values[i] = computed[leader_of[i]];
+  return SpmdResult<R>::combine(op, ranks, values);
+}
+
 // spmd for an f that depends on its arguments alone (no rank, no state, no side effect) and may
 // return a view of one (view ops, split, cat): when every rank's arguments are the very same
 // objects, every rank's result is the very same too, so f runs once and every rank holds its
-// result. Otherwise spmd. Only ops may use this, never user functions.
+// result. On shapes only (no MemoryCounter watching), f runs once per group of ranks whose
+// arguments are the very same objects (spmd_alias_grouped). Otherwise spmd. Only ops may use this,
+// never user functions.
 template <class F, class... Args>
 auto spmd_alias(const char* op, F&& f, const Args&... args)
     -> decltype(spmd_over(op, std::declval<const RankSet&>(), f, args...)) {
@@ -365,6 +447,8 @@ auto spmd_alias(const char* op, F&& f, const Args&... args)
         return SpmdResult<R>::combine(op, *ranks, values);
       }
     }
+    if (ranks != nullptr && ranks->size() > 1 && (false || ... || shares_results(args)))
+      return spmd_alias_grouped(op, *ranks, f, args...);
   }
   return spmd(op, f, args...);
 }
