@@ -235,3 +235,12 @@ TEST_CASE("groups asked of a mesh before with_topology, flatten or slicing are n
   CHECK(copy.group(0) == mesh.group(0));
   CHECK(copy.group(1).fibres() == mesh.group(1).fibres());
 }
+
+TEST_CASE("a mesh moved from keeps its fibres and groups") {
+  ts::DeviceMesh mesh("cpu", {2, 3});
+  const ts::DeviceMesh moved = std::move(mesh);
+  // NOLINTNEXTLINE(bugprone-use-after-move): what a moved-from mesh answers is the point of the test.
+  CHECK(mesh.fibres() == std::vector<std::vector<int>>{{0, 1, 2, 3, 4, 5}});
+  CHECK(mesh.group(1).fibres() == moved.group(1).fibres());
+  CHECK(moved.ranks() == std::vector<int>{0, 1, 2, 3, 4, 5});
+}

@@ -24,6 +24,10 @@ class DeviceMesh {
   // fibres: each a row-major array of prod(shape) global ranks; default one fibre 0..size-1.
   DeviceMesh(std::string device_type, std::vector<int64_t> shape, std::vector<std::string> dim_names = {},
              std::vector<std::vector<int>> fibres = {});
+  // Copies share the fibres and groups (immutable). No move operations: a moved-from mesh keeps
+  // them too, so that every mesh, moved from or not, stays usable.
+  DeviceMesh(const DeviceMesh&) = default;
+  DeviceMesh& operator=(const DeviceMesh&) = default;
 
   const std::string& device_type() const { return device_type_; }
   const std::vector<int64_t>& shape() const { return shape_; }
