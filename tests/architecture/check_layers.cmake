@@ -72,9 +72,6 @@ set(known_exceptions
   # ranks installs.
   "tensor/tensor.cpp|ranks/local_tensor_impl.hpp"
   "tensor/factories.cpp|tessera/local.hpp"
-  # world owns each rank's mailbox (comm) and its listeners (observe). Fix: world holds opaque per-world slots that comm and observe fill.
-  "world/world.cpp|comm/mailbox.hpp"
-  "world/world.cpp|observe/listeners.hpp"
   # comm and dtensor report collectives and implicit redistributions to the observe hooks, and
   # label them (CommLabel). Fix: an observer interface declared in comm that observe implements.
   "comm/all_to_all_single.cpp|observe/comm_events.hpp"

@@ -45,7 +45,7 @@ thread_local PendingCall pending_storage;
 
 void count(const std::string& collective, const std::string& mesh_dim, const std::string& algorithm, int64_t bytes,
            double seconds) {
-  observe::Listeners& listeners = world::current().listeners();
+  observe::Listeners& listeners = observe::listeners_of(world::current());
   if (listeners.live_counters.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard lock(listeners.mutex);
   for (CommCounter::State* state : listeners.counters) {
@@ -64,7 +64,7 @@ void count(const std::string& collective, const std::string& mesh_dim, const std
 namespace observe {
 
 bool wants_collectives() {
-  return world::current().listeners().live_counters.load(std::memory_order_relaxed) > 0 || trace_recorder_active();
+  return observe::listeners_of(world::current()).live_counters.load(std::memory_order_relaxed) > 0 || trace_recorder_active();
 }
 
 void report_collective(const comm::Schedule& schedule, const std::vector<int>& members,
@@ -97,7 +97,7 @@ CollectiveCall::~CollectiveCall() {
 }
 
 void report_implicit(const std::string& op, int64_t input, const std::string& from, const std::string& to) {
-  observe::Listeners& listeners = world::current().listeners();
+  observe::Listeners& listeners = observe::listeners_of(world::current());
   std::lock_guard lock(listeners.mutex);
   for (CommCounter::State* state : listeners.counters) state->implicit.push_back({op, input, from, to});
 }
@@ -112,7 +112,7 @@ const std::string& current_op() { return label_op; }
 
 }  // namespace observe
 
-CommCounter::CommCounter() : state_(new State{world::current().shared_listeners(), {}, {}}) {
+CommCounter::CommCounter() : state_(new State{observe::shared_listeners_of(world::current()), {}, {}}) {
   state_->listeners->add(state_);
 }
 
