@@ -72,15 +72,6 @@ set(known_exceptions
   # ranks installs.
   "tensor/tensor.cpp|ranks/local_tensor_impl.hpp"
   "tensor/factories.cpp|tessera/local.hpp"
-  # comm and dtensor report collectives and implicit redistributions to the observe hooks, and
-  # label them (CommLabel). Fix: an observer interface declared in comm that observe implements.
-  "comm/all_to_all_single.cpp|observe/comm_events.hpp"
-  "comm/collectives.cpp|observe/comm_events.hpp"
-  "comm/run_collective.cpp|observe/comm_events.hpp"
-  "dtensor/dtensor.cpp|tessera/observe.hpp"
-  "dtensor/propagation.cpp|observe/comm_events.hpp"
-  "dtensor/propagation.cpp|tessera/observe.hpp"
-  "dtensor/redistribute.cpp|tessera/observe.hpp"
 )
 
 function(layer_rank name out)

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "tessera/observe.hpp"
-#include "world/observer.hpp"
+#include "comm/comm_observer.hpp"
 #include "world/world.hpp"
 
 namespace tessera::observe {
@@ -17,10 +17,17 @@ namespace tessera::observe {
 class TraceRecorder;
 
 // A world's observer (its Slot::observer, shared with the worlds made inside it).
-struct Listeners : world::Observer {
+struct Listeners : comm::CommObserver {
   Listeners();
   bool wants_rank_ops() override;
   void rank_op(const char* op, int rank, double seconds) override;
+  bool wants_collectives() override;
+  void collective(const comm::Schedule& schedule, const std::vector<int>& members,
+                  const comm::CostEstimate& cost) override;
+  bool call_begins() override;
+  void call_ends() override;
+  void implicit_redistribution(const std::string& op, int64_t input, const std::string& from,
+                               const std::string& to) override;
 
   const uint64_t id;  // distinct per Listeners in this process: a trace's process id for them
   std::mutex mutex;   // guards the sets and every counter's state

@@ -17,7 +17,7 @@ void RankScopes::exchange() {
   autograd::exchange_grad_mode(grad_enabled);
   detail::exchange_program_generator(generator);
   dtensor::exchange_thread_modes(dtensor_modes);
-  observe::exchange_labels(labels);
+  comm::exchange_labels(labels);
   std::swap(running_scheduler, scheduler);
 }
 

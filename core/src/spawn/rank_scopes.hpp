@@ -3,15 +3,15 @@
 // The ranks of a spawn share one thread, and the core keeps scopes per thread: the worlds bound and
 // the running program (world), LocalMode scopes (ranks), grad mode (autograd), the random generator
 // factories draw from (tensor), the LossParallel and ImplicitReplication switches (dtensor),
-// CommLabel labels (observe). A rank that waits inside such a scope
+// CommLabel labels (comm). A rank that waits inside such a scope
 // must not lend it to the rank that runs next, so the scheduler exchanges the thread's scopes with
 // the rank's own on every switch, in and out.
 #pragma once
 
 #include <vector>
 
+#include "comm/labels.hpp"
 #include "dtensor/thread_modes.hpp"
-#include "observe/thread_labels.hpp"
 #include "tessera/generator.hpp"
 #include "world/world.hpp"
 
@@ -29,7 +29,7 @@ struct RankScopes {
   bool grad_enabled = true;
   Generator* generator = nullptr;  // null: the process's default generator
   dtensor::ThreadModes dtensor_modes;
-  observe::ThreadLabels labels;
+  comm::ThreadLabels labels;
   Scheduler* scheduler = nullptr;  // the spawn whose rank runs (null: none)
 
   // Swaps every scope with the calling thread's: once to run as the rank, once to stop.
