@@ -59,9 +59,6 @@ set(known_exceptions
   # (configure_from_environment, in api). Fix: api installs the start-up hook.
   "plugin/registry.hpp|tessera/config.hpp"
   "mesh/topology_presets.cpp|tessera/config.hpp"
-  # dispatch <-> tensor: kernel calls take TensorImpl; tensor allocates through dispatch::Backend.
-  # Fix: kernel_call takes the buffer/shape view it needs, declared in dispatch.
-  "dispatch/kernel_call.hpp|tensor/tensor_impl.hpp"
   # dispatch/spmd.cpp runs per-rank ops on LocalTensorImpl over a World and reports them to the
   # trace. Fix: move the SPMD runner up into ranks (it is LocalMode's executor).
   "dispatch/spmd.cpp|observe/comm_events.hpp"
