@@ -59,12 +59,6 @@ set(known_exceptions
   # (configure_from_environment, in api). Fix: api installs the start-up hook.
   "plugin/registry.hpp|tessera/config.hpp"
   "mesh/topology_presets.cpp|tessera/config.hpp"
-  # dispatch/spmd.cpp runs per-rank ops on LocalTensorImpl over a World and reports them to the
-  # trace. Fix: move the SPMD runner up into ranks (it is LocalMode's executor).
-  "dispatch/spmd.cpp|observe/comm_events.hpp"
-  "dispatch/spmd.cpp|ranks/local_tensor_impl.hpp"
-  "dispatch/spmd.cpp|tessera/local.hpp"
-  "dispatch/spmd.cpp|world/world.hpp"
   # tensor makes LocalTensorImpl for tensors created under LocalMode. Fix: a factory hook that
   # ranks installs.
   "tensor/tensor.cpp|ranks/local_tensor_impl.hpp"
