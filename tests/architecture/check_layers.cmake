@@ -55,10 +55,6 @@ set(known_exceptions
   "plugin/registry.hpp|dtensor/placement_strategy.hpp"
   "plugin/registry.cpp|comm/run_collective.hpp"
   "plugin/registry.cpp|comm/selection.hpp"
-  # Registry::instance() and the topology default apply the start-up configuration first
-  # (configure_from_environment, in api). Fix: api installs the start-up hook.
-  "plugin/registry.hpp|tessera/config.hpp"
-  "mesh/topology_presets.cpp|tessera/config.hpp"
   # tensor makes LocalTensorImpl for tensors created under LocalMode. Fix: a factory hook that
   # ranks installs.
   "tensor/tensor.cpp|ranks/local_tensor_impl.hpp"

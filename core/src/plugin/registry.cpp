@@ -83,7 +83,7 @@ Registry& Registry::made() {
 Registry& Registry::instance() {
   Registry& registry = made();
   // After the registry exists: configuring uses it.
-  configure_from_environment();
+  apply_startup_configuration();
   return registry;
 }
 
@@ -724,16 +724,16 @@ void Registry::set_parameters(const std::map<std::string, std::map<std::string, 
   }
 }
 
-void Registry::apply(const Config& config) {
+void Registry::apply(const std::vector<fs::path>& search_path, const std::vector<std::string>& plugins_to_load) {
   std::lock_guard lock(mutex_);
-  configured_search_path_ = config.plugin_search_path;
+  configured_search_path_ = search_path;
   // Families looked up before this configuration were discovered over the path of that moment:
   // discover them again over the new one (what they loaded stays loaded), so that an algorithm
   // looked up early does not hide the plugins of a path configured later.
   const std::vector<fs::path> path = search_path_locked();
   for (const auto& [family, discovered_over] : discovered_families_)
     if (discovered_over != path) scan_locked(family);
-  for (const std::string& plugin : config.plugins_to_load) load_locked(plugin);
+  for (const std::string& plugin : plugins_to_load) load_locked(plugin);
 }
 
 }  // namespace tessera::plugin
