@@ -5,7 +5,8 @@
 namespace tessera::observe {
 namespace {
 
-// The slot holds a world::Observer* (of a comm::CommObserver): the pointer every layer that reports casts it back to.
+// The slot holds a world::Observer* (of a comm::CommObserver): the pointer every layer that
+// reports casts it back to.
 std::shared_ptr<void> make_listeners() {
   return std::shared_ptr<void>(std::shared_ptr<world::Observer>(std::make_shared<Listeners>()));
 }

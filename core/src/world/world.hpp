@@ -1,8 +1,8 @@
 // The world a call runs in (docs/multi-process.md): what one run of a program shares, and nothing that
 // another world in the same process can see.
 //
-// A world owns its size, its topology with the paths and ring orders computed on it, and the slots in
-// which the layers above keep their per-world state (world_slots.hpp: comm's point-to-point
+// A world owns its size, its topology with the paths and ring orders computed on it, and the slots
+// in which the layers above keep their per-world state (world_slots.hpp: comm's point-to-point
 // mailbox, observe's listeners: the comm counters and trace scopes that observe it). Configuration
 // (algorithm rules, thread count, the topology preset) stays process-wide.
 //
@@ -13,9 +13,9 @@
 // bound is in its own default world, created on first use and never shared with another thread.
 //
 // Listeners: a world made by `LocalMode(n)` without an explicit World shares the listeners (the
-// shared slots) of the world that was current where it was made, so a CommCounter or TraceScope sees the modes its
-// thread opens inside it. An explicit ts::World has listeners of its own; threads that share it
-// deliberately share them too.
+// shared slots) of the world that was current where it was made, so a CommCounter or TraceScope
+// sees the modes its thread opens inside it. An explicit ts::World has listeners of its own;
+// threads that share it deliberately share them too.
 #pragma once
 
 #include <atomic>
@@ -49,9 +49,10 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   // fingerprint across processes before running it.
   WorldState(std::shared_ptr<ProcessLink> link, int ranks_per_process, bool check_collectives);
   // A world over the same processes and link as `spread` (a distributed world), sharing
-  // `shared_slots` (null: a table of its own), whose collective calls are compared across processes by its caller rather than
-  // by each call (a ts::spawn across processes, whose scheduler agrees on every collective that
-  // spans processes before any runs, and whose collectives within one process involve no other).
+  // `shared_slots` (null: a table of its own), whose collective calls are compared across processes
+  // by its caller rather than by each call (a ts::spawn across processes, whose scheduler agrees on
+  // every collective that spans processes before any runs, and whose collectives within one process
+  // involve no other).
   WorldState(const WorldState& spread, std::shared_ptr<SlotTable> shared_slots);
   ~WorldState();
   WorldState(const WorldState&) = delete;
@@ -89,7 +90,9 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   // `make` (it always knows how); other layers pass none and get what the installed maker makes, or
   // null while none is installed.
   void* slot(Slot slot, SlotMaker make = nullptr) { return slots_for(slot).find_or_make(slot, make); }
-  std::shared_ptr<void> shared_slot(Slot slot, SlotMaker make = nullptr) { return slots_for(slot).shared(slot, make); }
+  std::shared_ptr<void> shared_slot(Slot slot, SlotMaker make = nullptr) {
+    return slots_for(slot).shared(slot, make);
+  }
   // The slots this world shares with the worlds made inside it: pass them to their constructors.
   const std::shared_ptr<SlotTable>& shared_slots() const { return shared_slots_; }
 
