@@ -14,7 +14,7 @@
 #include <tessera/tessera.hpp>
 #include <vector>
 
-#include "dispatch/kernel_call.hpp"
+#include "tensor/kernel_operand.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace ts = tessera;
@@ -123,7 +123,8 @@ TEST_CASE("every fold is its element-wise op applied row after row, on the side 
               const ts::Tensor expected = acc.clone();
               for (int64_t i = 0; i < n; ++i) {
                 const int64_t stride = rows.column_stride();
-                const dispatch::Operand row{rows.storage, &m, &stride, 1, i * rows.row_stride()};
+                const dispatch::Operand row =
+                    dispatch::operand(*rows.storage, {&m, 1}, {&stride, 1}, i * rows.row_stride());
                 const dispatch::Operand into = dispatch::operand(*expected.impl());
                 if (side == 0)
                   dispatch::call_kernel(op.binary, dtype, {into, row}, {into});
@@ -133,7 +134,7 @@ TEST_CASE("every fold is its element-wise op applied row after row, on the side 
               // The fold, in one call.
               const ts::Tensor folded = in_place ? acc.clone() : ts::zeros({m}, ts::TensorOptions().dtype(dtype));
               const int64_t sizes[2] = {n, m}, strides[2] = {rows.row_stride(), rows.column_stride()};
-              const dispatch::Operand all_rows{rows.storage, sizes, strides, 2};
+              const dispatch::Operand all_rows = dispatch::operand(*rows.storage, sizes, strides);
               const dispatch::Operand from = dispatch::operand(*(in_place ? folded : acc).impl());
               const dispatch::Operand out = dispatch::operand_range(*folded.impl(), 0, m, one);
               dispatch::call_kernel(op.fold, dtype, {from, all_rows}, {out},

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "dispatch/kernel_call.hpp"
+#include "tensor/kernel_operand.hpp"
 #include "kernel_threads.hpp"
 #include "test_util.hpp"
 

@@ -15,7 +15,7 @@
 #include <tessera/tessera.hpp>
 #include <vector>
 
-#include "dispatch/kernel_call.hpp"
+#include "tensor/kernel_operand.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/sdk/cpp/binary_ops.hpp"
 
@@ -158,7 +158,7 @@ int check_fold(std::mt19937_64& rng, const std::string& fold) {
         }
       const ts::Tensor folded = values_tensor(acc), all = values_tensor(matrix);
       const int64_t sizes[2] = {rows, n}, strides[2] = {n, 1};
-      const dispatch::Operand matrix_operand{all.impl().get(), sizes, strides, 2};
+      const dispatch::Operand matrix_operand = dispatch::operand(*all.impl(), sizes, strides);
       const dispatch::Operand into = dispatch::operand_range(*folded.impl(), 0, n, one);
       dispatch::call_kernel(fold, ts::dtype_of<T>(), {into, matrix_operand}, {into},
                             {dispatch::Attr::integer("acc_side", side)});

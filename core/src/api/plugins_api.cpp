@@ -16,6 +16,7 @@
 #include "log/log.hpp"
 #include "plugin/environment.hpp"
 #include "plugin/registry.hpp"
+#include "tessera/config.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/observe.hpp"
 #include "tessera/topology.hpp"
@@ -134,7 +135,7 @@ void configure(const Config& requested) {
            [&] { Registry::instance().set_allow_override(config.plugin_allow_override); });
   // Its errors name each parameter's own origin (file:line or the variable).
   Registry::instance().set_parameters(config.plugin_parameters, config.plugin_parameter_origins);
-  applying(origin(config, nullptr, "[plugins] load"), [&] { Registry::instance().apply(config); });
+  applying(origin(config, nullptr, "[plugins] load"), [&] { Registry::instance().apply(config.plugin_search_path, config.plugins_to_load); });
   applying(origin(config, nullptr, "[backend] default"),
            [&] { Registry::instance().set_default_backend(config.default_backend); });
   applying(origin(config, "TESSERA_THREADS", "[execution] threads"), [&] { dispatch::set_rank_threads(config.threads); });
@@ -160,6 +161,15 @@ void configure(const Config& requested) {
   std::lock_guard lock(applied.mutex);
   applied.config = config;
 }
+
+namespace {
+
+// The layers below apply the start-up configuration on first use through this hook
+// (plugin/startup_configuration.hpp), installed when the library loads.
+const bool startup_configuration_installed =
+    (plugin::install_startup_configuration(&configure_from_environment), true);
+
+}  // namespace
 
 void configure_from_environment() {
   // configure() itself reaches Registry::instance(), which calls this: a nested call on the thread

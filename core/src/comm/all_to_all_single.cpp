@@ -9,7 +9,7 @@
 #include "comm/mailbox.hpp"
 #include "comm/rank_programs.hpp"
 #include "comm/run_collective.hpp"
-#include "observe/comm_events.hpp"
+#include "comm/comm_observer.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
@@ -85,7 +85,7 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
     return comm::program::all_to_all_single(*program, output, input, output_splits, input_splits, group);
   autograd::check_inplace(output, "dist::all_to_all_single",
                           "use ts::dist::functional::all_to_all_single, which returns a new tensor");
-  const observe::CollectiveCall call;
+  const comm::CollectiveCall call;
   const char* op = "all_to_all_single";
   if (in_per_rank_region()) throw Error("all_to_all_single: cannot be issued inside run_per_rank");
   comm::require_no_pending_messages(op);

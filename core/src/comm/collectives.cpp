@@ -11,7 +11,7 @@
 #include "comm/mailbox.hpp"
 #include "comm/rank_programs.hpp"
 #include "comm/run_collective.hpp"
-#include "observe/comm_events.hpp"
+#include "comm/comm_observer.hpp"
 #include "tensor/internal.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/dist.hpp"
@@ -184,7 +184,7 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
   const dispatch::UserCall user_call("ts::dist::all_reduce");  // names it in missing-kernel errors
   autograd::check_inplace(tensor, "dist::all_reduce",
                           "use ts::dist::functional::all_reduce, which returns a new tensor");
-  const observe::CollectiveCall call;
+  const comm::CollectiveCall call;
   const comm::Call covered = fibres_for("all_reduce", tensor, group, reducing(op));
   for (const Fibre& members : covered.fibres()) {
     const Shape& shape = common_shape("all_reduce", tensor, covered, members, "the tensor");
@@ -214,7 +214,7 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
   const dispatch::UserCall user_call("ts::dist::broadcast");  // names it in missing-kernel errors
   autograd::check_inplace(tensor, "dist::broadcast",
                           "use ts::dist::functional::broadcast, which returns a new tensor");
-  const observe::CollectiveCall call;
+  const comm::CollectiveCall call;
   const comm::Call covered = fibres_for("broadcast", tensor, group, rooted(src));
   for (const Fibre& members : covered.fibres()) {
     require_root("broadcast", src, members.size());
@@ -234,7 +234,7 @@ void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
   autograd::check_inplace(tensor, "dist::reduce",
                           "use ts::dist::functional::all_reduce, which returns a new tensor on every rank "
                           "(there is no functional reduce)");
-  const observe::CollectiveCall call;
+  const comm::CollectiveCall call;
   const comm::Call covered = fibres_for("reduce", tensor, group, reducing(op, dst));
   for (const Fibre& members : covered.fibres()) {
     require_root("reduce", dst, members.size());
@@ -254,7 +254,7 @@ void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const Proces
   for (const Tensor& output : outputs)
     autograd::check_inplace(output, "dist::all_gather",
                             "use ts::dist::functional::all_gather_tensor, which returns a new tensor");
-  const observe::CollectiveCall call;
+  const comm::CollectiveCall call;
   const comm::Call covered = fibres_for("all_gather", tensor, group);
   for (const Fibre& members : covered.fibres()) {
     require_list("all_gather", outputs, members.size(), tensor.ranks(), "the output list");
@@ -275,7 +275,7 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
   const dispatch::UserCall user_call("ts::dist::all_gather_into_tensor");  // names it in missing-kernel errors
   autograd::check_inplace(output, "dist::all_gather_into_tensor",
                           "use ts::dist::functional::all_gather_tensor, which returns a new tensor");
-  const observe::CollectiveCall call;
+  const comm::CollectiveCall call;
   const comm::Call covered = fibres_for("all_gather_into_tensor", input, group);
   for (const Fibre& members : covered.fibres()) {
     require_local("all_gather_into_tensor", output, "the output");
@@ -302,7 +302,7 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
   const dispatch::UserCall user_call("ts::dist::reduce_scatter");  // names it in missing-kernel errors
   autograd::check_inplace(output, "dist::reduce_scatter",
                           "use ts::dist::functional::reduce_scatter_tensor, which returns a new tensor");
-  const observe::CollectiveCall call;
+  const comm::CollectiveCall call;
   const comm::Call covered = fibres_for("reduce_scatter", output, group, reducing(op));
   for (const Fibre& members : covered.fibres()) {
     require_list("reduce_scatter", inputs, members.size(), output.ranks(), "the input list");
@@ -332,7 +332,7 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, con
   const dispatch::UserCall user_call("ts::dist::reduce_scatter_tensor");  // names it in missing-kernel errors
   autograd::check_inplace(output, "dist::reduce_scatter_tensor",
                           "use ts::dist::functional::reduce_scatter_tensor, which returns a new tensor");
-  const observe::CollectiveCall call;
+  const comm::CollectiveCall call;
   const comm::Call covered = fibres_for("reduce_scatter_tensor", input, group, reducing(op));
   for (const Fibre& members : covered.fibres()) {
     require_local("reduce_scatter_tensor", output, "the output");
@@ -358,7 +358,7 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
   for (const Tensor& output : outputs)
     autograd::check_inplace(output, "dist::all_to_all",
                             "use ts::dist::functional::all_to_all_single, which returns a new tensor");
-  const observe::CollectiveCall call;
+  const comm::CollectiveCall call;
   if (inputs.empty()) throw Error("all_to_all: the input list is empty");
   const comm::Call covered = fibres_for("all_to_all", inputs.front(), group);
   for (const Fibre& members : covered.fibres()) {
@@ -389,7 +389,7 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
   autograd::check_inplace(output, "dist::scatter",
                           "scatter into a tensor that does not require grad (scatter is not differentiable; "
                           "ts::dist::functional::broadcast and all_to_all_single are)");
-  const observe::CollectiveCall call;
+  const comm::CollectiveCall call;
   const comm::Call covered = fibres_for("scatter", output, group, rooted(src));
   // Roots of several fibres often scatter the same bytes (distribute_tensor hands every root a
   // replica of one tensor's pieces): such fibres' results are computed once and shared.
@@ -460,7 +460,7 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
     autograd::check_inplace(output, "dist::gather",
                             "gather into tensors that do not require grad (gather is not differentiable; "
                             "ts::dist::functional::all_gather_tensor is)");
-  const observe::CollectiveCall call;
+  const comm::CollectiveCall call;
   const comm::Call covered = fibres_for("gather", tensor, group, rooted(dst));
   for (const Fibre& members : covered.fibres()) {
     require_root("gather", dst, members.size());
@@ -479,7 +479,7 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
 
 void barrier(const Tensor& participants, const ProcessGroup& group) {
   if (const auto* program = comm::program_for(participants)) return comm::program::barrier(*program, group);
-  const observe::CollectiveCall call;
+  const comm::CollectiveCall call;
   const comm::Call covered = fibres_for("barrier", participants, group, comm::Fingerprint{"none", {}, -1});
   for (const Fibre& members : covered.fibres()) {
     DisabledLocalMode plain;

@@ -146,14 +146,14 @@ void post_remote(world::WorldState& w, int from, int to, int tag, Tensor data, M
   const int64_t transport_tag = link.point_to_point_tag(w.position(from), w.position(to));
   Header header;
   header.envelope = point_to_point_envelope(w, from, to, tag, kind, data.dtype(), data.sizes(),
-                                            w.mailbox().next_remote(from, to, true));
+                                            mailbox_of(w).next_remote(from, to, true));
   seal(header.envelope, data.impl()->bytes_at(), static_cast<size_t>(data.numel()) * itemsize(data.dtype()));
   header.ndim = data.dim();
   std::copy(data.sizes().begin(), data.sizes().end(), header.sizes.begin());
   link.send_staged(&header, sizeof(header), *data.impl(), 0, 0, w.process_of(to), transport_tag, header.envelope.call);
   auto request = link.isend(data, w.process_of(to), transport_tag);
   const std::string what = fmt::format("send from rank {} to rank {} (process {})", from, to, w.process_of(to));
-  w.mailbox().hold(request, [&link, what](void* r) {
+  mailbox_of(w).hold(request, [&link, what](void* r) {
     return link.test(*static_cast<world::ProcessLink::Request*>(r), [&] { return what; });
   });
 }
@@ -174,7 +174,7 @@ Tensor take_remote(int from, int to, int tag, const Tensor& like) {
     return message;
   };
   // A message with this tag that arrived while an earlier receive waited for another tag.
-  if (std::optional<Tensor> kept = w.mailbox().try_take(from, to, tag)) return fits(*kept, kept->dtype(), kept->sizes());
+  if (std::optional<Tensor> kept = mailbox_of(w).try_take(from, to, tag)) return fits(*kept, kept->dtype(), kept->sizes());
   for (;;) {
     // The header first: a message that does not fit the receiving tensor is named before its bytes land.
     const Tensor header_bytes = plain_empty({kHeaderWords}, kInt64);
@@ -183,7 +183,7 @@ Tensor take_remote(int from, int to, int tag, const Tensor& like) {
     Header header;
     std::memcpy(&header, header_bytes.impl()->bytes_at(), sizeof(header));
     const Envelope& got = header.envelope;
-    const uint64_t sequence = w.mailbox().next_remote(from, to, false);
+    const uint64_t sequence = mailbox_of(w).next_remote(from, to, false);
     const bool ours = got.kind == MessageKind::point_to_point && got.tag == tag;
     if (ours && got.dtype != static_cast<uint8_t>(like.dtype()) && got.dtype < kNumDTypes)
       fits(Tensor(), static_cast<DType>(got.dtype), like.sizes());
@@ -202,7 +202,7 @@ Tensor take_remote(int from, int to, int tag, const Tensor& like) {
       reject(link, fmt::format("{}: a gradient message from rank {} arrived; only ts::spawn passes gradients "
                                "between processes",
                                what, from));
-    w.mailbox().post(from, to, got.tag, std::move(message));  // for the receive of its own tag
+    mailbox_of(w).post(from, to, got.tag, std::move(message));  // for the receive of its own tag
   }
 }
 
@@ -230,7 +230,7 @@ std::optional<RemoteStream::Message> RemoteStream::poll() {
   if (payload_request_ == nullptr) {
     if (!link.test(*header_request_, what)) return std::nullopt;
     std::memcpy(&header_, header_bytes_.impl()->bytes_at(), sizeof(header_));
-    const uint64_t sequence = world_->mailbox().next_remote(from_, to_, false);
+    const uint64_t sequence = mailbox_of(*world_).next_remote(from_, to_, false);
     if (std::string problem = header_problem(*world_, header_, from_, to_, sequence); !problem.empty())
       reject(link, fmt::format("{}: {}", what(), problem));
     payload_ = plain_empty(*declared_shape(header_), static_cast<DType>(header_.envelope.dtype));
@@ -248,9 +248,15 @@ std::optional<RemoteStream::Message> RemoteStream::poll() {
   return Message{got.tag, got.kind, std::exchange(payload_, Tensor())};
 }
 
-void post(int from, int to, int tag, Tensor data) { world::current().mailbox().post(from, to, tag, std::move(data)); }
-Tensor take(int from, int to, int tag) { return world::current().mailbox().take(from, to, tag); }
-void require_no_pending_messages(const char* where) { world::current().mailbox().require_empty(where); }
+Mailbox& mailbox_of(world::WorldState& w) {
+  // The world holds it without knowing its type: this layer makes it, on the world's first message.
+  constexpr world::SlotMaker make = [] { return std::shared_ptr<void>(std::make_shared<Mailbox>()); };
+  return *static_cast<Mailbox*>(w.slot(world::Slot::mailbox, make));
+}
+
+void post(int from, int to, int tag, Tensor data) { mailbox_of(world::current()).post(from, to, tag, std::move(data)); }
+Tensor take(int from, int to, int tag) { return mailbox_of(world::current()).take(from, to, tag); }
+void require_no_pending_messages(const char* where) { mailbox_of(world::current()).require_empty(where); }
 
 void require_in_world(const char* op, int from, int64_t to, int world) {
   if (to < -1)

@@ -56,6 +56,9 @@ class Mailbox {
   std::atomic<bool> holds_messages_{false};
 };
 
+// `w`'s mailbox (its slot, world_slots.hpp), made on first use.
+Mailbox& mailbox_of(world::WorldState& w);
+
 // The calling thread's world's mailbox.
 void post(int from, int to, int tag, Tensor data);
 Tensor take(int from, int to, int tag);

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "comm/executor.hpp"
-#include "dispatch/kernel_call.hpp"
+#include "tensor/kernel_operand.hpp"
 #include "tessera/local.hpp"
 
 namespace tessera::comm {
@@ -318,7 +318,7 @@ class Evaluation {
                 [&](size_t k) { return at(places[k]); });
       const int64_t matrix_sizes[2] = {rows, total}, matrix_strides[2] = {total, 1};
       const dispatch::Operand chains = range(*staging_, 0, total);
-      const dispatch::Operand matrix{fold_rows_.get(), matrix_sizes, matrix_strides, 2};
+      const dispatch::Operand matrix = dispatch::operand(*fold_rows_, matrix_sizes, matrix_strides);
       ++counts_.kernel_calls;
       ++counts_.folds;
       dispatch::call_kernel(fold, dtype_, {chains, matrix}, {chains},

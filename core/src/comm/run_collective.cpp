@@ -18,7 +18,7 @@
 #include "comm/selection.hpp"
 #include "comm/shapes_only.hpp"
 #include "dispatch/backend.hpp"
-#include "observe/comm_events.hpp"
+#include "comm/comm_observer.hpp"
 #include "plugin/registry.hpp"
 #include "ranks/local_tensor_impl.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -178,7 +178,7 @@ std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t 
   if (hosted == inputs.end()) throw Error("run_collective: no member of the group is hosted here (internal error)");
   const DType dtype = hosted->dtype();
   const int64_t bytes = static_cast<int64_t>(itemsize(dtype)) * hosted->numel();
-  const bool reported = observe::wants_collectives();  // a report needs the topology: no shortcut then
+  const bool reported = wants_collectives();  // a report needs the topology: no shortcut then
   const uint64_t generation = algorithms_generation();
   tessera_collective_request request =
       make_request(collective, static_cast<int>(inputs.size()), count, dtype, reduce_op, root);
@@ -204,7 +204,7 @@ std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t 
   const std::shared_ptr<const CollectiveAlgorithm> algorithm = choose(request, bytes);
   std::shared_ptr<Cached> entry = cached(algorithm->name(), request);
   if (reported)
-    observe::report_collective(*entry->schedule, members, cost_of(*entry, members, *topology, itemsize(dtype)));
+    report_collective(*entry->schedule, members, cost_of(*entry, members, *topology, itemsize(dtype)));
   last_choice = LastChoice{generation, fields_of(request), context.world, bytes, members, own != nullptr, topology_key, entry};
   return entry;
 }

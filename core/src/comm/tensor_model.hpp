@@ -13,7 +13,7 @@
 
 #include "comm/executor.hpp"
 #include "comm/schedule.hpp"
-#include "dispatch/kernel_call.hpp"
+#include "tensor/kernel_operand.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace tessera::comm {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cstring>
 #include <optional>
 #include <span>
 
@@ -18,16 +17,14 @@ constexpr size_t kMaxOperands = 8;
 constexpr size_t kMaxAttrs = 8;
 
 DLTensor to_dltensor(const Operand& o) {
-  const TensorImpl& t = *o.tensor;
   DLTensor dl;
-  dl.data = t.storage()->data;
-  if (dl.data == nullptr && t.storage()->released()) t.throw_released("compute with");
-  dl.device = {static_cast<DLDeviceType>(t.backend().device_type()), 0};
+  dl.data = o.access->data(o.buffer);  // throws when the bytes were released
+  dl.device = {static_cast<DLDeviceType>(o.backend->device_type()), 0};
   dl.ndim = o.ndim;
-  dl.dtype = to_dl(t.dtype());
+  dl.dtype = to_dl(o.dtype);
   dl.shape = const_cast<int64_t*>(o.sizes);  // DLTensor's fields are not const; kernels only read them
   dl.strides = const_cast<int64_t*>(o.strides);
-  dl.byte_offset = static_cast<uint64_t>(t.offset() + o.offset) * (dl.dtype.bits / 8u);  // itemsize
+  dl.byte_offset = static_cast<uint64_t>(o.buffer_offset + o.offset) * (dl.dtype.bits / 8u);  // itemsize
   return dl;
 }
 
@@ -75,15 +72,14 @@ std::optional<DType> widened(DType narrow) {
 void call_widened(std::string_view op, DType narrow, DType wide, tessera_kernel_fn fn,
                   std::span<const Operand> inputs, std::span<const Operand> outputs,
                   std::span<const Attr> attrs) {
-  std::array<std::shared_ptr<TensorImpl>, 2 * kMaxOperands> temporaries;
+  std::array<std::shared_ptr<const void>, 2 * kMaxOperands> temporaries;
   std::array<Operand, kMaxOperands> wide_inputs;
   std::array<Operand, kMaxOperands> wide_outputs;
   size_t made = 0;
   const auto widen = [&](const Operand& o, bool read) {
-    if (o.tensor->dtype() != narrow) return o;
-    std::shared_ptr<TensorImpl>& t = temporaries[made++];
-    t = TensorImpl::allocate(Shape(o.sizes, o.sizes + o.ndim), wide, o.tensor->backend_ptr());
-    const Operand converted = operand(*t);
+    if (o.dtype != narrow) return o;
+    Operand converted{};
+    temporaries[made++] = o.access->fresh(o.buffer, {o.sizes, static_cast<size_t>(o.ndim)}, wide, converted);
     if (read) call_kernel("cast", narrow, {o}, {converted});
     return converted;
   };
@@ -91,7 +87,7 @@ void call_widened(std::string_view op, DType narrow, DType wide, tessera_kernel_
   for (size_t i = 0; i < outputs.size(); ++i) wide_outputs[i] = widen(outputs[i], false);
   call_with(op, wide, fn, {wide_inputs.data(), inputs.size()}, {wide_outputs.data(), outputs.size()}, attrs);
   for (size_t i = 0; i < outputs.size(); ++i)
-    if (outputs[i].tensor->dtype() == narrow) call_kernel("cast", wide, {wide_outputs[i]}, {outputs[i]});
+    if (outputs[i].dtype == narrow) call_kernel("cast", wide, {wide_outputs[i]}, {outputs[i]});
 }
 
 }  // namespace
@@ -108,11 +104,11 @@ void call_kernel(std::string_view op, DType key, std::span<const Operand> inputs
   if (inputs.size() > kMaxOperands || outputs.size() > kMaxOperands || attrs.size() > kMaxAttrs)
     throw Error(fmt::format("internal: kernel '{}' called with too many operands or attributes", op));
   const Operand& first = outputs.size() > 0 ? *outputs.begin() : *inputs.begin();
-  const Backend& backend = first.tensor->backend();
+  const Backend& backend = *first.backend;
   for (const Operand& o : inputs)
-    if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
+    if (o.backend != &backend) throw_different_backends(op, *o.backend, backend);
   for (const Operand& o : outputs)
-    if (&o.tensor->backend() != &backend) throw_different_backends(op, o.tensor->backend(), backend);
+    if (o.backend != &backend) throw_different_backends(op, *o.backend, backend);
   if (const tessera_kernel_fn fn = backend.find_kernel(op, key)) [[likely]]
     return call_with(op, key, fn, inputs, outputs, attrs);
   // cast and copy are what widening is made of: a backend must have them for the dtype itself.
@@ -128,11 +124,11 @@ namespace {
 
 void call_with(std::string_view op, DType key, tessera_kernel_fn fn, std::span<const Operand> inputs,
                std::span<const Operand> outputs, std::span<const Attr> attrs) {
-  const Backend& backend = (outputs.size() > 0 ? outputs.front() : inputs.front()).tensor->backend();
+  const Backend& backend = *(outputs.size() > 0 ? outputs.front() : inputs.front()).backend;
 
   // Outputs first get bytes of their own (copy-on-write of shared replicas), so inputs that alias
   // them are described with the bytes the kernel will actually write.
-  for (const Operand& o : outputs) o.tensor->prepare_write();
+  for (const Operand& o : outputs) o.access->prepare_write(o.buffer);
 
   // Only the first inputs.size() (outputs.size(), attrs.size()) entries are filled and passed on;
   // the rest stay uninitialised rather than zeroed on every call.
@@ -177,18 +173,4 @@ void call_with(std::string_view op, DType key, tessera_kernel_fn fn, std::span<c
 }
 
 }  // namespace
-
-void copy_range(const TensorImpl& from, int64_t from_offset, const TensorImpl& to, int64_t to_offset, int64_t count) {
-  if (count == 0) return;
-  if (from.dtype() == to.dtype() && from.backend().device_type() == kDLCPU && to.backend().device_type() == kDLCPU) {
-    to.prepare_write();  // as a kernel's output would be
-    const auto item = static_cast<int64_t>(itemsize(to.dtype()));
-    std::memcpy(to.bytes_at(to_offset), from.bytes_at(from_offset), static_cast<size_t>(count * item));
-    return;
-  }
-  const int64_t one = 1;
-  call_kernel("copy", to.dtype(), {operand_range(from, from_offset, count, one)},
-              {operand_range(to, to_offset, count, one)});
-}
-
 }  // namespace tessera::dispatch

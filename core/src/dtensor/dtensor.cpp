@@ -22,7 +22,7 @@
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
 #include "tessera/ops.hpp"
-#include "tessera/observe.hpp"
+#include "comm/labels.hpp"
 #include "world/world.hpp"
 
 namespace tessera {
@@ -220,7 +220,7 @@ DTensor distribute_untracked(const Tensor& given, const DeviceMesh& mesh, const 
         applied[i] = bound[i];
         continue;
       }
-      const CommLabel along(mesh.dim_names().empty() ? fmt::format("dim {}", i) : mesh.dim_names()[i],
+      const comm::LabelScope along(mesh.dim_names().empty() ? fmt::format("dim {}", i) : mesh.dim_names()[i],
                             "distribute_tensor");
       dist::broadcast(local, 0, mesh.group(static_cast<int64_t>(i)));
     }

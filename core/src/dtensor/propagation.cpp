@@ -7,9 +7,9 @@
 #include "autograd/node.hpp"
 #include "dtensor/grad_layout.hpp"
 #include "dtensor/redistribute.hpp"
-#include "observe/comm_events.hpp"
+#include "comm/comm_observer.hpp"
 #include "log/log.hpp"
-#include "tessera/observe.hpp"
+#include "comm/labels.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera::dtensor {
@@ -99,8 +99,8 @@ Prepared prepare(const char* op, const std::vector<DTensor>& inputs, const Strat
     }
     observe::logger().info("implicit communication: {} redistributes input {} from {} to {}", op, k,
                            placements_text(t.placements()), placements_text(wanted[k]));
-    observe::report_implicit(op, static_cast<int64_t>(k), placements_text(t.placements()), placements_text(wanted[k]));
-    const CommLabel caused_by("", op);
+    comm::report_implicit(op, static_cast<int64_t>(k), placements_text(t.placements()), placements_text(wanted[k]));
+    const comm::LabelScope caused_by("", op);
     const DTensor moved(differentiable_redistribute(t, wanted[k], /*allow_partial_targets=*/true), t.device_mesh(),
                         wanted[k], t.shape());
     prepared.inputs.push_back(reduced_in_backward(moved, output));

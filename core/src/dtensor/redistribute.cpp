@@ -15,7 +15,7 @@
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
 #include "tessera/local.hpp"
-#include "tessera/observe.hpp"
+#include "comm/labels.hpp"
 #include "tessera/ops.hpp"
 
 namespace tessera::dtensor {
@@ -25,7 +25,7 @@ std::string mesh_dim_label(const DeviceMesh& mesh, size_t i) {
 }
 
 void all_reduce_along(Tensor& local, const DeviceMesh& mesh, size_t i, ReduceOp op) {
-  const CommLabel along(mesh_dim_label(mesh, i));
+  const comm::LabelScope along(mesh_dim_label(mesh, i));
   dist::all_reduce(local, op, mesh.group(static_cast<int64_t>(i)));
 }
 
@@ -82,7 +82,7 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
         return empty(shape, beside(shard));
       });
   {
-    const CommLabel along(mesh_dim_label(mesh, i));
+    const comm::LabelScope along(mesh_dim_label(mesh, i));
     dist::all_gather_into_tensor(gathered, padded, mesh.group(static_cast<int64_t>(i)));
   }
 
@@ -159,7 +159,7 @@ Tensor move_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& glob
         [](int, const std::vector<int64_t>&, const Tensor& t) { return empty(t.sizes(), beside(t)); }));
   }
   {
-    const CommLabel along(mesh_dim_label(mesh, i));
+    const comm::LabelScope along(mesh_dim_label(mesh, i));
     dist::all_to_all(outputs, inputs, mesh.group(static_cast<int64_t>(i)));
   }
   return map_ranks(local, mesh, [&](int rank, const std::vector<int64_t>& coord, const Tensor&) {
@@ -201,7 +201,7 @@ Tensor reduce_scatter_shard(const Tensor& local, const DeviceMesh& mesh, const S
         return empty(shape, beside(all));
       });
   {
-    const CommLabel along(mesh_dim_label(mesh, i));
+    const comm::LabelScope along(mesh_dim_label(mesh, i));
     dist::reduce_scatter_tensor(reduced, blocks, reduce_op_of(from), mesh.group(static_cast<int64_t>(i)));
   }
   const auto length_at = [&](const std::vector<int64_t>& coord) {
@@ -306,7 +306,7 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
       inputs.front(), mesh, nullptr,
       [](int, const std::vector<int64_t>&, const Tensor& t) { return empty(t.sizes(), beside(t)); });
   {
-    const CommLabel along(mesh_dim_label(mesh, i), "distribute_tensor");
+    const comm::LabelScope along(mesh_dim_label(mesh, i), "distribute_tensor");
     dist::scatter(received, inputs, 0, mesh.group(static_cast<int64_t>(i)));
   }
   // Padding comes off once per received buffer too: ranks that share a piece share its unpadded copy.
@@ -422,7 +422,7 @@ Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_
   for (size_t i = 0; i < n; ++i)
     if (current[i].is_partial() && current[i] != target[i]) {
       local = local.clone();
-      const CommLabel along(mesh_dim_label(mesh, i));
+      const comm::LabelScope along(mesh_dim_label(mesh, i));
       dist::all_reduce(local, reduce_op_of(current[i]), mesh.group(static_cast<int64_t>(i)));
       current[i] = Replicate();
     }

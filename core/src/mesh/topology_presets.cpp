@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "comm/algorithm.hpp"
-#include "tessera/config.hpp"
+#include "plugin/startup_configuration.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/topology.hpp"
 
@@ -187,7 +187,7 @@ std::string default_topology_preset() {
 void set_default_topology(const std::string& preset) {
   // First, so that start-up configuration applied later cannot undo the program's own choice.
   // (configure() calls this too: the nested call returns at once.)
-  configure_from_environment();
+  plugin::apply_startup_configuration();
   // Checked now for its form; whether its size fits a world is known only when a world asks.
   if (!preset.empty()) parse_preset(preset);
   std::lock_guard lock(default_mutex);

@@ -1,4 +1,4 @@
-// CommCounter and CommLabel: collective reports aggregated per (collective, mesh dim, algorithm).
+// CommCounter: collective reports aggregated per (collective, mesh dim, algorithm).
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -10,7 +10,7 @@
 
 #include "observe/comm_events.hpp"
 #include "observe/listeners.hpp"
-#include "observe/thread_labels.hpp"
+#include "comm/labels.hpp"
 #include "observe/trace_recorder.hpp"
 #include "tessera/observe.hpp"
 #include "tessera/sdk/cpp/thread_local_address.hpp"
@@ -25,9 +25,6 @@ struct CommCounter::State {
 };
 
 namespace {
-
-thread_local std::string label_mesh_dim;
-thread_local std::string label_op;
 
 // The fibres of the API call in progress on this thread, merged into one report.
 struct PendingCall {
@@ -45,7 +42,7 @@ thread_local PendingCall pending_storage;
 
 void count(const std::string& collective, const std::string& mesh_dim, const std::string& algorithm, int64_t bytes,
            double seconds) {
-  observe::Listeners& listeners = world::current().listeners();
+  observe::Listeners& listeners = observe::listeners_of(world::current());
   if (listeners.live_counters.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard lock(listeners.mutex);
   for (CommCounter::State* state : listeners.counters) {
@@ -64,32 +61,32 @@ void count(const std::string& collective, const std::string& mesh_dim, const std
 namespace observe {
 
 bool wants_collectives() {
-  return world::current().listeners().live_counters.load(std::memory_order_relaxed) > 0 || trace_recorder_active();
+  return observe::listeners_of(world::current()).live_counters.load(std::memory_order_relaxed) > 0 || trace_recorder_active();
 }
 
 void report_collective(const comm::Schedule& schedule, const std::vector<int>& members,
                        const comm::CostEstimate& cost) {
   const std::string collective = comm::collective_name(schedule.request.collective);
-  trace_collective(schedule, members, cost, label_op);
-  if (pending_call == nullptr) return count(collective, label_mesh_dim, schedule.algorithm, cost.max_bytes_sent(), cost.seconds);
+  trace_collective(schedule, members, cost, comm::current_op());
+  if (pending_call == nullptr)
+    return count(collective, comm::current_mesh_dim(), schedule.algorithm, cost.max_bytes_sent(), cost.seconds);
   PendingCall& call = *pending_call;
-  if (!call.any) call = {true, collective, schedule.algorithm, label_mesh_dim, 0, 0.0};
+  if (!call.any) call = {true, collective, schedule.algorithm, comm::current_mesh_dim(), 0, 0.0};
   call.bytes_per_rank = std::max(call.bytes_per_rank, cost.max_bytes_sent());
   call.seconds = std::max(call.seconds, cost.seconds);
 }
 
-CollectiveCall::CollectiveCall() {
+bool begin_collective_call() {
   PendingCall*& pending = sdk::thread_local_address(pending_call);  // one TLS call, not three
-  outermost_ = pending == nullptr;
-  if (!outermost_) return;
+  if (pending != nullptr) return false;
   PendingCall& storage = pending_storage;
   storage.any = false;
   pending = &storage;
+  return true;
 }
 
-CollectiveCall::~CollectiveCall() {
-  // Nested calls (a collective built from another) merge into the outermost.
-  if (!outermost_) return;
+void end_collective_call() {
+  // Nested calls (a collective built from another) merge into the outermost, which alone ends here.
   PendingCall*& pending = sdk::thread_local_address(pending_call);
   PendingCall* call = pending;
   pending = nullptr;
@@ -97,19 +94,14 @@ CollectiveCall::~CollectiveCall() {
 }
 
 void report_implicit(const std::string& op, int64_t input, const std::string& from, const std::string& to) {
-  observe::Listeners& listeners = world::current().listeners();
+  observe::Listeners& listeners = observe::listeners_of(world::current());
   std::lock_guard lock(listeners.mutex);
   for (CommCounter::State* state : listeners.counters) state->implicit.push_back({op, input, from, to});
 }
 
-ThreadLabelsAt thread_labels_at() { return {&label_mesh_dim, &label_op}; }
-
-const std::string& current_mesh_dim() { return label_mesh_dim; }
-const std::string& current_op() { return label_op; }
-
 }  // namespace observe
 
-CommCounter::CommCounter() : state_(new State{world::current().shared_listeners(), {}, {}}) {
+CommCounter::CommCounter() : state_(new State{observe::shared_listeners_of(world::current()), {}, {}}) {
   state_->listeners->add(state_);
 }
 
@@ -177,14 +169,12 @@ std::string CommCounter::table() const {
   return out;
 }
 
-CommLabel::CommLabel(std::string mesh_dim, std::string op) : saved_mesh_dim_(label_mesh_dim), saved_op_(label_op) {
-  label_mesh_dim = std::move(mesh_dim);
-  if (!op.empty()) label_op = std::move(op);
+// The public face of comm's labels (comm/labels.hpp), which the layers below observe set directly.
+CommLabel::CommLabel(std::string mesh_dim, std::string op)
+    : saved_mesh_dim_(comm::current_mesh_dim()), saved_op_(comm::current_op()) {
+  comm::set_labels(std::move(mesh_dim), std::move(op));
 }
 
-CommLabel::~CommLabel() {
-  label_mesh_dim = saved_mesh_dim_;
-  label_op = saved_op_;
-}
+CommLabel::~CommLabel() { comm::restore_labels(saved_mesh_dim_, saved_op_); }
 
 }  // namespace tessera

@@ -4,17 +4,31 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <set>
 
 #include "tessera/observe.hpp"
+#include "comm/comm_observer.hpp"
+#include "world/world.hpp"
 
 namespace tessera::observe {
 
 class TraceRecorder;
 
-struct Listeners {
+// A world's observer (its Slot::observer, shared with the worlds made inside it).
+struct Listeners : comm::CommObserver {
   Listeners();
+  bool wants_rank_ops() override;
+  void rank_op(const char* op, int rank, double seconds) override;
+  bool wants_collectives() override;
+  void collective(const comm::Schedule& schedule, const std::vector<int>& members,
+                  const comm::CostEstimate& cost) override;
+  bool call_begins() override;
+  void call_ends() override;
+  void implicit_redistribution(const std::string& op, int64_t input, const std::string& from,
+                               const std::string& to) override;
+
   const uint64_t id;  // distinct per Listeners in this process: a trace's process id for them
   std::mutex mutex;   // guards the sets and every counter's state
   std::set<CommCounter::State*> counters;
@@ -45,5 +59,10 @@ struct Listeners {
     live.store(static_cast<int>(set.size()));
   }
 };
+
+// `w`'s listeners, made on first use; the shared form keeps them alive beyond the world (a counter
+// made in a LocalMode's world outlives the mode).
+Listeners& listeners_of(world::WorldState& w);
+std::shared_ptr<Listeners> shared_listeners_of(world::WorldState& w);
 
 }  // namespace tessera::observe

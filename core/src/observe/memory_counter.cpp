@@ -85,10 +85,10 @@ int program_rank(const world::WorldState& w) {
 
 MemoryRecord* record_made(size_t bytes, int rank, const std::string* category) {
   world::WorldState& w = world::current();
-  observe::Listeners& listeners = w.listeners();
+  observe::Listeners& listeners = observe::listeners_of(w);
   if (listeners.live_memory_counters.load(std::memory_order_relaxed) == 0) return nullptr;
   auto record = std::make_unique<MemoryRecord>();
-  record->listeners = w.shared_listeners();
+  record->listeners = observe::shared_listeners_of(w);
   record->bytes = static_cast<int64_t>(bytes);
   const std::string* scoped = category != nullptr ? category : dispatch::memory_category();
   record->category = scoped != nullptr ? *scoped : kDefaultCategory;
@@ -176,7 +176,7 @@ void check_rank(int rank, const char* what) {
 
 }  // namespace
 
-MemoryCounter::MemoryCounter() : state_(new State{world::current().shared_listeners(), 0, {}, {}}) {
+MemoryCounter::MemoryCounter() : state_(new State{observe::shared_listeners_of(world::current()), 0, {}, {}}) {
   observe::Listeners& listeners = *state_->listeners;
   {
     std::lock_guard lock(listeners.mutex);

@@ -43,7 +43,7 @@ bool program_trace_active() { return program_trace().active.load(std::memory_ord
 // Calls f(recorder) for every recorder that sees what the calling thread issues, with its source.
 template <class F>
 void each_recorder(F&& f) {
-  Listeners& listeners = world::current().listeners();
+  Listeners& listeners = observe::listeners_of(world::current());
   if (program_trace_active()) {
     ProgramTrace& program = program_trace();
     std::lock_guard lock(program.mutex);
@@ -137,7 +137,7 @@ void TraceRecorder::write() {
 }
 
 bool trace_recorder_active() {
-  return program_trace_active() || world::current().listeners().live_recorders.load(std::memory_order_relaxed) > 0;
+  return program_trace_active() || observe::listeners_of(world::current()).live_recorders.load(std::memory_order_relaxed) > 0;
 }
 
 bool wants_rank_ops() { return trace_recorder_active(); }
@@ -191,7 +191,7 @@ struct TraceScope::State {
 };
 
 TraceScope::TraceScope(const std::string& path)
-    : state_(new State{world::current().shared_listeners(), observe::TraceRecorder(path)}) {
+    : state_(new State{observe::shared_listeners_of(world::current()), observe::TraceRecorder(path)}) {
   state_->listeners->add(&state_->recorder);
 }
 

@@ -9,9 +9,8 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <fmt/format.h>
 
-#include "comm/run_collective.hpp"
-#include "comm/selection.hpp"
 #include "log/log.hpp"
+#include "plugin/component_hooks.hpp"
 #include "plugin/parameter_schema.hpp"
 #include "plugin/validation.hpp"
 #include "tessera/errors.hpp"
@@ -83,7 +82,7 @@ Registry& Registry::made() {
 Registry& Registry::instance() {
   Registry& registry = made();
   // After the registry exists: configuring uses it.
-  configure_from_environment();
+  apply_startup_configuration();
   return registry;
 }
 
@@ -364,7 +363,7 @@ void Registry::register_locked(const std::shared_ptr<LoadedPlugin>& plugin, cons
     case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM:
       if (auto it = algorithms_.find(name); it != algorithms_.end()) {
         overriding("collective algorithm", name, it->second->plugin());
-        comm::forget_schedules(name);  // built by the algorithm replaced
+        algorithm_changed(name);  // built by the algorithm replaced
       }
       algorithms_[name] = std::make_shared<const comm::CollectiveAlgorithm>(
           static_cast<const tessera_collective_algorithm*>(component.table), plugin);
@@ -377,7 +376,7 @@ void Registry::register_locked(const std::shared_ptr<LoadedPlugin>& plugin, cons
     case TESSERA_COMPONENT_TUNER:
       if (auto it = tuners_.find(name); it != tuners_.end()) overriding("tuner", name, it->second->plugin());
       tuners_[name] = std::make_shared<const comm::Tuner>(static_cast<const tessera_tuner*>(component.table), plugin);
-      if (name == tuner_name_) comm::note_algorithms_changed();  // the tuner in force is another now
+      if (name == tuner_name_) choices_stale();  // the tuner in force is another now
       break;
     default:
       // Only a plugin built for a newer SDK minor gets here (validation rejects the others).
@@ -472,14 +471,14 @@ void Registry::unload(const std::string& name) {
     if (tuner_leaving && tuners_.count(tuner_name_) != 0) tuner_leaving = false;  // an overridden one is back
   }
   // Outside the registry's lock: the rules may look algorithms up.
-  for (const std::string& algorithm : algorithms) comm::forget_schedules(algorithm);
+  for (const std::string& algorithm : algorithms) algorithm_changed(algorithm);
   if (tuner_leaving) {
-    comm::note_algorithms_changed();  // choices the tuner made are stale
+    choices_stale();  // choices the tuner made are stale
     observe::logger().warn("unloaded plugin '{}', which provides the tuner in force ('{}'): the rule \"auto\" uses "
                            "the host's own costs until it is loaded again or another tuner is set",
                            name, tuner_name());
   }
-  if (const std::string rules = comm::rules_naming(algorithms); !rules.empty())
+  if (const std::string rules = plugin::rules_naming(algorithms); !rules.empty())
     observe::logger().warn("unloaded plugin '{}', but the collective rules in force name its algorithms ({}): "
                            "collectives those rules select fail until it is loaded again or other rules are set",
                            name, rules);
@@ -639,7 +638,7 @@ void Registry::set_tuner(const std::string& name) {
     if (name == tuner_name_) return;
     tuner_name_ = name;
   }
-  comm::note_algorithms_changed();  // choices "auto" made under the old tuner are stale
+  choices_stale();  // choices "auto" made under the old tuner are stale
   if (name.empty())
     observe::logger().info("no tuner: the rule \"auto\" uses the host's own costs");
   else
@@ -692,10 +691,10 @@ void Registry::set_parameter_locked(LoadedPlugin& plugin, const std::string& key
   // Schedules built before may depend on the old value.
   const tessera_plugin_info& raw = plugin.raw();
   for (size_t i = 0; i < raw.num_components; ++i)
-    if (raw.components[i]->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM) comm::forget_schedules(raw.components[i]->name);
+    if (raw.components[i]->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM) algorithm_changed(raw.components[i]->name);
   // A tuner's answers may depend on the old value too: "auto" chooses again.
   for (size_t i = 0; i < raw.num_components; ++i)
-    if (raw.components[i]->kind == TESSERA_COMPONENT_TUNER) comm::note_algorithms_changed();
+    if (raw.components[i]->kind == TESSERA_COMPONENT_TUNER) choices_stale();
 }
 
 void Registry::set_parameters(const std::map<std::string, std::map<std::string, std::string>>& values,
@@ -724,16 +723,16 @@ void Registry::set_parameters(const std::map<std::string, std::map<std::string, 
   }
 }
 
-void Registry::apply(const Config& config) {
+void Registry::apply(const std::vector<fs::path>& search_path, const std::vector<std::string>& plugins_to_load) {
   std::lock_guard lock(mutex_);
-  configured_search_path_ = config.plugin_search_path;
+  configured_search_path_ = search_path;
   // Families looked up before this configuration were discovered over the path of that moment:
   // discover them again over the new one (what they loaded stays loaded), so that an algorithm
   // looked up early does not hide the plugins of a path configured later.
   const std::vector<fs::path> path = search_path_locked();
   for (const auto& [family, discovered_over] : discovered_families_)
     if (discovered_over != path) scan_locked(family);
-  for (const std::string& plugin : config.plugins_to_load) load_locked(plugin);
+  for (const std::string& plugin : plugins_to_load) load_locked(plugin);
 }
 
 }  // namespace tessera::plugin

@@ -14,15 +14,15 @@
 #include "dispatch/backend.hpp"
 #include "dtensor/placement_strategy.hpp"
 #include "plugin/loaded_plugin.hpp"
+#include "plugin/startup_configuration.hpp"
 #include "plugin/transport.hpp"
-#include "tessera/config.hpp"
 #include "tessera/plugins.hpp"
 
 namespace tessera::plugin {
 
 class Registry {
  public:
-  // The first call applies the start-up configuration (configure_from_environment).
+  // The first call applies the start-up configuration (plugin/startup_configuration.hpp).
   static Registry& instance();
 
   PluginInfo load(const std::string& name_or_path);
@@ -65,9 +65,10 @@ class Registry {
   std::shared_ptr<const comm::Tuner> tuner() const;
 
   std::vector<std::filesystem::path> search_path() const;
-  // The plugin part of configure(): the search path, then the plugins to load (the default backend
-  // is configure()'s next step, through set_default_backend).
-  void apply(const Config& config);
+  // The plugin part of configure(): the configured search path (Config::plugin_search_path), then
+  // the plugins to load (Config::plugins_to_load); the default backend is configure()'s next step,
+  // through set_default_backend.
+  void apply(const std::vector<std::filesystem::path>& search_path, const std::vector<std::string>& plugins_to_load);
 
   // Whether a component flagged TESSERA_COMPONENT_OVERRIDES may replace a loaded one of its name
   // ([plugins] allow_override); without both, a clash rejects the later plugin.

@@ -42,8 +42,8 @@ std::vector<LocalMode*>& detail::thread_mode_stack() { return mode_stack; }
 
 namespace {
 
-// The new world of a mode given by its ranks: every rank up to the largest, observed by the
-// listeners of the world the mode is opened in.
+// The new world of a mode given by its ranks: every rank up to the largest, sharing the slots (the
+// listeners that observe it) of the world the mode is opened in.
 std::shared_ptr<world::WorldState> world_for(const RankSet& ranks) {
   if (ranks.empty()) throw Error("LocalMode needs at least one rank, got an empty rank set");
   if (ranks.ranks().front() < 0)
@@ -51,7 +51,7 @@ std::shared_ptr<world::WorldState> world_for(const RankSet& ranks) {
   const int largest = ranks.ranks().back();
   if (largest == std::numeric_limits<int>::max())
     throw Error(fmt::format("LocalMode: rank {} leaves no room for a world of largest rank + 1 ranks", largest));
-  return world::make_world(largest + 1, world::current().shared_listeners());
+  return world::make_world(largest + 1, world::current().shared_slots());
 }
 
 }  // namespace

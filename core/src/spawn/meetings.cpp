@@ -66,7 +66,7 @@ void Scheduler::meet(comm::Meeting& part) {
   if (gathering->error) std::rethrow_exception(gathering->error);
 }
 
-void Scheduler::run_gathering(Gathering& gathering, const observe::ThreadLabels& labels) {
+void Scheduler::run_gathering(Gathering& gathering, const comm::ThreadLabels& labels) {
   // Under the labels of the rank that arrived last (all members label a collective alike), with the
   // spawn's world bound and no rank's program running: the collective's tensors are local tensors.
   collective_scopes_.labels = labels;
@@ -81,6 +81,6 @@ void Scheduler::run_gathering(Gathering& gathering, const observe::ThreadLabels&
   gathering.complete = true;
 }
 
-void Scheduler::set_labels(Gathering& gathering, const observe::ThreadLabels& labels) { gathering.labels = labels; }
+void Scheduler::set_labels(Gathering& gathering, const comm::ThreadLabels& labels) { gathering.labels = labels; }
 
 }  // namespace tessera::spawned

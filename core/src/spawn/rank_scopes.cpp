@@ -15,7 +15,7 @@ ThreadScopesAt ThreadScopesAt::of_calling_thread() {
           &autograd::thread_grad_mode(),
           &detail::thread_program_generator(),
           dtensor::thread_modes_at(),
-          observe::thread_labels_at(),
+          comm::thread_labels_at(),
           &running_scheduler};
 }
 

@@ -3,7 +3,7 @@
 // The ranks of a spawn share one thread, and the core keeps scopes per thread: the worlds bound and
 // the running program (world), LocalMode scopes (ranks), grad mode (autograd), the random generator
 // factories draw from (tensor), the LossParallel and ImplicitReplication switches (dtensor),
-// CommLabel labels (observe). A rank that waits inside such a scope
+// CommLabel labels (comm). A rank that waits inside such a scope
 // must not lend it to the rank that runs next, so the scheduler exchanges the thread's scopes with
 // the rank's own on every switch, in and out.
 //
@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
+#include "comm/labels.hpp"
 #include "dtensor/thread_modes.hpp"
-#include "observe/thread_labels.hpp"
 #include "tessera/generator.hpp"
 #include "world/world.hpp"
 
@@ -36,7 +36,7 @@ struct ThreadScopesAt {
   bool* grad_enabled = nullptr;
   Generator** generator = nullptr;
   dtensor::ThreadModesAt dtensor_modes;
-  observe::ThreadLabelsAt labels;
+  comm::ThreadLabelsAt labels;
   Scheduler** scheduler = nullptr;
 
   static ThreadScopesAt of_calling_thread();
@@ -48,7 +48,7 @@ struct RankScopes {
   bool grad_enabled = true;
   Generator* generator = nullptr;  // null: the process's default generator
   dtensor::ThreadModes dtensor_modes;
-  observe::ThreadLabels labels;
+  comm::ThreadLabels labels;
   Scheduler* scheduler = nullptr;  // the spawn whose rank runs (null: none)
 
   // Swaps every scope with the thread's at `here` (the calling thread's): once to run as the rank,
@@ -59,7 +59,7 @@ struct RankScopes {
     std::swap(*here.grad_enabled, grad_enabled);
     std::swap(*here.generator, generator);
     dtensor::exchange_thread_modes(here.dtensor_modes, dtensor_modes);
-    observe::exchange_labels(here.labels, labels);
+    comm::exchange_labels(here.labels, labels);
     std::swap(*here.scheduler, scheduler);
   }
 };

@@ -9,7 +9,7 @@
 #include <memory>
 #include <utility>
 
-#include "observe/listeners.hpp"
+#include "world/world.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
 
@@ -21,8 +21,8 @@ Scheduler::Scheduler(int size, const std::function<void(int)>& program, const Sp
       options_(options),
       here_(ThreadScopesAt::of_calling_thread()),
       // Observed by the counters and traces of the world spawn is called in, as LocalMode(n) is.
-      world_(spread != nullptr ? std::make_shared<world::WorldState>(*spread, world::current().shared_listeners())
-                               : world::make_world(size, world::current().shared_listeners())),
+      world_(spread != nullptr ? std::make_shared<world::WorldState>(*spread, world::current().shared_slots())
+                               : world::make_world(size, world::current().shared_slots())),
       ranks_(static_cast<size_t>(size)),
       spread_(spread != nullptr) {
   const Generator start = default_generator();  // where every rank's stream begins, as in LocalMode

@@ -108,8 +108,8 @@ class Scheduler final : public comm::RankPrograms {
   boost::context::fiber run_program(int rank, boost::context::fiber&& scheduler);
   void switch_to_scheduler();
   void fail(int rank, std::exception_ptr error);
-  void run_gathering(Gathering& gathering, const observe::ThreadLabels& labels);
-  static void set_labels(Gathering& gathering, const observe::ThreadLabels& labels);
+  void run_gathering(Gathering& gathering, const comm::ThreadLabels& labels);
+  static void set_labels(Gathering& gathering, const comm::ThreadLabels& labels);
   std::string deadlock_report() const;
   std::string waits() const;   // "rank 0: recv(src=1, tag=0); rank 1: ..."
   void throw_failure() const;  // the RankError of the hosted rank that failed first, if one did

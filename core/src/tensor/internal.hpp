@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "dispatch/kernel_call.hpp"
+#include "tensor/kernel_operand.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/tensor.hpp"
 

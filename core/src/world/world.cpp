@@ -6,22 +6,12 @@
 #include <cstdlib>
 #include <utility>
 
-#include "comm/mailbox.hpp"
-#include "observe/listeners.hpp"
 #include "tensor/remote_ranks.hpp"
 #include "world/process_link.hpp"
+#include "world/observer.hpp"
 #include "world/process_topology.hpp"
 
 namespace tessera {
-namespace observe {
-
-Listeners::Listeners() : id([] {
-  static std::atomic<uint64_t> next{0};  // an id source, not shared state: ids are only compared
-  return next++;
-}()) {}
-
-}  // namespace observe
-
 namespace world {
 namespace {
 
@@ -60,13 +50,15 @@ std::shared_ptr<const WorldState::FibreList> one_fibre_of(int size) {
   return std::make_shared<const WorldState::FibreList>(WorldState::FibreList{std::move(ranks)});
 }
 
+// A world made inside another shares its slots; any other gets a table of its own.
+std::shared_ptr<SlotTable> or_own(std::shared_ptr<SlotTable> shared_slots) {
+  return shared_slots ? std::move(shared_slots) : std::make_shared<SlotTable>();
+}
+
 }  // namespace
 
-WorldState::WorldState(int size, std::shared_ptr<observe::Listeners> listeners)
-    : size_(size),
-      whole_world_(one_fibre_of(size)),
-      mailbox_(std::make_unique<comm::Mailbox>()),
-      listeners_(listeners ? std::move(listeners) : std::make_shared<observe::Listeners>()) {}
+WorldState::WorldState(int size, std::shared_ptr<SlotTable> shared_slots)
+    : size_(size), whole_world_(one_fibre_of(size)), shared_slots_(or_own(std::move(shared_slots))) {}
 
 WorldState::WorldState(std::shared_ptr<ProcessLink> link, int ranks_per_process, bool check_collectives)
     : size_(link->process_count() * ranks_per_process),
@@ -74,8 +66,7 @@ WorldState::WorldState(std::shared_ptr<ProcessLink> link, int ranks_per_process,
       ranks_per_process_(ranks_per_process),
       check_collectives_(check_collectives),
       whole_world_(one_fibre_of(size_)),
-      mailbox_(std::make_unique<comm::Mailbox>()),
-      listeners_(std::make_shared<observe::Listeners>()) {
+      shared_slots_(std::make_shared<SlotTable>()) {
   if (const LinkProperties& links = link_->properties(); links.costs_links()) {
     const double costs[] = {links.latency, links.bandwidth};
     // Never 0 (that is "the preset alone"): the digest of a world with some costed links.
@@ -83,7 +74,7 @@ WorldState::WorldState(std::shared_ptr<ProcessLink> link, int ranks_per_process,
   }
 }
 
-WorldState::WorldState(const WorldState& spread, std::shared_ptr<observe::Listeners> listeners)
+WorldState::WorldState(const WorldState& spread, std::shared_ptr<SlotTable> shared_slots)
     : size_(spread.size_),
       link_(spread.link_),
       ranks_per_process_(spread.ranks_per_process_),
@@ -91,8 +82,7 @@ WorldState::WorldState(const WorldState& spread, std::shared_ptr<observe::Listen
       calls_compared_by_caller_(true),
       links_key_(spread.links_key_),
       whole_world_(spread.whole_world_),
-      mailbox_(std::make_unique<comm::Mailbox>()),
-      listeners_(listeners ? std::move(listeners) : std::make_shared<observe::Listeners>()) {}
+      shared_slots_(or_own(std::move(shared_slots))) {}
 
 WorldState::~WorldState() = default;
 
@@ -201,9 +191,11 @@ std::vector<int32_t> WorldState::ring_order_on(const Topology& topology, const s
   return ring;
 }
 
-std::shared_ptr<WorldState> make_world(int size, std::shared_ptr<observe::Listeners> listeners) {
-  return std::make_shared<WorldState>(size, std::move(listeners));
+std::shared_ptr<WorldState> make_world(int size, std::shared_ptr<SlotTable> shared_slots) {
+  return std::make_shared<WorldState>(size, std::move(shared_slots));
 }
+
+Observer* observer_of(WorldState& world) { return static_cast<Observer*>(world.slot(Slot::observer)); }
 
 std::shared_ptr<WorldState> current_shared() { return current().shared_from_this(); }
 

@@ -1,8 +1,9 @@
 // The world a call runs in (docs/multi-process.md): what one run of a program shares, and nothing that
 // another world in the same process can see.
 //
-// A world owns its size, its point-to-point mailbox, the listeners (comm counters and trace scopes)
-// that observe it, and its topology with the paths and ring orders computed on it. Configuration
+// A world owns its size, its topology with the paths and ring orders computed on it, and the slots
+// in which the layers above keep their per-world state (world_slots.hpp: comm's point-to-point
+// mailbox, observe's listeners: the comm counters and trace scopes that observe it). Configuration
 // (algorithm rules, thread count, the topology preset) stays process-wide.
 //
 // How code finds its world (world::current()): the world bound last on the calling thread. A
@@ -11,10 +12,10 @@
 // thread binds the world of the thread that issued the op (see run_ranks). A thread with nothing
 // bound is in its own default world, created on first use and never shared with another thread.
 //
-// Listeners: a world made by `LocalMode(n)` without an explicit World shares the listeners of the
-// world that was current where it was made, so a CommCounter or TraceScope sees the modes its
-// thread opens inside it. An explicit ts::World has listeners of its own; threads that share it
-// deliberately share them too.
+// Listeners: a world made by `LocalMode(n)` without an explicit World shares the listeners (the
+// shared slots) of the world that was current where it was made, so a CommCounter or TraceScope
+// sees the modes its thread opens inside it. An explicit ts::World has listeners of its own;
+// threads that share it deliberately share them too.
 #pragma once
 
 #include <atomic>
@@ -28,13 +29,10 @@
 #include <vector>
 
 #include "tessera/topology.hpp"
+#include "world/world_slots.hpp"
 
 namespace tessera::comm {
-class Mailbox;
 class RankPrograms;
-}  // namespace tessera::comm
-namespace tessera::observe {
-struct Listeners;
 }
 
 namespace tessera::world {
@@ -45,16 +43,18 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
  public:
   // size 0: a thread's default world, which has no fixed size: each collective's topology spans
   // its tensor's ranks (one more than the largest).
-  WorldState(int size, std::shared_ptr<observe::Listeners> listeners);
+  // `shared_slots`: those of the world it is made inside (null: a table of its own).
+  WorldState(int size, std::shared_ptr<SlotTable> shared_slots);
   // A world spread over the processes `link` joins, `ranks_per_process` ranks each: process p
   // hosts ranks p*k .. p*k+k-1. `check_collectives`: compare every collective call's
   // fingerprint across processes before running it.
   WorldState(std::shared_ptr<ProcessLink> link, int ranks_per_process, bool check_collectives);
-  // A world over the same processes and link as `spread` (a distributed world), observed by
-  // `listeners`, whose collective calls are compared across processes by its caller rather than
-  // by each call (a ts::spawn across processes, whose scheduler agrees on every collective that
-  // spans processes before any runs, and whose collectives within one process involve no other).
-  WorldState(const WorldState& spread, std::shared_ptr<observe::Listeners> listeners);
+  // A world over the same processes and link as `spread` (a distributed world), sharing
+  // `shared_slots` (null: a table of its own), whose collective calls are compared across processes
+  // by its caller rather than by each call (a ts::spawn across processes, whose scheduler agrees on
+  // every collective that spans processes before any runs, and whose collectives within one process
+  // involve no other).
+  WorldState(const WorldState& spread, std::shared_ptr<SlotTable> shared_slots);
   ~WorldState();
   WorldState(const WorldState&) = delete;
   WorldState& operator=(const WorldState&) = delete;
@@ -89,9 +89,15 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   // process alone).
   void number_next_call(uint64_t sequence) { calls_.store(sequence); }
 
-  comm::Mailbox& mailbox() { return *mailbox_; }
-  observe::Listeners& listeners() { return *listeners_; }
-  const std::shared_ptr<observe::Listeners>& shared_listeners() const { return listeners_; }
+  // A slot's value (world_slots.hpp), from the table the slot lives in. The owning layer passes its
+  // `make` (it always knows how); other layers pass none and get what the installed maker makes, or
+  // null while none is installed.
+  void* slot(Slot slot, SlotMaker make = nullptr) { return slots_for(slot).find_or_make(slot, make); }
+  std::shared_ptr<void> shared_slot(Slot slot, SlotMaker make = nullptr) {
+    return slots_for(slot).shared(slot, make);
+  }
+  // The slots this world shares with the worlds made inside it: pass them to their constructors.
+  const std::shared_ptr<SlotTable>& shared_slots() const { return shared_slots_; }
 
   // The default topology ([topology] preset) over `ranks` ranks (the world's size when it has one),
   // built once per preset and kept with the paths computed on it. In a world spread over processes
@@ -124,6 +130,7 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
     std::map<std::vector<int>, std::vector<int32_t>> rings;  // members -> ring order
   };
   Built& built_locked(int ranks);
+  SlotTable& slots_for(Slot slot) { return shared_with_inner_worlds(slot) ? *shared_slots_ : own_slots_; }
 
   const int size_;
   std::shared_ptr<ProcessLink> link_;
@@ -133,8 +140,8 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   uint64_t links_key_ = 0;
   std::atomic<uint64_t> calls_{0};
   std::shared_ptr<const FibreList> whole_world_;
-  std::unique_ptr<comm::Mailbox> mailbox_;
-  std::shared_ptr<observe::Listeners> listeners_;
+  SlotTable own_slots_;
+  std::shared_ptr<SlotTable> shared_slots_;
   std::mutex topology_mutex_;
   std::map<std::pair<std::string, int>, Built> topologies_;  // (preset, ranks)
   std::map<uint64_t, Built> given_topologies_;               // groups' own, by fingerprint
@@ -143,8 +150,9 @@ class WorldState : public std::enable_shared_from_this<WorldState> {
   std::map<std::string, std::shared_ptr<void>> kept_;
 };
 
-// A simulated world of `size` ranks. Without listeners it gets its own.
-std::shared_ptr<WorldState> make_world(int size, std::shared_ptr<observe::Listeners> listeners = nullptr);
+// A simulated world of `size` ranks, sharing `shared_slots` (the listeners of the world it is made
+// inside); without them it gets a table of its own.
+std::shared_ptr<WorldState> make_world(int size, std::shared_ptr<SlotTable> shared_slots = nullptr);
 
 // The calling thread's world (see above). Never null. Once init_world() has made the process
 // world, a thread with nothing bound is in it (not in a default world of its own): after that the

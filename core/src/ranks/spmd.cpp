@@ -1,4 +1,5 @@
-// The non-template half of detail/spmd.hpp: running ranks, argument rank sets, result combining.
+// The non-template half of detail/spmd.hpp: running ranks, argument rank sets, result combining. It
+// is LocalMode's executor (its results are local tensors), so it sits with LocalMode in ranks.
 #include "dispatch/user_call.hpp"
 #include "tessera/detail/spmd.hpp"
 
@@ -11,11 +12,11 @@
 
 #include "dispatch/memory_context.hpp"
 #include "dispatch/thread_pool.hpp"
-#include "observe/comm_events.hpp"
 #include "plugin/registry.hpp"
 #include "ranks/local_tensor_impl.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
+#include "world/observer.hpp"
 #include "world/world.hpp"
 
 namespace tessera {
@@ -143,6 +144,17 @@ void throw_ranks_disagree(const char* op, const std::string& values) {
 
 namespace {
 
+// Per-rank ops go to the observer of the world they run in (world/observer.hpp): on a pool thread, the
+// issuing thread's, which the task has bound.
+bool rank_ops_wanted() {
+  world::Observer* observer = world::observer_of(world::current());
+  return observer != nullptr && observer->wants_rank_ops();
+}
+
+void report_rank_op(const char* op, int rank, double seconds) {
+  if (world::Observer* observer = world::observer_of(world::current())) observer->rank_op(op, rank, seconds);
+}
+
 // One rank's task as run_ranks runs each: inside a rank task (local mode off), timed for the
 // trace when one is recorded; what it throws comes back for the caller to report.
 template <class Task>
@@ -156,7 +168,7 @@ std::exception_ptr run_guarded(const char* op, int rank, bool traced, Task&& tas
     failure = std::current_exception();
   }
   if (traced)
-    observe::report_rank_op(op, rank, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+    report_rank_op(op, rank, std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   return failure;
 }
 
@@ -179,7 +191,7 @@ std::exception_ptr run_guarded(const char* op, int rank, bool traced, Task&& tas
 
 void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, const std::function<void(size_t)>& task) {
   std::vector<std::exception_ptr> failures(ranks.size());
-  const bool traced = observe::wants_rank_ops();
+  const bool traced = rank_ops_wanted();
   auto guarded = [&](size_t i) { failures[i] = run_guarded(op, ranks[i], traced, [&] { task(i); }); };
   // The pool is held for the whole job: set_threads on another thread may replace it meanwhile.
   const std::shared_ptr<dispatch::ThreadPool> pool =
@@ -207,7 +219,7 @@ void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, cons
 }
 
 void run_rank(const char* op, int rank, void (*task)(void*), void* context) {
-  if (const std::exception_ptr failure = run_guarded(op, rank, observe::wants_rank_ops(), [&] { task(context); }))
+  if (const std::exception_ptr failure = run_guarded(op, rank, rank_ops_wanted(), [&] { task(context); }))
     throw_rank_failure(op, rank, failure);
 }
 
