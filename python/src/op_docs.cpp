@@ -113,11 +113,10 @@ constexpr Doc kTensorDocs[] = {
 #define DBINARY(what)                                                                                    \
   what " of the global tensors, broadcasting; other may be a DTensor, a number or a one-element tensor " \
        "(any plain tensor inside ts.implicit_replication())." GLOBAL
-#define DREDUCE(what)                                                                                       \
+#define DREDUCE(what, partial)                                                                              \
   what " over dim (an int, a sequence of ints, or None for every dim) of the global tensor; keepdim keeps " \
-       "reduced dims as size 1. A reduced sharded dim becomes a Partial placement (a pending reduction "    \
-       "across "                                                                                            \
-       "its mesh dim), as in PyTorch."
+       "reduced dims as size 1. A reduced sharded dim becomes " partial                                     \
+       " (a pending reduction across its mesh dim)"
 
 constexpr Doc kDTensorDocs[] = {
     {"add", DBINARY("Elementwise sum self + other")},
@@ -133,11 +132,14 @@ constexpr Doc kDTensorDocs[] = {
     {"__truediv__", "self / other (see div)."},
     {"__rtruediv__", "other / self, for a number or tensor on the left (see div)."},
     {"__neg__", "-self (see neg)."},
-    {"sum", DREDUCE("The sum")},
-    {"mean", DREDUCE("The mean")},
-    {"prod", DREDUCE("The product")},
-    {"max", DREDUCE("The largest value")},
-    {"min", DREDUCE("The smallest value")},
+    {"sum", DREDUCE("The sum", "Partial(sum)") ", as in PyTorch."},
+    {"mean", DREDUCE("The mean", "Partial(avg)") " when every shard holds as many of its elements; uneven "
+                                                 "shards are gathered first."},
+    {"prod", DREDUCE("The product", "Partial(product)") ", as in PyTorch."},
+    {"max", DREDUCE("The largest value",
+                    "Partial(max)") ", unless some rank holds none of it: then it is gathered first."},
+    {"min", DREDUCE("The smallest value",
+                    "Partial(min)") ", unless some rank holds none of it: then it is gathered first."},
     {"neg",
      "Elementwise negation of a DTensor; its placements are kept (a Partial stays pending: negation is "
      "linear)."},
