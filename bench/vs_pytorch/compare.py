@@ -98,7 +98,10 @@ def torch_case(name, warmup, reps, budget):
     from torch.testing._internal.distributed.fake_pg import FakeStore
 
     torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
+    # PyTorch takes the inter-op thread count once per process; a second case in the same process
+    # (bench/python/local_add_overhead.py runs two) finds it set already. Reading it starts no threads.
+    if torch.get_num_interop_threads() != 1:
+        torch.set_num_interop_threads(1)
     spec = CASES[name]
     world = spec["ranks"]
     # LocalTensor's collectives run on a process group; the fake backend gives one of any world

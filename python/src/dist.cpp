@@ -132,7 +132,9 @@ void bind_dist(nb::module_& m) {
                            "several sibling fibres of equal size that run at once (a mesh dimension's groups).")
       .def(nb::init<>(), "The default group: every rank of the collective's argument, in rank order.")
       .def(nb::init<std::vector<int>>(), "ranks"_a, "One fibre: group rank i is ranks[i].")
-      .def_static("from_fibres", &ProcessGroup::from_fibres, "fibres"_a)
+      .def_static("from_fibres", &ProcessGroup::from_fibres, "fibres"_a,
+                  "Several sibling fibres of equal size that run at once (a mesh dim's groups); no rank may "
+                  "appear twice.")
       .def_prop_ro("fibres", &ProcessGroup::fibres)
       .def_prop_ro("is_default", &ProcessGroup::is_default)
       .def("size", &ProcessGroup::size, "The size of each fibre (an error for the default group).")
@@ -143,8 +145,9 @@ void bind_dist(nb::module_& m) {
       .def("__hash__", [](const ProcessGroup& g) { return std::hash<std::string>()(g.to_string()); });
 
   nb::class_<Work>(py_dist, "Work", "The handle of an async_op=True collective; the simulation completes it at once.")
-      .def("wait", &Work::wait, "timeout"_a = nb::none())
-      .def("is_completed", &Work::is_completed);
+      .def("wait", &Work::wait, "timeout"_a = nb::none(),
+           "Returns True once the collective has completed: at once, since the call already did it.")
+      .def("is_completed", &Work::is_completed, "True: the collective completed when it was called.");
 
   // PyTorch spells these dist.ReduceOp, dist.ProcessGroup.
   py_dist.attr("ReduceOp") = m.attr("ReduceOp");

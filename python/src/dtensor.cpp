@@ -122,8 +122,8 @@ void bind_dtensor(nb::module_& m) {
             return shape_to_python(t.shape());
           }, nb::arg("dim") = nb::none(), "The global shape, or one global size.")
       .def_prop_ro("ndim", &DTensor::dim)
-      .def("dim", &DTensor::dim)
-      .def("numel", &DTensor::numel)
+      .def("dim", &DTensor::dim, "The number of dims of the global tensor.")
+      .def("numel", &DTensor::numel, "The number of elements of the global tensor.")
       .def_prop_ro("dtype", &DTensor::dtype)
       .def("__len__", [](const DTensor& t) {
             if (t.dim() == 0) throw nb::type_error("len() of a 0-d DTensor");
@@ -132,33 +132,42 @@ void bind_dtensor(nb::module_& m) {
       .def("item", [](const DTensor& t) {
             return to_python(without_gil([&] { return t.full_tensor().reconcile().item(); }));
           }, "The value of a one-element DTensor.")
-      .def("t", [](const DTensor& t) { return without_gil([&] { return t.t(); }); })
+      .def("t", [](const DTensor& t) { return without_gil([&] { return t.t(); }); },
+           "The transpose of a DTensor of at most 2 dims; shards move with their dims.")
       .def("transpose", [](const DTensor& t, int64_t dim0, int64_t dim1) {
             return without_gil([&] { return tessera::transpose(t, dim0, dim1); });
-          }, nb::arg("dim0"), nb::arg("dim1"))
+          }, nb::arg("dim0"), nb::arg("dim1"), "Swaps dims dim0 and dim1 of the global tensor; shards move with their dims.")
       .def("permute", [](const DTensor& t, nb::args dims) {
             const Shape order = global_shape_from(shape_from_args(dims, "permute"), "permute");
             return without_gil([&] { return tessera::permute(t, order); });
-          })
+          }, "The global tensor with its dims in the given order; shards move with their dims.")
       .def("view", [](const DTensor& t, nb::args shape) {
             const Shape s = global_shape_from(shape_from_args(shape, "view"), "view");
             return without_gil([&] { return t.view(s); });
-          })
+          }, "The global tensor in a new (global) shape: shards are kept where the sharded dims survive, else "
+             "those mesh dims are replicated first, as PyTorch's DTensor does.")
       .def("reshape", [](const DTensor& t, nb::args shape) {
             const Shape s = global_shape_from(shape_from_args(shape, "reshape"), "reshape");
             return without_gil([&] { return t.reshape(s); });
-          })
-      .def("to", &convert, nb::arg("target") = nb::none(), nb::kw_only(), nb::arg("dtype") = nb::none())
-      .def("float", [](const DTensor& t) { return without_gil([&] { return t.to(kFloat32); }); })
-      .def("double", [](const DTensor& t) { return without_gil([&] { return t.to(kFloat64); }); })
-      .def("__matmul__", [](const DTensor& a, nb::handle b) { return matmul_any(a, b, false); })
-      .def("__rmatmul__", [](const DTensor& a, nb::handle b) { return matmul_any(a, b, true); })
-      .def("matmul", &matmul_of, nb::arg("other"))
+          }, "The global tensor in a new (global) shape: shards are kept where the sharded dims survive, else "
+             "those mesh dims are replicated first.")
+      .def("to", &convert, nb::arg("target") = nb::none(), nb::kw_only(), nb::arg("dtype") = nb::none(),
+           "This DTensor in another dtype, same mesh and placements (a DTensor stays on its mesh's device).")
+      .def("float", [](const DTensor& t) { return without_gil([&] { return t.to(kFloat32); }); },
+           "This DTensor as float32, same mesh and placements.")
+      .def("double", [](const DTensor& t) { return without_gil([&] { return t.to(kFloat64); }); },
+           "This DTensor as float64, same mesh and placements.")
+      .def("__matmul__", [](const DTensor& a, nb::handle b) { return matmul_any(a, b, false); },
+           "self @ other for a DTensor other (see matmul).")
+      .def("__rmatmul__", [](const DTensor& a, nb::handle b) { return matmul_any(a, b, true); },
+           "other @ self for a DTensor other (see matmul).")
+      .def("matmul", &matmul_of, nb::arg("other"), dtensor_op_doc("matmul"))
       // Autograd
       .def_prop_rw("requires_grad", &DTensor::requires_grad,
                    [](DTensor& t, bool value) { t.set_requires_grad(value); })
       .def("requires_grad_", [](DTensor& t, bool value) -> DTensor& { return t.requires_grad_(value); },
-           nb::arg("requires_grad") = true, nb::rv_policy::reference_internal)
+           nb::arg("requires_grad") = true, nb::rv_policy::reference_internal,
+           "Sets whether autograd records operations on this (leaf) DTensor, in place; returns it.")
       .def_prop_ro("grad", [](const DTensor& t) -> nb::object {
             if (!t.has_grad()) return nb::none();
             return nb::cast(t.grad());
@@ -168,11 +177,15 @@ void bind_dtensor(nb::module_& m) {
             const std::string name = t.grad_fn_name();
             return name.empty() ? nb::object(nb::none()) : nb::object(nb::str(name.c_str()));
           }, "The name of the function that made this DTensor (None for a leaf).")
-      .def("zero_grad", [](DTensor& t, bool set_to_none) { t.zero_grad(set_to_none); }, nb::arg("set_to_none") = true)
+      .def("zero_grad", [](DTensor& t, bool set_to_none) { t.zero_grad(set_to_none); }, nb::arg("set_to_none") = true,
+           "Clears the gradient: to None (set_to_none, the default), else its values set to zero in place.")
       .def("backward", [](const DTensor& t, std::optional<DTensor> gradient, bool retain_graph) {
             without_gil([&] { t.backward(gradient, retain_graph); });
-          }, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = false)
-      .def("detach", &DTensor::detach)
+          }, nb::arg("gradient") = nb::none(), nb::arg("retain_graph") = false,
+          "Computes the gradients of this DTensor with respect to the leaves that require them, accumulating "
+          "into their .grad; gradient may be left out only for a one-element DTensor (1).")
+      .def("detach", &DTensor::detach,
+           "A DTensor sharing this one's shards and layout but cut from the autograd graph.")
       .def("__hash__", [](nb::handle self) { return reinterpret_cast<std::uintptr_t>(self.ptr()); })
       .def("__repr__", &pytorch_repr)
       .def("__str__", &DTensor::to_string);

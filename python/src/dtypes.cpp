@@ -6,7 +6,7 @@
 namespace tessera::python {
 
 void bind_dtypes(nb::module_& m) {
-  nb::enum_<DType> dtype(m, "dtype");
+  nb::enum_<DType> dtype(m, "dtype", "A tensor's element type (PyTorch: torch.dtype): ts.float32, ts.int64, ...");
   dtype.value("bool", kBool)
       .value("int32", kInt32)
       .value("int64", kInt64)

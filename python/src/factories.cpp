@@ -94,7 +94,7 @@ void bind_factories(nb::module_& m) {
     if (requires_grad) t.requires_grad_(true);
     return t;
   };
-#define TESSERA_PY_SHAPED(name, call)                                                                          \
+#define TESSERA_PY_SHAPED(name, call, doc)                                                                        \
   m.def(                                                                                                       \
       name,                                                                                                    \
       [with_grad](nb::args size, std::optional<DType> dtype, std::optional<std::string> device,                \
@@ -104,12 +104,23 @@ void bind_factories(nb::module_& m) {
         return with_grad(without_gil([&] { return call; }), requires_grad);                                    \
       },                                                                                                       \
       nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),           \
-      nb::arg("requires_grad") = false)
-  TESSERA_PY_SHAPED("empty", tessera::empty(shape, options));
-  TESSERA_PY_SHAPED("zeros", tessera::zeros(shape, options));
-  TESSERA_PY_SHAPED("ones", tessera::ones(shape, options));
-  TESSERA_PY_SHAPED("rand", tessera::rand(shape, options));
-  TESSERA_PY_SHAPED("randn", tessera::randn(shape, options));
+      nb::arg("requires_grad") = false, doc)
+  // Inside a LocalMode these make local tensors over its ranks, as do sizes given as ts.LocalInts.
+#define TESSERA_PY_RANDOM \
+  " Each rank draws from its own generator: the same numbers unless ts.manual_seed seeded ranks differently."
+#define TESSERA_PY_LOCAL " Inside a ts.LocalMode (or with a ts.LocalInt size) it is a local tensor, one shard per rank."
+  TESSERA_PY_SHAPED("empty", tessera::empty(shape, options),
+                    "A tensor of the given size whose values are not set (float32 unless dtype says)." TESSERA_PY_LOCAL);
+  TESSERA_PY_SHAPED("zeros", tessera::zeros(shape, options),
+                    "A tensor of the given size filled with 0 (float32 unless dtype says)." TESSERA_PY_LOCAL);
+  TESSERA_PY_SHAPED("ones", tessera::ones(shape, options),
+                    "A tensor of the given size filled with 1 (float32 unless dtype says)." TESSERA_PY_LOCAL);
+  TESSERA_PY_SHAPED("rand", tessera::rand(shape, options),
+                    "A tensor of the given size of uniform random numbers in [0, 1) from the default generator "
+                    "(float dtypes only)." TESSERA_PY_LOCAL TESSERA_PY_RANDOM);
+  TESSERA_PY_SHAPED("randn", tessera::randn(shape, options),
+                    "A tensor of the given size of standard normal random numbers from the default generator "
+                    "(float dtypes only)." TESSERA_PY_LOCAL TESSERA_PY_RANDOM);
 #undef TESSERA_PY_SHAPED
   m.def("full", [with_grad](nb::handle size, nb::handle fill_value, std::optional<DType> dtype,
                             std::optional<std::string> device, bool requires_grad) {
@@ -118,7 +129,9 @@ void bind_factories(nb::module_& m) {
           return with_grad(without_gil([&] { return tessera::full(shape, value, options_from(dtype, device)); }),
                            requires_grad);
         }, nb::arg("size"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none(),
-        nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
+        nb::arg("device") = nb::none(), nb::arg("requires_grad") = false,
+        "A tensor of the given size filled with fill_value; the dtype follows the value (bool, int64 or float32) "
+        "unless dtype says. A ts.LocalInt fill_value gives each rank its own value." TESSERA_PY_LOCAL);
   m.def("arange", [](nb::handle start, nb::handle end, nb::handle step, std::optional<DType> dtype,
                      std::optional<std::string> device) {
           const TensorOptions options = options_from(dtype, device);
@@ -126,12 +139,17 @@ void bind_factories(nb::module_& m) {
           return tessera::arange(scalar_from(start, "arange"), scalar_from(end, "arange"), scalar_from(step, "arange"),
                                  options);
         }, nb::arg("start"), nb::arg("end") = nb::none(), nb::arg("step") = 1, nb::kw_only(),
-        nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+        nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+        "A 1-d tensor of start, start + step, ... below end (arange(n): 0 .. n-1); int64 when all three are ints, "
+        "else float32, unless dtype says." TESSERA_PY_LOCAL);
   m.def("eye", [](int64_t n, std::optional<int64_t> columns, std::optional<DType> dtype,
                   std::optional<std::string> device) {
           return tessera::eye(n, columns.value_or(n), options_from(dtype, device));
         }, nb::arg("n"), nb::arg("m") = nb::none(), nb::kw_only(), nb::arg("dtype") = nb::none(),
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(),
+        "An n x m (n x n by default) matrix with ones on the diagonal and zeros elsewhere." TESSERA_PY_LOCAL);
+#undef TESSERA_PY_LOCAL
+#undef TESSERA_PY_RANDOM
   def_like_factories<Tensor>(m);
   m.def("tensor", [with_grad](nb::handle data, std::optional<DType> dtype, std::optional<std::string> device,
                               bool requires_grad) { return with_grad(tensor_from(data, dtype, device), requires_grad); },

@@ -127,12 +127,14 @@ void bind_mesh(nb::module_& m) {
       .def("get_group", [](const DeviceMesh& mesh, nb::handle mesh_dim) {
             return on_dim(mesh_dim, [&](int64_t d) { return mesh.get_group(d); },
                           [&](const std::string& n) { return mesh.get_group(n); }, [&] { return mesh.get_group(); });
-          }, nb::arg("mesh_dim") = nb::none())
+          }, nb::arg("mesh_dim") = nb::none(),
+          "The ProcessGroup along one mesh dim (an index or a name; a 1-d mesh needs none): its fibres, one per "
+          "coordinate of the other dims.")
       .def("get_all_groups", [](const DeviceMesh& mesh) {
             std::vector<ProcessGroup> groups;
             for (int64_t d = 0; d < mesh.ndim(); ++d) groups.push_back(mesh.group(d));
             return groups;
-          })
+          }, "The ProcessGroup of every mesh dim, in dim order.")
       .def("get_local_rank", [](const DeviceMesh& mesh, nb::handle mesh_dim) {
             return to_python(on_dim(mesh_dim, [&](int64_t d) { return mesh.get_local_rank(d); },
                                     [&](const std::string& n) { return mesh.get_local_rank(n); },

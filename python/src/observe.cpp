@@ -112,19 +112,24 @@ void bind_observe(nb::module_& m) {
       .def("__exit__", [](PyCommCounter& c, nb::args) { c.exit(); })
       .def("calls", &PyCommCounter::calls, nb::arg("collective") = "",
            "Calls of one collective (e.g. 'all_gather'), or of every one.")
-      .def("bytes_per_rank", &PyCommCounter::bytes_per_rank)
-      .def("seconds", &PyCommCounter::seconds)
+      .def("bytes_per_rank", &PyCommCounter::bytes_per_rank,
+           "The bytes sent by the busiest rank of each collective, summed over the collectives counted.")
+      .def("seconds", &PyCommCounter::seconds,
+           "The time the cost model estimates for the collectives counted, over the topology in force.")
       .def_prop_ro("entries", &PyCommCounter::entries)
       .def_prop_ro("implicit_redistributions", &PyCommCounter::implicit)
-      .def("table", &PyCommCounter::table)
+      .def("table", &PyCommCounter::table, "A text table of the counts: one row per collective, mesh dim and algorithm, then the implicit "
+           "redistributions.")
       .def_prop_ro("active", &PyCommCounter::active, "True inside the with-block.")
       // CommDebugMode's spellings
-      .def("get_total_counts", [](const PyCommCounter& c) { return c.calls(""); })
+      .def("get_total_counts", [](const PyCommCounter& c) { return c.calls(""); },
+           "Calls of every collective together (CommDebugMode's name for calls()).")
       .def("get_comm_counts", &comm_counts, "Calls per collective name: {'all_gather': 1, ...}.")
       .def("generate_comm_debug_tracing_table", [](const PyCommCounter& c, int noise_level) {
             (void)noise_level;  // one level of detail: every row
             return c.table();
-          }, nb::arg("noise_level") = 3)
+          }, nb::arg("noise_level") = 3,
+          "The table() text (CommDebugMode's name); every noise_level gives every row.")
       .def("__repr__", [](const PyCommCounter& c) {
         return "CommCounter(calls=" + std::to_string(c.calls("")) + ", bytes_per_rank=" + std::to_string(c.bytes_per_rank()) +
                (c.active() ? ", active" : "") + ")";

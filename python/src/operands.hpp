@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "op_docs.hpp"
 
 namespace tessera::python {
 
@@ -51,9 +52,11 @@ nb::object binary(const Self& self, nb::handle other, Op op, bool reflected, con
 // self.forward(other) and, when `reflected` is given, the reflected operator.
 template <class Self, class Op>
 void def_binary_method(nb::class_<Self>& cls, const char* forward, const char* reflected, Op op) {
-  cls.def(forward, [op, forward](const Self& a, nb::handle b) { return binary(a, b, op, false, forward); });
+  cls.def(forward, [op, forward](const Self& a, nb::handle b) { return binary(a, b, op, false, forward); },
+          op_doc<Self>(forward));
   if (reflected != nullptr)
-    cls.def(reflected, [op, reflected](const Self& a, nb::handle b) { return binary(a, b, op, true, reflected); });
+    cls.def(reflected, [op, reflected](const Self& a, nb::handle b) { return binary(a, b, op, true, reflected); },
+            op_doc<Self>(reflected));
 }
 
 // + - * / as operators (reflected too) and as add/sub/mul/div methods, which Tensor and DTensor share.
@@ -67,10 +70,11 @@ void def_arithmetic(nb::class_<Self>& cls) {
   both("__sub__", "__rsub__", "sub", TESSERA_PY_BINARY(sub));
   both("__mul__", "__rmul__", "mul", TESSERA_PY_BINARY(mul));
   both("__truediv__", "__rtruediv__", "div", TESSERA_PY_BINARY(div));
-  cls.def("__neg__", [](const Self& t) { return without_gil([&] { return tessera::neg(t); }); });
+  cls.def("__neg__", [](const Self& t) { return without_gil([&] { return tessera::neg(t); }); }, op_doc<Self>("__neg__"));
 }
 
-// ts.name(input, other): a Tensor or a DTensor on either side, a number on at most one.
+// ts.name(input, other): a Tensor or a DTensor on either side, a number on at most one. Its words are
+// the Tensor op's, which say what a DTensor operand gives.
 template <class Op>
 void def_module_binary(nb::module_& m, const char* name, Op op) {
   m.def(name, [op, name](nb::handle a, nb::handle b) -> nb::object {
@@ -84,7 +88,7 @@ void def_module_binary(nb::module_& m, const char* name, Op op) {
                             "; it takes two tensors or two DTensors, or one with a number where the op allows")
                                .c_str());
     return out;
-  }, nb::arg("input"), nb::arg("other"));
+  }, nb::arg("input"), nb::arg("other"), tensor_op_doc(name));
 }
 
 // A method on the class, or a module function whose first argument PyTorch names `input`.
@@ -102,14 +106,14 @@ void def_reduction(auto& target, const char* name, Reduce reduce) {
   def_on(target, name, [reduce, name](const Self& t, nb::handle dim, bool keepdim) {
     const std::vector<int64_t> dims = dims_from(dim, name);
     return without_gil([&] { return reduce(t, dims, keepdim); });
-  }, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false);
+  }, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, op_doc<Self>(name));
 }
 
 // The elementwise functions and softmaxes both Tensor and DTensor have, as methods or functions.
 template <class Self, class Target>
 void def_elementwise(Target& target) {
   const auto unary = [&target](const char* name, auto fn) {
-    def_on(target, name, [fn](const Self& t) { return without_gil([&] { return fn(t); }); });
+    def_on(target, name, [fn](const Self& t) { return without_gil([&] { return fn(t); }); }, op_doc<Self>(name));
   };
   unary("neg", TESSERA_PY_UNARY(neg));
   unary("abs", TESSERA_PY_UNARY(abs));
@@ -121,10 +125,10 @@ void def_elementwise(Target& target) {
   unary("tanh", TESSERA_PY_UNARY(tanh));
   unary("sigmoid", TESSERA_PY_UNARY(sigmoid));
   def_on(target, "softmax", [](const Self& t, int64_t d) { return without_gil([&] { return tessera::softmax(t, d); }); },
-         nb::arg("dim"));
+         nb::arg("dim"), op_doc<Self>("softmax"));
   def_on(target, "log_softmax",
          [](const Self& t, int64_t d) { return without_gil([&] { return tessera::log_softmax(t, d); }); },
-         nb::arg("dim"));
+         nb::arg("dim"), op_doc<Self>("log_softmax"));
 }
 
 // ts.matmul / mm / bmm of two Selfs, and ts.cat / ts.stack of a list of them.
@@ -132,17 +136,17 @@ template <class Self>
 void def_products_and_joins(nb::module_& m) {
   const auto product = [&m](const char* name, const char* second, auto multiply) {
     m.def(name, [multiply](const Self& a, const Self& b) { return without_gil([&] { return multiply(a, b); }); },
-          nb::arg("input"), nb::arg(second));
+          nb::arg("input"), nb::arg(second), op_doc<Self>(name));
   };
   product("matmul", "other", TESSERA_PY_BINARY(matmul));
   product("mm", "mat2", TESSERA_PY_BINARY(mm));
   product("bmm", "mat2", TESSERA_PY_BINARY(bmm));
   m.def("cat", [](const std::vector<Self>& parts, int64_t dim) {
     return without_gil([&] { return tessera::cat(parts, dim); });
-  }, nb::arg("tensors"), nb::arg("dim") = 0);
+  }, nb::arg("tensors"), nb::arg("dim") = 0, op_doc<Self>("cat"));
   m.def("stack", [](const std::vector<Self>& parts, int64_t dim) {
     return without_gil([&] { return tessera::stack(parts, dim); });
-  }, nb::arg("tensors"), nb::arg("dim") = 0);
+  }, nb::arg("tensors"), nb::arg("dim") = 0, op_doc<Self>("stack"));
 }
 
 // ts.empty_like / zeros_like / ones_like / full_like(input, ..., dtype=, device=) for a Self input.
@@ -152,7 +156,7 @@ void def_like_factories(nb::module_& m) {
     m.def(name, [make](const Self& t, std::optional<DType> dtype, std::optional<std::string> device) {
       const TensorOptions options = options_from(dtype, device);
       return without_gil([&] { return make(t, options); });
-    }, nb::arg("input"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+    }, nb::arg("input"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(), op_doc<Self>(name));
   };
   like("empty_like", [](const Self& t, const TensorOptions& o) { return tessera::empty_like(t, o); });
   like("zeros_like", [](const Self& t, const TensorOptions& o) { return tessera::zeros_like(t, o); });
@@ -162,7 +166,7 @@ void def_like_factories(nb::module_& m) {
     const Scalar value = scalar_from(fill_value, "full_like");
     return without_gil([&] { return tessera::full_like(t, value, options_from(dtype, device)); });
   }, nb::arg("input"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none(),
-        nb::arg("device") = nb::none());
+        nb::arg("device") = nb::none(), op_doc<Self>("full_like"));
 }
 
 }  // namespace tessera::python

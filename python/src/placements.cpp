@@ -76,11 +76,11 @@ void bind_placements(nb::module_& m) {
       .def_static("parse", [](const std::string& text) { return to_python(Placement::parse(text)); }, nb::arg("text"),
                   "One placement from its text: \"S(0)\", \"R\", \"P(sum)\", \"Shard(dim=0)\", \"Replicate()\", ...")
       .def("is_shard", [](const Placement& p, std::optional<int64_t> dim) { return dim ? p.is_shard(*dim) : p.is_shard(); },
-           nb::arg("dim") = nb::none())
-      .def("is_replicate", &Placement::is_replicate)
+           nb::arg("dim") = nb::none(), "Whether this is a Shard (of tensor dim `dim`, when given).")
+      .def("is_replicate", &Placement::is_replicate, "Whether this is Replicate.")
       .def("is_partial", [](const Placement& p, std::optional<std::string> reduce_op) {
             return p.is_partial() && (!reduce_op || p.reduce_op() == *reduce_op);
-          }, nb::arg("reduce_op") = nb::none())
+          }, nb::arg("reduce_op") = nb::none(), "Whether this is a Partial (with that reduce_op, e.g. 'sum', when given).")
       .def_prop_ro("strategy", &Placement::strategy, "The layout's name: \"shard\", \"balanced_shard\", \"replicate\", ...")
       .def("__eq__", [](const Placement& a, nb::handle b) -> nb::object {
             if (!nb::isinstance<Placement>(b)) return nb::borrow(Py_NotImplemented);

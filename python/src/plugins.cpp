@@ -163,25 +163,34 @@ void bind_plugins(nb::module_& m) {
         nb::arg("name_or_path"),
         "Loads a plugin by name ('backend-cpu', found on the search path) or by path; ts.PluginError when it is "
         "missing or rejected (the process keeps working).");
-  m.def("unload_plugin", [](const std::string& name) { without_gil([&] { unload_plugin(name); }); }, nb::arg("name"));
-  m.def("loaded_plugins", &loaded_plugins);
+  m.def("unload_plugin", [](const std::string& name) { without_gil([&] { unload_plugin(name); }); }, nb::arg("name"),
+        "Removes a loaded plugin's components (one it had overridden comes back); its library stays mapped "
+        "until the last tensor made from it is gone.");
+  m.def("loaded_plugins", &loaded_plugins, "The PluginInfo of every plugin loaded now.");
   m.def("discover_plugins", [] { return without_gil([] { return discover_plugins(); }); },
         "Tries every libtessera-*.so on the search path without registering anything.");
   m.def("probe_plugin", [](const std::string& file) { return without_gil([&] { return probe_plugin(file); }); },
-        nb::arg("file"));
+        nb::arg("file"),
+        "Tries one plugin file without registering it: a PluginProbe saying whether load_plugin would accept "
+        "it, or why not.");
   m.def("plugin_search_path", [] {
           std::vector<std::string> out;
           for (const auto& dir : plugin_search_path()) out.push_back(dir.string());
           return out;
-        });
-  m.def("backend_names", &backend_names);
-  m.def("default_backend", &default_backend);
+        }, "The directories searched for plugins, in order: TESSERA_PLUGIN_PATH, the configured search path, "
+           "then the plugin directory beside the Tessera library.");
+  m.def("backend_names", &backend_names, "The names of the registered backends (devices), e.g. ['cpu'].");
+  m.def("default_backend", &default_backend, "The backend factories use when no device is given.");
   m.def("set_default_backend", [](const std::string& name) { without_gil([&] { set_default_backend(name); }); },
-        nb::arg("name"));
-  m.def("transport_names", [] { return without_gil([] { return transport_names(); }); });
+        nb::arg("name"),
+        "Makes `name` the backend factories use by default, loading its plugin when needed; an error when "
+        "there is no such backend.");
+  m.def("transport_names", [] { return without_gil([] { return transport_names(); }); },
+        "The names of the registered transports (which move data between processes), after loading every "
+        "transport plugin on the search path.");
   m.def("set_num_threads", &set_threads, nb::arg("threads"),
         "Threads running ranks in parallel (0 = one per hardware thread); results are the same for every count.");
-  m.def("get_num_threads", &threads);
+  m.def("get_num_threads", &threads, "Threads running ranks in parallel (0 = one per hardware thread).");
 
   nb::class_<BackendCapabilities>(m, "BackendCapabilities", "What a backend can run, against the kernel catalogue.")
       .def_ro("backend", &BackendCapabilities::backend)
@@ -210,7 +219,9 @@ void bind_plugins(nb::module_& m) {
                std::to_string(c.ops.size()) + "/" + std::to_string(c.catalogue_size) + ")";
       });
   m.def("backend_capabilities", [](const std::string& name) { return without_gil([&] { return backend_capabilities(name); }); },
-        nb::arg("backend"));
+        nb::arg("backend"),
+        "What the named backend can run against the kernel catalogue (loading its plugin when needed); an error "
+        "naming the available backends when there is none of that name.");
 
   nb::class_<Config>(m, "Config",
                      "A configuration, as tessera.toml holds it: ts.Config(threads=2, ...), Config.from_file(path), "
@@ -220,11 +231,15 @@ void bind_plugins(nb::module_& m) {
             apply_keywords(config, kwargs);
             new (self) Config(std::move(config));
           })
-      .def_static("from_file", [](const std::string& path) { return Config::from_file(path); }, nb::arg("path"))
+      .def_static("from_file", [](const std::string& path) { return Config::from_file(path); }, nb::arg("path"),
+                  "Reads a tessera.toml file; a ts.ConfigError names the file, line and key of a mistake.")
       .def_static("from_string", [](const std::string& toml, const std::string& source_name) {
             return Config::from_string(toml, source_name);
-          }, nb::arg("toml"), nb::arg("source_name") = "<string>")
-      .def_static("from_environment", &Config::from_environment)
+          }, nb::arg("toml"), nb::arg("source_name") = "<string>",
+          "Parses TOML text as a tessera.toml file; errors name source_name as the file.")
+      .def_static("from_environment", &Config::from_environment,
+                  "TESSERA_CONFIG's file when that variable is set, else the defaults (the other TESSERA_* "
+                  "variables are not applied: see with_environment).")
       .def("with_environment", [](const Config& c) { return with_environment(c); },
            "This configuration with every TESSERA_* variable that is set put over it.")
       .def_prop_ro("plugin_search_path", [](const Config& c) {

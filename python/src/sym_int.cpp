@@ -47,9 +47,9 @@ void bind_sym_int(nb::module_& m) {
       .def(nb::init<const std::map<int, int64_t>&>(), nb::arg("values"))
       .def("values", &LocalInt::values, "The value on each rank, as a dict.")
       .def_prop_ro("ranks", [](const LocalInt& v) { return v.ranks().ranks(); })
-      .def("at", &LocalInt::at, nb::arg("rank"))
+      .def("at", &LocalInt::at, nb::arg("rank"), "The value on one rank; a ts.Error naming the rank when it holds none.")
       .def("__getitem__", &LocalInt::at, nb::arg("rank"))
-      .def("is_uniform", &LocalInt::is_uniform)
+      .def("is_uniform", &LocalInt::is_uniform, "Whether every rank holds the same value.")
       .def("__int__", [](const LocalInt& v) { return SymInt(v).as_int(); })
       .def("__repr__", [](const LocalInt& v) { return "LocalInt(" + v.to_string() + ")"; })
       .def("__add__", [](nb::handle a, nb::handle b) { return combine(a, b, std::plus<>()); })
@@ -81,8 +81,12 @@ void bind_sym_int(nb::module_& m) {
       .def("neg", [](const LocalInt& a) { return node_op(a, nb::int_(0), [](int64_t x, int64_t) { return -x; }, "neg"); },
            "Rank by rank -a, as a LocalInt.")
       .def("clone", [](const LocalInt& a) { return a; }, "A copy (LocalInt values never change).");
-  m.def("sym_max", [](nb::handle a, nb::handle b) { return to_python(sym_max(sym_int_from(a), sym_int_from(b))); });
-  m.def("sym_min", [](nb::handle a, nb::handle b) { return to_python(sym_min(sym_int_from(a), sym_int_from(b))); });
+  m.def("sym_max", [](nb::handle a, nb::handle b) { return to_python(sym_max(sym_int_from(a), sym_int_from(b))); },
+        nb::arg("a"), nb::arg("b"),
+        "The larger of two sizes (ints or ts.LocalInts), rank by rank (PyTorch: torch.sym_max).");
+  m.def("sym_min", [](nb::handle a, nb::handle b) { return to_python(sym_min(sym_int_from(a), sym_int_from(b))); },
+        nb::arg("a"), nb::arg("b"),
+        "The smaller of two sizes (ints or ts.LocalInts), rank by rank (PyTorch: torch.sym_min).");
 }
 
 }  // namespace tessera::python

@@ -51,10 +51,10 @@ void def_reductions(Target& target) {
   def_reduction<Tensor>(target, "any", TESSERA_PY_REDUCE(any));
   const auto dim = nb::arg("dim") = nb::none();
   const auto keepdim = nb::arg("keepdim") = false;
-  def_on(target, "max", extremum(max_of, ArgMax()), dim, keepdim);
-  def_on(target, "min", extremum(min_of, ArgMin()), dim, keepdim);
-  def_on(target, "argmax", arg_extremum(ArgMax()), dim, keepdim);
-  def_on(target, "argmin", arg_extremum(ArgMin()), dim, keepdim);
+  def_on(target, "max", extremum(max_of, ArgMax()), dim, keepdim, tensor_op_doc("max"));
+  def_on(target, "min", extremum(min_of, ArgMin()), dim, keepdim, tensor_op_doc("min"));
+  def_on(target, "argmax", arg_extremum(ArgMax()), dim, keepdim, tensor_op_doc("argmax"));
+  def_on(target, "argmin", arg_extremum(ArgMin()), dim, keepdim, tensor_op_doc("argmin"));
   def_elementwise<Tensor>(target);
 }
 
@@ -72,8 +72,8 @@ void bind_tensor_ops(nb::class_<Tensor>& tensor) {
   def_binary_method(tensor, "__gt__", nullptr, TESSERA_PY_BINARY(gt));
   def_binary_method(tensor, "__ge__", nullptr, TESSERA_PY_BINARY(ge));
   def_binary_method(tensor, "pow", nullptr, TESSERA_PY_BINARY(pow));
-  tensor.def("__matmul__", &matmul_of);
-  tensor.def("matmul", &matmul_of, nb::arg("other"));
+  tensor.def("__matmul__", &matmul_of, tensor_op_doc("__matmul__"));
+  tensor.def("matmul", &matmul_of, nb::arg("other"), tensor_op_doc("matmul"));
   def_reductions(tensor);
 }
 
@@ -100,15 +100,23 @@ void bind_ops(nb::module_& m) {
           }
           const std::vector<int64_t> sizes = dims_from(split, "split");
           return without_gil([&] { return tessera::split(t, sizes, dim); });
-        }, nb::arg("tensor"), nb::arg("split_size_or_sections"), nb::arg("dim") = 0);
+        }, nb::arg("tensor"), nb::arg("split_size_or_sections"), nb::arg("dim") = 0,
+        "Views of tensor split along dim: pieces of split_size_or_sections elements (the last smaller), or of the "
+        "listed sizes.");
   m.def("chunk", [](const Tensor& t, int64_t chunks, int64_t dim) {
           return without_gil([&] { return tessera::chunk(t, chunks, dim); });
-        }, nb::arg("input"), nb::arg("chunks"), nb::arg("dim") = 0);
+        }, nb::arg("input"), nb::arg("chunks"), nb::arg("dim") = 0,
+        "Views of input split along dim into at most `chunks` pieces of ceil(size / chunks) elements (the last "
+        "smaller), as torch.chunk.");
   m.def("equal", [](const Tensor& a, const Tensor& b) { return without_gil([&] { return tessera::equal(a, b); }); },
-        nb::arg("input"), nb::arg("other"));
+        nb::arg("input"), nb::arg("other"),
+        "Whether the two tensors have the same shape and elements (a Python bool); for local tensors, True only "
+        "when that holds on every rank.");
   m.def("allclose", [](const Tensor& a, const Tensor& b, double rtol, double atol) {
           return without_gil([&] { return tessera::allclose(a, b, rtol, atol); });
-        }, nb::arg("input"), nb::arg("other"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8);
+        }, nb::arg("input"), nb::arg("other"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8,
+        "Whether |input - other| <= atol + rtol * |other| for every element (a Python bool), as torch.allclose; "
+        "for local tensors, True only when that holds on every rank.");
 }
 
 }  // namespace tessera::python

@@ -53,7 +53,6 @@ def has_docstring(value):
     return bool((getattr(value, "__doc__", None) or "").strip())
 
 
-@pytest.mark.xfail(strict=True, reason="about 180 older bindings (Tensor methods, ops, factories) have no docstring yet")
 def test_every_public_callable_has_a_docstring():
     missing = [name for name, value in CALLABLES if not has_docstring(value)]
     assert not missing, f"{len(missing)} without a docstring: " + ", ".join(missing)
