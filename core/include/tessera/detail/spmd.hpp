@@ -141,7 +141,8 @@ struct SpmdArg<std::vector<SymInt>> {
 // Runs task(i) for every rank index i of `ranks`, in parallel when the work is large enough, with
 // local mode disabled on the executing thread; a failure is rethrown naming the op and the lowest
 // failing rank.
-void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, const std::function<void(size_t)>& task);
+void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank,
+               const std::function<void(size_t)>& task);
 // run_ranks for one rank, `task(context)`: without the bookkeeping for many (no allocation).
 void run_rank(const char* op, int rank, void (*task)(void*), void* context);
 // Groups rank indices by equal identity words (index i's are words[starts[i] .. starts[i + 1])):
@@ -201,8 +202,10 @@ struct SpmdResult {
     if (!agree) {
       std::string text;
       for (size_t i = 0; i < ranks.size(); ++i) {
-        if constexpr (std::is_arithmetic_v<R>) text += (i ? ", " : "") + std::to_string(ranks[i]) + ": " + std::to_string(*values[i]);
-        else text += (i ? ", " : "") + std::to_string(ranks[i]) + ": <differs>";
+        if constexpr (std::is_arithmetic_v<R>)
+          text += (i ? ", " : "") + std::to_string(ranks[i]) + ": " + std::to_string(*values[i]);
+        else
+          text += (i ? ", " : "") + std::to_string(ranks[i]) + ": <differs>";
       }
       throw_ranks_disagree(op, text);
     }
@@ -233,7 +236,8 @@ auto spmd_over(const char* op, const RankSet& ranks, F&& f, const Args&... args)
     run_ranks(op, ranks, work, [&](size_t i) { f(SpmdArg<std::decay_t<Args>>::at(args, ranks[i])...); });
   } else {
     std::vector<std::optional<R>> values(ranks.size());
-    run_ranks(op, ranks, work, [&](size_t i) { values[i].emplace(f(SpmdArg<std::decay_t<Args>>::at(args, ranks[i])...)); });
+    run_ranks(op, ranks, work,
+              [&](size_t i) { values[i].emplace(f(SpmdArg<std::decay_t<Args>>::at(args, ranks[i])...)); });
     return SpmdResult<R>::combine(op, ranks, values);
   }
 }
@@ -296,6 +300,42 @@ bool all_alike(const RankSet& ranks, const Args&... args) {
   return true;
 }
 
+// Runs f once per group of ranks whose identity words are equal (append_words(rank, words) appends a
+// rank's): the group's first rank (its leader) computes, and rank i gets share(leader's result,
+// whether i is the leader). When no two ranks group, spmd_over runs f on every rank.
+template <class Words, class Share, class F, class... Args>
+auto spmd_by_groups(const char* op, const RankSet& ranks, Words&& append_words, Share&& share, F&& f,
+                    const Args&... args) {
+  using R = std::invoke_result_t<F&, decltype(SpmdArg<std::decay_t<Args>>::at(args, 0))...>;
+  // The words of rank index i are words[starts[i] .. starts[i + 1]).
+  std::vector<int64_t> words;
+  std::vector<size_t> starts(ranks.size() + 1, 0);
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    starts[i] = words.size();
+    append_words(ranks[i], words);
+    if (i == 0) words.reserve(words.size() * ranks.size());  // ranks' words are usually alike in length
+  }
+  starts[ranks.size()] = words.size();
+  std::vector<size_t> leader_of(ranks.size());
+  std::vector<size_t> leaders;
+  group_by_identity(words, starts, leader_of, leaders);
+  if (leaders.size() == ranks.size()) return spmd_over(op, ranks, f, args...);
+  std::vector<int> leader_ranks;
+  for (size_t i : leaders) leader_ranks.push_back(ranks[i]);
+  const RankSet computing(std::move(leader_ranks));
+  const int64_t work = (int64_t{0} + ... + SpmdArg<std::decay_t<Args>>::work(args));
+  std::vector<std::optional<R>> computed(computing.size());
+  run_ranks(op, computing, work, [&](size_t i) {
+    computed[i].emplace(f(SpmdArg<std::decay_t<Args>>::at(args, computing[i])...));
+  });
+  std::vector<std::optional<R>> values(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const size_t slot = leader_of[i];
+    values[i] = share(*computed[slot], ranks[i] == computing[slot]);
+  }
+  return SpmdResult<R>::combine(op, ranks, values);
+}
+
 // spmd_over for an f that computes fresh tensors (one, or a vector) from its arguments alone (no
 // rank, no state, no aliasing of an input): ranks whose arguments are identical (the same shard
 // bytes and layout, equal per-rank values) get one result, computed once and shared as
@@ -319,7 +359,8 @@ auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... 
       // for the others, without the grouping below and its lists.
       std::optional<R> computed;
       auto compute = [&] { computed.emplace(f(SpmdArg<std::decay_t<Args>>::at(args, ranks[0])...)); };
-      run_rank(op, ranks[0], [](void* task) { (*static_cast<decltype(compute)*>(task))(); }, &compute);
+      run_rank(
+          op, ranks[0], [](void* task) { (*static_cast<decltype(compute)*>(task))(); }, &compute);
       if constexpr (std::is_same_v<R, Tensor>) {
         std::vector<std::pair<int, Tensor>> shards;
         shards.reserve(ranks.size());
@@ -333,33 +374,14 @@ auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... 
         return SpmdResult<R>::combine(op, ranks, values);
       }
     }
-    // Ranks with equal identity words form a group; its first rank (the leader) computes. The
-    // words of rank index i are words[starts[i] .. starts[i + 1]).
-    std::vector<int64_t> words;
-    std::vector<size_t> starts(ranks.size() + 1, 0);
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      starts[i] = words.size();
-      (SpmdArg<std::decay_t<Args>>::identity(args, ranks[i], words), ...);
-      if (i == 0) words.reserve(words.size() * ranks.size());  // ranks' words are usually alike in length
-    }
-    starts[ranks.size()] = words.size();
-    std::vector<size_t> leader_of(ranks.size());
-    std::vector<size_t> leaders;
-    group_by_identity(words, starts, leader_of, leaders);
-    if (leaders.size() == ranks.size()) return spmd_over(op, ranks, f, args...);
-    std::vector<int> leader_ranks;
-    for (size_t i : leaders) leader_ranks.push_back(ranks[i]);
-    const RankSet computing(std::move(leader_ranks));
-    const int64_t work = (int64_t{0} + ... + SpmdArg<std::decay_t<Args>>::work(args));
-    std::vector<std::optional<R>> computed(computing.size());
-    run_ranks(op, computing, work,
-              [&](size_t i) { computed[i].emplace(f(SpmdArg<std::decay_t<Args>>::at(args, computing[i])...)); });
-    std::vector<std::optional<R>> values(ranks.size());
-    for (size_t i = 0; i < ranks.size(); ++i) {
-      const size_t slot = leader_of[i];
-      values[i] = ranks[i] == computing[slot] ? *computed[slot] : replica_of_result(*computed[slot]);
-    }
-    return SpmdResult<R>::combine(op, ranks, values);
+    // Groups' followers hold copy-on-write replicas of their leader's result.
+    return spmd_by_groups(
+        op, ranks,
+        [&]([[maybe_unused]] int rank, [[maybe_unused]] std::vector<int64_t>& words) {
+          (SpmdArg<std::decay_t<Args>>::identity(args, rank, words), ...);
+        },
+        [](const R& computed, bool leader) { return leader ? computed : replica_of_result(computed); }, f,
+        args...);
   }
 }
 
@@ -369,7 +391,8 @@ template <class T>
 void append_object_identity(const T& value, int rank, std::vector<int64_t>& words) {
   if constexpr (std::is_same_v<T, Tensor>) {
     if (value.is_local())
-      words.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(value.shards().at(rank).impl().get())));
+      words.push_back(
+          static_cast<int64_t>(reinterpret_cast<uintptr_t>(value.shards().at(rank).impl().get())));
   } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
     for (const Tensor& t : value) append_object_identity(t, rank, words);
   } else {
@@ -397,28 +420,13 @@ bool shares_results(const T& value) {
 template <class F, class... Args>
 auto spmd_alias_grouped(const char* op, const RankSet& ranks, F&& f, const Args&... args) {
   using R = std::invoke_result_t<F&, decltype(SpmdArg<std::decay_t<Args>>::at(args, 0))...>;
-  std::vector<int64_t> words;
-  std::vector<size_t> starts(ranks.size() + 1, 0);
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    starts[i] = words.size();
-    (append_object_identity(args, ranks[i], words), ...);
-    if (i == 0) words.reserve(words.size() * ranks.size());
-  }
-  starts[ranks.size()] = words.size();
-  std::vector<size_t> leader_of(ranks.size());
-  std::vector<size_t> leaders;
-  group_by_identity(words, starts, leader_of, leaders);
-  if (leaders.size() == ranks.size()) return spmd_over(op, ranks, f, args...);
-  std::vector<int> leader_ranks;
-  for (size_t i : leaders) leader_ranks.push_back(ranks[i]);
-  const RankSet computing(std::move(leader_ranks));
-  const int64_t work = (int64_t{0} + ... + SpmdArg<std::decay_t<Args>>::work(args));
-  std::vector<std::optional<R>> computed(computing.size());
-  run_ranks(op, computing, work,
-            [&](size_t i) { computed[i].emplace(f(SpmdArg<std::decay_t<Args>>::at(args, computing[i])...)); });
-  std::vector<std::optional<R>> values(ranks.size());
-  for (size_t i = 0; i < ranks.size(); ++i) values[i] = computed[leader_of[i]];
-  return SpmdResult<R>::combine(op, ranks, values);
+  // Every rank of a group holds its leader's result object.
+  return spmd_by_groups(
+      op, ranks,
+      [&]([[maybe_unused]] int rank, [[maybe_unused]] std::vector<int64_t>& words) {
+        (append_object_identity(args, rank, words), ...);
+      },
+      [](const R& computed, bool) { return computed; }, f, args...);
 }
 
 // spmd for an f that depends on its arguments alone (no rank, no state, no side effect) and may
@@ -436,7 +444,8 @@ auto spmd_alias(const char* op, F&& f, const Args&... args)
     if (ranks != nullptr && ranks->size() > 1 && (true && ... && same_object_on_every_rank(args, *ranks))) {
       std::optional<R> computed;
       auto compute = [&] { computed.emplace(f(SpmdArg<std::decay_t<Args>>::at(args, (*ranks)[0])...)); };
-      run_rank(op, (*ranks)[0], [](void* task) { (*static_cast<decltype(compute)*>(task))(); }, &compute);
+      run_rank(
+          op, (*ranks)[0], [](void* task) { (*static_cast<decltype(compute)*>(task))(); }, &compute);
       if constexpr (std::is_same_v<R, Tensor>) {
         std::vector<std::pair<int, Tensor>> shards;
         shards.reserve(ranks->size());
