@@ -9,6 +9,7 @@
 
 #include "checkpoint/world_sync.hpp"
 #include "comm/rank_programs.hpp"
+#include "tensor/tensor_impl.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"

@@ -348,7 +348,11 @@ Tensor map_rank_classes(const Tensor& local, const DeviceMesh& mesh, const Class
   std::vector<int64_t> words, last_words;
   const TensorImpl* last_shard = nullptr;
   Tensor last;
-  for (const auto& [rank, shard] : local.shards()) {
+  for (const auto& entry : local.shards()) {
+    // Named copies rather than structured bindings: the lambda below captures them, which clang 14
+    // refuses for bindings.
+    const int rank = entry.first;
+    const Tensor& shard = entry.second;
     std::vector<int64_t> coord;
     words.clear();
     if (key) {
