@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint_support.hpp"
 #include "tessera/tessera.hpp"
 
 namespace ts = tessera;
@@ -15,19 +16,9 @@ namespace dcp = tessera::dcp;
 
 namespace {
 
-int failures = 0;
-
-void check(bool ok, const std::string& what, int process) {
-  if (!ok) {
-    std::printf("FAIL process %d: %s\n", process, what.c_str());
-    ++failures;
-  }
-}
-
-std::vector<double> values(const ts::Tensor& t) {
-  const ts::DisabledLocalMode off = ts::maybe_disable_local_mode();
-  return t.contiguous().to(ts::kFloat64).to_vector<double>();
-}
+using checkpoint_check::check;
+using checkpoint_check::failures;
+using checkpoint_check::values;
 
 }  // namespace
 
