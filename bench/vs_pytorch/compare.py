@@ -3,8 +3,9 @@
 
 Runs every case twice: in PyTorch (LocalTensorMode / LocalTensor, DTensor on a "fake" process
 group of the case's world size) and in Tessera (the bench_vs_pytorch program, built from
-tessera_cases.cpp beside this file), then prints one table: case, PyTorch time, Tessera time and
-how many times faster Tessera is. The two sides run the same programs; keep CASES below and
+tessera_cases.cpp beside this file), case by case: each case's two runs follow each other (which
+side goes first alternates), so a slow phase of a shared machine falls on both sides of a row. Then
+it prints one table: case, PyTorch time, Tessera time and how many times faster Tessera is. The two sides run the same programs; keep CASES below and
 tessera_cases.cpp in step.
 
 Needs torch with torch.distributed._local_tensor (PyTorch 2.9 or later). Never run by CI.
@@ -283,33 +284,37 @@ def chosen(name, filters):
     return not filters or any(word in name for word in filters)
 
 
-def run_tessera(binary, args, filters):
-    """Runs bench_vs_pytorch; returns ({case: seconds}, {case: description}, wall seconds)."""
+def tessera_descriptions(binary, filters):
+    """{case: what one iteration is} of the Tessera program's cases that the filters choose."""
     if not os.access(binary, os.X_OK):
         sys.exit(f"compare.py: no Tessera program at {binary}; build it with "
                  f"`cmake --build build --target bench_vs_pytorch` or pass its path")
     common = ["--cases", ",".join(filters)] if filters else []
     listing = subprocess.run([binary, "--list"] + common, capture_output=True, text=True, check=True).stdout
-    descriptions = {line.split("\t")[0]: line.split("\t")[1] for line in listing.splitlines() if line}
-    command = [binary] + common + (["--quick"] if args.quick else []) + (["--cpu-time"] if args.cpu_time else [])
+    return {line.split("\t")[0]: line.split("\t")[1] for line in listing.splitlines() if line}
+
+
+def run_tessera(binary, name, args):
+    """Runs one case of bench_vs_pytorch (--case: the exact name); returns (seconds or None, wall)."""
+    command = [binary, "--case", name] + (["--quick"] if args.quick else []) + \
+        (["--cpu-time"] if args.cpu_time else [])
     if args.warmup is not None:
         command += ["--warmup", str(args.warmup)]
-    print("$ " + " ".join(command), file=sys.stderr)
     start = time.perf_counter()
     run = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **SINGLE_THREAD_ENV})
     wall = time.perf_counter() - start
-    seconds_by_case = {}
+    seconds = None
     for line in run.stdout.splitlines():
         if line.startswith("#"):
             if "failed" in line:
                 print(line, file=sys.stderr)
             continue
         fields = line.split("\t")
-        if len(fields) >= 2:
-            seconds_by_case[fields[0]] = float(fields[1])
+        if len(fields) >= 2 and fields[0] == name:
+            seconds = float(fields[1])
     if run.returncode != 0:
-        print(f"compare.py: {binary} exited with {run.returncode}\n{run.stderr}", file=sys.stderr)
-    return seconds_by_case, descriptions, wall
+        print(f"compare.py: {' '.join(command)} exited with {run.returncode}\n{run.stderr}", file=sys.stderr)
+    return seconds, wall
 
 
 def run_torch(name, args):
@@ -407,12 +412,21 @@ def main():
     if not names:
         sys.exit(f"compare.py: --cases {args.cases!r} matched no case; the cases are: {' '.join(CASES)}")
 
-    tessera, descriptions, tessera_wall = run_tessera(os.path.abspath(args.binary), args, filters)
+    binary = os.path.abspath(args.binary)
+    descriptions = tessera_descriptions(binary, filters)
+    # Case by case, the two sides one after the other (alternating which goes first), so that a
+    # slow phase of a shared machine falls on both sides of a row rather than on one side's run.
     rows = []
-    for name in names:
-        print(f"PyTorch: {name} ...", file=sys.stderr, flush=True)
-        theirs, note, lower_bound = run_torch(name, args)
-        ours = tessera.get(name)
+    tessera_wall = 0.0
+    for index, name in enumerate(names):
+        print(f"{name}: Tessera and PyTorch ...", file=sys.stderr, flush=True)
+        if index % 2 == 0:
+            ours, wall = run_tessera(binary, name, args) if name in descriptions else (None, 0.0)
+            theirs, note, lower_bound = run_torch(name, args)
+        else:
+            theirs, note, lower_bound = run_torch(name, args)
+            ours, wall = run_tessera(binary, name, args) if name in descriptions else (None, 0.0)
+        tessera_wall += wall
         if theirs is None:
             cell = note
         else:
@@ -422,7 +436,7 @@ def main():
 
     print(f"PyTorch {torch.__version__} LocalTensor vs Tessera, one thread each "
           f"({'quick' if args.quick else 'full'} run, {'CPU' if args.cpu_time else 'wall'} time; "
-          f"Tessera program {tessera_wall:.1f} s wall)")
+          f"Tessera programs {tessera_wall:.1f} s wall in all)")
     print_table(rows, args.markdown)
     print()
     for name in names:

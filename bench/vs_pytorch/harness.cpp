@@ -41,9 +41,10 @@ double mean_seconds(int warmup, int reps, const std::function<void(int)>& body) 
 namespace {
 
 const char* const kUsage =
-    "usage: bench_vs_pytorch [--quick] [--cases A,B,...] [--warmup N] [--reps N] [--cpu-time] [--list]\n"
+    "usage: bench_vs_pytorch [--quick] [--cases A,B,...] [--case NAME] [--warmup N] [--reps N] [--cpu-time] [--list]\n"
     "  --quick     fewer timed iterations per case\n"
     "  --cases     run only the cases whose name contains one of the comma-separated words\n"
+    "  --case      run only the case named exactly NAME (may be repeated)\n"
     "  --warmup N  untimed iterations before the timed ones (default 1)\n"
     "  --reps N    timed iterations for every chosen case (default: each case's own count)\n"
     "  --cpu-time  time with this process's CPU clock instead of the wall clock\n"
@@ -59,6 +60,9 @@ struct Options {
   int warmup = 1;
   int reps = 0;     // 0: each case's own
   std::vector<std::string> filters;
+  // Exact names (--case): compare.py runs one case at a time, between PyTorch's cases, and a word
+  // of --cases can be part of several names.
+  std::vector<std::string> names;
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -96,6 +100,8 @@ Options parse(int argc, char** argv) {
       std::stringstream words(value());
       for (std::string word; std::getline(words, word, ',');)
         if (!word.empty()) options.filters.push_back(word);
+    } else if (arg == "--case") {
+      options.names.emplace_back(value());
     } else if (arg == "--help" || arg == "-h") {
       std::cout << kUsage;
       std::exit(0);
@@ -106,9 +112,12 @@ Options parse(int argc, char** argv) {
   return options;
 }
 
-bool chosen(const Case& c, const std::vector<std::string>& filters) {
-  if (filters.empty()) return true;
-  for (const std::string& word : filters)
+bool chosen(const Case& c, const Options& options) {
+  for (const std::string& name : options.names)
+    if (c.name == name) return true;
+  if (!options.names.empty() && options.filters.empty()) return false;
+  if (options.filters.empty()) return true;
+  for (const std::string& word : options.filters)
     if (c.name.find(word) != std::string::npos) return true;
   return false;
 }
@@ -121,11 +130,11 @@ int run_main(int argc, char** argv) {
 
   std::vector<const Case*> selected;
   for (const Case& c : cases)
-    if (chosen(c, options.filters)) selected.push_back(&c);
+    if (chosen(c, options)) selected.push_back(&c);
   if (selected.empty()) {
     std::string names;
     for (const Case& c : cases) names += " " + c.name;
-    usage_error("--cases matched no case; the cases are:" + names);
+    usage_error("--cases / --case matched no case; the cases are:" + names);
   }
 
   if (options.list) {
