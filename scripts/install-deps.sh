@@ -26,6 +26,8 @@ packages=(
   python3 python3-venv python3-dev
   # The fuzzers (scripts/fuzz.sh): clang, and libFuzzer with clang's sanitizer runtimes.
   clang libclang-rt-14-dev
+  # The format.check test and scripts/format.sh: the tree is formatted by Debian 12's clang-format 14.
+  clang-format
 )
 
 missing=()

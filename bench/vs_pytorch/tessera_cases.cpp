@@ -5,6 +5,8 @@
 // Inputs each case needs but does not time (plain tensors, meshes, per-iteration inputs) are built
 // before the clock starts. Collectives get fresh, rank-dependent inputs every iteration, so no
 // iteration reduces values a previous one already made identical on every rank.
+#include <cstdio>
+#include <exception>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -192,4 +194,13 @@ std::vector<Case> all_cases() {
 
 }  // namespace vs_pytorch
 
-int main(int argc, char** argv) { return vs_pytorch::run_main(argc, argv); }
+int main(int argc, char** argv) {
+  // A configuration error (TESSERA_COLL, TESSERA_CONFIG) surfaces before any case runs: say it and
+  // exit with a status, as a usage error does, instead of terminating.
+  try {
+    return vs_pytorch::run_main(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_vs_pytorch: %s\n", e.what());
+    return 2;
+  }
+}
