@@ -3,7 +3,10 @@
 // and replicas of a result for the ranks that did not compute it (shared replicas, docs/planning.md).
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "ranks/local_tensor_impl.hpp"
 #include "tensor/memory_accounting.hpp"
@@ -52,6 +55,23 @@ bool shares_shapes_only_results(const Tensor& local) {
 
 bool shards_are_one_object(const Tensor& local) { return local.local_impl()->one_object(); }
 
+bool shards_are_replicas(const Tensor& local) {
+  // Replicas of one result share its bytes and its layout object, so every rank's identity words
+  // (append_shard_identity) are equal: known here without writing them out per rank. Anything else
+  // (bytes of their own, layouts made apart, shapes-only shards) is left to the words.
+  const RankMap<Tensor>& shards = local.shards();
+  const TensorImpl& first = *shards.begin()->second.impl();
+  const void* data = first.storage()->data.load();
+  if (data == nullptr || first.backend().shapes_only()) return false;
+  for (const auto& [rank, shard] : shards) {
+    const TensorImpl& impl = *shard.impl();
+    if (impl.storage()->data.load() != data || impl.dtype() != first.dtype() || impl.offset() != first.offset() ||
+        !impl.shares_layout_with(first))
+      return false;
+  }
+  return true;
+}
+
 Tensor replica_of(const Tensor& plain) {
   // A shapes-only tensor has no bytes, so no rank can write anything through its handle that
   // another rank could read: the ranks hold the one result itself, not a replica each (a
@@ -60,6 +80,20 @@ Tensor replica_of(const Tensor& plain) {
   const TensorImpl& impl = *plain.impl();
   if (impl.backend().shapes_only() && !tessera::detail::memory_watched()) return plain;
   return Tensor(impl.replica());
+}
+
+void append_replicas(const Tensor& plain, const RankSet& ranks, size_t first,
+                     std::vector<std::pair<int, Tensor>>& shards) {
+  const TensorImpl& impl = *plain.impl();
+  const size_t count = ranks.size() - std::min(first, ranks.size());
+  if (impl.backend().shapes_only() && !tessera::detail::memory_watched()) {  // as replica_of
+    for (size_t i = first; i < ranks.size(); ++i) shards.emplace_back(ranks[i], plain);
+    return;
+  }
+  std::vector<std::shared_ptr<TensorImpl>> replicas;
+  replicas.reserve(count);
+  impl.replicas(count, replicas);
+  for (size_t i = 0; i < count; ++i) shards.emplace_back(ranks[first + i], Tensor(std::move(replicas[i])));
 }
 
 void group_by_identity(const std::vector<int64_t>& words, const std::vector<size_t>& starts,

@@ -184,17 +184,31 @@ std::shared_ptr<Storage> copy_of(const Storage& original) {
 
 }  // namespace
 
-std::shared_ptr<Storage> Storage::replica_of(Storage& original) {
+template <class Emit>
+void Storage::replicate(Storage& original, size_t count, Emit&& emit) {
   if (original.released()) original.throw_released("replicate");
-  // Someone holds a pointer into the original's bytes and may write through it: the replica must
-  // not see that, so it gets bytes of its own (`data` is final here: no lock needed to read it).
-  if (original.exposure_.load(std::memory_order_acquire) == Exposure::private_bytes) return copy_of(original);
+  const auto copies = [&] {
+    for (size_t i = 0; i < count; ++i) emit(copy_of(original));
+  };
+  // Someone holds a pointer into the original's bytes and may write through it: the replicas must
+  // not see that, so they get bytes of their own (`data` is final here: no lock needed to read it).
+  if (original.exposure_.load(std::memory_order_acquire) == Exposure::private_bytes) return copies();
   // Readers on other threads may replicate or expose the same Storage: marking it shared, or
   // copying bytes an exposure may be moving, happens under its lock.
   const std::lock_guard hold(original.transition_);
-  if (original.exposure_.load(std::memory_order_relaxed) != Exposure::none) return copy_of(original);
+  if (original.exposure_.load(std::memory_order_relaxed) != Exposure::none) return copies();
   mark_shared(original);
-  return object_pool::make_shared<Storage>(SameBytes{}, original);
+  for (size_t i = 0; i < count; ++i) emit(object_pool::make_shared<Storage>(SameBytes{}, original));
+}
+
+std::shared_ptr<Storage> Storage::replica_of(Storage& original) {
+  std::shared_ptr<Storage> replica;
+  replicate(original, 1, [&](std::shared_ptr<Storage> made) { replica = std::move(made); });
+  return replica;
+}
+
+void Storage::replicas_of(Storage& original, size_t count, std::vector<std::shared_ptr<Storage>>& out) {
+  replicate(original, count, [&](std::shared_ptr<Storage> made) { out.push_back(std::move(made)); });
 }
 
 bool Storage::share_bytes_of(Storage& original) {
@@ -258,6 +272,14 @@ std::shared_ptr<TensorImpl> TensorImpl::replica() const {
   // This view's layout, already checked against bytes of the same size: not checked again (a
   // replica is made per rank of every shared result).
   return object_pool::make_shared<TensorImpl>(FreshKey(), Storage::replica_of(*storage_), *this);
+}
+
+void TensorImpl::replicas(size_t count, std::vector<std::shared_ptr<TensorImpl>>& out) const {
+  std::vector<std::shared_ptr<Storage>> storages;
+  storages.reserve(count);
+  Storage::replicas_of(*storage_, count, storages);
+  for (std::shared_ptr<Storage>& storage : storages)
+    out.push_back(object_pool::make_shared<TensorImpl>(FreshKey(), std::move(storage), *this));
 }
 
 

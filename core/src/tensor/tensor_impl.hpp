@@ -67,6 +67,9 @@ struct Storage {
   // A new Storage holding the same bytes as `original` until either is written; a copy of them when
   // `original` is exposed. Safe while other threads read `original`.
   static std::shared_ptr<Storage> replica_of(Storage& original);
+  // `count` replicas of `original` appended to `out`: replica_of's result each, with its lock and
+  // checks taken once for all of them (one op's result is replicated to every other rank).
+  static void replicas_of(Storage& original, size_t count, std::vector<std::shared_ptr<Storage>>& out);
   // Lets go of this Storage's bytes and holds `original`'s instead, shared until either is written:
   // replica_of without a new Storage, for a Storage whose views must see the new bytes. Returns
   // false and changes nothing when either is exposed (the caller copies instead).
@@ -140,6 +143,10 @@ struct Storage {
         memory(detail::memory_watched() ? detail::memory_made(original.bytes, /*replica=*/true) : nullptr) {}
 
  private:
+  // replica_of and replicas_of: `count` replicas of `original`, each handed to emit(shared_ptr).
+  template <class Emit>
+  static void replicate(Storage& original, size_t count, Emit&& emit);
+
   // How far the address has been handed out. `private_bytes` is final: `data` never changes again.
   enum class Exposure : uint8_t {
     none,
@@ -199,6 +206,8 @@ class TensorImpl {
   // The same view of the same bytes, held by a Storage of its own (Storage::replica_of): another
   // rank's identical shard, sharing memory until one of them is written.
   std::shared_ptr<TensorImpl> replica() const;
+  // `count` replicas, as many calls of replica() would make, appended to `out`.
+  void replicas(size_t count, std::vector<std::shared_ptr<TensorImpl>>& out) const;
   // Called before anything writes through this view: bytes shared with another Storage are copied
   // first (copy-on-write). Cheap when they are not shared.
   // Every write counts as a new version of the bytes (see Storage::version).
@@ -225,6 +234,9 @@ class TensorImpl {
   const std::shared_ptr<const dispatch::Backend>& backend_ptr() const { return storage_->backend; }
   DType dtype() const { return dtype_; }
   const Shape& sizes() const { return layout_->sizes; }
+  // Whether `other` holds this very layout object (replicas of one result share it): then their
+  // sizes and strides are equal, known without comparing them.
+  bool shares_layout_with(const TensorImpl& other) const { return layout_ == other.layout_; }
   const std::vector<int64_t>& strides() const { return layout_->strides; }
   int64_t offset() const { return offset_; }
   int64_t numel() const { return numel_; }

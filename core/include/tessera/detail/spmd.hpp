@@ -37,9 +37,15 @@ namespace detail {
 void append_shard_identity(const Tensor& local, int rank, std::vector<int64_t>& words);
 bool may_share_shards(const Tensor& local);
 Tensor replica_of(const Tensor& plain);
+// replica_of(plain) for ranks[first], ranks[first + 1], ... appended to `shards`, made together.
+void append_replicas(const Tensor& plain, const RankSet& ranks, size_t first,
+                     std::vector<std::pair<int, Tensor>>& shards);
 // Whether every rank's shard of a local tensor is one and the same TensorImpl (shapes-only results
 // are held so: replica_of). See spmd_alias below.
 bool shards_are_one_object(const Tensor& local);
+// Whether every rank's shard of a local tensor is a replica of one result (the same bytes and
+// layout object): its ranks' identity words are then equal (see spmd_pure below).
+bool shards_are_replicas(const Tensor& local);
 // Whether a local tensor's shards hold shapes only and no MemoryCounter watches: ranks may then
 // hold one result object (see spmd_alias below).
 bool shares_shapes_only_results(const Tensor& local);
@@ -286,6 +292,21 @@ bool same_object_on_every_rank(const T& value, const RankSet& ranks) {
   }
 }
 
+// Whether `value` is alike on every rank of `ranks`, known without writing out its identity words:
+// one object everywhere or, a local tensor, replicas of one result (what replicated ops return).
+template <class T>
+bool alike_without_words(const T& value, const RankSet& ranks) {
+  if constexpr (std::is_same_v<T, Tensor>) {
+    return !value.is_local() || shards_are_one_object(value) || shards_are_replicas(value);
+  } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+    for (const Tensor& t : value)
+      if (!alike_without_words(t, ranks)) return false;
+    return true;
+  } else {
+    return same_object_on_every_rank(value, ranks);
+  }
+}
+
 // Whether every rank's arguments have the identity words of the first rank's.
 template <class... Args>
 bool all_alike(const RankSet& ranks, const Args&... args) {
@@ -352,9 +373,9 @@ auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... 
       return spmd_over(op, ranks, f, args...);
     if (const RankSet* own = common_ranks(op, args...); own != nullptr && *own != ranks)
       throw_rank_set_mismatch(op, ranks, *own);
-    // Arguments that are one object on every rank (shapes-only shards of one layout) are alike
-    // without their words.
-    if ((true && ... && same_object_on_every_rank(args, ranks)) || all_alike(ranks, args...)) {
+    // Arguments that are one object on every rank (shapes-only shards of one layout) or replicas
+    // of one result are alike without their words.
+    if ((true && ... && alike_without_words(args, ranks)) || all_alike(ranks, args...)) {
       // The usual case (replicas in): one result, computed on the first rank, and replicas of it
       // for the others, without the grouping below and its lists.
       std::optional<R> computed;
@@ -365,7 +386,7 @@ auto spmd_pure_over(const char* op, const RankSet& ranks, F&& f, const Args&... 
         std::vector<std::pair<int, Tensor>> shards;
         shards.reserve(ranks.size());
         shards.emplace_back(ranks[0], *computed);
-        for (size_t i = 1; i < ranks.size(); ++i) shards.emplace_back(ranks[i], replica_of(*computed));
+        append_replicas(*computed, ranks, 1, shards);
         return local_tensor(RankMap<Tensor>(std::move(shards)));
       } else {
         std::vector<std::optional<R>> values(ranks.size());
