@@ -37,3 +37,5 @@ static void BM_LocalZeros(benchmark::State& state) {
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_LocalZeros)->Arg(8);
+
+BENCHMARK_MAIN();
