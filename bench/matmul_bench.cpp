@@ -11,7 +11,7 @@
 
 #include <tessera/tessera.hpp>
 
-#include "plugin/registry.hpp"
+#include "dispatch/backends.hpp"
 
 namespace ts = tessera;
 
@@ -24,12 +24,12 @@ void BM_TesseraMatmul(benchmark::State& state) {
   ts::Generator g(1);
   ts::Tensor a = ts::rand({n, n}, g);
   ts::Tensor b = ts::rand({n, n}, g);
-  ts::plugin::Registry::instance().set_backend_threads(static_cast<int32_t>(state.range(1)));
+  ts::dispatch::set_backend_threads(static_cast<int32_t>(state.range(1)));
   for (auto _ : state) {
     ts::Tensor c = ts::matmul(a, b);
     benchmark::DoNotOptimize(c.impl().get());
   }
-  ts::plugin::Registry::instance().set_backend_threads(0);
+  ts::dispatch::set_backend_threads(0);
   state.counters["GFLOP/s"] =
       benchmark::Counter(flops(n), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }

@@ -5,7 +5,7 @@
 
 #include <tessera/tessera.hpp>
 
-#include "plugin/registry.hpp"
+#include "dispatch/backends.hpp"
 
 namespace ts = tessera;
 
@@ -15,13 +15,13 @@ constexpr int64_t kSamples = 1 << 20;
 
 template <class Draw>
 void per_sample(benchmark::State& state, const Draw& draw) {
-  ts::plugin::Registry::instance().set_backend_threads(static_cast<int32_t>(state.range(0)));
+  ts::dispatch::set_backend_threads(static_cast<int32_t>(state.range(0)));
   ts::Generator g(1234);
   for (auto _ : state) {
     ts::Tensor t = draw(g);
     benchmark::DoNotOptimize(t.impl().get());
   }
-  ts::plugin::Registry::instance().set_backend_threads(0);
+  ts::dispatch::set_backend_threads(0);
   state.counters["ns/sample"] = benchmark::Counter(static_cast<double>(state.iterations() * kSamples),
                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }

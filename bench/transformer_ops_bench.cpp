@@ -40,7 +40,7 @@
 #include <tessera/tessera.hpp>
 #include <vector>
 
-#include "plugin/registry.hpp"
+#include "dispatch/backends.hpp"
 
 namespace ts = tessera;
 
@@ -55,8 +55,8 @@ constexpr double kEps = 1e-5;
 
 // Pins the backend's kernels to one thread for a benchmark's lifetime (0 = the default after).
 struct OneKernelThread {
-  OneKernelThread() { ts::plugin::Registry::instance().set_backend_threads(1); }
-  ~OneKernelThread() { ts::plugin::Registry::instance().set_backend_threads(0); }
+  OneKernelThread() { ts::dispatch::set_backend_threads(1); }
+  ~OneKernelThread() { ts::dispatch::set_backend_threads(0); }
 };
 
 const float* floats_of(const ts::Tensor& t) { return static_cast<const float*>(t.data_ptr()); }

@@ -12,7 +12,7 @@
 
 // Internal: the kernel (product) thread count is set through the plugin registry, as bench_matmul
 // and bench_rng do; the public set_threads only counts the threads that run ranks.
-#include "plugin/registry.hpp"
+#include "dispatch/backends.hpp"
 
 namespace vs_pytorch {
 
@@ -147,7 +147,7 @@ int run_main(int argc, char** argv) {
   // (matmul included) runs on the calling thread. TESSERA_THREADS, when set, still wins for the
   // rank threads; compare.py sets it to 1.
   tessera::set_threads(1);
-  tessera::plugin::Registry::instance().set_backend_threads(1);
+  tessera::dispatch::set_backend_threads(1);
 
   const int warmup = options.warmup;
   use_cpu_time(options.cpu_time);

@@ -43,22 +43,6 @@ set(public_folder_nn nn)
 set(public_folder_models models)
 set(public_folder_parallel parallel)
 
-# Known upward includes still to be removed, one "file|included" entry each (see core/src/README.md,
-# "Exceptions"). An entry that no longer occurs is reported too, so the list only shrinks.
-set(known_exceptions
-  # plugin: the registry keeps typed tables of what plugins provide (dispatch::Backend,
-  # comm::CollectiveAlgorithm, comm::Tuner, dtensor::PlacementStrategy). Fix: per-kind component tables
-  # registered by the layer that owns each kind.
-  "plugin/registry.hpp|comm/algorithm.hpp"
-  "plugin/registry.hpp|comm/tuner.hpp"
-  "plugin/registry.hpp|dispatch/backend.hpp"
-  "plugin/registry.hpp|dtensor/placement_strategy.hpp"
-  # tensor makes LocalTensorImpl for tensors created under LocalMode. Fix: a factory hook that
-  # ranks installs.
-  "tensor/tensor.cpp|ranks/local_tensor_impl.hpp"
-  "tensor/factories.cpp|tessera/local.hpp"
-)
-
 function(layer_rank name out)
   list(FIND layers "${name}" rank)
   set(${out} ${rank} PARENT_SCOPE)
@@ -67,7 +51,6 @@ endfunction()
 file(GLOB_RECURSE files RELATIVE "${src}" "${src}/*.hpp" "${src}/*.cpp")
 list(SORT files)
 set(violations "")
-set(used_exceptions "")
 foreach(file IN LISTS files)
   string(REGEX MATCH "^[^/]+" from_layer "${file}")
   if(file STREQUAL from_layer)
@@ -114,19 +97,9 @@ foreach(file IN LISTS files)
     if(to_rank EQUAL -1)
       list(APPEND violations "core/src/${file}:${line_number}: includes \"${included}\" from '${to_layer}', which is in no layer")
     elseif(to_rank GREATER from_rank)
-      if("${file}|${included}" IN_LIST known_exceptions)
-        list(APPEND used_exceptions "${file}|${included}")
-      else()
-        list(APPEND violations "core/src/${file}:${line_number}: layer '${from_layer}' includes \"${included}\" from higher layer '${to_layer}'")
-      endif()
+      list(APPEND violations "core/src/${file}:${line_number}: layer '${from_layer}' includes \"${included}\" from higher layer '${to_layer}'")
     endif()
   endforeach()
-endforeach()
-
-foreach(entry IN LISTS known_exceptions)
-  if(NOT entry IN_LIST used_exceptions)
-    list(APPEND violations "known exception '${entry}' no longer occurs: remove it from known_exceptions")
-  endif()
 endforeach()
 
 list(LENGTH violations count)
@@ -136,5 +109,4 @@ if(count GREATER 0)
   message(FATAL_ERROR "${count} include(s) break the layer order (${order}):\n  ${text}")
 endif()
 list(LENGTH files checked)
-list(LENGTH used_exceptions known)
-message(STATUS "layer order holds: ${checked} files checked, ${known} known exception(s)")
+message(STATUS "layer order holds: ${checked} files checked")

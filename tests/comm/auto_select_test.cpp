@@ -11,13 +11,13 @@
 #include <vector>
 
 
+#include "comm/components.hpp"
 #include "comm/cost_model.hpp"
 #include "comm/request_topology.hpp"
 #include "comm/run_collective.hpp"
 #include "comm_plugin_support.hpp"
 #include "log/log.hpp"
 #include "log_capture.hpp"
-#include "plugin/registry.hpp"
 #include "world/world.hpp"
 
 using namespace comm_test;
@@ -99,7 +99,7 @@ TEST_CASE("auto takes another algorithm where hier's estimate is higher: small m
 
 TEST_CASE("hier's own estimate agrees with the cost model of its schedule") {
   ensure_loaded("coll-hier");
-  auto hier = ts::plugin::Registry::instance().algorithm("hier");
+  auto hier = tessera::comm::algorithm("hier");
   REQUIRE(hier != nullptr);
   for (int p : {8, 12, 16})
     for (int64_t bytes : {int64_t{256}, 64 * int64_t{1024}, 4 * kMiB}) {
@@ -157,12 +157,12 @@ TEST_CASE("an estimate that declines, or none, is costed by the model") {
   CHECK(chosen != "est-declines");
   CHECK(chosen != "est-none");
   // Declining is not an error: the estimate is asked and the model used instead.
-  auto declining = ts::plugin::Registry::instance().algorithm("est-declines");
+  auto declining = tessera::comm::algorithm("est-declines");
   REQUIRE(declining != nullptr);
   const Request q(8, 4096, ts::Topology::fully_connected(8));
   CHECK(declining->has_estimate());
   CHECK_FALSE(declining->estimate(q.request).has_value());
-  CHECK_FALSE(ts::plugin::Registry::instance().algorithm("est-none")->has_estimate());
+  CHECK_FALSE(tessera::comm::algorithm("est-none")->has_estimate());
 }
 
 namespace {

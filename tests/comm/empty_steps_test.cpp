@@ -13,12 +13,12 @@
 
 #include "comm/algorithm.hpp"
 #include "comm/checker.hpp"
+#include "comm/components.hpp"
 #include "comm/executor.hpp"
 #include "comm/plan_evaluator.hpp"
 #include "comm/run_collective.hpp"
 #include "comm/schedule_plan.hpp"
 #include "comm/schedule_recorder.hpp"
-#include "plugin/registry.hpp"
 #include "same_bits.hpp"
 
 namespace ts = tessera;
@@ -44,8 +44,8 @@ TEST_CASE("dropping empty steps changes no result bit, for every algorithm and c
   std::uniform_real_distribution<float> value(-1000.0f, 1000.0f);
   size_t compared = 0;
   size_t dropped = 0;
-  for (const std::string& name : ts::plugin::Registry::instance().algorithm_names()) {
-    const auto algorithm = ts::plugin::Registry::instance().algorithm(name);
+  for (const std::string& name : ts::comm::algorithm_names()) {
+    const auto algorithm = ts::comm::algorithm(name);
     for (int32_t collective = 0; collective < TESSERA_COLL_COUNT; ++collective) {
       if (!algorithm->offers(collective)) continue;
       for (int p : {1, 2, 3, 4, 7, 8, 16}) {

@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "comm/collective_path.hpp"
+#include "comm/components.hpp"
 #include "comm/executor.hpp"
 #include "comm/plan_evaluator.hpp"
 #include "comm/run_collective.hpp"
 #include "comm/schedule_plan.hpp"
-#include "plugin/registry.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace ts = tessera;
@@ -156,10 +156,10 @@ void check_schedule(const std::string& algorithm, const tessera_collective_reque
 Totals check_every_schedule(std::initializer_list<int> sizes, const std::string& backend) {
   std::mt19937_64 rng(20240611);
   Totals totals;
-  std::vector<std::string> algorithms = ts::plugin::Registry::instance().algorithm_names();
+  std::vector<std::string> algorithms = ts::comm::algorithm_names();
   REQUIRE(algorithms.size() >= 6);  // direct, ring, tree, rd, rabenseifner, bruck at least
   for (const std::string& name : algorithms) {
-    const auto algorithm = ts::plugin::Registry::instance().algorithm(name);
+    const auto algorithm = ts::comm::algorithm(name);
     for (int32_t collective = 0; collective < TESSERA_COLL_COUNT; ++collective) {
       if (!algorithm->offers(collective)) continue;
       for (int p : sizes) {

@@ -3,8 +3,8 @@
 // overlap, naming the strategy, the size and the shard count. A correct strategy is unaffected.
 #include <string>
 
+#include "dtensor/placement_strategies.hpp"
 #include "dtensor/placement_strategy.hpp"
-#include "plugin/registry.hpp"
 #include "plugin_test_support.hpp"
 
 using namespace plugin_test;
@@ -13,7 +13,7 @@ namespace {
 
 std::shared_ptr<const tessera::dtensor::PlacementStrategy> load_placement(const std::string& name) {
   tessera::load_plugin(test_plugin(name).string());
-  auto strategy = tessera::plugin::Registry::instance().placement(name);
+  auto strategy = tessera::dtensor::placement(name);
   REQUIRE(strategy != nullptr);
   return strategy;
 }
@@ -49,7 +49,7 @@ TEST_CASE("a layout with an overlap is rejected naming the first overlap and its
 }
 
 TEST_CASE("an even and an uneven shard layout, and empty shards, pass the coverage check") {
-  const auto shard = tessera::plugin::Registry::instance().placement("shard");
+  const auto shard = tessera::dtensor::placement("shard");
   REQUIRE(shard != nullptr);
   for (const auto& [size, shards] : std::vector<std::pair<int64_t, int64_t>>{{12, 3}, {10, 3}, {2, 7}, {0, 3}}) {
     int64_t total = 0;
@@ -60,7 +60,7 @@ TEST_CASE("an even and an uneven shard layout, and empty shards, pass the covera
 }
 
 TEST_CASE("layouts: every shard's segments at once, as layout gives them, kept after the first ask") {
-  const auto shard = tessera::plugin::Registry::instance().placement("shard");
+  const auto shard = tessera::dtensor::placement("shard");
   REQUIRE(shard != nullptr);
   // torch.chunk of 10 over 4: [0, 3), [3, 6), [6, 9), [9, 10).
   const auto all = shard->layouts(10, 4);

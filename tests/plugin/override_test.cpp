@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "comm/components.hpp"
+#include "dtensor/placement_strategies.hpp"
 #include "plugin/registry.hpp"
 #include "plugin_test_support.hpp"
 
@@ -20,8 +22,8 @@ using tessera::plugin::Registry;
 
 namespace {
 
-std::string ring_provider() { return Registry::instance().algorithm("ring")->plugin().info().name; }
-std::string prefix_s_strategy() { return Registry::instance().placement_by_prefix("S")->name(); }
+std::string ring_provider() { return ts::comm::algorithm("ring")->plugin().info().name; }
+std::string prefix_s_strategy() { return ts::dtensor::placement_by_prefix("S")->name(); }
 
 // An all_reduce with "ring" over 3 ranks computes the sums (0 + 1 + 2 + 3 k), whoever provides it.
 // Runs under the built-in rules before and after (set back with "", not with their text: rules
@@ -120,7 +122,7 @@ TEST_CASE("allowed, a flagged prefix 'S' strategy replaces 'shard' until it is u
   tessera::load_plugin(test_plugin("bad-claim-prefix-s-overrides").string());
   CHECK(prefix_s_strategy() == "my-shard");
   // Replaced, not shadowed: the strategy named "shard" (which ts::Shard names) is gone meanwhile.
-  CHECK(Registry::instance().placement("shard") == nullptr);
+  CHECK(ts::dtensor::placement("shard") == nullptr);
   CHECK(contains(error_of([] { shard_works(); }), "no placement strategy named 'shard' is loaded"));
   tessera::unload_plugin("bad-claim-prefix-s-overrides");
   CHECK(prefix_s_strategy() == "shard");

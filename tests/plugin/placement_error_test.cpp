@@ -2,15 +2,15 @@
 // request and says there was no message.
 #include <string>
 
+#include "dtensor/placement_strategies.hpp"
 #include "dtensor/placement_strategy.hpp"
-#include "plugin/registry.hpp"
 #include "plugin_test_support.hpp"
 
 using namespace plugin_test;
 
 TEST_CASE("a placement layout that fails without a message says so") {
   tessera::load_plugin(test_plugin("bad-silent-layout").string());
-  const auto strategy = tessera::plugin::Registry::instance().placement("bad-silent-layout");
+  const auto strategy = tessera::dtensor::placement("bad-silent-layout");
   REQUIRE(strategy != nullptr);
   CHECK(strategy->prefix() == "Q");
   const std::string message = error_of([&] { (void)strategy->layout(10, 3, 2); });

@@ -2,14 +2,14 @@
 // back to the default. The host sets the same count (1) while ranks run in parallel.
 #pragma once
 
-#include "plugin/registry.hpp"
+#include "dispatch/backends.hpp"
 
 namespace test {
 
 class KernelThreads {
  public:
-  explicit KernelThreads(int count) { tessera::plugin::Registry::instance().set_backend_threads(count); }
-  ~KernelThreads() { tessera::plugin::Registry::instance().set_backend_threads(0); }
+  explicit KernelThreads(int count) { tessera::dispatch::set_backend_threads(count); }
+  ~KernelThreads() { tessera::dispatch::set_backend_threads(0); }
   KernelThreads(const KernelThreads&) = delete;
   KernelThreads& operator=(const KernelThreads&) = delete;
 };

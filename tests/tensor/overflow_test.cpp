@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "plugin/registry.hpp"
+#include "dispatch/backends.hpp"
 #include "test_util.hpp"
 
 namespace ts = tessera;
@@ -233,7 +233,7 @@ TEST_CASE("index arguments at the int64 extremes on an ordinary tensor") {
 // size_t: the CPU allocator must refuse a size that would wrap when rounded up to its alignment
 // (it used to hand out a 64-byte block for SIZE_MAX). Refused before any allocation is attempted.
 TEST_CASE("the CPU backend refuses allocation sizes that wrap when rounded up") {
-  const auto cpu = ts::plugin::Registry::instance().backend("cpu");
+  const auto cpu = ts::dispatch::backend("cpu");
   for (const size_t bytes : {std::numeric_limits<size_t>::max(), std::numeric_limits<size_t>::max() - 63}) {
     CAPTURE(bytes);
     CHECK_THROWS_WITH_AS(cpu->allocate(bytes), doctest::Contains("backend 'cpu' (plugin backend-cpu) could not allocate"), ts::Error);

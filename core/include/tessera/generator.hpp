@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "tessera/sym_int.hpp"
+
 namespace tessera {
 
 class Generator {
@@ -33,5 +35,8 @@ class Generator {
 // The process-wide default generator used when none is passed (guarded by a mutex inside).
 Generator& default_generator();
 void manual_seed(uint64_t seed);
+// Reseeds: inside a LocalMode every rank's generator (a LocalInt seeds each rank with its own
+// value); outside, the default generator (which then needs a plain value).
+void manual_seed(const SymInt& seed);
 
 }  // namespace tessera

@@ -97,9 +97,8 @@ auto run_per_rank(F&& f, const Args&... args) {
   return detail::spmd("run_per_rank", f, args...);
 }
 
-// Reseeds: inside a mode every rank's generator (a LocalInt seeds each rank with its own value);
-// outside, the default generator (which then needs a plain value).
-void manual_seed(const SymInt& seed);
+// manual_seed(const SymInt&), which reseeds every rank's generator inside a mode, is declared
+// with the generators (tessera/generator.hpp).
 
 // True while this thread runs a per-rank function of run_per_rank (collectives check it).
 bool in_per_rank_region();

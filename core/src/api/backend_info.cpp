@@ -2,14 +2,14 @@
 
 #include <algorithm>
 
+#include "dispatch/backends.hpp"
 #include "dispatch/call_needs.hpp"
-#include "plugin/registry.hpp"
 #include "plugin/validation.hpp"
 
 namespace tessera {
 
 BackendCapabilities backend_capabilities(const std::string& name) {
-  const std::shared_ptr<const dispatch::Backend> backend = plugin::Registry::instance().backend(name);
+  const std::shared_ptr<const dispatch::Backend> backend = dispatch::backend(name);
   BackendCapabilities capabilities;
   capabilities.backend = backend->name();
   capabilities.plugin = backend->plugin().info().name;

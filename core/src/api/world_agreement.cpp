@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "comm/components.hpp"
 #include "plugin/registry.hpp"
 #include "plugin/transport.hpp"
 #include "tessera/errors.hpp"
@@ -96,7 +97,7 @@ std::map<std::string, std::string> world_settings(const Config& config, const wo
       {"check_collectives", check_collectives ? "true" : "false"},
       {"collective rules",
        config.collective_algorithms.empty() ? "(built-in)" : config.collective_algorithms},
-      {"collective algorithms", fmt::format("{}", fmt::join(registry.algorithm_names(), ","))},
+      {"collective algorithms", fmt::format("{}", fmt::join(comm::algorithm_names(), ","))},
       {"collective tuner", config.collective_tuner.empty() ? "(none)" : config.collective_tuner},
       {"topology", config.topology.empty() ? "(fully connected)" : config.topology},
       {"default backend", config.default_backend},

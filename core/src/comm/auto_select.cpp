@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "comm/components.hpp"
 #include "comm/cost_model.hpp"
 #include "comm/request_key.hpp"
 #include "comm/run_collective.hpp"
 #include "comm/tuner.hpp"
 #include "log/log.hpp"
-#include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera::comm {
@@ -64,7 +64,7 @@ std::string costs_text(const std::vector<TunedCost>& costs) {
 // `costs` stay the host's, with a warning naming the tuner.
 std::string tune(const tessera_collective_request& request, int64_t bytes, std::vector<TunedCost>& costs,
                  const std::string& what) {
-  const std::shared_ptr<const Tuner> tuner = plugin::Registry::instance().tuner();
+  const std::shared_ptr<const Tuner> tuner = comm::tuner();
   if (tuner == nullptr || costs.empty()) return {};
   if (std::string problem = tuner->tune(request, bytes, costs); !problem.empty()) {
     observe::logger().warn("{}: {} gave an answer \"auto\" cannot use, so its own costs decide: {}", what,
@@ -75,15 +75,14 @@ std::string tune(const tessera_collective_request& request, int64_t bytes, std::
 }
 
 std::shared_ptr<const CollectiveAlgorithm> choose_now(const tessera_collective_request& request, int64_t bytes) {
-  auto& registry = plugin::Registry::instance();
   const std::string what = fmt::format("collective {} (group size {}, {} bytes)", collective_name(request.collective),
                                        request.group_size, bytes);
   std::vector<std::shared_ptr<const CollectiveAlgorithm>> candidates;
   std::vector<TunedCost> costs;         // costs[i] is candidates[i]'s
   std::vector<std::string> unbuildable;  // "'name' (why)", for the error when nothing builds
   std::string declined;
-  for (const std::string& name : registry.algorithm_names()) {  // sorted: ties go to the first
-    std::shared_ptr<const CollectiveAlgorithm> algorithm = registry.algorithm(name);
+  for (const std::string& name : comm::algorithm_names()) {  // sorted: ties go to the first
+    std::shared_ptr<const CollectiveAlgorithm> algorithm = comm::algorithm(name);
     if (algorithm == nullptr || !algorithm->offers(request.collective)) continue;
     std::string reason;
     try {
@@ -154,7 +153,6 @@ std::shared_ptr<const CollectiveAlgorithm> choose_now(const tessera_collective_r
 }  // namespace
 
 std::shared_ptr<const CollectiveAlgorithm> choose_auto(const tessera_collective_request& request, int64_t bytes) {
-  auto& registry = plugin::Registry::instance();
   const KeyView probe = view_of("", request);
   uint64_t generation = algorithms_generation();
   {
@@ -163,7 +161,7 @@ std::shared_ptr<const CollectiveAlgorithm> choose_auto(const tessera_collective_
       if (auto it = choices.chosen.find(probe); it != choices.chosen.end()) {
         const std::string name = it->second;
         lock.unlock();
-        if (auto algorithm = registry.algorithm(name)) return algorithm;
+        if (auto algorithm = comm::algorithm(name)) return algorithm;
       }
   }
   // Loading a plugin changes the generation, and the first listing of the algorithms loads the
@@ -171,7 +169,7 @@ std::shared_ptr<const CollectiveAlgorithm> choose_auto(const tessera_collective_
   // under, or a process's first choice would be kept under a generation already gone (and made
   // again by the next call). Read before choose_now lists them: one loaded after this read
   // changes the generation, so a choice made without it is never kept under the newer one.
-  static_cast<void>(registry.algorithm_names());
+  static_cast<void>(comm::algorithm_names());
   generation = algorithms_generation();
   std::shared_ptr<const CollectiveAlgorithm> chosen = choose_now(request, bytes);
   if (chosen == nullptr) return nullptr;  // not remembered: the caller falls back (and logs why)

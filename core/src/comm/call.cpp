@@ -9,7 +9,7 @@
 #include "comm/envelope.hpp"
 #include "comm/fibres.hpp"
 #include "comm/run_collective.hpp"
-#include "ranks/local_tensor_impl.hpp"
+#include "tensor/local_tensor_impl.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
 #include "world/process_link.hpp"

@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
+#include "comm/components.hpp"
 #include "comm/request_topology.hpp"
 #include "comm/run_collective.hpp"
 #include "comm/schedule.hpp"
 #include "comm/selection.hpp"
-#include "plugin/registry.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
 #include "world/world.hpp"
@@ -55,7 +55,7 @@ class GroupPlacement {
 
 void set_algorithms(const std::string& rules) { comm::set_rules(rules); }
 std::string algorithms() { return comm::current_rules(); }
-std::vector<std::string> algorithm_names() { return plugin::Registry::instance().algorithm_names(); }
+std::vector<std::string> algorithm_names() { return comm::algorithm_names(); }
 
 std::string algorithm_for(const std::string& collective, int group_size, int64_t bytes) {
   const int32_t c = collective_or_throw(collective);
@@ -83,7 +83,7 @@ std::string verify_schedule(const std::string& algorithm, const std::string& col
         throw Error(fmt::format("verify_schedule: the ring order must be a permutation of 0..{}", group_size - 1));
     request.ring_order = ring.data();
   }
-  auto chosen = plugin::Registry::instance().algorithm(algorithm);
+  auto chosen = comm::algorithm(algorithm);
   if (chosen == nullptr) throw Error(fmt::format("verify_schedule: no collective algorithm named '{}' is loaded", algorithm));
   // Past the names, everything is a diagnosis: a malformed request, a plugin that fails or a
   // schedule that is wrong is what this function is for, so it is returned, not thrown.

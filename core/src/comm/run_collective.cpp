@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "comm/collective_path.hpp"
+#include "comm/comm_observer.hpp"
+#include "comm/components.hpp"
 #include "comm/cost_model.hpp"
 #include "comm/executor.hpp"
 #include "comm/in_place.hpp"
@@ -18,9 +20,7 @@
 #include "comm/selection.hpp"
 #include "comm/shapes_only.hpp"
 #include "dispatch/backend.hpp"
-#include "comm/comm_observer.hpp"
-#include "plugin/registry.hpp"
-#include "ranks/local_tensor_impl.hpp"
+#include "tensor/local_tensor_impl.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/topology.hpp"
@@ -51,7 +51,7 @@ std::shared_ptr<Cached> cached(const std::string& algorithm, const tessera_colle
     std::lock_guard lock(cache_mutex);
     if (auto it = cache.find(probe); it != cache.end()) return it->second;
   }
-  std::shared_ptr<const CollectiveAlgorithm> chosen = plugin::Registry::instance().algorithm(algorithm);
+  std::shared_ptr<const CollectiveAlgorithm> chosen = comm::algorithm(algorithm);
   if (chosen == nullptr) throw Error(fmt::format("no collective algorithm named '{}' is loaded", algorithm));
   // build() verifies the schedule: only schedules the checker accepted are cached and executed.
   auto entry = std::make_shared<Cached>();

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "comm/auto_select.hpp"
+#include "comm/components.hpp"
 #include "log/log.hpp"
 #include "plugin/environment.hpp"
 #include "plugin/registry.hpp"
@@ -54,7 +55,7 @@ int64_t parse_bytes(const std::string& text, const std::string& rule) {
 
 std::string known_algorithms() {
   std::string names;
-  for (const std::string& name : plugin::Registry::instance().algorithm_names())
+  for (const std::string& name : comm::algorithm_names())
     names += (names.empty() ? "" : ", ") + name;
   return names.empty() ? "none loaded" : names;
 }
@@ -69,10 +70,9 @@ std::string collectives_offered_by(const CollectiveAlgorithm& algorithm) {
 
 // "direct, ring, tree": the loaded algorithms a rule for `collective` may name.
 std::string algorithms_offering(int32_t collective) {
-  auto& registry = plugin::Registry::instance();
   std::string names;
-  for (const std::string& name : registry.algorithm_names()) {
-    const std::shared_ptr<const CollectiveAlgorithm> algorithm = registry.algorithm(name);
+  for (const std::string& name : comm::algorithm_names()) {
+    const std::shared_ptr<const CollectiveAlgorithm> algorithm = comm::algorithm(name);
     if (algorithm != nullptr && algorithm->offers(collective)) names += (names.empty() ? "" : ", ") + name;
   }
   return names.empty() ? "none loaded" : names;
@@ -167,7 +167,7 @@ std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names
     // "auto" is a way of choosing, not an algorithm: it needs no plugin.
     if (check_names && parsed.algorithm != kAutoAlgorithm) {
       const std::shared_ptr<const CollectiveAlgorithm> algorithm =
-          plugin::Registry::instance().algorithm(parsed.algorithm);
+          comm::algorithm(parsed.algorithm);
       if (algorithm == nullptr)
         throw ConfigError(fmt::format("collective rule '{}': unknown algorithm '{}'; known algorithms: {} (or auto)",
                                       rule, parsed.algorithm, known_algorithms()));
@@ -243,14 +243,13 @@ std::shared_ptr<const CollectiveAlgorithm> choose(const tessera_collective_reque
     rules = active_rules();
     explicit_rules = rules_explicit;
   }
-  auto& registry = plugin::Registry::instance();
   for (const SelectionRule& rule : *rules) {
     if (!matches(rule, request, bytes)) continue;
     if (rule.algorithm == kAutoAlgorithm) {
       if (std::shared_ptr<const CollectiveAlgorithm> algorithm = choose_auto(request, bytes)) return algorithm;
       continue;  // choose_auto logged why none applies
     }
-    std::shared_ptr<const CollectiveAlgorithm> algorithm = registry.algorithm(rule.algorithm);
+    std::shared_ptr<const CollectiveAlgorithm> algorithm = comm::algorithm(rule.algorithm);
     if (algorithm == nullptr && explicit_rules)
       throw Error(
           fmt::format("collective {} (group size {}, {} bytes): the rule '{}' in force names algorithm '{}', "
@@ -270,7 +269,7 @@ std::shared_ptr<const CollectiveAlgorithm> choose(const tessera_collective_reque
                            collective_name(request.collective), request.group_size, bytes, rule.algorithm,
                            reason);
   }
-  std::shared_ptr<const CollectiveAlgorithm> direct = registry.algorithm("direct");
+  std::shared_ptr<const CollectiveAlgorithm> direct = comm::algorithm("direct");
   if (direct == nullptr)
     throw Error(fmt::format(
         "no algorithm applies to {} and the 'direct' fallback is not loaded (known algorithms: {})",

@@ -8,13 +8,14 @@
 
 #include "autograd/meta.hpp"
 #include "autograd/record.hpp"
+#include "comm/labels.hpp"
 #include "dispatch/user_call.hpp"
 #include "dtensor/grad_layout.hpp"
 #include "dtensor/held_lengths.hpp"
 #include "dtensor/layout.hpp"
 #include "dtensor/mesh_device.hpp"
 #include "dtensor/redistribute.hpp"
-#include "ranks/local_tensor_impl.hpp"
+#include "tensor/local_tensor_impl.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/autograd.hpp"
 #include "tessera/detail/spmd.hpp"
@@ -22,7 +23,6 @@
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
 #include "tessera/ops.hpp"
-#include "comm/labels.hpp"
 #include "world/world.hpp"
 
 namespace tessera {

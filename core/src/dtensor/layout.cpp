@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "dtensor/placement_strategies.hpp"
 #include "dtensor/placement_strategy.hpp"
-#include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/ops.hpp"
 
@@ -37,7 +37,7 @@ Segments compose(const Segments& parent, const Segments& relative) {
 
 namespace {
 std::shared_ptr<const PlacementStrategy> strategy_of(const Placement& placement) {
-  auto strategy = plugin::Registry::instance().placement(placement.strategy());
+  auto strategy = dtensor::placement(placement.strategy());
   if (strategy == nullptr)
     throw Error(fmt::format("no placement strategy named '{}' is loaded", placement.strategy()));
   return strategy;

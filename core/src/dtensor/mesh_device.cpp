@@ -1,6 +1,6 @@
 #include "dtensor/mesh_device.hpp"
 
-#include "plugin/registry.hpp"
+#include "dispatch/backends.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/errors.hpp"
 
@@ -19,7 +19,7 @@ Tensor on_mesh_device(const Tensor& tensor, const DeviceMesh& mesh) {
   if (tensor.backend() == mesh.device_type()) return tensor;  // the common case: no lookup
   std::shared_ptr<const dispatch::Backend> backend;
   try {
-    backend = plugin::Registry::instance().backend(mesh.device_type());
+    backend = dispatch::backend(mesh.device_type());
   } catch (const Error&) {
     return tensor;  // the device type names no backend ("cuda" without a CUDA backend): a label only
   }

@@ -6,9 +6,9 @@
 // tensor's numbers once (in a simulated world one buffer that the ranks share).
 #include <fmt/format.h>
 
+#include "dispatch/backends.hpp"
 #include "dtensor/ops_common.hpp"
 #include "dtensor/random_mask.hpp"
-#include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/factories.hpp"
 #include "tessera/local.hpp"
@@ -81,7 +81,7 @@ DTensor dropout_with(const DTensor& x, double p, bool training, Generator* gener
 TensorOptions on_mesh(TensorOptions options, const DeviceMesh& mesh) {
   if (!options.backend_name.empty()) return options;
   try {
-    return options.backend(plugin::Registry::instance().backend(mesh.device_type())->name());
+    return options.backend(dispatch::backend(mesh.device_type())->name());
   } catch (const Error&) {
     return options;  // a device type that is a label only ("cuda" without a CUDA backend)
   }

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "plugin/registry.hpp"
+#include "dtensor/placement_strategies.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {
@@ -44,7 +44,7 @@ std::string argument_form(const PlacementStrategy& strategy, bool class_style) {
 
 std::string known_forms() {
   std::string short_forms, class_forms;
-  for (const auto& strategy : plugin::Registry::instance().placement_strategies()) {
+  for (const auto& strategy : dtensor::placement_strategies()) {
     short_forms += (short_forms.empty() ? "" : ", ") + strategy->prefix() + argument_form(*strategy, false);
     class_forms += (class_forms.empty() ? "" : ", ") + class_name(strategy->name()) + argument_form(*strategy, true);
   }
@@ -54,9 +54,8 @@ std::string known_forms() {
 
 // The strategy `word` names: a text prefix ("S") or a class-style name ("Shard", "BalancedShard").
 std::shared_ptr<const PlacementStrategy> strategy_named(const std::string& word) {
-  plugin::Registry& registry = plugin::Registry::instance();
-  if (auto by_prefix = registry.placement_by_prefix(word)) return by_prefix;
-  for (const auto& strategy : registry.placement_strategies())
+  if (auto by_prefix = dtensor::placement_by_prefix(word)) return by_prefix;
+  for (const auto& strategy : dtensor::placement_strategies())
     if (class_name(strategy->name()) == word) return strategy;
   return nullptr;
 }
@@ -96,7 +95,7 @@ Placement Placement::shard(int64_t dim, std::string strategy, std::string argume
   // The plain Shard(d) is made often (every op's output placements) and takes no arguments: only
   // other strategies, or arguments, need the strategy itself.
   if (strategy != "shard" || !arguments.empty()) {
-    auto found = plugin::Registry::instance().placement(strategy);
+    auto found = dtensor::placement(strategy);
     if (found == nullptr)
       throw Error(fmt::format("placement strategy '{}' is not loaded; known forms: {}", strategy, known_forms()));
     found->check_arguments(arguments, fmt::format("{}({}{}{})", found->prefix(), dim, arguments.empty() ? "" : ",",
@@ -140,7 +139,7 @@ std::string Placement::to_string() const {
     case Kind::Replicate: return "R";
     case Kind::Partial: return fmt::format("P({})", reduce_op_);
     case Kind::Shard: {
-      auto strategy = plugin::Registry::instance().placement(strategy_);
+      auto strategy = dtensor::placement(strategy_);
       return fmt::format("{}({}{}{})", strategy != nullptr ? strategy->prefix() : strategy_, dim_,
                          arguments_.empty() ? "" : ",", arguments_);
     }

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <set>
 
+#include "dispatch/backends.hpp"
 #include "mesh/mesh_support.hpp"
 #include "plugin/registry.hpp"
 #include "tessera/errors.hpp"
@@ -40,14 +41,13 @@ std::string device_kind_name(int32_t kind) {
 // A mesh's device type names the backend its tensors live on: one must serve it, or the mesh
 // would silently compute on another device.
 void require_backend(const std::string& device_type) {
-  plugin::Registry& registry = plugin::Registry::instance();
   try {
-    registry.backend(device_type);
+    dispatch::backend(device_type);
   } catch (const Error& e) {
     std::string loaded;
-    for (const std::string& name : registry.backend_names())
+    for (const std::string& name : plugin::Registry::instance().backend_names())
       loaded += fmt::format("{}{} ({})", loaded.empty() ? "" : ", ", name,
-                            device_kind_name(registry.backend(name)->device_type()));
+                            device_kind_name(dispatch::backend(name)->device_type()));
     throw Error(
         fmt::format("init_device_mesh: no backend serves device type '{}'; loaded backends: {}. Load a "
                     "backend plugin for it (load_plugin, or [plugins] load in the config) or use one of "

@@ -146,6 +146,11 @@ std::string override_hint(bool flagged) {
                    "TESSERA_COMPONENT_OVERRIDES and the configuration allows it ([plugins] allow_override = true)";
 }
 
+// A kind as messages name it.
+const char* kind_text(int32_t kind) {
+  return kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM ? "collective algorithm" : component_kind_name(kind);
+}
+
 std::string provider_text(const LoadedPlugin& plugin) {
   return fmt::format("{} (plugin '{}')", plugin.info().file.string(), plugin.info().name);
 }
@@ -187,7 +192,8 @@ std::vector<std::shared_ptr<LoadedPlugin>> Registry::unloaded_providers_locked(c
       case TESSERA_COMPONENT_TRANSPORT: family("transport"); break;
       case TESSERA_COMPONENT_TUNER: family("tuner"); break;
       case TESSERA_COMPONENT_BACKEND:
-        if (backends_.count(component.name) == 0 && unloaded_backends_.count(component.name) == 0) try {
+        if (find_locked(TESSERA_COMPONENT_BACKEND, component.name) == nullptr &&
+            unloaded_backends_.count(component.name) == 0) try {
             files.push_back(resolve(std::string("backend-") + component.name));
           } catch (const PluginError&) {  // no provider of that name on the path
           }
@@ -292,7 +298,7 @@ void Registry::load_providers_locked(const tessera_plugin_info& raw) {
 // (libtessera-backend-<name>.so) is loaded first, and the clash check then rejects the newcomer.
 // Not after the user unloaded that name: a replacement is then what they asked for.
 void Registry::load_backend_provider_locked(const std::string& name) {
-  if (backends_.count(name) != 0 || unloaded_backends_.count(name) != 0) return;
+  if (find_locked(TESSERA_COMPONENT_BACKEND, name) != nullptr || unloaded_backends_.count(name) != 0) return;
   fs::path provider;
   try {
     provider = resolve("backend-" + name);
@@ -317,23 +323,29 @@ void Registry::check_clashes_locked(const fs::path& file, const tessera_componen
     throw PluginError(fmt::format("plugin '{}' rejected: {}; {}", file.string(), clash, override_hint(flagged)));
   };
   const std::string name = component.name;
-  if (component.kind == TESSERA_COMPONENT_BACKEND && backends_.count(name) != 0)
-    reject(fmt::format("backend '{}' is already provided by {}", name, provider_text(backends_.at(name)->plugin())));
   if (component.kind == TESSERA_COMPONENT_PLACEMENT) {
     const auto* table = static_cast<const tessera_placement_strategy*>(component.table);
-    for (const auto& [other, strategy] : placements_)
-      if (other == table->name || strategy->prefix() == table->prefix)
-        reject(fmt::format("placement '{}' (prefix '{}') clashes with '{}' (prefix '{}') from {}", table->name,
-                           table->prefix, other, strategy->prefix(), provider_text(strategy->plugin())));
+    if (auto kind = components_.find(component.kind); kind != components_.end())
+      for (const auto& [other, strategy] : kind->second)
+        if (other == table->name || strategy.prefix == table->prefix)
+          reject(fmt::format("placement '{}' (prefix '{}') clashes with '{}' (prefix '{}') from {}", table->name,
+                             table->prefix, other, strategy.prefix, provider_text(*strategy.plugin)));
+    return;
   }
-  if (component.kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM && algorithms_.count(name) != 0)
-    reject(fmt::format("collective algorithm '{}' is already provided by {}", name,
-                       provider_text(algorithms_.at(name)->plugin())));
   if (component.kind == TESSERA_COMPONENT_TRANSPORT && transports_.count(name) != 0)
     reject(fmt::format("transport '{}' is already provided by {}", name,
                        provider_text(transports_.at(name)->plugin())));
-  if (component.kind == TESSERA_COMPONENT_TUNER && tuners_.count(name) != 0)
-    reject(fmt::format("tuner '{}' is already provided by {}", name, provider_text(tuners_.at(name)->plugin())));
+  if (component.kind == TESSERA_COMPONENT_TRANSPORT) return;
+  if (const Component* registered = find_locked(component.kind, name))
+    reject(fmt::format("{} '{}' is already provided by {}", kind_text(component.kind), name,
+                       provider_text(*registered->plugin)));
+}
+
+const Component* Registry::find_locked(int32_t kind, std::string_view name) const {
+  const auto table = components_.find(kind);
+  if (table == components_.end()) return nullptr;
+  const auto found = table->second.find(name);
+  return found == table->second.end() ? nullptr : &found->second;
 }
 
 void Registry::register_locked(const std::shared_ptr<LoadedPlugin>& plugin, const tessera_component& component) {
@@ -343,48 +355,38 @@ void Registry::register_locked(const std::shared_ptr<LoadedPlugin>& plugin, cons
                            "the configuration)",
                            plugin->info().name, kind, old_name, old.info().name);
   };
-  switch (component.kind) {
-    case TESSERA_COMPONENT_BACKEND:
-      if (auto it = backends_.find(name); it != backends_.end()) overriding("backend", name, it->second->plugin());
-      if (default_backend_ && default_backend_->name() == name) default_backend_.reset();
-      backends_[name] = dispatch::Backend::of(static_cast<const tessera_backend*>(component.table), plugin);
-      break;
-    case TESSERA_COMPONENT_PLACEMENT: {
-      const auto* table = static_cast<const tessera_placement_strategy*>(component.table);
-      // Replaces every strategy it clashes with: the one of its name and the one of its prefix.
-      std::erase_if(placements_, [&](const auto& entry) {
-        const bool clashes = entry.first == table->name || entry.second->prefix() == table->prefix;
-        if (clashes) overriding("placement", entry.first, entry.second->plugin());
-        return clashes;
-      });
-      placements_[name] = std::make_shared<const dtensor::PlacementStrategy>(table, plugin);
-      break;
-    }
-    case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM:
-      if (auto it = algorithms_.find(name); it != algorithms_.end()) {
-        overriding("collective algorithm", name, it->second->plugin());
-        algorithm_changed(name);  // built by the algorithm replaced
-      }
-      algorithms_[name] = std::make_shared<const comm::CollectiveAlgorithm>(
-          static_cast<const tessera_collective_algorithm*>(component.table), plugin);
-      break;
-    case TESSERA_COMPONENT_TRANSPORT:
-      if (auto it = transports_.find(name); it != transports_.end()) overriding("transport", name, it->second->plugin());
-      transports_[name] =
-          std::make_shared<const Transport>(static_cast<const tessera_transport*>(component.table), plugin);
-      break;
-    case TESSERA_COMPONENT_TUNER:
-      if (auto it = tuners_.find(name); it != tuners_.end()) overriding("tuner", name, it->second->plugin());
-      tuners_[name] = std::make_shared<const comm::Tuner>(static_cast<const tessera_tuner*>(component.table), plugin);
-      if (name == tuner_name_) choices_stale();  // the tuner in force is another now
-      break;
-    default:
-      // Only a plugin built for a newer SDK minor gets here (validation rejects the others).
-      observe::logger().info("plugin '{}' (SDK {}.{}): skipping component '{}' of kind {}, which this host (SDK {}.{}) "
-                             "does not know",
-                             plugin->info().name, plugin->info().sdk_major, plugin->info().sdk_minor, name,
-                             component.kind, TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
+  if (component.kind == TESSERA_COMPONENT_TRANSPORT) {
+    changed_locked();
+    if (auto it = transports_.find(name); it != transports_.end()) overriding("transport", name, it->second->plugin());
+    transports_[name] = std::make_shared<const Transport>(static_cast<const tessera_transport*>(component.table), plugin);
+    return;
   }
+  if (!is_known_kind(component.kind)) {
+    // Only a plugin built for a newer SDK minor gets here (validation rejects the others).
+    observe::logger().info("plugin '{}' (SDK {}.{}): skipping component '{}' of kind {}, which this host (SDK {}.{}) "
+                           "does not know",
+                           plugin->info().name, plugin->info().sdk_major, plugin->info().sdk_minor, name,
+                           component.kind, TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
+    return;
+  }
+  Component made = component_maker(component.kind)(component, plugin);
+  changed_locked();
+  auto& table = components_[component.kind];
+  if (component.kind == TESSERA_COMPONENT_PLACEMENT) {
+    // Replaces every strategy it clashes with: the one of its name and the one of its prefix.
+    const char* strategy_name = static_cast<const tessera_placement_strategy*>(component.table)->name;
+    std::erase_if(table, [&](const auto& entry) {
+      const bool clashes = entry.first == strategy_name || entry.second.prefix == made.prefix;
+      if (clashes) overriding("placement", entry.first, *entry.second.plugin);
+      return clashes;
+    });
+  } else if (auto it = table.find(name); it != table.end()) {
+    overriding(kind_text(component.kind), name, *it->second.plugin);
+    if (component.kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM) algorithm_changed(name);  // built by the one replaced
+  }
+  if (component.kind == TESSERA_COMPONENT_BACKEND && name == default_backend_name_) default_backend_.reset();
+  table[name] = std::move(made);
+  if (component.kind == TESSERA_COMPONENT_TUNER && name == tuner_name_) choices_stale();  // the tuner in force is another now
 }
 
 void Registry::unload(const std::string& name) {
@@ -399,9 +401,9 @@ void Registry::unload(const std::string& name) {
     const LoadedPlugin* leaving = it->get();
     // Only what is registered from this plugin goes: a name another plugin overrode stays theirs.
     // By file, not by object: a backend reloaded is the Backend of its first load (Backend::of).
-    const auto owned = [&](auto& map, const std::string& key) {
-      auto found = map.find(key);
-      return found != map.end() && found->second->plugin().info().file == leaving->info().file;
+    const auto owned = [&](int32_t kind, const std::string& key) {
+      const Component* found = find_locked(kind, key);
+      return found != nullptr && found->plugin->info().file == leaving->info().file;
     };
     std::vector<const tessera_component*> removed;
     const tessera_plugin_info& raw = leaving->raw();
@@ -409,45 +411,38 @@ void Registry::unload(const std::string& name) {
       const tessera_component* component = raw.components[i];
       const std::string component_name = component->name;
       bool erased = false;
-      if (component->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM && owned(algorithms_, component_name)) {
-        erased = algorithms_.erase(component_name) != 0;
-        algorithms.push_back(component_name);
-      }
-      if (component->kind == TESSERA_COMPONENT_PLACEMENT && owned(placements_, component_name))
-        erased = placements_.erase(component_name) != 0;
-      if (component->kind == TESSERA_COMPONENT_TRANSPORT && owned(transports_, component_name))
-        erased = transports_.erase(component_name) != 0;
-      if (component->kind == TESSERA_COMPONENT_TUNER && owned(tuners_, component_name)) {
-        erased = tuners_.erase(component_name) != 0;
-        if (component_name == tuner_name_) tuner_leaving = true;
-      }
-      if (component->kind == TESSERA_COMPONENT_BACKEND) unloaded_backends_.insert(component_name);
-      if (component->kind == TESSERA_COMPONENT_BACKEND && owned(backends_, component_name)) {
-        // Tensors on the backend keep its library mapped and go on working; loading the plugin again
+      const int32_t kind = component->kind;
+      if (kind == TESSERA_COMPONENT_BACKEND) unloaded_backends_.insert(component_name);
+      if (kind == TESSERA_COMPONENT_TRANSPORT) {
+        const auto found = transports_.find(component_name);
+        if (found != transports_.end() && found->second->plugin().info().file == leaving->info().file)
+          erased = transports_.erase(component_name) != 0;
+      } else if (owned(kind, component_name)) {
+        // A backend's tensors keep its library mapped and go on working; loading the plugin again
         // gives them back the same backend (dispatch::Backend::of).
-        erased = backends_.erase(component_name) != 0;
-        if (default_backend_ && default_backend_->name() == component_name) default_backend_.reset();
+        erased = components_[kind].erase(component_name) != 0;
+        if (kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM) algorithms.push_back(component_name);
+        if (kind == TESSERA_COMPONENT_TUNER && component_name == tuner_name_) tuner_leaving = true;
+        if (kind == TESSERA_COMPONENT_BACKEND && component_name == default_backend_name_) default_backend_.reset();
       }
       if (erased) removed.push_back(component);
     }
     leaving_plugin = *it;
     plugins_.erase(it);
+    changed_locked();
     // A component this plugin had overridden comes back: the latest still-loaded plugin's component
     // of the same kind and name (for a placement, name or prefix) that is free to register again.
     const auto placement_of = [](const tessera_component& c) {
       return static_cast<const tessera_placement_strategy*>(c.table);
     };
     const auto registered = [&](const tessera_component& c) {
-      switch (c.kind) {
-        case TESSERA_COMPONENT_BACKEND: return backends_.count(c.name) != 0;
-        case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: return algorithms_.count(c.name) != 0;
-        case TESSERA_COMPONENT_TRANSPORT: return transports_.count(c.name) != 0;
-        case TESSERA_COMPONENT_TUNER: return tuners_.count(c.name) != 0;
-        default:
-          return std::any_of(placements_.begin(), placements_.end(), [&](const auto& entry) {
-            return entry.first == c.name || entry.second->prefix() == placement_of(c)->prefix;
-          });
-      }
+      if (c.kind == TESSERA_COMPONENT_TRANSPORT) return transports_.count(c.name) != 0;
+      if (c.kind != TESSERA_COMPONENT_PLACEMENT) return find_locked(c.kind, c.name) != nullptr;
+      const auto placements = components_.find(c.kind);
+      return placements != components_.end() &&
+             std::any_of(placements->second.begin(), placements->second.end(), [&](const auto& entry) {
+               return entry.first == c.name || entry.second.prefix == placement_of(c)->prefix;
+             });
     };
     const auto replaced = [&](const tessera_component& gone, const tessera_component& candidate) {
       if (candidate.kind != gone.kind) return false;
@@ -468,7 +463,7 @@ void Registry::unload(const std::string& name) {
         register_locked(*other, *match);
         break;
       }
-    if (tuner_leaving && tuners_.count(tuner_name_) != 0) tuner_leaving = false;  // an overridden one is back
+    if (tuner_leaving && find_locked(TESSERA_COMPONENT_TUNER, tuner_name_) != nullptr) tuner_leaving = false;  // an overridden one is back
   }
   // Outside the registry's lock: the rules may look algorithms up.
   for (const std::string& algorithm : algorithms) algorithm_changed(algorithm);
@@ -491,20 +486,20 @@ std::vector<PluginInfo> Registry::loaded() const {
   return infos;
 }
 
-std::shared_ptr<const dispatch::Backend> Registry::backend(const std::string& name) {
+std::shared_ptr<const void> Registry::backend(const std::string& name) {
   std::lock_guard lock(mutex_);
   return backend_locked(name);
 }
 
-std::shared_ptr<const dispatch::Backend> Registry::backend_locked(const std::string& name) {
-  if (auto it = backends_.find(name); it != backends_.end()) return it->second;
+std::shared_ptr<const void> Registry::backend_locked(const std::string& name) {
+  if (const Component* found = find_locked(TESSERA_COMPONENT_BACKEND, name)) return found->object;
   try {
     load_locked("backend-" + name);
   } catch (const PluginError& e) {
     // Backends are loaded when first asked for, so those available include the ones on the path,
     // except the one whose plugin was just refused (its file may well be on the path).
     std::set<std::string> available;
-    for (const auto& [known_name, unused] : backends_) available.insert(known_name);
+    for (const auto& [known_name, unused] : components_[TESSERA_COMPONENT_BACKEND]) available.insert(known_name);
     const std::string prefix = "libtessera-backend-";  // plugin_file_name("backend-<name>"), less ".so"
     for (const fs::path& file : plugin_files(search_path_locked(), prefix))
       available.insert(file.stem().string().substr(prefix.size()));
@@ -513,12 +508,12 @@ std::shared_ptr<const dispatch::Backend> Registry::backend_locked(const std::str
                             name, available.empty() ? "none" : fmt::format("{}", fmt::join(available, ", ")), name,
                             e.what()));
   }
-  if (auto it = backends_.find(name); it != backends_.end()) return it->second;
+  if (const Component* found = find_locked(TESSERA_COMPONENT_BACKEND, name)) return found->object;
   throw Error(fmt::format("no backend named '{}': plugin 'backend-{}' loaded but provides no such backend",
                           name, name));
 }
 
-std::shared_ptr<const dispatch::Backend> Registry::default_backend() {
+std::shared_ptr<const void> Registry::default_backend() {
   std::lock_guard lock(mutex_);
   if (!default_backend_) default_backend_ = backend_locked(default_backend_name_);
   return default_backend_;
@@ -528,6 +523,7 @@ void Registry::set_default_backend(const std::string& name) {
   std::lock_guard lock(mutex_);
   default_backend_ = backend_locked(name);
   default_backend_name_ = name;
+  changed_locked();
 }
 
 std::string Registry::default_backend_name() const {
@@ -538,7 +534,8 @@ std::string Registry::default_backend_name() const {
 std::vector<std::string> Registry::backend_names() const {
   std::lock_guard lock(mutex_);
   std::vector<std::string> names;
-  for (const auto& [name, unused] : backends_) names.push_back(name);
+  if (auto backends = components_.find(TESSERA_COMPONENT_BACKEND); backends != components_.end())
+    for (const auto& [name, unused] : backends->second) names.push_back(name);
   return names;
 }
 
@@ -566,43 +563,37 @@ void Registry::scan_locked(const std::string& family) {
   }
 }
 
-std::shared_ptr<const comm::CollectiveAlgorithm> Registry::algorithm(const std::string& name) {
-  std::lock_guard lock(mutex_);
-  if (auto it = algorithms_.find(name); it != algorithms_.end()) return it->second;
-  discover_locked("coll");
-  if (auto it = algorithms_.find(name); it != algorithms_.end()) return it->second;
-  return nullptr;
+namespace {
+
+// The family of plugin files (libtessera-<family>-*.so) that provides components of `kind`; empty
+// for backends, which are loaded by name.
+std::string family_of(int32_t kind) {
+  switch (kind) {
+    case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: return "coll";
+    case TESSERA_COMPONENT_PLACEMENT: return "placement";
+    case TESSERA_COMPONENT_TRANSPORT: return "transport";
+    case TESSERA_COMPONENT_TUNER: return "tuner";
+    default: return {};
+  }
 }
 
-std::shared_ptr<const dtensor::PlacementStrategy> Registry::placement(const std::string& name) {
+}  // namespace
+
+std::shared_ptr<const void> Registry::component(int32_t kind, const std::string& name) {
   std::lock_guard lock(mutex_);
-  discover_locked("placement");
-  auto it = placements_.find(name);
-  return it == placements_.end() ? nullptr : it->second;
+  if (kind != TESSERA_COMPONENT_PLACEMENT)
+    if (const Component* found = find_locked(kind, name)) return found->object;
+  if (const std::string family = family_of(kind); !family.empty()) discover_locked(family);
+  const Component* found = find_locked(kind, name);
+  return found == nullptr ? nullptr : found->object;
 }
 
-std::shared_ptr<const dtensor::PlacementStrategy> Registry::placement_by_prefix(const std::string& prefix) {
+std::vector<std::pair<std::string, Component>> Registry::components(int32_t kind) {
   std::lock_guard lock(mutex_);
-  discover_locked("placement");
-  for (const auto& [name, strategy] : placements_)
-    if (strategy->prefix() == prefix) return strategy;
-  return nullptr;
-}
-
-std::vector<std::shared_ptr<const dtensor::PlacementStrategy>> Registry::placement_strategies() {
-  std::lock_guard lock(mutex_);
-  discover_locked("placement");
-  std::vector<std::shared_ptr<const dtensor::PlacementStrategy>> strategies;
-  for (const auto& [name, strategy] : placements_) strategies.push_back(strategy);
-  return strategies;
-}
-
-std::vector<std::string> Registry::algorithm_names() {
-  std::lock_guard lock(mutex_);
-  discover_locked("coll");
-  std::vector<std::string> names;
-  for (const auto& [name, unused] : algorithms_) names.push_back(name);
-  return names;
+  if (const std::string family = family_of(kind); !family.empty()) discover_locked(family);
+  const auto table = components_.find(kind);
+  if (table == components_.end()) return {};
+  return {table->second.begin(), table->second.end()};
 }
 
 std::shared_ptr<const Transport> Registry::transport(const std::string& name) {
@@ -624,11 +615,11 @@ std::vector<std::string> Registry::transport_names() {
 void Registry::set_tuner(const std::string& name) {
   {
     std::lock_guard lock(mutex_);
-    if (!name.empty() && tuners_.count(name) == 0) {
+    if (!name.empty() && find_locked(TESSERA_COMPONENT_TUNER, name) == nullptr) {
       discover_locked("tuner");
-      if (tuners_.count(name) == 0) {
+      if (find_locked(TESSERA_COMPONENT_TUNER, name) == nullptr) {
         std::vector<std::string> available;
-        for (const auto& [known, unused] : tuners_) available.push_back(known);
+        for (const auto& [known, unused] : components_[TESSERA_COMPONENT_TUNER]) available.push_back(known);
         throw ConfigError(fmt::format("unknown tuner '{}'; available tuners: {} (tuner plugins are found as "
                                       "libtessera-tuner-*.so on the plugin search path: {})",
                                       name, available.empty() ? "none" : fmt::format("{}", fmt::join(available, ", ")),
@@ -637,6 +628,7 @@ void Registry::set_tuner(const std::string& name) {
     }
     if (name == tuner_name_) return;
     tuner_name_ = name;
+    changed_locked();
   }
   choices_stale();  // choices "auto" made under the old tuner are stale
   if (name.empty())
@@ -650,16 +642,11 @@ std::string Registry::tuner_name() const {
   return tuner_name_;
 }
 
-std::shared_ptr<const comm::Tuner> Registry::tuner() const {
+std::shared_ptr<const void> Registry::tuner() const {
   std::lock_guard lock(mutex_);
   if (tuner_name_.empty()) return nullptr;
-  const auto it = tuners_.find(tuner_name_);
-  return it == tuners_.end() ? nullptr : it->second;
-}
-
-void Registry::set_backend_threads(int32_t num_threads) const {
-  std::lock_guard lock(mutex_);
-  for (const auto& [name, backend] : backends_) backend->set_num_threads(num_threads);
+  const Component* found = find_locked(TESSERA_COMPONENT_TUNER, tuner_name_);
+  return found == nullptr ? nullptr : found->object;
 }
 
 void Registry::set_allow_override(bool allow) {

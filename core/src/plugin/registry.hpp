@@ -1,18 +1,21 @@
-// The process-wide registry of loaded plugins and the components they provide.
+// The process-wide registry of loaded plugins and the components they provide. Components are
+// kept untyped, by kind and name (plugin/component.hpp): the layer that owns a kind gives typed
+// lookups over these (dispatch/backends.hpp, comm/components.hpp, dtensor/placement_strategies.hpp).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
-#include "comm/algorithm.hpp"
-#include "comm/tuner.hpp"
-#include "dispatch/backend.hpp"
-#include "dtensor/placement_strategy.hpp"
+#include "plugin/component.hpp"
 #include "plugin/loaded_plugin.hpp"
 #include "plugin/startup_configuration.hpp"
 #include "plugin/transport.hpp"
@@ -36,21 +39,22 @@ class Registry {
   void finalize_at_exit() noexcept;
   std::vector<PluginInfo> loaded() const;
 
-  // Loads backend-<name> from the search path when no loaded plugin provides `name`.
-  std::shared_ptr<const dispatch::Backend> backend(const std::string& name);
-  std::shared_ptr<const dispatch::Backend> default_backend();
+  // Loads backend-<name> from the search path when no loaded plugin provides `name`; an Error naming
+  // the backends available when none can. The object is a dispatch::Backend.
+  std::shared_ptr<const void> backend(const std::string& name);
+  std::shared_ptr<const void> default_backend();
   void set_default_backend(const std::string& name);
   std::string default_backend_name() const;
   std::vector<std::string> backend_names() const;
-  void set_backend_threads(int32_t num_threads) const;  // every registered backend
 
-  // Collective algorithms by name; the first call loads every coll-* plugin on the search path.
-  std::shared_ptr<const comm::CollectiveAlgorithm> algorithm(const std::string& name);
-  std::vector<std::string> algorithm_names();
-  // Placement strategies by name or text prefix; the first call loads every placement-* plugin.
-  std::shared_ptr<const dtensor::PlacementStrategy> placement(const std::string& name);
-  std::shared_ptr<const dtensor::PlacementStrategy> placement_by_prefix(const std::string& prefix);
-  std::vector<std::shared_ptr<const dtensor::PlacementStrategy>> placement_strategies();
+  // A component of `kind` (collective algorithm, placement, tuner) by name; nullptr when none
+  // provides it. The first call for a kind loads every plugin of its family on the search path
+  // (coll-*, placement-*, tuner-*); placements are matched by prefix too, so their family is always
+  // discovered before an answer.
+  std::shared_ptr<const void> component(int32_t kind, const std::string& name);
+  // Every registered component of `kind`, sorted by name, after its family is discovered (backends:
+  // those loaded so far).
+  std::vector<std::pair<std::string, Component>> components(int32_t kind);
   // Transports by name ("mpi"); a name not yet loaded loads every transport-* plugin on the search
   // path first. nullptr when none provides it.
   std::shared_ptr<const Transport> transport(const std::string& name);
@@ -61,8 +65,15 @@ class Registry {
   // ConfigError naming it and the available tuners. Changing it makes "auto" choose again.
   void set_tuner(const std::string& name);
   std::string tuner_name() const;
-  // The tuner in force, or nullptr when none is set or its plugin has been unloaded since.
-  std::shared_ptr<const comm::Tuner> tuner() const;
+  // The tuner in force (a comm::Tuner), or nullptr when none is set or its plugin has been unloaded
+  // since.
+  std::shared_ptr<const void> tuner() const;
+
+  // Changes whenever what a lookup by name or the default backend or tuner would answer may have
+  // changed (a component registered or unloaded, the default backend or the tuner set). The typed
+  // lookups' per-thread memos (dispatch/backends.cpp) stay valid while it is unchanged, so that the
+  // hot paths neither look names up nor take the registry's lock per call.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
   std::vector<std::filesystem::path> search_path() const;
   // The plugin part of configure(): the configured search path (Config::plugin_search_path), then
@@ -113,19 +124,24 @@ class Registry {
   std::vector<std::filesystem::path> search_path_locked() const;
   std::filesystem::path resolve(const std::string& name_or_path) const;
   PluginInfo load_locked(const std::string& name_or_path);
-  std::shared_ptr<const dispatch::Backend> backend_locked(const std::string& name);
+  std::shared_ptr<const void> backend_locked(const std::string& name);
+  // The registered component of `kind` called `name`; nullptr when none is.
+  const Component* find_locked(int32_t kind, std::string_view name) const;
   // Loads every libtessera-<family>-*.so on the search path ("coll", "placement", "transport", "tuner"): the
   // first time the family is asked for, and again by apply() when the search path has changed since.
   void discover_locked(const std::string& family);
   void scan_locked(const std::string& family);
 
+  // Under mutex_, after every change that generation() announces.
+  void changed_locked() { generation_.fetch_add(1, std::memory_order_release); }
+
   mutable std::mutex mutex_;
+  std::atomic<uint64_t> generation_{0};
   std::vector<std::shared_ptr<LoadedPlugin>> plugins_;
-  std::map<std::string, std::shared_ptr<const dispatch::Backend>, std::less<>> backends_;
-  std::map<std::string, std::shared_ptr<const comm::CollectiveAlgorithm>, std::less<>> algorithms_;
-  std::map<std::string, std::shared_ptr<const dtensor::PlacementStrategy>, std::less<>> placements_;
+  // kind (TESSERA_COMPONENT_*) -> name -> component, for every kind but transports, which this
+  // layer owns and keeps typed.
+  std::map<int32_t, std::map<std::string, Component, std::less<>>> components_;
   std::map<std::string, std::shared_ptr<const Transport>, std::less<>> transports_;
-  std::map<std::string, std::shared_ptr<const comm::Tuner>, std::less<>> tuners_;
   std::string tuner_name_;  // the tuner in force; "" for none
   std::map<std::string, std::vector<std::filesystem::path>> discovered_families_;  // family -> path scanned
   std::vector<std::filesystem::path> configured_search_path_;
@@ -134,7 +150,7 @@ class Registry {
   bool allow_override_ = false;
   std::map<std::string, std::map<std::string, Parameter>> parameters_;  // plugin -> key -> value
   std::string default_backend_name_ = "cpu";
-  std::shared_ptr<const dispatch::Backend> default_backend_;
+  std::shared_ptr<const void> default_backend_;
 };
 
 // The file name a plugin called `name` has on disk: libtessera-<name>.so.

@@ -2,7 +2,7 @@
 // LocalTensorImpl. Here because ranks is the lowest layer that knows both.
 #include "autograd/meta.hpp"
 
-#include "ranks/local_tensor_impl.hpp"
+#include "tensor/local_tensor_impl.hpp"
 #include "tensor/tensor_impl.hpp"
 
 namespace tessera::autograd {

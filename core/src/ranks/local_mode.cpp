@@ -6,8 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "tessera/errors.hpp"
 #include "ranks/local_mode_stack.hpp"
+#include "tensor/local_factories.hpp"
+#include "tessera/errors.hpp"
 #include "tessera/local.hpp"
 #include "world/world.hpp"
 
@@ -37,6 +38,9 @@ bool detail::inside_local_mode() {
   return false;
 }
 DisabledLocalMode::~DisabledLocalMode() { pop(nullptr); }
+
+detail::PlainFactories::PlainFactories() { mode_stack.push_back(nullptr); }
+detail::PlainFactories::~PlainFactories() { pop(nullptr); }
 
 std::vector<LocalMode*>& detail::thread_mode_stack() { return mode_stack; }
 

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "ranks/local_tensor_impl.hpp"
 #include "tensor/internal.hpp"
+#include "tensor/local_tensor_impl.hpp"
 #include "tessera/errors.hpp"
 #include "world/process_link.hpp"
 #include "world/world.hpp"

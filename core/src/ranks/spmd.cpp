@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
+#include "dispatch/backends.hpp"
 #include "dispatch/memory_context.hpp"
 #include "dispatch/thread_pool.hpp"
-#include "plugin/registry.hpp"
-#include "ranks/local_tensor_impl.hpp"
+#include "tensor/local_tensor_impl.hpp"
 #include "tessera/errors.hpp"
 #include "tessera/local.hpp"
 #include "world/observer.hpp"
@@ -35,11 +35,11 @@ class SingleThreadedKernels {
  public:
   SingleThreadedKernels() {
     std::lock_guard lock(mutex_);
-    if (active_++ == 0) plugin::Registry::instance().set_backend_threads(1);
+    if (active_++ == 0) dispatch::set_backend_threads(1);
   }
   ~SingleThreadedKernels() {
     std::lock_guard lock(mutex_);
-    if (--active_ == 0) plugin::Registry::instance().set_backend_threads(0);
+    if (--active_ == 0) dispatch::set_backend_threads(0);
   }
 
  private:

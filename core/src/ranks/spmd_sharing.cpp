@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "ranks/local_tensor_impl.hpp"
+#include "tensor/local_tensor_impl.hpp"
 #include "tensor/memory_accounting.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/detail/spmd.hpp"

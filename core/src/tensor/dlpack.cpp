@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "dispatch/backend.hpp"
-#include "plugin/registry.hpp"
+#include "dispatch/backends.hpp"
 #include "tensor/checked_arith.hpp"
 #include "tensor/internal.hpp"
 #include "tensor/tensor_impl.hpp"
@@ -38,10 +38,9 @@ std::string dl_type_text(DLDataType type) {
 
 // The host backend foreign host memory is attached to.
 std::shared_ptr<const dispatch::Backend> host_backend() {
-  plugin::Registry& registry = plugin::Registry::instance();
-  std::shared_ptr<const dispatch::Backend> preferred = registry.default_backend();
+  std::shared_ptr<const dispatch::Backend> preferred = dispatch::default_backend();
   if (preferred->device_type() == kDLCPU && !preferred->shapes_only()) return preferred;
-  return registry.backend("cpu");
+  return dispatch::backend("cpu");
 }
 
 // The lowest and highest element offsets `shape`/`strides` address (both 0 for no elements).

@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include "tensor/internal.hpp"
+#include "tensor/local_factories.hpp"
 #include "tensor/program_generator.hpp"
 #include "tessera/detail/spmd_fresh.hpp"
-#include "tessera/local.hpp"
 #include "tessera/errors.hpp"
 
 namespace tessera {
@@ -56,8 +56,8 @@ void advance_to_furthest(Generator& generator, const Generator& drawn) {
 // when an argument is local, else once (a plain tensor).
 template <class F, class... Args>
 Tensor make(const char* op, F&& f, const Args&... args) {
-  if (LocalMode* mode = active_local_mode()) {
-    const RankSet ranks = mode->ranks();
+  if (LocalMode* mode = detail::factory_mode()) {
+    const RankSet ranks = detail::factory_ranks(*mode);
     return detail::spmd_pure_over(op, ranks, f, args...);  // ranks given the same arguments share one tensor
   }
   return detail::spmd_pure(op, f, args...);
@@ -179,24 +179,24 @@ Tensor draw(const Distribution& d, const SymShape& shape, Generator& generator, 
 // Inside a local mode each rank draws from its own generator (see LocalMode); outside, from the
 // default generator.
 Tensor draw(const Distribution& d, const SymShape& shape, const TensorOptions& options) {
-  if (LocalMode* mode = active_local_mode()) {
+  if (LocalMode* mode = detail::factory_mode()) {
     // Ranks whose generators stand at the same state (the default: one seed everywhere) draw the
     // same numbers: drawn once and shared as replicas, and every generator advances alike.
-    const RankSet& ranks = mode->ranks();
-    const Generator& first = mode->generator(ranks[0]);
+    const RankSet& ranks = detail::factory_ranks(*mode);
+    const Generator& first = detail::factory_generator(*mode, ranks[0]);
     const bool alike = !shape.is_local() && std::all_of(ranks.begin(), ranks.end(), [&](int r) {
-      const Generator& g = mode->generator(r);
+      const Generator& g = detail::factory_generator(*mode, r);
       return g.seed() == first.seed() && g.offset() == first.offset();
     });
     if (alike && ranks.size() > 1) {
       Generator common = first;
       Tensor drawn = draw(d, shape, common, options);
-      for (int r : ranks) mode->generator(r) = common;
+      for (int r : ranks) detail::factory_generator(*mode, r) = common;
       return drawn;
     }
     return make(d.op, [&](const SymShape& s, int64_t rank) {
-      return draw(d, s, mode->generator(static_cast<int>(rank)), options);
-    }, shape, current_rank());
+      return draw(d, s, detail::factory_generator(*mode, static_cast<int>(rank)), options);
+    }, shape, detail::factory_rank());
   }
   if (Generator* own = program_generator) return draw(d, shape, *own, options);
   std::lock_guard lock(default_generator_mutex);
@@ -217,7 +217,7 @@ Tensor randn(const SymShape& shape, Generator& generator, TensorOptions options)
 void manual_seed(uint64_t seed) { manual_seed(SymInt(static_cast<int64_t>(seed))); }
 
 void manual_seed(const SymInt& seed) {
-  if (LocalMode* mode = active_local_mode()) return mode->manual_seed(seed);
+  if (LocalMode* mode = detail::factory_mode()) return detail::factory_manual_seed(*mode, seed);
   if (Generator* own = program_generator) return own->manual_seed(static_cast<uint64_t>(seed.as_int()));
   std::lock_guard lock(default_generator_mutex);
   default_generator().manual_seed(static_cast<uint64_t>(seed.as_int()));
@@ -234,7 +234,7 @@ TensorOptions like_options(const Tensor& like, TensorOptions options) {
 // *_like follow their argument: local when it is local, plain otherwise (even inside a mode).
 Tensor empty_like(const Tensor& like, TensorOptions options) {
   return detail::spmd_fresh("empty_like", [&](const Tensor& t) {
-    DisabledLocalMode plain;
+    detail::PlainFactories plain;
     return empty(t.sizes(), like_options(t, options));
   }, like);
 }
@@ -242,7 +242,7 @@ Tensor zeros_like(const Tensor& like, TensorOptions options) { return full_like(
 Tensor ones_like(const Tensor& like, TensorOptions options) { return full_like(like, 1, options); }
 Tensor full_like(const Tensor& like, Scalar value, TensorOptions options) {
   return detail::spmd_fresh("full_like", [&](const Tensor& t, const Scalar& v) {
-    DisabledLocalMode plain;
+    detail::PlainFactories plain;
     return full(t.sizes(), v, like_options(t, options));
   }, like, value);
 }

@@ -3,13 +3,13 @@
 
 #include <algorithm>
 
-#include "dispatch/user_call.hpp"
-#include "tensor/remote_ranks.hpp"
-#include "plugin/registry.hpp"
-#include "ranks/local_tensor_impl.hpp"
 #include "autograd/derivatives.hpp"
 #include "autograd/record.hpp"
+#include "dispatch/backends.hpp"
+#include "dispatch/user_call.hpp"
 #include "tensor/internal.hpp"
+#include "tensor/local_tensor_impl.hpp"
+#include "tensor/remote_ranks.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/detail/spmd_fresh.hpp"
 #include "tessera/errors.hpp"
@@ -32,8 +32,7 @@ Tensor empty_like_on(const TensorImpl& like, Shape sizes, DType dtype) {
 }
 
 std::shared_ptr<const dispatch::Backend> backend_for(const TensorOptions& options) {
-  auto& registry = plugin::Registry::instance();
-  return options.backend_name.empty() ? registry.default_backend() : registry.backend(options.backend_name);
+  return options.backend_name.empty() ? dispatch::default_backend() : dispatch::backend(options.backend_name);
 }
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "autograd/record.hpp"
-#include "plugin/registry.hpp"
+#include "dispatch/backends.hpp"
 #include "tensor/internal.hpp"
 #include "tensor/tensor_impl.hpp"
 #include "tessera/detail/spmd.hpp"
@@ -52,7 +52,7 @@ Tensor to_backend(const Tensor& t, const std::string& backend) {
     return detail::spmd("to", [&backend](const Tensor& shard) { return to_backend(shard, backend); }, t);
   const TensorImpl& self = detail::impl_of(t, "to");
   if (self.backend().name() == backend) return t;
-  return transfer(self, plugin::Registry::instance().backend(backend));
+  return transfer(self, dispatch::backend(backend));
 }
 
 }  // namespace

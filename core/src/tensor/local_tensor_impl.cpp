@@ -1,4 +1,4 @@
-#include "ranks/local_tensor_impl.hpp"
+#include "tensor/local_tensor_impl.hpp"
 
 #include <fmt/format.h>
 
