@@ -29,3 +29,4 @@ _tessera._install_signatures(_signatures.signature_of_function, _signatures.sign
 SymInt = LocalInt  # noqa: F405
 
 from . import distributed  # noqa: E402,F401  (after dist: it re-exports it)
+from . import models, nn, optim  # noqa: E402,F401
