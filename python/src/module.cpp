@@ -23,6 +23,7 @@ NB_MODULE(_tessera, m) {
   bind_observe(m);
   bind_plugins(m);
   bind_checkpoint(m);
+  bind_spawn(m);
   nb::module_ nn = m.def_submodule("nn", "ts.nn (PyTorch: torch.nn): modules, parameters, functional ops.");
   bind_nn_parameter(nn);
   bind_nn_module(nn);

@@ -45,9 +45,10 @@ void bind_schedulers(nb::module_& optim) {
   nb::class_<sched::LambdaLR, sched::LRScheduler>(s, "LambdaLR", "lr = base_lr * lr_lambda(epoch).")
       .def("__init__",
            [](sched::LambdaLR* self, Optimizer& optimizer, nb::callable lr_lambda) {
-             // The scheduler calls back into Python: the GIL is held there (a step runs with it).
+             // Called from step() and the constructor, which run with the GIL held (LRScheduler.step
+             // does not release it), so no acquire here: inside ts.spawn, before Python 3.12, one
+             // would wait for the GIL the rank holds.
              new (self) sched::LambdaLR(optimizer, [lr_lambda](int64_t epoch) {
-               nb::gil_scoped_acquire gil;
                return nb::cast<double>(lr_lambda(epoch));
              });
            },
