@@ -4,6 +4,7 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 
+#include <memory>
 #include <string>
 
 #include "nn_values.hpp"
@@ -71,6 +72,23 @@ void bind_models(nb::module_& m) {
            },
            nb::arg("tokens"), "tokens [batch, seq] (int64) -> logits [batch, seq, vocab_size].")
       .def_prop_ro("args", [](const models::TransformerImpl& t) { return t.args; }, "The sizes it was built with.");
+
+  nb::class_<models::TransformerStageImpl, nn::Module>(
+      models, "TransformerStage",
+      "One pipeline stage of a Transformer: layers [first_layer, end_layer), with the token embedding on the first "
+      "stage and the final norm and output on the last; parameters keep the whole model's names.")
+      .def("__init__",
+           [](models::TransformerStageImpl* self, std::shared_ptr<models::TransformerImpl> model, int64_t first_layer,
+              int64_t end_layer) {
+             new (self) models::TransformerStageImpl(models::Transformer(std::move(model)), first_layer, end_layer);
+           },
+           nb::arg("model"), nb::arg("first_layer"), nb::arg("end_layer"),
+           "Cut from `model` (shared, not copied): cut it from a model made for this stage.")
+      .def("forward",
+           [](models::TransformerStageImpl& s, const nn::Value& x) { return without_gil([&] { return s.forward(x); }); },
+           nb::arg("x"), "Tokens on the first stage, hidden states elsewhere; logits from the last.")
+      .def_prop_ro("is_first", &models::TransformerStageImpl::is_first)
+      .def_prop_ro("is_last", &models::TransformerStageImpl::is_last);
 }
 
 }  // namespace tessera::python

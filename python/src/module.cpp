@@ -32,5 +32,6 @@ NB_MODULE(_tessera, m) {
   bind_models(m);
   bind_optim(m);
   bind_parallel(m);
+  bind_pipelining(m);
   bind_signatures(m);
 }

@@ -6,14 +6,14 @@
 // the frame stack, the recursion depth and the exception being handled in the thread state, so
 // each rank runs with a Python thread state of its own: it takes the GIL with that state when its
 // program starts, every Tessera call that may wait releases the GIL (saving the rank's state), and
-// the rank that runs next takes the GIL with its own. The states are made before the spawn and
-// cleared after it, with the caller's state back in place.
+// the rank that runs next takes the GIL with its own (rank_gil.hpp). The states are made before
+// the spawn and cleared after it, with the caller's state back in place.
 #include <nanobind/stl/string.h>
 
 #include <string>
 #include <vector>
 
-#include "bindings.hpp"
+#include "rank_gil.hpp"
 
 namespace tessera::python {
 namespace {
@@ -33,39 +33,9 @@ PyObject* take_raised_exception() {
 #endif
 }
 
-// The per-rank thread states of one spawn: made with the GIL held, cleared and deleted with it.
-class RankThreadStates {
- public:
-  explicit RankThreadStates(int n) {
-    PyInterpreterState* interpreter = PyThreadState_Get()->interp;
-    for (int r = 0; r < n; ++r) states_.push_back(PyThreadState_New(interpreter));
-  }
-  ~RankThreadStates() {
-    for (PyThreadState* state : states_) {
-      PyThreadState_Clear(state);
-      PyThreadState_Delete(state);
-    }
-  }
-  RankThreadStates(const RankThreadStates&) = delete;
-  RankThreadStates& operator=(const RankThreadStates&) = delete;
-  PyThreadState* operator[](int rank) const { return states_.at(static_cast<size_t>(rank)); }
-
- private:
-  std::vector<PyThreadState*> states_;
-};
-
-// Holds the GIL with a rank's thread state for the life of the scope (the rank's program).
-class RankGil {
- public:
-  explicit RankGil(PyThreadState* state) { PyEval_RestoreThread(state); }
-  ~RankGil() { PyEval_SaveThread(); }
-  RankGil(const RankGil&) = delete;
-  RankGil& operator=(const RankGil&) = delete;
-};
-
 void spawn_py(int n, nb::callable program, size_t stack_bytes) {
   if (n < 1) throw nb::value_error(("ts.spawn: n must be at least 1, got " + std::to_string(n)).c_str());
-  RankThreadStates states(n);
+  SpawnThreadStates states(n);
   // Each rank's Python exception. A rank that waits when another fails (or in a deadlock) sees its
   // wait end in an exception too, so only the rank the spawn names as failed counts.
   std::vector<nb::object> raised_by(static_cast<size_t>(n));
@@ -74,7 +44,7 @@ void spawn_py(int n, nb::callable program, size_t stack_bytes) {
     tessera::spawn(
         n,
         [&](int rank) {
-          RankGil gil(states[rank]);
+          ThreadStateGil gil(states[rank]);
           try {
             program(rank);
           } catch (nb::python_error& e) {
