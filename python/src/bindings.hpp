@@ -66,8 +66,14 @@ Tensor tensor_from_dlpack(nb::handle source);
 
 // Runs `f` with the GIL released: ranks may run on other threads, and a Python callback they make
 // takes the GIL back itself (see bind_local's rank_map).
+// Called with the GIL just taken back: inside ts.spawn it tells PyGILState which thread state is
+// the running rank's (rank_gil.cpp); elsewhere it does nothing.
+void rebind_gilstate();
 template <class F>
 decltype(auto) without_gil(F&& f) {
+  struct Rebind {
+    ~Rebind() { rebind_gilstate(); }  // after `release` took the GIL back
+  } rebind;
   nb::gil_scoped_release release;
   return f();
 }

@@ -46,7 +46,8 @@ std::vector<nn::Parameter> parameters_from(nb::handle parameters, const char* wh
       nb::isinstance<DTensor>(parameters))
     return {parameter_from(parameters, what, 0)};
   if (!nb::hasattr(parameters, "__iter__"))
-    throw nb::type_error((std::string(what) + ": expected an iterable of parameters (module.parameters()), got " +
+    throw nb::type_error((std::string(what) +
+                          ": expected an iterable of parameters (module.parameters()), got " +
                           describe(parameters))
                              .c_str());
   std::vector<nn::Parameter> out;
@@ -55,34 +56,39 @@ std::vector<nn::Parameter> parameters_from(nb::handle parameters, const char* wh
 }
 
 void bind_nn_parameter(nb::module_& nn) {
-  nb::class_<nn::Parameter>(nn, "Parameter",
-                            "A module's parameter (PyTorch: torch.nn.Parameter): a handle to a slot holding a "
-                            "ts.Tensor or a ts.DTensor. Attributes it lacks are those of its current value.")
-      .def("__init__",
-           [](nn::Parameter* self, nb::handle data, bool requires_grad) {
-             nn::Parameter p = parameter_from(data, "nn.Parameter", 0);
-             p.set_requires_grad(requires_grad);
-             new (self) nn::Parameter(p);
-           },
-           nb::arg("data"), nb::arg("requires_grad") = true,
-           "A new parameter slot holding `data` (a ts.Tensor or ts.DTensor, shared, not copied).")
+  nb::class_<nn::Parameter>(
+      nn, "Parameter",
+      "A module's parameter (PyTorch: torch.nn.Parameter): a handle to a slot holding a "
+      "ts.Tensor or a ts.DTensor. Attributes it lacks are those of its current value.")
+      .def(
+          "__init__",
+          [](nn::Parameter* self, nb::handle data, bool requires_grad) {
+            nn::Parameter p = parameter_from(data, "nn.Parameter", 0);
+            p.set_requires_grad(requires_grad);
+            new (self) nn::Parameter(p);
+          },
+          nb::arg("data"), nb::arg("requires_grad") = true,
+          "A new parameter slot holding `data` (a ts.Tensor or ts.DTensor, shared, not copied).")
       .def_prop_ro("data", &value_of, "The value the slot holds now: a ts.Tensor or a ts.DTensor.")
       .def_prop_ro("is_dtensor", &nn::Parameter::is_dtensor, "Whether the slot holds a ts.DTensor.")
-      .def_prop_ro("shape", [](const nn::Parameter& p) { return nb::tuple(nb::cast(p.shape())); },
-                   "The global shape (a DTensor's, not its shard's).")
+      .def_prop_ro(
+          "shape", [](const nn::Parameter& p) { return nb::tuple(nb::cast(p.shape())); },
+          "The global shape (a DTensor's, not its shard's).")
       .def_prop_ro("dtype", &nn::Parameter::dtype)
       .def("numel", &nn::Parameter::numel, "The number of elements of the global value.")
-      .def("size", [](const nn::Parameter& p) { return nb::tuple(nb::cast(p.shape())); },
-           "The global shape, as a tuple.")
+      .def(
+          "size", [](const nn::Parameter& p) { return nb::tuple(nb::cast(p.shape())); },
+          "The global shape, as a tuple.")
       .def_prop_rw("requires_grad", &nn::Parameter::requires_grad,
                    [](const nn::Parameter& p, bool value) { p.set_requires_grad(value); })
-      .def("requires_grad_",
-           [](const nn::Parameter& p, bool value) { return p.set_requires_grad(value); },
-           nb::arg("requires_grad") = true, "Sets requires_grad in place; returns the parameter.")
+      .def(
+          "requires_grad_", [](const nn::Parameter& p, bool value) { return p.set_requires_grad(value); },
+          nb::arg("requires_grad") = true, "Sets requires_grad in place; returns the parameter.")
       .def_prop_ro("grad", &grad_of, "The gradient with the parameter's layout, or None.")
       .def_prop_ro("is_leaf", &nn::Parameter::is_leaf)
-      .def("zero_grad", [](const nn::Parameter& p, bool set_to_none) { p.zero_grad(set_to_none); },
-           nb::arg("set_to_none") = true, "Drops the gradient (or zeroes it with set_to_none=False).")
+      .def(
+          "zero_grad", [](const nn::Parameter& p, bool set_to_none) { p.zero_grad(set_to_none); },
+          nb::arg("set_to_none") = true, "Drops the gradient (or zeroes it with set_to_none=False).")
       .def("same_slot", &nn::Parameter::same_slot, nb::arg("other"),
            "Whether two handles name the same parameter slot.")
       .def("__getattr__",

@@ -23,9 +23,9 @@ void bind_nn_parameter(nb::module_& nn);
 void bind_nn_module(nb::module_& nn);
 void bind_nn_modules(nb::module_& nn);
 void bind_nn_functional(nb::module_& nn);
-void bind_models(nb::module_& m);    // ts._tessera.models: Transformer, TransformerArgs
-void bind_optim(nb::module_& m);     // ts._tessera.optim: SGD, AdamW, lr_scheduler
-void bind_parallel(nb::module_& m);  // ts._tessera.parallel: styles, parallelize_module, fully_shard
+void bind_models(nb::module_& m);      // ts._tessera.models: Transformer, TransformerArgs
+void bind_optim(nb::module_& m);       // ts._tessera.optim: SGD, AdamW, lr_scheduler
+void bind_parallel(nb::module_& m);    // ts._tessera.parallel: styles, parallelize_module, fully_shard
 void bind_pipelining(nb::module_& m);  // ts._tessera.pipelining: PipelineStage, the schedules
 
 }  // namespace tessera::python

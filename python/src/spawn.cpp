@@ -40,24 +40,23 @@ void spawn_py(int n, nb::callable program, size_t stack_bytes) {
   // wait end in an exception too, so only the rank the spawn names as failed counts.
   std::vector<nb::object> raised_by(static_cast<size_t>(n));
   try {
-    nb::gil_scoped_release release;
-    tessera::spawn(
-        n,
-        [&](int rank) {
-          ThreadStateGil gil(states[rank]);
-          try {
-            program(rank);
-          } catch (nb::python_error& e) {
-            const std::string text = nb::cast<std::string>(nb::repr(e.value()));
-            // Taken out of the python_error here, with the rank's state current: its destructor
-            // would otherwise take the GIL through PyGILState (the thread's own state), which
-            // before Python 3.12 waits for the GIL this rank holds.
-            e.restore();
-            raised_by[static_cast<size_t>(rank)] = nb::steal(take_raised_exception());
-            throw Error("ts.spawn: program raised " + text + " on rank " + std::to_string(rank));
-          }
-        },
-        SpawnOptions{stack_bytes});
+    without_gil([&] {
+      tessera::spawn(
+          n,
+          [&](int rank) {
+            ThreadStateGil gil(states[rank]);
+            try {
+              program(rank);
+            } catch (nb::python_error& e) {
+              const std::string text = nb::cast<std::string>(nb::repr(e.value()));
+              // Moved out of the python_error: the caller raises this exception object itself.
+              e.restore();
+              raised_by[static_cast<size_t>(rank)] = nb::steal(take_raised_exception());
+              throw Error("ts.spawn: program raised " + text + " on rank " + std::to_string(rank));
+            }
+          },
+          SpawnOptions{stack_bytes});
+    });
   } catch (const RankError& e) {
     // The failed rank's Python exception reaches the caller as itself (its traceback through the
     // rank's program); a Tessera error, a deadlock, leftover messages as ts.Error.
@@ -73,16 +72,17 @@ void spawn_py(int n, nb::callable program, size_t stack_bytes) {
 }  // namespace
 
 void bind_spawn(nb::module_& m) {
+  m.def("spawn", &spawn_py, nb::arg("n"), nb::arg("program"), nb::kw_only(),
+        nb::arg("stack_bytes") = size_t{8} << 20,
+        "Runs program(rank) for every rank 0..n-1 of a new simulated world, each as a torchrun process would "
+        "run "
+        "(ts.dist.get_rank() is its rank, its tensors are its own, collectives and send/recv wait for the "
+        "peers); "
+        "returns when all have finished. A rank that raises ends the spawn with its exception; every rank "
+        "waiting is a deadlock, reported with what each waits in. stack_bytes: each rank's stack.");
   m.def(
-      "spawn",
-      &spawn_py,
-      nb::arg("n"), nb::arg("program"), nb::kw_only(), nb::arg("stack_bytes") = size_t{8} << 20,
-      "Runs program(rank) for every rank 0..n-1 of a new simulated world, each as a torchrun process would run "
-      "(ts.dist.get_rank() is its rank, its tensors are its own, collectives and send/recv wait for the peers); "
-      "returns when all have finished. A rank that raises ends the spawn with its exception; every rank "
-      "waiting is a deadlock, reported with what each waits in. stack_bytes: each rank's stack.");
-  m.def("yield_rank", [] { without_gil([] { yield_rank(); }); },
-        "Inside a rank's program: lets the other ranks that can run do so first. Outside one, does nothing.");
+      "yield_rank", [] { without_gil([] { yield_rank(); }); },
+      "Inside a rank's program: lets the other ranks that can run do so first. Outside one, does nothing.");
 }
 
 }  // namespace tessera::python

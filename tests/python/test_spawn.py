@@ -129,3 +129,26 @@ def test_deadlock_and_bad_arguments_are_errors():
         ts.spawn(0, print)
     with pytest.raises(ts.Error):
         ts.spawn(2, lambda rank: ts.dist.send(ts.ones(1), 1 - rank))  # messages nobody received
+
+
+def test_modules_schedulers_and_rank_maps_made_inside_rank_programs():
+    # Objects a rank makes and drops while other ranks are suspended mid-program (modules held by a
+    # Sequential, a scheduler's Python callback, a LocalMode's per-rank callback) must not wait for
+    # the GIL a suspended rank's Python holds.
+    got = {}
+
+    def program(rank):
+        ts.manual_seed(rank)
+        seq = ts.nn.Sequential(ts.nn.Linear(2, 3), ts.nn.ReLU())
+        t = ts.full((1,), float(rank))
+        ts.dist.all_reduce(t)
+        opt = ts.optim.SGD(seq.parameters(), lr=1.0)
+        sched = ts.optim.lr_scheduler.LambdaLR(opt, lambda epoch: 0.5 ** epoch)
+        sched.step()
+        with ts.LocalMode(2):
+            shards = ts.rank_map(lambda r: ts.full((1,), float(10 * r + rank)))
+        got[rank] = (t.item(), opt.lr, shards.shard(1).item(), seq(ts.ones(1, 2)).shape)
+        del seq, opt, sched
+
+    ts.spawn(3, program)
+    assert got == {r: (3.0, 0.5, 10.0 + r, (1, 3)) for r in range(3)}
