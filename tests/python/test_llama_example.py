@@ -1,16 +1,20 @@
 """examples/python/llama.py trains the reference Llama with FSDP, tensor, sequence and loss
-parallelism from Python; its final parameters checksum must equal the one the C++ example
-(examples/llama/llama.cpp) prints: the C++ program's output is the oracle.
+parallelism from Python, and examples/python/llama_pipeline.py adds pipeline parallelism in rank
+programs; each one's losses and final parameters checksum must equal those the C++ example of the
+same name (examples/<name>/<name>.cpp) prints: the C++ program's output is the oracle.
 
-The C++ program is taken from TESSERA_LLAMA_EXAMPLE when set, from the CMake tree the package was
-built in (bin/llama beside python/tessera), or else compiled against the installed package (which
-ships libtessera's headers and CMake files)."""
+The C++ program is taken from TESSERA_<NAME>_EXAMPLE (TESSERA_LLAMA_EXAMPLE,
+TESSERA_LLAMA_PIPELINE_EXAMPLE) when set, from the CMake tree the package was built in
+(bin/<name> beside python/tessera), or else compiled against the installed package (which ships
+libtessera's headers and CMake files)."""
+import functools
 import os
 import pathlib
 import re
 import runpy
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -20,42 +24,50 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHECKSUM = re.compile(r"final parameters checksum ([0-9a-f]{16})")
 
 
-def build_cpp_example(work):
+def build_cpp_example(work, name):
     package = pathlib.Path(ts.__file__).parent
     config = next(package.glob("**/cmake/Tessera/TesseraConfig.cmake"), None)
     if config is None or shutil.which("cmake") is None:
-        pytest.fail("no C++ llama example to compare with: set TESSERA_LLAMA_EXAMPLE to the built examples/llama "
-                    f"program (the package at {package} has no CMake files, or cmake is missing)")
+        pytest.fail(f"no C++ {name} example to compare with: set TESSERA_{name.upper()}_EXAMPLE to the built "
+                    f"examples/{name} program (the package at {package} has no CMake files, or cmake is missing)")
     source = work / "src"
     source.mkdir()
     (source / "CMakeLists.txt").write_text(
-        "cmake_minimum_required(VERSION 3.25)\nproject(llama_oracle CXX)\nfind_package(Tessera REQUIRED)\n"
-        f"add_executable(llama \"{ROOT / 'examples' / 'llama' / 'llama.cpp'}\")\n"
-        "target_link_libraries(llama PRIVATE Tessera::tessera)\n")
+        "cmake_minimum_required(VERSION 3.25)\nproject(example_oracle CXX)\nfind_package(Tessera REQUIRED)\n"
+        f"add_executable({name} \"{ROOT / 'examples' / name / (name + '.cpp')}\")\n"
+        f"target_link_libraries({name} PRIVATE Tessera::tessera)\n")
     build = work / "build"
     subprocess.run(["cmake", "-S", str(source), "-B", str(build), "-DCMAKE_BUILD_TYPE=Release",
                     f"-DTessera_DIR={config.parent}"], check=True, capture_output=True)
     subprocess.run(["cmake", "--build", str(build), "-j2"], check=True, capture_output=True)
-    return build / "llama"
+    return build / name
 
 
-def cpp_llama(work):
-    given = os.environ.get("TESSERA_LLAMA_EXAMPLE")
+@functools.lru_cache(maxsize=None)
+def cpp_example(name):
+    """Built at most once per session (the parametrized runs share it)."""
+    given = os.environ.get(f"TESSERA_{name.upper()}_EXAMPLE")
     if given:
         return pathlib.Path(given)
-    in_tree = pathlib.Path(ts.__file__).resolve().parents[2] / "bin" / "llama"
+    in_tree = pathlib.Path(ts.__file__).resolve().parents[2] / "bin" / name
     if in_tree.is_file():
         return in_tree
-    return build_cpp_example(work)
+    return build_cpp_example(pathlib.Path(tempfile.mkdtemp(prefix=f"tessera-{name}-")), name)
 
 
-def test_python_llama_checksum_equals_the_cpp_examples(tmp_path, capsys):
-    cpp = subprocess.run([str(cpp_llama(tmp_path))], check=True, capture_output=True, text=True).stdout
+RUNS = [("llama", []), ("llama_pipeline", ["--steps", "2"]), ("llama_pipeline", ["--schedule", "gpipe", "--steps", "1"])]
+
+
+@pytest.mark.parametrize("name,args", RUNS, ids=["llama", "llama_pipeline_1f1b", "llama_pipeline_gpipe"])
+def test_python_example_prints_the_cpp_examples_losses_and_checksum(capsys, monkeypatch, name, args):
+    cpp = subprocess.run([str(cpp_example(name)), *args], check=True, capture_output=True,
+                         text=True).stdout
     expected = CHECKSUM.search(cpp)
     assert expected, "the C++ example printed no checksum:\n" + cpp
 
+    monkeypatch.setattr("sys.argv", [name + ".py", *args])
     with pytest.raises(SystemExit) as exit_status:
-        runpy.run_path(str(ROOT / "examples" / "python" / "llama.py"), run_name="__main__")
+        runpy.run_path(str(ROOT / "examples" / "python" / (name + ".py")), run_name="__main__")
     printed = capsys.readouterr().out
     assert exit_status.value.code == 0, printed
     assert "losses match the dense run" in printed
