@@ -27,6 +27,8 @@ void bind_dlpack(nb::module_& m);     // __dlpack__, ts.from_dlpack
 void bind_local(nb::module_& m);      // ts.LocalMode, ts.local_tensor, ts.rank_map, ...
 void bind_dist(nb::module_& m);       // ts.dist.*, ts.ReduceOp, ts.ProcessGroup
 void bind_process_group_lifecycle(nb::module_& dist);  // ts.dist.init_process_group, ... (from bind_dist)
+void bind_p2p(nb::module_& dist);     // ts.dist.isend, irecv, P2POp, batch_isend_irecv (from bind_dist)
+void bind_spawn(nb::module_& m);      // ts.spawn, ts.yield_rank
 void bind_mesh(nb::module_& m);       // ts.DeviceMesh, ts.init_device_mesh
 void bind_placements(nb::module_& m); // ts.Shard, ts.Replicate, ts.Partial
 void bind_dtensor(nb::module_& m);    // ts.DTensor, ts.distribute_tensor, ...
@@ -64,8 +66,14 @@ Tensor tensor_from_dlpack(nb::handle source);
 
 // Runs `f` with the GIL released: ranks may run on other threads, and a Python callback they make
 // takes the GIL back itself (see bind_local's rank_map).
+// Called with the GIL just taken back: inside ts.spawn it tells PyGILState which thread state is
+// the running rank's (rank_gil.cpp); elsewhere it does nothing.
+void rebind_gilstate();
 template <class F>
 decltype(auto) without_gil(F&& f) {
+  struct Rebind {
+    ~Rebind() { rebind_gilstate(); }  // after `release` took the GIL back
+  } rebind;
   nb::gil_scoped_release release;
   return f();
 }

@@ -262,16 +262,19 @@ void bind_dist(nb::module_& m) {
       "No data; orders the ranks (and marks a point in traces). The participants are the active mode's ranks "
       "unless given (a local tensor over them).");
 
-  py_dist.def("send", [](const Tensor& tensor, nb::handle dst) {
+  py_dist.def("send", [](const Tensor& tensor, nb::handle dst, int tag) {
         const SymInt peer = sym_int_from(dst);
-        without_gil([&] { dist::send(tensor, peer); });
-      }, "tensor"_a, "dst"_a,
-      "Each rank sends its shard to global rank dst (a ts.LocalInt when it differs; -1: this rank sends nothing).");
-  py_dist.def("recv", [](Tensor& tensor, nb::handle src) {
+        without_gil([&] { dist::send(tensor, peer, tag); });
+      }, "tensor"_a, "dst"_a, "tag"_a = 0,
+      "Each rank sends its shard to global rank dst (a ts.LocalInt when it differs; -1: this rank sends nothing); "
+      "in a rank's program (ts.spawn), its own tensor.");
+  py_dist.def("recv", [](Tensor& tensor, nb::handle src, int tag) {
         const SymInt peer = sym_int_from(src);
-        without_gil([&] { dist::recv(tensor, peer); });
-      }, "tensor"_a, "src"_a,
-      "Each rank receives into its shard the oldest message from global rank src (-1: receives nothing).");
+        without_gil([&] { dist::recv(tensor, peer, tag); });
+      }, "tensor"_a, "src"_a, "tag"_a = 0,
+      "Each rank receives into its shard the oldest message from global rank src with this tag (-1: receives "
+      "nothing); in a rank's program, waits for it.");
+  bind_p2p(py_dist);
   py_dist.def("check_messages", [] { without_gil([] { dist::check_messages(); }); },
            "Raises ts.Error if a sent message was never received (and drops such messages).");
 

@@ -1,5 +1,6 @@
 // import tessera._tessera: the whole binding, registered piece by piece (one file per concept).
 #include "bindings.hpp"
+#include "nn_values.hpp"
 
 NB_MODULE(_tessera, m) {
   using namespace tessera::python;
@@ -22,5 +23,15 @@ NB_MODULE(_tessera, m) {
   bind_observe(m);
   bind_plugins(m);
   bind_checkpoint(m);
+  bind_spawn(m);
+  nb::module_ nn = m.def_submodule("nn", "ts.nn (PyTorch: torch.nn): modules, parameters, functional ops.");
+  bind_nn_parameter(nn);
+  bind_nn_module(nn);
+  bind_nn_modules(nn);
+  bind_nn_functional(nn);
+  bind_models(m);
+  bind_optim(m);
+  bind_parallel(m);
+  bind_pipelining(m);
   bind_signatures(m);
 }

@@ -14,6 +14,7 @@
 
 #include "bindings.hpp"
 #include "local_scopes.hpp"
+#include "rank_gil.hpp"
 
 namespace tessera::python {
 
@@ -29,7 +30,7 @@ class Callback {
   // `body` calls fn_ and converts its result; called from a rank task.
   template <class Body>
   decltype(auto) call(int rank, Body&& body) {
-    nb::gil_scoped_acquire gil;
+    const CallbackGil gil;
     // A scope the callback entered and never exited would sit on top of the rank loop's own
     // scope and make it abort when it unwinds: close it and say so.
     const size_t depth = open_scope_depth();

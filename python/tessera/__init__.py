@@ -29,3 +29,8 @@ _tessera._install_signatures(_signatures.signature_of_function, _signatures.sign
 SymInt = LocalInt  # noqa: F405
 
 from . import distributed  # noqa: E402,F401  (after dist: it re-exports it)
+# The extension's submodules of these names came with the star import; the packages of the same
+# names (PyTorch's module paths) replace them.
+for _name in ("models", "nn", "optim", "parallel", "pipelining"):
+    globals().pop(_name, None)
+from . import models, nn, optim  # noqa: E402,F401

@@ -13,10 +13,22 @@ import tessera.distributed.device_mesh
 import tessera.distributed.distributed_c10d
 import tessera.distributed.tensor
 import tessera.distributed.tensor.debug
+import tessera.distributed.tensor.parallel
+import tessera.distributed.fsdp
+import tessera.distributed._composable
+import tessera.distributed.pipelining
+import tessera.models
+import tessera.nn
+import tessera.nn.functional
+import tessera.nn.utils
+import tessera.optim
+import tessera.optim.lr_scheduler
 
 MODULES = [ts, tessera.dist, tessera.distributed, tessera.distributed._local_tensor,
            tessera.distributed.device_mesh, tessera.distributed.distributed_c10d, tessera.distributed.tensor,
-           tessera.distributed.tensor.debug]
+           tessera.distributed.tensor.debug, tessera.distributed.tensor.parallel, tessera.distributed.fsdp,
+           tessera.distributed._composable, tessera.distributed.pipelining, tessera.models, tessera.nn, tessera.nn.functional, tessera.nn.utils,
+           tessera.optim, tessera.optim.lr_scheduler]
 
 
 def public_callables():

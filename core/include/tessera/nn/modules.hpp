@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tessera/nn/module.hpp"
@@ -150,7 +151,10 @@ TESSERA_MODULE(ReLU);
 class SequentialImpl : public Module {
  public:
   SequentialImpl() : Module("Sequential") {}
+  // Not a copy or move constructor (modules are not copyable): without the constraint, traits such
+  // as std::is_move_constructible would wrongly say yes.
   template <class... Modules>
+    requires(!(std::is_same_v<std::remove_cvref_t<Modules>, SequentialImpl> || ...))
   explicit SequentialImpl(Modules&&... modules) : Module("Sequential") {
     (push_back(std::forward<Modules>(modules)), ...);
   }

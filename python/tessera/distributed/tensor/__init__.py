@@ -10,4 +10,4 @@ from tessera._tessera import (  # noqa: F401
     init_device_mesh,
 )
 
-from . import debug  # noqa: F401
+from . import debug, parallel  # noqa: F401

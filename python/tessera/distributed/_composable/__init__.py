@@ -1,0 +1,2 @@
+"""torch.distributed._composable's names: replicate (DDP)."""
+from tessera._tessera.parallel import replicate  # noqa: F401
