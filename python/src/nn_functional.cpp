@@ -20,15 +20,6 @@ auto unary(F1 op) {
   return [op](const Value& x) { return without_gil([&] { return op(x); }); };
 }
 
-std::vector<int64_t> shape_list(nb::handle shape) {
-  if (nb::isinstance<nb::int_>(shape)) return {nb::cast<int64_t>(shape)};
-  std::vector<int64_t> out;
-  if (!nb::try_cast(shape, out))
-    throw nb::type_error(
-        ("normalized_shape must be an int or a sequence of ints, got " + describe(shape)).c_str());
-  return out;
-}
-
 void bind_utils(nb::module_& nn) {
   nb::module_ utils = nn.def_submodule("utils", "ts.nn.utils (PyTorch: torch.nn.utils): gradient clipping.");
   utils.def(
@@ -73,7 +64,7 @@ void bind_nn_functional(nb::module_& nn) {
       "layer_norm",
       [](const Value& input, nb::handle normalized_shape, const Value& weight, const Value& bias,
          double eps) {
-        const auto shape = shape_list(normalized_shape);
+        const auto shape = normalized_shape_from(normalized_shape);
         return without_gil([&] { return F::layer_norm(input, shape, weight, bias, eps); });
       },
       nb::arg("input"), nb::arg("normalized_shape"), nb::arg("weight") = nb::none(),
@@ -82,7 +73,7 @@ void bind_nn_functional(nb::module_& nn) {
   f.def(
       "rms_norm",
       [](const Value& input, nb::handle normalized_shape, const Value& weight, std::optional<double> eps) {
-        const auto shape = shape_list(normalized_shape);
+        const auto shape = normalized_shape_from(normalized_shape);
         return without_gil([&] { return F::rms_norm(input, shape, weight, eps); });
       },
       nb::arg("input"), nb::arg("normalized_shape"), nb::arg("weight") = nb::none(),

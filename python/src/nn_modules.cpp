@@ -11,12 +11,7 @@
 #include "nn_values.hpp"
 
 namespace tessera::python {
-namespace {
 
-// device= names the backend ("cpu", "meta" for shapes only); None is the default backend.
-std::string backend_from(const std::optional<std::string>& device) { return device.value_or(""); }
-
-// normalized_shape as PyTorch takes it: an int or a sequence of ints.
 std::vector<int64_t> normalized_shape_from(nb::handle shape) {
   if (nb::isinstance<nb::int_>(shape)) return {nb::cast<int64_t>(shape)};
   std::vector<int64_t> out;
@@ -25,6 +20,11 @@ std::vector<int64_t> normalized_shape_from(nb::handle shape) {
         ("normalized_shape must be an int or a sequence of ints, got " + describe(shape)).c_str());
   return out;
 }
+
+namespace {
+
+// device= names the backend ("cpu", "meta" for shapes only); None is the default backend.
+std::string backend_from(const std::optional<std::string>& device) { return device.value_or(""); }
 
 // The Python handle of a parameter that may be absent (bias=False): None then.
 nb::object optional_parameter(const nn::Parameter& p) { return p.defined() ? nb::cast(p) : nb::none(); }

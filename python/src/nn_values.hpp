@@ -14,6 +14,10 @@ namespace tessera::python {
 // names the call in errors.
 std::vector<nn::Parameter> parameters_from(nb::handle parameters, const char* what);
 
+// normalized_shape as PyTorch takes it (layer_norm, rms_norm and their modules): an int or a
+// sequence of ints; anything else is a TypeError naming what was given.
+std::vector<int64_t> normalized_shape_from(nb::handle shape);
+
 // A Value as Python sees it: a ts.Tensor (or ts.LocalTensor), a ts.DTensor, or None when undefined.
 nb::object to_python(const nn::Value& value);
 
