@@ -18,7 +18,9 @@ namespace ts = tessera;
 namespace {
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 ts::Tensor replicated(const ts::Tensor& t, int ranks) {
   ts::RankMap<ts::Tensor> shards;
@@ -33,9 +35,13 @@ static void BM_TpMlpStep(benchmark::State& state) {
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4}, {"tp"});
   ts::Tensor x_local = replicated(ts::randn({64, 512}, g), 4).set_requires_grad(true);
   const ts::DTensor x = ts::from_local(x_local, mesh, {ts::Replicate()});
-  ts::DTensor w1 = ts::distribute_tensor(ts::randn({512, 1024}, g) / 16, mesh, {ts::Shard(1)}).set_requires_grad(true);
-  ts::DTensor w2 = ts::distribute_tensor(ts::randn({1024, 512}, g) / 32, mesh, {ts::Shard(0)}).set_requires_grad(true);
-  auto forward = [&] { return ts::sum(ts::matmul(ts::relu(ts::matmul(x, w1)), w2).redistribute({ts::Replicate()})); };
+  ts::DTensor w1 =
+      ts::distribute_tensor(ts::randn({512, 1024}, g) / 16, mesh, {ts::Shard(1)}).set_requires_grad(true);
+  ts::DTensor w2 =
+      ts::distribute_tensor(ts::randn({1024, 512}, g) / 32, mesh, {ts::Shard(0)}).set_requires_grad(true);
+  auto forward = [&] {
+    return ts::sum(ts::matmul(ts::relu(ts::matmul(x, w1)), w2).redistribute({ts::Replicate()}));
+  };
   double forward_seconds = 0, step_seconds = 0;
   for (auto _ : state) {
     auto start = Clock::now();
@@ -50,7 +56,8 @@ static void BM_TpMlpStep(benchmark::State& state) {
     x_local.zero_grad();
     benchmark::DoNotOptimize(loss.to_local().local_impl().get());
   }
-  if (with_backward) state.counters["backward_over_forward"] = (step_seconds - forward_seconds) / forward_seconds;
+  if (with_backward)
+    state.counters["backward_over_forward"] = (step_seconds - forward_seconds) / forward_seconds;
 }
 BENCHMARK(BM_TpMlpStep)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -22,10 +22,11 @@ constexpr int64_t kElements = 64 * 1024 * 1024 / 4;
 
 // Bytes sent between ranks by one all_reduce of n bytes per rank on p ranks.
 double message_bytes(const std::string& algorithm, double n, double p) {
-  if (algorithm == "direct") return p * (p - 1) * n;              // everyone sends everything to everyone
-  if (algorithm == "ring" || algorithm == "rabenseifner") return 2 * (p - 1) * n;  // 2(p-1) chunks of n/p per rank
-  if (algorithm == "rd") return p * std::log2(p) * n;            // log p full exchanges per rank
-  if (algorithm == "tree") return 2 * (p - 1) * n;                // reduce then broadcast over p-1 edges
+  if (algorithm == "direct") return p * (p - 1) * n;  // everyone sends everything to everyone
+  if (algorithm == "ring" || algorithm == "rabenseifner")
+    return 2 * (p - 1) * n;                            // 2(p-1) chunks of n/p per rank
+  if (algorithm == "rd") return p * std::log2(p) * n;  // log p full exchanges per rank
+  if (algorithm == "tree") return 2 * (p - 1) * n;     // reduce then broadcast over p-1 edges
   return 0;
 }
 }  // namespace
@@ -46,13 +47,26 @@ static void BM_AllReduce64MiB(benchmark::State& state, const std::string& algori
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - first_start).count();
   for (auto _ : state) ts::dist::all_reduce(t, ts::ReduceOp::SUM);
   state.counters["first_call_ms"] = first_ms;
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * message_bytes(algorithm, kElements * 4.0, kRanks)));
+  state.SetBytesProcessed(
+      static_cast<int64_t>(state.iterations() * message_bytes(algorithm, kElements * 4.0, kRanks)));
   ts::dist::set_algorithms(saved);
 }
-BENCHMARK_CAPTURE(BM_AllReduce64MiB, direct, std::string("direct"))->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
-BENCHMARK_CAPTURE(BM_AllReduce64MiB, ring, std::string("ring"))->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
-BENCHMARK_CAPTURE(BM_AllReduce64MiB, tree, std::string("tree"))->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
-BENCHMARK_CAPTURE(BM_AllReduce64MiB, rd, std::string("rd"))->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+BENCHMARK_CAPTURE(BM_AllReduce64MiB, direct, std::string("direct"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(5);
+BENCHMARK_CAPTURE(BM_AllReduce64MiB, ring, std::string("ring"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(5);
+BENCHMARK_CAPTURE(BM_AllReduce64MiB, tree, std::string("tree"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(5);
+BENCHMARK_CAPTURE(BM_AllReduce64MiB, rd, std::string("rd"))
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(5);
 BENCHMARK_CAPTURE(BM_AllReduce64MiB, rabenseifner, std::string("rabenseifner"))
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
@@ -89,17 +103,33 @@ static void BM_AllReduceSmallManyRanks(benchmark::State& state, const std::strin
   ts::dist::set_algorithms(saved);
 }
 BENCHMARK_CAPTURE(BM_AllReduceSmallManyRanks, default_rules, std::string())
-    ->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_AllReduceSmallManyRanks, direct, std::string("direct"))
-    ->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_AllReduceSmallManyRanks, ring, std::string("ring"))
-    ->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_AllReduceSmallManyRanks, tree, std::string("tree"))
-    ->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_AllReduceSmallManyRanks, rd, std::string("rd"))
-    ->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_AllReduceSmallManyRanks, rabenseifner, std::string("rabenseifner"))
-    ->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->Arg(1024)
+    ->Arg(4096)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 static void BM_Memcpy64MiB(benchmark::State& state) {
   std::vector<char> src(kElements * 4, 1), dst(kElements * 4);

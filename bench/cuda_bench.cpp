@@ -46,7 +46,8 @@ static void BM_SgemmTessera(benchmark::State& state) {
   if (skip_without_device(state)) return;
   const ts::Tensor a = ts::randn({kN, kN}, on_cuda());
   const ts::Tensor b = ts::randn({kN, kN}, on_cuda());
-  for (auto _ : state) benchmark::DoNotOptimize(ts::matmul(a, b));  // each kernel call completes before returning
+  for (auto _ : state)
+    benchmark::DoNotOptimize(ts::matmul(a, b));  // each kernel call completes before returning
   state.counters["TFLOP/s"] = benchmark::Counter(2.0 * kN * kN * kN * static_cast<double>(state.iterations()),
                                                  benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
 }
@@ -84,7 +85,8 @@ BENCHMARK(BM_SgemmCublas)->Unit(benchmark::kMillisecond)->UseRealTime();
 static void BM_AllReduce64MiBOnGpu(benchmark::State& state) {
   if (skip_without_device(state)) return;
   std::vector<std::pair<int, ts::Tensor>> shards;
-  for (int r = 0; r < kRanks; ++r) shards.emplace_back(r, ts::full({kAllReduceElements}, float(r), on_cuda()));
+  for (int r = 0; r < kRanks; ++r)
+    shards.emplace_back(r, ts::full({kAllReduceElements}, float(r), on_cuda()));
   ts::Tensor t = ts::local_tensor(ts::RankMap<ts::Tensor>(std::move(shards)));
   for (auto _ : state) ts::dist::all_reduce(t, ts::ReduceOp::SUM);
   // The bytes one rank's result holds, per rank: comparable with the memcpy below.

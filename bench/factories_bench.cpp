@@ -32,9 +32,9 @@ static void BM_LocalZeros(benchmark::State& state) {
     ts::Tensor t = ts::zeros({4});
     benchmark::DoNotOptimize(t.local_impl().get());
   }
-  state.counters["per_rank_ns"] = benchmark::Counter(
-      static_cast<double>(state.range(0)),
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["per_rank_ns"] =
+      benchmark::Counter(static_cast<double>(state.range(0)),
+                         benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_LocalZeros)->Arg(8);
 

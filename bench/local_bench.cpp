@@ -29,8 +29,8 @@ static void BM_LocalAdd1(benchmark::State& state) {
     benchmark::DoNotOptimize(c.local_impl().get());
   }
   state.counters["per_rank_ns"] =
-      benchmark::Counter(static_cast<double>(ranks), benchmark::Counter::kIsIterationInvariantRate |
-                                                         benchmark::Counter::kInvert);
+      benchmark::Counter(static_cast<double>(ranks),
+                         benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_LocalAdd1)->Arg(8)->Arg(64);
 
@@ -44,8 +44,8 @@ static void BM_DenseAdds1(benchmark::State& state) {
     }
   }
   state.counters["per_rank_ns"] =
-      benchmark::Counter(static_cast<double>(ranks), benchmark::Counter::kIsIterationInvariantRate |
-                                                         benchmark::Counter::kInvert);
+      benchmark::Counter(static_cast<double>(ranks),
+                         benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_DenseAdds1)->Arg(8)->Arg(64);
 

@@ -17,7 +17,9 @@ namespace ts = tessera;
 
 namespace {
 
-double flops(int64_t n) { return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n); }
+double flops(int64_t n) {
+  return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+}
 
 void BM_TesseraMatmul(benchmark::State& state) {
   const int64_t n = state.range(0);
@@ -30,8 +32,8 @@ void BM_TesseraMatmul(benchmark::State& state) {
     benchmark::DoNotOptimize(c.impl().get());
   }
   ts::dispatch::set_backend_threads(0);
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(flops(n), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] = benchmark::Counter(flops(n), benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
 }
 
 void BM_CblasSgemm(benchmark::State& state) {
@@ -41,13 +43,13 @@ void BM_CblasSgemm(benchmark::State& state) {
   // Process-wide: the CPU plugin pins OpenBLAS to 1 thread when it loads, so put that back after.
   openblas_set_num_threads(static_cast<int>(state.range(1)));
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(),
-                n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f,
+                c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
   openblas_set_num_threads(1);
-  state.counters["GFLOP/s"] =
-      benchmark::Counter(flops(n), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] = benchmark::Counter(flops(n), benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
 }
 
 }  // namespace

@@ -33,7 +33,8 @@ const Size kSizes[] = {{"1KiB", 256, 2000}, {"1MiB", 256 * 1024, 100}, {"64MiB",
 constexpr int kRepetitions = 7;
 const char* const kAlgorithms[] = {"ring", "rd"};
 
-void tessera_all_reduce(benchmark::State& state, const ts::World& world, std::string algorithm, int64_t floats) {
+void tessera_all_reduce(benchmark::State& state, const ts::World& world, std::string algorithm,
+                        int64_t floats) {
   const std::string rules_before = ts::dist::algorithms();
   ts::dist::set_algorithms("all_reduce:" + algorithm);
   ts::LocalMode mode(world);
@@ -78,9 +79,10 @@ class WithRatios : public benchmark::ConsoleReporter {
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
-    std::printf("\nmedian time / MPI_Allreduce's median time (%d repetitions each; * = what the default rules "
-                "pick for this size):\n",
-                kRepetitions);
+    std::printf(
+        "\nmedian time / MPI_Allreduce's median time (%d repetitions each; * = what the default rules "
+        "pick for this size):\n",
+        kRepetitions);
     for (const Size& size : kSizes) {
       const auto mpi = median_.find(std::string("MPI_Allreduce/") + size.name);
       if (mpi == median_.end() || mpi->second <= 0) continue;
@@ -105,9 +107,10 @@ int main(int argc, char** argv) {
   const ts::World world = ts::init_world();  // initialises MPI through the transport plugin
   for (const Size& size : kSizes) {
     for (const char* algorithm : kAlgorithms)
-      benchmark::RegisterBenchmark(
-          (std::string("tessera_") + algorithm + "/" + size.name).c_str(),
-          [world, algorithm, size](benchmark::State& s) { tessera_all_reduce(s, world, algorithm, size.floats); })
+      benchmark::RegisterBenchmark((std::string("tessera_") + algorithm + "/" + size.name).c_str(),
+                                   [world, algorithm, size](benchmark::State& s) {
+                                     tessera_all_reduce(s, world, algorithm, size.floats);
+                                   })
           ->Iterations(size.iterations)
           ->Repetitions(kRepetitions)
           ->ReportAggregatesOnly(true)
@@ -123,9 +126,13 @@ int main(int argc, char** argv) {
   }
   if (world.size() == 8) {  // 2 processes x 4 ranks (TESSERA_RANKS_PER_PROCESS=4)
     benchmark::RegisterBenchmark("mlp_step/hybrid_2x4", [world](benchmark::State& s) { mlp(s, world); })
-        ->Iterations(5)->UseRealTime()->Unit(benchmark::kMillisecond);
+        ->Iterations(5)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("mlp_step/simulated_8", [](benchmark::State& s) { mlp(s, ts::World(8)); })
-        ->Iterations(5)->UseRealTime()->Unit(benchmark::kMillisecond);
+        ->Iterations(5)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
   }
   benchmark::Initialize(&argc, argv);
   Quiet quiet;

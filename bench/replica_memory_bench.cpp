@@ -33,8 +33,8 @@ int run_case(int ranks, bool write) {
     ts::Tensor one = d.to_local().shard(ranks - 1);
     one.fill_(2.0);
   }
-  std::printf("1 GiB replicated over %d ranks%s: peak RSS %ld MiB\n", ranks, write ? ", one rank written" : "",
-              peak_mib());
+  std::printf("1 GiB replicated over %d ranks%s: peak RSS %ld MiB\n", ranks,
+              write ? ", one rank written" : "", peak_mib());
   return 0;
 }
 

@@ -41,7 +41,8 @@ double mean_seconds(int warmup, int reps, const std::function<void(int)>& body) 
 namespace {
 
 const char* const kUsage =
-    "usage: bench_vs_pytorch [--quick] [--cases A,B,...] [--case NAME] [--warmup N] [--reps N] [--cpu-time] [--list]\n"
+    "usage: bench_vs_pytorch [--quick] [--cases A,B,...] [--case NAME] [--warmup N] [--reps N] [--cpu-time] "
+    "[--list]\n"
     "  --quick     fewer timed iterations per case\n"
     "  --cases     run only the cases whose name contains one of the comma-separated words\n"
     "  --case      run only the case named exactly NAME (may be repeated)\n"
@@ -58,7 +59,7 @@ struct Options {
   // One untimed call first, --quick or not: the first call at many ranks builds and caches the
   // collective schedules, which costs more than the steady state this program measures.
   int warmup = 1;
-  int reps = 0;     // 0: each case's own
+  int reps = 0;  // 0: each case's own
   std::vector<std::string> filters;
   // Exact names (--case): compare.py runs one case at a time, between PyTorch's cases, and a word
   // of --cases can be part of several names.

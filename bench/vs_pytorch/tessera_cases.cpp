@@ -49,11 +49,13 @@ std::vector<ts::Tensor> distinct_inputs(int count) {
 double all_reduce16(int ranks, int warmup, int reps) {
   ts::LocalMode mode(ranks);
   std::vector<ts::Tensor> inputs = distinct_inputs(warmup + reps);
-  const double seconds = mean_seconds(warmup, reps, [&](int i) { ts::dist::all_reduce(inputs[i], ts::ReduceOp::SUM); });
+  const double seconds =
+      mean_seconds(warmup, reps, [&](int i) { ts::dist::all_reduce(inputs[i], ts::ReduceOp::SUM); });
   // Sum over r of (r + i) for the last input, exact in float32 for these sizes.
   const int last = warmup + reps - 1;
   const double expected = ranks * (ranks - 1) / 2.0 + static_cast<double>(ranks) * last;
-  check(inputs.back().shard(ranks / 2).narrow(0, 15, 1).item<float>() == static_cast<float>(expected), "all_reduce sum");
+  check(inputs.back().shard(ranks / 2).narrow(0, 15, 1).item<float>() == static_cast<float>(expected),
+        "all_reduce sum");
   return seconds;
 }
 
@@ -63,7 +65,8 @@ double all_gather16(int ranks, int warmup, int reps) {
   std::vector<ts::Tensor> outputs;
   for (int r = 0; r < ranks; ++r) outputs.push_back(ts::zeros_like(input));
   const double seconds = mean_seconds(warmup, reps, [&](int) { ts::dist::all_gather(outputs, input); });
-  check(outputs[ranks - 1].shard(0).narrow(0, 15, 1).item<float>() == static_cast<float>(ranks - 1), "all_gather slot");
+  check(outputs[ranks - 1].shard(0).narrow(0, 15, 1).item<float>() == static_cast<float>(ranks - 1),
+        "all_gather slot");
   return seconds;
 }
 
@@ -114,10 +117,12 @@ double redistribute_3d(int warmup, int reps) {
     ts::Generator g(0);
     plain = ts::randn({64, 64}, g);
   }
-  const ts::DTensor source = ts::distribute_tensor(plain, mesh, {ts::Shard(0), ts::Shard(1), ts::Replicate()});
+  const ts::DTensor source =
+      ts::distribute_tensor(plain, mesh, {ts::Shard(0), ts::Shard(1), ts::Replicate()});
   std::optional<ts::DTensor> target;
-  const double seconds = mean_seconds(
-      warmup, reps, [&](int) { target = source.redistribute({ts::Replicate(), ts::Shard(0), ts::Shard(1)}); });
+  const double seconds = mean_seconds(warmup, reps, [&](int) {
+    target = source.redistribute({ts::Replicate(), ts::Shard(0), ts::Shard(1)});
+  });
   check(target->to_local().shard(0).shape().to_shape() == ts::Shape{32, 32}, "redistributed shard shape");
   return seconds;
 }
@@ -132,7 +137,8 @@ double replicate(int ranks, int warmup, int reps) {
     plain = ts::arange(1024).to(ts::kFloat32);
   }
   std::optional<ts::DTensor> d;
-  const double seconds = mean_seconds(warmup, reps, [&](int) { d = ts::distribute_tensor(plain, mesh, {ts::Replicate()}); });
+  const double seconds =
+      mean_seconds(warmup, reps, [&](int) { d = ts::distribute_tensor(plain, mesh, {ts::Replicate()}); });
   check(d->to_local().shard(ranks - 1).sum().item<float>() == 1023.f * 1024.f / 2.f, "replicated sum");
   return seconds;
 }
@@ -160,10 +166,10 @@ std::vector<Case> all_cases() {
   using std::to_string;
   std::vector<Case> cases;
   for (int ranks : {8, 64}) {
-    cases.push_back({"add_1elem_r" + to_string(ranks), "a + b, 1-element tensors; seconds per rank per op", 20000,
-                     2000, [ranks](int w, int r) { return add_one_element(ranks, false, w, r); }});
-    cases.push_back({"add_scalar_r" + to_string(ranks), "a + 1.0, 1-element tensor; seconds per rank per op", 20000,
-                     2000, [ranks](int w, int r) { return add_one_element(ranks, true, w, r); }});
+    cases.push_back({"add_1elem_r" + to_string(ranks), "a + b, 1-element tensors; seconds per rank per op",
+                     20000, 2000, [ranks](int w, int r) { return add_one_element(ranks, false, w, r); }});
+    cases.push_back({"add_scalar_r" + to_string(ranks), "a + 1.0, 1-element tensor; seconds per rank per op",
+                     20000, 2000, [ranks](int w, int r) { return add_one_element(ranks, true, w, r); }});
   }
   cases.push_back({"all_reduce16_r8", "all_reduce SUM of 16 floats, 8 ranks", 2000, 200,
                    [](int w, int r) { return all_reduce16(8, w, r); }});
@@ -178,8 +184,9 @@ std::vector<Case> all_cases() {
   cases.push_back({"replicate1024_r1024", "distribute_tensor(1024 floats, [R]) over 1024 ranks", 10, 2,
                    [](int w, int r) { return replicate(1024, w, r); }});
   for (int ranks : {256, 1024, 4096})
-    cases.push_back({"all_reduce16_r" + to_string(ranks), "all_reduce SUM of 16 floats, " + to_string(ranks) + " ranks",
-                     ranks >= 1024 ? 2 : 5, 1, [ranks](int w, int r) { return all_reduce16(ranks, w, r); }});
+    cases.push_back({"all_reduce16_r" + to_string(ranks),
+                     "all_reduce SUM of 16 floats, " + to_string(ranks) + " ranks", ranks >= 1024 ? 2 : 5, 1,
+                     [ranks](int w, int r) { return all_reduce16(ranks, w, r); }});
   const std::vector<std::pair<int64_t, int64_t>> meshes = {{16, 16}, {64, 16}, {64, 64}};
   for (const auto& [rows, cols] : meshes) {
     const std::string ranks = to_string(rows * cols);

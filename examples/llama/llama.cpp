@@ -82,7 +82,8 @@ Options parse_options(int argc, char** argv) {
     if (arg == "--mesh") {
       long long dp = 0, tp = 0;
       char extra = 0;
-      if (std::sscanf(value.c_str(), "%lldx%lld%c", &dp, &tp, &extra) != 2 || dp < 1 || tp < 1 || dp * tp != 4)
+      if (std::sscanf(value.c_str(), "%lldx%lld%c", &dp, &tp, &extra) != 2 || dp < 1 || tp < 1 ||
+          dp * tp != 4)
         throw ts::Error("--mesh '" + value + "' is not DPxTP with DP * TP = 4 (2x2, 4x1)");
       if (model_args().n_kv_heads % tp != 0)
         throw ts::Error("--mesh '" + value + "': tensor parallelism over " + std::to_string(tp) +
@@ -249,7 +250,8 @@ int main(int argc, char** argv) {
       if (options.save_every > 0 && (step + 1) % options.save_every == 0) {
         const std::string dir = options.save_dir + "/step-" + std::to_string(step + 1);
         ts::dcp::save(training_state(dense, model, dense_optimizer, optimizer, step + 1), dir);
-        if (printer) std::printf("saved after step %lld to %s\n", static_cast<long long>(step + 1), dir.c_str());
+        if (printer)
+          std::printf("saved after step %lld to %s\n", static_cast<long long>(step + 1), dir.c_str());
       }
     }
 

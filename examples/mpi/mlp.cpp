@@ -19,7 +19,8 @@ int main() {
     // One process: simulate all 8 ranks here; several: this process's share of them.
     const ts::World ranks = world.num_processes() > 1 ? world : ts::World(8);
     if (ranks.size() != 8) {
-      std::fprintf(stderr, "mpi_mlp needs a world of 8 ranks (processes x TESSERA_RANKS_PER_PROCESS), got %d\n",
+      std::fprintf(stderr,
+                   "mpi_mlp needs a world of 8 ranks (processes x TESSERA_RANKS_PER_PROCESS), got %d\n",
                    ranks.size());
       return 1;
     }
@@ -30,9 +31,9 @@ int main() {
     uint32_t bits = 0;
     std::memcpy(&bits, &checksum, sizeof(bits));
     if (world.process_index() == 0)
-      std::printf("world of %d rank(s) on %d process(es): y %lldx%lld, checksum %.9g (bits 0x%08x)\n", ranks.size(),
-                  world.num_processes(), static_cast<long long>(y.size(0)), static_cast<long long>(y.size(1)),
-                  static_cast<double>(checksum), bits);
+      std::printf("world of %d rank(s) on %d process(es): y %lldx%lld, checksum %.9g (bits 0x%08x)\n",
+                  ranks.size(), world.num_processes(), static_cast<long long>(y.size(0)),
+                  static_cast<long long>(y.size(1)), static_cast<double>(checksum), bits);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mpi_mlp: %s\n", e.what());
     return 1;

@@ -23,7 +23,8 @@ namespace sdk = tessera::sdk;
 // Called when a placement naming this strategy is parsed or made: the argument is the block size.
 void check_block_size(const std::string& arguments) {
   if (arguments.empty())
-    throw sdk::Error(TESSERA_INVALID_ARGUMENT, "block size must be an integer >= 1, got nothing (e.g. C(0, 4))");
+    throw sdk::Error(TESSERA_INVALID_ARGUMENT,
+                     "block size must be an integer >= 1, got nothing (e.g. C(0, 4))");
   sdk::parse_integer(arguments, "block size", 1);
 }
 
@@ -50,4 +51,5 @@ void describe(sdk::PluginBuilder& plugin) {
 
 }  // namespace
 
-TESSERA_DEFINE_PLUGIN("placement-block-cyclic", "0.1.0", "block-cyclic layout C(dim, block) (ScaLAPACK)", describe)
+TESSERA_DEFINE_PLUGIN("placement-block-cyclic", "0.1.0", "block-cyclic layout C(dim, block) (ScaLAPACK)",
+                      describe)

@@ -57,7 +57,7 @@ Nodes nodes_of(const tessera_collective_request& request) {
     return nodes;
   }
   std::map<int32_t, size_t> index_of;  // node id -> position in nodes.members
-  for (int32_t r = 0; r < p; ++r) {  // ascending: a node's first member is its leader
+  for (int32_t r = 0; r < p; ++r) {    // ascending: a node's first member is its leader
     const auto [it, added] = index_of.emplace(ids[static_cast<size_t>(r)], nodes.members.size());
     if (added) nodes.members.emplace_back();
     nodes.members[it->second].push_back(r);
@@ -154,9 +154,9 @@ double estimate(const tessera_collective_request& request) {
   const int64_t block_bytes = (request.count + l - 1) / l * sdk::element_bytes(request);
   double ring_step = 0.0;
   for (int64_t j = 0; j < l && l > 1; ++j)
-    ring_step = std::max(ring_step, sdk::transfer_time(request, nodes.members[static_cast<size_t>(j)].front(),
-                                                       nodes.members[static_cast<size_t>((j + 1) % l)].front(),
-                                                       block_bytes));
+    ring_step = std::max(
+        ring_step, sdk::transfer_time(request, nodes.members[static_cast<size_t>(j)].front(),
+                                      nodes.members[static_cast<size_t>((j + 1) % l)].front(), block_bytes));
   return gather + 2.0 * static_cast<double>(l - 1) * ring_step + scatter;
 }
 

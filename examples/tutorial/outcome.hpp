@@ -17,14 +17,22 @@ namespace tutorial {
 namespace ts = tessera;
 
 // Declared first so that each template finds the others (their arguments live in std::).
-template <class T> bool same(const T& a, const T& b);
-template <class A, class B> bool same(const std::pair<A, B>& a, const std::pair<A, B>& b);
-template <class T> bool same(const std::vector<T>& a, const std::vector<T>& b);
-template <class K, class V> bool same(const std::map<K, V>& a, const std::map<K, V>& b);
-template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0> std::string describe(T v);
-template <class A, class B> std::string describe(const std::pair<A, B>& p);
-template <class T> std::string describe(const std::vector<T>& v);
-template <class K, class V> std::string describe(const std::map<K, V>& m);
+template <class T>
+bool same(const T& a, const T& b);
+template <class A, class B>
+bool same(const std::pair<A, B>& a, const std::pair<A, B>& b);
+template <class T>
+bool same(const std::vector<T>& a, const std::vector<T>& b);
+template <class K, class V>
+bool same(const std::map<K, V>& a, const std::map<K, V>& b);
+template <class T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
+std::string describe(T v);
+template <class A, class B>
+std::string describe(const std::pair<A, B>& p);
+template <class T>
+std::string describe(const std::vector<T>& v);
+template <class K, class V>
+std::string describe(const std::map<K, V>& m);
 
 inline bool same(const ts::Tensor& a, const ts::Tensor& b) {
   if (a.is_local() != b.is_local() || a.dtype() != b.dtype()) return false;

@@ -50,7 +50,8 @@ std::pair<std::vector<ts::Tensor>, std::vector<ts::Tensor>> reduce_scatter_tenso
                                              {1, ts::tensor({{2.f, 4.f}, {6.f, 8.f}, {10.f, 12.f}})},
                                              {2, ts::tensor({{3.f, 6.f}, {9.f, 12.f}, {15.f, 18.f}})}};
   ts::Tensor input = local_of(tensors);
-  ts::Tensor output = ts::local_tensor({{0, ts::zeros({1, 2})}, {1, ts::zeros({1, 2})}, {2, ts::zeros({1, 2})}});
+  ts::Tensor output =
+      ts::local_tensor({{0, ts::zeros({1, 2})}, {1, ts::zeros({1, 2})}, {2, ts::zeros({1, 2})}});
   ts::dist::reduce_scatter_tensor(output, input, ts::ReduceOp::SUM);
   const ts::Tensor total = tensors.at(0) + tensors.at(1) + tensors.at(2);
   std::vector<ts::Tensor> actual, expected;

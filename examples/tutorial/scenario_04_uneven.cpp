@@ -9,9 +9,9 @@ namespace tutorial {
 
 std::pair<UnevenShapes, UnevenShapes> create_uneven_shards() {
   std::map<int, ts::Tensor> tensors = {
-      {0, ts::tensor({{1.f, 2.f, 3.f, 4.f}})},                        // 1 row
+      {0, ts::tensor({{1.f, 2.f, 3.f, 4.f}})},                           // 1 row
       {1, ts::tensor({{5.f, 6.f, 7.f, 8.f}, {9.f, 10.f, 11.f, 12.f}})},  // 2 rows
-      {2, ts::tensor({{13.f, 14.f, 15.f, 16.f}})},                    // 1 row
+      {2, ts::tensor({{13.f, 14.f, 15.f, 16.f}})},                       // 1 row
   };
   ts::Tensor lt = ts::local_tensor(ts::RankMap<ts::Tensor>(tensors));
   std::map<int, ts::Shape> actual_shapes, expected_shapes;

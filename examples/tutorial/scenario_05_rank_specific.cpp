@@ -21,7 +21,8 @@ std::pair<std::map<int, float>, std::map<int, float>> use_rank_map(int world_siz
 std::pair<std::map<int, float>, std::map<int, float>> use_tensor_map(int world_size) {
   ts::LocalMode mode(world_size);
   ts::Tensor lt = ts::rank_map([](int rank) { return ts::ones({2, 2}) * (rank + 1); });
-  ts::Tensor scaled = ts::tensor_map(lt, [](int rank, const ts::Tensor& shard) { return shard * (rank + 1); });
+  ts::Tensor scaled =
+      ts::tensor_map(lt, [](int rank, const ts::Tensor& shard) { return shard * (rank + 1); });
   std::map<int, float> actual, expected;
   for (int rank = 0; rank < world_size; ++rank) {
     actual[rank] = scaled.shard(rank)[0][0].item<float>();

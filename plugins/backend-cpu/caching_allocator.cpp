@@ -25,7 +25,7 @@ constexpr size_t kSmallBlock = size_t{64} << 10;  // blocks up to 64 KiB are kep
 // thousand ranks: their staging areas are a few hundred KiB.
 constexpr size_t kLargeBlock = kSmallBlock + 1;
 constexpr size_t kCacheLimit = size_t{2} << 30;  // keep at most 2 GiB of free blocks
-constexpr size_t kSmallClasses = 11;              // powers of two from 64 B to 64 KiB
+constexpr size_t kSmallClasses = 11;             // powers of two from 64 B to 64 KiB
 // How many free blocks a thread keeps per class: 512 KiB of each class, and at least 16 blocks (so
 // at most 6 MiB per thread). A collective over 4096 ranks frees 4096 one-row results at once and
 // allocates as many on its next call; a cap of a few blocks sent all but those few to malloc,
@@ -86,7 +86,9 @@ class BlockCache {
 
 // A block of `size` bytes that no cache holds: from a slab (slab_blocks.hpp) for the slabs' sizes,
 // else from the heap. A slab block must not go to free(), nor a heap block to a slab.
-void* fresh_block(size_t size) { return slab_blocks::holds(size) ? slab_blocks::take(size) : new_block(size); }
+void* fresh_block(size_t size) {
+  return slab_blocks::holds(size) ? slab_blocks::take(size) : new_block(size);
+}
 void release_block(void* user) {
   if (slab_blocks::holds(size_of(user)))
     slab_blocks::give_back(user);

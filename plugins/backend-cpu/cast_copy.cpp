@@ -63,13 +63,15 @@ void cast_loop(const DLTensor& a, const DLTensor& out) {
   // float32 <-> bfloat16 / float16 between contiguous buffers: the vector conversions.
   if constexpr (std::is_same_v<S, float> && sdk::is_half_precision<D>) {
     if (sdk::is_contiguous(a) && sdk::is_contiguous(out)) {
-      if constexpr (std::is_same_v<D, sdk::bfloat16>) return narrow_to_bfloat16(x, bits_of(y), sdk::numel(out));
+      if constexpr (std::is_same_v<D, sdk::bfloat16>)
+        return narrow_to_bfloat16(x, bits_of(y), sdk::numel(out));
       return narrow_to_float16(x, bits_of(y), sdk::numel(out));
     }
   }
   if constexpr (sdk::is_half_precision<S> && std::is_same_v<D, float>) {
     if (sdk::is_contiguous(a) && sdk::is_contiguous(out)) {
-      if constexpr (std::is_same_v<S, sdk::bfloat16>) return widen_from_bfloat16(bits_of(x), y, sdk::numel(out));
+      if constexpr (std::is_same_v<S, sdk::bfloat16>)
+        return widen_from_bfloat16(bits_of(x), y, sdk::numel(out));
       return widen_from_float16(bits_of(x), y, sdk::numel(out));
     }
   }
@@ -101,7 +103,8 @@ void copy_kernel(sdk::KernelArgs& args) {
   const DLTensor& out = args.output(0);
   if (sdk::is_contiguous(a) && sdk::is_contiguous(out)) {
     // The common case (contiguous tensors, collective messages): one memcpy.
-    std::memcpy(sdk::data_of<T>(out), sdk::data_of<const T>(a), static_cast<size_t>(sdk::numel(out)) * sizeof(T));
+    std::memcpy(sdk::data_of<T>(out), sdk::data_of<const T>(a),
+                static_cast<size_t>(sdk::numel(out)) * sizeof(T));
     return;
   }
   const int last = out.ndim - 1;

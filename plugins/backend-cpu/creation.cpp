@@ -77,7 +77,8 @@ void uniform_kernel(sdk::KernelArgs& args) {
   const double high = float_attr(args, "uniform", "high");
   T* y = sdk::data_of<T>(out);
   // Rounding to float32 can carry a value just below `high` up to it; the interval stays half-open.
-  const T below_high = high > low ? std::nextafter(static_cast<T>(high), static_cast<T>(low)) : static_cast<T>(low);
+  const T below_high =
+      high > low ? std::nextafter(static_cast<T>(high), static_cast<T>(low)) : static_cast<T>(low);
   uint64_t i = 0;
   sdk::for_each_offset<1>(out.ndim, out.shape, {&out}, [&](const std::array<int64_t, 1>& o) {
     const T value = static_cast<T>(low + (high - low) * sdk::counter_rng::uniform(seed, offset + i++));
@@ -90,7 +91,7 @@ void uniform_kernel(sdk::KernelArgs& args) {
 // into fused multiply-adds in this file, so every clone computes the reference's bits.
 template <class T>
 TESSERA_CPU_VECTOR_CLONES __attribute__((flatten)) void cloned_normal_block(uint64_t seed, uint64_t first,
-                                                                             int64_t count, T* out) {
+                                                                            int64_t count, T* out) {
   sdk::counter_rng::normal_block(seed, first, count, out);
 }
 
@@ -125,7 +126,8 @@ void normal_kernel(sdk::KernelArgs& args) {
   // A strided output: element i in row-major order takes counter offset + i, as for any layout.
   T* dst = sdk::data_of<T>(out);
   int64_t i = 0;
-  sdk::for_each_offset<1>(out.ndim, out.shape, {&out}, [&](const std::array<int64_t, 1>& o) { dst[o[0]] = staging[i++]; });
+  sdk::for_each_offset<1>(out.ndim, out.shape, {&out},
+                          [&](const std::array<int64_t, 1>& o) { dst[o[0]] = staging[i++]; });
 }
 
 }  // namespace

@@ -70,19 +70,25 @@ struct Binary {
     if (sdk::is_contiguous(a) && sdk::is_contiguous(b) && sdk::is_contiguous(out)) {
       const int64_t n = sdk::numel(out);
       if constexpr (std::is_same_v<R, T>) {
-        if (static_cast<const void*>(z) == static_cast<const void*>(x) && x != y) return apply_in_place<Op>(z, y, n);
+        if (static_cast<const void*>(z) == static_cast<const void*>(x) && x != y)
+          return apply_in_place<Op>(z, y, n);
       }
       return apply_flat<Op>(z, x, y, n);
     }
     // Strided or broadcast: row by row, a row with unit steps (a bias row added to every row of a
     // matrix) as the contiguous loop, a broadcast scalar as the scalar loop.
     using Offsets = std::array<int64_t, 3>;
-    sdk::for_each_row<3>(out.ndim, out.shape, {&a, &b, &out}, [&](const Offsets& o, const Offsets& step, int64_t n) {
-      if (step[2] == 1 && step[0] == 1 && step[1] == 1) return apply_flat<Op>(z + o[2], x + o[0], y + o[1], n);
-      if (step[2] == 1 && step[0] == 1 && step[1] == 0) return apply_scalar_right<Op>(z + o[2], x + o[0], y[o[1]], n);
-      if (step[2] == 1 && step[0] == 0 && step[1] == 1) return apply_scalar_left<Op>(z + o[2], x[o[0]], y + o[1], n);
-      for (int64_t j = 0; j < n; ++j) z[o[2] + j * step[2]] = Op::apply(x[o[0] + j * step[0]], y[o[1] + j * step[1]]);
-    });
+    sdk::for_each_row<3>(out.ndim, out.shape, {&a, &b, &out},
+                         [&](const Offsets& o, const Offsets& step, int64_t n) {
+                           if (step[2] == 1 && step[0] == 1 && step[1] == 1)
+                             return apply_flat<Op>(z + o[2], x + o[0], y + o[1], n);
+                           if (step[2] == 1 && step[0] == 1 && step[1] == 0)
+                             return apply_scalar_right<Op>(z + o[2], x + o[0], y[o[1]], n);
+                           if (step[2] == 1 && step[0] == 0 && step[1] == 1)
+                             return apply_scalar_left<Op>(z + o[2], x[o[0]], y + o[1], n);
+                           for (int64_t j = 0; j < n; ++j)
+                             z[o[2] + j * step[2]] = Op::apply(x[o[0] + j * step[0]], y[o[1] + j * step[1]]);
+                         });
   }
 };
 

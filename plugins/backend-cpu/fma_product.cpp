@@ -42,10 +42,13 @@ TileKind<T> tile_kind(VectorUnit unit) {
     fail(std::string("fma_product: this CPU has no ") + name_of(unit) + ", expected one of its vector units");
   switch (unit) {
 #if defined(__x86_64__)
-    case VectorUnit::avx512: return {&avx512_tile, kAvx512Tile<T>};
-    case VectorUnit::avx2: return {&avx2_tile, kAvx2Tile<T>};
+    case VectorUnit::avx512:
+      return {&avx512_tile, kAvx512Tile<T>};
+    case VectorUnit::avx2:
+      return {&avx2_tile, kAvx2Tile<T>};
 #endif
-    default: return {&portable_tile<T>, kPortableTile};
+    default:
+      return {&portable_tile<T>, kPortableTile};
   }
 }
 
@@ -80,9 +83,12 @@ void run_tiles(const FmaProduct<T>& p, VectorUnit unit) {
 
 const char* name_of(VectorUnit unit) {
   switch (unit) {
-    case VectorUnit::avx512: return "AVX-512";
-    case VectorUnit::avx2: return "AVX2 with FMA";
-    case VectorUnit::portable: return "portable fma";
+    case VectorUnit::avx512:
+      return "AVX-512";
+    case VectorUnit::avx2:
+      return "AVX2 with FMA";
+    case VectorUnit::portable:
+      return "portable fma";
   }
   return "an unknown vector unit";
 }
@@ -90,9 +96,12 @@ const char* name_of(VectorUnit unit) {
 bool cpu_has(VectorUnit unit) {
 #if defined(__x86_64__)
   switch (unit) {
-    case VectorUnit::avx512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
-    case VectorUnit::avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case VectorUnit::portable: return true;
+    case VectorUnit::avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+    case VectorUnit::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case VectorUnit::portable:
+      return true;
   }
   return false;
 #else

@@ -15,9 +15,9 @@ struct FmaTile {
   int64_t b_row;
   T* c;  // c[i0, j0]
   int64_t c_row;
-  int rows, cols;     // of this tile: at most the unit's tile shape
-  int64_t depth;      // inner-dim steps in this pass
-  bool accumulate;    // continue the chains already in c (a later pass), or start them at +0
+  int rows, cols;   // of this tile: at most the unit's tile shape
+  int64_t depth;    // inner-dim steps in this pass
+  bool accumulate;  // continue the chains already in c (a later pass), or start them at +0
 };
 
 template <class T>

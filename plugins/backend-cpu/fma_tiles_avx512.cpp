@@ -56,8 +56,12 @@ struct Lanes<double> {
 
 }  // namespace avx512_lanes
 
-void avx512_tile(const FmaTile<float>& t) { avx512_lanes::tile_with_rows<float, kAvx512Tile<float>.rows, 3>(t); }
-void avx512_tile(const FmaTile<double>& t) { avx512_lanes::tile_with_rows<double, kAvx512Tile<double>.rows, 3>(t); }
+void avx512_tile(const FmaTile<float>& t) {
+  avx512_lanes::tile_with_rows<float, kAvx512Tile<float>.rows, 3>(t);
+}
+void avx512_tile(const FmaTile<double>& t) {
+  avx512_lanes::tile_with_rows<double, kAvx512Tile<double>.rows, 3>(t);
+}
 
 }  // namespace tessera::cpu
 

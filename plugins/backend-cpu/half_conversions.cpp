@@ -241,11 +241,10 @@ bool has_f16c() {
 }
 
 HalfUnit half_unit() {
-  static const HalfUnit unit = __builtin_cpu_supports("avx512f") ? HalfUnit::kAvx512
-                               : __builtin_cpu_supports("avx2") && has_f16c()
-                                   ? HalfUnit::kAvx2F16c
-                               : __builtin_cpu_supports("avx2") ? HalfUnit::kAvx2
-                                                                : HalfUnit::kBaseline;
+  static const HalfUnit unit = __builtin_cpu_supports("avx512f")              ? HalfUnit::kAvx512
+                               : __builtin_cpu_supports("avx2") && has_f16c() ? HalfUnit::kAvx2F16c
+                               : __builtin_cpu_supports("avx2")               ? HalfUnit::kAvx2
+                                                                              : HalfUnit::kBaseline;
   return unit;
 }
 

@@ -20,9 +20,9 @@ void register_norm_kernels(sdk::BackendBuilder& b);       // norms.cpp
 
 // How many threads one large matrix product may use (0: as many as the process may run on);
 // the backend's set_num_threads. It never changes a product's bits (see linalg.cpp).
-void set_product_threads(int32_t num_threads);            // linalg.cpp
+void set_product_threads(int32_t num_threads);  // linalg.cpp
 // The thread count set_product_threads asks for, resolved (0 becomes the CPUs this process may run
 // on); the random kernels share out their chunks over as many.
-int product_threads();                                    // linalg.cpp
+int product_threads();  // linalg.cpp
 
 }  // namespace tessera::cpu

@@ -101,7 +101,8 @@ void panel_product(const T* a, const T* b, T* c, const Product& p, int64_t s, in
   if (p.b_col != 1 && cols > 1) {
     b_packed.resize(static_cast<size_t>(p.k * cols));
     for (int64_t q = 0; q < p.k; ++q)
-      for (int64_t j = 0; j < cols; ++j) b_packed[static_cast<size_t>(q * cols + j)] = bs[q * p.b_row + j * p.b_col];
+      for (int64_t j = 0; j < cols; ++j)
+        b_packed[static_cast<size_t>(q * cols + j)] = bs[q * p.b_row + j * p.b_col];
     bs = b_packed.data();
     b_row = cols;
   }
@@ -116,7 +117,8 @@ void fma_panels(const T* a, const T* b, T* c, const Product& p) {
   // Tasks are (batch item, panel); how many threads share them depends on the work, not the bits.
   const int64_t tasks = p.batch * grid.count();
   const int64_t work = work_of(p.batch, p.m, work_of(p.n, p.k, 1));
-  const int threads = static_cast<int>(std::min<int64_t>(product_threads(), std::max<int64_t>(1, work / kMinPanelWork)));
+  const int threads =
+      static_cast<int>(std::min<int64_t>(product_threads(), std::max<int64_t>(1, work / kMinPanelWork)));
   run_tasks(tasks, threads, [&](int64_t task) {
     const int64_t s = task / grid.count();
     const int64_t panel = task % grid.count();

@@ -53,7 +53,8 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
 #ifdef TESSERA_CPU_KEEP_ONLY_VARIABLE
   if (const char* keep = std::getenv(TESSERA_CPU_KEEP_ONLY_VARIABLE)) {
     const std::string listed = std::string(",") + keep + ",";
-    cpu.retain_kernels([&](const char* op) { return listed.find("," + std::string(op) + ",") != std::string::npos; });
+    cpu.retain_kernels(
+        [&](const char* op) { return listed.find("," + std::string(op) + ",") != std::string::npos; });
   }
 #endif
   cpu.memory(&tessera::cpu::cached_alloc, &tessera::cpu::cached_free, &tessera::sdk::host_memory::copy);

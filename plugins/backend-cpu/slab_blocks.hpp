@@ -20,8 +20,8 @@
 
 namespace tessera::cpu::slab_blocks {
 
-constexpr size_t kHeaderBytes = 64;          // caching_allocator's alignment unit and header
-constexpr size_t kLargestBlock = 4096;       // classes 64 B, 128 B, ... 4 KiB (powers of two)
+constexpr size_t kHeaderBytes = 64;     // caching_allocator's alignment unit and header
+constexpr size_t kLargestBlock = 4096;  // classes 64 B, 128 B, ... 4 KiB (powers of two)
 constexpr size_t kSlabBytes = size_t{64} << 10;
 
 // The start of every block's header, whoever made the block (caching_allocator.cpp or a slab): its

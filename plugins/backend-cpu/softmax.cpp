@@ -20,9 +20,10 @@ void softmax_kernel(sdk::KernelArgs& args) {
   const DLTensor out_rows = leading_dims(args.output(0), rows.row_ndim);
   const T* x = sdk::data_of<const T>(args.input(0));
   T* y = sdk::data_of<T>(args.output(0));
-  sdk::for_each_offset<2>(a_rows.ndim, a_rows.shape, {&a_rows, &out_rows}, [&](const std::array<int64_t, 2>& o) {
-    sdk::softmax_row<T, Log>(x + o[0], rows.input_stride, y + o[1], rows.output_stride, rows.length);
-  });
+  sdk::for_each_offset<2>(
+      a_rows.ndim, a_rows.shape, {&a_rows, &out_rows}, [&](const std::array<int64_t, 2>& o) {
+        sdk::softmax_row<T, Log>(x + o[0], rows.input_stride, y + o[1], rows.output_stride, rows.length);
+      });
 }
 
 }  // namespace

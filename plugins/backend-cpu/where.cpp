@@ -33,8 +33,8 @@ void where_kernel(sdk::KernelArgs& args) {
   const T* x = sdk::data_of<const T>(args.input(1));
   const T* y = sdk::data_of<const T>(args.input(2));
   T* z = sdk::data_of<T>(out);
-  if (sdk::is_contiguous(args.input(0)) && sdk::is_contiguous(args.input(1)) && sdk::is_contiguous(args.input(2)) &&
-      sdk::is_contiguous(out))
+  if (sdk::is_contiguous(args.input(0)) && sdk::is_contiguous(args.input(1)) &&
+      sdk::is_contiguous(args.input(2)) && sdk::is_contiguous(out))
     return select_contiguous(c, x, y, z, sdk::numel(out));
   sdk::for_each_offset<4>(out.ndim, out.shape, {&args.input(0), &args.input(1), &args.input(2), &out},
                           [&](const std::array<int64_t, 4>& o) { z[o[3]] = c[o[0]] ? x[o[1]] : y[o[2]]; });

@@ -52,7 +52,8 @@ template <class S, class D>
 __global__ void convert_elements(int64_t n, StridedView a, StridedView out) {
   const S* x = reinterpret_cast<const S*>(a.data);
   D* y = reinterpret_cast<D*>(out.data);
-  for (int64_t i = grid_first(); i < n; i += grid_step()) y[offset_of(out, i)] = convert<D, S>(x[offset_of(a, i)]);
+  for (int64_t i = grid_first(); i < n; i += grid_step())
+    y[offset_of(out, i)] = convert<D, S>(x[offset_of(a, i)]);
 }
 
 template <class S, class D>

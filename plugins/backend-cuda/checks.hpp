@@ -17,7 +17,8 @@ using namespace sdk::checks;
 // parameters). The CPU backend allows 64; deeper tensors are refused here with a clear error
 // instead of being mishandled. It lives here so that host-only sources can check against it.
 inline constexpr int kMaxDeviceNdim = 16;
-inline constexpr sdk::ArityCheck expect_arity{{kMaxDeviceNdim, " (the most dims the CUDA backend passes to a kernel)"}};
+inline constexpr sdk::ArityCheck expect_arity{
+    {kMaxDeviceNdim, " (the most dims the CUDA backend passes to a kernel)"}};
 
 [[noreturn]] inline void fail(const std::string& message) { sdk::fail_invalid(message); }
 

@@ -42,7 +42,7 @@ __device__ inline float neg2_log_f32(uint32_t k1) {
   const float n = static_cast<float>(static_cast<int32_t>(k1 + 1));  // <= 2^24: exact
   const uint32_t nb = __float_as_uint(n);
   const uint32_t mb1 = (nb & 0x007FFFFFu) | 0x3F800000u;  // m in [1, 2)
-  const uint32_t fold = mb1 > 0x3FB504F3u ? 1u : 0u;        // m > sqrt(2): halve it
+  const uint32_t fold = mb1 > 0x3FB504F3u ? 1u : 0u;      // m > sqrt(2): halve it
   const float m = __uint_as_float(mb1 - (fold << 23));
   const float e = static_cast<float>(static_cast<int32_t>(nb >> 23) - 127 + static_cast<int32_t>(fold) - 24);
   const float f = m - 1.0f;
@@ -87,8 +87,10 @@ __device__ inline double neg2_log_f64(uint64_t k1) {
   const uint64_t nb = static_cast<uint64_t>(__double_as_longlong(n));
   const uint64_t mantissa = nb & 0x000FFFFFFFFFFFFFull;
   const uint64_t fold = (mantissa + (0x000FFFFFFFFFFFFFull - 0x0006A09E667F3BCDull)) >> 52;  // m > sqrt(2)
-  const double m = __longlong_as_double(static_cast<long long>((mantissa | 0x3FF0000000000000ull) - (fold << 52)));
-  const double e = static_cast<double>(static_cast<int64_t>(nb >> 52) - 1023 + static_cast<int64_t>(fold) - 53);
+  const double m =
+      __longlong_as_double(static_cast<long long>((mantissa | 0x3FF0000000000000ull) - (fold << 52)));
+  const double e =
+      static_cast<double>(static_cast<int64_t>(nb >> 52) - 1023 + static_cast<int64_t>(fold) - 53);
   const double f = m - 1.0;
   const double s = f / (m + 1.0);
   const double z = s * s;
@@ -96,7 +98,8 @@ __device__ inline double neg2_log_f64(uint64_t k1) {
       0x1.5555555555594p-1 +
       z * (0x1.999999997f6f5p-2 +
            z * (0x1.249249423e2a7p-2 +
-                z * (0x1.c71c51d473cc4p-3 + z * (0x1.7466486191975p-3 + z * (0x1.39a0e09950f99p-3 + z * 0x1.2f0d2d34cc937p-3)))));
+                z * (0x1.c71c51d473cc4p-3 +
+                     z * (0x1.7466486191975p-3 + z * (0x1.39a0e09950f99p-3 + z * 0x1.2f0d2d34cc937p-3)))));
   const double ln_m = 2.0 * s + s * z * p;
   const double ln_u = e * 0x1.62e42fefa39cp-1 + (e * 0x1.79abc9e3b398p-48 + ln_m);
   return -2.0 * ln_u;
@@ -109,11 +112,13 @@ __device__ inline void cos_sin_turn_f64(uint64_t k2, double& cos_out, double& si
   const double sp =
       -0x1.5555555555548p-3 +
       z * (0x1.111111110f80ap-7 +
-           z * (-0x1.a01a019c06493p-13 + z * (0x1.71de356f7940ap-19 + z * (-0x1.ae5e60a67ae11p-26 + z * 0x1.5d9193b3477e3p-33))));
+           z * (-0x1.a01a019c06493p-13 +
+                z * (0x1.71de356f7940ap-19 + z * (-0x1.ae5e60a67ae11p-26 + z * 0x1.5d9193b3477e3p-33))));
   const double cp =
       0x1.555555555554bp-5 +
       z * (-0x1.6c16c16c15095p-10 +
-           z * (0x1.a01a019c9de16p-16 + z * (-0x1.27e4f7fd1eaddp-22 + z * (0x1.1ee9e400a520dp-29 + z * -0x1.8faad9f48a133p-37))));
+           z * (0x1.a01a019c9de16p-16 +
+                z * (-0x1.27e4f7fd1eaddp-22 + z * (0x1.1ee9e400a520dp-29 + z * -0x1.8faad9f48a133p-37))));
   const double st = t + t * z * sp;
   const double ct = (1.0 - 0.5 * z) + z * z * cp;
   // The float32 quadrant table (a sign flip negates exactly, so branches give the header's bits).

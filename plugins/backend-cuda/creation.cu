@@ -45,7 +45,8 @@ __global__ void arange_elements(int64_t n, StridedView out, Attr start, Attr ste
     if constexpr (std::is_floating_point_v<T>) {
       element<T>(out, i) = static_cast<T>(start + static_cast<double>(i) * step);
     } else {
-      const uint64_t value = static_cast<uint64_t>(start) + static_cast<uint64_t>(i) * static_cast<uint64_t>(step);
+      const uint64_t value =
+          static_cast<uint64_t>(start) + static_cast<uint64_t>(i) * static_cast<uint64_t>(step);
       element<T>(out, i) = static_cast<T>(value);
     }
   }
@@ -84,8 +85,8 @@ void eye_kernel(sdk::KernelArgs& args) {
 // `out`. Computed in double and rounded once to T; a value that rounds up to `high` becomes
 // `below_high` (the largest T below it) so that the interval stays half-open.
 template <class T>
-__global__ void uniform_elements(int64_t n, StridedView out, uint64_t seed, uint64_t offset, double low, double high,
-                                 T below_high) {
+__global__ void uniform_elements(int64_t n, StridedView out, uint64_t seed, uint64_t offset, double low,
+                                 double high, T below_high) {
   for (int64_t i = grid_first(); i < n; i += grid_step()) {
     const T value =
         static_cast<T>(low + (high - low) * counter_rng::uniform(seed, offset + static_cast<uint64_t>(i)));

@@ -57,7 +57,8 @@ void cumsum_kernel(sdk::KernelArgs& args) {
   if (length == 0) return;
   const StridedView a_rows = cumsum_rows_of(make_view(a, "cumsum", "input 0"));
   const StridedView out_rows = cumsum_rows_of(make_view(out, "cumsum", "output"));
-  launch_elements("cumsum", &cumsum_device<T>, numel_of(a_rows), a_rows, out_rows, length, a_stride, out_stride);
+  launch_elements("cumsum", &cumsum_device<T>, numel_of(a_rows), a_rows, out_rows, length, a_stride,
+                  out_stride);
 }
 
 // Registered on the catalogue's dtypes by sdk::add_cumsum_kernels.

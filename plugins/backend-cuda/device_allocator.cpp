@@ -15,10 +15,10 @@
 namespace tessera::cuda {
 namespace {
 
-constexpr size_t kMinBlock = 512;                  // cudaMalloc's granularity is at least this
+constexpr size_t kMinBlock = 512;                    // cudaMalloc's granularity is at least this
 constexpr size_t kPowerOfTwoUpTo = size_t{1} << 20;  // small sizes: powers of two (few classes)
-constexpr size_t kLargeGranule = size_t{2} << 20;  // larger ones: multiples of 2 MiB (bounded waste)
-constexpr size_t kCacheLimit = size_t{4} << 30;    // keep at most 4 GiB of free device blocks
+constexpr size_t kLargeGranule = size_t{2} << 20;    // larger ones: multiples of 2 MiB (bounded waste)
+constexpr size_t kCacheLimit = size_t{4} << 30;      // keep at most 4 GiB of free device blocks
 
 // Rounding to a class makes a freed block fit later requests of nearby sizes.
 size_t class_size(size_t bytes) {
@@ -39,8 +39,9 @@ class DeviceCache {
   tessera_status allocate(size_t bytes, void** out, tessera_error* error) {
     *out = nullptr;
     if (bytes > std::numeric_limits<size_t>::max() - kLargeGranule)
-      return sdk::report(error, TESSERA_OUT_OF_MEMORY,
-                         ("cuda alloc: " + std::to_string(bytes) + " bytes does not fit size_t when rounded").c_str());
+      return sdk::report(
+          error, TESSERA_OUT_OF_MEMORY,
+          ("cuda alloc: " + std::to_string(bytes) + " bytes does not fit size_t when rounded").c_str());
     const size_t size = class_size(bytes);
     std::lock_guard lock(mutex_);
     if (auto it = free_.find(size); it != free_.end()) {
@@ -60,10 +61,10 @@ class DeviceCache {
     if (result != cudaSuccess) {
       *out = nullptr;
       (void)cudaGetLastError();
-      const std::string message =
-          describe("cudaMalloc", result) + " (asked for " + std::to_string(bytes) + " bytes, rounded to " +
-          std::to_string(size) + ")";
-      return sdk::report(error, result == cudaErrorMemoryAllocation ? TESSERA_OUT_OF_MEMORY : TESSERA_INTERNAL,
+      const std::string message = describe("cudaMalloc", result) + " (asked for " + std::to_string(bytes) +
+                                  " bytes, rounded to " + std::to_string(size) + ")";
+      return sdk::report(error,
+                         result == cudaErrorMemoryAllocation ? TESSERA_OUT_OF_MEMORY : TESSERA_INTERNAL,
                          message.c_str());
     }
     live_.emplace(*out, size);
@@ -99,7 +100,7 @@ class DeviceCache {
   }
 
   std::mutex mutex_;
-  std::multimap<size_t, void*> free_;        // class size -> free block
+  std::multimap<size_t, void*> free_;       // class size -> free block
   std::unordered_map<void*, size_t> live_;  // handed-out block -> class size
   size_t cached_bytes_ = 0;
 };
@@ -113,10 +114,14 @@ DeviceCache& cache() {
 
 cudaMemcpyKind kind_of(int32_t direction) {
   switch (direction) {
-    case TESSERA_COPY_HOST_TO_DEVICE: return cudaMemcpyHostToDevice;
-    case TESSERA_COPY_DEVICE_TO_HOST: return cudaMemcpyDeviceToHost;
-    case TESSERA_COPY_DEVICE_TO_DEVICE: return cudaMemcpyDeviceToDevice;
-    default: return cudaMemcpyDefault;
+    case TESSERA_COPY_HOST_TO_DEVICE:
+      return cudaMemcpyHostToDevice;
+    case TESSERA_COPY_DEVICE_TO_HOST:
+      return cudaMemcpyDeviceToHost;
+    case TESSERA_COPY_DEVICE_TO_DEVICE:
+      return cudaMemcpyDeviceToDevice;
+    default:
+      return cudaMemcpyDefault;
   }
 }
 
@@ -130,7 +135,8 @@ void device_free(void*, void* ptr) {
   if (ptr != nullptr) cache().release(ptr);
 }
 
-tessera_status device_copy(void*, void* dst, const void* src, size_t bytes, int32_t direction, tessera_error* error) {
+tessera_status device_copy(void*, void* dst, const void* src, size_t bytes, int32_t direction,
+                           tessera_error* error) {
   const cudaMemcpyKind kind = kind_of(direction);
   if (kind == cudaMemcpyDefault)
     return sdk::report(error, TESSERA_INVALID_ARGUMENT,

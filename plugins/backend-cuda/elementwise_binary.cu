@@ -59,7 +59,8 @@ struct Binary {
     using R = typename Op::template Out<T>;
     sdk::expect_binary<T, R>(args, Op::name, expect_arity);
     const StridedView out = make_view(args.output(0), Op::name, "output");
-    launch_elements(Op::name, &binary_elements<Op, T, R>, numel_of(out), make_view(args.input(0), Op::name, "input 0"),
+    launch_elements(Op::name, &binary_elements<Op, T, R>, numel_of(out),
+                    make_view(args.input(0), Op::name, "input 0"),
                     make_view(args.input(1), Op::name, "input 1"), out);
   }
 };
@@ -94,9 +95,11 @@ void integer_pow_kernel(sdk::KernelArgs& args) {
   synchronize("pow");
   if (first_negative == ULLONG_MAX) return;
   T exponent = 0;
-  check(cudaMemcpyAsync(&exponent, reinterpret_cast<const T*>(b.data) + offset_of(b, static_cast<int64_t>(first_negative)),
-                        sizeof(T), cudaMemcpyDeviceToHost, cudaStreamPerThread),
-        "pow");
+  check(
+      cudaMemcpyAsync(&exponent,
+                      reinterpret_cast<const T*>(b.data) + offset_of(b, static_cast<int64_t>(first_negative)),
+                      sizeof(T), cudaMemcpyDeviceToHost, cudaStreamPerThread),
+      "pow");
   synchronize("pow");
   fail(std::string("pow: exponent ") + std::to_string(exponent) + " is negative, expected >= 0 for " +
        dtype_name(sdk::dtype_of<T>()) + " operands");

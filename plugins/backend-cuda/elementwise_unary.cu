@@ -16,7 +16,8 @@ template <class Op, class T>
 __global__ void unary_elements(int64_t n, StridedView a, StridedView out) {
   const T* x = reinterpret_cast<const T*>(a.data);
   T* y = reinterpret_cast<T*>(out.data);
-  for (int64_t i = grid_first(); i < n; i += grid_step()) y[offset_of(out, i)] = Op::template apply<T>(x[offset_of(a, i)]);
+  for (int64_t i = grid_first(); i < n; i += grid_step())
+    y[offset_of(out, i)] = Op::template apply<T>(x[offset_of(a, i)]);
 }
 
 template <class Op, class T>
@@ -24,8 +25,8 @@ struct Unary {
   static void run(sdk::KernelArgs& args) {
     sdk::expect_unary(args, Op::name, sdk::dtype_of<T>(), expect_arity);
     const StridedView out = make_view(args.output(0), Op::name, "output");
-    launch_elements(Op::name, &unary_elements<Op, T>, numel_of(out), make_view(args.input(0), Op::name, "input 0"),
-                    out);
+    launch_elements(Op::name, &unary_elements<Op, T>, numel_of(out),
+                    make_view(args.input(0), Op::name, "input 0"), out);
   }
 };
 

@@ -17,14 +17,16 @@ namespace tessera::cuda {
 inline void check(cudaError_t result, const char* call) {
   if (result == cudaSuccess) return;
   const tessera_status code = result == cudaErrorMemoryAllocation ? TESSERA_OUT_OF_MEMORY : TESSERA_INTERNAL;
-  throw sdk::Error(code, std::string(call) + ": " + cudaGetErrorName(result) + ": " + cudaGetErrorString(result));
+  throw sdk::Error(code,
+                   std::string(call) + ": " + cudaGetErrorName(result) + ": " + cudaGetErrorString(result));
 }
 
 // cuBLAS has a name function but no separate description; cublasGetStatusString gives the text.
 inline void check(cublasStatus_t result, const char* call) {
   if (result == CUBLAS_STATUS_SUCCESS) return;
   const tessera_status code = result == CUBLAS_STATUS_ALLOC_FAILED ? TESSERA_OUT_OF_MEMORY : TESSERA_INTERNAL;
-  throw sdk::Error(code, std::string(call) + ": " + cublasGetStatusName(result) + ": " + cublasGetStatusString(result));
+  throw sdk::Error(
+      code, std::string(call) + ": " + cublasGetStatusName(result) + ": " + cublasGetStatusString(result));
 }
 
 // After a kernel launch: a bad configuration shows up only through cudaGetLastError, and it must

@@ -31,9 +31,7 @@ inline unsigned blocks_for(int64_t n) {
 
 // The first element index of this thread and the step between its elements, in int64 because
 // tensors can have more than 2^31 elements and blockIdx.x * blockDim.x overflows unsigned.
-__device__ inline int64_t grid_first() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
+__device__ inline int64_t grid_first() { return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
 __device__ inline int64_t grid_step() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
 // Runs kernel<<<...>>>(n, args...) over n elements on this thread's stream, checks the launch, and

@@ -91,7 +91,8 @@ Operand plan_operand(int64_t batch, int64_t rows, int64_t cols, int64_t batch_st
     return stride >= (minimum > 1 ? minimum : 1) && stride <= INT_MAX;
   };
   const long long packed_batch = static_cast<long long>(rows) * cols;
-  if (batch > 1 && batch_stride < 0) return {false, CUBLAS_OP_N, static_cast<int>(cols > 1 ? cols : 1), packed_batch};
+  if (batch > 1 && batch_stride < 0)
+    return {false, CUBLAS_OP_N, static_cast<int>(cols > 1 ? cols : 1), packed_batch};
   const long long stride = batch > 1 ? batch_stride : 0;
   if ((cols == 1 || col_stride == 1) && (rows == 1 || usable_ld(row_stride, cols)))
     return {true, CUBLAS_OP_N, static_cast<int>(rows == 1 ? (cols > 1 ? cols : 1) : row_stride), stride};
@@ -131,16 +132,18 @@ class Scratch {
 };
 
 cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
-                    const float* a, int lda, long long sa, const float* b, int ldb, long long sb, float* c, int ldc,
-                    long long sc, int batch) {
+                    const float* a, int lda, long long sa, const float* b, int ldb, long long sb, float* c,
+                    int ldc, long long sc, int batch) {
   const float one = 1.0f, zero = 0.0f;
-  return cublasSgemmStridedBatched(h, ta, tb, m, n, k, &one, a, lda, sa, b, ldb, sb, &zero, c, ldc, sc, batch);
+  return cublasSgemmStridedBatched(h, ta, tb, m, n, k, &one, a, lda, sa, b, ldb, sb, &zero, c, ldc, sc,
+                                   batch);
 }
 cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                     const double* a, int lda, long long sa, const double* b, int ldb, long long sb, double* c,
                     int ldc, long long sc, int batch) {
   const double one = 1.0, zero = 0.0;
-  return cublasDgemmStridedBatched(h, ta, tb, m, n, k, &one, a, lda, sa, b, ldb, sb, &zero, c, ldc, sc, batch);
+  return cublasDgemmStridedBatched(h, ta, tb, m, n, k, &one, a, lda, sa, b, ldb, sb, &zero, c, ldc, sc,
+                                   batch);
 }
 
 template <class T>

@@ -18,7 +18,8 @@ std::string error_text(cudaError_t result) {
 
 // CUDA versions as the toolkit writes them: 13000 is "13.0".
 std::string version_text(int version) {
-  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10) + " (" + std::to_string(version) + ")";
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10) + " (" +
+         std::to_string(version) + ")";
 }
 
 // The driver and device checks, each refusal naming the CUDA call, its error and what would fix it.
@@ -29,20 +30,23 @@ void require_device(const tessera_host_info&) {
   const cudaError_t result = cudaGetDeviceCount(&count);
   (void)cudaGetLastError();  // a failed runtime call is sticky per thread until read
   if (result == cudaErrorNoDevice)
-    throw tessera::sdk::Error(TESSERA_UNIMPLEMENTED, "no CUDA device: cudaGetDeviceCount returned " + error_text(result));
+    throw tessera::sdk::Error(TESSERA_UNIMPLEMENTED,
+                              "no CUDA device: cudaGetDeviceCount returned " + error_text(result));
   if (result != cudaSuccess) {
     int driver = 0;
     (void)cudaDriverGetVersion(&driver);  // sets 0 when no driver is installed
     const std::string call = "cudaGetDeviceCount returned " + error_text(result);
     if (driver == 0)
-      throw tessera::sdk::Error(TESSERA_UNIMPLEMENTED,
-                                "no CUDA driver: " + call + ", and cudaDriverGetVersion finds no driver installed");
+      throw tessera::sdk::Error(
+          TESSERA_UNIMPLEMENTED,
+          "no CUDA driver: " + call + ", and cudaDriverGetVersion finds no driver installed");
     if (driver < CUDART_VERSION)
-      throw tessera::sdk::Error(TESSERA_UNIMPLEMENTED, "CUDA driver too old: " + call + "; the driver supports CUDA " +
-                                                           version_text(driver) + ", this plugin needs at least " +
-                                                           version_text(CUDART_VERSION));
-    throw tessera::sdk::Error(TESSERA_UNIMPLEMENTED,
-                              "CUDA unusable: " + call + " (driver supports CUDA " + version_text(driver) + ")");
+      throw tessera::sdk::Error(TESSERA_UNIMPLEMENTED,
+                                "CUDA driver too old: " + call + "; the driver supports CUDA " +
+                                    version_text(driver) + ", this plugin needs at least " +
+                                    version_text(CUDART_VERSION));
+    throw tessera::sdk::Error(TESSERA_UNIMPLEMENTED, "CUDA unusable: " + call + " (driver supports CUDA " +
+                                                         version_text(driver) + ")");
   }
   if (count == 0)
     throw tessera::sdk::Error(TESSERA_UNIMPLEMENTED, "no CUDA device: cudaGetDeviceCount found 0 devices");
@@ -69,5 +73,5 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
 
 }  // namespace
 
-TESSERA_DEFINE_PLUGIN("backend-cuda", "0.1.0", "CUDA kernels: strided element kernels, cuBLAS for float matmul",
-                      describe)
+TESSERA_DEFINE_PLUGIN("backend-cuda", "0.1.0",
+                      "CUDA kernels: strided element kernels, cuBLAS for float matmul", describe)

@@ -51,8 +51,8 @@ StridedView sub_view(const StridedView& v, int first, int ndim) {
 }
 
 template <class Op, class T>
-__global__ void reduction_device(int64_t outer_numel, StridedView outer, StridedView inner, int64_t inner_numel,
-                                 typename Op::template Out<T>* out) {
+__global__ void reduction_device(int64_t outer_numel, StridedView outer, StridedView inner,
+                                 int64_t inner_numel, typename Op::template Out<T>* out) {
   const T* a = reinterpret_cast<const T*>(outer.data);
   for (int64_t i = grid_first(); i < outer_numel; i += grid_step())
     out[i] = Op::fold(Row<T>{a + offset_of(outer, i), &inner, inner_numel});

@@ -24,11 +24,12 @@ StridedView rows_of(const StridedView& v) {
 }
 
 template <class T, bool Log>
-__global__ void softmax_device(int64_t num_rows, StridedView a_rows, StridedView out_rows, sdk::SoftmaxRows rows) {
+__global__ void softmax_device(int64_t num_rows, StridedView a_rows, StridedView out_rows,
+                               sdk::SoftmaxRows rows) {
   for (int64_t r = grid_first(); r < num_rows; r += grid_step())
-    sdk::softmax_row<T, Log>(reinterpret_cast<const T*>(a_rows.data) + offset_of(a_rows, r), rows.input_stride,
-                             reinterpret_cast<T*>(out_rows.data) + offset_of(out_rows, r), rows.output_stride,
-                             rows.length);
+    sdk::softmax_row<T, Log>(reinterpret_cast<const T*>(a_rows.data) + offset_of(a_rows, r),
+                             rows.input_stride, reinterpret_cast<T*>(out_rows.data) + offset_of(out_rows, r),
+                             rows.output_stride, rows.length);
 }
 
 template <class T, bool Log>

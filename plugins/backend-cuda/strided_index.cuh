@@ -20,9 +20,9 @@
 namespace tessera::cuda {
 
 struct StridedView {
-  char* data;        // DLTensor::data + byte_offset
+  char* data;  // DLTensor::data + byte_offset
   int32_t ndim;
-  bool contiguous;   // row-major without gaps: offset_of(i) == i, no division needed
+  bool contiguous;  // row-major without gaps: offset_of(i) == i, no division needed
   int64_t shape[kMaxDeviceNdim];
   int64_t strides[kMaxDeviceNdim];  // in elements; 0 broadcasts, negative flips
 };
@@ -30,8 +30,9 @@ struct StridedView {
 // Builds the view of `t`; `op` and `role` ("input 1", "output") name the tensor in the error.
 inline StridedView make_view(const DLTensor& t, const char* op, const char* role) {
   if (t.ndim < 0 || t.ndim > kMaxDeviceNdim)
-    throw sdk::Error(TESSERA_UNIMPLEMENTED, std::string(op) + ": " + role + " has ndim " + std::to_string(t.ndim) +
-                                                ", expected 0.." + std::to_string(kMaxDeviceNdim) +
+    throw sdk::Error(TESSERA_UNIMPLEMENTED, std::string(op) + ": " + role + " has ndim " +
+                                                std::to_string(t.ndim) + ", expected 0.." +
+                                                std::to_string(kMaxDeviceNdim) +
                                                 " (the most dims the CUDA backend passes to a kernel)");
   StridedView v{};
   v.data = static_cast<char*>(t.data) + t.byte_offset;
@@ -70,7 +71,8 @@ __host__ __device__ inline int64_t offset_of(const StridedView& v, int64_t linea
 // operands whose own shape may differ only where they broadcast: dims are right-aligned, and a
 // dim `v` lacks or holds with size 1 contributes nothing (its coordinate is fixed at 0). Where the
 // shapes are equal, the one-view offset_of is the same and faster (it skips contiguous views).
-__host__ __device__ inline int64_t offset_of(const StridedView& v, const StridedView& index_shape, int64_t linear) {
+__host__ __device__ inline int64_t offset_of(const StridedView& v, const StridedView& index_shape,
+                                             int64_t linear) {
   int64_t offset = 0;
   const int32_t lead = index_shape.ndim - v.ndim;
   for (int d = index_shape.ndim - 1; d >= 0; --d) {

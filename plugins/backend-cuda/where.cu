@@ -34,7 +34,8 @@ void where_kernel(sdk::KernelArgs& args) {
   expect_shape("where", "input 2", args.input(2), args.output(0), "output");
   const StridedView out = make_view(args.output(0), "where", "output");
   launch_elements("where", &where_elements<T>, numel_of(out), make_view(args.input(0), "where", "input 0"),
-                  make_view(args.input(1), "where", "input 1"), make_view(args.input(2), "where", "input 2"), out);
+                  make_view(args.input(1), "where", "input 1"), make_view(args.input(2), "where", "input 2"),
+                  out);
 }
 
 // Registered on the catalogue's dtypes by sdk::add_where_kernels.

@@ -72,7 +72,8 @@ void register_kernels(sdk::BackendBuilder& b) {
   // Folds (SDK 1.4).
   add(b, {"fold_add", "fold_mul", "fold_maximum", "fold_minimum"}, kAll);
   add(b, {"fold_bitwise_and", "fold_bitwise_or", "fold_bitwise_xor"}, kBits);
-  add(b, {"fold_add", "fold_mul", "fold_maximum", "fold_minimum"}, {sdk::kBFloat16, sdk::kFloat16});  // SDK 1.6
+  add(b, {"fold_add", "fold_mul", "fold_maximum", "fold_minimum"},
+      {sdk::kBFloat16, sdk::kFloat16});  // SDK 1.6
   // Creation.
   add(b, {"fill", "eye"}, kAll);
   add(b, {"fill"}, {sdk::kInt8, sdk::kUInt8});  // SDK 1.6, as the cpu backend's

@@ -13,11 +13,14 @@ constexpr int32_t kOut = TESSERA_BUFFER_OUTPUT;
 
 // On rank r: dst = op over every rank i of the chunk rank i holds at `source_offset` in its input,
 // in rank order; remote chunks arrive as messages from their owners.
-void combine_in_rank_order(const Schedule& s, int32_t r, int32_t p, tessera_chunk dst, int64_t source_offset) {
+void combine_in_rank_order(const Schedule& s, int32_t r, int32_t p, tessera_chunk dst,
+                           int64_t source_offset) {
   for (int32_t i = 0; i < p; ++i) {
     const tessera_chunk own = chunk(kIn, source_offset, dst.count);
-    if (i == 0) i == r ? s.copy(r, dst, own) : s.recv(r, dst, i);
-    else i == r ? s.reduce(r, dst, own) : s.recv_reduce(r, dst, i);
+    if (i == 0)
+      i == r ? s.copy(r, dst, own) : s.recv(r, dst, i);
+    else
+      i == r ? s.reduce(r, dst, own) : s.recv_reduce(r, dst, i);
   }
 }
 
@@ -39,7 +42,8 @@ void broadcast(const tessera_collective_request& q, const Schedule& s) {
   for (int32_t r = 0; r < q.group_size; ++r)
     if (r != q.root) s.send(q.root, chunk(kIn, 0, q.count), r);
   for (int32_t r = 0; r < q.group_size; ++r)
-    r == q.root ? s.copy(r, chunk(kOut, 0, q.count), chunk(kIn, 0, q.count)) : s.recv(r, chunk(kOut, 0, q.count), q.root);
+    r == q.root ? s.copy(r, chunk(kOut, 0, q.count), chunk(kIn, 0, q.count))
+                : s.recv(r, chunk(kOut, 0, q.count), q.root);
 }
 
 void all_gather(const tessera_collective_request& q, const Schedule& s) {
@@ -86,7 +90,8 @@ void gather(const tessera_collective_request& q, const Schedule& s) {
   for (int32_t r = 0; r < q.group_size; ++r)
     if (r != q.root) s.send(r, chunk(kIn, 0, n), q.root);
   for (int32_t i = 0; i < q.group_size; ++i)
-    i == q.root ? s.copy(q.root, chunk(kOut, i * n, n), chunk(kIn, 0, n)) : s.recv(q.root, chunk(kOut, i * n, n), i);
+    i == q.root ? s.copy(q.root, chunk(kOut, i * n, n), chunk(kIn, 0, n))
+                : s.recv(q.root, chunk(kOut, i * n, n), i);
 }
 
 // Everyone reports to rank 0, which answers everyone once it has heard from all.

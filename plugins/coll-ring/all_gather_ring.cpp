@@ -14,7 +14,9 @@ void all_gather(const tessera_collective_request& request, const Schedule& s) {
   const Ring ring(request);
   // The output's blocks are fixed by the collective: block i (n elements) is rank i's input; the
   // block travelling from ring position j is that of the rank standing there.
-  auto block = [&](int64_t position) { return sdk::chunk(TESSERA_BUFFER_OUTPUT, ring.rank_at(position) * n, n); };
+  auto block = [&](int64_t position) {
+    return sdk::chunk(TESSERA_BUFFER_OUTPUT, ring.rank_at(position) * n, n);
+  };
 
   for (int32_t k = 0; k < p; ++k) {
     const int32_t r = ring.rank_at(k), right = ring.rank_at(k + 1), left = ring.rank_at(k - 1);

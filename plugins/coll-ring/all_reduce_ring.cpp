@@ -64,14 +64,18 @@ void all_reduce(const tessera_collective_request& request, const Schedule& s) {
     // Reduce-scatter: at step t send block k - t, fold in block k - t - 1; afterwards rank r owns
     // the reduced block k + 1.
     for (const auto& [step, is_recv] : busy_steps(k, k - 1, p, non_empty)) {
-      if (is_recv) s.recv_reduce(r, block(k - step - 1), left);
-      else s.send(r, block(k - step), right);
+      if (is_recv)
+        s.recv_reduce(r, block(k - step - 1), left);
+      else
+        s.send(r, block(k - step), right);
     }
     // All-gather: pass the finished blocks round the ring once; at step t send block k + 1 - t and
     // receive block k - t.
     for (const auto& [step, is_recv] : busy_steps(k + 1, k, p, non_empty)) {
-      if (is_recv) s.recv(r, block(k - step), left);
-      else s.send(r, block(k + 1 - step), right);
+      if (is_recv)
+        s.recv(r, block(k - step), left);
+      else
+        s.send(r, block(k + 1 - step), right);
     }
   }
 }

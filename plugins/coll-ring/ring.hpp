@@ -22,8 +22,9 @@ using sdk::wrap;
 class Ring {
  public:
   explicit Ring(const tessera_collective_request& request) : p_(request.group_size) {
-    const bool given = request.struct_size >= offsetof(tessera_collective_request, ring_order) + sizeof(void*) &&
-                       request.ring_order != nullptr;
+    const bool given =
+        request.struct_size >= offsetof(tessera_collective_request, ring_order) + sizeof(void*) &&
+        request.ring_order != nullptr;
     for (int32_t k = 0; k < p_; ++k) order_.push_back(given ? request.ring_order[k] : k);
   }
   int32_t size() const { return p_; }

@@ -13,7 +13,8 @@ std::vector<tessera_segment> balanced_layout(int64_t n, int64_t k, int64_t i) {
 }
 
 void describe(tessera::sdk::PluginBuilder& plugin) {
-  static tessera::sdk::PlacementBuilder balanced("balanced_shard", "B", TESSERA_PLACEMENT_SHARD, &balanced_layout);
+  static tessera::sdk::PlacementBuilder balanced("balanced_shard", "B", TESSERA_PLACEMENT_SHARD,
+                                                 &balanced_layout);
   plugin.add_placement(balanced);
 }
 

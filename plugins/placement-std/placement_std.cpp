@@ -19,7 +19,8 @@ std::vector<tessera_segment> chunk_layout(int64_t n, int64_t k, int64_t i) {
 // gets chunk i of every block: sharding over this mesh dim happens inside the blocks, so a later
 // mesh dim that shards the same tensor dim k ways picks whole blocks apart (8 over 2 shards with
 // k = 2: shard 0 holds [0, 2) and [4, 6), shard 1 holds [2, 4) and [6, 8)).
-std::vector<tessera_segment> strided_layout(const std::string& arguments, int64_t n, int64_t shards, int64_t i) {
+std::vector<tessera_segment> strided_layout(const std::string& arguments, int64_t n, int64_t shards,
+                                            int64_t i) {
   const int64_t blocks = tessera::sdk::parse_integer(arguments, "split factor", 1);
   std::vector<tessera_segment> out;
   for (int64_t b = 0; b < blocks; ++b) {
@@ -31,7 +32,9 @@ std::vector<tessera_segment> strided_layout(const std::string& arguments, int64_
   return out;
 }
 
-void check_split_factor(const std::string& arguments) { tessera::sdk::parse_integer(arguments, "split factor", 1); }
+void check_split_factor(const std::string& arguments) {
+  tessera::sdk::parse_integer(arguments, "split factor", 1);
+}
 
 void describe(tessera::sdk::PluginBuilder& plugin) {
   static tessera::sdk::PlacementBuilder shard("shard", "S", TESSERA_PLACEMENT_SHARD, &chunk_layout);
@@ -43,4 +46,5 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
 
 }  // namespace
 
-TESSERA_DEFINE_PLUGIN("placement-std", "0.1.0", "Shard (torch.chunk layout), Replicate, Partial, strided Shard", describe)
+TESSERA_DEFINE_PLUGIN("placement-std", "0.1.0",
+                      "Shard (torch.chunk layout), Replicate, Partial, strided Shard", describe)

@@ -161,15 +161,17 @@ tessera_transport_request MpiTransport::post(Direction direction, const DLTensor
   const char* call = direction == Direction::send ? "isend" : "irecv";
   require_initialised(call);
   if (peer < 0 || peer >= count_)
-    fail(TESSERA_INVALID_ARGUMENT, std::string(call) + ": peer " + to_text(peer) + " is out of range, expected 0 .. " +
-                                       to_text(count_ - 1) + " (" + to_text(count_) + " processes)");
+    fail(TESSERA_INVALID_ARGUMENT, std::string(call) + ": peer " + to_text(peer) +
+                                       " is out of range, expected 0 .. " + to_text(count_ - 1) + " (" +
+                                       to_text(count_) + " processes)");
   if (peer == index_)
     fail(TESSERA_INVALID_ARGUMENT, std::string(call) + ": peer " + to_text(peer) +
                                        " is this process; expected another process (messages within a "
                                        "process do not go through the transport)");
   if (tag < 0 || tag > max_tag_)
-    fail(TESSERA_INVALID_ARGUMENT, std::string(call) + ": tag " + to_text(tag) + " is out of range, expected 0 .. " +
-                                       to_text(max_tag_) + " (MPI_TAG_UB)");
+    fail(TESSERA_INVALID_ARGUMENT, std::string(call) + ": tag " + to_text(tag) +
+                                       " is out of range, expected 0 .. " + to_text(max_tag_) +
+                                       " (MPI_TAG_UB)");
   const ChunkBytes bytes = chunk_bytes(chunk, call);
   std::unique_ptr<Message> message;
   if (spare_.empty()) {

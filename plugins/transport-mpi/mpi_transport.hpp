@@ -62,8 +62,8 @@ class MpiTransport {
   size_t max_part_bytes_;
   std::function<double()> latency_;    // empty: unknown
   std::function<double()> bandwidth_;  // empty: unknown
-  MPI_Comm comm_ = MPI_COMM_NULL;  // private: Tessera's tags never meet the program's own messages
-  bool initialised_mpi_ = false;   // this plugin called MPI_Init_thread, so it calls MPI_Finalize
+  MPI_Comm comm_ = MPI_COMM_NULL;      // private: Tessera's tags never meet the program's own messages
+  bool initialised_mpi_ = false;       // this plugin called MPI_Init_thread, so it calls MPI_Finalize
   int index_ = 0;
   int count_ = 1;
   int64_t max_tag_ = 32767;

@@ -30,10 +30,11 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
   // [plugins.transport-mpi] latency = 2e-6, bandwidth = 12.5e9: what the network between the
   // processes costs (MPI cannot tell); the world's topology costs its links between processes so.
   static const auto& latency = plugin.parameter<double>("latency", 0.0, tessera::sdk::non_negative_number());
-  static const auto& bandwidth = plugin.parameter<double>("bandwidth", 0.0, tessera::sdk::non_negative_number());
+  static const auto& bandwidth =
+      plugin.parameter<double>("bandwidth", 0.0, tessera::sdk::non_negative_number());
   mpi.get().link_costs_from([] { return latency.get(); }, [] { return bandwidth.get(); });
-  static NeverDestroyed<tessera::sdk::TransportBuilder<tessera::transport_mpi::MpiTransport>> transport("mpi",
-                                                                                                        mpi.get());
+  static NeverDestroyed<tessera::sdk::TransportBuilder<tessera::transport_mpi::MpiTransport>> transport(
+      "mpi", mpi.get());
   plugin.add_transport(transport.get().table());
 }
 

@@ -16,26 +16,26 @@ namespace tessera::python {
 
 namespace nb = nanobind;
 
-void bind_errors(nb::module_& m);     // ts.Error
-void bind_dtypes(nb::module_& m);     // ts.float32, ...
-void bind_sym_int(nb::module_& m);    // ts.LocalInt
-void bind_tensor(nb::module_& m);     // ts.Tensor: properties, views, operators, autograd
-void bind_local_tensor(nb::module_& m);  // ts.LocalTensor: the Python type of local tensors
-void bind_ops(nb::module_& m);        // ts.add, ts.matmul, ts.cat, ...
-void bind_factories(nb::module_& m);  // ts.ones, ts.tensor, ts.randn, ...
-void bind_dlpack(nb::module_& m);     // __dlpack__, ts.from_dlpack
-void bind_local(nb::module_& m);      // ts.LocalMode, ts.local_tensor, ts.rank_map, ...
-void bind_dist(nb::module_& m);       // ts.dist.*, ts.ReduceOp, ts.ProcessGroup
+void bind_errors(nb::module_& m);                      // ts.Error
+void bind_dtypes(nb::module_& m);                      // ts.float32, ...
+void bind_sym_int(nb::module_& m);                     // ts.LocalInt
+void bind_tensor(nb::module_& m);                      // ts.Tensor: properties, views, operators, autograd
+void bind_local_tensor(nb::module_& m);                // ts.LocalTensor: the Python type of local tensors
+void bind_ops(nb::module_& m);                         // ts.add, ts.matmul, ts.cat, ...
+void bind_factories(nb::module_& m);                   // ts.ones, ts.tensor, ts.randn, ...
+void bind_dlpack(nb::module_& m);                      // __dlpack__, ts.from_dlpack
+void bind_local(nb::module_& m);                       // ts.LocalMode, ts.local_tensor, ts.rank_map, ...
+void bind_dist(nb::module_& m);                        // ts.dist.*, ts.ReduceOp, ts.ProcessGroup
 void bind_process_group_lifecycle(nb::module_& dist);  // ts.dist.init_process_group, ... (from bind_dist)
-void bind_p2p(nb::module_& dist);     // ts.dist.isend, irecv, P2POp, batch_isend_irecv (from bind_dist)
-void bind_spawn(nb::module_& m);      // ts.spawn, ts.yield_rank
-void bind_mesh(nb::module_& m);       // ts.DeviceMesh, ts.init_device_mesh
-void bind_placements(nb::module_& m); // ts.Shard, ts.Replicate, ts.Partial
-void bind_dtensor(nb::module_& m);    // ts.DTensor, ts.distribute_tensor, ...
-void bind_observe(nb::module_& m);    // ts.CommCounter, tracing
-void bind_plugins(nb::module_& m);    // ts.load_plugin, ts.configure, ...
-void bind_checkpoint(nb::module_& m); // ts.distributed.checkpoint: save, load, consolidate
-void bind_signatures(nb::module_& m); // ts._install_signatures: inspect.signature on bound functions
+void bind_p2p(nb::module_& dist);      // ts.dist.isend, irecv, P2POp, batch_isend_irecv (from bind_dist)
+void bind_spawn(nb::module_& m);       // ts.spawn, ts.yield_rank
+void bind_mesh(nb::module_& m);        // ts.DeviceMesh, ts.init_device_mesh
+void bind_placements(nb::module_& m);  // ts.Shard, ts.Replicate, ts.Partial
+void bind_dtensor(nb::module_& m);     // ts.DTensor, ts.distribute_tensor, ...
+void bind_observe(nb::module_& m);     // ts.CommCounter, tracing
+void bind_plugins(nb::module_& m);     // ts.load_plugin, ts.configure, ...
+void bind_checkpoint(nb::module_& m);  // ts.distributed.checkpoint: save, load, consolidate
+void bind_signatures(nb::module_& m);  // ts._install_signatures: inspect.signature on bound functions
 
 // A size: a Python int, or a ts.LocalInt for a size that differs per rank.
 SymInt sym_int_from(nb::handle value);

@@ -8,7 +8,9 @@
 namespace tessera::python {
 namespace {
 
-std::string python_type_name(nb::handle value) { return nb::cast<std::string>(nb::str(value.type().attr("__name__"))); }
+std::string python_type_name(nb::handle value) {
+  return nb::cast<std::string>(nb::str(value.type().attr("__name__")));
+}
 
 }  // namespace
 
@@ -40,9 +42,9 @@ nb::object to_python(const SymInt& value) {
 
 SymShape shape_from_sequence(nb::handle sequence, const char* what) {
   if (!PySequence_Check(sequence.ptr()) || PyUnicode_Check(sequence.ptr()))
-    throw nb::type_error((std::string(what) + ": expected a shape (a tuple or list of ints), got " +
-                          describe(sequence))
-                             .c_str());
+    throw nb::type_error(
+        (std::string(what) + ": expected a shape (a tuple or list of ints), got " + describe(sequence))
+            .c_str());
   std::vector<SymInt> sizes;
   for (nb::handle size : nb::iter(sequence)) sizes.push_back(sym_int_from(size));
   return SymShape(std::move(sizes));
@@ -83,8 +85,8 @@ Scalar scalar_from(nb::handle value, const char* what) {
     if (!PyErr_Occurred()) return Scalar(number);
     PyErr_Clear();
   }
-  throw nb::type_error((std::string(what) + ": expected a number (bool, int or float) or a ts.LocalInt, got " +
-                        describe(value))
+  throw nb::type_error((std::string(what) +
+                        ": expected a number (bool, int or float) or a ts.LocalInt, got " + describe(value))
                            .c_str());
 }
 

@@ -32,7 +32,7 @@ struct DLManagedTensorVersioned {
 };
 constexpr uint64_t kReadOnlyFlag = 1ULL << 0;  // DLPACK_FLAG_BITMASK_READ_ONLY
 
-constexpr const char* kCapsuleName = "dltensor";                      // unversioned
+constexpr const char* kCapsuleName = "dltensor";                     // unversioned
 constexpr const char* kVersionedCapsuleName = "dltensor_versioned";  // DLPack >= 1.0
 // Consumers rename a capsule so once they own its tensor.
 constexpr const char* kUsedCapsuleName = "used_dltensor";
@@ -44,7 +44,8 @@ void release_unconsumed(PyObject* capsule) {
     auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kCapsuleName));
     if (managed->deleter != nullptr) managed->deleter(managed);
   } else if (PyCapsule_IsValid(capsule, kVersionedCapsuleName)) {
-    auto* managed = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kVersionedCapsuleName));
+    auto* managed =
+        static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kVersionedCapsuleName));
     if (managed->deleter != nullptr) managed->deleter(managed);
   }
 }
@@ -73,7 +74,9 @@ void release_versioned(DLManagedTensorVersioned* self) {
 nb::object to_capsule(const Tensor& t, bool versioned) {
   DLManagedTensor* managed = to_dlpack(t);
   if (!versioned)
-    return capsule_of(managed, kCapsuleName, [](void* m) { static_cast<DLManagedTensor*>(m)->deleter(static_cast<DLManagedTensor*>(m)); });
+    return capsule_of(managed, kCapsuleName, [](void* m) {
+      static_cast<DLManagedTensor*>(m)->deleter(static_cast<DLManagedTensor*>(m));
+    });
   auto* exported = new VersionedExport{{{1, 0}, nullptr, release_versioned, 0, managed->dl_tensor}, managed};
   exported->versioned.manager_ctx = exported;
   return capsule_of(&exported->versioned, kVersionedCapsuleName,
@@ -88,8 +91,8 @@ nb::object dunder_dlpack(const Tensor& t, nb::handle stream, nb::handle max_vers
     const auto [own_type, own_id] = dlpack_device(t);
     if (type != own_type || id != own_id)
       throw nb::buffer_error(("__dlpack__: dl_device=(" + std::to_string(type) + ", " + std::to_string(id) +
-                              ") asks for another device than the tensor's (" + std::to_string(own_type) + ", " +
-                              std::to_string(own_id) + ")")
+                              ") asks for another device than the tensor's (" + std::to_string(own_type) +
+                              ", " + std::to_string(own_id) + ")")
                                  .c_str());
   }
   // A consumer that reads DLPack 1.x gets the versioned capsule; an older one the unversioned.
@@ -125,30 +128,40 @@ Tensor import_tensor(void* producer, void (*release)(void*), const DLTensor& dl)
 
 Tensor from_capsule(nb::handle capsule) {
   if (PyCapsule_IsValid(capsule.ptr(), kVersionedCapsuleName)) {
-    auto* managed = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), kVersionedCapsuleName));
+    auto* managed =
+        static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), kVersionedCapsuleName));
     if (managed->version.major != 1)
-      throw Error("ts.from_dlpack: the capsule holds a DLPack " + std::to_string(managed->version.major) + "." +
-                  std::to_string(managed->version.minor) + " tensor; Tessera reads DLPack 1.x (and the unversioned 0.x)");
+      throw Error("ts.from_dlpack: the capsule holds a DLPack " + std::to_string(managed->version.major) +
+                  "." + std::to_string(managed->version.minor) +
+                  " tensor; Tessera reads DLPack 1.x (and the unversioned 0.x)");
     if ((managed->flags & kReadOnlyFlag) != 0)
-      throw Error("ts.from_dlpack: the producer marks its memory read-only, and a Tessera tensor can be written, so "
-                  "the memory cannot be shared; ts.tensor(x) makes a copy");
+      throw Error(
+          "ts.from_dlpack: the producer marks its memory read-only, and a Tessera tensor can be written, so "
+          "the memory cannot be shared; ts.tensor(x) makes a copy");
     PyCapsule_SetName(capsule.ptr(), kUsedVersionedCapsuleName);
-    return import_tensor(managed, [](void* m) {
-      auto* held = static_cast<DLManagedTensorVersioned*>(m);
-      if (held->deleter != nullptr) held->deleter(held);
-    }, managed->dl_tensor);
+    return import_tensor(
+        managed,
+        [](void* m) {
+          auto* held = static_cast<DLManagedTensorVersioned*>(m);
+          if (held->deleter != nullptr) held->deleter(held);
+        },
+        managed->dl_tensor);
   }
   if (PyCapsule_IsValid(capsule.ptr(), kCapsuleName)) {
     auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
     PyCapsule_SetName(capsule.ptr(), kUsedCapsuleName);
-    return import_tensor(managed, [](void* m) {
-      auto* held = static_cast<DLManagedTensor*>(m);
-      if (held->deleter != nullptr) held->deleter(held);
-    }, managed->dl_tensor);
+    return import_tensor(
+        managed,
+        [](void* m) {
+          auto* held = static_cast<DLManagedTensor*>(m);
+          if (held->deleter != nullptr) held->deleter(held);
+        },
+        managed->dl_tensor);
   }
   const char* name = PyCapsule_GetName(capsule.ptr());
-  throw Error("ts.from_dlpack: the capsule is named '" + std::string(name != nullptr ? name : "") +
-              "'; expected an unconsumed 'dltensor' or 'dltensor_versioned' (a DLPack capsule is consumed once)");
+  throw Error(
+      "ts.from_dlpack: the capsule is named '" + std::string(name != nullptr ? name : "") +
+      "'; expected an unconsumed 'dltensor' or 'dltensor_versioned' (a DLPack capsule is consumed once)");
 }
 
 }  // namespace
@@ -157,10 +170,11 @@ Tensor tensor_from_dlpack(nb::handle source) {
   if (nb::isinstance<Tensor>(source)) return nb::cast<Tensor>(source);
   if (PyCapsule_CheckExact(source.ptr())) return from_capsule(source);
   if (!nb::hasattr(source, "__dlpack__"))
-    throw nb::type_error(("ts.from_dlpack: expected an object with __dlpack__ (a NumPy array, a torch tensor) "
-                          "or a DLPack capsule, got " +
-                          nb::cast<std::string>(nb::str(source.type().attr("__name__"))))
-                             .c_str());
+    throw nb::type_error(
+        ("ts.from_dlpack: expected an object with __dlpack__ (a NumPy array, a torch tensor) "
+         "or a DLPack capsule, got " +
+         nb::cast<std::string>(nb::str(source.type().attr("__name__"))))
+            .c_str());
   nb::object capsule;
   try {
     capsule = source.attr("__dlpack__")(nb::arg("max_version") = nb::make_tuple(1, 0));
@@ -177,7 +191,8 @@ nb::object as_numpy(const Tensor& t) {
   nb::object numpy = nb::module_::import_("numpy");
   if (!t.is_local()) return numpy.attr("from_dlpack")(nb::cast(t));
   nb::dict shards;
-  for (const auto& [rank, shard] : t.shards()) shards[nb::int_(rank)] = numpy.attr("from_dlpack")(nb::cast(shard));
+  for (const auto& [rank, shard] : t.shards())
+    shards[nb::int_(rank)] = numpy.attr("from_dlpack")(nb::cast(shard));
   return shards;
 }
 
@@ -185,7 +200,8 @@ nb::object as_numpy(const Tensor& t) {
 // memory). A local tensor has a value per rank, not one array: t.numpy() gives them all.
 nb::object dunder_array(const Tensor& t, nb::handle dtype, std::optional<bool> copy) {
   if (t.is_local())
-    throw nb::type_error(("np.asarray(t): t is a local tensor with a shard per rank " + t.ranks().to_string() +
+    throw nb::type_error(("np.asarray(t): t is a local tensor with a shard per rank " +
+                          t.ranks().to_string() +
                           ", not one array; use t.reconcile() (one value on every rank), t.shard(rank) or "
                           "t.numpy() (a dict of one array per rank)")
                              .c_str());
@@ -215,9 +231,11 @@ Tensor from_numpy(nb::handle array) {
 void bind_dlpack(nb::module_& m) {
   auto cls = nb::borrow<nb::class_<Tensor>>(m.attr("Tensor"));
   cls.def("__dlpack__", &dunder_dlpack, nb::kw_only(), nb::arg("stream") = nb::none(),
-          nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none())
+          nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(),
+          nb::arg("copy") = nb::none())
       .def("__dlpack_device__", &dlpack_device)
-      .def("__array__", &dunder_array, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
+      .def("__array__", &dunder_array, nb::arg("dtype") = nb::none(), nb::kw_only(),
+           nb::arg("copy") = nb::none(),
            "NumPy's array protocol: np.asarray(t) shares t's memory (a plain tensor; not bfloat16).")
       .def("numpy", &as_numpy,
            "A NumPy array sharing this tensor's memory; for a local tensor, a dict of one per rank.");
@@ -225,8 +243,9 @@ void bind_dlpack(nb::module_& m) {
         "A tensor sharing the memory of a DLPack producer (NumPy array, torch tensor, capsule).");
   m.def("from_numpy", &from_numpy, nb::arg("ndarray"),
         "A tensor sharing a NumPy array's memory (writes through either show in both).");
-  m.def("to_dlpack", [](const Tensor& t) { return to_capsule(t, false); }, nb::arg("tensor"),
-        "An unversioned DLPack capsule sharing this tensor's memory (torch.utils.dlpack.to_dlpack).");
+  m.def(
+      "to_dlpack", [](const Tensor& t) { return to_capsule(t, false); }, nb::arg("tensor"),
+      "An unversioned DLPack capsule sharing this tensor's memory (torch.utils.dlpack.to_dlpack).");
 }
 
 }  // namespace tessera::python

@@ -6,7 +6,8 @@
 namespace tessera::python {
 
 void bind_dtypes(nb::module_& m) {
-  nb::enum_<DType> dtype(m, "dtype", "A tensor's element type (PyTorch: torch.dtype): ts.float32, ts.int64, ...");
+  nb::enum_<DType> dtype(m, "dtype",
+                         "A tensor's element type (PyTorch: torch.dtype): ts.float32, ts.int64, ...");
   dtype.value("bool", kBool)
       .value("int32", kInt32)
       .value("int64", kInt64)
@@ -16,7 +17,8 @@ void bind_dtypes(nb::module_& m) {
       .value("float16", kFloat16)
       .value("int8", kInt8)
       .value("uint8", kUInt8);
-  for (const char* name : {"bool", "int32", "int64", "float32", "float64", "bfloat16", "float16", "int8", "uint8"})
+  for (const char* name :
+       {"bool", "int32", "int64", "float32", "float64", "bfloat16", "float16", "int8", "uint8"})
     m.attr(name) = dtype.attr(name);
   // PyTorch's other names for the same types.
   m.attr("float") = m.attr("float32");

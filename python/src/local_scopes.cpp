@@ -80,7 +80,8 @@ void enter_scope(const std::shared_ptr<OpenScope>& scope) { open_scopes().push_b
 // Leaves `scope`. Scopes opened after it and still open are closed first (as leaving a `with`
 // block by an exception would have), and reported: leaving out of order is a mistake.
 void exit_scope(const std::shared_ptr<OpenScope>& scope, const std::string& what) {
-  if (!scope || !scope->open()) throw Error(what + ": the scope is not active (it was never entered, or already exited)");
+  if (!scope || !scope->open())
+    throw Error(what + ": the scope is not active (it was never entered, or already exited)");
   if (scope->thread != std::this_thread::get_id())
     throw Error(what + ": the scope was entered on another thread; exit it on the thread that entered it");
   auto& stack = open_scopes();
@@ -123,7 +124,8 @@ class PyLocalMode {
   }
 
   void enter() {
-    if (active()) throw Error(repr() + ".__enter__: the mode is already active; a mode can be entered once at a time");
+    if (active())
+      throw Error(repr() + ".__enter__: the mode is already active; a mode can be entered once at a time");
     auto scope = std::make_shared<OpenScope>();
     scope->name = "ts." + repr();
     scope->mode = std::make_unique<LocalMode>(ranks_);
@@ -135,15 +137,18 @@ class PyLocalMode {
 
   LocalMode& mode(const char* what) const {
     if (!active())
-      throw Error(repr() + "." + what + ": the mode is not active; call it inside `with ts." + repr() + " as mode:`");
+      throw Error(repr() + "." + what + ": the mode is not active; call it inside `with ts." + repr() +
+                  " as mode:`");
     return *scope_->mode;
   }
   // The mode's methods that run in the active mode (rank_map, tensor_map) refuse to run while another
   // mode, or a disabled scope, is innermost: they would use the wrong ranks.
   void innermost(const char* what) const {
     if (active_local_mode() != &mode(what))
-      throw Error(repr() + "." + what + ": the mode is active but not the innermost enabled scope; call it "
-                  "directly inside `with ts." + repr() + " as mode:`, outside any nested mode or disable()");
+      throw Error(repr() + "." + what +
+                  ": the mode is active but not the innermost enabled scope; call it "
+                  "directly inside `with ts." +
+                  repr() + " as mode:`, outside any nested mode or disable()");
   }
 
  private:
@@ -171,15 +176,18 @@ RankSet ranks_from(nb::handle ranks) {
   if (PyLong_Check(ranks.ptr())) {
     const auto n = nb::cast<int64_t>(ranks);
     if (n < 1 || n > std::numeric_limits<int>::max())
-      throw Error("ts.LocalMode(n): n is the number of ranks and must be at least 1, got " + std::to_string(n));
+      throw Error("ts.LocalMode(n): n is the number of ranks and must be at least 1, got " +
+                  std::to_string(n));
     return RankSet::range(static_cast<int>(n));
   }
   // Any iterable of ints: a list, a tuple, a range, a set or a frozenset (PyTorch's LocalTensorMode
   // takes frozenset(ranks)); the order given does not matter, a mode's ranks are kept ascending.
   if (PyUnicode_Check(ranks.ptr()) || PyBytes_Check(ranks.ptr()) || !nb::hasattr(ranks, "__iter__"))
-    throw nb::type_error(("ts.LocalMode: expected a number of ranks (int) or an iterable of ranks (e.g. [0, 2, 3] "
-                          "or frozenset({0, 1})), got " + describe(ranks))
-                             .c_str());
+    throw nb::type_error(
+        ("ts.LocalMode: expected a number of ranks (int) or an iterable of ranks (e.g. [0, 2, 3] "
+         "or frozenset({0, 1})), got " +
+         describe(ranks))
+            .c_str());
   std::vector<int> list;
   for (nb::handle r : nb::iter(ranks)) {
     if (!PyLong_Check(r.ptr()) || PyBool_Check(r.ptr()))
@@ -195,38 +203,49 @@ RankSet ranks_from(nb::handle ranks) {
 }  // namespace
 
 void bind_local_scopes(nb::module_& m) {
-  nb::class_<PyLocalMode>(m, "LocalMode",
-                          "A scope in which factories make local tensors over its ranks (PyTorch: LocalTensorMode).\n\n"
-                          "    with ts.LocalMode(4) as mode:       # ranks 0..3; or ts.LocalMode([0, 2, 3])\n"
-                          "        x = ts.ones(2, 3)               # a local tensor over the mode's ranks\n\n"
-                          "Modes nest; leaving one restores the outer. Each entry makes a fresh simulated world.")
-      .def("__init__", [](PyLocalMode* self, nb::handle ranks) { new (self) PyLocalMode(ranks_from(ranks)); },
-           nb::arg("ranks"))
+  nb::class_<PyLocalMode>(
+      m, "LocalMode",
+      "A scope in which factories make local tensors over its ranks (PyTorch: LocalTensorMode).\n\n"
+      "    with ts.LocalMode(4) as mode:       # ranks 0..3; or ts.LocalMode([0, 2, 3])\n"
+      "        x = ts.ones(2, 3)               # a local tensor over the mode's ranks\n\n"
+      "Modes nest; leaving one restores the outer. Each entry makes a fresh simulated world.")
+      .def(
+          "__init__", [](PyLocalMode* self, nb::handle ranks) { new (self) PyLocalMode(ranks_from(ranks)); },
+          nb::arg("ranks"))
       .def("__enter__",
            [](nb::object self) {
              nb::cast<PyLocalMode&>(self).enter();
              return self;
            })
       .def("__exit__", [](PyLocalMode& self, nb::args) { self.exit(); })
-      .def_prop_ro("ranks", [](const PyLocalMode& self) { return self.ranks().ranks(); }, "The mode's ranks, ascending.")
+      .def_prop_ro(
+          "ranks", [](const PyLocalMode& self) { return self.ranks().ranks(); },
+          "The mode's ranks, ascending.")
       .def_prop_ro("active", &PyLocalMode::active, "Whether the mode is entered (and not yet exited).")
-      .def("disable", [](const PyLocalMode&) { return PyDisabledScope(); },
-           "A scope in which factories make plain tensors; ops on local tensors still run per rank.")
-      .def("rank_map",
-           [m](const PyLocalMode& self, nb::callable fn) {
-             self.innermost("rank_map");
-             return m.attr("rank_map")(fn);
-           },
-           nb::arg("fn"), "ts.rank_map(fn) in this mode, which must be the innermost active one.")
-      .def("tensor_map",
-           [m](const PyLocalMode& self, nb::handle tensor, nb::callable fn) {
-             self.innermost("tensor_map");
-             return m.attr("tensor_map")(tensor, fn);
-           },
-           nb::arg("tensor"), nb::arg("fn"), "ts.tensor_map(tensor, fn) in this mode, which must be the innermost active one.")
-      .def("manual_seed",
-           [](const PyLocalMode& self, nb::handle seed) { self.mode("manual_seed").manual_seed(sym_int_from(seed)); },
-           nb::arg("seed"), "Reseeds every rank (an int) or each rank with its own seed (a ts.LocalInt).")
+      .def(
+          "disable", [](const PyLocalMode&) { return PyDisabledScope(); },
+          "A scope in which factories make plain tensors; ops on local tensors still run per rank.")
+      .def(
+          "rank_map",
+          [m](const PyLocalMode& self, nb::callable fn) {
+            self.innermost("rank_map");
+            return m.attr("rank_map")(fn);
+          },
+          nb::arg("fn"), "ts.rank_map(fn) in this mode, which must be the innermost active one.")
+      .def(
+          "tensor_map",
+          [m](const PyLocalMode& self, nb::handle tensor, nb::callable fn) {
+            self.innermost("tensor_map");
+            return m.attr("tensor_map")(tensor, fn);
+          },
+          nb::arg("tensor"), nb::arg("fn"),
+          "ts.tensor_map(tensor, fn) in this mode, which must be the innermost active one.")
+      .def(
+          "manual_seed",
+          [](const PyLocalMode& self, nb::handle seed) {
+            self.mode("manual_seed").manual_seed(sym_int_from(seed));
+          },
+          nb::arg("seed"), "Reseeds every rank (an int) or each rank with its own seed (a ts.LocalInt).")
       .def("__repr__", &PyLocalMode::repr);
 
   nb::class_<PyDisabledScope>(m, "DisabledLocalMode",
@@ -238,19 +257,22 @@ void bind_local_scopes(nb::module_& m) {
            })
       .def("__exit__", [](PyDisabledScope& self, nb::args) { self.exit(); });
 
-  m.def("maybe_disable_local_mode", [] { return PyDisabledScope(); },
-        "A scope in which factories make plain tensors, whether or not a mode is active.");
-  m.def("active_local_mode",
-        []() -> nb::object {
-          LocalMode* active = active_local_mode();
-          if (active == nullptr) return nb::none();
-          for (const auto& scope : open_scopes())
-            if (scope->mode.get() == active && scope->owner != nullptr) return nb::find(scope->owner);
-          return nb::none();
-        },
-        "The innermost enabled ts.LocalMode on this thread, or None (also while it is disabled).");
+  m.def(
+      "maybe_disable_local_mode", [] { return PyDisabledScope(); },
+      "A scope in which factories make plain tensors, whether or not a mode is active.");
+  m.def(
+      "active_local_mode",
+      []() -> nb::object {
+        LocalMode* active = active_local_mode();
+        if (active == nullptr) return nb::none();
+        for (const auto& scope : open_scopes())
+          if (scope->mode.get() == active && scope->owner != nullptr) return nb::find(scope->owner);
+        return nb::none();
+      },
+      "The innermost enabled ts.LocalMode on this thread, or None (also while it is disabled).");
   m.def("in_per_rank_region", &in_per_rank_region,
-        "Whether this thread runs a per-rank function (of run_per_rank or rank_map), where collectives are refused.");
+        "Whether this thread runs a per-rank function (of run_per_rank or rank_map), where collectives are "
+        "refused.");
 }
 
 }  // namespace tessera::python

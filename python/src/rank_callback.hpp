@@ -77,8 +77,9 @@ class Callback {
 inline Tensor tensor_result(nb::handle value, const std::string& what, int rank, bool none_allowed) {
   if (none_allowed && value.is_none()) return Tensor();
   if (!nb::isinstance<Tensor>(value))
-    throw Error(what + ": fn(" + std::to_string(rank) + ", ...) returned " + nb::cast<std::string>(nb::repr(value)) +
-                (none_allowed ? "; expected a ts.Tensor (or None to drop the rank)" : "; expected a ts.Tensor"));
+    throw Error(
+        what + ": fn(" + std::to_string(rank) + ", ...) returned " + nb::cast<std::string>(nb::repr(value)) +
+        (none_allowed ? "; expected a ts.Tensor (or None to drop the rank)" : "; expected a ts.Tensor"));
   return nb::cast<Tensor>(value);
 }
 

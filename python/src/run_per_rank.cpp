@@ -78,8 +78,9 @@ nb::object combine(const RankSet& ranks, const std::vector<nb::object>& values) 
   }
   for (const nb::object& v : values)
     if (!v.equal(values.front()))
-      throw Error("ts.run_per_rank: fn returned different values per rank (" + per_rank_values(ranks, values) +
-                  "); only tensors and ints may differ between ranks, other results must be equal on every rank");
+      throw Error(
+          "ts.run_per_rank: fn returned different values per rank (" + per_rank_values(ranks, values) +
+          "); only tensors and ints may differ between ranks, other results must be equal on every rank");
   return values.front();
 }
 
@@ -133,11 +134,12 @@ nb::object run_per_rank_py(nb::callable fn, nb::args args, nb::kwargs kwargs) {
 }  // namespace
 
 void bind_run_per_rank(nb::module_& m) {
-  m.def("run_per_rank", &run_per_rank_py, nb::arg("fn"), nb::arg("args"), nb::arg("kwargs"),
-        "Calls fn once per rank with local arguments unwrapped to that rank's value (a local tensor to "
-        "its shard, a ts.LocalInt to an int) and combines the results: tensors into a local tensor, ints "
-        "into an int or ts.LocalInt; other results must be equal on every rank. Outside a mode with no "
-        "local argument, calls fn once. fn must not issue collectives. (PyTorch: maybe_run_for_local_tensor)");
+  m.def(
+      "run_per_rank", &run_per_rank_py, nb::arg("fn"), nb::arg("args"), nb::arg("kwargs"),
+      "Calls fn once per rank with local arguments unwrapped to that rank's value (a local tensor to "
+      "its shard, a ts.LocalInt to an int) and combines the results: tensors into a local tensor, ints "
+      "into an int or ts.LocalInt; other results must be equal on every rank. Outside a mode with no "
+      "local argument, calls fn once. fn must not issue collectives. (PyTorch: maybe_run_for_local_tensor)");
 }
 
 }  // namespace tessera::python

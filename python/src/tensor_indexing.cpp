@@ -16,14 +16,15 @@ bool is_index(nb::handle item) { return PyLong_Check(item.ptr()) || nb::isinstan
 int64_t concrete_size(const Tensor& t, int64_t dim, const char* what) {
   const SymInt size = t.sym_size(dim);
   if (size.is_local())
-    throw Error("t[...]: dim " + std::to_string(dim) + " has a size that differs per rank (" + size.to_string() +
-                "); " + what + " needs one size; index each shard (t.shard(rank)) instead");
+    throw Error("t[...]: dim " + std::to_string(dim) + " has a size that differs per rank (" +
+                size.to_string() + "); " + what +
+                " needs one size; index each shard (t.shard(rank)) instead");
   return size.as_int();
 }
 
 [[noreturn]] void out_of_range(int64_t index, int64_t dim, int64_t size) {
-  throw nb::index_error(("index " + std::to_string(index) + " is out of range for dim " + std::to_string(dim) +
-                         " of size " + std::to_string(size))
+  throw nb::index_error(("index " + std::to_string(index) + " is out of range for dim " +
+                         std::to_string(dim) + " of size " + std::to_string(size))
                             .c_str());
 }
 
@@ -40,7 +41,8 @@ Tensor select_index(const Tensor& t, int64_t dim, nb::handle item, int64_t sourc
   } else if (!index.is_local()) {
     // A size that differs per rank is checked per shard by select itself.
     const SymInt size = t.sym_size(dim);
-    if (!size.is_local() && index.as_int() >= size.as_int()) out_of_range(index.as_int(), source_dim, size.as_int());
+    if (!size.is_local() && index.as_int() >= size.as_int())
+      out_of_range(index.as_int(), source_dim, size.as_int());
   }
   return t.select(dim, index);
 }
@@ -50,7 +52,8 @@ Tensor slice_dim(const Tensor& t, int64_t dim, nb::handle item) {
   if (PySlice_Unpack(item.ptr(), &start, &stop, &step) < 0) throw nb::python_error();
   if (step <= 0)
     throw nb::value_error(("t[...]: slice step must be positive, got " + std::to_string(step)).c_str());
-  if (item.attr("start").is_none() && item.attr("stop").is_none() && step == 1) return t;  // `:` keeps any size
+  if (item.attr("start").is_none() && item.attr("stop").is_none() && step == 1)
+    return t;  // `:` keeps any size
   const int64_t size = concrete_size(t, dim, "a slice");
   PySlice_AdjustIndices(static_cast<Py_ssize_t>(size), &start, &stop, step);
   return t.slice(dim, start, std::max<int64_t>(start, stop), step);
@@ -71,8 +74,8 @@ Tensor index_tensor(const Tensor& t, nb::handle key) {
     }
   }
   if (named > t.dim())
-    throw nb::index_error(("t[...]: too many indices for a tensor of " + std::to_string(t.dim()) + " dims: " +
-                           std::to_string(named) + " were given")
+    throw nb::index_error(("t[...]: too many indices for a tensor of " + std::to_string(t.dim()) +
+                           " dims: " + std::to_string(named) + " were given")
                               .c_str());
   Tensor out = t;
   int64_t dim = 0;         // in `out`

@@ -58,7 +58,9 @@ void def_reductions(Target& target) {
   def_elementwise<Tensor>(target);
 }
 
-Tensor matmul_of(const Tensor& a, const Tensor& b) { return without_gil([&] { return tessera::matmul(a, b); }); }
+Tensor matmul_of(const Tensor& a, const Tensor& b) {
+  return without_gil([&] { return tessera::matmul(a, b); });
+}
 
 }  // namespace
 
@@ -93,30 +95,44 @@ void bind_ops(nb::module_& m) {
   def_module_binary(m, "ge", TESSERA_PY_BINARY(ge));
   def_reductions(m);
   def_products_and_joins<Tensor>(m);
-  m.def("split", [](const Tensor& t, nb::handle split, int64_t dim) {
-          if (PyLong_Check(split.ptr())) {
-            const int64_t size = nb::cast<int64_t>(split);
-            return without_gil([&] { return tessera::split(t, size, dim); });
-          }
-          const std::vector<int64_t> sizes = dims_from(split, "split");
-          return without_gil([&] { return tessera::split(t, sizes, dim); });
-        }, nb::arg("tensor"), nb::arg("split_size_or_sections"), nb::arg("dim") = 0,
-        "Views of tensor split along dim: pieces of split_size_or_sections elements (the last smaller), or of the "
-        "listed sizes.");
-  m.def("chunk", [](const Tensor& t, int64_t chunks, int64_t dim) {
-          return without_gil([&] { return tessera::chunk(t, chunks, dim); });
-        }, nb::arg("input"), nb::arg("chunks"), nb::arg("dim") = 0,
-        "Views of input split along dim into at most `chunks` pieces of ceil(size / chunks) elements (the last "
-        "smaller), as torch.chunk.");
-  m.def("equal", [](const Tensor& a, const Tensor& b) { return without_gil([&] { return tessera::equal(a, b); }); },
-        nb::arg("input"), nb::arg("other"),
-        "Whether the two tensors have the same shape and elements (a Python bool); for local tensors, True only "
-        "when that holds on every rank.");
-  m.def("allclose", [](const Tensor& a, const Tensor& b, double rtol, double atol) {
-          return without_gil([&] { return tessera::allclose(a, b, rtol, atol); });
-        }, nb::arg("input"), nb::arg("other"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8,
-        "Whether |input - other| <= atol + rtol * |other| for every element (a Python bool), as torch.allclose; "
-        "for local tensors, True only when that holds on every rank.");
+  m.def(
+      "split",
+      [](const Tensor& t, nb::handle split, int64_t dim) {
+        if (PyLong_Check(split.ptr())) {
+          const int64_t size = nb::cast<int64_t>(split);
+          return without_gil([&] { return tessera::split(t, size, dim); });
+        }
+        const std::vector<int64_t> sizes = dims_from(split, "split");
+        return without_gil([&] { return tessera::split(t, sizes, dim); });
+      },
+      nb::arg("tensor"), nb::arg("split_size_or_sections"), nb::arg("dim") = 0,
+      "Views of tensor split along dim: pieces of split_size_or_sections elements (the last smaller), or of "
+      "the "
+      "listed sizes.");
+  m.def(
+      "chunk",
+      [](const Tensor& t, int64_t chunks, int64_t dim) {
+        return without_gil([&] { return tessera::chunk(t, chunks, dim); });
+      },
+      nb::arg("input"), nb::arg("chunks"), nb::arg("dim") = 0,
+      "Views of input split along dim into at most `chunks` pieces of ceil(size / chunks) elements (the last "
+      "smaller), as torch.chunk.");
+  m.def(
+      "equal",
+      [](const Tensor& a, const Tensor& b) { return without_gil([&] { return tessera::equal(a, b); }); },
+      nb::arg("input"), nb::arg("other"),
+      "Whether the two tensors have the same shape and elements (a Python bool); for local tensors, True "
+      "only "
+      "when that holds on every rank.");
+  m.def(
+      "allclose",
+      [](const Tensor& a, const Tensor& b, double rtol, double atol) {
+        return without_gil([&] { return tessera::allclose(a, b, rtol, atol); });
+      },
+      nb::arg("input"), nb::arg("other"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8,
+      "Whether |input - other| <= atol + rtol * |other| for every element (a Python bool), as "
+      "torch.allclose; "
+      "for local tensors, True only when that holds on every rank.");
 }
 
 }  // namespace tessera::python

@@ -127,7 +127,8 @@ TEST_CASE(
   CHECK(wide.dtype() == ts::kFloat64);
   CHECK(wide.placements() == dt.placements());
   CHECK(ts::equal(plain_full(wide), x.to(ts::kFloat64)));
-  CHECK(dt.to(ts::kFloat32).to_local().shard(3).current_address() == dt.to_local().shard(3).current_address());
+  CHECK(dt.to(ts::kFloat32).to_local().shard(3).current_address() ==
+        dt.to_local().shard(3).current_address());
   // A cast of a Partial reduces it first: the cast of the sum, not the sum of the cast terms.
   const ts::DTensor partial = ts::sum(dt, {1});
   CHECK(partial.placements()[1].is_partial());
@@ -342,11 +343,12 @@ TEST_CASE("placement text: PyTorch's forms parse as Tessera's") {
                        ts::Error);
   CHECK_THROWS_WITH_AS(ts::Placement::parse("Partial(mean)"), doctest::Contains("unknown reduce op 'mean'"),
                        ts::Error);
-  CHECK_THROWS_WITH_AS(ts::Placement::parse("shard(0)"),
-                       doctest::Contains("unknown prefix 'shard'; known forms: B(0), P(sum), R, S(0), SS(0,<arguments>) or "
-                                         "BalancedShard(dim=0), Partial(sum), Replicate(), Shard(dim=0), "
-                                         "StridedShard(dim=0, <arguments>)"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(
+      ts::Placement::parse("shard(0)"),
+      doctest::Contains("unknown prefix 'shard'; known forms: B(0), P(sum), R, S(0), SS(0,<arguments>) or "
+                        "BalancedShard(dim=0), Partial(sum), Replicate(), Shard(dim=0), "
+                        "StridedShard(dim=0, <arguments>)"),
+      ts::Error);
 }
 
 TEST_CASE("gradients flow through the PyTorch-spelled DTensor ops") {

@@ -8,8 +8,8 @@ namespace ts = tessera;
 
 TEST_CASE("API contract: per-rank tensors") {
   // 1. per-rank tensors
-  ts::Tensor lt = ts::local_tensor({{0, ts::tensor({{1.f, 2.f}, {3.f, 4.f}})},
-                                    {1, ts::tensor({{5.f, 6.f}, {7.f, 8.f}})}});
+  ts::Tensor lt = ts::local_tensor(
+      {{0, ts::tensor({{1.f, 2.f}, {3.f, 4.f}})}, {1, ts::tensor({{5.f, 6.f}, {7.f, 8.f}})}});
   CHECK(lt.is_local());
   CHECK(lt.ranks() == ts::RankSet{0, 1});
   CHECK(ts::equal(lt.shard(1), ts::tensor({{5.f, 6.f}, {7.f, 8.f}})));
@@ -17,21 +17,25 @@ TEST_CASE("API contract: per-rank tensors") {
   CHECK(ts::equal((lt * 2).shard(0), ts::tensor({{2.f, 4.f}, {6.f, 8.f}})));
   CHECK_THROWS_AS(lt.reconcile(), ts::Error);  // the shards differ
   {
-    ts::LocalMode mode(4);                         // or ts::LocalMode mode(ts::RankSet{0, 2, 5})
-    ts::Tensor x = ts::ones({2, 3});               // local over ranks 0..3
+    ts::LocalMode mode(4);            // or ts::LocalMode mode(ts::RankSet{0, 2, 5})
+    ts::Tensor x = ts::ones({2, 3});  // local over ranks 0..3
     CHECK(x.ranks() == ts::RankSet{0, 1, 2, 3});
-    { auto off = mode.disable(); ts::Tensor p = ts::ones({2, 2}); CHECK_FALSE(p.is_local()); }
+    {
+      auto off = mode.disable();
+      ts::Tensor p = ts::ones({2, 2});
+      CHECK_FALSE(p.is_local());
+    }
     ts::Tensor r = ts::rank_map([](int rank) { return ts::full({2, 3}, float(rank)); });
     ts::Tensor s = ts::tensor_map(r, [](int rank, const ts::Tensor& t) { return t * (rank + 1); });
     CHECK(s.shard(3).to_vector<float>() == std::vector<float>(6, 12.f));
   }
-  ts::LocalInt a({{0, 10}, {1, 20}, {2, 30}});      // a + b, a * b, ts::sym_max(a, b), a.values()
+  ts::LocalInt a({{0, 10}, {1, 20}, {2, 30}});  // a + b, a * b, ts::sym_max(a, b), a.values()
   ts::LocalInt b({{0, 1}, {1, 2}, {2, 3}});
   CHECK((a + b).values() == std::map<int, int64_t>{{0, 11}, {1, 22}, {2, 33}});
   CHECK((a * b).values() == std::map<int, int64_t>{{0, 10}, {1, 40}, {2, 90}});
   CHECK(ts::sym_max(a, b).values() == a.values());
-  ts::SymInt n = lt.shape()[0];                      // n.is_local(), n.as_int() (throws if per-rank),
-  CHECK_FALSE(n.is_local());                         // n.local() -> LocalInt; values() -> std::map<int, int64_t>
+  ts::SymInt n = lt.shape()[0];  // n.is_local(), n.as_int() (throws if per-rank),
+  CHECK_FALSE(n.is_local());     // n.local() -> LocalInt; values() -> std::map<int, int64_t>
   CHECK(n.as_int() == 2);
   ts::SymInt m = ts::local_tensor({{0, ts::zeros({1})}, {1, ts::zeros({2})}}).shape()[0];
   CHECK(m.local().values() == std::map<int, int64_t>{{0, 1}, {1, 2}});

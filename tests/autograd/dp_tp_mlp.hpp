@@ -17,7 +17,8 @@ struct DpTpMlp {
   // loss = sum(relu(x w1) w2 * C), the partial tp sums reduced first.
   tessera::DTensor loss() const {
     namespace ts = tessera;
-    const ts::DTensor y = ts::matmul(ts::relu(ts::matmul(x, w1)), w2).redistribute({ts::Shard(0), ts::Replicate()});
+    const ts::DTensor y =
+        ts::matmul(ts::relu(ts::matmul(x, w1)), w2).redistribute({ts::Shard(0), ts::Replicate()});
     return ts::sum(ts::mul(y, c));
   }
 };
@@ -29,11 +30,12 @@ inline tessera::Tensor dense(const std::vector<double>& values, tessera::Shape s
 
 inline DpTpMlp distribute_dp_tp(const Mlp& m, const tessera::DeviceMesh& mesh) {
   namespace ts = tessera;
-  return DpTpMlp{
-      ts::distribute_tensor(dense(m.x, {m.n, m.d}), mesh, {ts::Shard(0), ts::Replicate()}),
-      ts::distribute_tensor(dense(m.c, {m.n, m.o}), mesh, {ts::Shard(0), ts::Replicate()}),
-      ts::distribute_tensor(dense(m.w1, {m.d, m.k}), mesh, {ts::Replicate(), ts::Shard(1)}).set_requires_grad(true),
-      ts::distribute_tensor(dense(m.w2, {m.k, m.o}), mesh, {ts::Replicate(), ts::Shard(0)}).set_requires_grad(true)};
+  return DpTpMlp{ts::distribute_tensor(dense(m.x, {m.n, m.d}), mesh, {ts::Shard(0), ts::Replicate()}),
+                 ts::distribute_tensor(dense(m.c, {m.n, m.o}), mesh, {ts::Shard(0), ts::Replicate()}),
+                 ts::distribute_tensor(dense(m.w1, {m.d, m.k}), mesh, {ts::Replicate(), ts::Shard(1)})
+                     .set_requires_grad(true),
+                 ts::distribute_tensor(dense(m.w2, {m.k, m.o}), mesh, {ts::Replicate(), ts::Shard(0)})
+                     .set_requires_grad(true)};
 }
 
 }  // namespace oracle

@@ -17,16 +17,18 @@ namespace {
 using oracle::dense;
 
 // AdamW's first step from zero moments: m^ = g, v^ = g^2, so p <- p (1 - lr wd) - lr g / (|g| + eps).
-std::vector<double> adamw_first_step(const std::vector<double>& p, const std::vector<double>& g, double lr, double wd,
-                                     double eps) {
+std::vector<double> adamw_first_step(const std::vector<double>& p, const std::vector<double>& g, double lr,
+                                     double wd, double eps) {
   std::vector<double> out(p.size());
-  for (size_t i = 0; i < p.size(); ++i) out[i] = p[i] * (1 - lr * wd) - lr * g[i] / (std::sqrt(g[i] * g[i]) + eps);
+  for (size_t i = 0; i < p.size(); ++i)
+    out[i] = p[i] * (1 - lr * wd) - lr * g[i] / (std::sqrt(g[i] * g[i]) + eps);
   return out;
 }
 
 }  // namespace
 
-TEST_CASE("AdamW over DTensor parameters on a (2, 2) mesh: one step equals the dense step, layouts are kept") {
+TEST_CASE(
+    "AdamW over DTensor parameters on a (2, 2) mesh: one step equals the dense step, layouts are kept") {
   const oracle::Mlp m = oracle::make_mlp(4, 3, 6, 2);
   const oracle::MlpGrads grads = oracle::mlp_grads(m);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2}, {"dp", "tp"});
@@ -45,8 +47,10 @@ TEST_CASE("AdamW over DTensor parameters on a (2, 2) mesh: one step equals the d
   ts::NoGradGuard off;
   const std::vector<double> w1_got = w1.full_tensor().reconcile().to_vector<double>();
   const std::vector<double> w2_got = w2.full_tensor().reconcile().to_vector<double>();
-  for (size_t i = 0; i < w1_expected.size(); ++i) CHECK(w1_got[i] == doctest::Approx(w1_expected[i]).epsilon(1e-12));
-  for (size_t i = 0; i < w2_expected.size(); ++i) CHECK(w2_got[i] == doctest::Approx(w2_expected[i]).epsilon(1e-12));
+  for (size_t i = 0; i < w1_expected.size(); ++i)
+    CHECK(w1_got[i] == doctest::Approx(w1_expected[i]).epsilon(1e-12));
+  for (size_t i = 0; i < w2_expected.size(); ++i)
+    CHECK(w2_got[i] == doctest::Approx(w2_expected[i]).epsilon(1e-12));
   opt.zero_grad();
   CHECK_FALSE(w1.has_grad());
 }

@@ -15,7 +15,8 @@ std::vector<double> values(const ts::Tensor& t) { return t.to_vector<double>(); 
 
 void check_near(const std::vector<double>& got, const std::vector<double>& expected) {
   REQUIRE(got.size() == expected.size());
-  for (size_t i = 0; i < got.size(); ++i) CHECK_MESSAGE(got[i] == doctest::Approx(expected[i]).epsilon(1e-12), "index " << i);
+  for (size_t i = 0; i < got.size(); ++i)
+    CHECK_MESSAGE(got[i] == doctest::Approx(expected[i]).epsilon(1e-12), "index " << i);
 }
 
 ts::Tensor leaf(std::initializer_list<double> v, ts::Shape shape) {
@@ -42,7 +43,7 @@ TEST_CASE("the first autograd example: sum(relu(x @ w)) gives w.grad = x^T (x @ 
 
 TEST_CASE("gradients accumulate across backward calls until zeroed") {
   ts::Tensor a = leaf({1, 2, 3}, {3});
-  (ts::sum(a * a)).backward();  // 2a
+  (ts::sum(a * a)).backward();    // 2a
   (ts::sum(a * 3.0)).backward();  // + 3
   check_near(values(a.grad()), {5, 7, 9});
   const ts::Tensor before = a.grad();
@@ -99,7 +100,8 @@ TEST_CASE("backward of a non-scalar needs a gradient of its shape") {
   ts::Tensor a = leaf({1, 2, 3}, {3});
   const ts::Tensor y = a * a;
   CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("shape [3]"), ts::Error);
-  CHECK_THROWS_WITH_AS(y.backward(ts::ones({2}, ts::kFloat64)), doctest::Contains("has shape [2]"), ts::Error);
+  CHECK_THROWS_WITH_AS(y.backward(ts::ones({2}, ts::kFloat64)), doctest::Contains("has shape [2]"),
+                       ts::Error);
   y.backward(ts::from_values(std::vector<double>{1, 10, 100}, {3}, ts::kFloat64));
   check_near(values(a.grad()), {2, 40, 600});
 }
@@ -136,8 +138,8 @@ TEST_CASE("only floating-point leaves can require grad, non-leaves cannot be swi
   ts::Tensor a = leaf({1, 2}, {2});
   ts::Tensor y = a * 2.0;
   CHECK_THROWS_WITH_AS(y.set_requires_grad(false), doctest::Contains("MulBackward"), ts::Error);
-  CHECK_THROWS_WITH_AS(ts::sum(ts::arange(3).to(ts::kFloat64)).backward(), doctest::Contains("does not require grad"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::sum(ts::arange(3).to(ts::kFloat64)).backward(),
+                       doctest::Contains("does not require grad"), ts::Error);
   // Comparisons give bool tensors without a graph.
   CHECK_FALSE(ts::gt(a, 1.0).requires_grad());
 }
@@ -147,7 +149,7 @@ TEST_CASE("retain_grad keeps a non-leaf's gradient, autograd::grad returns witho
   ts::Tensor y = a * 3.0;
   y.retain_grad();
   ts::sum(y * y).backward();
-  check_near(values(y.grad()), {6, 12});  // 2y
+  check_near(values(y.grad()), {6, 12});   // 2y
   check_near(values(a.grad()), {18, 36});  // 2y * 3
 
   ts::Tensor b = leaf({2, 5}, {2});
@@ -156,7 +158,8 @@ TEST_CASE("retain_grad keeps a non-leaf's gradient, autograd::grad returns witho
   check_near(values(g[0]), {12, 75});  // 3b^2
   CHECK_FALSE(b.grad().defined());
   ts::Tensor unused = leaf({1}, {1});
-  CHECK_THROWS_WITH_AS(ts::autograd::grad({ts::sum(b * 2.0)}, {unused}), doctest::Contains("not used"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::autograd::grad({ts::sum(b * 2.0)}, {unused}), doctest::Contains("not used"),
+                       ts::Error);
   CHECK_FALSE(ts::autograd::grad({ts::sum(b * 2.0)}, {unused}, {}, false, true)[0].defined());
 }
 
@@ -173,9 +176,10 @@ TEST_CASE("local tensors: one graph, per-rank values, uneven shards, the gradien
                                    {1, ts::from_values(std::vector<double>{3, 4, 5}, {3}, ts::kFloat64)},
                                    {2, ts::from_values(std::vector<double>{}, {0}, ts::kFloat64)}});
   x.set_requires_grad(true);
-  const ts::Tensor tracked = ts::from_values(std::vector<double>{1}, {1}, ts::kFloat64).set_requires_grad(true);
-  CHECK_THROWS_WITH_AS(ts::local_tensor({{0, tracked}}), doctest::Contains("set requires_grad on the local tensor"),
-                       ts::Error);
+  const ts::Tensor tracked =
+      ts::from_values(std::vector<double>{1}, {1}, ts::kFloat64).set_requires_grad(true);
+  CHECK_THROWS_WITH_AS(ts::local_tensor({{0, tracked}}),
+                       doctest::Contains("set requires_grad on the local tensor"), ts::Error);
   // A plain weight used by every rank: its gradient holds each rank's contribution.
   ts::Tensor w = ts::from_values(std::vector<double>{2}, {1}, ts::kFloat64).set_requires_grad(true);
   const ts::Tensor loss = ts::sum(x * x * w);

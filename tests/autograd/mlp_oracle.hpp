@@ -18,7 +18,9 @@ struct MlpGrads {
 };
 
 inline MlpGrads mlp_grads(const Mlp& m) {
-  auto at = [](const std::vector<double>& v, int64_t cols, int64_t i, int64_t j) { return v[static_cast<size_t>(i * cols + j)]; };
+  auto at = [](const std::vector<double>& v, int64_t cols, int64_t i, int64_t j) {
+    return v[static_cast<size_t>(i * cols + j)];
+  };
   std::vector<double> pre(static_cast<size_t>(m.n * m.k), 0.0), h(pre.size(), 0.0), dh(pre.size(), 0.0);
   for (int64_t i = 0; i < m.n; ++i)
     for (int64_t j = 0; j < m.k; ++j) {
@@ -40,7 +42,8 @@ inline MlpGrads mlp_grads(const Mlp& m) {
   // dL/dy = C; dW2 = h^T C; dh = C W2^T masked by pre > 0; dW1 = x^T dh; dx = dh W1^T.
   for (int64_t j = 0; j < m.k; ++j)
     for (int64_t p = 0; p < m.o; ++p)
-      for (int64_t i = 0; i < m.n; ++i) g.dw2[static_cast<size_t>(j * m.o + p)] += at(h, m.k, i, j) * at(m.c, m.o, i, p);
+      for (int64_t i = 0; i < m.n; ++i)
+        g.dw2[static_cast<size_t>(j * m.o + p)] += at(h, m.k, i, j) * at(m.c, m.o, i, p);
   for (int64_t i = 0; i < m.n; ++i)
     for (int64_t j = 0; j < m.k; ++j) {
       if (at(pre, m.k, i, j) <= 0) continue;
@@ -50,17 +53,21 @@ inline MlpGrads mlp_grads(const Mlp& m) {
     }
   for (int64_t t = 0; t < m.d; ++t)
     for (int64_t j = 0; j < m.k; ++j)
-      for (int64_t i = 0; i < m.n; ++i) g.dw1[static_cast<size_t>(t * m.k + j)] += at(m.x, m.d, i, t) * at(dh, m.k, i, j);
+      for (int64_t i = 0; i < m.n; ++i)
+        g.dw1[static_cast<size_t>(t * m.k + j)] += at(m.x, m.d, i, t) * at(dh, m.k, i, j);
   for (int64_t i = 0; i < m.n; ++i)
     for (int64_t t = 0; t < m.d; ++t)
-      for (int64_t j = 0; j < m.k; ++j) g.dx[static_cast<size_t>(i * m.d + t)] += at(dh, m.k, i, j) * at(m.w1, m.k, t, j);
+      for (int64_t j = 0; j < m.k; ++j)
+        g.dx[static_cast<size_t>(i * m.d + t)] += at(dh, m.k, i, j) * at(m.w1, m.k, t, j);
   return g;
 }
 
 // Distinct values for a tensor of `count` elements (no two equal, signs mixed, none zero).
 inline std::vector<double> distinct(int64_t count, double seed) {
   std::vector<double> v(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) v[static_cast<size_t>(i)] = (((i * 37 + 11) % 23) - 11.5) * 0.05 + seed * 0.001 * static_cast<double>(i + 1);
+  for (int64_t i = 0; i < count; ++i)
+    v[static_cast<size_t>(i)] =
+        (((i * 37 + 11) % 23) - 11.5) * 0.05 + seed * 0.001 * static_cast<double>(i + 1);
   return v;
 }
 

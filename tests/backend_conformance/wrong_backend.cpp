@@ -27,7 +27,8 @@ void fill_f32(sdk::KernelArgs& args) {
   require(is_float32(out), "fill: expected a float32 output");
   float* y = sdk::data_of<float>(out);
   const auto value = static_cast<float>(args.float_attr("value"));
-  sdk::for_each_offset<1>(out.ndim, out.shape, {&out}, [&](const std::array<int64_t, 1>& o) { y[o[0]] = value; });
+  sdk::for_each_offset<1>(out.ndim, out.shape, {&out},
+                          [&](const std::array<int64_t, 1>& o) { y[o[0]] = value; });
 }
 
 void copy_f32(sdk::KernelArgs& args) {
@@ -36,7 +37,8 @@ void copy_f32(sdk::KernelArgs& args) {
   require(is_float32(a) && is_float32(out), "copy: expected float32 tensors");
   const float* x = sdk::data_of<const float>(a);
   float* y = sdk::data_of<float>(out);
-  sdk::for_each_offset<2>(out.ndim, out.shape, {&a, &out}, [&](const std::array<int64_t, 2>& o) { y[o[1]] = x[o[0]]; });
+  sdk::for_each_offset<2>(out.ndim, out.shape, {&a, &out},
+                          [&](const std::array<int64_t, 2>& o) { y[o[1]] = x[o[0]]; });
 }
 
 // float32 to each dtype by KERNELS.md's rules (truncation, NaN -> 0, saturation, != 0 for bool).

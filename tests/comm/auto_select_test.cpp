@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-
 #include "comm/components.hpp"
 #include "comm/cost_model.hpp"
 #include "comm/request_topology.hpp"
@@ -37,7 +36,8 @@ constexpr int64_t kMiB = int64_t{1} << 20;
 struct Request {
   Request(int p, int64_t bytes, const ts::Topology& t) : topology(t), members(static_cast<size_t>(p)) {
     std::iota(members.begin(), members.end(), 0);
-    request = ts::comm::make_request(TESSERA_COLL_ALL_REDUCE, p, bytes / 4, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+    request =
+        ts::comm::make_request(TESSERA_COLL_ALL_REDUCE, p, bytes / 4, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
     where = {&topology, members.data(), p};
     ts::comm::attach_topology(request, where);
   }
@@ -134,7 +134,8 @@ TEST_CASE("explicit rules before auto win, and auto's estimate does not override
   }
 }
 
-TEST_CASE("auto uses an algorithm's own estimate and breaks ties by name, and loading or unloading re-chooses") {
+TEST_CASE(
+    "auto uses an algorithm's own estimate and breaks ties by name, and loading or unloading re-chooses") {
   ScopedRules rules("all_reduce:auto");
   const std::string before = ts::dist::algorithm_for("all_reduce", 4, 4096);
   CHECK(before != "est-zero");
@@ -192,8 +193,9 @@ TEST_CASE("an estimate that is NaN, negative, infinite or throws is costed by th
       {"nan", "at nan seconds; an estimate must be a finite number of seconds >= 0"},
       {"negative", "at -1 seconds; an estimate must be a finite number of seconds >= 0"},
       {"inf", "at inf seconds; an estimate must be a finite number of seconds >= 0"},
-      {"throws", "failed to estimate all_reduce (group size 4, count 1024, float32, sum): estimate threw: the "
-                 "tuning table is missing"}};
+      {"throws",
+       "failed to estimate all_reduce (group size 4, count 1024, float32, sum): estimate threw: the "
+       "tuning table is missing"}};
   for (const auto& [mode, problem] : cases) {
     CAPTURE(mode);
     // What auto takes without the plugin: its gather-to-rank-0 schedule costs more by the model.
@@ -228,11 +230,11 @@ TEST_CASE("an estimate that is NaN, negative, infinite or throws is costed by th
     const std::string line = log.substr(line_start, log.find('\n', at) - line_start);
     CAPTURE(line);
     CHECK(line.find("warn") != std::string::npos);
-    CHECK(line.find("collective algorithm '" + name + "' of plugin 'coll-" + name + "'") != std::string::npos);
+    CHECK(line.find("collective algorithm '" + name + "' of plugin 'coll-" + name + "'") !=
+          std::string::npos);
     CHECK(line.find(problem) != std::string::npos);
   }
 }
-
 
 TEST_CASE("auto skips the cheapest candidate when its schedule does not build, for the next-cheapest") {
   ScopedRules rules("all_reduce:auto");
@@ -261,14 +263,15 @@ TEST_CASE("auto skips the cheapest candidate when its schedule does not build, f
       }
       const std::string log = capture.text.str();
       CAPTURE(log);
-      const std::string skipped = "auto skips '" + name + "' (0 s, the cheapest left): its schedule could not be built";
+      const std::string skipped =
+          "auto skips '" + name + "' (0 s, the cheapest left): its schedule could not be built";
       // algorithm_for and the calls share one request key (4 ranks, 4096 bytes, the same topology) but
       // not one request (int64 elements there, float32 here): at most two choices, each skipping it once.
       CHECK(occurrences(log, skipped) >= 1);
       CHECK(occurrences(log, skipped) == occurrences(log, "auto chose"));
       CHECK(log.find(problem) != std::string::npos);
-      CHECK(log.find("auto chose '" + without + "' (its schedule builds; skipped: '" + name + "', whose schedules do not)") !=
-            std::string::npos);
+      CHECK(log.find("auto chose '" + without + "' (its schedule builds; skipped: '" + name +
+                     "', whose schedules do not)") != std::string::npos);
     }
     {
       // With a second 0 s candidate that builds, that one is next: "est-zero" (after it by name).
@@ -299,8 +302,10 @@ struct WithoutAlgorithmPlugins {
   }
   ~WithoutAlgorithmPlugins() {
     for (const std::string& name : unloaded) {
-      if (name == "coll-hier") ensure_loaded(name);  // a test plugin, loaded by file
-      else ts::load_plugin(name);
+      if (name == "coll-hier")
+        ensure_loaded(name);  // a test plugin, loaded by file
+      else
+        ts::load_plugin(name);
     }
   }
   std::vector<std::string> unloaded;
@@ -327,7 +332,8 @@ TEST_CASE("when no applicable candidate builds, auto's error names each candidat
       return std::string("(no error)");
     }();
     CAPTURE(message);
-    CHECK(message.find("auto found no applicable algorithm whose schedule builds; it tried 'est-build-fails' (") !=
+    CHECK(message.find(
+              "auto found no applicable algorithm whose schedule builds; it tried 'est-build-fails' (") !=
           std::string::npos);
     CHECK(message.find("has no schedule for this machine") != std::string::npos);
     CHECK(message.find("'est-build-throws' (") != std::string::npos);
@@ -346,7 +352,8 @@ TEST_CASE("a candidate a tuner vetoed runs only when no candidate it kept has a 
   const WithoutAlgorithmPlugins alone;
   Loaded fails("coll-est-build-fails");  // 0 s, kept by the tuner, does not build
   Loaded zero("coll-est-zero");          // 0 s, vetoed by the tuner, builds
-  ts::load_plugin((std::filesystem::path(TESSERA_TUNER_TEST_PLUGIN_DIR) / "libtessera-tuner-prefer.so").string());
+  ts::load_plugin(
+      (std::filesystem::path(TESSERA_TUNER_TEST_PLUGIN_DIR) / "libtessera-tuner-prefer.so").string());
   ts::Config config;
   config.collective_tuner = "prefer";
   config.plugin_parameters["tuner-prefer"] = {{"veto", "est-zero"}};
@@ -362,8 +369,10 @@ TEST_CASE("a candidate a tuner vetoed runs only when no candidate it kept has a 
     const std::string log = capture.text.str();
     CAPTURE(log);
     CHECK(log.find("auto skips 'est-build-fails'") != std::string::npos);
-    CHECK(log.find("auto runs 'est-zero', which the tuner vetoed, because no algorithm it kept has a schedule that "
-                   "builds") != std::string::npos);
+    CHECK(
+        log.find(
+            "auto runs 'est-zero', which the tuner vetoed, because no algorithm it kept has a schedule that "
+            "builds") != std::string::npos);
   }
   // Without the veto, est-zero is simply the next-cheapest: no such warning.
   config.plugin_parameters["tuner-prefer"] = {{"veto", ""}};
@@ -420,7 +429,8 @@ TEST_CASE("a process's first auto choice is kept: the calls after it do not choo
   // 1 + 2 + ... + 6 = 21, then 6 * 21 = 126, then 6 * 126 = 756: exact in float32.
   CHECK(x.shard(5).to_vector<float>() == std::vector<float>{756.0f, 756.0f, 756.0f});
   size_t choices = 0;
-  for (size_t at = log.str().find("auto chose"); at != std::string::npos; at = log.str().find("auto chose", at + 1))
+  for (size_t at = log.str().find("auto chose"); at != std::string::npos;
+       at = log.str().find("auto chose", at + 1))
     ++choices;
   CAPTURE(log.str());
   CHECK(choices == 1);

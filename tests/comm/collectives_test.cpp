@@ -248,10 +248,11 @@ TEST_CASE("send and recv pair up, unmatched ones are errors, never hangs") {
   // A float32 message is not converted into a float64 tensor: the dtypes must agree.
   ts::dist::send(x, ts::LocalInt({{0, 1}, {1, -1}, {2, -1}}));
   ts::Tensor doubles = per_rank(3, [](int) { return ts::zeros({2}, ts::kFloat64); });
-  CHECK_THROWS_WITH_AS(ts::dist::recv(doubles, ts::LocalInt({{0, -1}, {1, 0}, {2, -1}})),
-                       doctest::Contains("recv on rank 1 from rank 0: the message holds float32 but the receiving "
-                                         "tensor is float64"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(
+      ts::dist::recv(doubles, ts::LocalInt({{0, -1}, {1, 0}, {2, -1}})),
+      doctest::Contains("recv on rank 1 from rank 0: the message holds float32 but the receiving "
+                        "tensor is float64"),
+      ts::Error);
 }
 
 TEST_CASE("barrier completes for any group size") {

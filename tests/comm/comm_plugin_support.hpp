@@ -17,13 +17,17 @@ namespace ts = tessera;
 // Loads libtessera-<plugin>.so from the comm test plugin directory unless loaded already.
 inline void ensure_loaded(const std::string& plugin) {
   const std::vector<ts::PluginInfo> loaded = ts::loaded_plugins();
-  if (std::any_of(loaded.begin(), loaded.end(), [&](const ts::PluginInfo& p) { return p.name == plugin; })) return;
-  ts::load_plugin((std::filesystem::path(TESSERA_COMM_TEST_PLUGIN_DIR) / ("libtessera-" + plugin + ".so")).string());
+  if (std::any_of(loaded.begin(), loaded.end(), [&](const ts::PluginInfo& p) { return p.name == plugin; }))
+    return;
+  ts::load_plugin(
+      (std::filesystem::path(TESSERA_COMM_TEST_PLUGIN_DIR) / ("libtessera-" + plugin + ".so")).string());
 }
 
 // Collective rules for a scope.
 struct ScopedRules {
-  explicit ScopedRules(const std::string& rules) : saved(ts::dist::algorithms()) { ts::dist::set_algorithms(rules); }
+  explicit ScopedRules(const std::string& rules) : saved(ts::dist::algorithms()) {
+    ts::dist::set_algorithms(rules);
+  }
   ~ScopedRules() { ts::dist::set_algorithms(saved); }
   std::string saved;
 };
@@ -39,7 +43,8 @@ struct ScopedTopology {
 
 // Sets a parameter of a loaded plugin as configuration does ([plugins.<plugin>] key = value).
 // configure() applies every key of the Config: call this before setting rules or a topology.
-inline void set_plugin_parameter(const std::string& plugin, const std::string& key, const std::string& value) {
+inline void set_plugin_parameter(const std::string& plugin, const std::string& key,
+                                 const std::string& value) {
   ts::Config config;
   config.plugin_parameters[plugin][key] = value;
   ts::configure(config);

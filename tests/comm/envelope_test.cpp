@@ -35,14 +35,17 @@ comm::Envelope all_reduce_message(std::vector<float>& payload, bool checksum) {
   return e;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
 TEST_CASE("a message is accepted exactly where it is expected") {
   std::vector<float> payload = {1.5f, -2.0f, 3.25f};
   const comm::Envelope sent = all_reduce_message(payload, true);
-  const comm::Envelope expected = all_reduce_message(payload, true);  // what the receiver builds: the same fields
+  const comm::Envelope expected =
+      all_reduce_message(payload, true);  // what the receiver builds: the same fields
   CHECK(comm::envelope_problem(sent, expected).empty());
   CHECK(comm::payload_problem(sent, payload.data(), payload.size() * sizeof(float)).empty());
 }
@@ -59,14 +62,19 @@ TEST_CASE("each difference between the sender's call and the receiver's is named
       {"another call", [](comm::Envelope& e) { e.call = 8; }, "belongs to all_reduce call #7"},
       {"another collective", [](comm::Envelope& e) { e.collective = TESSERA_COLL_BROADCAST; },
        "the receiving rank runs broadcast call #7"},
-      {"another reduce op", [](comm::Envelope& e) { e.reduce_op = TESSERA_REDUCE_MAX; }, "(float32, 2 element(s), max)"},
+      {"another reduce op", [](comm::Envelope& e) { e.reduce_op = TESSERA_REDUCE_MAX; },
+       "(float32, 2 element(s), max)"},
       {"another dtype", [](comm::Envelope& e) { e.dtype = static_cast<uint8_t>(tessera::DType::Int64); },
        "(int64, 2 element(s), sum)"},
       {"another count", [](comm::Envelope& e) { e.count = 5; }, "5 element(s)"},
-      {"another fingerprint", [](comm::Envelope& e) { e.fingerprint = 0x9999; }, "of another kind than the receiving rank's"},
-      {"another sender", [](comm::Envelope& e) { e.sender = 3; }, "went from rank 1 to rank 0, but it arrived as one from rank 3"},
-      {"another ordinal", [](comm::Envelope& e) { e.ordinal = 3; }, "message 2 from rank 1 to rank 0 of all_reduce call #7"},
-      {"checksums on one side only", [](comm::Envelope& e) { e.has_checksum = 1; }, "disagree on [world] check_collectives"},
+      {"another fingerprint", [](comm::Envelope& e) { e.fingerprint = 0x9999; },
+       "of another kind than the receiving rank's"},
+      {"another sender", [](comm::Envelope& e) { e.sender = 3; },
+       "went from rank 1 to rank 0, but it arrived as one from rank 3"},
+      {"another ordinal", [](comm::Envelope& e) { e.ordinal = 3; },
+       "message 2 from rank 1 to rank 0 of all_reduce call #7"},
+      {"checksums on one side only", [](comm::Envelope& e) { e.has_checksum = 1; },
+       "disagree on [world] check_collectives"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.what);

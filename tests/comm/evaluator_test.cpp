@@ -44,13 +44,13 @@ std::vector<int32_t> reduce_ops(ts::DType dtype, int32_t collective) {
   if (!reduces(collective)) return {TESSERA_REDUCE_SUM};
   if (dtype == ts::kFloat32 || dtype == ts::kFloat64)
     return {TESSERA_REDUCE_SUM, TESSERA_REDUCE_PRODUCT, TESSERA_REDUCE_MIN, TESSERA_REDUCE_MAX};
-  return {TESSERA_REDUCE_SUM, TESSERA_REDUCE_PRODUCT, TESSERA_REDUCE_MIN, TESSERA_REDUCE_MAX,
-          TESSERA_REDUCE_BAND, TESSERA_REDUCE_BOR, TESSERA_REDUCE_BXOR};
+  return {TESSERA_REDUCE_SUM,  TESSERA_REDUCE_PRODUCT, TESSERA_REDUCE_MIN, TESSERA_REDUCE_MAX,
+          TESSERA_REDUCE_BAND, TESSERA_REDUCE_BOR,     TESSERA_REDUCE_BXOR};
 }
 
 // Floats: a random sign, mantissa and exponent in [-20, 20], so sums lose different low bits in
-// different orders, and signed zeros; for products, factors in [0.75, 1.5) that stay finite. Integers: the full range
-// (sums and products wrap, identically in both paths) or small factors for products.
+// different orders, and signed zeros; for products, factors in [0.75, 1.5) that stay finite. Integers: the
+// full range (sums and products wrap, identically in both paths) or small factors for products.
 template <class T>
 std::vector<T> random_values(std::mt19937_64& rng, int64_t n, int32_t op) {
   std::vector<T> values(static_cast<size_t>(n));
@@ -62,7 +62,8 @@ std::vector<T> random_values(std::mt19937_64& rng, int64_t n, int32_t op) {
       v = (rng() & 1) != 0;
     } else if constexpr (std::is_floating_point_v<T>) {
       const double m = mantissa(rng);
-      v = static_cast<T>(op == TESSERA_REDUCE_PRODUCT ? m * 0.75 : std::ldexp((rng() & 1) ? m : -m, exponent(rng)));
+      v = static_cast<T>(op == TESSERA_REDUCE_PRODUCT ? m * 0.75
+                                                      : std::ldexp((rng() & 1) ? m : -m, exponent(rng)));
       // Now and then a signed zero: min and max of -0 and +0 depend on the operands' order.
       if (rng() % 8 == 0) v = (rng() & 1) ? T(0) : -T(0);
       // Rarely a NaN with a payload of its own: which NaN a sum of two keeps must not depend on
@@ -75,7 +76,8 @@ std::vector<T> random_values(std::mt19937_64& rng, int64_t n, int32_t op) {
           v = std::nan(payload.c_str());
       }
     } else {
-      v = op == TESSERA_REDUCE_PRODUCT ? static_cast<T>(static_cast<int>(rng() % 5) - 2) : static_cast<T>(rng());
+      v = op == TESSERA_REDUCE_PRODUCT ? static_cast<T>(static_cast<int>(rng() % 5) - 2)
+                                       : static_cast<T>(rng());
     }
     values[i] = v;  // by index: vector<bool> has no references to its elements
   }
@@ -84,11 +86,16 @@ std::vector<T> random_values(std::mt19937_64& rng, int64_t n, int32_t op) {
 
 ts::Tensor random_input(std::mt19937_64& rng, ts::DType dtype, int64_t n, int32_t op) {
   switch (dtype) {
-    case ts::kFloat32: return ts::from_values(random_values<float>(rng, n, op), {n}, dtype);
-    case ts::kFloat64: return ts::from_values(random_values<double>(rng, n, op), {n}, dtype);
-    case ts::kInt32: return ts::from_values(random_values<int32_t>(rng, n, op), {n}, dtype);
-    case ts::kInt64: return ts::from_values(random_values<int64_t>(rng, n, op), {n}, dtype);
-    default: return ts::from_values(random_values<bool>(rng, n, op), {n}, dtype);
+    case ts::kFloat32:
+      return ts::from_values(random_values<float>(rng, n, op), {n}, dtype);
+    case ts::kFloat64:
+      return ts::from_values(random_values<double>(rng, n, op), {n}, dtype);
+    case ts::kInt32:
+      return ts::from_values(random_values<int32_t>(rng, n, op), {n}, dtype);
+    case ts::kInt64:
+      return ts::from_values(random_values<int64_t>(rng, n, op), {n}, dtype);
+    default:
+      return ts::from_values(random_values<bool>(rng, n, op), {n}, dtype);
   }
 }
 
@@ -96,7 +103,8 @@ ts::Tensor random_input(std::mt19937_64& rng, ts::DType dtype, int64_t n, int32_
 std::string bytes_of(const ts::Tensor& t) {
   const auto& impl = *t.impl();
   const size_t item = ts::itemsize(impl.dtype());
-  const char* data = static_cast<const char*>(impl.storage()->data.load()) + impl.offset() * static_cast<int64_t>(item);
+  const char* data =
+      static_cast<const char*>(impl.storage()->data.load()) + impl.offset() * static_cast<int64_t>(item);
   return std::string(data, static_cast<size_t>(impl.numel()) * item);
 }
 
@@ -110,8 +118,8 @@ struct Totals {
 // the same steps), so each (dtype, op) replays the same steps with that op. The plan is the op's
 // own: it merges the operand orders of an op that commutes bitwise (schedule_plan.cpp).
 // `backend`, when not empty, is where the inputs live (both paths then compute there).
-void check_schedule(const std::string& algorithm, const tessera_collective_request& request, std::mt19937_64& rng,
-                    Totals& totals, const std::string& backend = {}) {
+void check_schedule(const std::string& algorithm, const tessera_collective_request& request,
+                    std::mt19937_64& rng, Totals& totals, const std::string& backend = {}) {
   const auto schedule = comm::cached_schedule(algorithm, request);
   ++totals.schedules;
   const int p = request.group_size;
@@ -140,8 +148,9 @@ void check_schedule(const std::string& algorithm, const tessera_collective_reque
           if (!defined_output(request.collective, r, request.root)) continue;
           ++totals.compared_outputs;
           if (bytes_of(e) != bytes_of(replayed[static_cast<size_t>(r)])) {
-            FAIL_CHECK("rank " << r << " differs from replay: " << algorithm << " " << comm::describe_request(request)
-                               << " dtype " << ts::dtype_name(dtype) << " op " << std::string(comm::reduce_kernel(op))
+            FAIL_CHECK("rank " << r << " differs from replay: " << algorithm << " "
+                               << comm::describe_request(request) << " dtype " << ts::dtype_name(dtype)
+                               << " op " << std::string(comm::reduce_kernel(op))
                                << std::string(shared_outputs ? " (shared outputs)" : ""));
             return;
           }
@@ -163,10 +172,11 @@ Totals check_every_schedule(std::initializer_list<int> sizes, const std::string&
     for (int32_t collective = 0; collective < TESSERA_COLL_COUNT; ++collective) {
       if (!algorithm->offers(collective)) continue;
       for (int p : sizes) {
-        const std::vector<int64_t> counts = {0, std::max(1, p / 2), p + 1 + static_cast<int64_t>(rng() % (3 * p + 5))};
+        const std::vector<int64_t> counts = {0, std::max(1, p / 2),
+                                             p + 1 + static_cast<int64_t>(rng() % (3 * p + 5))};
         for (int64_t count : counts) {
-          tessera_collective_request request =
-              comm::make_request(collective, p, count, ts::kFloat32, TESSERA_REDUCE_SUM, static_cast<int32_t>(rng() % p));
+          tessera_collective_request request = comm::make_request(
+              collective, p, count, ts::kFloat32, TESSERA_REDUCE_SUM, static_cast<int32_t>(rng() % p));
           // Half the time a shuffled ring order, as a topology gives ring-shaped algorithms.
           std::vector<int32_t> ring(static_cast<size_t>(p));
           std::iota(ring.begin(), ring.end(), 0);
@@ -182,8 +192,9 @@ Totals check_every_schedule(std::initializer_list<int> sizes, const std::string&
       }
     }
   }
-  MESSAGE(totals.schedules << " schedules, " << totals.cases << " (dtype, op) cases, " << totals.compared_outputs
-                           << " rank outputs compared bitwise" << (backend.empty() ? "" : " on backend " + backend));
+  MESSAGE(totals.schedules << " schedules, " << totals.cases << " (dtype, op) cases, "
+                           << totals.compared_outputs << " rank outputs compared bitwise"
+                           << (backend.empty() ? "" : " on backend " + backend));
   return totals;
 }
 
@@ -206,7 +217,8 @@ TEST_CASE("on a device backend the plan evaluator is bitwise the replay too") {
 TEST_CASE("plans share identical results and nodes across ranks") {
   // The direct all_reduce combines in rank order on every rank: one chain of p - 1 nodes, one
   // distinct output, however many ranks.
-  const auto request = comm::make_request(TESSERA_COLL_ALL_REDUCE, 13, 10, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+  const auto request =
+      comm::make_request(TESSERA_COLL_ALL_REDUCE, 13, 10, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
   const auto direct = comm::cached_plan("direct", request);
   CHECK(direct->nodes.size() == 12);
   CHECK(direct->distinct_outputs() == 1);
@@ -215,13 +227,13 @@ TEST_CASE("plans share identical results and nodes across ranks") {
   CHECK(ring->nodes.size() == 10 * 12);  // 10 non-empty blocks of one element
   CHECK(ring->distinct_outputs() == 1);
   // all_to_all: every rank's output differs; nothing is reduced.
-  const auto all_to_all =
-      comm::cached_plan("direct", comm::make_request(TESSERA_COLL_ALL_TO_ALL, 5, 3, ts::kFloat32, TESSERA_REDUCE_SUM, 0));
+  const auto all_to_all = comm::cached_plan(
+      "direct", comm::make_request(TESSERA_COLL_ALL_TO_ALL, 5, 3, ts::kFloat32, TESSERA_REDUCE_SUM, 0));
   CHECK(all_to_all->nodes.empty());
   CHECK(all_to_all->distinct_outputs() == 5);
   // A huge count costs no more plan than a small one: runs, not elements.
-  const auto huge = comm::cached_plan(
-      "ring", comm::make_request(TESSERA_COLL_ALL_REDUCE, 4, int64_t{1} << 40, ts::kFloat32, TESSERA_REDUCE_SUM, 0));
+  const auto huge = comm::cached_plan("ring", comm::make_request(TESSERA_COLL_ALL_REDUCE, 4, int64_t{1} << 40,
+                                                                 ts::kFloat32, TESSERA_REDUCE_SUM, 0));
   CHECK(huge->nodes.size() == 4 * 3);
 }
 
@@ -230,7 +242,8 @@ TEST_CASE("a ring's waves continue each other: each batch carries the previous o
   // rotates by one rank per wave; the plan aligns them so that node i of a wave continues node i
   // of the wave before (through the right operand: the ring adds the rank's own value to the
   // received partial sum). The sweep above checks the bits of such plans against the replay.
-  const auto request = comm::make_request(TESSERA_COLL_ALL_REDUCE, 13, 10, ts::kFloat32, TESSERA_REDUCE_MAX, 0);
+  const auto request =
+      comm::make_request(TESSERA_COLL_ALL_REDUCE, 13, 10, ts::kFloat32, TESSERA_REDUCE_MAX, 0);
   const auto ring = comm::cached_plan("ring", request);
   REQUIRE(ring->batches.size() == 12);
   CHECK(ring->batches.front().continues == comm::PlanNode::kFresh);
@@ -263,7 +276,8 @@ TEST_CASE("a ring's waves continue each other: each batch carries the previous o
 // The fold kernels (KERNELS.md "Folds") compute a ring's continued waves in one call; a host backend
 // without them ("nofold", the CPU backend less its folds) gets a kernel call per wave. Both must be
 // the replay's bits, and the counts show which path ran.
-TEST_CASE("a ring's chains fold where the backend has the fold, go wave by wave where not: both are the replay") {
+TEST_CASE(
+    "a ring's chains fold where the backend has the fold, go wave by wave where not: both are the replay") {
   ts::load_plugin(TESSERA_NOFOLD_PLUGIN_FILE);
   std::mt19937_64 rng(77);
   struct Case {
@@ -271,7 +285,7 @@ TEST_CASE("a ring's chains fold where the backend has the fold, go wave by wave 
     int64_t count;
     ts::DType dtype;
     int32_t op;
-    size_t folded_calls;    // kernel calls with the folds: the fresh first wave, then the folds
+    size_t folded_calls;  // kernel calls with the folds: the fresh first wave, then the folds
     size_t folds;
     size_t unfolded_calls;  // without: one per wave
   };
@@ -337,8 +351,8 @@ TEST_CASE("recursive doubling's sum is computed once: every rank combines the sa
   }
   // Maximum does not commute bitwise (of two NaNs the first wins, of +0 and -0 the first): every
   // rank keeps its own order, 3 levels of p nodes, p results.
-  const auto max_plan = comm::cached_plan("rd", comm::make_request(TESSERA_COLL_ALL_REDUCE, p, 5, ts::kFloat32,
-                                                                  TESSERA_REDUCE_MAX, 0));
+  const auto max_plan = comm::cached_plan(
+      "rd", comm::make_request(TESSERA_COLL_ALL_REDUCE, p, 5, ts::kFloat32, TESSERA_REDUCE_MAX, 0));
   CHECK(max_plan->nodes.size() == static_cast<size_t>(3 * p));
   CHECK(max_plan->distinct_outputs() == static_cast<size_t>(p));
 }
@@ -354,7 +368,8 @@ TEST_CASE("ranks whose results come out with equal bytes share one tensor when o
   std::vector<ts::Tensor> inputs;
   for (int r = 0; r < p; ++r) {
     std::vector<float> values;
-    for (int i = 0; i < 5; ++i) values.push_back(0.25f * static_cast<float>(((i + r) % p) * 40 + 8 * i + r) - 30.f);
+    for (int i = 0; i < 5; ++i)
+      values.push_back(0.25f * static_cast<float>(((i + r) % p) * 40 + 8 * i + r) - 30.f);
     inputs.push_back(ts::from_values(values, {5}));
   }
   const std::vector<ts::Tensor> replayed = comm::execute(*comm::cached_schedule("rd", request), inputs);
@@ -368,7 +383,8 @@ TEST_CASE("ranks whose results come out with equal bytes share one tensor when o
     if (r > 0) CHECK(apart[static_cast<size_t>(r)].impl() != apart[0].impl());  // a rank's own replica
   }
   // A reduce_scatter gives every rank another block: distinct bytes are never merged, equal ones are.
-  const auto scatter = comm::make_request(TESSERA_COLL_REDUCE_SCATTER, 3, 2, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+  const auto scatter =
+      comm::make_request(TESSERA_COLL_REDUCE_SCATTER, 3, 2, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
   const auto scatter_plan = comm::cached_plan("ring", scatter);
   std::vector<ts::Tensor> distinct, zeros;
   for (int r = 0; r < 3; ++r) {
@@ -378,7 +394,7 @@ TEST_CASE("ranks whose results come out with equal bytes share one tensor when o
   const std::vector<ts::Tensor> blocks = comm::evaluate_plan(*scatter_plan, distinct, true);
   CHECK(blocks[0].impl() != blocks[1].impl());
   CHECK(blocks[1].impl() != blocks[2].impl());
-  CHECK(blocks[0].to_vector<float>() == std::vector<float>{3, 6});  // 0 + 1 + 2, 2 + 2 + 2
+  CHECK(blocks[0].to_vector<float>() == std::vector<float>{3, 6});    // 0 + 1 + 2, 2 + 2 + 2
   CHECK(blocks[2].to_vector<float>() == std::vector<float>{15, 21});  // 5 * 3, 6 + 7 + 8
   const std::vector<ts::Tensor> zero_blocks = comm::evaluate_plan(*scatter_plan, zeros, true);
   CHECK(zero_blocks[0].impl() == zero_blocks[2].impl());
@@ -404,7 +420,8 @@ TEST_CASE("simulated collectives take the evaluator, forced replay gives the sam
   const std::string saved = ts::dist::algorithms();
   const bool was_forced = comm::replay_forced();
   comm::force_replay(false);
-  for (const char* rules : {"all_reduce:ring;*:direct", "all_reduce:rd;*:direct", "all_reduce:tree;*:direct"}) {
+  for (const char* rules :
+       {"all_reduce:ring;*:direct", "all_reduce:rd;*:direct", "all_reduce:tree;*:direct"}) {
     CAPTURE(rules);
     ts::dist::set_algorithms(rules);
     const int p = 7;
@@ -438,7 +455,8 @@ TEST_CASE("TESSERA_COLLECTIVE_REPLAY=1 forces replay, other values are named err
       ts::dist::all_reduce(y, ts::ReduceOp::SUM);
       const comm::PathCounts counts = comm::path_counts();
       std::printf("replay %d evaluated %llu replayed %llu\n", comm::replay_forced() ? 1 : 0,
-                  static_cast<unsigned long long>(counts.evaluated), static_cast<unsigned long long>(counts.replayed));
+                  static_cast<unsigned long long>(counts.evaluated),
+                  static_cast<unsigned long long>(counts.replayed));
     } catch (const ts::Error& e) {
       std::printf("error: %s\n", e.what());
     }
@@ -448,8 +466,8 @@ TEST_CASE("TESSERA_COLLECTIVE_REPLAY=1 forces replay, other values are named err
   }
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   auto run_with = [&](const std::string& value) {
-    const std::string command = "TESSERA_TEST_REPLAY_CHILD=1 TESSERA_COLLECTIVE_REPLAY='" + value + "' '" + self +
-                                "' '-tc=TESSERA_COLLECTIVE_REPLAY=1 forces replay*' 2>&1";
+    const std::string command = "TESSERA_TEST_REPLAY_CHILD=1 TESSERA_COLLECTIVE_REPLAY='" + value + "' '" +
+                                self + "' '-tc=TESSERA_COLLECTIVE_REPLAY=1 forces replay*' 2>&1";
     FILE* pipe = popen(command.c_str(), "r");
     REQUIRE(pipe != nullptr);
     std::string output;

@@ -30,10 +30,18 @@ struct FoldOp {
 
 const std::vector<FoldOp>& fold_ops() {
   static const std::vector<FoldOp> ops = {
-      {"fold_add", "add", {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool, ts::kBFloat16, ts::kFloat16}},
-      {"fold_mul", "mul", {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool, ts::kBFloat16, ts::kFloat16}},
-      {"fold_maximum", "maximum", {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool, ts::kBFloat16, ts::kFloat16}},
-      {"fold_minimum", "minimum", {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool, ts::kBFloat16, ts::kFloat16}},
+      {"fold_add",
+       "add",
+       {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool, ts::kBFloat16, ts::kFloat16}},
+      {"fold_mul",
+       "mul",
+       {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool, ts::kBFloat16, ts::kFloat16}},
+      {"fold_maximum",
+       "maximum",
+       {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool, ts::kBFloat16, ts::kFloat16}},
+      {"fold_minimum",
+       "minimum",
+       {ts::kFloat32, ts::kFloat64, ts::kInt32, ts::kInt64, ts::kBool, ts::kBFloat16, ts::kFloat16}},
       {"fold_bitwise_and", "bitwise_and", {ts::kInt32, ts::kInt64, ts::kBool}},
       {"fold_bitwise_or", "bitwise_or", {ts::kInt32, ts::kInt64, ts::kBool}},
       {"fold_bitwise_xor", "bitwise_xor", {ts::kInt32, ts::kInt64, ts::kBool}},
@@ -59,19 +67,23 @@ ts::Tensor random_tensor(std::mt19937_64& rng, ts::DType dtype, int64_t n) {
     case ts::kFloat32: {
       std::vector<float> values;
       for (double v : floats)
-        values.push_back(std::isnan(v) ? std::nanf(std::to_string(rng() % 900 + 1).c_str()) : static_cast<float>(v));
+        values.push_back(std::isnan(v) ? std::nanf(std::to_string(rng() % 900 + 1).c_str())
+                                       : static_cast<float>(v));
       return ts::from_values(values, {n}, dtype);
     }
-    case ts::kFloat64: return ts::from_values(floats, {n}, dtype);
+    case ts::kFloat64:
+      return ts::from_values(floats, {n}, dtype);
     // Rounded from float64; their NaNs are all the one quiet NaN the conversion gives.
     case ts::kBFloat16:
-    case ts::kFloat16: return ts::from_values(floats, {n}).to(dtype);
+    case ts::kFloat16:
+      return ts::from_values(floats, {n}).to(dtype);
     case ts::kInt32: {
       std::vector<int32_t> values;
       for (int64_t v : integers) values.push_back(static_cast<int32_t>(v));
       return ts::from_values(values, {n}, dtype);
     }
-    case ts::kInt64: return ts::from_values(integers, {n}, dtype);
+    case ts::kInt64:
+      return ts::from_values(integers, {n}, dtype);
     default: {
       std::vector<bool> values;
       for (int64_t v : integers) values.push_back((v & 1) != 0);
@@ -105,7 +117,8 @@ TEST_CASE("every fold is its element-wise op applied row after row, on the side 
   size_t compared = 0;
   for (const FoldOp& op : fold_ops()) {
     for (const ts::DType dtype : op.dtypes) {
-      for (const auto& [n, m] : std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {1, 1}, {6, 13}, {5, 0}, {9, 4}}) {
+      for (const auto& [n, m] :
+           std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {1, 1}, {6, 13}, {5, 0}, {9, 4}}) {
         for (const int side : {0, 1}) {
           for (const bool transposed : {false, true}) {
             for (const bool in_place : {true, false}) {
@@ -132,7 +145,8 @@ TEST_CASE("every fold is its element-wise op applied row after row, on the side 
                   dispatch::call_kernel(op.binary, dtype, {row, into}, {into});
               }
               // The fold, in one call.
-              const ts::Tensor folded = in_place ? acc.clone() : ts::zeros({m}, ts::TensorOptions().dtype(dtype));
+              const ts::Tensor folded =
+                  in_place ? acc.clone() : ts::zeros({m}, ts::TensorOptions().dtype(dtype));
               const int64_t sizes[2] = {n, m}, strides[2] = {rows.row_stride(), rows.column_stride()};
               const dispatch::Operand all_rows = dispatch::operand(*rows.storage, sizes, strides);
               const dispatch::Operand from = dispatch::operand(*(in_place ? folded : acc).impl());
@@ -166,24 +180,32 @@ TEST_CASE("a fold call with bad arguments is an error naming what was wrong") {
   CHECK(message([&] {
           dispatch::call_kernel("fold_add", ts::kFloat32, {a, dispatch::operand(*matrix.impl())}, {a},
                                 {dispatch::Attr::integer("acc_side", 0)});
-        }).find("fold_add: input 1 has shape [2, 3], expected size 4 in dim 1 (the width of input 0, the accumulator)") !=
-        std::string::npos);
+        })
+            .find("fold_add: input 1 has shape [2, 3], expected size 4 in dim 1 (the width of input 0, the "
+                  "accumulator)") != std::string::npos);
   const ts::Tensor rows = ts::zeros({2, 4});
   const dispatch::Operand r = dispatch::operand(*rows.impl());
   // A side that is neither.
   CHECK(message([&] {
-          dispatch::call_kernel("fold_maximum", ts::kFloat32, {a, r}, {a}, {dispatch::Attr::integer("acc_side", 2)});
-        }).find("fold_maximum: attribute 'acc_side' is 2, expected 0 (the accumulator is the op's left operand) or 1 "
-                "(its right)") != std::string::npos);
+          dispatch::call_kernel("fold_maximum", ts::kFloat32, {a, r}, {a},
+                                {dispatch::Attr::integer("acc_side", 2)});
+        })
+            .find("fold_maximum: attribute 'acc_side' is 2, expected 0 (the accumulator is the op's left "
+                  "operand) or 1 "
+                  "(its right)") != std::string::npos);
   // No side at all.
-  CHECK(message([&] { dispatch::call_kernel("fold_add", ts::kFloat32, {a, r}, {a}); }).find("acc_side") !=
-        std::string::npos);
+  CHECK(message([&] {
+          dispatch::call_kernel("fold_add", ts::kFloat32, {a, r}, {a});
+        }).find("acc_side") != std::string::npos);
   // Rows that are not a matrix.
   CHECK(message([&] {
-          dispatch::call_kernel("fold_add", ts::kFloat32, {a, a}, {a}, {dispatch::Attr::integer("acc_side", 0)});
+          dispatch::call_kernel("fold_add", ts::kFloat32, {a, a}, {a},
+                                {dispatch::Attr::integer("acc_side", 0)});
         }).find("fold_add: input 1 has ndim 1 (shape [4]), expected 2") != std::string::npos);
   // A bitwise fold on floats: no such kernel.
   CHECK(message([&] {
-          dispatch::call_kernel("fold_bitwise_or", ts::kFloat32, {a, r}, {a}, {dispatch::Attr::integer("acc_side", 0)});
-        }).find("op 'fold_bitwise_or' has no kernel for dtype float32 on backend 'cpu'") != std::string::npos);
+          dispatch::call_kernel("fold_bitwise_or", ts::kFloat32, {a, r}, {a},
+                                {dispatch::Attr::integer("acc_side", 0)});
+        }).find("op 'fold_bitwise_or' has no kernel for dtype float32 on backend 'cpu'") !=
+        std::string::npos);
 }

@@ -55,13 +55,15 @@ struct Layout {
 };
 
 std::vector<Layout> layouts() {
-  return {{1, "", 2},        {3, "", 2},        {3, "", 4},  {7, "", 2},        {7, "", 4},
-          {8, "nodes:2", 2}, {8, "nodes:4", 4}, {8, "", 3},  {6, "nodes:2", 2}, {4, "nodes:4", 4}};
+  return {{1, "", 2},        {3, "", 2},        {3, "", 4}, {7, "", 2},        {7, "", 4},
+          {8, "nodes:2", 2}, {8, "nodes:4", 4}, {8, "", 3}, {6, "nodes:2", 2}, {4, "nodes:4", 4}};
 }
 
 }  // namespace
 
-TEST_CASE("hier all_reduce equals the sum of every rank's input: int32 and exact float32, uneven and empty counts") {
+TEST_CASE(
+    "hier all_reduce equals the sum of every rank's input: int32 and exact float32, uneven and empty "
+    "counts") {
   ensure_loaded("coll-hier");
   for (const Layout& layout : layouts()) {
     set_plugin_parameter("coll-hier", "group_size", std::to_string(layout.node_size));
@@ -85,10 +87,13 @@ TEST_CASE("hier all_reduce equals the sum of every rank's input: int32 and exact
   }
 }
 
-TEST_CASE("hier reduces in its documented order: bitwise equal to an emulation, the same on every rank and run") {
+TEST_CASE(
+    "hier reduces in its documented order: bitwise equal to an emulation, the same on every rank and run") {
   ensure_loaded("coll-hier");
   // Values whose float sums depend on the order, so that only the right order matches bitwise.
-  const auto value = [](int r, int64_t k) { return static_cast<float>(std::sin(1.0 + r * 7.3 + k * 0.77) * 1e3); };
+  const auto value = [](int r, int64_t k) {
+    return static_cast<float>(std::sin(1.0 + r * 7.3 + k * 0.77) * 1e3);
+  };
   for (const Layout& layout : layouts()) {
     set_plugin_parameter("coll-hier", "group_size", std::to_string(layout.node_size));
     ScopedTopology topology(layout.preset);
@@ -113,7 +118,9 @@ TEST_CASE("hier reduces in its documented order: bitwise equal to an emulation, 
       }
       // Block sizes: count / l, the first count % l one larger.
       int64_t b = 0;
-      for (int64_t end = count / l + (count % l > 0 ? 1 : 0); end <= k; end += count / l + (b < count % l ? 1 : 0)) ++b;
+      for (int64_t end = count / l + (count % l > 0 ? 1 : 0); end <= k;
+           end += count / l + (b < count % l ? 1 : 0))
+        ++b;
       float sum = partial[static_cast<size_t>(b)];
       for (int64_t step = 1; step < l; ++step) sum = partial[static_cast<size_t>((b + step) % l)] + sum;
       want[static_cast<size_t>(k)] = sum;
@@ -153,15 +160,16 @@ TEST_CASE("hier's check names what is missing without locality or group_size, an
   // none, so the message is checked where the parameter is known to be unset.
   const std::string verdict = ts::dist::verify_schedule("hier", "all_reduce", 4, 8);
   if (!verdict.empty()) {
-    CHECK(verdict ==
-          "not applicable: hier needs to know the nodes: the request's topology states no node locality (use a "
-          "topology such as nodes:K) and the parameter group_size is not set");
+    CHECK(
+        verdict ==
+        "not applicable: hier needs to know the nodes: the request's topology states no node locality (use a "
+        "topology such as nodes:K) and the parameter group_size is not set");
     ScopedRules rules("all_reduce:hier;*:direct");
     CHECK(ts::dist::algorithm_for("all_reduce", 4, 64) == "direct");
   }
   // Other collectives are not offered at all.
-  CHECK(ts::dist::verify_schedule("hier", "broadcast", 4, 8).rfind("not applicable: 'hier' does not implement", 0) ==
-        0);
+  CHECK(ts::dist::verify_schedule("hier", "broadcast", 4, 8)
+            .rfind("not applicable: 'hier' does not implement", 0) == 0);
 }
 
 TEST_CASE("hier's group_size parameter is validated with a message naming it") {
@@ -184,7 +192,8 @@ TEST_CASE("hier's group_size parameter is validated with a message naming it") {
   }
 }
 
-TEST_CASE("hier in a process group sees its members' world ranks: nodes from their locality, in group order") {
+TEST_CASE(
+    "hier in a process group sees its members' world ranks: nodes from their locality, in group order") {
   ensure_loaded("coll-hier");
   ScopedTopology topology("nodes:2");  // world nodes {0, 1}, {2, 3}, {4, 5}, {6, 7}
   ScopedRules rules("all_reduce:hier");

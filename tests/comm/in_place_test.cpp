@@ -43,21 +43,22 @@ comm::Schedule two_ranks(const std::vector<comm::Step>& steps, int64_t in = 8, i
 
 }  // namespace
 
-TEST_CASE("runs_in_place accepts identity copies before other writes, and refuses every other read of the input") {
+TEST_CASE(
+    "runs_in_place accepts identity copies before other writes, and refuses every other read of the input") {
   const tessera_chunk in_all{kIn, 0, 8}, out_all{kOut, 0, 8};
   // Recursive doubling's shape: copy, send the output, reduce into it.
   CHECK(comm::runs_in_place(two_ranks({copy(out_all, in_all), send(out_all, 0), recv_reduce(out_all, 0)})));
   // Copies of parts, each to its own place, in any order.
-  CHECK(comm::runs_in_place(
-      two_ranks({copy({kOut, 4, 4}, {kIn, 4, 4}), copy({kOut, 0, 4}, {kIn, 0, 4}), recv_reduce(out_all, 0)})));
+  CHECK(comm::runs_in_place(two_ranks(
+      {copy({kOut, 4, 4}, {kIn, 4, 4}), copy({kOut, 0, 4}, {kIn, 0, 4}), recv_reduce(out_all, 0)})));
   // A copy that moves elements reads input the output has overwritten.
   CHECK_FALSE(comm::runs_in_place(two_ranks({copy({kOut, 0, 4}, {kIn, 4, 4}), recv_reduce(out_all, 0)})));
   // An identity copy after a write of the output would bring the input's value back there.
   CHECK_FALSE(comm::runs_in_place(two_ranks({recv_reduce({kOut, 0, 4}, 0), copy(out_all, in_all)})));
   // Sends and reductions from the input read it while (or after) the output changes.
   CHECK_FALSE(comm::runs_in_place(two_ranks({send(in_all, 0), recv_reduce(out_all, 0)})));
-  CHECK_FALSE(comm::runs_in_place(
-      two_ranks({copy(out_all, in_all), {comm::StepKind::Reduce, out_all, -1, in_all}})));
+  CHECK_FALSE(
+      comm::runs_in_place(two_ranks({copy(out_all, in_all), {comm::StepKind::Reduce, out_all, -1, in_all}})));
   // Buffers of other lengths (all_gather's output) never share memory.
   CHECK_FALSE(comm::runs_in_place(two_ranks({copy({kOut, 0, 8}, in_all)}, 8, 16)));
   // One rank that cannot run in place is enough to refuse the schedule.
@@ -89,7 +90,8 @@ TEST_CASE("a schedule the analysis accepts gives, in place, the bits of the two-
         for (int r = 0; r < p; ++r) {
           std::vector<double> values;
           for (int64_t i = 0; i < count; ++i) values.push_back(std::ldexp(mantissa(rng), exponent(rng)));
-          inputs.push_back(ts::from_values(values, {count}, ts::TensorOptions(ts::kFloat64)).to(ts::kFloat32));
+          inputs.push_back(
+              ts::from_values(values, {count}, ts::TensorOptions(ts::kFloat64)).to(ts::kFloat32));
           copies.push_back(inputs.back().clone());
         }
         const std::vector<ts::Tensor> apart = comm::execute(*schedule, inputs);
@@ -139,7 +141,8 @@ TEST_CASE("a replayed all_reduce computes in the shards' memory, never in anothe
     for (int r = 0; r < p; ++r) {
       CAPTURE(r);
       CHECK(x.shard(r).impl()->storage()->data.load() == before[static_cast<size_t>(r)]);
-      CHECK(x.shard(r).to_vector<float>() == std::vector<float>(13, static_cast<float>(p * (p + 1) / 2)));  // 1 + ... + p
+      CHECK(x.shard(r).to_vector<float>() ==
+            std::vector<float>(13, static_cast<float>(p * (p + 1) / 2)));  // 1 + ... + p
     }
     // Every rank's shard is one and the same plain tensor: running in its memory would write one
     // rank's partial sums into the other ranks' inputs, so it runs with buffers of its own. The
@@ -152,7 +155,8 @@ TEST_CASE("a replayed all_reduce computes in the shards' memory, never in anothe
     ts::Tensor same = ts::rank_map([&](int) { return plain; });
     REQUIRE(same.shard(0).impl() == same.shard(1).impl());
     ts::dist::all_reduce(same, ts::ReduceOp::SUM);
-    for (int r = 0; r < p; ++r) CHECK(same.shard(r).to_vector<float>() == std::vector<float>(13, 2.5f * static_cast<float>(p)));
+    for (int r = 0; r < p; ++r)
+      CHECK(same.shard(r).to_vector<float>() == std::vector<float>(13, 2.5f * static_cast<float>(p)));
     // Shards that share bytes copy-on-write (a factory inside the mode): each gets its own first.
     ts::Tensor replicated = ts::full({13}, 0.5f);
     const ts::Tensor twin = replicated + 0.0;  // elementwise on shared inputs: shares bytes again

@@ -13,8 +13,8 @@ namespace ts = tessera;
 
 namespace {
 const std::vector<std::string> kCollectivesAndBarrier = {"all_reduce", "broadcast",      "reduce",
-                                               "all_gather", "reduce_scatter", "all_to_all",
-                                               "scatter",    "gather",         "barrier"};
+                                                         "all_gather", "reduce_scatter", "all_to_all",
+                                                         "scatter",    "gather",         "barrier"};
 }
 
 TEST_CASE("the direct schedules verify for every collective and group size") {

@@ -20,7 +20,8 @@ TEST_CASE("nodes:K states the node of every rank, other presets state no domains
     CHECK(nodes.locality(r, ts::Topology::kLocalitySwitch) == -1);
   }
   CHECK(ts::Topology::preset("nodes:3", 6).locality(5, TESSERA_LOCALITY_NODE) == 1);
-  for (const ts::Topology& t : {ts::Topology::fully_connected(8), ts::Topology::ring(8), ts::Topology::torus_2d(2, 4)})
+  for (const ts::Topology& t :
+       {ts::Topology::fully_connected(8), ts::Topology::ring(8), ts::Topology::torus_2d(2, 4)})
     for (int level = 0; level < ts::Topology::kLocalityLevels; ++level) CHECK(t.locality(3, level) == -1);
   // Out of range reads as "not stated": plugins ask through the C ABI.
   CHECK(nodes.locality(12, 1) == -1);
@@ -38,11 +39,12 @@ TEST_CASE("with_locality states one level of a copy and checks its ids") {
   CHECK(both.locality(0, ts::Topology::kLocalityNuma) == 0);
   CHECK(both.locality(0, ts::Topology::kLocalitySwitch) == 7);
   CHECK(both.transfer_time(0, 2, 1000) == ring.transfer_time(0, 2, 1000));
-  CHECK_THROWS_WITH_AS(ring.with_locality(3, {0, 0, 0, 0}), doctest::Contains("locality level 3 is not one of"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ring.with_locality(3, {0, 0, 0, 0}),
+                       doctest::Contains("locality level 3 is not one of"), ts::Error);
   CHECK_THROWS_WITH_AS(ring.with_locality(1, {0, 0, 0}),
                        doctest::Contains("locality level 1 has 3 ids for a world of 4 ranks"), ts::Error);
-  CHECK_THROWS_WITH_AS(ring.with_locality(1, {0, -2, 0, 0}), doctest::Contains("gives rank 1 the id -2"), ts::Error);
+  CHECK_THROWS_WITH_AS(ring.with_locality(1, {0, -2, 0, 0}), doctest::Contains("gives rank 1 the id -2"),
+                       ts::Error);
 }
 
 TEST_CASE("fingerprints: equal for the same construction, different when links or domains differ") {
@@ -50,13 +52,17 @@ TEST_CASE("fingerprints: equal for the same construction, different when links o
   CHECK(ts::Topology::fully_connected(8).fingerprint() == ts::Topology::fully_connected(8).fingerprint());
   CHECK(ts::Topology::nodes(8, 4).fingerprint() != ts::Topology::nodes(8, 2).fingerprint());
   CHECK(ts::Topology::fully_connected(8).fingerprint() != ts::Topology::fully_connected(9).fingerprint());
-  CHECK(ts::Topology::fully_connected(8).fingerprint() != ts::Topology::fully_connected(8, 50e9).fingerprint());
+  CHECK(ts::Topology::fully_connected(8).fingerprint() !=
+        ts::Topology::fully_connected(8, 50e9).fingerprint());
   CHECK(ts::Topology::ring(8).fingerprint() != ts::Topology::fully_connected(8).fingerprint());
   const ts::Topology ring = ts::Topology::ring(4);
   CHECK(ring.with_locality(1, {0, 0, 1, 1}).fingerprint() != ring.fingerprint());
-  CHECK(ring.with_locality(1, {0, 0, 1, 1}).fingerprint() != ring.with_locality(1, {0, 1, 1, 1}).fingerprint());
-  CHECK(ring.with_locality(1, {0, 0, 1, 1}).fingerprint() != ring.with_locality(0, {0, 0, 1, 1}).fingerprint());
-  CHECK(ring.with_locality(1, {0, 0, 1, 1}).fingerprint() == ring.with_locality(1, {0, 0, 1, 1}).fingerprint());
+  CHECK(ring.with_locality(1, {0, 0, 1, 1}).fingerprint() !=
+        ring.with_locality(1, {0, 1, 1, 1}).fingerprint());
+  CHECK(ring.with_locality(1, {0, 0, 1, 1}).fingerprint() !=
+        ring.with_locality(0, {0, 0, 1, 1}).fingerprint());
+  CHECK(ring.with_locality(1, {0, 0, 1, 1}).fingerprint() ==
+        ring.with_locality(1, {0, 0, 1, 1}).fingerprint());
 }
 
 TEST_CASE("a request maps group ranks to world ranks for locality and transfer_time") {

@@ -52,8 +52,9 @@ int main(int argc, char** argv) {
     if (argc == 2 && std::string(argv[1]) == "--world") {
       const ts::World world = ts::init_world();
       ts::LocalMode mode(world);  // the mode's ranks are the world's hosted ranks
-      std::cout << "world: " << world.size() << " rank(s) on " << world.num_processes() << " process(es), transport "
-                << world.transport() << "; hosted ranks " << mode.ranks().to_string() << '\n';
+      std::cout << "world: " << world.size() << " rank(s) on " << world.num_processes()
+                << " process(es), transport " << world.transport() << "; hosted ranks "
+                << mode.ranks().to_string() << '\n';
       return 0;
     }
     if (argc == 3 && std::string(argv[1]) == "--topology-first") ts::set_default_topology(argv[2]);
@@ -65,7 +66,8 @@ int main(int argc, char** argv) {
     std::cout << "plugins: " << fmt::format("{}", fmt::join(plugins, ", ")) << '\n';
 
     const ts::Tensor made = ts::full({2}, 1.0f);
-    std::cout << "default backend: " << ts::default_backend() << "; a new tensor is on " << made.backend() << '\n';
+    std::cout << "default backend: " << ts::default_backend() << "; a new tensor is on " << made.backend()
+              << '\n';
 
     double configured_seconds = 0;
     for (const ts::CommCounter::Entry& entry : run_collectives(configured_seconds))

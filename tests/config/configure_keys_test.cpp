@@ -31,7 +31,8 @@ constexpr int64_t kElements = 4096;  // 16 KiB of float32 per rank
 struct TempDir {
   fs::path path;
   TempDir() {
-    const std::string name = "tessera-config-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++);
+    const std::string name =
+        "tessera-config-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++);
     path = fs::temp_directory_path() / name;
     fs::remove_all(path);
     fs::create_directories(path);
@@ -245,7 +246,8 @@ namespace {
 // A configuration file's text that puts the test tuners on the search path, asks "auto" to choose
 // all_reduce and makes the tuner "prefer" (when it is in force) price `preferred` at 0 s.
 std::string tuner_toml(const std::string& tuner_line, const std::string& preferred) {
-  return "[plugins]\nsearch_path = [\"" TESSERA_TEST_PLUGIN_DIR "/tuners\"]\n[plugins.tuner-prefer]\nprefer = \"" +
+  return "[plugins]\nsearch_path = [\"" TESSERA_TEST_PLUGIN_DIR
+         "/tuners\"]\n[plugins.tuner-prefer]\nprefer = \"" +
          preferred + "\"\n[collectives]\nalgorithms = \"all_reduce:auto;*:direct\"\n" + tuner_line;
 }
 
@@ -300,7 +302,6 @@ TEST_CASE("TESSERA_TUNER wins over [collectives] tuner") {
   CAPTURE(message);
   CHECK(contains(message, "TESSERA_TUNER='warp': unknown tuner 'warp'; available tuners: "));
 }
-
 
 TEST_CASE("TESSERA_COLL wins over [collectives] algorithms") {
   const RestoreConfiguration restore;

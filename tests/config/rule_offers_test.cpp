@@ -75,8 +75,9 @@ TEST_CASE("dist::set_algorithms refuses a rule whose algorithm lacks the collect
   CHECK_FALSE(contains(bruck.substr(bruck.find("Algorithms that offer")), "bruck"));
 
   // With a size range, and with the offending rule after good ones: the rule is named as written.
-  check_names_offers(plugin_test::error_of<ts::ConfigError>(
-                         [] { ts::dist::set_algorithms("all_gather:ring;reduce_scatter[0-64K]:tree;*:direct"); }),
+  check_names_offers(plugin_test::error_of<ts::ConfigError>([] {
+                       ts::dist::set_algorithms("all_gather:ring;reduce_scatter[0-64K]:tree;*:direct");
+                     }),
                      "reduce_scatter[0-64K]:tree", "tree", "reduce_scatter", "all_reduce, broadcast, reduce");
   check_names_offers(
       plugin_test::error_of<ts::ConfigError>([] { ts::dist::set_algorithms("broadcast:ring"); }),
@@ -98,8 +99,9 @@ TEST_CASE("dist::set_algorithms refuses a rule whose algorithm lacks the collect
 TEST_CASE("a configuration file's rule whose algorithm lacks the collective names the file and key") {
   const RestoreRulesAndKeys restore;
   ts::dist::set_algorithms("all_reduce:ring;*:direct");
-  const std::string message = plugin_test::error_of<ts::ConfigError>(
-      [] { configure_offers_file("[collectives]\nalgorithms = \"all_gather:ring;all_reduce:bruck;*:direct\"\n"); });
+  const std::string message = plugin_test::error_of<ts::ConfigError>([] {
+    configure_offers_file("[collectives]\nalgorithms = \"all_gather:ring;all_reduce:bruck;*:direct\"\n");
+  });
   CHECK(contains(message, "tessera.toml: [collectives] algorithms"));
   check_names_offers(message, "all_reduce:bruck", "bruck", "all_reduce", "all_gather, all_to_all");
   CHECK(ts::dist::algorithm_for("all_reduce", 4, 1024) == "ring");

@@ -38,13 +38,15 @@ TEST_CASE("a rule size whose unit makes it overflow is rejected, not wrapped aro
   CAPTURE(message);
   CHECK(message.find("size '00060000088430623G' is too large") != std::string::npos);
 
-  CHECK(rules_error("all_gather[8589934592G-]:rd").find("too large") != std::string::npos);       // 2^33 GiB
-  CHECK(rules_error("all_gather[0-9007199254740992K]:rd").find("too large") != std::string::npos);  // 2^53 KiB
-  CHECK(rules_error("all_gather[0-8796093022208M]:rd").find("too large") != std::string::npos);     // 2^43 MiB
+  CHECK(rules_error("all_gather[8589934592G-]:rd").find("too large") != std::string::npos);  // 2^33 GiB
+  CHECK(rules_error("all_gather[0-9007199254740992K]:rd").find("too large") !=
+        std::string::npos);                                                                      // 2^53 KiB
+  CHECK(rules_error("all_gather[0-8796093022208M]:rd").find("too large") != std::string::npos);  // 2^43 MiB
 
   // One below each limit is a size like any other.
   ts::dist::set_algorithms("all_gather[8589934591G-]:rd;*:direct");
-  CHECK(ts::dist::algorithms() == "all_gather[" + std::to_string(int64_t{8589934591} << 30) + "-]:rd;*:direct");
+  CHECK(ts::dist::algorithms() ==
+        "all_gather[" + std::to_string(int64_t{8589934591} << 30) + "-]:rd;*:direct");
   ts::dist::set_algorithms("all_gather[0-9007199254740991K]:rd;*:direct");
   CHECK(ts::dist::algorithm_for("all_gather", 4, 1 << 20) == "rd");
   ts::dist::set_algorithms("all_gather[0-8796093022207M]:rd;*:direct");

@@ -16,8 +16,9 @@ using plugin_test::contains;
 // preset and both sizes; with a fitting preset the same world is returned. (Before the case below:
 // the world it checks the size of is this one.)
 TEST_CASE("init_world refuses a configured topology preset that does not fit its world") {
-  ts::configure(ts::Config::from_string("[world]\ntransport = \"local\"\nranks_per_process = 6\n"
-                                        "[topology]\npreset = \"nodes:4\"\n"));
+  ts::configure(
+      ts::Config::from_string("[world]\ntransport = \"local\"\nranks_per_process = 6\n"
+                              "[topology]\npreset = \"nodes:4\"\n"));
   try {
     (void)ts::init_world();
     FAIL("init_world accepted nodes:4 for a world of 6 ranks");
@@ -26,7 +27,8 @@ TEST_CASE("init_world refuses a configured topology preset that does not fit its
     CHECK(contains(e.what(), "'nodes:4': 4 ranks per node does not divide the world of 6 ranks"));
   }
   ts::set_default_topology("torus:2x2");
-  CHECK_THROWS_WITH_AS(ts::init_world(), doctest::Contains("'torus:2x2' has 2x2 = 4 ranks but the world has 6"),
+  CHECK_THROWS_WITH_AS(ts::init_world(),
+                       doctest::Contains("'torus:2x2' has 2x2 = 4 ranks but the world has 6"),
                        ts::ConfigError);
   ts::set_default_topology("nodes:3");
   CHECK(ts::init_world().size() == 6);

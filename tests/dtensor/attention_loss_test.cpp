@@ -264,7 +264,8 @@ TEST_CASE("mse_loss on DTensors equals the dense loss") {
 }
 
 TEST_CASE(
-    "the transformer contract compiles and runs: rms_norm, causal attention, flattened cross_entropy, bf16, LossParallel") {
+    "the transformer contract compiles and runs: rms_norm, causal attention, flattened cross_entropy, bf16, "
+    "LossParallel") {
   const int64_t vocab = 7, dim = 2;
   const ts::Tensor x = pattern({1, 4, dim}, 0.8, 0.1);
   const ts::Tensor w_norm = ts::ones({dim});

@@ -35,7 +35,8 @@ std::vector<float> halves(int64_t begin, int64_t end) {
 // are not made from the reading threads).
 using Failures = std::vector<std::string>;
 
-void expect_values(const ts::Tensor& t, const std::vector<float>& expected, const std::string& what, Failures& failures) {
+void expect_values(const ts::Tensor& t, const std::vector<float>& expected, const std::string& what,
+                   Failures& failures) {
   if (t.to_vector<float>() != expected) failures.push_back(what + " does not hold the source values");
 }
 
@@ -88,8 +89,10 @@ TEST_CASE("concurrent reads of one plain tensor: replicas, shards and data_ptr f
       failures.push_back("the memory data_ptr names does not hold the source values");
     const int64_t part = kElements / kRanks;
     for (int r = 0; r < kRanks; ++r) {
-      expect_values(replicated.to_local().shard(r), all, "rank " + std::to_string(r) + "'s replica", failures);
-      expect_values(wrapped.to_local().shard(r), all, "rank " + std::to_string(r) + "'s from_local shard", failures);
+      expect_values(replicated.to_local().shard(r), all, "rank " + std::to_string(r) + "'s replica",
+                    failures);
+      expect_values(wrapped.to_local().shard(r), all, "rank " + std::to_string(r) + "'s from_local shard",
+                    failures);
       expect_values(sharded.to_local().shard(r), halves(r * part, (r + 1) * part),
                     "rank " + std::to_string(r) + "'s Shard(0) part", failures);
     }
@@ -113,9 +116,12 @@ TEST_CASE("concurrent reads of one plain tensor: replicas, kernels and DLPack ex
       failures.push_back("the exported memory does not hold the source values");
     managed->deleter(managed);
     for (int r = 0; r < kRanks; ++r) {
-      expect_values(replicated.to_local().shard(r), all, "rank " + std::to_string(r) + "'s replica", failures);
-      expect_values(wrapped.to_local().shard(r), all, "rank " + std::to_string(r) + "'s from_local shard", failures);
-      expect_values(sharded.to_local().shard(r), halves(r * (kElements / kRanks), (r + 1) * (kElements / kRanks)),
+      expect_values(replicated.to_local().shard(r), all, "rank " + std::to_string(r) + "'s replica",
+                    failures);
+      expect_values(wrapped.to_local().shard(r), all, "rank " + std::to_string(r) + "'s from_local shard",
+                    failures);
+      expect_values(sharded.to_local().shard(r),
+                    halves(r * (kElements / kRanks), (r + 1) * (kElements / kRanks)),
                     "rank " + std::to_string(r) + "'s Shard(0) part", failures);
     }
   });

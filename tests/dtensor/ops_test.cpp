@@ -39,18 +39,22 @@ TEST_CASE("matmul rules: S(1) x S(0) gives P(sum) without communication") {
   World world(3);
   ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
   ts::Tensor a = world.randn({5, 7}), b = world.randn({7, 2});
-  ts::DTensor p = ts::matmul(ts::distribute_tensor(a, mesh, {ts::Shard(1)}), ts::distribute_tensor(b, mesh, {ts::Shard(0)}));
+  ts::DTensor p = ts::matmul(ts::distribute_tensor(a, mesh, {ts::Shard(1)}),
+                             ts::distribute_tensor(b, mesh, {ts::Shard(0)}));
   CHECK(p.placements() == ts::Placements{ts::Partial()});
   check_close(p, ts::matmul(a, b));
   // R x S(1) -> S(1); mismatched inputs redistribute and still compute the right thing.
-  ts::DTensor s1 = ts::matmul(ts::distribute_tensor(a, mesh, {ts::Replicate()}), ts::distribute_tensor(b, mesh, {ts::Shard(1)}));
+  ts::DTensor s1 = ts::matmul(ts::distribute_tensor(a, mesh, {ts::Replicate()}),
+                              ts::distribute_tensor(b, mesh, {ts::Shard(1)}));
   CHECK(s1.placements() == ts::Placements{ts::Shard(1)});
   check_close(s1, ts::matmul(a, b));
-  ts::DTensor odd = ts::matmul(ts::distribute_tensor(a, mesh, {ts::Shard(0)}), ts::distribute_tensor(b, mesh, {ts::Shard(1)}));
+  ts::DTensor odd = ts::matmul(ts::distribute_tensor(a, mesh, {ts::Shard(0)}),
+                               ts::distribute_tensor(b, mesh, {ts::Shard(1)}));
   check_close(odd, ts::matmul(a, b));
   // bmm keeps a sharded batch dim.
   ts::Tensor ba = world.randn({6, 3, 4}), bb = world.randn({6, 4, 5});
-  ts::DTensor batched = ts::bmm(ts::distribute_tensor(ba, mesh, {ts::Shard(0)}), ts::distribute_tensor(bb, mesh, {ts::Shard(0)}));
+  ts::DTensor batched = ts::bmm(ts::distribute_tensor(ba, mesh, {ts::Shard(0)}),
+                                ts::distribute_tensor(bb, mesh, {ts::Shard(0)}));
   CHECK(batched.placements() == ts::Placements{ts::Shard(0)});
   check_close(batched, ts::bmm(ba, bb));
 }
@@ -95,9 +99,13 @@ TEST_CASE("unary ops and softmax keep shards, softmax over a sharded dim gathers
   ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
   ts::Tensor x = world.randn({7, 5});
   ts::DTensor rows = ts::distribute_tensor(x, mesh, {ts::Shard(0)});
-  for (auto [name, f, g] : std::vector<std::tuple<const char*, ts::DTensor (*)(const ts::DTensor&), ts::Tensor (*)(const ts::Tensor&)>>{
-           {"gelu", ts::gelu, ts::gelu}, {"tanh", ts::tanh, ts::tanh}, {"exp", ts::exp, ts::exp},
-           {"sigmoid", ts::sigmoid, ts::sigmoid}, {"abs", ts::abs, ts::abs}}) {
+  for (auto [name, f, g] : std::vector<
+           std::tuple<const char*, ts::DTensor (*)(const ts::DTensor&), ts::Tensor (*)(const ts::Tensor&)>>{
+           {"gelu", ts::gelu, ts::gelu},
+           {"tanh", ts::tanh, ts::tanh},
+           {"exp", ts::exp, ts::exp},
+           {"sigmoid", ts::sigmoid, ts::sigmoid},
+           {"abs", ts::abs, ts::abs}}) {
     CAPTURE(name);
     ts::DTensor y = f(rows);
     CHECK(y.placements() == ts::Placements{ts::Shard(0)});
@@ -126,7 +134,8 @@ TEST_CASE("reductions: sharded dims become partial, kept dims keep their shard")
   CHECK(m.placements() == ts::Placements{ts::Partial("max")});
   check_close(m, ts::max(x, {0}));
   check_close(ts::min(rows), ts::min(x));
-  check_close(ts::prod(ts::distribute_tensor(ts::full({8}, 1.5f), mesh, {ts::Shard(0)})), ts::prod(ts::full({8}, 1.5f)), 1e-3);
+  check_close(ts::prod(ts::distribute_tensor(ts::full({8}, 1.5f), mesh, {ts::Shard(0)})),
+              ts::prod(ts::full({8}, 1.5f)), 1e-3);
   // mean: even shards -> P(avg); uneven shards replicate first (PyTorch bug #162692).
   ts::DTensor even = ts::mean(rows, {0});
   CHECK(even.placements() == ts::Placements{ts::Partial("avg")});
@@ -177,10 +186,12 @@ TEST_CASE("mixing DTensors with plain tensors") {
     many = ts::ones({4, 3});
   }
   check_close(d * one, x * 2.f);
-  CHECK_THROWS_WITH_AS(d + many,
-                       doctest::Contains("a plain tensor of 12 elements (shape [4, 3]); distribute the tensor first"),
+  CHECK_THROWS_WITH_AS(
+      d + many,
+      doctest::Contains("a plain tensor of 12 elements (shape [4, 3]); distribute the tensor first"),
+      ts::Error);
+  CHECK_THROWS_WITH_AS(many - d, doctest::Contains("sub: got a DTensor and a plain tensor of 12 elements"),
                        ts::Error);
-  CHECK_THROWS_WITH_AS(many - d, doctest::Contains("sub: got a DTensor and a plain tensor of 12 elements"), ts::Error);
   ts::set_implicit_replication(true);
   check_close(d + many, x + 1.f);
   ts::set_implicit_replication(false);
@@ -200,9 +211,11 @@ TEST_CASE("op errors name the op and the inputs") {
   ts::DeviceMesh a = ts::init_device_mesh("cpu", {4});
   ts::DeviceMesh b = ts::init_device_mesh("cpu", {2, 2});
   ts::Tensor x = world.randn({4, 4});
-  CHECK_THROWS_WITH_AS(ts::distribute_tensor(x, a, {ts::Shard(0)}) + ts::distribute_tensor(x, b, {ts::Shard(0), ts::Replicate()}),
+  CHECK_THROWS_WITH_AS(ts::distribute_tensor(x, a, {ts::Shard(0)}) +
+                           ts::distribute_tensor(x, b, {ts::Shard(0), ts::Replicate()}),
                        doctest::Contains("add: inputs live on different meshes"), ts::Error);
-  CHECK_THROWS_WITH_AS(ts::matmul(ts::distribute_tensor(x, a, {ts::Shard(0)}), ts::distribute_tensor(world.randn({3, 2}), a, {ts::Replicate()})),
+  CHECK_THROWS_WITH_AS(ts::matmul(ts::distribute_tensor(x, a, {ts::Shard(0)}),
+                                  ts::distribute_tensor(world.randn({3, 2}), a, {ts::Replicate()})),
                        doctest::Contains("inner dimensions do not match"), ts::Error);
 }
 
@@ -211,13 +224,13 @@ TEST_CASE("reductions on uneven shards and 2-d meshes match the dense op") {
   ts::DeviceMesh line = ts::init_device_mesh("cpu", {6});
   ts::DeviceMesh grid = ts::init_device_mesh("cpu", {3, 2});
   ts::Tensor x = world.randn({7, 5});  // 7 rows over 6: 2,2,2,1,0,0; over 3 then 2: nested and uneven
-  for (const auto& [mesh, placements] : std::vector<std::pair<ts::DeviceMesh, ts::Placements>>{
-           {line, {ts::Shard(0)}},
-           {line, {ts::BalancedShard(1)}},
-           {grid, {ts::Shard(0), ts::Shard(1)}},
-           {grid, {ts::Shard(0), ts::Shard(0)}},
-           {grid, {ts::BalancedShard(1), ts::Shard(0)}},
-           {grid, {ts::Replicate(), ts::Shard(1)}}}) {
+  for (const auto& [mesh, placements] :
+       std::vector<std::pair<ts::DeviceMesh, ts::Placements>>{{line, {ts::Shard(0)}},
+                                                              {line, {ts::BalancedShard(1)}},
+                                                              {grid, {ts::Shard(0), ts::Shard(1)}},
+                                                              {grid, {ts::Shard(0), ts::Shard(0)}},
+                                                              {grid, {ts::BalancedShard(1), ts::Shard(0)}},
+                                                              {grid, {ts::Replicate(), ts::Shard(1)}}}) {
     CAPTURE(ts::placements_text(placements));
     const ts::DTensor d = ts::distribute_tensor(x, mesh, placements);
     for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{0}, {1}, {}, {0, 1}}) {

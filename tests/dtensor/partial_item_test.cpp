@@ -16,10 +16,12 @@ TEST_CASE("to_local().item() of a Partial DTensor says to reduce it first") {
   }
   const ts::DTensor total = ts::sum(ts::distribute_tensor(x, mesh, {ts::Shard(0)}));
   REQUIRE(total.placements() == ts::Placements{ts::Partial("sum")});
-  CHECK_THROWS_WITH_AS(total.to_local().item(), doctest::Contains("differs between ranks (0: 3, 1: 7, 2: 11)"),
+  CHECK_THROWS_WITH_AS(total.to_local().item(),
+                       doctest::Contains("differs between ranks (0: 3, 1: 7, 2: 11)"), ts::Error);
+  CHECK_THROWS_WITH_AS(total.to_local().item(), doctest::Contains("to_local() of a Partial DTensor"),
                        ts::Error);
-  CHECK_THROWS_WITH_AS(total.to_local().item(), doctest::Contains("to_local() of a Partial DTensor"), ts::Error);
-  CHECK_THROWS_WITH_AS(total.to_local().item(), doctest::Contains("call full_tensor() on the DTensor"), ts::Error);
+  CHECK_THROWS_WITH_AS(total.to_local().item(), doctest::Contains("call full_tensor() on the DTensor"),
+                       ts::Error);
   // The fix the message names gives the sum, 21.
   CHECK(total.full_tensor().item().to_double() == 21.0);
   CHECK(total.redistribute({ts::Replicate()}).to_local().item().to_double() == 21.0);

@@ -69,7 +69,8 @@ TEST_CASE("golden: two mesh dims sharding one tensor dim nest") {
 }
 
 TEST_CASE("placements print and parse back") {
-  const ts::Placements p = {ts::Shard(0), ts::Replicate(), ts::Partial("max"), ts::BalancedShard(1), ts::Partial()};
+  const ts::Placements p = {ts::Shard(0), ts::Replicate(), ts::Partial("max"), ts::BalancedShard(1),
+                            ts::Partial()};
   CHECK(ts::placements_text(p) == "S(0),R,P(max),B(1),P(sum)");
   CHECK(ts::parse_placements("S(0),R,P(max),B(1),P(sum)") == p);
   CHECK(ts::parse_placements(" S( 1 ) , R ") == ts::Placements{ts::Shard(1), ts::Replicate()});
@@ -87,7 +88,8 @@ TEST_CASE("malformed placement text is an error") {
   CHECK_THROWS_WITH_AS(ts::Placement::parse("S(a)"), doctest::Contains("needs a tensor dim"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::Placement::parse("R(0)"), doctest::Contains("takes no argument"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::Placement::parse("S(0"), doctest::Contains("is malformed"), ts::Error);
-  CHECK_THROWS_WITH_AS(ts::Placement::parse("P(mean)"), doctest::Contains("unknown reduce op 'mean'"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::Placement::parse("P(mean)"), doctest::Contains("unknown reduce op 'mean'"),
+                       ts::Error);
 }
 
 TEST_CASE("visualize_sharding draws which ranks hold which block") {
@@ -98,10 +100,12 @@ TEST_CASE("visualize_sharding draws which ranks hold which block") {
     auto off = mode.disable();
     x = ts::zeros({10, 6});
   }
-  const std::string grid = ts::visualize_sharding(ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Shard(1)}));
+  const std::string grid =
+      ts::visualize_sharding(ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Shard(1)}));
   CHECK(grid.find("          cols 0-2  cols 3-5\nrows 0-4  rank 0    rank 1\nrows 5-9  rank 2    rank 3\n") !=
         std::string::npos);
-  const std::string replicated = ts::visualize_sharding(ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Replicate()}));
+  const std::string replicated =
+      ts::visualize_sharding(ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Replicate()}));
   CHECK(replicated.find("rows 0-4  ranks 0,1") != std::string::npos);
   ts::DeviceMesh line = ts::init_device_mesh("cpu", {4});
   ts::Tensor v;
@@ -111,7 +115,9 @@ TEST_CASE("visualize_sharding draws which ranks hold which block") {
   }
   const std::string sparse = ts::visualize_sharding(ts::distribute_tensor(v, line, {ts::Shard(0)}));
   // Empty shards are no block: they are named after the grid.
-  CHECK(sparse.find("elements 0  rank 0\nelements 1  rank 1\nranks 2,3 hold no elements\n") != std::string::npos);
-  CHECK_THROWS_WITH_AS(ts::visualize_sharding(ts::distribute_tensor(ts::zeros({2, 2, 2}), line, {ts::Replicate()})),
-                       doctest::Contains("only 1-d and 2-d"), ts::Error);
+  CHECK(sparse.find("elements 0  rank 0\nelements 1  rank 1\nranks 2,3 hold no elements\n") !=
+        std::string::npos);
+  CHECK_THROWS_WITH_AS(
+      ts::visualize_sharding(ts::distribute_tensor(ts::zeros({2, 2, 2}), line, {ts::Replicate()})),
+      doctest::Contains("only 1-d and 2-d"), ts::Error);
 }

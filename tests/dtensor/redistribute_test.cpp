@@ -50,7 +50,8 @@ void round_trips(const std::vector<int64_t>& mesh_shape, const ts::Shape& tensor
     for (int64_t s : tensor_shape) n *= s;
     original = ts::arange(n).reshape(tensor_shape).to(ts::kFloat32);
   }
-  const std::vector<ts::Placements> all = all_placements(static_cast<int64_t>(mesh_shape.size()), original.dim());
+  const std::vector<ts::Placements> all =
+      all_placements(static_cast<int64_t>(mesh_shape.size()), original.dim());
   // Every source placement, to a spread of targets (stride keeps large meshes fast).
   for (size_t a = 0; a < all.size(); ++a) {
     const ts::DTensor source = ts::distribute_tensor(original, mesh, all[a]);
@@ -120,7 +121,9 @@ TEST_CASE("partial placements reduce on redistribute") {
   ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {4});
   // Rank r holds 10 r + (0..5) as [3,2]: every element differs, within and across ranks. As P(sum)
   // element i is 4 i + 60; as P(max) it is i + 30.
-  ts::Tensor terms = ts::rank_map([](int r) { return (ts::arange(6) + 10 * r).reshape({3, 2}).to(ts::kFloat32); });
+  ts::Tensor terms = ts::rank_map([](int r) {
+    return (ts::arange(6) + 10 * r).reshape({3, 2}).to(ts::kFloat32);
+  });
   ts::Tensor sum, max;
   {
     ts::DisabledLocalMode plain;
@@ -172,9 +175,9 @@ TEST_CASE("partial placements reduce on redistribute") {
   }
   ts::DTensor mixed = ts::from_local(halves, square, {ts::Shard(0), ts::Partial()}, ts::Shape{3, 2});
   for (const ts::Placements& to : std::vector<ts::Placements>{{ts::Replicate(), ts::Replicate()},
-                                                               {ts::Shard(0), ts::Shard(0)},
-                                                               {ts::Replicate(), ts::Shard(1)},
-                                                               {ts::Shard(1), ts::BalancedShard(0)}}) {
+                                                              {ts::Shard(0), ts::Shard(0)},
+                                                              {ts::Replicate(), ts::Shard(1)},
+                                                              {ts::Shard(1), ts::BalancedShard(0)}}) {
     CAPTURE(ts::placements_text(to));
     check_layout(mixed.redistribute(to), expected);
   }
@@ -189,14 +192,18 @@ TEST_CASE("redistribute errors") {
     x = ts::ones({4, 2});
   }
   ts::DTensor s = ts::distribute_tensor(x, mesh, {ts::Shard(0)});
-  CHECK_THROWS_WITH_AS(s.redistribute({ts::Partial()}), doctest::Contains("a shard cannot become a partial"), ts::Error);
+  CHECK_THROWS_WITH_AS(s.redistribute({ts::Partial()}), doctest::Contains("a shard cannot become a partial"),
+                       ts::Error);
   ts::DTensor r = ts::distribute_tensor(x, mesh, {ts::Replicate()});
   CHECK_THROWS_WITH_AS(r.redistribute({ts::Partial()}), doctest::Contains("internal only"), ts::Error);
   ts::DTensor p = ts::from_local(ts::ones({4, 2}), mesh, {ts::Partial()});
-  CHECK_THROWS_WITH_AS(p.redistribute({ts::Partial("max")}), doctest::Contains("cannot change its op"), ts::Error);
-  CHECK_THROWS_WITH_AS(s.redistribute({ts::Shard(0), ts::Replicate()}), doctest::Contains("2 placements"), ts::Error);
+  CHECK_THROWS_WITH_AS(p.redistribute({ts::Partial("max")}), doctest::Contains("cannot change its op"),
+                       ts::Error);
+  CHECK_THROWS_WITH_AS(s.redistribute({ts::Shard(0), ts::Replicate()}), doctest::Contains("2 placements"),
+                       ts::Error);
   ts::DeviceMesh other = ts::init_device_mesh("cpu", {2}, {"x"});
-  CHECK_THROWS_WITH_AS(s.redistribute(other, {ts::Replicate()}), doctest::Contains("moving between meshes"), ts::Error);
+  CHECK_THROWS_WITH_AS(s.redistribute(other, {ts::Replicate()}), doctest::Contains("moving between meshes"),
+                       ts::Error);
 }
 
 TEST_CASE("distribute_tensor and from_local errors") {
@@ -207,8 +214,8 @@ TEST_CASE("distribute_tensor and from_local errors") {
     auto off = mode.disable();
     x = ts::ones({4, 4});
   }
-  CHECK_THROWS_WITH_AS(ts::distribute_tensor(x, mesh, {ts::Shard(0)}), doctest::Contains("1 placements (S(0)) for a mesh of 2 dims"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::distribute_tensor(x, mesh, {ts::Shard(0)}),
+                       doctest::Contains("1 placements (S(0)) for a mesh of 2 dims"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::distribute_tensor(x, mesh, {ts::Shard(2), ts::Replicate()}),
                        doctest::Contains("shard dim 2 is out of range for a tensor of 2 dims"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::distribute_tensor(x, mesh, {ts::Partial(), ts::Replicate()}),
@@ -218,27 +225,31 @@ TEST_CASE("distribute_tensor and from_local errors") {
   // Uneven local shards need an explicit shape, and a wrong one is named.
   ts::Tensor uneven = ts::rank_map([](int r) { return ts::ones({r == 3 ? 1 : 3, 2}); });
   ts::DeviceMesh line = ts::init_device_mesh("cpu", {4});
-  CHECK_THROWS_WITH_AS(ts::from_local(uneven, line, {ts::Shard(0)}), doctest::Contains("differ per rank"), ts::Error);
-  CHECK(ts::from_local(uneven, line, {ts::Shard(0)}, ts::Shape{10, 2}).shape() == ts::Shape{10, 2});
-  CHECK_THROWS_WITH_AS(ts::from_local(uneven, line, {ts::Shard(0)}, ts::Shape{11, 2}),
-                       doctest::Contains("rank 3 holds a shard of shape [1, 2], but S(0) of a [11, 2] tensor gives it [2, 2]"),
+  CHECK_THROWS_WITH_AS(ts::from_local(uneven, line, {ts::Shard(0)}), doctest::Contains("differ per rank"),
                        ts::Error);
+  CHECK(ts::from_local(uneven, line, {ts::Shard(0)}, ts::Shape{10, 2}).shape() == ts::Shape{10, 2});
+  CHECK_THROWS_WITH_AS(
+      ts::from_local(uneven, line, {ts::Shard(0)}, ts::Shape{11, 2}),
+      doctest::Contains("rank 3 holds a shard of shape [1, 2], but S(0) of a [11, 2] tensor gives it [2, 2]"),
+      ts::Error);
 }
 
 TEST_CASE("distribute_tensor of a local tensor scatters and broadcasts from group rank 0") {
   ts::LocalMode mode(4);
   ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, 2}, {"dp", "tp"});
   // Every rank holds a different tensor; rank 0's (the mesh's first rank) is the source.
-  ts::Tensor per_rank = ts::rank_map([](int rank) { return ts::arange(30).reshape({10, 3}).to(ts::kFloat32) + 100 * rank; });
+  ts::Tensor per_rank = ts::rank_map([](int rank) {
+    return ts::arange(30).reshape({10, 3}).to(ts::kFloat32) + 100 * rank;
+  });
   ts::Tensor source;
   {
     auto off = mode.disable();
     source = ts::arange(30).reshape({10, 3}).to(ts::kFloat32);
   }
   for (const ts::Placements& placements : std::vector<ts::Placements>{{ts::Shard(0), ts::Shard(1)},
-                                                                       {ts::Replicate(), ts::Shard(0)},
-                                                                       {ts::BalancedShard(0), ts::Replicate()},
-                                                                       {ts::Shard(0), ts::Shard(0)}}) {
+                                                                      {ts::Replicate(), ts::Shard(0)},
+                                                                      {ts::BalancedShard(0), ts::Replicate()},
+                                                                      {ts::Shard(0), ts::Shard(0)}}) {
     CAPTURE(ts::placements_text(placements));
     ts::CommCounter counter;
     const ts::DTensor d = ts::distribute_tensor(per_rank, mesh, placements);

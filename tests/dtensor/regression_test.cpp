@@ -301,8 +301,8 @@ TEST_CASE("regression: matmul where a rank's shard of the contracted dim is empt
 TEST_CASE("regression: size(d) of a 0-d DTensor is an error, not a read past its empty shape") {
   ts::LocalMode mode(2);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2});
-  const ts::DTensor scalar = ts::distribute_tensor(dense([] { return ts::sum(distinct({3})); }), mesh,
-                                                   {ts::Replicate()});
+  const ts::DTensor scalar =
+      ts::distribute_tensor(dense([] { return ts::sum(distinct({3})); }), mesh, {ts::Replicate()});
   REQUIRE(scalar.dim() == 0);
   CHECK_THROWS_WITH_AS(scalar.size(0), doctest::Contains("cannot take dim 0 of a 0-d DTensor"), ts::Error);
   CHECK_THROWS_WITH_AS(scalar.size(-1), doctest::Contains("cannot take dim -1 of a 0-d DTensor"), ts::Error);

@@ -1,8 +1,8 @@
 // Shared replicas (docs/planning.md): ranks that hold identical shards hold one buffer, copy-on-write.
-// Sharing is proven by equal current_address() (data_ptr would give the shard bytes of its own); every write (through a shard handle, a view of it, an
-// in-place op on the local tensor, a collective's result, copy_, from several threads at once)
-// must reach exactly the rank written and no other. Expected values are computed here from the
-// source values, never read back from the code under test.
+// Sharing is proven by equal current_address() (data_ptr would give the shard bytes of its own); every write
+// (through a shard handle, a view of it, an in-place op on the local tensor, a collective's result, copy_,
+// from several threads at once) must reach exactly the rank written and no other. Expected values are
+// computed here from the source values, never read back from the code under test.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -66,7 +66,8 @@ TEST_CASE("ranks that differ only along a Replicate dim share, ranks holding dif
   const std::vector<float> source = counting_values(6 * 4);
   // (3, 2) mesh, Shard(0) on dim 0 and Replicate on dim 1: ranks 2i and 2i+1 hold rows 2i..2i+1.
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3, 2});
-  const ts::DTensor d = ts::distribute_tensor(plain_tensor(source, {6, 4}), mesh, {ts::Shard(0), ts::Replicate()});
+  const ts::DTensor d =
+      ts::distribute_tensor(plain_tensor(source, {6, 4}), mesh, {ts::Shard(0), ts::Replicate()});
   const ts::Tensor& local = d.to_local();
   std::set<const void*> buffers;
   for (int i = 0; i < 3; ++i) {
@@ -101,8 +102,8 @@ TEST_CASE("a write through one rank's shard handle copies that shard first, the 
 TEST_CASE("a write through a view of a shared shard reaches that rank's shard and no other rank") {
   ts::LocalMode mode(3);
   const std::vector<float> source = counting_values(12);
-  const ts::DTensor d =
-      ts::distribute_tensor(plain_tensor(source, {3, 4}), ts::init_device_mesh("cpu", {3}), {ts::Replicate()});
+  const ts::DTensor d = ts::distribute_tensor(plain_tensor(source, {3, 4}), ts::init_device_mesh("cpu", {3}),
+                                              {ts::Replicate()});
   const ts::Tensor& local = d.to_local();
   ts::Tensor row = local.shard(2).narrow(0, 1, 1);  // row 1 of rank 2's shard
   row.fill_(-1.0);
@@ -170,8 +171,8 @@ TEST_CASE("replicas written by several threads at once each get their own bytes"
   constexpr int kRanks = 8;
   ts::LocalMode mode(kRanks);
   const std::vector<float> source = counting_values(4096);
-  const ts::DTensor d =
-      ts::distribute_tensor(plain_tensor(source, {4096}), ts::init_device_mesh("cpu", {kRanks}), {ts::Replicate()});
+  const ts::DTensor d = ts::distribute_tensor(plain_tensor(source, {4096}),
+                                              ts::init_device_mesh("cpu", {kRanks}), {ts::Replicate()});
   const ts::Tensor& local = d.to_local();
   std::vector<ts::Tensor> shards;
   for (int r = 0; r < kRanks; ++r) shards.push_back(local.shard(r));
@@ -251,8 +252,8 @@ TEST_CASE("randn under one seed is drawn once and shared, and draws the numbers 
 TEST_CASE("an op on shared inputs is computed once and its result is shared, distinct inputs stay distinct") {
   ts::LocalMode mode(5);
   const std::vector<float> source = counting_values(6);
-  const ts::DTensor d =
-      ts::distribute_tensor(plain_tensor(source, {2, 3}), ts::init_device_mesh("cpu", {5}), {ts::Replicate()});
+  const ts::DTensor d = ts::distribute_tensor(plain_tensor(source, {2, 3}), ts::init_device_mesh("cpu", {5}),
+                                              {ts::Replicate()});
   const ts::Tensor& x = d.to_local();
   const ts::Tensor doubled = x * 2.0;
   const ts::Tensor summed = ts::sum(ts::exp(x));
@@ -323,7 +324,8 @@ TEST_CASE("a replicated distribute_tensor shares the caller's own tensor, writes
   CHECK(local.shard(1).to_vector<float>() == source);
 }
 
-TEST_CASE("distributing a local tensor leaves the caller's shards alone, and writes on either side stay there") {
+TEST_CASE(
+    "distributing a local tensor leaves the caller's shards alone, and writes on either side stay there") {
   // Group rank 0 of each mesh dim is the source: its values reach the others by a broadcast in
   // place, which must not write into the caller's shards (the result starts from replicas of them).
   ts::LocalMode mode(4);
@@ -334,9 +336,9 @@ TEST_CASE("distributing a local tensor leaves the caller's shards alone, and wri
     return v;
   };
   for (const ts::Placements& placements : std::vector<ts::Placements>{{ts::Replicate(), ts::Replicate()},
-                                                                       {ts::Replicate(), ts::Shard(0)},
-                                                                       {ts::Shard(1), ts::Replicate()},
-                                                                       {ts::Shard(0), ts::Shard(1)}}) {
+                                                                      {ts::Replicate(), ts::Shard(0)},
+                                                                      {ts::Shard(1), ts::Replicate()},
+                                                                      {ts::Shard(0), ts::Shard(1)}}) {
     CAPTURE(ts::placements_text(placements));
     ts::Tensor caller = ts::rank_map([&](int rank) { return plain_tensor(values_of(rank), {4, 3}); });
     const ts::DTensor d = ts::distribute_tensor(caller, mesh, placements);
@@ -369,7 +371,8 @@ TEST_CASE("distributing a replicated local tensor cuts each piece once: ranks ho
     const int64_t first = j == 0 ? 0 : 3, width = j == 0 ? 3 : 2;
     std::vector<float> piece;
     for (int64_t row = 0; row < 4; ++row)
-      for (int64_t col = first; col < first + width; ++col) piece.push_back(source[static_cast<size_t>(row * 5 + col)]);
+      for (int64_t col = first; col < first + width; ++col)
+        piece.push_back(source[static_cast<size_t>(row * 5 + col)]);
     for (int i = 0; i < 3; ++i) {
       CAPTURE(i);
       CAPTURE(j);
@@ -419,6 +422,7 @@ TEST_CASE("a broadcast into shards that are views of larger buffers copies into 
     CAPTURE(r);
     CHECK(t.shard(r).to_vector<float>() == std::vector<float>{21.f, 22.f});
     const float outer = 10.f * r;
-    CHECK(whole[static_cast<size_t>(r)].to_vector<float>() == std::vector<float>{outer, 21.f, 22.f, outer + 3});
+    CHECK(whole[static_cast<size_t>(r)].to_vector<float>() ==
+          std::vector<float>{outer, 21.f, 22.f, outer + 3});
   }
 }

@@ -93,7 +93,8 @@ TEST_CASE("distribute_tensor moves a tensor onto its mesh's backend") {
 
 TEST_CASE("moving to an unknown backend, or values off a shapes-only one, is a clear error") {
   const ts::Tensor x = counting({2});
-  CHECK_THROWS_WITH_AS(x.to("no_such_backend"), doctest::Contains("no backend named 'no_such_backend'"), ts::Error);
+  CHECK_THROWS_WITH_AS(x.to("no_such_backend"), doctest::Contains("no backend named 'no_such_backend'"),
+                       ts::Error);
   const ts::Tensor shapes = x.to("meta");
   CHECK(shapes.backend() == "meta");
   CHECK(shapes.sizes() == ts::Shape{2});

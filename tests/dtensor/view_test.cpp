@@ -38,8 +38,8 @@ std::string view_shape_text(const ts::Shape& shape) {
 }
 
 std::string describe(const ViewCase& c, int ranks) {
-  return view_shape_text(c.shape) + " " + c.placement.to_string() + " on " + std::to_string(ranks) + " ranks to " +
-         view_shape_text(c.target);
+  return view_shape_text(c.shape) + " " + c.placement.to_string() + " on " + std::to_string(ranks) +
+         " ranks to " + view_shape_text(c.target);
 }
 
 // The view's values and layout against the plain tensor's view; returns its placement.

@@ -32,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       broken("a trace file not made absolute from the file's directory", text);
   } catch (const tessera::ConfigError& e) {
     // Every rejection names where: the source given, a line, and usually a key.
-    if (std::string(e.what()).rfind("/fuzz/tessera.toml:", 0) != 0) broken(std::string("unnamed error: ") + e.what(), text);
+    if (std::string(e.what()).rfind("/fuzz/tessera.toml:", 0) != 0)
+      broken(std::string("unnamed error: ") + e.what(), text);
   } catch (const std::exception& e) {
     broken(std::string("escaped exception: ") + e.what(), text);
   }

@@ -33,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::string printed = tessera::placements_text(placements);
   try {
-    if (tessera::parse_placements(printed) != placements) broken("'" + printed + "' parses to other placements", text);
+    if (tessera::parse_placements(printed) != placements)
+      broken("'" + printed + "' parses to other placements", text);
   } catch (const tessera::Error& e) {
     broken("its own text '" + printed + "' is rejected: " + e.what(), text);
   }

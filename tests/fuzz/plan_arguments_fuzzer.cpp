@@ -23,7 +23,8 @@ namespace {
 namespace cli = tessera::cli;
 
 [[noreturn]] void broken(const std::string& what, const std::string& input) {
-  std::fprintf(stderr, "plan_arguments_fuzzer: %s\narguments, one per line:\n%s\n", what.c_str(), input.c_str());
+  std::fprintf(stderr, "plan_arguments_fuzzer: %s\narguments, one per line:\n%s\n", what.c_str(),
+               input.c_str());
   std::abort();
 }
 
@@ -60,7 +61,8 @@ void check_model(const cli::ModelPlan& m, const std::string& input) {
   if (world != m.world || world > cli::kPlanMaxRanks) broken("a world over the limit or miscounted", input);
   if (m.names.size() != m.mesh_shape.size()) broken("names do not match the mesh", input);
   for (const std::string& name : m.names)
-    if (name.empty() || std::count(m.names.begin(), m.names.end(), name) != 1) broken("names not distinct", input);
+    if (name.empty() || std::count(m.names.begin(), m.names.end(), name) != 1)
+      broken("names not distinct", input);
   for (int64_t size : {m.layers, m.hidden, m.ffn, m.heads, m.seq, m.batch})
     if (size < 1) broken("a model size below 1", input);
   if (m.layers > 4096) broken("more than 4096 layers", input);
@@ -75,7 +77,8 @@ void check_model(const cli::ModelPlan& m, const std::string& input) {
   if (m.kv_heads < 1 || m.vocab < 1) broken("a transformer size below 1", input);
   if (m.heads % m.kv_heads != 0) broken("kv heads do not divide heads", input);
   if ((m.hidden / m.heads) % 2 != 0) broken("an odd head width", input);
-  if (!fits(m.vocab, m.hidden) || !fits(m.batch * m.seq, m.vocab)) broken("a transformer size that overflows", input);
+  if (!fits(m.vocab, m.hidden) || !fits(m.batch * m.seq, m.vocab))
+    broken("a transformer size that overflows", input);
   if (m.strategy == cli::Strategy::Megatron || m.strategy == cli::Strategy::FsdpTp) {
     const int64_t tp = m.mesh_shape.back();
     if (m.heads % tp != 0 || m.kv_heads % tp != 0 || m.seq % tp != 0)

@@ -28,8 +28,8 @@ namespace comm = tessera::comm;
 bool same(const std::vector<comm::SelectionRule>& a, const std::vector<comm::SelectionRule>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].collective != b[i].collective || a[i].min_bytes != b[i].min_bytes || a[i].max_bytes != b[i].max_bytes ||
-        a[i].algorithm != b[i].algorithm)
+    if (a[i].collective != b[i].collective || a[i].min_bytes != b[i].min_bytes ||
+        a[i].max_bytes != b[i].max_bytes || a[i].algorithm != b[i].algorithm)
       return false;
   return true;
 }
@@ -49,10 +49,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     broken(std::string("escaped exception: ") + e.what(), text);
   }
   for (const comm::SelectionRule& rule : rules)
-    if (rule.min_bytes < 0 || rule.max_bytes < rule.min_bytes) broken("a rule with an empty or negative range", text);
+    if (rule.min_bytes < 0 || rule.max_bytes < rule.min_bytes)
+      broken("a rule with an empty or negative range", text);
   const std::string printed = comm::rules_text(rules);
   try {
-    if (!same(comm::parse_rules(printed, false), rules)) broken("'" + printed + "' parses to other rules", text);
+    if (!same(comm::parse_rules(printed, false), rules))
+      broken("'" + printed + "' parses to other rules", text);
   } catch (const tessera::Error& e) {
     broken("its own text '" + printed + "' is rejected: " + e.what(), text);
   }

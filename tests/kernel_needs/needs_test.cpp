@@ -35,7 +35,8 @@ struct Case {
 // (The arithmetic runs on cpu: only the call under test may use the "cpu2" backend's kernels.)
 ts::Tensor floats(float shift = 0.f) { return (ts::arange(6, ts::kFloat32) * 0.5f - 1.f + shift).to("cpu2"); }
 ts::Tensor ranks_of(ts::DType dtype) {
-  return ts::rank_map([dtype](int r) { return (ts::arange(5, ts::kInt64) + 3 * r + 1).to(dtype).to("cpu2"); });
+  return ts::rank_map(
+      [dtype](int r) { return (ts::arange(5, ts::kInt64) + 3 * r + 1).to(dtype).to("cpu2"); });
 }
 
 void all_reduce(ts::DType dtype, ts::ReduceOp op) {
@@ -46,16 +47,28 @@ void all_reduce(ts::DType dtype, ts::ReduceOp op) {
 
 std::vector<Case> cases() {
   return {
-      {"printing a tensor (Tensor::to_string, operator<<)", "", {"cast"},
-       [] { std::ostringstream os; os << floats(); }},
+      {"printing a tensor (Tensor::to_string, operator<<)",
+       "",
+       {"cast"},
+       [] {
+         std::ostringstream os;
+         os << floats();
+       }},
       {"to_vector", "", {"cast"}, [] { (void)floats().to_vector<double>(); }},
       {"item", "", {}, [] { (void)ts::tensor(2.5f).to("cpu2").item<double>(); }},
       {"ts::equal", "", {"eq", "all"}, [] { (void)ts::equal(floats(), floats()); }},
-      {"ts::allclose", "", {"sub", "abs", "mul", "add", "le", "eq", "fill", "maximum", "all"},
+      {"ts::allclose",
+       "",
+       {"sub", "abs", "mul", "add", "le", "eq", "fill", "maximum", "all"},
        [] { (void)ts::allclose(floats(), floats(1e-6f)); }},
       {"ts::dist::all_reduce", "SUM", {"add"}, [] { all_reduce(ts::kFloat32, ts::ReduceOp::SUM); }},
-      {"ts::dist::all_reduce", "AVG", {"add", "div", "fill"}, [] { all_reduce(ts::kFloat32, ts::ReduceOp::AVG); }},
-      {"ts::dist::all_reduce", "PREMUL_SUM", {"add", "mul", "fill"},
+      {"ts::dist::all_reduce",
+       "AVG",
+       {"add", "div", "fill"},
+       [] { all_reduce(ts::kFloat32, ts::ReduceOp::AVG); }},
+      {"ts::dist::all_reduce",
+       "PREMUL_SUM",
+       {"add", "mul", "fill"},
        [] { all_reduce(ts::kFloat32, ts::ReduceOp::premul_sum(0.5)); }},
       {"ts::dist::all_reduce", "PRODUCT", {"mul"}, [] { all_reduce(ts::kFloat32, ts::ReduceOp::PRODUCT); }},
       {"ts::dist::all_reduce", "MIN", {"minimum"}, [] { all_reduce(ts::kFloat32, ts::ReduceOp::MIN); }},
@@ -63,37 +76,73 @@ std::vector<Case> cases() {
       {"ts::dist::all_reduce", "BAND", {"bitwise_and"}, [] { all_reduce(ts::kInt64, ts::ReduceOp::BAND); }},
       {"ts::dist::all_reduce", "BOR", {"bitwise_or"}, [] { all_reduce(ts::kInt64, ts::ReduceOp::BOR); }},
       {"ts::dist::all_reduce", "BXOR", {"bitwise_xor"}, [] { all_reduce(ts::kInt64, ts::ReduceOp::BXOR); }},
-      {"ts::dist::broadcast", "", {}, [] {
+      {"ts::dist::broadcast",
+       "",
+       {},
+       [] {
          ts::LocalMode mode(3);
          ts::Tensor t = ranks_of(ts::kFloat32);
          ts::dist::broadcast(t, 1);
        }},
-      {"ts::dist::all_gather_into_tensor", "", {}, [] {
+      {"ts::dist::all_gather_into_tensor",
+       "",
+       {},
+       [] {
          ts::LocalMode mode(3);
-         ts::Tensor out = ts::rank_map([](int) { return ts::empty({15}, ts::TensorOptions(ts::kFloat32).backend("cpu2")); });
+         ts::Tensor out = ts::rank_map(
+             [](int) { return ts::empty({15}, ts::TensorOptions(ts::kFloat32).backend("cpu2")); });
          ts::dist::all_gather_into_tensor(out, ranks_of(ts::kFloat32));
        }},
       // The transformer ops composed of other kernels.
       {"ts::silu", "", {"sigmoid", "mul"}, [] { (void)ts::silu(floats()); }},
       {"ts::gelu", "tanh", {"mul", "add", "tanh", "fill"}, [] { (void)ts::gelu(floats(), "tanh"); }},
       {"ts::rsqrt", "", {"sqrt", "div", "fill"}, [] { (void)ts::rsqrt(floats(2.f)); }},
-      {"ts::clamp", "", {"ge", "le", "ne", "maximum", "where", "fill"}, [] { (void)ts::clamp(floats(), -0.5, 0.5); }},
-      {"ts::masked_fill", "", {"where", "fill"},
-       [] { (void)ts::masked_fill(floats(), ts::tensor({true, false, true, false, false, true}).to("cpu2"), 9.0); }},
-      {"ts::tril", "", {"arange", "sub", "le", "where", "fill"}, [] { (void)ts::tril(floats().reshape({2, 3})); }},
-      {"ts::triu", "", {"arange", "sub", "ge", "where", "fill"}, [] { (void)ts::triu(floats().reshape({2, 3}), 1); }},
-      {"ts::layer_norm", "", {"mean", "sub", "mul", "add", "sqrt", "div", "fill"}, [] {
+      {"ts::clamp",
+       "",
+       {"ge", "le", "ne", "maximum", "where", "fill"},
+       [] { (void)ts::clamp(floats(), -0.5, 0.5); }},
+      {"ts::masked_fill",
+       "",
+       {"where", "fill"},
+       [] {
+         (void)ts::masked_fill(floats(), ts::tensor({true, false, true, false, false, true}).to("cpu2"), 9.0);
+       }},
+      {"ts::tril",
+       "",
+       {"arange", "sub", "le", "where", "fill"},
+       [] {
+         (void)ts::tril(floats().reshape({2, 3}));
+       }},
+      {"ts::triu",
+       "",
+       {"arange", "sub", "ge", "where", "fill"},
+       [] {
+         (void)ts::triu(floats().reshape({2, 3}), 1);
+       }},
+      {"ts::layer_norm",
+       "",
+       {"mean", "sub", "mul", "add", "sqrt", "div", "fill"},
+       [] {
          const ts::Tensor w = ts::tensor({0.5f, 1.f, 2.f}).to("cpu2");
          (void)ts::layer_norm(floats().reshape({2, 3}), {3}, w, w);
        }},
-      {"ts::rms_norm", "", {"mul", "mean", "add", "sqrt", "div", "fill"}, [] {
+      {"ts::rms_norm",
+       "",
+       {"mul", "mean", "add", "sqrt", "div", "fill"},
+       [] {
          (void)ts::rms_norm(floats().reshape({2, 3}), {3}, ts::tensor({0.5f, 1.f, 2.f}).to("cpu2"));
        }},
-      {"ts::layer_norm", "fused", {"layer_norm", "layer_norm_backward"}, [] {
+      {"ts::layer_norm",
+       "fused",
+       {"layer_norm", "layer_norm_backward"},
+       [] {
          const ts::Tensor w = ts::tensor({0.5f, 1.f, 2.f}).to("cpu2");
          (void)ts::layer_norm(floats().reshape({2, 3}), {3}, w, w);
        }},
-      {"ts::rms_norm", "fused", {"rms_norm", "rms_norm_backward"}, [] {
+      {"ts::rms_norm",
+       "fused",
+       {"rms_norm", "rms_norm_backward"},
+       [] {
          (void)ts::rms_norm(floats().reshape({2, 3}), {3}, ts::tensor({0.5f, 1.f, 2.f}).to("cpu2"));
        }},
   };

@@ -23,8 +23,8 @@ struct Tally {
   }
   // Prints the summary line the ctest entries look for; returns the exit status.
   int report(const char* program, int process) const {
-    std::printf("%s: %s %d case(s), %d failure(s) on process %d\n", program, failures == 0 ? "OK" : "FAILED", cases,
-                failures, process);
+    std::printf("%s: %s %d case(s), %d failure(s) on process %d\n", program, failures == 0 ? "OK" : "FAILED",
+                cases, failures, process);
     return failures == 0 ? 0 : 1;
   }
 };
@@ -32,14 +32,20 @@ struct Tally {
 inline bool same_bits(const ts::Tensor& a, const ts::Tensor& b) {
   if (a.sizes() != b.sizes() || a.dtype() != b.dtype()) return false;
   const auto bits = [](const auto& x, const auto& y) {
-    return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(x[0])) == 0);
+    return x.size() == y.size() &&
+           (x.empty() || std::memcmp(x.data(), y.data(), x.size() * sizeof(x[0])) == 0);
   };
   switch (a.dtype()) {
-    case ts::DType::Float32: return bits(a.to_vector<float>(), b.to_vector<float>());
-    case ts::DType::Float64: return bits(a.to_vector<double>(), b.to_vector<double>());
-    case ts::DType::Int32: return bits(a.to_vector<int32_t>(), b.to_vector<int32_t>());
-    case ts::DType::Bool: return a.to_vector<bool>() == b.to_vector<bool>();
-    default: return bits(a.to_vector<int64_t>(), b.to_vector<int64_t>());
+    case ts::DType::Float32:
+      return bits(a.to_vector<float>(), b.to_vector<float>());
+    case ts::DType::Float64:
+      return bits(a.to_vector<double>(), b.to_vector<double>());
+    case ts::DType::Int32:
+      return bits(a.to_vector<int32_t>(), b.to_vector<int32_t>());
+    case ts::DType::Bool:
+      return a.to_vector<bool>() == b.to_vector<bool>();
+    default:
+      return bits(a.to_vector<int64_t>(), b.to_vector<int64_t>());
   }
 }
 

@@ -44,7 +44,9 @@ class FaultyTransport {
   tessera_transport_request isend(const DLTensor& chunk, int32_t peer, int64_t tag) {
     return mpi_.isend(faulty(chunk, peer), peer, tag);
   }
-  tessera_transport_request irecv(const DLTensor& chunk, int32_t peer, int64_t tag) { return mpi_.irecv(chunk, peer, tag); }
+  tessera_transport_request irecv(const DLTensor& chunk, int32_t peer, int64_t tag) {
+    return mpi_.irecv(chunk, peer, tag);
+  }
   bool test(tessera_transport_request request) { return mpi_.test(request); }
   bool wait(tessera_transport_request request, int64_t timeout_ms) { return mpi_.wait(request, timeout_ms); }
   void free_request(tessera_transport_request request) { mpi_.free_request(request); }
@@ -98,4 +100,5 @@ void describe(tessera::sdk::PluginBuilder& plugin) {
 
 }  // namespace
 
-TESSERA_DEFINE_PLUGIN("transport-mpi-faulty", "0.1.0", "The mpi transport with a fault on cue (tests only)", describe)
+TESSERA_DEFINE_PLUGIN("transport-mpi-faulty", "0.1.0", "The mpi transport with a fault on cue (tests only)",
+                      describe)

@@ -43,8 +43,10 @@ void basic(const ts::World& world) {
   for (int r : world.ranks())
     expect(ts::equal(shifted.shard(r), ts::full({2, 2}, static_cast<float>(2 * (r + 1) + 10))),
            "1 basic: (r + 1) * 2 + 10 on rank " + std::to_string(r));
-  expect(ts::ones({2, 3}).ranks() == world.ranks(), "1 basic: ones(2, 3) is a local tensor over the hosted ranks");
-  expect(ts::equal(ts::full({2}, 3.0f).reconcile(), ts::full({2}, 3.0f)), "1 basic: reconcile of identical shards");
+  expect(ts::ones({2, 3}).ranks() == world.ranks(),
+         "1 basic: ones(2, 3) is a local tensor over the hosted ranks");
+  expect(ts::equal(ts::full({2}, 3.0f).reconcile(), ts::full({2}, 3.0f)),
+         "1 basic: reconcile of identical shards");
 }
 
 // 2. collectives: all_reduce SUM, broadcast from 0, all_gather, reduce_scatter.
@@ -59,7 +61,9 @@ void collectives(const ts::World& world) {
     for (int i = 0; i < n; ++i) gathered.push_back(ts::zeros({1, 2}));
     ts::dist::all_gather(gathered, ts::rank_map([](int r) { return plain_values({1, 2}, r + 9); }));
     ts::Tensor scattered = ts::zeros({1, 2});
-    ts::dist::reduce_scatter_tensor(scattered, ts::rank_map([n](int r) { return plain_values({n, 2}, r + 13); }));
+    ts::dist::reduce_scatter_tensor(scattered, ts::rank_map([n](int r) {
+                                      return plain_values({n, 2}, r + 13);
+                                    }));
     std::vector<ts::Tensor> all = {sum, from0, scattered};
     all.insert(all.end(), gathered.begin(), gathered.end());
     return all;
@@ -83,7 +87,8 @@ void dtensor(const ts::World& world) {
     const ts::DTensor dw = ts::distribute_tensor(w, mesh, {ts::Replicate()});
     const ts::DTensor db = ts::distribute_tensor(b, mesh, {ts::Replicate()});
     const ts::DTensor y = ts::relu(ts::add(ts::matmul(dx, dw), db));
-    return std::vector<ts::Tensor>{dx.to_local(), ts::matmul(dx, dw).to_local(), y.to_local(), y.full_tensor()};
+    return std::vector<ts::Tensor>{dx.to_local(), ts::matmul(dx, dw).to_local(), y.to_local(),
+                                   y.full_tensor()};
   });
   ts::LocalMode mode(world);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {n});
@@ -98,7 +103,8 @@ void dtensor(const ts::World& world) {
     ts::DisabledLocalMode plain;
     reference = ts::relu(ts::matmul(x, w) + b);
   }
-  expect(ts::allclose(y.full_tensor().reconcile(), reference), "3 dtensor: relu(x @ w + b) as in one process");
+  expect(ts::allclose(y.full_tensor().reconcile(), reference),
+         "3 dtensor: relu(x @ w + b) as in one process");
 }
 
 // 4. uneven: 10 rows over the world round-trip exactly, with the default and balanced shards.
@@ -110,7 +116,8 @@ void uneven(const ts::World& world) {
     const ts::DTensor chunked = ts::distribute_tensor(rows, mesh, {ts::Shard(0)});
     const ts::DTensor balanced = ts::distribute_tensor(rows, mesh, {ts::BalancedShard(0)});
     return std::vector<ts::Tensor>{chunked.to_local(), balanced.to_local(), chunked.full_tensor(),
-                                   balanced.full_tensor(), ts::rank_map([](int r) { return ts::ones({r % 3 + 1}); }) * 2};
+                                   balanced.full_tensor(),
+                                   ts::rank_map([](int r) { return ts::ones({r % 3 + 1}); }) * 2};
   });
   ts::LocalMode mode(world);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {n});
@@ -125,23 +132,26 @@ void uneven(const ts::World& world) {
 void rank_specific(const ts::World& world) {
   mpi_check::compare(tally, "5 rank-specific", world, [] {
     const ts::Tensor filled = ts::rank_map([](int r) { return ts::full({2}, static_cast<float>(r)); });
-    const ts::Tensor squared = ts::tensor_map(ts::ones({2}), [](int r, const ts::Tensor& s) { return s * ((r + 1) * (r + 1)); });
-    const ts::Tensor slices = ts::run_per_rank(
-        [](int64_t rank) { return ts::arange(4 * rank, 4 * rank + 4); }, ts::current_rank());
+    const ts::Tensor squared =
+        ts::tensor_map(ts::ones({2}), [](int r, const ts::Tensor& s) { return s * ((r + 1) * (r + 1)); });
+    const ts::Tensor slices =
+        ts::run_per_rank([](int64_t rank) { return ts::arange(4 * rank, 4 * rank + 4); }, ts::current_rank());
     return std::vector<ts::Tensor>{filled, squared, slices};
   });
   ts::LocalMode mode(world);
   const ts::Tensor slices =
       ts::run_per_rank([](int64_t rank) { return ts::arange(4 * rank, 4 * rank + 4); }, ts::current_rank());
   for (int r : world.ranks())
-    expect(slices.shard(r).to_vector<int64_t>() == std::vector<int64_t>{4 * r, 4 * r + 1, 4 * r + 2, 4 * r + 3},
-           "5 rank-specific: rank " + std::to_string(r) + " gets [4r .. 4r + 3]");
+    expect(
+        slices.shard(r).to_vector<int64_t>() == std::vector<int64_t>{4 * r, 4 * r + 1, 4 * r + 2, 4 * r + 3},
+        "5 rank-specific: rank " + std::to_string(r) + " gets [4r .. 4r + 3]");
 }
 
 // 6. multi-dim mesh: a 2-d (dp, tp) mesh, hybrid DP + TP matmul, a 3-d round trip.
 void multi_dim(const ts::World& world) {
   const int n = world.size();
-  const ts::Tensor x = plain_values({8, 6}, 6), w = plain_values({6, 4}, 7), cube = plain_values({4, 6, 5}, 8);
+  const ts::Tensor x = plain_values({8, 6}, 6), w = plain_values({6, 4}, 7),
+                   cube = plain_values({4, 6, 5}, 8);
   mpi_check::compare(tally, "6 multi-dim mesh", world, [&] {
     const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {n / 2, 2}, {"dp", "tp"});
     const ts::DTensor dx = ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Replicate()});
@@ -153,7 +163,8 @@ void multi_dim(const ts::World& world) {
   });
   ts::LocalMode mode(world);
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {n / 2, 2}, {"dp", "tp"});
-  expect(mesh.shape() == std::vector<int64_t>{n / 2, 2} && mesh.dim_names() == std::vector<std::string>{"dp", "tp"},
+  expect(mesh.shape() == std::vector<int64_t>{n / 2, 2} &&
+             mesh.dim_names() == std::vector<std::string>{"dp", "tp"},
          "6 multi-dim mesh: shape and names");
   const ts::DTensor y = ts::matmul(ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Replicate()}),
                                    ts::distribute_tensor(w, mesh, {ts::Replicate(), ts::Shard(1)}));
@@ -162,7 +173,8 @@ void multi_dim(const ts::World& world) {
     ts::DisabledLocalMode plain;
     reference = ts::matmul(x, w);
   }
-  expect(ts::allclose(y.full_tensor().reconcile(), reference), "6 multi-dim mesh: DP + TP matmul as in one process");
+  expect(ts::allclose(y.full_tensor().reconcile(), reference),
+         "6 multi-dim mesh: DP + TP matmul as in one process");
 }
 
 }  // namespace

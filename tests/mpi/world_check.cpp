@@ -49,7 +49,8 @@ ts::Tensor values_of(int rank, int64_t n, int salt, ts::DType dtype = ts::kFloat
 using Program = std::function<std::vector<ts::Tensor>(const ts::DeviceMesh&)>;
 
 void compare(const std::string& name, const ts::World& world, const Program& program) {
-  mpi_check::compare(tally, name, world, [&] { return program(ts::init_device_mesh("cpu", {world.size()})); });
+  mpi_check::compare(tally, name, world,
+                     [&] { return program(ts::init_device_mesh("cpu", {world.size()})); });
 }
 
 ts::Tensor inputs(int64_t n, int salt, ts::DType dtype = ts::kFloat32) {
@@ -58,22 +59,23 @@ ts::Tensor inputs(int64_t n, int salt, ts::DType dtype = ts::kFloat32) {
 
 void sweep(const ts::World& world) {
   const int w = world.size();
-  const std::vector<std::string> collectives = {"all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter",
-                                                "all_to_all", "scatter", "gather", "barrier"};
+  const std::vector<std::string> collectives = {"all_reduce", "broadcast",      "reduce",
+                                                "all_gather", "reduce_scatter", "all_to_all",
+                                                "scatter",    "gather",         "barrier"};
   for (const std::string& algorithm : ts::dist::algorithm_names()) {
     for (const std::string& collective : collectives) {
       // 0, 1 and an uneven count (not a multiple of the world size), all sent from the link's
       // staged copies; 1100 floats are more than ProcessLink::kStagedBytes, sent in place.
       for (int64_t per_rank : {int64_t{0}, int64_t{1}, int64_t{w + 2}, int64_t{37}, int64_t{1100}}) {
-        if (!ts::dist::verify_schedule(algorithm, collective, w, per_rank).empty())
-          continue;
+        if (!ts::dist::verify_schedule(algorithm, collective, w, per_rank).empty()) continue;
         ts::dist::set_algorithms(collective + ":" + algorithm);
         const std::string name = collective + "/" + algorithm + "/" + std::to_string(per_rank);
         const int salt = static_cast<int>(per_rank) + static_cast<int>(collective.size());
         Program program;
         if (collective == "all_reduce")
           program = [&](const ts::DeviceMesh&) {
-            ts::Tensor sum = inputs(per_rank, salt), mx = inputs(per_rank, salt + 1), avg = inputs(per_rank, salt + 2);
+            ts::Tensor sum = inputs(per_rank, salt), mx = inputs(per_rank, salt + 1),
+                       avg = inputs(per_rank, salt + 2);
             ts::dist::all_reduce(sum);
             ts::dist::all_reduce(mx, ts::ReduceOp::MAX);
             ts::dist::all_reduce(avg, ts::ReduceOp::AVG);
@@ -197,14 +199,16 @@ void structured(const ts::World& world) {
             }
             return std::vector<ts::Tensor>{t};
           });
-  compare("all_reduce of shards that share bytes (replicas) and of a mix of sizes", world, [&](const ts::DeviceMesh&) {
-    ts::Tensor replicated = ts::full({29}, 0.75f);  // inside the mode: every hosted rank's shard shares bytes
-    const ts::Tensor twin = replicated + 0.0;
-    ts::Tensor large = inputs(3000, 13);
-    ts::dist::all_reduce(replicated);
-    ts::dist::all_reduce(large);
-    return std::vector<ts::Tensor>{replicated, twin, large};
-  });
+  compare("all_reduce of shards that share bytes (replicas) and of a mix of sizes", world,
+          [&](const ts::DeviceMesh&) {
+            ts::Tensor replicated =
+                ts::full({29}, 0.75f);  // inside the mode: every hosted rank's shard shares bytes
+            const ts::Tensor twin = replicated + 0.0;
+            ts::Tensor large = inputs(3000, 13);
+            ts::dist::all_reduce(replicated);
+            ts::dist::all_reduce(large);
+            return std::vector<ts::Tensor>{replicated, twin, large};
+          });
   if (w % 2 == 0) {
     compare("mesh dims", world, [&](const ts::DeviceMesh&) {
       const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2, w / 2}, {"dp", "tp"});
@@ -247,16 +251,19 @@ void structured(const ts::World& world) {
 int hosted(const ts::World& world) {
   // Outside any mode, the process is a member of the process world (PyTorch: dist.get_rank()).
   if (ts::get_world_size() != world.size()) {
-    std::printf("FAIL get_world_size() outside a mode is %d, expected %d\n", ts::get_world_size(), world.size());
+    std::printf("FAIL get_world_size() outside a mode is %d, expected %d\n", ts::get_world_size(),
+                world.size());
     return 1;
   }
   const ts::SymInt rank = ts::get_rank();
   const int first = world.process_index() * world.ranks_per_process();
-  const bool rank_ok = world.ranks_per_process() == 1
-                           ? !rank.is_local() && rank.as_int() == first
-                           : rank.is_local() && rank.local().ranks() == world.ranks() && rank.at(first) == first;
+  const bool rank_ok =
+      world.ranks_per_process() == 1
+          ? !rank.is_local() && rank.as_int() == first
+          : rank.is_local() && rank.local().ranks() == world.ranks() && rank.at(first) == first;
   if (!rank_ok) {
-    std::printf("FAIL get_rank() outside a mode on process %d is %s\n", world.process_index(), rank.to_string().c_str());
+    std::printf("FAIL get_rank() outside a mode on process %d is %s\n", world.process_index(),
+                rank.to_string().c_str());
     return 1;
   }
   ts::LocalMode mode(world);
@@ -280,7 +287,8 @@ int hosted(const ts::World& world) {
   const ts::Tensor same = ts::rank_map([](int) { return ts::full({3}, 7.0f); });
   if (!ts::equal(same.reconcile(), ts::full({3}, 7.0f))) return 1;
   // Every shard on this process agrees, but processes differ: reconcile must say so everywhere.
-  const ts::Tensor per_process = ts::rank_map([&](int) { return ts::full({3}, static_cast<float>(world.process_index())); });
+  const ts::Tensor per_process =
+      ts::rank_map([&](int) { return ts::full({3}, static_cast<float>(world.process_index())); });
   try {
     per_process.reconcile();
     std::printf("FAIL reconcile of values that differ between processes did not throw\n");
@@ -326,7 +334,8 @@ int checked_sum(const ts::World& world) {
 // was configured with ([plugins.transport-mpi] latency = 1e-3, bandwidth = 1e6): 1 ms + 4096 / 1e6 s.
 int costed(const ts::World& world) {
   if (world.num_processes() != 2 || world.size() != 2) {
-    std::printf("FAIL: costed needs 2 processes of 1 rank, got %d of %d\n", world.num_processes(), world.size());
+    std::printf("FAIL: costed needs 2 processes of 1 rank, got %d of %d\n", world.num_processes(),
+                world.size());
     return 0;
   }
   ts::dist::set_algorithms("*:direct");
@@ -336,8 +345,8 @@ int costed(const ts::World& world) {
   ts::dist::all_reduce(t);
   const double want = 1e-3 + 4096 / 1e6;
   if (std::abs(counter.seconds() - want) > 1e-9 * want) {
-    std::printf("FAIL: the all_reduce between processes was estimated at %.9g s, expected %.9g s\n", counter.seconds(),
-                want);
+    std::printf("FAIL: the all_reduce between processes was estimated at %.9g s, expected %.9g s\n",
+                counter.seconds(), want);
     return 0;
   }
   for (int r : world.ranks())
@@ -371,7 +380,8 @@ int mismatched_send(const ts::World& world, const ts::Shape& shape, ts::DType dt
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "collectives";
   // Settings are read when the world is made: set here, they reach this process only.
-  if (mode == "disagree" && std::string(std::getenv("OMPI_COMM_WORLD_RANK") ? std::getenv("OMPI_COMM_WORLD_RANK") : "") == "1") {
+  if (mode == "disagree" &&
+      std::string(std::getenv("OMPI_COMM_WORLD_RANK") ? std::getenv("OMPI_COMM_WORLD_RANK") : "") == "1") {
     ::setenv("TESSERA_RANKS_PER_PROCESS", "2", 1);
     ::setenv("TESSERA_DEBUG", "1", 1);
   }
@@ -442,7 +452,8 @@ int main(int argc, char** argv) {
       ts::Tensor t = ts::ones({4});
       ts::dist::all_reduce(t);
       // Process 1, resumed by the launcher before it is killed, may finish its part correctly.
-      if (world.process_index() == 0) std::printf("FAIL: all_reduce with a stopped or killed peer returned\n");
+      if (world.process_index() == 0)
+        std::printf("FAIL: all_reduce with a stopped or killed peer returned\n");
       return 0;
     }
     if (mode == "sum") return checked_sum(world);

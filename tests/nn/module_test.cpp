@@ -286,7 +286,8 @@ TEST_CASE("nn::functional holds the transformer ops for Tensors, DTensors and Va
   const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {2}, {"tp"});
   const ts::DTensor d = ts::distribute_tensor(x, mesh, {ts::Shard(0)});
   CHECK(values(Fn::triu(d).full_tensor().reconcile()) == std::vector<float>{-2, 0.5f, 0, 4});
-  CHECK(values(Fn::relu(nn::Value(d)).dtensor().full_tensor().reconcile()) == std::vector<float>{0, 0.5f, 3, 4});
+  CHECK(values(Fn::relu(nn::Value(d)).dtensor().full_tensor().reconcile()) ==
+        std::vector<float>{0, 0.5f, 3, 4});
   CHECK_THROWS_WITH_AS(Fn::linear(nn::Value(x), nn::Value(d)),
                        doctest::Contains("x is a Tensor but the weight is a DTensor(S(0))"), ts::Error);
 }

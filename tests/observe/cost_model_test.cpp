@@ -116,9 +116,9 @@ TEST_CASE("cost estimates do not change when paths come from the cache or anothe
   ts::LocalMode mode(7);
   const auto uncached = estimate();  // a new world: its topology computes every path
   CHECK(uncached.first > 0);
-  CHECK(estimate() == uncached);     // the same world: cached paths
+  CHECK(estimate() == uncached);  // the same world: cached paths
   ts::LocalMode other(7);
-  CHECK(estimate() == uncached);     // another world, computed afresh
+  CHECK(estimate() == uncached);  // another world, computed afresh
 }
 
 TEST_CASE("a sparse rank set {0, 1, 3000} runs collectives under a counter like {0, 1, 2}") {

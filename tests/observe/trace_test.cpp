@@ -38,7 +38,8 @@ TEST_CASE("a trace has a track per rank with op slices and collective steps") {
     if (cat == "collective") collectives.insert(tid);
     if (cat == "step") {
       steps.insert(tid);
-      step_has_bytes_and_peer = step_has_bytes_and_peer || (e.at("args").contains("bytes") && e.at("args").contains("peer"));
+      step_has_bytes_and_peer =
+          step_has_bytes_and_peer || (e.at("args").contains("bytes") && e.at("args").contains("peer"));
     }
   }
   CHECK(tracks == std::set<int>{0, 1, 2});
@@ -49,7 +50,8 @@ TEST_CASE("a trace has a track per rank with op slices and collective steps") {
 }
 
 TEST_CASE("an unwritable trace path is a clear error") {
-  CHECK_THROWS_WITH_AS(ts::start_trace("/nonexistent-dir/trace.json"), doctest::Contains("cannot write"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::start_trace("/nonexistent-dir/trace.json"), doctest::Contains("cannot write"),
+                       ts::Error);
   CHECK_FALSE(ts::tracing());
 }
 

@@ -14,14 +14,14 @@ TEST_CASE("an optimizer refuses a non-leaf tensor and names its position") {
   const ts::Tensor doubled = w * 2;
   REQUIRE_FALSE(doubled.is_leaf());
 
-  CHECK_THROWS_WITH_AS(ts::optim::SGD({doubled}, {.lr = 0.1}),
-                       doctest::Contains("SGD: can't optimize a non-leaf tensor: parameter 0 was computed by"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(
+      ts::optim::SGD({doubled}, {.lr = 0.1}),
+      doctest::Contains("SGD: can't optimize a non-leaf tensor: parameter 0 was computed by"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::optim::AdamW({b, doubled}),
                        doctest::Contains("AdamW: can't optimize a non-leaf tensor: parameter 1"), ts::Error);
   // The message says what to pass instead.
-  CHECK_THROWS_WITH_AS(ts::optim::SGD({b, w, w + b}),
-                       doctest::Contains("parameter 2 was computed by"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::optim::SGD({b, w, w + b}), doctest::Contains("parameter 2 was computed by"),
+                       ts::Error);
   CHECK_THROWS_WITH_AS(ts::optim::SGD({doubled}), doctest::Contains("pass the leaf tensor"), ts::Error);
 
   // Leaves are accepted: those that require grad, those that do not, and a detached copy made a leaf.

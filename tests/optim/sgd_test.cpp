@@ -4,10 +4,10 @@
 
 namespace ts = tessera;
 using optim_test::check_close;
+using optim_test::kTheta0;
 using optim_test::make;
 using optim_test::SgdOracle;
 using optim_test::Values;
-using optim_test::kTheta0;
 
 namespace {
 

@@ -110,8 +110,8 @@ TEST_CASE("FSDP + TP: a column-parallel bias is sharded within its tensor-parall
     const ts::Tensor want = dense(x).tensor();
     (want.sum() / static_cast<double>(dp)).backward();
     const nn::Value out = net(ts::distribute_tensor(x, mesh, {ts::Shard(0), ts::Replicate()}).to_local());
-    check_close(ts::from_local(out.tensor(), mesh, {ts::Shard(0), ts::Replicate()}).full_tensor().reconcile(), want,
-                "output");
+    check_close(ts::from_local(out.tensor(), mesh, {ts::Shard(0), ts::Replicate()}).full_tensor().reconcile(),
+                want, "output");
     out.tensor().sum().backward();
     const auto want_params = dense->named_parameters();
     const auto got = net->named_parameters();

@@ -63,7 +63,8 @@ TEST_CASE("pipelining timeline: message costs delay each hand-over") {
   costs.message = 0.5;
   // 1F1B on 2 stages, 2 micro-batches: rank 0 F0 F1 B0 B1, rank 1 F0 B0 F1 B1.
   const auto timeline = pp::Schedule1F1B::plan(2, 2).timeline(costs);
-  check_slots(slots(timeline[1]), {{"1F0", 2.5, 4.5}, {"1B0", 4.5, 8.5}, {"1F1", 8.5, 10.5}, {"1B1", 10.5, 14.5}});
+  check_slots(slots(timeline[1]),
+              {{"1F0", 2.5, 4.5}, {"1B0", 4.5, 8.5}, {"1F1", 8.5, 10.5}, {"1B1", 10.5, 14.5}});
   check_slots(slots(timeline[0]), {{"0F0", 0, 2}, {"0F1", 2, 4}, {"0B0", 9, 13}, {"0B1", 15, 19}});
   CHECK(pp::Schedule1F1B::plan(2, 2).step_time(costs) == doctest::Approx(19));
 }

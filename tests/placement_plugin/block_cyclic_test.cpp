@@ -34,7 +34,9 @@ std::string error_of(const std::string& text) {
   return "no error";
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -49,7 +51,8 @@ TEST_CASE("block-cyclic shards hold the rows the definition gives, for many size
         ts::LocalMode mode(world);
         ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {world});
         // Row j holds 100 + j in both columns: distinct values, so any misplaced row shows.
-        const ts::Tensor x = (ts::arange(n, ts::DType::Int64) + 100).reshape({n, 1}).expand({n, 2}).contiguous();
+        const ts::Tensor x =
+            (ts::arange(n, ts::DType::Int64) + 100).reshape({n, 1}).expand({n, 2}).contiguous();
         const ts::Placement c = ts::Placement::parse("C(0, " + std::to_string(block) + ")");
         ts::DTensor d = ts::distribute_tensor(x, mesh, {c});
         for (int r = 0; r < world; ++r) {
@@ -80,8 +83,7 @@ TEST_CASE("block-cyclic redistributes to and from other placements and other blo
     const std::vector<int64_t> rows = expected_rows(11, 3, 3, r);
     const ts::Tensor shard = c3.to_local().shard(r);
     REQUIRE(shard.size(0) == static_cast<int64_t>(rows.size()));
-    for (size_t i = 0; i < rows.size(); ++i)
-      CHECK(ts::equal(shard[static_cast<int64_t>(i)], x[rows[i]]));
+    for (size_t i = 0; i < rows.size(); ++i) CHECK(ts::equal(shard[static_cast<int64_t>(i)], x[rows[i]]));
   }
   CHECK(ts::equal(c3.redistribute({ts::Replicate()}).to_local().shard(2), x));
   CHECK(ts::equal(direct_shard.redistribute({ts::Placement::parse("C(0, 2)")}).full_tensor(), x));
@@ -96,7 +98,8 @@ TEST_CASE("block-cyclic on one mesh dim nests with Shard on the other") {
   // then cuts each of those six-row pieces in torch.chunk halves.
   const ts::DTensor d = ts::distribute_tensor(x, mesh, ts::parse_placements("C(0,2),S(0)"));
   const std::vector<std::vector<int64_t>> expected = {{0, 1, 4}, {5, 8, 9}, {2, 3, 6}, {7, 10, 11}};
-  for (int r = 0; r < 4; ++r) CHECK(d.to_local().shard(r).to_vector<int64_t>() == expected[static_cast<size_t>(r)]);
+  for (int r = 0; r < 4; ++r)
+    CHECK(d.to_local().shard(r).to_vector<int64_t>() == expected[static_cast<size_t>(r)]);
   CHECK(ts::equal(d.full_tensor(), x));
 }
 
@@ -125,7 +128,8 @@ TEST_CASE("a bad block size is refused with the plugin's message, naming the pla
   CHECK(contains(error_of("C(0, 0)"), "got '0'"));
   CHECK(contains(error_of("BlockCyclic(dim=0, 2.5)"), "got '2.5'"));
   CHECK(contains(error_of("C(0, 99999999999999999999)"), "got '99999999999999999999'"));
-  CHECK_THROWS_WITH_AS(ts::Placement::shard(0, "block_cyclic", "-1"), doctest::Contains("got '-1'"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::Placement::shard(0, "block_cyclic", "-1"), doctest::Contains("got '-1'"),
+                       ts::Error);
 }
 
 TEST_CASE("strategies without arguments refuse them, and an unknown strategy is named") {
@@ -133,7 +137,8 @@ TEST_CASE("strategies without arguments refuse them, and an unknown strategy is 
   const std::string shard = error_of("S(0, 4)");
   CHECK(contains(shard, "strategy 'shard' takes no arguments after the tensor dim, got '4'"));
   CHECK(contains(error_of("B(1,2)"), "strategy 'balanced_shard' takes no arguments"));
-  CHECK_THROWS_WITH_AS(ts::Placement::shard(0, "shard", "4"), doctest::Contains("takes no arguments"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::Placement::shard(0, "shard", "4"), doctest::Contains("takes no arguments"),
+                       ts::Error);
   CHECK_THROWS_WITH_AS(ts::Placement::shard(0, "no_such_strategy"),
                        doctest::Contains("placement strategy 'no_such_strategy' is not loaded"), ts::Error);
   // The known forms in an unknown prefix's message show that C takes arguments.

@@ -30,13 +30,16 @@ TEST_CASE("a backend's allocation that succeeds without memory, or throws, is an
   {
     const ScopedEnv fault("BACKEND_FAULT", "alloc_null");
     const std::string message = error_of([] { faulty_empty(8); });
-    CHECK(contains(message, "backend 'bad-backend-faults' (plugin bad-backend-faults) reported allocating 32 bytes "
-                            "but returned no memory (NULL)"));
+    CHECK(contains(message,
+                   "backend 'bad-backend-faults' (plugin bad-backend-faults) reported allocating 32 bytes "
+                   "but returned no memory (NULL)"));
   }
   {
     const ScopedEnv fault("BACKEND_FAULT", "alloc_throws");
     const std::string message = error_of([] { faulty_empty(8); });
-    CHECK(contains(message, "could not allocate 32 bytes: alloc threw: bad-backend-faults: the device is out of memory"));
+    CHECK(contains(
+        message,
+        "could not allocate 32 bytes: alloc threw: bad-backend-faults: the device is out of memory"));
   }
   CHECK(faulty_empty(8).numel() == 8);  // and without the fault it allocates
 }
@@ -48,8 +51,9 @@ TEST_CASE("a backend's copy that throws is an error naming it, and the tensor is
   {
     const ScopedEnv fault("BACKEND_FAULT", "copy_throws");
     const std::string message = error_of([&] { t.to_vector<float>(); });
-    CHECK(contains(message, "backend 'bad-backend-faults' (plugin bad-backend-faults) could not copy 16 bytes: copy "
-                            "threw: bad-backend-faults: the copy engine hung"));
+    CHECK(contains(message,
+                   "backend 'bad-backend-faults' (plugin bad-backend-faults) could not copy 16 bytes: copy "
+                   "threw: bad-backend-faults: the copy engine hung"));
   }
   CHECK(t.to_vector<float>().size() == 4);
 }

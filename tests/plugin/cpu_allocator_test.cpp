@@ -32,9 +32,8 @@ Block allocate(size_t bytes) {
 void release(const Block& block) { tessera::cpu::cached_free(nullptr, block.data); }
 
 // Sizes around every boundary: the 64-byte unit, small classes, the 64 KiB small limit, 1 MiB.
-const std::vector<size_t> kSizes = {0,     1,     63,    64,        65,          127,         128,
-                                    1000,  4096,  4097,  65535,     65536,       65537,       100000,
-                                    1 << 20, (1 << 20) + 1};
+const std::vector<size_t> kSizes = {0,    1,    63,    64,    65,    127,    128,     1000,
+                                    4096, 4097, 65535, 65536, 65537, 100000, 1 << 20, (1 << 20) + 1};
 
 }  // namespace
 
@@ -48,10 +47,12 @@ TEST_CASE("cpu allocator: live blocks are 64-byte aligned, disjoint and keep the
   }
   std::vector<Block> sorted = live;
   std::sort(sorted.begin(), sorted.end(), [](const Block& a, const Block& b) { return a.data < b.data; });
-  for (size_t i = 1; i < sorted.size(); ++i) CHECK(sorted[i - 1].data + sorted[i - 1].bytes <= sorted[i].data);
+  for (size_t i = 1; i < sorted.size(); ++i)
+    CHECK(sorted[i - 1].data + sorted[i - 1].bytes <= sorted[i].data);
   for (size_t i = 0; i < live.size(); ++i) {
     const auto expected = static_cast<unsigned char>(i % 251);
-    CHECK(std::all_of(live[i].data, live[i].data + live[i].bytes, [&](unsigned char c) { return c == expected; }));
+    CHECK(std::all_of(live[i].data, live[i].data + live[i].bytes,
+                      [&](unsigned char c) { return c == expected; }));
   }
   for (const Block& b : live) release(b);
 }
@@ -68,7 +69,8 @@ TEST_CASE("cpu allocator: a small block freed on a thread is handed out again on
   release(other);
 }
 
-TEST_CASE("cpu allocator: a freed block above the small limit is handed out again for its size, from any thread") {
+TEST_CASE(
+    "cpu allocator: a freed block above the small limit is handed out again for its size, from any thread") {
   // 150000 bytes is between the 64 KiB small limit and 1 MiB: such blocks (the staging areas of a
   // collective over a few thousand ranks) once went back to malloc on every free. Sizes no other
   // case allocates: the cache is process-wide, and a block another case freed would be handed out.
@@ -120,7 +122,9 @@ TEST_CASE("cpu allocator: an impossible size is refused with a message, not wrap
 // slab, not to free(); a block another thread frees returns to the same slab; a slab whose blocks
 // are all free is given back to the heap (one is kept). Sizes no other case here allocates, so the
 // counts are this case's own (slabs are process-wide).
-TEST_CASE("cpu allocator: small blocks beyond a thread's lists return to their slabs, and empty slabs are released") {
+TEST_CASE(
+    "cpu allocator: small blocks beyond a thread's lists return to their slabs, and empty slabs are "
+    "released") {
   namespace slabs = tessera::cpu::slab_blocks;
   // 2 KiB blocks: a thread keeps 256 (512 KiB) of them; 31 fit in one 64 KiB slab.
   constexpr size_t kBytes = 2000, kClass = 2048, kPerSlab = (slabs::kSlabBytes - 64) / (64 + kClass);
@@ -138,7 +142,8 @@ TEST_CASE("cpu allocator: small blocks beyond a thread's lists return to their s
   for (size_t i = 0; i < blocks.size(); ++i) std::memset(blocks[i].data, static_cast<int>(i % 253), kBytes);
   for (size_t i = 0; i < blocks.size(); ++i) {
     const auto expected = static_cast<unsigned char>(i % 253);
-    CHECK(std::all_of(blocks[i].data, blocks[i].data + kBytes, [&](unsigned char c) { return c == expected; }));
+    CHECK(
+        std::all_of(blocks[i].data, blocks[i].data + kBytes, [&](unsigned char c) { return c == expected; }));
   }
   // Half freed on another thread (its lists keep 256 and give those to the slabs when it exits), half here.
   std::thread([&] {
@@ -167,9 +172,11 @@ TEST_CASE("cpu allocator: slab blocks taken and freed by many threads at once st
       for (int round = 0; round < 20; ++round) {
         std::vector<Block> mine;
         for (int i = 0; i < 300; ++i) mine.push_back(allocate(i % 2 == 0 ? 100 : 1000));
-        for (size_t i = 0; i < mine.size(); ++i) std::memset(mine[i].data, t * 16 + round % 16, mine[i].bytes);
+        for (size_t i = 0; i < mine.size(); ++i)
+          std::memset(mine[i].data, t * 16 + round % 16, mine[i].bytes);
         for (const Block& b : mine)
-          bad[t] += std::count_if(b.data, b.data + b.bytes, [&](unsigned char c) { return c != t * 16 + round % 16; });
+          bad[t] += std::count_if(b.data, b.data + b.bytes,
+                                  [&](unsigned char c) { return c != t * 16 + round % 16; });
         // Half freed here; the other half handed to the next thread's list, freed there next round.
         for (size_t i = 0; i < mine.size(); ++i)
           if (i % 2 == 0) release(mine[i]);
@@ -189,7 +196,8 @@ TEST_CASE("cpu allocator: slab blocks taken and freed by many threads at once st
   for (auto& thread : freers) thread.join();
 }
 
-TEST_CASE("cpu allocator: a size above PTRDIFF_MAX is refused as out of memory before any rounding or allocation") {
+TEST_CASE(
+    "cpu allocator: a size above PTRDIFF_MAX is refused as out of memory before any rounding or allocation") {
   void* out = reinterpret_cast<void*>(1);
   tessera_error error{};
   error.struct_size = sizeof(error);

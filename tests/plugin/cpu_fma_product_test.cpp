@@ -23,10 +23,11 @@ const VectorUnit kUnits[] = {VectorUnit::portable, VectorUnit::avx2, VectorUnit:
 
 // The definition: s = +0, then s = fma(a[i, q], b[q, j], s) for q = 0 .. k-1.
 template <class T>
-T chain(const std::vector<T>& a, int64_t a_row, int64_t a_col, const std::vector<T>& b, int64_t b_row, int64_t i,
-        int64_t j, int64_t k) {
+T chain(const std::vector<T>& a, int64_t a_row, int64_t a_col, const std::vector<T>& b, int64_t b_row,
+        int64_t i, int64_t j, int64_t k) {
   T s = 0;
-  for (int64_t q = 0; q < k; ++q) s = std::fma(a[static_cast<size_t>(i * a_row + q * a_col)], b[static_cast<size_t>(q * b_row + j)], s);
+  for (int64_t q = 0; q < k; ++q)
+    s = std::fma(a[static_cast<size_t>(i * a_row + q * a_col)], b[static_cast<size_t>(q * b_row + j)], s);
   return s;
 }
 
@@ -47,7 +48,8 @@ void check_product(VectorUnit unit, int64_t m, int64_t n, int64_t k, bool transp
   for (T& x : b) x = value(rng);
   const T sentinel = T(12345.5);
   std::vector<T> c(static_cast<size_t>(m * c_row + 1), sentinel);
-  tessera::cpu::fma_product(FmaProduct<T>{a.data(), a_row, a_col, b.data(), b_row, c.data(), c_row, m, n, k}, unit);
+  tessera::cpu::fma_product(FmaProduct<T>{a.data(), a_row, a_col, b.data(), b_row, c.data(), c_row, m, n, k},
+                            unit);
   int64_t wrong = 0, touched = 0;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < c_row; ++j) {

@@ -24,8 +24,9 @@ TEST_CASE("a layout with a gap is rejected naming the strategy, size, shards and
   const auto strategy = load_placement("bad-layout-gap");
   // Blocks of 4 over 10: shard 0 [0, 4), shard 1 nothing, shard 2 [8, 10): [4, 8) is held by none.
   const std::string message = error_of([&] { (void)strategy->layout(10, 3, 0); });
-  CHECK(message == "placement 'bad-layout-gap' laid out 10 elements over 3 shards with a gap: no shard holds "
-                   "elements [4, 8); each element must be held by exactly one shard");
+  CHECK(message ==
+        "placement 'bad-layout-gap' laid out 10 elements over 3 shards with a gap: no shard holds "
+        "elements [4, 8); each element must be held by exactly one shard");
   // Checked again on the next call (a failed check is not remembered as passed), for any shard.
   CHECK(error_of([&] { (void)strategy->layout(10, 3, 2); }) == message);
   // Every shard's layout at once is checked the same way.
@@ -33,8 +34,9 @@ TEST_CASE("a layout with a gap is rejected naming the strategy, size, shards and
   // One shard holds everything: nothing is missing.
   CHECK(strategy->layout(10, 1, 0).size() == 1);
   // 7 shards of 7 elements (blocks of 1): element 1 is missing.
-  CHECK(contains(error_of([&] { (void)strategy->layout(7, 7, 6); }), "7 elements over 7 shards with a gap: no "
-                                                                      "shard holds elements [1, 2)"));
+  CHECK(contains(error_of([&] { (void)strategy->layout(7, 7, 6); }),
+                 "7 elements over 7 shards with a gap: no "
+                 "shard holds elements [1, 2)"));
   tessera::unload_plugin("bad-layout-gap");
 }
 
@@ -42,7 +44,8 @@ TEST_CASE("a layout with an overlap is rejected naming the first overlap and its
   const auto strategy = load_placement("bad-layout-overlap");
   // Blocks of 4 over 10, each one longer: shard 0 [0, 5), shard 1 [4, 9), shard 2 [8, 10).
   CHECK(error_of([&] { (void)strategy->layout(10, 3, 1); }) ==
-        "placement 'bad-layout-overlap' laid out 10 elements over 3 shards with an overlap: elements [4, 5) are "
+        "placement 'bad-layout-overlap' laid out 10 elements over 3 shards with an overlap: elements [4, 5) "
+        "are "
         "held by shard 0 and shard 1; each element must be held by exactly one shard");
   CHECK(strategy->layout(10, 1, 0).size() == 1);
   tessera::unload_plugin("bad-layout-overlap");
@@ -51,7 +54,8 @@ TEST_CASE("a layout with an overlap is rejected naming the first overlap and its
 TEST_CASE("an even and an uneven shard layout, and empty shards, pass the coverage check") {
   const auto shard = tessera::dtensor::placement("shard");
   REQUIRE(shard != nullptr);
-  for (const auto& [size, shards] : std::vector<std::pair<int64_t, int64_t>>{{12, 3}, {10, 3}, {2, 7}, {0, 3}}) {
+  for (const auto& [size, shards] :
+       std::vector<std::pair<int64_t, int64_t>>{{12, 3}, {10, 3}, {2, 7}, {0, 3}}) {
     int64_t total = 0;
     for (int64_t i = 0; i < shards; ++i)
       for (const tessera_segment& s : shard->layout(size, shards, i)) total += s.length;

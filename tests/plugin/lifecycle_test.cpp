@@ -14,7 +14,8 @@
 
 using namespace plugin_test;
 
-TEST_CASE("init is called once per load and finalize once at unload, a probe of the loaded plugin calls neither") {
+TEST_CASE(
+    "init is called once per load and finalize once at unload, a probe of the loaded plugin calls neither") {
   const PluginLog log;
   const std::filesystem::path file = test_plugin("coll-params");
   tessera::load_plugin(file.string());
@@ -53,8 +54,9 @@ TEST_CASE("an exception escaping init is caught: the plugin is rejected with its
   const std::filesystem::path file = test_plugin("bad-init-throws");
   const std::string message = load_error(file);
   CAPTURE(message);
-  CHECK(contains(message, "plugin '" + file.string() + "' rejected: init threw: "
-                          "bad-init-throws: the device could not be opened"));
+  CHECK(contains(message, "plugin '" + file.string() +
+                              "' rejected: init threw: "
+                              "bad-init-throws: the device could not be opened"));
   CHECK_FALSE(is_loaded("bad-init-throws"));
   CHECK_FALSE(has_backend("bad-init-throws"));
   check_cpu_still_works();
@@ -68,7 +70,8 @@ TEST_CASE("a plugin rejected for a clash is neither initialised nor finalized") 
   // never started.
   const std::filesystem::path copy = std::filesystem::temp_directory_path() /
                                      ("libtessera-coll-params-copy-" + std::to_string(::getpid()) + ".so");
-  std::filesystem::copy_file(test_plugin("coll-params"), copy, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(test_plugin("coll-params"), copy,
+                             std::filesystem::copy_options::overwrite_existing);
   const std::string message = load_error(copy);
   std::filesystem::remove(copy);
   CHECK(contains(message, "its plugin name 'coll-params' is already taken by " +

@@ -89,7 +89,8 @@ TEST_CASE("a component maker is refused for a kind outside the SDK's, naming the
   CHECK(contains(low, "1 to 5"));
   const std::string high = error_of([&] { tessera::plugin::install_component_maker(6, maker); });
   CHECK(contains(high, "component kind 6"));
-  const std::string unknown = error_of<tessera::PluginError>([] { (void)tessera::plugin::component_maker(7); });
+  const std::string unknown =
+      error_of<tessera::PluginError>([] { (void)tessera::plugin::component_maker(7); });
   CAPTURE(unknown);
   CHECK(contains(unknown, "kind 7"));
 }

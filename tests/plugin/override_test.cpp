@@ -69,12 +69,15 @@ tessera::Config allowing(bool allow) {
 
 }  // namespace
 
-TEST_CASE("a plugin claiming algorithm 'ring', loaded first, is rejected naming both plugins, and ring still works") {
+TEST_CASE(
+    "a plugin claiming algorithm 'ring', loaded first, is rejected naming both plugins, and ring still "
+    "works") {
   const OverrideCleanup cleanup;
   const std::filesystem::path file = test_plugin("bad-claim-ring");
   const std::string message = load_error(file);
   CAPTURE(message);
-  CHECK(contains(message, "plugin '" + file.string() + "' rejected: collective algorithm 'ring' is already provided by"));
+  CHECK(contains(message, "plugin '" + file.string() +
+                              "' rejected: collective algorithm 'ring' is already provided by"));
   CHECK(contains(message, "libtessera-coll-ring.so (plugin 'coll-ring')"));
   CHECK(contains(message, "names must be unique"));
   CHECK_FALSE(is_loaded("bad-claim-ring"));
@@ -82,7 +85,9 @@ TEST_CASE("a plugin claiming algorithm 'ring', loaded first, is rejected naming 
   ring_all_reduce_works();
 }
 
-TEST_CASE("a plugin claiming placement prefix 'S', loaded first, is rejected naming both plugins, and Shard(0) works") {
+TEST_CASE(
+    "a plugin claiming placement prefix 'S', loaded first, is rejected naming both plugins, and Shard(0) "
+    "works") {
   const OverrideCleanup cleanup;
   const std::filesystem::path file = test_plugin("bad-claim-prefix-s");
   const std::string message = load_error(file);
@@ -97,8 +102,9 @@ TEST_CASE("a plugin claiming placement prefix 'S', loaded first, is rejected nam
 TEST_CASE("a claim flagged TESSERA_COMPONENT_OVERRIDES is still rejected while overriding is not allowed") {
   const OverrideCleanup cleanup;
   const std::string message = load_error(test_plugin("bad-claim-ring-overrides"));
-  CHECK(contains(message, "the component sets TESSERA_COMPONENT_OVERRIDES, but overriding is not allowed by the "
-                          "configuration ([plugins] allow_override = true or TESSERA_PLUGIN_ALLOW_OVERRIDE=1)"));
+  CHECK(contains(message,
+                 "the component sets TESSERA_COMPONENT_OVERRIDES, but overriding is not allowed by the "
+                 "configuration ([plugins] allow_override = true or TESSERA_PLUGIN_ALLOW_OVERRIDE=1)"));
   CHECK(ring_provider() == "coll-ring");
 }
 
@@ -130,7 +136,8 @@ TEST_CASE("allowed, a flagged prefix 'S' strategy replaces 'shard' until it is u
   tessera::configure(allowing(false));
 }
 
-TEST_CASE("[plugins] allow_override in a file allows overriding, and TESSERA_PLUGIN_ALLOW_OVERRIDE wins over it") {
+TEST_CASE(
+    "[plugins] allow_override in a file allows overriding, and TESSERA_PLUGIN_ALLOW_OVERRIDE wins over it") {
   const OverrideCleanup cleanup;
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("tessera-override-" + std::to_string(::getpid()) + ".toml");

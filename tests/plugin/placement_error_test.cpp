@@ -14,7 +14,8 @@ TEST_CASE("a placement layout that fails without a message says so") {
   REQUIRE(strategy != nullptr);
   CHECK(strategy->prefix() == "Q");
   const std::string message = error_of([&] { (void)strategy->layout(10, 3, 2); });
-  CHECK(message == "placement 'bad-silent-layout' failed to lay out 10 elements over 3 shards (shard 2): no message");
+  CHECK(message ==
+        "placement 'bad-silent-layout' failed to lay out 10 elements over 3 shards (shard 2): no message");
   tessera::unload_plugin("bad-silent-layout");
   check_cpu_still_works();
 }
@@ -30,9 +31,11 @@ TEST_CASE("a strategy with layout_with_arguments but no check_arguments is rejec
 TEST_CASE("a strategy refusing arguments without a message: the placement and arguments are named") {
   tessera::load_plugin(test_plugin("bad-layout-arguments-silent").string());
   const std::string message = error_of([] { (void)tessera::Placement::parse("T(0, 3)"); });
-  CHECK(message == "placement 'T(0, 3)': strategy 'bad-layout-arguments-silent' refuses arguments '3': no message");
+  CHECK(message ==
+        "placement 'T(0, 3)': strategy 'bad-layout-arguments-silent' refuses arguments '3': no message");
   // Without arguments the strategy is asked too (it may require some): refused the same way.
-  CHECK(contains(error_of([] { (void)tessera::Placement::parse("T(1)"); }), "refuses arguments '': no message"));
+  CHECK(contains(error_of([] { (void)tessera::Placement::parse("T(1)"); }),
+                 "refuses arguments '': no message"));
   tessera::unload_plugin("bad-layout-arguments-silent");
   check_cpu_still_works();
 }

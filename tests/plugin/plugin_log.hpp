@@ -17,8 +17,8 @@ namespace plugin_test {
 class PluginLog {
  public:
   PluginLog()
-      : file_(std::filesystem::temp_directory_path() /
-              ("tessera-plugin-log-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++) + ".txt")),
+      : file_(std::filesystem::temp_directory_path() / ("tessera-plugin-log-" + std::to_string(::getpid()) +
+                                                        "-" + std::to_string(counter()++) + ".txt")),
         env_("TESSERA_TEST_PLUGIN_LOG", file_.string()) {
     std::filesystem::remove(file_);
   }

@@ -38,7 +38,8 @@ std::string all_reduce_error(const std::string& algorithm) {
 
   ts::dist::set_algorithms("*:direct");
   ts::dist::all_reduce(t, ts::ReduceOp::SUM);  // 0 + 10 + 20 + 3 k
-  for (int r = 0; r < kThrowingRanks; ++r) CHECK(t.shard(r).to_vector<float>() == std::vector<float>{30, 33, 36, 39});
+  for (int r = 0; r < kThrowingRanks; ++r)
+    CHECK(t.shard(r).to_vector<float>() == std::vector<float>{30, 33, 36, 39});
   ts::dist::set_algorithms(saved);
   tessera::unload_plugin(algorithm);
   check_cpu_still_works();
@@ -47,7 +48,8 @@ std::string all_reduce_error(const std::string& algorithm) {
 
 }  // namespace
 
-TEST_CASE("an exception escaping a collective algorithm's build names the plugin, algorithm, collective and call") {
+TEST_CASE(
+    "an exception escaping a collective algorithm's build names the plugin, algorithm, collective and call") {
   const std::string file = std::filesystem::weakly_canonical(test_plugin("bad-coll-build-throws")).string();
   const std::string message = all_reduce_error("bad-coll-build-throws");
   CHECK(message == "collective algorithm 'bad-coll-build-throws' of plugin 'bad-coll-build-throws' (" + file +
@@ -58,16 +60,20 @@ TEST_CASE("an exception escaping a collective algorithm's build names the plugin
 
 TEST_CASE("a non-standard exception escaping build is named as such") {
   const std::string message = all_reduce_error("bad-coll-build-throws-int");
-  CHECK(contains(message, "collective algorithm 'bad-coll-build-throws-int' of plugin 'bad-coll-build-throws-int'"));
-  CHECK(contains(message, "could not build all_reduce (group size 3, count 4, float32, sum): build threw a "
-                          "non-standard exception"));
+  CHECK(contains(message,
+                 "collective algorithm 'bad-coll-build-throws-int' of plugin 'bad-coll-build-throws-int'"));
+  CHECK(contains(message,
+                 "could not build all_reduce (group size 3, count 4, float32, sum): build threw a "
+                 "non-standard exception"));
 }
 
-TEST_CASE("an exception escaping a collective algorithm's check names the plugin, algorithm, collective and call") {
+TEST_CASE(
+    "an exception escaping a collective algorithm's check names the plugin, algorithm, collective and call") {
   const std::string message = all_reduce_error("bad-coll-check-throws");
   CHECK(contains(message, "collective algorithm 'bad-coll-check-throws' of plugin 'bad-coll-check-throws'"));
-  CHECK(contains(message, "failed for all_reduce (group size 3, count 4, float32, sum): check threw: the check's "
-                          "table of group sizes is missing"));
+  CHECK(contains(message,
+                 "failed for all_reduce (group size 3, count 4, float32, sum): check threw: the check's "
+                 "table of group sizes is missing"));
 }
 
 TEST_CASE("under the rule auto, an algorithm whose check or build throws is skipped with a warning") {
@@ -79,7 +85,8 @@ TEST_CASE("under the rule auto, an algorithm whose check or build throws is skip
     ts::Tensor t = distinct_inputs();
     const ts::CommCounter counter;
     CHECK_NOTHROW(ts::dist::all_reduce(t, ts::ReduceOp::SUM));  // 0 + 10 + 20 + 3 k
-    for (int r = 0; r < kThrowingRanks; ++r) CHECK(t.shard(r).to_vector<float>() == std::vector<float>{30, 33, 36, 39});
+    for (int r = 0; r < kThrowingRanks; ++r)
+      CHECK(t.shard(r).to_vector<float>() == std::vector<float>{30, 33, 36, 39});
     REQUIRE(counter.entries().size() == 1);
     CHECK(counter.entries()[0].algorithm != algorithm);
     tessera::unload_plugin(algorithm);

@@ -70,7 +70,8 @@ TEST_CASE("a staged send that fails is reported by a later call naming it, and b
       later = e.what();
     }
     CAPTURE(later);
-    CHECK(contains(later, "staged send: the link of process 0 to the other processes of its world broke earlier"));
+    CHECK(contains(later,
+                   "staged send: the link of process 0 to the other processes of its world broke earlier"));
     CHECK(contains(later, "scripted failure of send #3"));
     CHECK(open_requests() == static_cast<long>(kSends - 3));
   }

@@ -136,24 +136,26 @@ TEST_CASE("a transport with a NULL wait is rejected") {
 TEST_CASE("a transport table smaller than SDK 1.1's is rejected") {
   // struct_size stops before 'wait': struct_size, extension, name, context, init, finalize, isend,
   // irecv, test are 9 fields of 8 bytes.
-  check_rejected(test_plugin("bad-transport-small"),
-                 {"transport 'bad-transport-small'", "tessera_transport struct is 72 bytes, the host needs at least 88",
-                  "field 'free_request'"});
+  check_rejected(
+      test_plugin("bad-transport-small"),
+      {"transport 'bad-transport-small'", "tessera_transport struct is 72 bytes, the host needs at least 88",
+       "field 'free_request'"});
   CHECK(!has_transport("bad-transport-small"));
 }
 
 TEST_CASE("a component of unknown kind 6 from a plugin built for the host's SDK is rejected") {
-  check_rejected(test_plugin("bad-kind-6"),
-                 {"component #0 ('bad-kind-6') has unknown kind 6 in field 'kind'",
-                  "claims SDK 1." + std::to_string(TESSERA_SDK_VERSION_MINOR)});
+  check_rejected(test_plugin("bad-kind-6"), {"component #0 ('bad-kind-6') has unknown kind 6 in field 'kind'",
+                                             "claims SDK 1." + std::to_string(TESSERA_SDK_VERSION_MINOR)});
 }
 
 // A query that lets a C++ exception escape (the SDK forbids it) is a rejection, not an abort, and
 // the exception (whose code lives in the plugin) is gone before the library is unloaded.
 TEST_CASE("a plugin whose tessera_plugin_query throws is rejected and the host loads the next plugin") {
-  check_rejected(test_plugin("bad-query-throws"),
-                 {"tessera_plugin_query threw: bad-query-throws: the plugin's configuration could not be read"});
-  check_rejected(test_plugin("bad-query-throws-int"), {"tessera_plugin_query threw a non-standard exception"});
+  check_rejected(
+      test_plugin("bad-query-throws"),
+      {"tessera_plugin_query threw: bad-query-throws: the plugin's configuration could not be read"});
+  check_rejected(test_plugin("bad-query-throws-int"),
+                 {"tessera_plugin_query threw a non-standard exception"});
 
   const bool was_loaded = is_loaded("backend-testdev");
   const tessera::PluginInfo testdev = tessera::load_plugin(testdev_file().string());
@@ -165,23 +167,24 @@ TEST_CASE("a plugin whose tessera_plugin_query throws is rejected and the host l
 }
 
 TEST_CASE("a plugin that refuses the host without a message says so") {
-  check_rejected(test_plugin("bad-refuses-silently"), {"refused the host", "status 4 (VERSION_MISMATCH): no message"});
+  check_rejected(test_plugin("bad-refuses-silently"),
+                 {"refused the host", "status 4 (VERSION_MISMATCH): no message"});
 }
 
 TEST_CASE("a component named differently from its table is rejected with both names") {
   check_rejected(test_plugin("bad-name-mismatch"),
                  {"component #0 is named 'bad-name-mismatch' but its backend table is named "
                   "'bad-name-mismatch-table'"});
-  check_rejected(test_plugin("bad-coll-name-mismatch"),
-                 {"component #0 is named 'bad-coll-name-mismatch' but its collective algorithm table is named "
-                  "'ring-by-another-name'"});
+  check_rejected(
+      test_plugin("bad-coll-name-mismatch"),
+      {"component #0 is named 'bad-coll-name-mismatch' but its collective algorithm table is named "
+       "'ring-by-another-name'"});
   CHECK_FALSE(is_loaded("bad-coll-name-mismatch"));
 }
 
 TEST_CASE("a plugin built for SDK 1.2 with an extension pointer set is rejected: NULL was the rule then") {
-  check_rejected(test_plugin("bad-extension-info"),
-                 {"tessera_plugin_info: field 'extension' is not NULL", "extensions are not yet negotiated",
-                  "SDK 1.2"});
+  check_rejected(test_plugin("bad-extension-info"), {"tessera_plugin_info: field 'extension' is not NULL",
+                                                     "extensions are not yet negotiated", "SDK 1.2"});
   check_rejected(test_plugin("bad-extension-component"),
                  {"component #0 ('bad-extension-component'): field 'extension' is not NULL",
                   "extensions are not yet negotiated"});
@@ -190,14 +193,19 @@ TEST_CASE("a plugin built for SDK 1.2 with an extension pointer set is rejected:
                   "extensions are not yet negotiated"});
 }
 
-TEST_CASE("an SDK 1.3 extension chain with an entry smaller than its header is rejected naming plugin, struct, "
-          "position") {
-  check_rejected(test_plugin("bad-extension-short-entry"),
-                 {"plugin 'bad-extension-short-entry': tessera_backend of component #0 ('bad-extension-short-entry')",
-                  "extension chain entry #1 at 0x", "has struct_size 8, less than the 24-byte tessera_extension header"});
+TEST_CASE(
+    "an SDK 1.3 extension chain with an entry smaller than its header is rejected naming plugin, struct, "
+    "position") {
+  check_rejected(
+      test_plugin("bad-extension-short-entry"),
+      {"plugin 'bad-extension-short-entry': tessera_backend of component #0 ('bad-extension-short-entry')",
+       "extension chain entry #1 at 0x",
+       "has struct_size 8, less than the 24-byte tessera_extension header"});
 }
 
-TEST_CASE("an extension field that leads to something other than a chain is rejected, never followed into a crash") {
+TEST_CASE(
+    "an extension field that leads to something other than a chain is rejected, never followed into a "
+    "crash") {
   // Text read as an entry: its first 8 bytes make a struct_size far beyond any extension.
   check_rejected(test_plugin("bad-extension-not-a-chain"),
                  {"plugin 'bad-extension-not-a-chain': tessera_backend of component #0",
@@ -207,21 +215,27 @@ TEST_CASE("an extension field that leads to something other than a chain is reje
   check_rejected(test_plugin("bad-extension-wild"),
                  {"component #0 ('bad-extension-wild')", "extension chain entry #0 at 0x40 cannot be read"});
   check_rejected(test_plugin("bad-extension-wild-next"),
-                 {"plugin 'bad-extension-wild-next': tessera_plugin_info", "extension chain entry #1 at 0x40 cannot be read"});
-  check_rejected(test_plugin("bad-extension-misaligned"),
-                 {"tessera_backend of component #0", "extension chain entry #0 at 0x", "is not aligned to 8 bytes"});
+                 {"plugin 'bad-extension-wild-next': tessera_plugin_info",
+                  "extension chain entry #1 at 0x40 cannot be read"});
+  check_rejected(
+      test_plugin("bad-extension-misaligned"),
+      {"tessera_backend of component #0", "extension chain entry #0 at 0x", "is not aligned to 8 bytes"});
   CHECK(TESSERA_EXTENSION_STRUCT_MAX == 65536);
   check_cpu_still_works();
 }
 
-TEST_CASE("an extension type below TESSERA_EXTENSION_USER that the plugin's SDK minor does not define is rejected") {
-  check_rejected(test_plugin("bad-extension-sdk-type"),
-                 {"tessera_backend of component #0 ('bad-extension-sdk-type')", "extension chain entry #1 at 0x",
-                  "has type 0x1, which is no extension type: SDK 1.7 defines none",
-                  "start at TESSERA_EXTENSION_USER (0x10000)"});
+TEST_CASE(
+    "an extension type below TESSERA_EXTENSION_USER that the plugin's SDK minor does not define is "
+    "rejected") {
+  check_rejected(
+      test_plugin("bad-extension-sdk-type"),
+      {"tessera_backend of component #0 ('bad-extension-sdk-type')", "extension chain entry #1 at 0x",
+       "has type 0x1, which is no extension type: SDK 1.7 defines none",
+       "start at TESSERA_EXTENSION_USER (0x10000)"});
 }
 
-TEST_CASE("an SDK 1.3 extension chain that loops is rejected once it passes TESSERA_EXTENSION_CHAIN_MAX entries") {
+TEST_CASE(
+    "an SDK 1.3 extension chain that loops is rejected once it passes TESSERA_EXTENSION_CHAIN_MAX entries") {
   CHECK(TESSERA_EXTENSION_CHAIN_MAX == 64);
   check_rejected(test_plugin("bad-extension-cycle"),
                  {"plugin 'bad-extension-cycle': component #0 ('bad-extension-cycle')",
@@ -230,8 +244,8 @@ TEST_CASE("an SDK 1.3 extension chain that loops is rejected once it passes TESS
 
 TEST_CASE("a kernel op outside the catalogue is rejected with the closest catalogue name") {
   check_rejected(test_plugin("bad-kernel-relu"),
-                 {"backend 'bad-kernel-relu'", "kernel #1 has op 'Relu', which is not in the kernel catalogue",
-                  "did you mean 'relu'?"});
+                 {"backend 'bad-kernel-relu'",
+                  "kernel #1 has op 'Relu', which is not in the kernel catalogue", "did you mean 'relu'?"});
   check_rejected(test_plugin("bad-kernel-matmul"),
                  {"kernel #1 has op 'matmul', which is not in the kernel catalogue", "did you mean 'mm'?"});
 }
@@ -249,15 +263,17 @@ TEST_CASE("a kernel for a vector dtype is rejected") {
 
 // The folds came with SDK 1.4: a plugin built for 1.3 cannot know their contract.
 TEST_CASE("a fold kernel from a plugin built for SDK 1.3 is rejected, naming the version that added it") {
-  check_rejected(test_plugin("bad-kernel-fold-sdk13"),
-                 {"backend 'bad-kernel-fold-sdk13'",
-                  "kernel #1 has op 'fold_add', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.3, "
-                  "the version the plugin was built for",
-                  "it came with SDK 1.4: rebuild the plugin against it"});
+  check_rejected(
+      test_plugin("bad-kernel-fold-sdk13"),
+      {"backend 'bad-kernel-fold-sdk13'",
+       "kernel #1 has op 'fold_add', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.3, "
+       "the version the plugin was built for",
+       "it came with SDK 1.4: rebuild the plugin against it"});
 }
 
 // sin, cos, where and cumsum came with SDK 1.6.
-TEST_CASE("a sin kernel from a plugin built for SDK 1.5 is rejected, naming 1.6 as the version that added it") {
+TEST_CASE(
+    "a sin kernel from a plugin built for SDK 1.5 is rejected, naming 1.6 as the version that added it") {
   check_rejected(test_plugin("bad-kernel-sin-sdk15"),
                  {"backend 'bad-kernel-sin-sdk15'",
                   "kernel #1 has op 'sin', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.5, "
@@ -266,19 +282,24 @@ TEST_CASE("a sin kernel from a plugin built for SDK 1.5 is rejected, naming 1.6 
 }
 
 // The indexing kernels came with SDK 1.6.
-TEST_CASE("an indexing kernel from a plugin built for SDK 1.5 is rejected, naming the version that added it") {
-  check_rejected(test_plugin("bad-kernel-gather-sdk15"),
-                 {"kernel #1 has op 'gather', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.5",
-                  "it came with SDK 1.6: rebuild the plugin against it"});
+TEST_CASE(
+    "an indexing kernel from a plugin built for SDK 1.5 is rejected, naming the version that added it") {
+  check_rejected(
+      test_plugin("bad-kernel-gather-sdk15"),
+      {"kernel #1 has op 'gather', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.5",
+       "it came with SDK 1.6: rebuild the plugin against it"});
 }
 
 // The normalisation kernels came with SDK 1.7.
-TEST_CASE("a layer_norm kernel from a plugin built for SDK 1.6 is rejected, naming 1.7 as the version that added it") {
-  check_rejected(test_plugin("bad-kernel-norm-sdk16"),
-                 {"backend 'bad-kernel-norm-sdk16'",
-                  "kernel #1 has op 'layer_norm', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.6, "
-                  "the version the plugin was built for",
-                  "it came with SDK 1.7: rebuild the plugin against it"});
+TEST_CASE(
+    "a layer_norm kernel from a plugin built for SDK 1.6 is rejected, naming 1.7 as the version that added "
+    "it") {
+  check_rejected(
+      test_plugin("bad-kernel-norm-sdk16"),
+      {"backend 'bad-kernel-norm-sdk16'",
+       "kernel #1 has op 'layer_norm', which is not in the kernel catalogue (sdk/KERNELS.md) of SDK 1.6, "
+       "the version the plugin was built for",
+       "it came with SDK 1.7: rebuild the plugin against it"});
 }
 
 // A plugin built for a newer SDK minor may serve ops that minor's catalogue added: they are never

@@ -1,9 +1,10 @@
 // SDK minor versions across the boundary (host: SDK 1.7; 1.1 added the transport kind, 1.2 the
 // backend's flags, 1.3 the component's flags, the plugin's lifecycle and extension chains, 1.4 the
-// fold kernels, no struct, 1.5 the transport's abort, 1.6 the indexing kernels, no struct, 1.7 the normalisation kernels, no struct). Backends
-// built for 1.0 and 1.1 still load, their shorter tables read as ordinary backends; a 1.2 plugin's
-// info and component, ending before the 1.3 fields, read as having none of them; one built for a newer minor loads too, read up to what the host knows; a valid
-// transport is registered under its name and leaves with its plugin.
+// fold kernels, no struct, 1.5 the transport's abort, 1.6 the indexing kernels, no struct, 1.7 the
+// normalisation kernels, no struct). Backends built for 1.0 and 1.1 still load, their shorter tables read as
+// ordinary backends; a 1.2 plugin's info and component, ending before the 1.3 fields, read as having none of
+// them; one built for a newer minor loads too, read up to what the host knows; a valid transport is
+// registered under its name and leaves with its plugin.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -25,7 +26,8 @@ TEST_CASE("a plugin built for SDK 1.2 loads: its info ends before init, its comp
   CHECK(info.name == "backend-sdk12");
   CHECK(info.sdk_minor == 2);
   CHECK(has_backend("backend-sdk12"));
-  CHECK(tessera::zeros({3}, tessera::TensorOptions().backend("backend-sdk12")).to_vector<float>().size() == 3);
+  CHECK(tessera::zeros({3}, tessera::TensorOptions().backend("backend-sdk12")).to_vector<float>().size() ==
+        3);
   // It has no set_parameter either: a parameter for it is a configuration error.
   tessera::Config config;
   config.plugin_parameters["backend-sdk12"]["threads"] = "4";
@@ -60,7 +62,8 @@ TEST_CASE("an SDK 1.3 plugin with well-formed extension chains of unknown types 
   check_cpu_still_works();
 }
 
-TEST_CASE("a plugin built for a newer minor may use an SDK extension type this host does not know: it is skipped") {
+TEST_CASE(
+    "a plugin built for a newer minor may use an SDK extension type this host does not know: it is skipped") {
   const tessera::PluginInfo info = tessera::load_plugin(test_plugin("extension-future-type").string());
   CHECK(info.sdk_minor == 99);
   CHECK(tessera::empty({3}, tessera::TensorOptions().backend("extension-future-type")).numel() == 3);
@@ -81,7 +84,8 @@ TEST_CASE("a plugin built for SDK 1.0 loads in the 1.2 host and its backend comp
   // Its host memory works (the backend's "fill" kernel is a no-op, so only allocation is used).
   CHECK(tessera::empty({4}, tessera::TensorOptions().backend("backend-sdk10")).numel() == 4);
   // Its table ends before the 1.2 flags: an ordinary backend, whose values can be read.
-  CHECK(tessera::empty({4}, tessera::TensorOptions().backend("backend-sdk10")).to_vector<float>().size() == 4);
+  CHECK(tessera::empty({4}, tessera::TensorOptions().backend("backend-sdk10")).to_vector<float>().size() ==
+        4);
   tessera::unload_plugin("backend-sdk10");
   CHECK_FALSE(has_backend("backend-sdk10"));
   check_cpu_still_works();
@@ -124,8 +128,9 @@ TEST_CASE("a valid transport is registered by name and removed on unload") {
   check_cpu_still_works();
 }
 
-TEST_CASE("a plugin built for a newer SDK minor loads: larger tables are read up to the host's size, "
-          "unknown kinds are skipped") {
+TEST_CASE(
+    "a plugin built for a newer SDK minor loads: larger tables are read up to the host's size, "
+    "unknown kinds are skipped") {
   const tessera::PluginInfo info = tessera::load_plugin(test_plugin("transport-future").string());
   CHECK(info.sdk_major == 1);
   CHECK(info.sdk_minor == TESSERA_SDK_VERSION_MINOR + 1);

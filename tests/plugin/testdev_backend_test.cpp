@@ -116,8 +116,7 @@ TEST_CASE("a local tensor whose shards live on different backends is rejected") 
   tessera::load_plugin(testdev_file().string());
   const tessera::Tensor on_cpu = tessera::ones({2});
   const tessera::Tensor elsewhere = tessera::full({2}, 1.0f, on_testdev());
-  const std::string message =
-      error_of([&] { (void)tessera::local_tensor({{0, on_cpu}, {1, elsewhere}}); });
+  const std::string message = error_of([&] { (void)tessera::local_tensor({{0, on_cpu}, {1, elsewhere}}); });
   CAPTURE(message);
   CHECK(contains(message, "shards are on different backends: rank 0 is on 'cpu' but rank 1 is on 'testdev'"));
 }

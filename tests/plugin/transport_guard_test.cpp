@@ -33,7 +33,9 @@ TEST_CASE("an exception escaping a transport's init is an error naming the plugi
   CHECK(contains(message, "init failed: init threw: transport-throws: init lost its device"));
 }
 
-TEST_CASE("an exception escaping isend, irecv, test or allgather is an error naming the call, and breaks the link") {
+TEST_CASE(
+    "an exception escaping isend, irecv, test or allgather is an error naming the call, and breaks the "
+    "link") {
   const ResetAndUnload cleanup({"transport-throws"});
   const ts::Tensor values = ts::arange(8).to(ts::kFloat32);
   for (const char* function : {"isend", "irecv", "test", "allgather"}) {
@@ -53,7 +55,8 @@ TEST_CASE("an exception escaping isend, irecv, test or allgather is an error nam
     });
     CAPTURE(message);
     CHECK(contains(message, "(plugin transport-throws, process 0 of 2)"));
-    CHECK(contains(message, std::string(function) + " threw: transport-throws: " + function + " lost its device"));
+    CHECK(contains(message,
+                   std::string(function) + " threw: transport-throws: " + function + " lost its device"));
     CHECK(link.broken());
   }
 }

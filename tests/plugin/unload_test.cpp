@@ -154,6 +154,7 @@ TEST_CASE("a kernel that fails without a message says so, not stack garbage") {
   const std::string message =
       error_of([] { (void)ts::full({2}, 1.0f, ts::TensorOptions().backend("bad-silent-failure")); });
   CAPTURE(message);
-  CHECK(contains(message, "fill (float32) on backend 'bad-silent-failure' failed with status 5 (INTERNAL): no message"));
+  CHECK(contains(
+      message, "fill (float32) on backend 'bad-silent-failure' failed with status 5 (INTERNAL): no message"));
   check_cpu_still_works();
 }

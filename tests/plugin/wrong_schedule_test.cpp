@@ -17,7 +17,8 @@ constexpr int kScheduleRanks = 3;
 // Rank r holds 10 r + k at element k, so every contribution is distinct.
 ts::Tensor distinct_inputs(int64_t count) {
   std::vector<std::pair<int, ts::Tensor>> shards;
-  for (int r = 0; r < kScheduleRanks; ++r) shards.emplace_back(r, ts::arange(count).to(ts::kFloat32) + 10.0 * r);
+  for (int r = 0; r < kScheduleRanks; ++r)
+    shards.emplace_back(r, ts::arange(count).to(ts::kFloat32) + 10.0 * r);
   return ts::local_tensor(ts::RankMap<ts::Tensor>(shards));
 }
 

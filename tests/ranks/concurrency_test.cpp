@@ -52,7 +52,8 @@ int send_recv_loop(std::string& first_error) {
   ts::LocalMode mode(2);
   for (int i = 0; i < kIterations; ++i) {
     try {
-      const ts::Tensor message = ts::rank_map([i](int r) { return ts::full({4}, static_cast<float>(i * 10 + r)); });
+      const ts::Tensor message =
+          ts::rank_map([i](int r) { return ts::full({4}, static_cast<float>(i * 10 + r)); });
       ts::dist::send(message, per_rank({{0, 1}, {1, -1}}));
       ts::Tensor got = ts::zeros({4});
       ts::dist::recv(got, per_rank({{0, -1}, {1, 0}}));
@@ -189,7 +190,8 @@ TEST_CASE("two threads sharing one World see each other's messages and counters"
   const std::vector<std::string> errors = run_together({
       [&] {
         ts::LocalMode mode(world);
-        const ts::Tensor message = ts::rank_map([](int r) { return ts::full({3}, static_cast<float>(7 + r)); });
+        const ts::Tensor message =
+            ts::rank_map([](int r) { return ts::full({3}, static_cast<float>(7 + r)); });
         ts::dist::send(message, per_rank({{0, 1}, {1, -1}}));
         sent = true;
       },
@@ -237,7 +239,8 @@ TEST_CASE("set_threads while another thread multiplies large shards") {
   const int64_t n = 60000;
   auto compute = [n] {
     ts::LocalMode mode(4);
-    ts::Tensor a = ts::rank_map([n](int r) { return ts::arange(n).to(ts::kFloat32) * static_cast<float>(r + 1); });
+    ts::Tensor a =
+        ts::rank_map([n](int r) { return ts::arange(n).to(ts::kFloat32) * static_cast<float>(r + 1); });
     ts::Tensor b = ts::rank_map([n](int r) { return ts::full({n}, static_cast<float>(r) - 1.5f); });
     return a * b;
   };

@@ -68,12 +68,14 @@ TEST_CASE("comparisons: eq on every rank, orderings must agree") {
   CHECK(a == a);
   CHECK(a < 5);
   CHECK((a < 5 && b >= 1));
-  CHECK_THROWS_WITH_AS((void)(a < b), doctest::Contains("rank 0: 1 < 1 is false; rank 1: 2 < 3 is true"), ts::Error);
+  CHECK_THROWS_WITH_AS((void)(a < b), doctest::Contains("rank 0: 1 < 1 is false; rank 1: 2 < 3 is true"),
+                       ts::Error);
   CHECK_THROWS_WITH_AS((void)(a > 1), doctest::Contains("differs between ranks"), ts::Error);
 }
 
 TEST_CASE("local int errors") {
-  CHECK_THROWS_WITH_AS(ts::LocalInt(std::map<int, int64_t>{}), doctest::Contains("cannot be empty"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::LocalInt(std::map<int, int64_t>{}), doctest::Contains("cannot be empty"),
+                       ts::Error);
   ts::SymInt a = ts::LocalInt({{0, 1}, {1, 2}});
   ts::SymInt c = ts::LocalInt({{0, 1}, {2, 2}});
   CHECK_THROWS_WITH_AS(a + c, doctest::Contains("rank sets differ: {0, 1} and {0, 2}"), ts::Error);

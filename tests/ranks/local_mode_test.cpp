@@ -73,25 +73,28 @@ TEST_CASE("rank_map and tensor_map") {
     return ts::full({2, 3}, float(rank));
   });
   for (int r = 0; r < 4; ++r) CHECK(lt.shard(r).to_vector<float>() == std::vector<float>(6, float(r)));
-  ts::Tensor squared = ts::tensor_map(lt + 1, [](int rank, const ts::Tensor& shard) { return shard * (rank + 1); });
+  ts::Tensor squared =
+      ts::tensor_map(lt + 1, [](int rank, const ts::Tensor& shard) { return shard * (rank + 1); });
   for (int r = 0; r < 4; ++r)
     CHECK(squared.shard(r).to_vector<float>() == std::vector<float>(6, float((r + 1) * (r + 1))));
-  ts::Tensor dropped = ts::tensor_map(lt, [](int rank, const ts::Tensor& shard) {
-    return rank % 2 == 0 ? shard : ts::Tensor();
-  });
+  ts::Tensor dropped = ts::tensor_map(
+      lt, [](int rank, const ts::Tensor& shard) { return rank % 2 == 0 ? shard : ts::Tensor(); });
   CHECK(dropped.ranks() == ts::RankSet{0, 2});
   CHECK_THROWS_WITH_AS(ts::tensor_map(lt, [](int, const ts::Tensor&) { return ts::Tensor(); }),
                        doctest::Contains("dropped every rank"), ts::Error);
 }
 
 TEST_CASE("run_per_rank unwraps local arguments and combines results") {
-  auto offset_slice = [](int64_t rank, int64_t chunk) { return ts::arange(rank * chunk, (rank + 1) * chunk); };
+  auto offset_slice = [](int64_t rank, int64_t chunk) {
+    return ts::arange(rank * chunk, (rank + 1) * chunk);
+  };
   CHECK(ts::run_per_rank(offset_slice, ts::current_rank(), int64_t{4}).to_vector<int64_t>() ==
         std::vector<int64_t>{0, 1, 2, 3});
   ts::LocalMode mode(3);
   ts::Tensor slices = ts::run_per_rank(offset_slice, ts::current_rank(), int64_t{4});
   for (int r = 0; r < 3; ++r)
-    CHECK(slices.shard(r).to_vector<int64_t>() == std::vector<int64_t>{4 * r, 4 * r + 1, 4 * r + 2, 4 * r + 3});
+    CHECK(slices.shard(r).to_vector<int64_t>() ==
+          std::vector<int64_t>{4 * r, 4 * r + 1, 4 * r + 2, 4 * r + 3});
   // Integers that differ become a local int; booleans must agree.
   ts::SymInt lengths = ts::run_per_rank([](const ts::Tensor& t) { return t.size(0) + 0; }, slices);
   CHECK(lengths == 4);
@@ -162,7 +165,8 @@ TEST_CASE("the thread count comes from configuration, and TESSERA_THREADS wins")
   ts::set_threads(3);
   CHECK(ts::threads() == 2);
   setenv("TESSERA_THREADS", "many", 1);
-  CHECK_THROWS_WITH_AS(ts::set_threads(0), doctest::Contains("TESSERA_THREADS='many' is not a thread count"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::set_threads(0), doctest::Contains("TESSERA_THREADS='many' is not a thread count"),
+                       ts::Error);
   unsetenv("TESSERA_THREADS");
   ts::set_threads(0);
   CHECK(ts::threads() >= 1);

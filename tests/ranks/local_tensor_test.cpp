@@ -31,8 +31,8 @@ TEST_CASE("construction, ranks, shards and uniform shape") {
 }
 
 TEST_CASE("construction errors are checked in order") {
-  CHECK_THROWS_WITH_AS(ts::local_tensor(ts::RankMap<ts::Tensor>{}), doctest::Contains("local tensor cannot be empty"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::local_tensor(ts::RankMap<ts::Tensor>{}),
+                       doctest::Contains("local tensor cannot be empty"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::local_tensor({{0, ts::zeros({2})}, {1, ts::zeros({2}, ts::kFloat64)}}),
                        doctest::Contains("rank 0 is float32 but rank 1 is float64"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::local_tensor({{0, ts::zeros({2})}, {3, ts::Tensor()}}),
@@ -66,7 +66,9 @@ TEST_CASE("uneven shards give a local-int dimension") {
 TEST_CASE("element-wise ops run per rank and mix with plain tensors and scalars") {
   for (int world : {1, 3, 7}) {
     CAPTURE(world);
-    ts::Tensor lt = make_local(world, [](int r) { return ts::arange(6).to(ts::kFloat32).reshape({2, 3}) * (r + 1); });
+    ts::Tensor lt = make_local(world, [](int r) {
+      return ts::arange(6).to(ts::kFloat32).reshape({2, 3}) * (r + 1);
+    });
     ts::Tensor plain = ts::tensor({10.f, 20.f, 30.f});
     ts::Tensor result = ts::relu(lt * 2 - plain) / 4;
     REQUIRE(result.is_local());
@@ -85,7 +87,8 @@ TEST_CASE("a local int as a scalar operand contributes its per-rank value") {
   ts::Tensor lt = make_local(3, [](int) { return ts::ones({2}); });
   ts::SymInt k = ts::LocalInt({{0, 1}, {1, 2}, {2, 3}});
   ts::Tensor scaled = lt * k;
-  for (int r = 0; r < 3; ++r) CHECK(scaled.shard(r).to_vector<float>() == std::vector<float>{float(r + 1), float(r + 1)});
+  for (int r = 0; r < 3; ++r)
+    CHECK(scaled.shard(r).to_vector<float>() == std::vector<float>{float(r + 1), float(r + 1)});
   ts::Tensor narrowed = make_local(3, [](int) { return ts::arange(5); }).narrow(0, 0, k);
   CHECK(narrowed.shape()[0] == k);
 }
@@ -95,15 +98,17 @@ TEST_CASE("reductions, matmul, views and joins per rank") {
   ts::Tensor lt = make_local(3, [&](int) { return ts::randn({4, 5}, g); });
   ts::Tensor w = ts::randn({5, 2}, g);
   ts::Tensor y = ts::softmax(ts::matmul(lt.t().t(), w), 1).sum({0});
-  for (int r = 0; r < 3; ++r) CHECK(ts::allclose(y.shard(r), ts::softmax(ts::matmul(lt.shard(r), w), 1).sum({0})));
+  for (int r = 0; r < 3; ++r)
+    CHECK(ts::allclose(y.shard(r), ts::softmax(ts::matmul(lt.shard(r), w), 1).sum({0})));
   std::vector<ts::Tensor> parts = ts::chunk(lt, 2);
   REQUIRE(parts.size() == 2);
   CHECK(parts[1].is_local());
   CHECK(ts::equal(ts::cat(parts), lt));
   CHECK(ts::equal(ts::stack({lt, lt}).select(0, 1), lt));
   CHECK(ts::equal(ts::argmax(lt, 1).shard(2), ts::argmax(lt.shard(2), 1)));
-  CHECK(ts::equal(lt.flatten(), ts::local_tensor({{0, lt.shard(0).flatten()}, {1, lt.shard(1).flatten()},
-                                                  {2, lt.shard(2).flatten()}})));
+  CHECK(ts::equal(lt.flatten(),
+                  ts::local_tensor(
+                      {{0, lt.shard(0).flatten()}, {1, lt.shard(1).flatten()}, {2, lt.shard(2).flatten()}})));
 }
 
 TEST_CASE("rank sets of arguments must match") {
@@ -114,11 +119,12 @@ TEST_CASE("rank sets of arguments must match") {
 
 TEST_CASE("a failure on one rank names the op and the rank") {
   ts::Tensor lt = ts::local_tensor({{0, ts::ones({2, 3})}, {1, ts::ones({3, 3})}});
-  CHECK_THROWS_WITH_AS(ts::matmul(lt, ts::ones({2, 2})), doctest::Contains("matmul on rank 0: matmul: inner dimensions"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::matmul(lt, ts::ones({2, 2})),
+                       doctest::Contains("matmul on rank 0: matmul: inner dimensions"), ts::Error);
 }
 
-TEST_CASE("an op on replicated shards runs once, on the first rank: one shared result, failures name that rank") {
+TEST_CASE(
+    "an op on replicated shards runs once, on the first rank: one shared result, failures name that rank") {
   ts::LocalMode mode(ts::RankSet({2, 5, 7}));
   const ts::Tensor lt = ts::ones({2, 3});  // one draw for every rank: replicas of one buffer
   REQUIRE(lt.shard(2).current_address() == lt.shard(7).current_address());
@@ -186,7 +192,8 @@ TEST_CASE("in-place writes go to every shard") {
   lt.narrow(0, 0, 1).copy_(ts::tensor({9.f}));
   CHECK(lt.shard(0).to_vector<float>() == std::vector<float>{9, 3});
   ts::Tensor plain = ts::zeros({2});
-  CHECK_THROWS_WITH_AS(plain.copy_(lt), doctest::Contains("cannot copy a local tensor into a plain tensor"), ts::Error);
+  CHECK_THROWS_WITH_AS(plain.copy_(lt), doctest::Contains("cannot copy a local tensor into a plain tensor"),
+                       ts::Error);
 }
 
 TEST_CASE("printing shows every rank in order") {
@@ -218,8 +225,8 @@ TEST_CASE("rank maps with gaps or built out of order find every rank and only th
   CHECK(shifted.at(2) == 20);
   CHECK(shifted.at(7) == 70);
   CHECK_THROWS_WITH_AS(shifted.at(1), doctest::Contains("no value for rank 1"), ts::Error);
-  CHECK_THROWS_WITH_AS(ts::RankMap<int64_t>({{2, 1}, {0, 2}, {2, 3}}), doctest::Contains("rank 2 appears twice"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::RankMap<int64_t>({{2, 1}, {0, 2}, {2, 3}}),
+                       doctest::Contains("rank 2 appears twice"), ts::Error);
   const ts::RankSet set({5, 1, 3});
   CHECK(set.ranks() == std::vector<int>{1, 3, 5});
   // A local tensor of ranks given out of order holds each shard under its own rank.

@@ -34,13 +34,14 @@ TEST_CASE("a ConfigError in a per-rank factory stays a ConfigError, naming the r
                          if (rank == 2) ts::dist::set_algorithms("all_reduce:bruck");
                          return ts::full({1}, 1.0f);
                        }),
-                       doctest::Contains("rank_map on rank 2: collective rule 'all_reduce:bruck'"), ts::ConfigError);
+                       doctest::Contains("rank_map on rank 2: collective rule 'all_reduce:bruck'"),
+                       ts::ConfigError);
   CHECK(ts::dist::algorithms() == rules);
 }
 
 TEST_CASE("a PluginError in a per-rank factory stays a PluginError, other errors become Error") {
-  CHECK_THROWS_WITH_AS(throw_on_rank_one<ts::PluginError>("plugin 'p' refused"), "rank_map on rank 1: plugin 'p' refused",
-                       ts::PluginError);
+  CHECK_THROWS_WITH_AS(throw_on_rank_one<ts::PluginError>("plugin 'p' refused"),
+                       "rank_map on rank 1: plugin 'p' refused", ts::PluginError);
   // A plain Error is not promoted to a ConfigError.
   bool config_error = false;
   try {
@@ -51,5 +52,6 @@ TEST_CASE("a PluginError in a per-rank factory stays a PluginError, other errors
     CHECK(std::string(e.what()) == "rank_map on rank 1: shape mismatch");
   }
   CHECK_FALSE(config_error);
-  CHECK_THROWS_WITH_AS(throw_on_rank_one<std::runtime_error>("not ours"), "rank_map on rank 1: not ours", ts::Error);
+  CHECK_THROWS_WITH_AS(throw_on_rank_one<std::runtime_error>("not ours"), "rank_map on rank 1: not ours",
+                       ts::Error);
 }

@@ -32,7 +32,8 @@ ts::Tensor activations(int64_t m, ts::DType dtype) {
 // Whether rank r's shard of `y` is item r of one [ranks, m, n] buffer (the stacked product).
 bool one_stacked_buffer(const ts::Tensor& y, int ranks) {
   const auto* first = static_cast<const char*>(y.shard(0).current_address());
-  const auto item_bytes = static_cast<ptrdiff_t>(y.shard(0).numel() * static_cast<int64_t>(ts::itemsize(y.dtype())));
+  const auto item_bytes =
+      static_cast<ptrdiff_t>(y.shard(0).numel() * static_cast<int64_t>(ts::itemsize(y.dtype())));
   for (int r = 1; r < ranks; ++r)
     if (static_cast<const char*>(y.shard(r).current_address()) != first + r * item_bytes) return false;
   return true;
@@ -40,7 +41,8 @@ bool one_stacked_buffer(const ts::Tensor& y, int ranks) {
 
 }  // namespace
 
-TEST_CASE("ranks' products over one replicated weight are one stacked product, each element its rank's chain") {
+TEST_CASE(
+    "ranks' products over one replicated weight are one stacked product, each element its rank's chain") {
   for (const int ranks : {2, 3, 7}) {
     for (const ts::DType dtype : {ts::kFloat32, ts::kFloat64}) {
       CAPTURE(ranks);
@@ -87,7 +89,8 @@ TEST_CASE("a write to one rank's stacked result leaves every other rank's") {
   // rank's region.
   y.copy_(ts::rank_map([](int rank) { return ts::full({4, kN}, 10.0f + static_cast<float>(rank)); }));
   for (int r = 0; r < 3; ++r)
-    CHECK(y.shard(r).to_vector<float>() == std::vector<float>(static_cast<size_t>(4 * kN), 10.0f + static_cast<float>(r)));
+    CHECK(y.shard(r).to_vector<float>() ==
+          std::vector<float>(static_cast<size_t>(4 * kN), 10.0f + static_cast<float>(r)));
 }
 
 TEST_CASE("products that are not alike stay per rank and give each rank's chain") {
@@ -115,7 +118,8 @@ TEST_CASE("products that are not alike stay per rank and give each rank's chain"
     CAPTURE(c.what);
     const ts::Tensor y = ts::mm(c.a, c.b);
     CHECK_FALSE(one_stacked_buffer(y, 3));
-    for (int r = 0; r < 3; ++r) CHECK(elements_off_the_chain<float>(c.a.shard(r), c.b.shard(r), y.shard(r)) == 0);
+    for (int r = 0; r < 3; ++r)
+      CHECK(elements_off_the_chain<float>(c.a.shard(r), c.b.shard(r), y.shard(r)) == 0);
   }
 }
 

@@ -83,10 +83,11 @@ TEST_CASE("two modes on one World share its messages, separate worlds do not") {
     ts::dist::send(sent, per_rank({{0, 1}, {1, -1}}));
   }
   ts::Tensor got = ts::zeros({2});
-  CHECK_THROWS_WITH_AS(ts::dist::recv(got, per_rank({{0, -1}, {1, 0}})), doctest::Contains("no matching send"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::dist::recv(got, per_rank({{0, -1}, {1, 0}})),
+                       doctest::Contains("no matching send"), ts::Error);
   ts::LocalMode back(world);
-  CHECK_THROWS_WITH_AS(ts::dist::check_messages(), doctest::Contains("1 message(s) from rank 0 to rank 1"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::dist::check_messages(), doctest::Contains("1 message(s) from rank 0 to rank 1"),
+                       ts::Error);
 }
 
 TEST_CASE("send to a rank outside the world fails at the send, naming the rank and the world") {
@@ -96,9 +97,11 @@ TEST_CASE("send to a rank outside the world fails at the send, naming the rank a
     ts::Tensor t = ts::ones({2});
     std::vector<std::pair<int, int64_t>> to;
     for (int r = 0; r < size; ++r) to.emplace_back(r, r == 0 ? size : -1);
-    const ts::SymInt dst = size == 1 ? ts::SymInt(int64_t{size}) : ts::SymInt(ts::LocalInt(ts::RankMap<int64_t>(to)));
-    const std::string expected = "rank 0 sends to rank " + std::to_string(size) + ", which is outside the world of " +
-                                 std::to_string(size) + " rank(s) (0.." + std::to_string(size - 1) + ")";
+    const ts::SymInt dst =
+        size == 1 ? ts::SymInt(int64_t{size}) : ts::SymInt(ts::LocalInt(ts::RankMap<int64_t>(to)));
+    const std::string expected = "rank 0 sends to rank " + std::to_string(size) +
+                                 ", which is outside the world of " + std::to_string(size) + " rank(s) (0.." +
+                                 std::to_string(size - 1) + ")";
     CHECK_THROWS_WITH_AS(ts::dist::send(t, dst), doctest::Contains(expected.c_str()), ts::Error);
     // Nothing was posted: the world is clean.
     ts::dist::check_messages();

@@ -211,7 +211,7 @@ TEST_CASE("tessera_transport layout (1.1)") {
   CHECK(offsetof(tessera_transport, free_request) == 80);
   CHECK(offsetof(tessera_transport, allgather) == 88);
   CHECK(offsetof(tessera_transport, abort) == 96);  // appended in 1.5
-  CHECK(sizeof(tessera_transport_request) == 8);  // an opaque pointer
+  CHECK(sizeof(tessera_transport_request) == 8);    // an opaque pointer
 }
 
 // ---- SDK 1.2 additions ----

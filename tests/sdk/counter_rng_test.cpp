@@ -39,7 +39,8 @@ uint32_t float_bits(float x) {
 void reference_turn(uint64_t k, int bits, long double& c, long double& s) {
   const uint64_t quarter = uint64_t{1} << (bits - 2);
   const uint64_t q = ((k + quarter / 2) / quarter) & 3;
-  const long double j = static_cast<long double>(static_cast<int64_t>(k - ((k + quarter / 2) / quarter) * quarter));
+  const long double j =
+      static_cast<long double>(static_cast<int64_t>(k - ((k + quarter / 2) / quarter) * quarter));
   const long double t = 2 * kPi * j / std::ldexp(1.0L, bits);
   const long double ct = std::cos(t), st = std::sin(t);
   const long double table_c[4] = {ct, -st, -ct, st}, table_s[4] = {st, ct, -st, -ct};
@@ -53,10 +54,10 @@ long double reference_neg2_log(uint64_t k1, int bits) {
 
 struct Golden {
   uint64_t seed, counter;
-  float exact32;          // the exact normal from the 24-bit uniforms, rounded to float32
-  uint32_t algorithm32;   // the bits the algorithm specifies (float32 path)
-  double exact64;         // the exact normal from the 53-bit uniforms, rounded to float64
-  double algorithm64;     // what the algorithm specifies (float64 path)
+  float exact32;         // the exact normal from the 24-bit uniforms, rounded to float32
+  uint32_t algorithm32;  // the bits the algorithm specifies (float32 path)
+  double exact64;        // the exact normal from the 53-bit uniforms, rounded to float64
+  double algorithm64;    // what the algorithm specifies (float64 path)
 };
 
 // Printed by tests/sdk/counter_rng_reference.py.
@@ -106,7 +107,8 @@ TEST_CASE("float32 log and cos/sin are within 2 ulp of long-double libm for ever
     if (ulps(s, rs, 24) > worst_sin) worst_sin = ulps(s, rs, 24);
   }
   MESSAGE("float32 max error (ulp): -2 ln u1 " << static_cast<double>(worst_log) << ", cos "
-                                               << static_cast<double>(worst_cos) << ", sin " << static_cast<double>(worst_sin));
+                                               << static_cast<double>(worst_cos) << ", sin "
+                                               << static_cast<double>(worst_sin));
   CHECK(worst_log <= 2);
   CHECK(worst_cos <= 2);
   CHECK(worst_sin <= 2);
@@ -117,7 +119,8 @@ TEST_CASE("float64 log and cos/sin are within 3 ulp of long-double libm over a d
   const uint64_t top = uint64_t{1} << 53;
   // 2^21 points spread over [0, 2^53) with varied low bits, plus both ends of the range.
   std::vector<uint64_t> ks;
-  for (uint64_t i = 0; i < (uint64_t{1} << 21); ++i) ks.push_back((i << 32) ^ (i * 0x9E3779B97F4A7C15ull >> 32));
+  for (uint64_t i = 0; i < (uint64_t{1} << 21); ++i)
+    ks.push_back((i << 32) ^ (i * 0x9E3779B97F4A7C15ull >> 32));
   for (uint64_t i = 0; i < 4096; ++i) {
     ks.push_back(i);
     ks.push_back(top - 1 - i);
@@ -135,7 +138,8 @@ TEST_CASE("float64 log and cos/sin are within 3 ulp of long-double libm over a d
     if (ulps(s, rs, 53) > worst_sin) worst_sin = ulps(s, rs, 53);
   }
   MESSAGE("float64 max error (ulp): -2 ln u1 " << static_cast<double>(worst_log) << ", cos "
-                                               << static_cast<double>(worst_cos) << ", sin " << static_cast<double>(worst_sin));
+                                               << static_cast<double>(worst_cos) << ", sin "
+                                               << static_cast<double>(worst_sin));
   CHECK(worst_log <= 3);
   CHECK(worst_cos <= 3);
   CHECK(worst_sin <= 3);
@@ -159,7 +163,8 @@ TEST_CASE("normals over a million counters are within a few ulp of the exact tra
       }
     }
   }
-  MESSAGE("normal max error (ulp): float32 " << static_cast<double>(worst32) << ", float64 " << static_cast<double>(worst64));
+  MESSAGE("normal max error (ulp): float32 " << static_cast<double>(worst32) << ", float64 "
+                                             << static_cast<double>(worst64));
   // Measured 3.8 (float32) and 3.5 (float64): the radius (sqrt halves the log's error), the
   // cos or sin (under 2 ulp) and the product's rounding, which can also cross a binade of the result.
   CHECK(worst32 <= 5);
@@ -174,7 +179,8 @@ TEST_CASE("extreme uniforms give finite values: the largest radius, radius 0 and
   const uint64_t max53 = (uint64_t{1} << 53) - 1;
   CHECK(rng::neg2_log_f64(0) == doctest::Approx(106 * std::log(2.0)).epsilon(1e-15));
   CHECK(rng::neg2_log_f64(max53) == 0.0);
-  for (uint32_t k2 : {0u, (1u << 21) - 1, 1u << 21, 1u << 22, 1u << 23, 3u << 22, (1u << 24) - (1u << 21), max24}) {
+  for (uint32_t k2 :
+       {0u, (1u << 21) - 1, 1u << 21, 1u << 22, 1u << 23, 3u << 22, (1u << 24) - (1u << 21), max24}) {
     CAPTURE(k2);
     for (uint32_t k1 : {0u, 1u, max24 - 1, max24}) {
       float even, odd;
@@ -243,7 +249,8 @@ TEST_CASE("the CPU backend's randn equals the element-wise reference at every co
     int64_t off = 0;
     if (dtype == tessera::kFloat32) {
       const std::vector<float> values = drawn.to_vector<float>();
-      for (int64_t i = 0; i < n; ++i) off += float_bits(values[i]) != float_bits(rng::normal_f32(seed, 1 + static_cast<uint64_t>(i)));
+      for (int64_t i = 0; i < n; ++i)
+        off += float_bits(values[i]) != float_bits(rng::normal_f32(seed, 1 + static_cast<uint64_t>(i)));
     } else {
       const std::vector<double> values = drawn.to_vector<double>();
       for (int64_t i = 0; i < n; ++i) {

@@ -25,7 +25,8 @@ namespace {
 struct Dense {
   std::vector<int64_t> shape, strides;
   DLTensor t{};
-  Dense(void* data, std::vector<int64_t> sizes, DLDataType dtype) : shape(std::move(sizes)), strides(shape.size()) {
+  Dense(void* data, std::vector<int64_t> sizes, DLDataType dtype)
+      : shape(std::move(sizes)), strides(shape.size()) {
     int64_t step = 1;
     for (size_t d = shape.size(); d-- > 0;) {
       strides[d] = step;
@@ -103,7 +104,8 @@ TEST_CASE("sdk kernel checks: the arity, ndim limit with its reason, dtype and s
 
   Dense deep(a, {1, 2, 3}, sdk::kFloat32);
   call.inputs = {deep.t};
-  CHECK_THROWS_WITH(kArity(call.args(), "neg", 1, 1), "neg: input 0 has ndim 3, expected 0..2 (the test's limit)");
+  CHECK_THROWS_WITH(kArity(call.args(), "neg", 1, 1),
+                    "neg: input 0 has ndim 3, expected 0..2 (the test's limit)");
 
   Dense empty(nullptr, {2, 0}, sdk::kFloat32);  // no data is fine when there are no elements
   call.inputs = {empty.t};
@@ -145,7 +147,8 @@ TEST_CASE("sdk visit_dtype: the element type of each of the five dtypes, and not
 
 TEST_CASE("sdk matrix product: sizes and strides of mm and bmm, and the dim a mismatch names") {
   float a[24] = {}, b[40] = {}, out[30] = {};
-  Dense left(a, {2, 3, 4}, sdk::kFloat32), right(b, {2, 4, 5}, sdk::kFloat32), product(out, {2, 3, 5}, sdk::kFloat32);
+  Dense left(a, {2, 3, 4}, sdk::kFloat32), right(b, {2, 4, 5}, sdk::kFloat32),
+      product(out, {2, 3, 5}, sdk::kFloat32);
   Call call;
   call.inputs = {left.t, right.t};
   call.outputs = {product.t};
@@ -162,8 +165,9 @@ TEST_CASE("sdk matrix product: sizes and strides of mm and bmm, and the dim a mi
 
   Dense wrong_k(b, {2, 5, 4}, sdk::kFloat32);
   call.inputs[1] = wrong_k.t;
-  CHECK_THROWS_WITH(sdk::checked_matrix_product(call.args(), "bmm", true, sdk::kFloat32, kArity3),
-                    "bmm: input 1 has shape [2, 5, 4], expected size 4 in dim 1 (k, the last dim of input 0)");
+  CHECK_THROWS_WITH(
+      sdk::checked_matrix_product(call.args(), "bmm", true, sdk::kFloat32, kArity3),
+      "bmm: input 1 has shape [2, 5, 4], expected size 4 in dim 1 (k, the last dim of input 0)");
 }
 
 TEST_CASE("sdk reductions: reduce_ndim, output size and empty-row errors") {
@@ -190,9 +194,10 @@ TEST_CASE("sdk reductions: reduce_ndim, output size and empty-row errors") {
   call.inputs = {empty_rows.t};
   call.attrs = {int_attr("reduce_ndim", 1)};
   CHECK_NOTHROW(sdk::checked_reduction(call.args(), "sum", sdk::kFloat32, sdk::kFloat32, false, kArity));
-  CHECK_THROWS_WITH(sdk::checked_reduction(call.args(), "max", sdk::kFloat32, sdk::kFloat32, true, kArity),
-                    "max: the reduced dims [0] of input 0 (shape [2, 0]) are empty, expected at least one element: "
-                    "max has no identity");
+  CHECK_THROWS_WITH(
+      sdk::checked_reduction(call.args(), "max", sdk::kFloat32, sdk::kFloat32, true, kArity),
+      "max: the reduced dims [0] of input 0 (shape [2, 0]) are empty, expected at least one element: "
+      "max has no identity");
 }
 
 TEST_CASE("sdk reductions: the folds, in row order, with the NaN, first-occurrence and wrapping rules") {
@@ -281,7 +286,7 @@ TEST_CASE("sdk unary ops: wrapping integers, NaN through relu, sigmoid's far tai
   CHECK(ops::Sigmoid::apply(0.0f) == 0.5f);
   CHECK(ops::Gelu::apply(0.0) == 0.0);
   CHECK(ops::Gelu::apply(1.0) == doctest::Approx(0.8413447460685429).epsilon(1e-15));  // 1 * Phi(1)
-  CHECK(ops::GeluGrad::apply(0.0) == 0.5);                                               // Phi(0) + 0
+  CHECK(ops::GeluGrad::apply(0.0) == 0.5);                                             // Phi(0) + 0
   CHECK(ops::Sqrt::apply(2.0) == std::sqrt(2.0));
 }
 
@@ -294,7 +299,7 @@ TEST_CASE("sdk binary ops: wrapping integers, bool arithmetic, NaN-first maximum
   CHECK(ops::Add::apply(true, true));  // "or": bool arithmetic saturates
   CHECK_FALSE(ops::Mul::apply(true, false));
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  const float other_nan = std::bit_cast<float>(0x7fc00001u);  // another payload
+  const float other_nan = std::bit_cast<float>(0x7fc00001u);                           // another payload
   CHECK(std::bit_cast<uint32_t>(ops::Maximum::apply(other_nan, nan)) == 0x7fc00001u);  // the first NaN wins
   CHECK(std::bit_cast<uint32_t>(ops::Minimum::apply(1.0f, other_nan)) == 0x7fc00001u);
   CHECK(ops::Maximum::apply(-2, 5) == 5);

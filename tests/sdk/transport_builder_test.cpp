@@ -29,15 +29,20 @@ struct FakeTransport {
   }
   void finalize() { ++finalized; }
   tessera_transport_request post(const DLTensor& chunk, int32_t peer, int64_t tag, bool send) {
-    if (peer < 0) throw tessera::sdk::Error(TESSERA_INVALID_ARGUMENT, "peer " + std::to_string(peer) + " is negative");
+    if (peer < 0)
+      throw tessera::sdk::Error(TESSERA_INVALID_ARGUMENT, "peer " + std::to_string(peer) + " is negative");
     last_peer = peer;
     last_tag = tag;
     last_data = chunk.data;
     last_was_send = send;
     return reinterpret_cast<tessera_transport_request>(static_cast<uintptr_t>(0x1000 + tag));
   }
-  tessera_transport_request isend(const DLTensor& chunk, int32_t peer, int64_t tag) { return post(chunk, peer, tag, true); }
-  tessera_transport_request irecv(const DLTensor& chunk, int32_t peer, int64_t tag) { return post(chunk, peer, tag, false); }
+  tessera_transport_request isend(const DLTensor& chunk, int32_t peer, int64_t tag) {
+    return post(chunk, peer, tag, true);
+  }
+  tessera_transport_request irecv(const DLTensor& chunk, int32_t peer, int64_t tag) {
+    return post(chunk, peer, tag, false);
+  }
   bool test(tessera_transport_request) { return wait_completes; }
   bool wait(tessera_transport_request, int64_t timeout_ms) {
     last_timeout = timeout_ms;
@@ -52,7 +57,8 @@ struct GatheringTransport : FakeTransport {
   bool allgather(const void* send, size_t bytes, void* recv, int64_t timeout_ms) {
     last_timeout = timeout_ms;
     for (int32_t p = 0; p < processes; ++p)
-      for (size_t i = 0; i < bytes; ++i) static_cast<char*>(recv)[p * bytes + i] = static_cast<const char*>(send)[i];
+      for (size_t i = 0; i < bytes; ++i)
+        static_cast<char*>(recv)[p * bytes + i] = static_cast<const char*>(send)[i];
     return timeout_ms > 0;
   }
 };

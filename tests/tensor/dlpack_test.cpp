@@ -29,7 +29,9 @@ struct ForeignArray {
     managed.dl_tensor.shape = shape.data();
     managed.dl_tensor.strides = with_strides ? strides.data() : nullptr;
     managed.manager_ctx = this;
-    managed.deleter = [](DLManagedTensor* self) { ++static_cast<ForeignArray*>(self->manager_ctx)->deletions; };
+    managed.deleter = [](DLManagedTensor* self) {
+      ++static_cast<ForeignArray*>(self->manager_ctx)->deletions;
+    };
     return &managed;
   }
 };

@@ -8,7 +8,7 @@
 namespace ts = tessera;
 
 TEST_CASE("binary ops broadcast like NumPy") {
-  ts::Tensor a = ts::tensor({{1.f}, {2.f}});  // [2,1]
+  ts::Tensor a = ts::tensor({{1.f}, {2.f}});      // [2,1]
   ts::Tensor b = ts::tensor({10.f, 20.f, 30.f});  // [3]
   test::check_values<float>(a + b, {2, 3}, {11, 21, 31, 12, 22, 32});
   test::check_values<float>(b - a, {2, 3}, {9, 19, 29, 8, 18, 28});
@@ -24,8 +24,8 @@ TEST_CASE("binary ops broadcast like NumPy") {
 TEST_CASE("broadcast rows, broadcast columns and transposed operands, on both sides") {
   // m[i][j] = 10 i + j; row = [100, 200, 300]; col = [[1000], [2000]]: every element distinct.
   const ts::Tensor m = ts::tensor({{0.f, 1.f, 2.f}, {10.f, 11.f, 12.f}});  // [2,3]
-  const ts::Tensor row = ts::tensor({100.f, 200.f, 300.f});              // [3], a row for each row of m
-  const ts::Tensor col = ts::tensor({{1000.f}, {2000.f}});               // [2,1], one value per row
+  const ts::Tensor row = ts::tensor({100.f, 200.f, 300.f});                // [3], a row for each row of m
+  const ts::Tensor col = ts::tensor({{1000.f}, {2000.f}});                 // [2,1], one value per row
   test::check_values<float>(m - row, {2, 3}, {-100, -199, -298, -90, -189, -288});
   test::check_values<float>(row - m, {2, 3}, {100, 199, 298, 90, 189, 288});
   test::check_values<float>(m - col, {2, 3}, {-1000, -999, -998, -1990, -1989, -1988});
@@ -33,7 +33,8 @@ TEST_CASE("broadcast rows, broadcast columns and transposed operands, on both si
   // m.t() is [3,2] with unit stride down its columns: no row of it is contiguous.
   const ts::Tensor mt = m.t();
   test::check_values<float>(mt - ts::tensor({{1.f, 2.f}}), {3, 2}, {-1, 8, 0, 9, 1, 10});
-  test::check_values<float>(mt * ts::tensor({{2.f, 3.f}, {4.f, 5.f}, {6.f, 7.f}}), {3, 2}, {0, 30, 4, 55, 12, 84});
+  test::check_values<float>(mt * ts::tensor({{2.f, 3.f}, {4.f, 5.f}, {6.f, 7.f}}), {3, 2},
+                            {0, 30, 4, 55, 12, 84});
 }
 
 TEST_CASE("scalar operands on either side") {
@@ -197,15 +198,17 @@ void check_settled_nans() {
   // 1 element (a scalar loop), 37 (vector body and tail), and strided views of them.
   for (const int64_t n : {int64_t{1}, int64_t{37}}) {
     CAPTURE(n);
-    const ts::Tensor a = ts::full({n}, 0.0, dtype) + ts::from_values(std::vector<T>(n, one_payload), {n}, dtype);
+    const ts::Tensor a =
+        ts::full({n}, 0.0, dtype) + ts::from_values(std::vector<T>(n, one_payload), {n}, dtype);
     const ts::Tensor b = ts::from_values(std::vector<T>(n, other_payload), {n}, dtype);
     const ts::Tensor infs = ts::full({n}, static_cast<double>(inf), dtype);
     const std::vector<uint64_t> expected(static_cast<size_t>(n), quiet);
-    for (const ts::Tensor& result : {a + b, b + a, a - b, b * a, a / b, infs - infs, infs * ts::zeros({n}, dtype),
-                                     ts::zeros({n}, dtype) / ts::zeros({n}, dtype)})
+    for (const ts::Tensor& result :
+         {a + b, b + a, a - b, b * a, a / b, infs - infs, infs * ts::zeros({n}, dtype),
+          ts::zeros({n}, dtype) / ts::zeros({n}, dtype)})
       CHECK(all_bits<T>(result) == expected);
     const ts::Tensor wide_a = ts::stack({a, a}, 1), wide_b = ts::stack({b, b}, 1);  // [n, 2]
-    CHECK(all_bits<T>(wide_a.select(1, 1) + wide_b.select(1, 0)) == expected);  // strided operands
+    CHECK(all_bits<T>(wide_a.select(1, 1) + wide_b.select(1, 0)) == expected);      // strided operands
   }
   // A sum of NaNs folds through the same arithmetic.
   const ts::Tensor two = ts::from_values(std::vector<T>{one_payload, other_payload}, {2}, dtype);

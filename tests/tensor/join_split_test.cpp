@@ -17,7 +17,8 @@ TEST_CASE("stack adds a dim") {
   ts::Tensor b = ts::tensor({3, 4});
   test::check_values<int64_t>(ts::stack({a, b}), {2, 2}, {1, 2, 3, 4});
   test::check_values<int64_t>(ts::stack({a, b}, 1), {2, 2}, {1, 3, 2, 4});
-  CHECK_THROWS_WITH_AS(ts::stack({a, ts::tensor({1})}), doctest::Contains("stack: tensor 1 has shape [1]"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::stack({a, ts::tensor({1})}), doctest::Contains("stack: tensor 1 has shape [1]"),
+                       ts::Error);
 }
 
 TEST_CASE("split and chunk use torch's piece sizes") {
@@ -32,8 +33,8 @@ TEST_CASE("split and chunk use torch's piece sizes") {
   std::vector<ts::Tensor> uneven = ts::split(x, std::vector<int64_t>{1, 0, 9});
   CHECK(uneven[1].numel() == 0);
   test::check_values<int64_t>(uneven[0], {1}, {0});
-  CHECK_THROWS_WITH_AS(ts::split(x, std::vector<int64_t>{3, 3}), doctest::Contains("sum to 6, but dim 0 has size 10"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::split(x, std::vector<int64_t>{3, 3}),
+                       doctest::Contains("sum to 6, but dim 0 has size 10"), ts::Error);
   // Pieces are views: writing into one writes into x.
   parts[0].fill_(-1);
   CHECK(x.to_vector<int64_t>()[3] == -1);
@@ -53,8 +54,9 @@ TEST_CASE("split with split_size 0: one empty piece of an empty dim, an error fo
   const std::vector<ts::Tensor> pieces = ts::split(empty, 0, 1);
   REQUIRE(pieces.size() == 1);
   CHECK(pieces[0].sizes() == ts::Shape{2, 0});
-  CHECK_THROWS_WITH_AS(ts::split(ts::zeros({2, 3}), 0, 1),
-                       doctest::Contains("split_size must be positive (or 0 for an empty dim), got 0 for dim 1 of size 3"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(
+      ts::split(ts::zeros({2, 3}), 0, 1),
+      doctest::Contains("split_size must be positive (or 0 for an empty dim), got 0 for dim 1 of size 3"),
+      ts::Error);
   CHECK_THROWS_WITH_AS(ts::split(empty, -1, 1), doctest::Contains("got -1 for dim 1 of size 0"), ts::Error);
 }

@@ -14,7 +14,8 @@ using test::elements_off_the_chain;
 
 TEST_CASE("mm: every float32 and float64 element is the in-order fma chain") {
   ts::Generator g(7);
-  for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{{1, 1, 1}, {37, 53, 71}, {8, 300, 49}, {65, 129, 17}}) {
+  for (const auto& [m, k, n] :
+       std::vector<std::array<int64_t, 3>>{{1, 1, 1}, {37, 53, 71}, {8, 300, 49}, {65, 129, 17}}) {
     CAPTURE(m);
     CAPTURE(k);
     CAPTURE(n);
@@ -27,9 +28,9 @@ TEST_CASE("mm: every float32 and float64 element is the in-order fma chain") {
 
 TEST_CASE("mm: transposed and strided operands give the chain's bits too") {
   ts::Generator g(8);
-  const ts::Tensor at = ts::randn({90, 33}, g).t();                  // [33, 90], column-major
-  const ts::Tensor bs = ts::randn({90, 50}, g).slice(1, 0, 50, 2);   // [90, 25], column stride 2
-  const ts::Tensor bt = ts::randn({41, 90}, g).t();                  // [90, 41], column stride 90
+  const ts::Tensor at = ts::randn({90, 33}, g).t();                 // [33, 90], column-major
+  const ts::Tensor bs = ts::randn({90, 50}, g).slice(1, 0, 50, 2);  // [90, 25], column stride 2
+  const ts::Tensor bt = ts::randn({41, 90}, g).t();                 // [90, 41], column stride 90
   CHECK(elements_off_the_chain<float>(at, bs, ts::mm(at, bs)) == 0);
   CHECK(elements_off_the_chain<float>(at, bt, ts::mm(at, bt)) == 0);
 }

@@ -321,8 +321,10 @@ TEST_CASE("bad calls of the norm kernels are refused naming the operand and what
 
 TEST_CASE("a negative or NaN eps is refused by the ops, whichever path computes them") {
   const ts::Tensor x = ts::ones({2, 4});
-  CHECK(kernel_failure([&] { (void)ts::layer_norm(x, {4}, ts::Tensor(), ts::Tensor(), -1e-5); })
-            .find("layer_norm: eps is -1e-05, expected a number >= 0") != std::string::npos);
-  CHECK(kernel_failure([&] { (void)ts::rms_norm(x, {4}, ts::Tensor(), std::nan("")); })
-            .find("rms_norm: eps is nan, expected a number >= 0") != std::string::npos);
+  CHECK(kernel_failure([&] {
+          (void)ts::layer_norm(x, {4}, ts::Tensor(), ts::Tensor(), -1e-5);
+        }).find("layer_norm: eps is -1e-05, expected a number >= 0") != std::string::npos);
+  CHECK(kernel_failure([&] {
+          (void)ts::rms_norm(x, {4}, ts::Tensor(), std::nan(""));
+        }).find("rms_norm: eps is nan, expected a number >= 0") != std::string::npos);
 }

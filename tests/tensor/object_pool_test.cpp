@@ -78,7 +78,9 @@ TEST_CASE("each thread has a pool of its own, and a block freed on another threa
   CHECK(pool::pooled(64) == here);  // this thread's pool did not change
 }
 
-TEST_CASE("tensors from pooled blocks are independent: a replica has its own storage and shares its view's layout") {
+TEST_CASE(
+    "tensors from pooled blocks are independent: a replica has its own storage and shares its view's "
+    "layout") {
   std::vector<ts::Tensor> made;
   for (int i = 0; i < 200; ++i) {
     // Made and dropped in turns, so later tensors reuse earlier ones' blocks.
@@ -92,7 +94,7 @@ TEST_CASE("tensors from pooled blocks are independent: a replica has its own sto
   CHECK(replica.get() != base.impl().get());
   CHECK(replica->storage() != base.impl()->storage());
   CHECK(replica->sizes() == ts::Shape{2, 3});
-  CHECK(&replica->sizes() == &base.impl()->sizes());  // one layout for both: nothing copied
+  CHECK(&replica->sizes() == &base.impl()->sizes());              // one layout for both: nothing copied
   const ts::Tensor flat_view = ts::Tensor(replica).reshape({6});  // a view makes its own
   CHECK(flat_view.sizes() == ts::Shape{6});
   CHECK(replica->sizes() == ts::Shape{2, 3});

@@ -5,7 +5,7 @@ namespace ts = tessera;
 using test::iota;
 
 TEST_CASE("sum over all dims, one dim, several dims, with keepdim") {
-  ts::Tensor x = iota({2, 3, 4});  // x[i][j][k] = 12i + 4j + k
+  ts::Tensor x = iota({2, 3, 4});         // x[i][j][k] = 12i + 4j + k
   CHECK(x.sum().item<float>() == 276.f);  // 0 + ... + 23
   CHECK(x.sum().dim() == 0);
   // over j: 3*(12i + k) + 4*(0+1+2)
@@ -42,8 +42,8 @@ TEST_CASE("mean, max, min") {
   CHECK(x.max().item<double>() == 8.0);
   CHECK(x.min().item<double>() == -2.0);
   CHECK(std::isnan(ts::max(ts::tensor({1.f, NAN, 3.f})).item<float>()));
-  CHECK_THROWS_WITH_AS(ts::mean(ts::tensor({1, 2})), doctest::Contains("mean: input dtype int64 is not supported"),
-                       ts::Error);
+  CHECK_THROWS_WITH_AS(ts::mean(ts::tensor({1, 2})),
+                       doctest::Contains("mean: input dtype int64 is not supported"), ts::Error);
 }
 
 TEST_CASE("argmax and argmin") {
@@ -72,11 +72,12 @@ TEST_CASE("all and any") {
 TEST_CASE("softmax and log_softmax") {
   ts::Tensor x = ts::tensor({{1.0, 2.0, 3.0}, {1000.0, 1000.0, 1000.0}});
   const double z = std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
-  test::check_values<double>(ts::softmax(x, 1), {2, 3},
-                             {std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z, 1 / 3.0, 1 / 3.0, 1 / 3.0});
-  test::check_values<double>(ts::log_softmax(x, -1), {2, 3},
-                             {1 - std::log(z), 2 - std::log(z), 3 - std::log(z), -std::log(3.0), -std::log(3.0),
-                              -std::log(3.0)});
+  test::check_values<double>(
+      ts::softmax(x, 1), {2, 3},
+      {std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z, 1 / 3.0, 1 / 3.0, 1 / 3.0});
+  test::check_values<double>(
+      ts::log_softmax(x, -1), {2, 3},
+      {1 - std::log(z), 2 - std::log(z), 3 - std::log(z), -std::log(3.0), -std::log(3.0), -std::log(3.0)});
   // Over dim 0 every column sums to one.
   test::check_values<double>(ts::sum(ts::softmax(x, 0), {0}), {3}, {1, 1, 1});
 }
@@ -86,7 +87,8 @@ TEST_CASE("softmax of a 0-d tensor: dims 0 and -1 give 1 (log: 0), any other dim
   REQUIRE(x.dim() == 0);
   test::check_values<double>(ts::softmax(x.to(ts::kFloat64), 0), {}, {1.0});
   test::check_values<double>(ts::log_softmax(x.to(ts::kFloat64), -1), {}, {0.0});
-  CHECK_THROWS_WITH_AS(ts::softmax(x, 5), doctest::Contains("softmax: dim 5 is out of range for a tensor of 0 dims"),
+  CHECK_THROWS_WITH_AS(ts::softmax(x, 5),
+                       doctest::Contains("softmax: dim 5 is out of range for a tensor of 0 dims"), ts::Error);
+  CHECK_THROWS_WITH_AS(ts::log_softmax(x, -2), doctest::Contains("log_softmax: dim -2 is out of range"),
                        ts::Error);
-  CHECK_THROWS_WITH_AS(ts::log_softmax(x, -2), doctest::Contains("log_softmax: dim -2 is out of range"), ts::Error);
 }

@@ -23,7 +23,8 @@ void check_slice(int64_t a, int64_t b, int64_t c, int64_t start, int64_t length)
   std::vector<float> expected;
   for (int64_t i = 0; i < a; ++i)
     for (int64_t j = 0; j < b; ++j)
-      for (int64_t k = start; k < start + length; ++k) expected.push_back(static_cast<float>((i * b + j) * c + k));
+      for (int64_t k = start; k < start + length; ++k)
+        expected.push_back(static_cast<float>((i * b + j) * c + k));
   CHECK(copy.to_vector<float>() == expected);
   // Into a strided destination too: the slice of a second tensor, the rest left as it was.
   ts::Tensor target = ts::full({a, b, c}, -1.0);

@@ -36,7 +36,8 @@ ts::Tensor per_rank(int64_t n, Value value) {
 
 // What an output shard holds before a collective writes it: negative, unlike every result.
 ts::Tensor outputs_before(int64_t n) {
-  return per_rank(n, [](int r, int64_t i) { return -1000.f * static_cast<float>(r + 1) - static_cast<float>(i); });
+  return per_rank(
+      n, [](int r, int64_t i) { return -1000.f * static_cast<float>(r + 1) - static_cast<float>(i); });
 }
 
 // One rank's shard handed out both ways before the collective.
@@ -102,7 +103,9 @@ TEST_CASE("all_reduce, broadcast and reduce write into the bytes a data_ptr and 
   for (const int world : kWorlds) {
     CAPTURE(world);
     ts::LocalMode mode(world);
-    const auto input = [](int r, int64_t i) { return 10.f * static_cast<float>(r) + static_cast<float>(i) + 1; };
+    const auto input = [](int r, int64_t i) {
+      return 10.f * static_cast<float>(r) + static_cast<float>(i) + 1;
+    };
     // Rank r holds 10r + i + 1: the sum over ranks is 10 * (0 + ... + world-1) + world * (i + 1).
     Values sum(kLength);
     for (int64_t i = 0; i < kLength; ++i)
@@ -150,7 +153,8 @@ TEST_CASE("gathers, scatters and all_to_all write into exported output shards") 
       return 100.f * static_cast<float>(q) + 10.f * static_cast<float>(j) + static_cast<float>(i) + 1;
     };
     std::vector<ts::Tensor> input_list;
-    for (int j = 0; j < world; ++j) input_list.push_back(per_rank(kLength, [&](int q, int64_t i) { return block(q, j, i); }));
+    for (int j = 0; j < world; ++j)
+      input_list.push_back(per_rank(kLength, [&](int q, int64_t i) { return block(q, j, i); }));
     const ts::Tensor own = input_list[0];  // rank q's own block: block(q, 0, i)
 
     {  // all_gather: output j on every rank is rank j's block.
@@ -162,7 +166,8 @@ TEST_CASE("gathers, scatters and all_to_all write into exported output shards") 
       for (int j = 0; j < world; ++j) {
         Values expected(kLength);
         for (int64_t i = 0; i < kLength; ++i) expected[static_cast<size_t>(i)] = block(j, 0, i);
-        exports[static_cast<size_t>(j)]->check(same_for_every_rank(world, expected), "all_gather output " + std::to_string(j));
+        exports[static_cast<size_t>(j)]->check(same_for_every_rank(world, expected),
+                                               "all_gather output " + std::to_string(j));
       }
     }
     {  // all_gather_into_tensor: every rank holds the blocks of ranks 0..world-1 in order.
@@ -181,12 +186,14 @@ TEST_CASE("gathers, scatters and all_to_all write into exported output shards") 
       std::vector<Values> expected(w, Values(kLength, 0.f));
       for (int r = 0; r < world; ++r)
         for (int q = 0; q < world; ++q)
-          for (int64_t i = 0; i < kLength; ++i) expected[static_cast<size_t>(r)][static_cast<size_t>(i)] += block(q, r, i);
+          for (int64_t i = 0; i < kLength; ++i)
+            expected[static_cast<size_t>(r)][static_cast<size_t>(i)] += block(q, r, i);
       exports.check(expected, "reduce_scatter");
     }
     {  // reduce_scatter_tensor: rank q's input is 100q + k + 1 over world blocks; rank r gets block r summed.
-      const ts::Tensor input =
-          per_rank(kLength * world, [](int q, int64_t k) { return 100.f * static_cast<float>(q) + static_cast<float>(k) + 1; });
+      const ts::Tensor input = per_rank(kLength * world, [](int q, int64_t k) {
+        return 100.f * static_cast<float>(q) + static_cast<float>(k) + 1;
+      });
       ts::Tensor output = outputs_before(kLength);
       const Exports exports(output);
       ts::dist::reduce_scatter_tensor(output, input, ts::ReduceOp::SUM);
@@ -207,7 +214,8 @@ TEST_CASE("gathers, scatters and all_to_all write into exported output shards") 
       for (int j = 0; j < world; ++j) {
         std::vector<Values> expected(w, Values(kLength));
         for (int r = 0; r < world; ++r)
-          for (int64_t i = 0; i < kLength; ++i) expected[static_cast<size_t>(r)][static_cast<size_t>(i)] = block(j, r, i);
+          for (int64_t i = 0; i < kLength; ++i)
+            expected[static_cast<size_t>(r)][static_cast<size_t>(i)] = block(j, r, i);
         exports[static_cast<size_t>(j)]->check(expected, "all_to_all output " + std::to_string(j));
       }
     }
@@ -218,7 +226,8 @@ TEST_CASE("gathers, scatters and all_to_all write into exported output shards") 
       ts::dist::scatter(output, input_list, src);
       std::vector<Values> expected(w, Values(kLength));
       for (int r = 0; r < world; ++r)
-        for (int64_t i = 0; i < kLength; ++i) expected[static_cast<size_t>(r)][static_cast<size_t>(i)] = block(src, r, i);
+        for (int64_t i = 0; i < kLength; ++i)
+          expected[static_cast<size_t>(r)][static_cast<size_t>(i)] = block(src, r, i);
       exports.check(expected, "scatter");
     }
     {  // gather: output j on the root is rank j's block; the other ranks' outputs keep their values.

@@ -26,7 +26,8 @@ namespace ops = tessera::sdk::binary_ops;
 namespace {
 
 // Lengths on both sides of 2, 4, 8, 16 and 32 lanes, and long ones with a tail.
-const std::vector<int64_t> kLengths = {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 64, 65, 100, 257, 1031};
+const std::vector<int64_t> kLengths = {1,  3,  4,  5,  7,  8,  9,   15,  16,  17,
+                                       31, 32, 33, 47, 64, 65, 100, 257, 1031};
 
 template <class T>
 T special_or_random(std::mt19937_64& rng) {
@@ -37,11 +38,16 @@ T special_or_random(std::mt19937_64& rng) {
   } else {
     using Limits = std::numeric_limits<T>;
     switch (rng() % 12) {
-      case 0: return T(0);
-      case 1: return -T(0);
-      case 2: return Limits::infinity();
-      case 3: return -Limits::infinity();
-      case 4: return Limits::denorm_min() * static_cast<T>(rng() % 1000 + 1);
+      case 0:
+        return T(0);
+      case 1:
+        return -T(0);
+      case 2:
+        return Limits::infinity();
+      case 3:
+        return -Limits::infinity();
+      case 4:
+        return Limits::denorm_min() * static_cast<T>(rng() % 1000 + 1);
       case 5: {
         // A NaN with a payload of its own and either sign: which one comes out is the NaN rule.
         using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
@@ -53,8 +59,10 @@ T special_or_random(std::mt19937_64& rng) {
         std::memcpy(&value, &bits, sizeof value);
         return value;
       }
-      case 6: return static_cast<T>(rng() % 5);  // ties for maximum, minimum and the comparisons
-      default: return std::ldexp(static_cast<T>(static_cast<int64_t>(rng() % 20001) - 10000), int(rng() % 61) - 30);
+      case 6:
+        return static_cast<T>(rng() % 5);  // ties for maximum, minimum and the comparisons
+      default:
+        return std::ldexp(static_cast<T>(static_cast<int64_t>(rng() % 20001) - 10000), int(rng() % 61) - 30);
     }
   }
 }
@@ -67,7 +75,8 @@ ts::Tensor values_tensor(const std::vector<T>& values) {
 template <class R>
 std::vector<char> bytes_of(const ts::Tensor& t, int64_t offset, int64_t count) {
   const ts::TensorImpl& impl = *t.impl();
-  const char* data = static_cast<const char*>(impl.storage()->data.load()) + (impl.offset() + offset) * sizeof(R);
+  const char* data =
+      static_cast<const char*>(impl.storage()->data.load()) + (impl.offset() + offset) * sizeof(R);
   return std::vector<char>(data, data + count * static_cast<int64_t>(sizeof(R)));
 }
 
@@ -111,7 +120,8 @@ int check_binary(std::mt19937_64& rng) {
           };
           std::vector<R> expected;
           for (int64_t i = start; i < n + start; ++i)
-            expected.push_back(Op::apply(at(a, broadcast == Broadcast::left, i), at(b, broadcast == Broadcast::right, i)));
+            expected.push_back(
+                Op::apply(at(a, broadcast == Broadcast::left, i), at(b, broadcast == Broadcast::right, i)));
           const ts::Tensor x = values_tensor(a), y = values_tensor(b);
           const ts::Tensor z = in_place ? x : ts::zeros({n + start}, ts::TensorOptions(ts::dtype_of<R>()));
           const dispatch::Operand left =

@@ -98,10 +98,14 @@ bool consecutive(const std::vector<int64_t>& where) {
 class Rng {
  public:
   explicit Rng(uint64_t seed) : engine_(seed) {}
-  int64_t in(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(engine_() % static_cast<uint64_t>(hi - lo + 1)); }
+  int64_t in(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(engine_() % static_cast<uint64_t>(hi - lo + 1));
+  }
   bool percent(int p) { return in(0, 99) < p; }
   template <class T>
-  T pick(const std::vector<T>& options) { return options[static_cast<size_t>(in(0, static_cast<int64_t>(options.size()) - 1))]; }
+  T pick(const std::vector<T>& options) {
+    return options[static_cast<size_t>(in(0, static_cast<int64_t>(options.size()) - 1))];
+  }
 
  private:
   std::mt19937_64 engine_;
@@ -110,7 +114,8 @@ class Rng {
 // A dim argument for a tensor of `n` dims (a 0-d tensor takes 0 and -1): mostly valid, in either
 // sign, sometimes just out of range or far out.
 int64_t dim_arg(Rng& rng, int64_t n) {
-  if (rng.percent(12)) return rng.pick<int64_t>({std::max<int64_t>(n, 1), -std::max<int64_t>(n, 1) - 1, kMax, kMin});
+  if (rng.percent(12))
+    return rng.pick<int64_t>({std::max<int64_t>(n, 1), -std::max<int64_t>(n, 1) - 1, kMax, kMin});
   const int64_t d = rng.in(0, std::max<int64_t>(n, 1) - 1);
   return rng.percent(30) ? d - std::max<int64_t>(n, 1) : d;
 }
@@ -142,7 +147,10 @@ Step narrow_step(Rng& rng, const Model& m) {
   if (n > 0 && d && first >= 0 && first <= size && length >= 0 && length <= size - first) {
     Index out = m.shape;
     out[*d] = length;
-    s.expected = remap(m, out, [&](Index i) { i[*d] += first; return i; });
+    s.expected = remap(m, out, [&](Index i) {
+      i[*d] += first;
+      return i;
+    });
   }
   return s;
 }
@@ -166,7 +174,10 @@ Step slice_step(Rng& rng, const Model& m) {
     for (int64_t i = lo; i < hi; i = step >= hi - i ? hi : i + step) taken.push_back(i);
     Index out = m.shape;
     out[*d] = static_cast<int64_t>(taken.size());
-    s.expected = remap(m, out, [&](Index i) { i[*d] = taken[static_cast<size_t>(i[*d])]; return i; });
+    s.expected = remap(m, out, [&](Index i) {
+      i[*d] = taken[static_cast<size_t>(i[*d])];
+      return i;
+    });
   }
   return s;
 }
@@ -183,7 +194,10 @@ Step select_step(Rng& rng, const Model& m) {
     Index out = m.shape;
     out.erase(out.begin() + static_cast<int64_t>(*d));
     const int64_t at = index < 0 ? index + size : index;
-    s.expected = remap(m, out, [&](Index i) { i.insert(i.begin() + static_cast<int64_t>(*d), at); return i; });
+    s.expected = remap(m, out, [&](Index i) {
+      i.insert(i.begin() + static_cast<int64_t>(*d), at);
+      return i;
+    });
   }
   return s;
 }
@@ -200,7 +214,10 @@ Step transpose_step(Rng& rng, const Model& m) {
     } else {
       Index out = m.shape;
       std::swap(out[*da], out[*db]);
-      s.expected = remap(m, out, [&](Index i) { std::swap(i[*da], i[*db]); return i; });
+      s.expected = remap(m, out, [&](Index i) {
+        std::swap(i[*da], i[*db]);
+        return i;
+      });
     }
   }
   return s;
@@ -210,16 +227,21 @@ Step permute_step(Rng& rng, const Model& m) {
   const int64_t n = static_cast<int64_t>(m.shape.size());
   Index dims(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) dims[static_cast<size_t>(i)] = i;
-  for (int64_t i = n - 1; i > 0; --i) std::swap(dims[static_cast<size_t>(i)], dims[static_cast<size_t>(rng.in(0, i))]);
+  for (int64_t i = n - 1; i > 0; --i)
+    std::swap(dims[static_cast<size_t>(i)], dims[static_cast<size_t>(rng.in(0, i))]);
   for (int64_t& d : dims)
     if (rng.percent(25)) d -= n;
   if (rng.percent(15)) {
     const int64_t how = rng.in(0, 2);
-    if (how == 0 && n >= 2) dims[0] = dims[1];
-    else if (how == 1 && n >= 1) dims[static_cast<size_t>(rng.in(0, n - 1))] = rng.pick<int64_t>({n, -n - 1, kMin});
-    else dims.push_back(0);
+    if (how == 0 && n >= 2)
+      dims[0] = dims[1];
+    else if (how == 1 && n >= 1)
+      dims[static_cast<size_t>(rng.in(0, n - 1))] = rng.pick<int64_t>({n, -n - 1, kMin});
+    else
+      dims.push_back(0);
   }
-  Step s{"permute(" + text_of(dims) + ")", [=](const ts::Tensor& t) { return t.permute(dims); }, std::nullopt};
+  Step s{"permute(" + text_of(dims) + ")", [=](const ts::Tensor& t) { return t.permute(dims); },
+         std::nullopt};
   if (static_cast<int64_t>(dims.size()) != n) return s;
   std::vector<size_t> perm;
   for (int64_t d : dims) {
@@ -269,12 +291,17 @@ Step expand_step(Rng& rng, const Model& m) {
   for (size_t i = 0; i < lead; ++i) target.push_back(rng.percent(5) ? -1 : rng.in(0, 3));
   for (size_t d = 0; d < n; ++d) {
     const int64_t own = m.shape[d];
-    if (rng.percent(8)) target.push_back(rng.pick<int64_t>({own + 1, -2, kMin}));
-    else if (own == 1) target.push_back(rng.pick<int64_t>({-1, 0, 1, 2, 3}));
-    else target.push_back(rng.percent(30) ? -1 : own);
+    if (rng.percent(8))
+      target.push_back(rng.pick<int64_t>({own + 1, -2, kMin}));
+    else if (own == 1)
+      target.push_back(rng.pick<int64_t>({-1, 0, 1, 2, 3}));
+    else
+      target.push_back(rng.percent(30) ? -1 : own);
   }
-  if (rng.percent(3) && target.size() > lead) target.erase(target.begin() + static_cast<int64_t>(lead));  // too few dims
-  Step s{"expand(" + text_of(target) + ")", [=](const ts::Tensor& t) { return t.expand(target); }, std::nullopt};
+  if (rng.percent(3) && target.size() > lead)
+    target.erase(target.begin() + static_cast<int64_t>(lead));  // too few dims
+  Step s{"expand(" + text_of(target) + ")", [=](const ts::Tensor& t) { return t.expand(target); },
+         std::nullopt};
   if (target.size() < n) return s;
   const size_t lead_dims = target.size() - n;
   Index out = target;
@@ -301,7 +328,10 @@ Step unsqueeze_step(Rng& rng, const Model& m) {
   const auto at = static_cast<int64_t>(dim < 0 ? dim + n + 1 : dim);
   Index out = m.shape;
   out.insert(out.begin() + at, 1);
-  s.expected = remap(m, out, [&](Index i) { i.erase(i.begin() + at); return i; });
+  s.expected = remap(m, out, [&](Index i) {
+    i.erase(i.begin() + at);
+    return i;
+  });
   return s;
 }
 
@@ -321,7 +351,8 @@ Step squeeze_step(Rng& rng, const Model& m) {
     return s;
   }
   const int64_t dim = dim_arg(rng, n);
-  Step s{"squeeze(" + std::to_string(dim) + ")", [=](const ts::Tensor& t) { return t.squeeze(dim); }, std::nullopt};
+  Step s{"squeeze(" + std::to_string(dim) + ")", [=](const ts::Tensor& t) { return t.squeeze(dim); },
+         std::nullopt};
   const auto d = wrap(dim, n);
   if (!d) return s;
   if (n == 0 || m.shape[*d] != 1) {
@@ -330,7 +361,10 @@ Step squeeze_step(Rng& rng, const Model& m) {
   }
   Index out = m.shape;
   out.erase(out.begin() + static_cast<int64_t>(*d));
-  s.expected = remap(m, out, [&](Index i) { i.insert(i.begin() + static_cast<int64_t>(*d), 0); return i; });
+  s.expected = remap(m, out, [&](Index i) {
+    i.insert(i.begin() + static_cast<int64_t>(*d), 0);
+    return i;
+  });
   return s;
 }
 
@@ -372,15 +406,20 @@ Index random_shape(Rng& rng, int64_t numel) {
 Step reshape_step(Rng& rng, const Model& m, bool view) {
   const int64_t numel = count_of(m.shape);
   Index shape = random_shape(rng, numel);
-  if (!shape.empty() && rng.percent(30)) shape[static_cast<size_t>(rng.in(0, static_cast<int64_t>(shape.size()) - 1))] = -1;
+  if (!shape.empty() && rng.percent(30))
+    shape[static_cast<size_t>(rng.in(0, static_cast<int64_t>(shape.size()) - 1))] = -1;
   if (rng.percent(12)) {
     const int64_t how = rng.in(0, 3);
     // Twice the elements (or, when empty, a 0 that makes a -1 ambiguous), two -1s, a negative size,
     // a size that overflows the element count.
-    if (how == 0) shape.push_back(numel == 0 ? 0 : 2);
-    else if (how == 1) shape.insert(shape.begin(), -1), shape.push_back(-1);
-    else if (how == 2) shape.push_back(-2);
-    else shape.push_back(numel == 0 ? -3 : kMax);
+    if (how == 0)
+      shape.push_back(numel == 0 ? 0 : 2);
+    else if (how == 1)
+      shape.insert(shape.begin(), -1), shape.push_back(-1);
+    else if (how == 2)
+      shape.push_back(-2);
+    else
+      shape.push_back(numel == 0 ? -3 : kMax);
   }
   const char* name = view ? "view" : "reshape";
   Step s{std::string(name) + "(" + text_of(shape) + ")",
@@ -423,7 +462,8 @@ Step flatten_step(Rng& rng, const Model& m) {
     return s;
   }
   Index out(m.shape.begin(), m.shape.begin() + static_cast<int64_t>(*a));
-  out.push_back(count_of(Index(m.shape.begin() + static_cast<int64_t>(*a), m.shape.begin() + static_cast<int64_t>(*b) + 1)));
+  out.push_back(count_of(
+      Index(m.shape.begin() + static_cast<int64_t>(*a), m.shape.begin() + static_cast<int64_t>(*b) + 1)));
   out.insert(out.end(), m.shape.begin() + static_cast<int64_t>(*b) + 1, m.shape.end());
   s.expected = reinterpret(m, out);
   return s;
@@ -489,26 +529,43 @@ Step piece_step(Rng& rng, const Model& m) {
   for (size_t i = 0; i < k; ++i) first += lengths[i];
   Index out = m.shape;
   out[*d] = lengths[k];
-  s.expected = remap(m, out, [&](Index i) { i[*d] += first; return i; });
+  s.expected = remap(m, out, [&](Index i) {
+    i[*d] += first;
+    return i;
+  });
   return s;
 }
 
 Step random_step(Rng& rng, const Model& m) {
   const bool can_grow = m.shape.size() < kMaxModelDims;
   switch (rng.in(0, 13)) {
-    case 0: return narrow_step(rng, m);
-    case 1: case 2: return slice_step(rng, m);
-    case 3: return select_step(rng, m);
-    case 4: return transpose_step(rng, m);
-    case 5: return permute_step(rng, m);
-    case 6: return flip_step(rng, m);
-    case 7: return can_grow ? expand_step(rng, m) : flip_step(rng, m);
-    case 8: return can_grow ? unsqueeze_step(rng, m) : squeeze_step(rng, m);
-    case 9: return squeeze_step(rng, m);
-    case 10: return reshape_step(rng, m, false);
-    case 11: return reshape_step(rng, m, true);
-    case 12: return flatten_step(rng, m);
-    default: return piece_step(rng, m);
+    case 0:
+      return narrow_step(rng, m);
+    case 1:
+    case 2:
+      return slice_step(rng, m);
+    case 3:
+      return select_step(rng, m);
+    case 4:
+      return transpose_step(rng, m);
+    case 5:
+      return permute_step(rng, m);
+    case 6:
+      return flip_step(rng, m);
+    case 7:
+      return can_grow ? expand_step(rng, m) : flip_step(rng, m);
+    case 8:
+      return can_grow ? unsqueeze_step(rng, m) : squeeze_step(rng, m);
+    case 9:
+      return squeeze_step(rng, m);
+    case 10:
+      return reshape_step(rng, m, false);
+    case 11:
+      return reshape_step(rng, m, true);
+    case 12:
+      return flatten_step(rng, m);
+    default:
+      return piece_step(rng, m);
   }
 }
 
@@ -564,10 +621,11 @@ TEST_CASE("random chains of views match an independent index oracle") {
   Counts counts;
   constexpr int64_t kChains = 20000;
   for (int64_t i = 0; i < kChains; ++i) run_chain(rng, counts);
-  std::printf("[view_property_test] %lld chains, %lld valid view steps checked element by element, %lld invalid "
-              "ones rejected, %lld aliasing checks\n",
-              static_cast<long long>(counts.chains), static_cast<long long>(counts.valid_steps),
-              static_cast<long long>(counts.invalid_steps), static_cast<long long>(counts.alias_checks));
+  std::printf(
+      "[view_property_test] %lld chains, %lld valid view steps checked element by element, %lld invalid "
+      "ones rejected, %lld aliasing checks\n",
+      static_cast<long long>(counts.chains), static_cast<long long>(counts.valid_steps),
+      static_cast<long long>(counts.invalid_steps), static_cast<long long>(counts.alias_checks));
   CHECK(counts.chains == kChains);
   // The generator must keep reaching both sides: thousands of valid steps and hundreds of errors.
   CHECK(counts.valid_steps > 10000);
@@ -583,7 +641,8 @@ TEST_CASE("0-d tensors and dim arguments") {
   CHECK(x.flip({0}).item<int64_t>() == 3);
   CHECK(x.flip({-1}).item<int64_t>() == 3);
   CHECK_THROWS_WITH_AS(x.flip({0, -1}), doctest::Contains("flip: dim 0 appears twice"), ts::Error);
-  CHECK_THROWS_WITH_AS(x.flip({1}), doctest::Contains("flip: dim 1 is out of range for a tensor of 0 dims"), ts::Error);
+  CHECK_THROWS_WITH_AS(x.flip({1}), doctest::Contains("flip: dim 1 is out of range for a tensor of 0 dims"),
+                       ts::Error);
   CHECK(x.squeeze(-1).item<int64_t>() == 3);
   CHECK_THROWS_WITH_AS(x.squeeze(1), doctest::Contains("squeeze: dim 1 is out of range"), ts::Error);
   test::check_values<int64_t>(x.flatten(0, -1), {1}, {3});

@@ -41,7 +41,8 @@ TEST_CASE("reshape, view and flatten") {
   ts::Tensor t = iota({2, 3}).t();
   CHECK_THROWS_WITH_AS(t.view({6}), doctest::Contains("without a copy"), ts::Error);
   test::check_values<float>(t.reshape({6}), {6}, {0, 3, 1, 4, 2, 5});
-  CHECK_THROWS_WITH_AS(x.reshape({5, 5}), doctest::Contains("invalid for a tensor of 24 elements"), ts::Error);
+  CHECK_THROWS_WITH_AS(x.reshape({5, 5}), doctest::Contains("invalid for a tensor of 24 elements"),
+                       ts::Error);
   CHECK_THROWS_WITH_AS(x.reshape({-1, -1}), doctest::Contains("only one dim may be -1"), ts::Error);
   CHECK(ts::zeros({0, 3}).reshape({3, 0, 5}).numel() == 0);
 }
@@ -88,7 +89,8 @@ TEST_CASE("expand broadcasts with stride 0") {
 
 TEST_CASE("dim out of range is a clear error") {
   ts::Tensor x = ts::zeros({2, 3});
-  CHECK_THROWS_WITH_AS(x.transpose(0, 2), doctest::Contains("dim 2 is out of range for a tensor of 2 dims"), ts::Error);
+  CHECK_THROWS_WITH_AS(x.transpose(0, 2), doctest::Contains("dim 2 is out of range for a tensor of 2 dims"),
+                       ts::Error);
   CHECK_THROWS_WITH_AS(x.size(-3), doctest::Contains("dim -3 is out of range"), ts::Error);
   CHECK_THROWS_WITH_AS(ts::sum(x, {5}), doctest::Contains("dim 5 is out of range"), ts::Error);
 }

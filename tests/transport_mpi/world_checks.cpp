@@ -19,8 +19,8 @@ void check_world(const tessera_transport_info& info, const World& expected) {
   // transport cuts long chunks into parts itself (0: no limit) and takes host memory only.
   expect(info.latency == 0.0, "latency " + std::to_string(info.latency) + ", expected 0 (unknown)");
   expect(info.bandwidth == 0.0, "bandwidth " + std::to_string(info.bandwidth) + ", expected 0 (unknown)");
-  expect(info.max_message_bytes == 0,
-         "max_message_bytes " + std::to_string(info.max_message_bytes) + ", expected 0 (no limit: it splits)");
+  expect(info.max_message_bytes == 0, "max_message_bytes " + std::to_string(info.max_message_bytes) +
+                                          ", expected 0 (no limit: it splits)");
   expect(info.device_memory == 0, "device_memory " + std::to_string(info.device_memory) + ", expected 0");
 }
 

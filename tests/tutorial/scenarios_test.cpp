@@ -4,12 +4,12 @@
 
 #include "scenarios.hpp"
 
-#define CHECK_OUTCOME(call)                                         \
-  do {                                                              \
-    const auto outcome = (call);                                    \
-    INFO("actual:   " << tutorial::describe(outcome.first));        \
-    INFO("expected: " << tutorial::describe(outcome.second));       \
-    CHECK(tutorial::same(outcome.first, outcome.second));           \
+#define CHECK_OUTCOME(call)                                   \
+  do {                                                        \
+    const auto outcome = (call);                              \
+    INFO("actual:   " << tutorial::describe(outcome.first));  \
+    INFO("expected: " << tutorial::describe(outcome.second)); \
+    CHECK(tutorial::same(outcome.first, outcome.second));     \
   } while (false)
 
 TEST_CASE("scenario 1: basic operations") {
@@ -22,8 +22,9 @@ TEST_CASE("scenario 1: basic operations") {
 
 TEST_CASE("scenario 2: collectives with every algorithm") {
   const std::string saved = tessera::dist::algorithms();
-  for (const char* rules : {"*:direct", "all_reduce:ring;broadcast:tree;all_gather:bruck;reduce_scatter:ring;*:direct",
-                            "all_reduce:rd;all_gather:ring;*:direct", "all_reduce:rabenseifner;*:direct"}) {
+  for (const char* rules :
+       {"*:direct", "all_reduce:ring;broadcast:tree;all_gather:bruck;reduce_scatter:ring;*:direct",
+        "all_reduce:rd;all_gather:ring;*:direct", "all_reduce:rabenseifner;*:direct"}) {
     CAPTURE(rules);
     tessera::dist::set_algorithms(rules);
     CHECK_OUTCOME(tutorial::all_reduce_sum());
@@ -36,8 +37,9 @@ TEST_CASE("scenario 2: collectives with every algorithm") {
 
 TEST_CASE("scenario 3: DTensor with several collective algorithms") {
   const std::string saved = tessera::dist::algorithms();
-  for (const char* rules : {"*:direct", "all_reduce:ring;broadcast:tree;all_gather:bruck;reduce_scatter:ring;*:direct",
-                            "all_reduce:rd;all_gather:ring;*:direct"}) {
+  for (const char* rules :
+       {"*:direct", "all_reduce:ring;broadcast:tree;all_gather:bruck;reduce_scatter:ring;*:direct",
+        "all_reduce:rd;all_gather:ring;*:direct"}) {
     CAPTURE(rules);
     tessera::dist::set_algorithms(rules);
     CHECK_OUTCOME(tutorial::distribute_and_verify());
@@ -58,7 +60,8 @@ TEST_CASE("scenario 4: uneven shards and local ints") {
 TEST_CASE("scenario 4: uneven DTensor shards round-trip exactly") {
   CHECK_OUTCOME(tutorial::dtensor_uneven_sharding());  // 10 rows on 3 ranks: 4,4,2 and 4,3,3
   // Other golden layouts (torch.chunk), including empty shards.
-  const std::vector<std::pair<int64_t, int>> layouts = {{10, 4}, {9, 4}, {2, 4}, {12, 8}, {12, 4}, {0, 3}, {1, 1}};
+  const std::vector<std::pair<int64_t, int>> layouts = {{10, 4}, {9, 4}, {2, 4}, {12, 8},
+                                                        {12, 4}, {0, 3}, {1, 1}};
   for (auto [rows, world] : layouts) {
     CAPTURE(rows);
     CAPTURE(world);
@@ -81,8 +84,9 @@ TEST_CASE("scenario 5: rank-specific computation") {
 TEST_CASE("scenario 6: multi-dim meshes with several collective algorithms") {
   CHECK_OUTCOME(tutorial::create_2d_mesh());
   const std::string saved = tessera::dist::algorithms();
-  for (const char* rules : {"*:direct", "all_reduce:ring;broadcast:tree;all_gather:bruck;reduce_scatter:ring;*:direct",
-                            "all_reduce:rd;all_gather:ring;*:direct"}) {
+  for (const char* rules :
+       {"*:direct", "all_reduce:ring;broadcast:tree;all_gather:bruck;reduce_scatter:ring;*:direct",
+        "all_reduce:rd;all_gather:ring;*:direct"}) {
     CAPTURE(rules);
     tessera::dist::set_algorithms(rules);
     for (uint64_t seed : {1, 2}) {

@@ -60,8 +60,9 @@ bool is_comparison(const std::string& op) {
 // The collective reduction whose combining kernel is `op` (nullopt when none is).
 std::optional<ts::ReduceOp> reduce_op_of(const std::string& op) {
   static const std::map<std::string, ts::ReduceOp::Kind> kinds = {
-      {"add", ts::ReduceOp::SUM},           {"mul", ts::ReduceOp::PRODUCT},  {"maximum", ts::ReduceOp::MAX},
-      {"minimum", ts::ReduceOp::MIN},       {"bitwise_and", ts::ReduceOp::BAND}, {"bitwise_or", ts::ReduceOp::BOR},
+      {"add", ts::ReduceOp::SUM},          {"mul", ts::ReduceOp::PRODUCT},
+      {"maximum", ts::ReduceOp::MAX},      {"minimum", ts::ReduceOp::MIN},
+      {"bitwise_and", ts::ReduceOp::BAND}, {"bitwise_or", ts::ReduceOp::BOR},
       {"bitwise_xor", ts::ReduceOp::BXOR},
   };
   if (auto it = kinds.find(op); it != kinds.end()) return ts::ReduceOp(it->second);
@@ -102,16 +103,18 @@ CaseGroup binary_cases(ValueSource& values, const std::string& op, ts::DType dty
   // IEEE add, sub, mul and div are correctly rounded, so exact; pow is a math function.
   group.exactness = op == "pow" ? Exactness::kElementwise : Exactness::kExact;
   for (const Layout& layout : all_layouts()) {
-    group.cases.push_back({layout.name,
-                           {values.make(layout.base, dtype, domains.a), values.make(layout.base, dtype, domains.b)},
-                           [fn, view = layout.view](const std::vector<ts::Tensor>& in, const std::string&) {
-                             return fn(view(in[0]), view(in[1]));
-                           }});
+    group.cases.push_back(
+        {layout.name,
+         {values.make(layout.base, dtype, domains.a), values.make(layout.base, dtype, domains.b)},
+         [fn, view = layout.view](const std::vector<ts::Tensor>& in, const std::string&) {
+           return fn(view(in[0]), view(in[1]));
+         }});
   }
   // NumPy broadcasting done by the core: b's rows repeat with stride 0.
-  group.cases.push_back({"7x5 with 5 (broadcast operand)",
-                         {values.make({7, 5}, dtype, domains.a), values.make({5}, dtype, domains.b)},
-                         [fn](const std::vector<ts::Tensor>& in, const std::string&) { return fn(in[0], in[1]); }});
+  group.cases.push_back(
+      {"7x5 with 5 (broadcast operand)",
+       {values.make({7, 5}, dtype, domains.a), values.make({5}, dtype, domains.b)},
+       [fn](const std::vector<ts::Tensor>& in, const std::string&) { return fn(in[0], in[1]); }});
   group.cases.push_back({"transposed with flipped",
                          {values.make({5, 7}, dtype, domains.a), values.make({7, 5}, dtype, domains.b)},
                          [fn](const std::vector<ts::Tensor>& in, const std::string&) {
@@ -121,17 +124,17 @@ CaseGroup binary_cases(ValueSource& values, const std::string& op, ts::DType dty
   // for integers the extremes of the type, where no result can overflow.
   const bool integer_extremes_safe = op == "maximum" || op == "minimum" || is_comparison(op);
   if (ts::is_floating(dtype) || (dtype != ts::kBool && integer_extremes_safe)) {
-    group.cases.push_back({"special values",
-                           {values.make({14}, dtype, Domain::kSpecial), values.make({14}, dtype, Domain::kSpecial)},
-                           [fn](const std::vector<ts::Tensor>& in, const std::string&) {
-                             return fn(in[0], in[1].flip({0}));
-                           }});
+    group.cases.push_back(
+        {"special values",
+         {values.make({14}, dtype, Domain::kSpecial), values.make({14}, dtype, Domain::kSpecial)},
+         [fn](const std::vector<ts::Tensor>& in, const std::string&) { return fn(in[0], in[1].flip({0})); }});
   }
   if (op == "pow" && !ts::is_floating(dtype)) {
     // KERNELS.md: a negative integer exponent is an error (on both backends, as a ts::Error).
-    group.cases.push_back({"negative integer exponent (an error)",
-                           {values.make({3}, dtype, Domain::kPowBase)},
-                           [](const std::vector<ts::Tensor>& in, const std::string&) { return ts::pow(in[0], -1); }});
+    group.cases.push_back(
+        {"negative integer exponent (an error)",
+         {values.make({3}, dtype, Domain::kPowBase)},
+         [](const std::vector<ts::Tensor>& in, const std::string&) { return ts::pow(in[0], -1); }});
   }
   if (std::optional<ts::ReduceOp> reduce = reduce_op_of(op)) {
     for (const Layout& layout : contiguous_layouts())
@@ -146,15 +149,14 @@ CaseGroup bitwise_cases(ValueSource& values, const std::string& op, ts::DType dt
   CaseGroup group;
   const ts::ReduceOp reduce = *reduce_op_of(op);
   for (const Layout& layout : contiguous_layouts())
-    group.cases.push_back(collective_case("all_reduce " + reduce.to_string() + ", " + layout.name,
-                                          {values.make(layout.base, dtype, Domain::kWide),
-                                           values.make(layout.base, dtype, Domain::kWide)},
-                                          reduce));
+    group.cases.push_back(collective_case(
+        "all_reduce " + reduce.to_string() + ", " + layout.name,
+        {values.make(layout.base, dtype, Domain::kWide), values.make(layout.base, dtype, Domain::kWide)},
+        reduce));
   if (dtype != ts::kBool)
-    group.cases.push_back(collective_case("all_reduce " + reduce.to_string() + ", special values",
-                                          {values.make({14}, dtype, Domain::kSpecial),
-                                           values.make({14}, dtype, Domain::kWide)},
-                                          reduce));
+    group.cases.push_back(collective_case(
+        "all_reduce " + reduce.to_string() + ", special values",
+        {values.make({14}, dtype, Domain::kSpecial), values.make({14}, dtype, Domain::kWide)}, reduce));
   return group;
 }
 
@@ -164,14 +166,17 @@ CaseGroup unary_cases(ValueSource& values, const std::string& op, ts::DType dtyp
   CaseGroup group;
   group.exactness = op == "neg" || op == "abs" || op == "relu" ? Exactness::kExact : Exactness::kElementwise;
   for (const Layout& layout : all_layouts())
-    group.cases.push_back({layout.name, {values.make(layout.base, dtype, domain)},
+    group.cases.push_back({layout.name,
+                           {values.make(layout.base, dtype, domain)},
                            [fn, view = layout.view](const std::vector<ts::Tensor>& in, const std::string&) {
                              return fn(view(in[0]));
                            }});
   // Integers' extremes overflow neg and abs (no defined result), so special values are float only.
   if (ts::is_floating(dtype))
-    group.cases.push_back({"special values", {values.make({14}, dtype, Domain::kSpecial)},
-                           [fn](const std::vector<ts::Tensor>& in, const std::string&) { return fn(in[0]); }});
+    group.cases.push_back(
+        {"special values",
+         {values.make({14}, dtype, Domain::kSpecial)},
+         [fn](const std::vector<ts::Tensor>& in, const std::string&) { return fn(in[0]); }});
   return group;
 }
 
@@ -179,24 +184,28 @@ CaseGroup gelu_grad_cases(ValueSource& values, const std::string&, ts::DType dty
   CaseGroup group;
   // A broadcast input's gradient is a sum over the broadcast dim.
   group.exactness = Exactness::kAccumulating;
-  auto add_case = [&](const std::string& name, ts::Tensor input, std::function<ts::Tensor(const ts::Tensor&)> view) {
-    group.cases.push_back({name, {std::move(input)}, [view](const std::vector<ts::Tensor>& in, const std::string&) {
-                             ts::Tensor x = in[0].detach();
-                             x.set_requires_grad(true);
-                             ts::Tensor y = ts::gelu(view(x));
-                             y.backward(ts::ones_like(y));
-                             return x.grad();
-                           }});
+  auto add_case = [&](const std::string& name, ts::Tensor input,
+                      std::function<ts::Tensor(const ts::Tensor&)> view) {
+    group.cases.push_back(
+        {name, {std::move(input)}, [view](const std::vector<ts::Tensor>& in, const std::string&) {
+           ts::Tensor x = in[0].detach();
+           x.set_requires_grad(true);
+           ts::Tensor y = ts::gelu(view(x));
+           y.backward(ts::ones_like(y));
+           return x.grad();
+         }});
   };
-  for (const Layout& layout : all_layouts()) add_case(layout.name, values.make(layout.base, dtype, Domain::kWide), layout.view);
-  add_case("special values", values.make({14}, dtype, Domain::kSpecial), [](const ts::Tensor& t) { return t; });
+  for (const Layout& layout : all_layouts())
+    add_case(layout.name, values.make(layout.base, dtype, Domain::kWide), layout.view);
+  add_case("special values", values.make({14}, dtype, Domain::kSpecial),
+           [](const ts::Tensor& t) { return t; });
   return group;
 }
 
 CaseGroup fold_cases(ValueSource& values, const std::string& op, ts::DType dtype) {
   const std::string binary = op.substr(std::string("fold_").size());
   const ts::ReduceOp reduce = *reduce_op_of(binary);
-  const Domain domain = binary == "mul"                             ? Domain::kMedium
+  const Domain domain = binary == "mul"                              ? Domain::kMedium
                         : binary == "maximum" || binary == "minimum" ? Domain::kTies
                                                                      : Domain::kWide;
   CaseGroup group;
@@ -205,13 +214,14 @@ CaseGroup fold_cases(ValueSource& values, const std::string& op, ts::DType dtype
   for (const int ranks : {5, 7}) {
     std::vector<ts::Tensor> inputs;
     for (int r = 0; r < ranks; ++r) inputs.push_back(values.make({3 * ranks}, dtype, domain));
-    group.cases.push_back(collective_case("ring all_reduce " + reduce.to_string() + " over " + std::to_string(ranks) +
-                                              " ranks, 3 elements a chain",
+    group.cases.push_back(collective_case("ring all_reduce " + reduce.to_string() + " over " +
+                                              std::to_string(ranks) + " ranks, 3 elements a chain",
                                           std::move(inputs), reduce));
   }
   if (ts::is_floating(dtype) || binary == "maximum" || binary == "minimum") {
     std::vector<ts::Tensor> inputs;
-    for (int r = 0; r < 5; ++r) inputs.push_back(values.make({15}, dtype, r % 2 == 0 ? Domain::kSpecial : domain));
+    for (int r = 0; r < 5; ++r)
+      inputs.push_back(values.make({15}, dtype, r % 2 == 0 ? Domain::kSpecial : domain));
     if (dtype != ts::kBool)
       group.cases.push_back(collective_case("ring all_reduce " + reduce.to_string() + ", special values",
                                             std::move(inputs), reduce));

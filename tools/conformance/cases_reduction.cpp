@@ -30,7 +30,8 @@ Reduce reduce_function(const std::string& op) {
 
 Domain reduction_domain(const std::string& op) {
   if (op == "prod") return Domain::kTies;  // |x| <= 3 over 35 elements stays inside int64
-  if (op == "max" || op == "min" || op == "argmax" || op == "argmin") return Domain::kTies;  // ties: first occurrence
+  if (op == "max" || op == "min" || op == "argmax" || op == "argmin")
+    return Domain::kTies;  // ties: first occurrence
   return Domain::kUnit;
 }
 
@@ -62,31 +63,39 @@ CaseGroup reduction_cases(ValueSource& values, const std::string& op, ts::DType 
     const size_t rank = layout.base.size();  // every view keeps its base's rank
     if (arg) {
       const bool is_max = op == "argmax";
-      group.cases.push_back({layout.name + ", flattened", {values.make(layout.base, dtype, domain)},
-                             [is_max, view = layout.view](const std::vector<ts::Tensor>& in, const std::string&) {
-                               return is_max ? ts::argmax(view(in[0])) : ts::argmin(view(in[0]));
-                             }});
+      group.cases.push_back(
+          {layout.name + ", flattened",
+           {values.make(layout.base, dtype, domain)},
+           [is_max, view = layout.view](const std::vector<ts::Tensor>& in, const std::string&) {
+             return is_max ? ts::argmax(view(in[0])) : ts::argmin(view(in[0]));
+           }});
       for (int64_t dim : rank == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{0, -1})
-        group.cases.push_back({layout.name + ", dim " + std::to_string(dim), {values.make(layout.base, dtype, domain)},
-                               [is_max, dim, view = layout.view](const std::vector<ts::Tensor>& in, const std::string&) {
-                                 return is_max ? ts::argmax(view(in[0]), dim, dim < 0) : ts::argmin(view(in[0]), dim, dim < 0);
-                               }});
+        group.cases.push_back(
+            {layout.name + ", dim " + std::to_string(dim),
+             {values.make(layout.base, dtype, domain)},
+             [is_max, dim, view = layout.view](const std::vector<ts::Tensor>& in, const std::string&) {
+               return is_max ? ts::argmax(view(in[0]), dim, dim < 0) : ts::argmin(view(in[0]), dim, dim < 0);
+             }});
       continue;
     }
     const Reduce fn = reduce_function(op);
-    group.cases.push_back({layout.name + ", every dim", {values.make(layout.base, dtype, domain)},
+    group.cases.push_back({layout.name + ", every dim",
+                           {values.make(layout.base, dtype, domain)},
                            [fn, view = layout.view](const std::vector<ts::Tensor>& in, const std::string&) {
                              return fn(view(in[0]), {}, false);
                            }});
     for (const auto& [dims, keepdim] : subsets(rank))
-      group.cases.push_back({layout.name + ", " + dims_text(dims, keepdim), {values.make(layout.base, dtype, domain)},
-                             [fn, dims, keepdim, view = layout.view](const std::vector<ts::Tensor>& in, const std::string&) {
-                               return fn(view(in[0]), dims, keepdim);
-                             }});
+      group.cases.push_back(
+          {layout.name + ", " + dims_text(dims, keepdim),
+           {values.make(layout.base, dtype, domain)},
+           [fn, dims, keepdim, view = layout.view](const std::vector<ts::Tensor>& in, const std::string&) {
+             return fn(view(in[0]), dims, keepdim);
+           }});
   }
   // NaN propagates through max/min and counts as the extreme for argmax/argmin; sums meet infinities.
   if (ts::is_floating(dtype) || (dtype != ts::kBool && op != "sum" && op != "prod")) {
-    group.cases.push_back({"special values", {values.make({14}, dtype, Domain::kSpecial)},
+    group.cases.push_back({"special values",
+                           {values.make({14}, dtype, Domain::kSpecial)},
                            [op, arg](const std::vector<ts::Tensor>& in, const std::string&) {
                              if (arg) return op == "argmax" ? ts::argmax(in[0]) : ts::argmin(in[0]);
                              return reduce_function(op)(in[0], {}, false);

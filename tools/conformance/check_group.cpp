@@ -42,7 +42,8 @@ struct MissingKernel {
 };
 
 std::optional<MissingKernel> missing_kernel(const std::string& message) {
-  static const std::regex pattern("op '([a-z_0-9]+)' has no kernel for dtype ([a-z0-9]+) on backend '([^']+)'");
+  static const std::regex pattern(
+      "op '([a-z_0-9]+)' has no kernel for dtype ([a-z0-9]+) on backend '([^']+)'");
   std::smatch match;
   if (!std::regex_search(message, match, pattern)) return std::nullopt;
   return MissingKernel{match[1], match[2], match[3]};
@@ -73,7 +74,9 @@ void run_group(Context& context, const std::string& group, const std::string& op
     const Outcome got = attempt([&] { return run_on_tested(context, c); });
     if (got.error) {
       if (got.foreign_exception) {
-        context.report.fail(group, fmt::format("case {}: an exception that is not a tessera::Error escaped: {}", c.name, *got.error));
+        context.report.fail(
+            group, fmt::format("case {}: an exception that is not a tessera::Error escaped: {}", c.name,
+                               *got.error));
         return;
       }
       // A kernel of another op (or dtype) the backend lacks: this case cannot run here. The group
@@ -90,15 +93,17 @@ void run_group(Context& context, const std::string& group, const std::string& op
       if (expected.error) {  // both refuse (e.g. max of an empty tensor): the agreed behaviour
         ++ran;
         ++agreed_errors;
-        context.report.detail(fmt::format("{} case {}: error on both, as expected: {}", group, c.name, *got.error));
+        context.report.detail(
+            fmt::format("{} case {}: error on both, as expected: {}", group, c.name, *got.error));
         continue;
       }
       context.report.fail(group, fmt::format("case {}: error: {}", c.name, *got.error));
       return;
     }
     if (expected.error) {
-      context.report.fail(group, fmt::format("case {}: expected an error like the oracle's ({}), got a result", c.name,
-                                             *expected.error));
+      context.report.fail(
+          group, fmt::format("case {}: expected an error like the oracle's ({}), got a result", c.name,
+                             *expected.error));
       return;
     }
     std::optional<std::string> difference;

@@ -20,7 +20,8 @@ struct Case {
   std::string name;
   std::vector<tessera::Tensor> inputs;  // contiguous, on the oracle
   // The op under test on `inputs` (moved to `backend`), which is also where it makes new tensors.
-  std::function<tessera::Tensor(const std::vector<tessera::Tensor>& inputs, const std::string& backend)> apply;
+  std::function<tessera::Tensor(const std::vector<tessera::Tensor>& inputs, const std::string& backend)>
+      apply;
 };
 
 struct CaseGroup {

@@ -16,7 +16,8 @@ Tolerance tolerance_for(ts::DType dtype, Exactness exactness) {
   const bool single = dtype == ts::kFloat32;
   // float32 carries ~7 digits; sums over a few dozen terms in another order may differ in the last
   // few, hence the larger absolute term for accumulating ops.
-  if (exactness == Exactness::kAccumulating) return single ? Tolerance{false, 1e-5, 1e-5} : Tolerance{false, 1e-12, 1e-12};
+  if (exactness == Exactness::kAccumulating)
+    return single ? Tolerance{false, 1e-5, 1e-5} : Tolerance{false, 1e-12, 1e-12};
   return single ? Tolerance{false, 1e-5, 1e-6} : Tolerance{false, 1e-12, 1e-12};
 }
 
@@ -42,8 +43,10 @@ std::optional<std::string> first_difference(const std::vector<T>& got, const std
                                             const Tolerance& tolerance, bool single) {
   for (size_t i = 0; i < got.size(); ++i) {
     bool same = false;
-    if constexpr (std::is_floating_point_v<T>) same = close(got[i], expected[i], tolerance);
-    else same = got[i] == expected[i];
+    if constexpr (std::is_floating_point_v<T>)
+      same = close(got[i], expected[i], tolerance);
+    else
+      same = got[i] == expected[i];
     if (!same) {
       std::string text = fmt::format("index {}, got {}, expected {}", i, value_text(got[i], single),
                                      value_text(expected[i], single));
@@ -58,9 +61,11 @@ std::optional<std::string> first_difference(const std::vector<T>& got, const std
 
 std::optional<std::string> compare(const ts::Tensor& got, const ts::Tensor& expected, Exactness exactness) {
   if (got.dtype() != expected.dtype())
-    return fmt::format("dtype {}, expected {}", ts::dtype_name(got.dtype()), ts::dtype_name(expected.dtype()));
+    return fmt::format("dtype {}, expected {}", ts::dtype_name(got.dtype()),
+                       ts::dtype_name(expected.dtype()));
   if (got.sizes() != expected.sizes())
-    return fmt::format("shape [{}], expected [{}]", fmt::join(got.sizes(), ", "), fmt::join(expected.sizes(), ", "));
+    return fmt::format("shape [{}], expected [{}]", fmt::join(got.sizes(), ", "),
+                       fmt::join(expected.sizes(), ", "));
   const Tolerance tolerance = tolerance_for(expected.dtype(), exactness);
   // float32 widens to double exactly; integers and bool read as int64 so large int64 stay exact.
   if (ts::is_floating(expected.dtype()))

@@ -26,6 +26,7 @@ Tolerance tolerance_for(tessera::DType dtype, Exactness exactness);
 // Empty when `got` matches `expected` (same dtype, shape and values under the tolerance; NaN matches
 // NaN); otherwise what differs, e.g. "index 34, got 1.0000001, expected 1". Both must be on one
 // backend that can read values (the oracle).
-std::optional<std::string> compare(const tessera::Tensor& got, const tessera::Tensor& expected, Exactness exactness);
+std::optional<std::string> compare(const tessera::Tensor& got, const tessera::Tensor& expected,
+                                   Exactness exactness);
 
 }  // namespace conformance

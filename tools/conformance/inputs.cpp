@@ -22,39 +22,65 @@ const std::vector<double>& special_floats() {
   static const std::vector<double> values = {std::numeric_limits<double>::quiet_NaN(),
                                              std::numeric_limits<double>::infinity(),
                                              -std::numeric_limits<double>::infinity(),
-                                             0.0, -0.0, 2.7, -2.7, 0.5, -0.5, 1e20, -1e20, 3e9, -3e9, 1.0};
+                                             0.0,
+                                             -0.0,
+                                             2.7,
+                                             -2.7,
+                                             0.5,
+                                             -0.5,
+                                             1e20,
+                                             -1e20,
+                                             3e9,
+                                             -3e9,
+                                             1.0};
   return values;
 }
 
 }  // namespace
 
 double ValueSource::draw_float(Domain domain) {
-  auto uniform = [&](double low, double high) { return std::uniform_real_distribution<double>(low, high)(engine_); };
+  auto uniform = [&](double low, double high) {
+    return std::uniform_real_distribution<double>(low, high)(engine_);
+  };
   switch (domain) {
-    case Domain::kUnit: return uniform(-1, 1);
-    case Domain::kTies: return 0.5 * static_cast<double>(std::uniform_int_distribution<int>(-4, 4)(engine_));
-    case Domain::kPositive: return uniform(0.01, 10);
-    case Domain::kPowBase: return uniform(0.1, 3);
-    case Domain::kPowExponent: return uniform(-2, 2);
+    case Domain::kUnit:
+      return uniform(-1, 1);
+    case Domain::kTies:
+      return 0.5 * static_cast<double>(std::uniform_int_distribution<int>(-4, 4)(engine_));
+    case Domain::kPositive:
+      return uniform(0.01, 10);
+    case Domain::kPowBase:
+      return uniform(0.1, 3);
+    case Domain::kPowExponent:
+      return uniform(-2, 2);
     case Domain::kWide:
     case Domain::kMedium:
-    case Domain::kSpecial: break;
+    case Domain::kSpecial:
+      break;
   }
   return uniform(-4, 4);
 }
 
 int64_t ValueSource::draw_integer(ts::DType dtype, Domain domain) {
-  auto in = [&](int64_t low, int64_t high) { return std::uniform_int_distribution<int64_t>(low, high)(engine_); };
+  auto in = [&](int64_t low, int64_t high) {
+    return std::uniform_int_distribution<int64_t>(low, high)(engine_);
+  };
   if (dtype == ts::kBool) return in(0, 1);
   switch (domain) {
-    case Domain::kWide: return dtype == ts::kInt64 ? in(-(int64_t{1} << 40), int64_t{1} << 40) : in(-1000000, 1000000);
-    case Domain::kUnit: return in(-100, 100);
+    case Domain::kWide:
+      return dtype == ts::kInt64 ? in(-(int64_t{1} << 40), int64_t{1} << 40) : in(-1000000, 1000000);
+    case Domain::kUnit:
+      return in(-100, 100);
     case Domain::kTies:
-    case Domain::kPowBase: return in(-3, 3);
-    case Domain::kPositive: return in(1, 10);
-    case Domain::kPowExponent: return in(0, 6);
+    case Domain::kPowBase:
+      return in(-3, 3);
+    case Domain::kPositive:
+      return in(1, 10);
+    case Domain::kPowExponent:
+      return in(0, 6);
     case Domain::kMedium:
-    case Domain::kSpecial: break;
+    case Domain::kSpecial:
+      break;
   }
   return in(-1000, 1000);
 }
@@ -65,15 +91,18 @@ ts::Tensor ValueSource::make(const ts::Shape& shape, ts::DType dtype, Domain dom
   if (ts::is_floating(dtype)) {
     std::vector<double> values(n);
     for (size_t i = 0; i < n; ++i)
-      values[i] = domain == Domain::kSpecial ? special_floats()[i % special_floats().size()] : draw_float(domain);
+      values[i] =
+          domain == Domain::kSpecial ? special_floats()[i % special_floats().size()] : draw_float(domain);
     return ts::from_values(values, shape, options);
   }
   std::vector<long long> values(n);
   for (size_t i = 0; i < n; ++i) {
     if (domain == Domain::kSpecial && dtype != ts::kBool) {
       // The extremes of the type, zero and -1: what overflowing or truncating kernels get wrong.
-      const int64_t low = dtype == ts::kInt32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
-      const int64_t high = dtype == ts::kInt32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
+      const int64_t low =
+          dtype == ts::kInt32 ? std::numeric_limits<int32_t>::min() : std::numeric_limits<int64_t>::min();
+      const int64_t high =
+          dtype == ts::kInt32 ? std::numeric_limits<int32_t>::max() : std::numeric_limits<int64_t>::max();
       const int64_t cycle[] = {low, high, 0, -1, 1, high - 1, low + 1};
       values[i] = cycle[i % 7];
     } else {
@@ -88,12 +117,9 @@ namespace {
 ts::Tensor identity(const ts::Tensor& t) { return t; }
 
 std::vector<Layout> contiguous_set() {
-  return {{"0-d", {}, identity},
-          {"1-element", {1}, identity},
-          {"0-size", {0}, identity},
-          {"0-size 3x0", {3, 0}, identity},
-          {"7x5", {7, 5}, identity},
-          {"3-d 2x3x4", {2, 3, 4}, identity}};
+  return {{"0-d", {}, identity},     {"1-element", {1}, identity},
+          {"0-size", {0}, identity}, {"0-size 3x0", {3, 0}, identity},
+          {"7x5", {7, 5}, identity}, {"3-d 2x3x4", {2, 3, 4}, identity}};
 }
 
 }  // namespace

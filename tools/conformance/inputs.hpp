@@ -17,14 +17,15 @@ namespace conformance {
 // Value ranges. Integer ranges keep results in range (no signed overflow) and make ties likely
 // where ties matter (comparisons, max/argmax).
 enum class Domain {
-  kWide,      // floats in [-4, 4]; int32 in [-10^6, 10^6]; int64 in [-2^40, 2^40] (past int32, so no int32 shortcut passes)
-  kMedium,    // floats in [-4, 4]; integers in [-1000, 1000] (products stay in range)
-  kUnit,      // floats in [-1, 1]; integers in [-100, 100] (sums and matmul)
-  kTies,      // floats in {-2, -1.5, ..., 2}; integers in [-3, 3]: equal values are common
-  kPositive,  // floats in [0.01, 10]; integers in [1, 10]
-  kPowBase,   // floats in [0.1, 3]; integers in [-3, 3]
+  kWide,         // floats in [-4, 4]; int32 in [-10^6, 10^6]; int64 in [-2^40, 2^40] (past int32, so no int32
+                 // shortcut passes)
+  kMedium,       // floats in [-4, 4]; integers in [-1000, 1000] (products stay in range)
+  kUnit,         // floats in [-1, 1]; integers in [-100, 100] (sums and matmul)
+  kTies,         // floats in {-2, -1.5, ..., 2}; integers in [-3, 3]: equal values are common
+  kPositive,     // floats in [0.01, 10]; integers in [1, 10]
+  kPowBase,      // floats in [0.1, 3]; integers in [-3, 3]
   kPowExponent,  // floats in [-2, 2]; integers in [0, 6]
-  kSpecial,   // floats: NaN, +-inf, +-0, huge and fractional values; integers: extremes of the type
+  kSpecial,      // floats: NaN, +-inf, +-0, huge and fractional values; integers: extremes of the type
 };
 
 class ValueSource {

@@ -20,18 +20,21 @@ void check_allocation(Context& context) {
   int cases = 0;
   try {
     for (ts::DType dtype : kAllDTypes) {
-      for (const ts::Shape& shape : {ts::Shape{0}, ts::Shape{3, 0}, ts::Shape{1}, ts::Shape{7, 5}, ts::Shape{1 << 20}}) {
+      for (const ts::Shape& shape :
+           {ts::Shape{0}, ts::Shape{3, 0}, ts::Shape{1}, ts::Shape{7, 5}, ts::Shape{1 << 20}}) {
         const ts::Tensor t = ts::empty(shape, ts::TensorOptions(dtype).backend(context.backend));
         ++cases;
         if (t.backend() != context.backend || t.sizes() != shape || t.dtype() != dtype) {
-          context.report.fail(group, fmt::format("empty({} elements, {}) came back on backend '{}' with dtype {}", t.numel(),
-                                                 ts::dtype_name(dtype), t.backend(), ts::dtype_name(t.dtype())));
+          context.report.fail(
+              group, fmt::format("empty({} elements, {}) came back on backend '{}' with dtype {}", t.numel(),
+                                 ts::dtype_name(dtype), t.backend(), ts::dtype_name(t.dtype())));
           return;
         }
         const auto address = reinterpret_cast<std::uintptr_t>(t.data_ptr());
         if (address % 64 != 0) {
-          context.report.fail(group, fmt::format("empty({} elements, {}) is at {:#x}, not aligned to 64 bytes", t.numel(),
-                                                 ts::dtype_name(dtype), address));
+          context.report.fail(
+              group, fmt::format("empty({} elements, {}) is at {:#x}, not aligned to 64 bytes", t.numel(),
+                                 ts::dtype_name(dtype), address));
           return;
         }
       }
@@ -51,8 +54,8 @@ ts::Tensor moved_to(const ts::Tensor& t, const std::string& backend) {
   if (t.backend() == backend) return t;
   ts::Tensor moved = t.to(backend);
   if (moved.backend() != backend || !moved.is_contiguous())
-    throw ts::Error(fmt::format("to('{}') gave a tensor on backend '{}', contiguous: {}", backend, moved.backend(),
-                                moved.is_contiguous()));
+    throw ts::Error(fmt::format("to('{}') gave a tensor on backend '{}', contiguous: {}", backend,
+                                moved.backend(), moved.is_contiguous()));
   return moved;
 }
 
@@ -61,15 +64,19 @@ void check_transfers(Context& context, ts::DType dtype) {
   const std::string oracle = context.oracle;
   CaseGroup cases;
   for (const Layout& layout : all_layouts())
-    cases.cases.push_back({"round trip of " + layout.name,
-                           {context.values.make(layout.base, dtype, ts::is_floating(dtype) ? Domain::kWide : Domain::kSpecial)},
-                           [oracle, view = layout.view](const std::vector<ts::Tensor>& in, const std::string& backend) {
-                             // Back to the host, the view made there, and the view moved to the device.
-                             return moved_to(view(moved_to(in[0], oracle)), backend);
-                           }});
+    cases.cases.push_back(
+        {"round trip of " + layout.name,
+         {context.values.make(layout.base, dtype, ts::is_floating(dtype) ? Domain::kWide : Domain::kSpecial)},
+         [oracle, view = layout.view](const std::vector<ts::Tensor>& in, const std::string& backend) {
+           // Back to the host, the view made there, and the view moved to the device.
+           return moved_to(view(moved_to(in[0], oracle)), backend);
+         }});
   // 4 Mi elements: large enough to cross any small-block path of an allocator or copy engine.
-  cases.cases.push_back({"round trip of 4Mi elements", {context.values.make({1 << 22}, dtype, Domain::kWide)},
-                         [](const std::vector<ts::Tensor>& in, const std::string& backend) { return moved_to(in[0], backend); }});
+  cases.cases.push_back({"round trip of 4Mi elements",
+                         {context.values.make({1 << 22}, dtype, Domain::kWide)},
+                         [](const std::vector<ts::Tensor>& in, const std::string& backend) {
+                           return moved_to(in[0], backend);
+                         }});
   run_group(context, group, "", dtype, cases);
 }
 

@@ -37,7 +37,8 @@ Options parse_options(int argc, const char* const* argv) {
       return argv[++i];
     };
     auto is = [&](std::string_view name) {
-      return arg == name || (arg.substr(0, name.size()) == name && arg.size() > name.size() && arg[name.size()] == '=');
+      return arg == name ||
+             (arg.substr(0, name.size()) == name && arg.size() > name.size() && arg[name.size()] == '=');
     };
     if (arg == "--help" || arg == "-h") {
       options.help = true;
@@ -50,7 +51,8 @@ Options parse_options(int argc, const char* const* argv) {
     } else if (is("--seed")) {
       options.seed = parse_seed(value_of("--seed"));
     } else {
-      throw UsageError("unknown argument '" + std::string(arg) + "'; expected --backend, --oracle, --seed or --verbose");
+      throw UsageError("unknown argument '" + std::string(arg) +
+                       "'; expected --backend, --oracle, --seed or --verbose");
     }
   }
   if (!options.help && options.backend.empty()) throw UsageError("--backend NAME|FILE is required");

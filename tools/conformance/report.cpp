@@ -29,8 +29,9 @@ void Report::detail(const std::string& line) {
 }
 
 int Report::summarize(const std::string& backend, const std::string& oracle, unsigned long long seed) {
-  out_ << "Summary for backend '" << backend << "' against oracle '" << oracle << "' (seed " << seed << "): " << passed_
-       << " passed, " << failed_ << " failed, " << skipped_ << " skipped (not counted as passed)\n";
+  out_ << "Summary for backend '" << backend << "' against oracle '" << oracle << "' (seed " << seed
+       << "): " << passed_ << " passed, " << failed_ << " failed, " << skipped_
+       << " skipped (not counted as passed)\n";
   out_.flush();
   return failed_ == 0 ? kExitPass : kExitFail;
 }

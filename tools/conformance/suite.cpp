@@ -17,7 +17,8 @@ namespace ts = tessera;
 
 namespace {
 
-const ts::BackendCapabilities::Op* find_op(const ts::BackendCapabilities& capabilities, const std::string& op) {
+const ts::BackendCapabilities::Op* find_op(const ts::BackendCapabilities& capabilities,
+                                           const std::string& op) {
   for (const ts::BackendCapabilities::Op& candidate : capabilities.ops)
     if (candidate.name == op) return &candidate;
   return nullptr;
@@ -37,7 +38,8 @@ void check_op(Context& context, const OpCheck& check, const ts::BackendCapabilit
   for (ts::DType dtype : provided->dtypes) {
     const std::string group = fmt::format("{} {}", check.op, ts::dtype_name(dtype));
     if (!has_dtype(reference, dtype)) {
-      context.report.skip(group, fmt::format("the oracle '{}' has no kernel for it to compare with", context.oracle));
+      context.report.skip(
+          group, fmt::format("the oracle '{}' has no kernel for it to compare with", context.oracle));
       continue;
     }
     run_group(context, group, check.op, dtype, check.make(context.values, check.op, dtype));
@@ -53,18 +55,20 @@ SuiteOutcome run_suite(const std::string& backend, const Options& options, std::
   Context context{backend, options.oracle, ts::backend_capabilities(backend), report, values};
   const ts::BackendCapabilities oracle = ts::backend_capabilities(options.oracle);
   out << fmt::format("Backend '{}' (plugin {}): {} of the {} catalogue ops; oracle '{}'\n", backend,
-                     context.capabilities.plugin, context.capabilities.ops.size(), context.capabilities.catalogue_size,
-                     options.oracle);
+                     context.capabilities.plugin, context.capabilities.ops.size(),
+                     context.capabilities.catalogue_size, options.oracle);
   for (const OpCheck& check : op_checks()) check_op(context, check, oracle);
   // A newer catalogue than this suite knows: its extra ops are shown, not silently passed.
   for (const ts::BackendCapabilities::Op& op : context.capabilities.ops)
-    if (std::none_of(op_checks().begin(), op_checks().end(), [&](const OpCheck& c) { return c.op == op.name; }))
+    if (std::none_of(op_checks().begin(), op_checks().end(),
+                     [&](const OpCheck& c) { return c.op == op.name; }))
       report.skip(op.name, "this conformance suite has no check for it yet");
   check_memory(context);
   check_missing_dtypes(context);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const int status = report.summarize(backend, options.oracle, options.seed);
-  out << fmt::format("Result for backend '{}': {} in {:.1f} s\n", backend, status == 0 ? "PASS" : "FAIL", seconds);
+  out << fmt::format("Result for backend '{}': {} in {:.1f} s\n", backend, status == 0 ? "PASS" : "FAIL",
+                     seconds);
   return {status, report.passed(), report.failed(), report.skipped(), report.failures(), seconds};
 }
 

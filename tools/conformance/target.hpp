@@ -11,7 +11,8 @@ namespace conformance {
 // The backend exists in principle but cannot run on this machine (exit 77, shown as skipped).
 class Unavailable : public std::runtime_error {
  public:
-  Unavailable(std::string backend, const std::string& reason) : std::runtime_error(reason), backend_(std::move(backend)) {}
+  Unavailable(std::string backend, const std::string& reason)
+      : std::runtime_error(reason), backend_(std::move(backend)) {}
   const std::string& backend() const { return backend_; }
 
  private:

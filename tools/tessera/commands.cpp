@@ -39,7 +39,8 @@ fs::path find_plugin(const std::string& name_or_path, const std::vector<fs::path
     if (fs::is_regular_file(dir / file_name, error)) return dir / file_name;
     tried.push_back(dir.lexically_normal().string());
   }
-  throw PluginError(fmt::format("plugin '{}' not found: no {} in the search path ({})", name_or_path, file_name,
+  throw PluginError(fmt::format("plugin '{}' not found: no {} in the search path ({})", name_or_path,
+                                file_name,
                                 tried.empty() ? "empty" : fmt::format("{}", fmt::join(tried, ", "))));
 }
 

@@ -25,7 +25,8 @@ struct Command {
 // A mistake in how a command was called; reported with a pointer to that command's --help.
 class UsageError : public Error {
  public:
-  UsageError(std::string command, const std::string& message) : Error(message), command_(std::move(command)) {}
+  UsageError(std::string command, const std::string& message)
+      : Error(message), command_(std::move(command)) {}
   const std::string& command() const { return command_; }  // e.g. "tessera plan"
 
  private:
@@ -40,7 +41,8 @@ UsageError subcommand_required(const CLI::App& app);
 // Where plugin `name_or_path` is: a path when it contains '/' or ends in ".so" (as load_plugin reads
 // its argument), else libtessera-<name>.so in the first of `dirs` that has it. A name found nowhere
 // is a PluginError listing the directories looked in.
-std::filesystem::path find_plugin(const std::string& name_or_path, const std::vector<std::filesystem::path>& dirs);
+std::filesystem::path find_plugin(const std::string& name_or_path,
+                                  const std::vector<std::filesystem::path>& dirs);
 
 // "4.0 MiB"; plain bytes below 1 KiB (the plan tables' sizes).
 std::string bytes_text(int64_t bytes);
@@ -50,7 +52,8 @@ std::string bytes_text(int64_t bytes);
 int list_parameters(const std::string& name);
 // For `tessera config check`: every [plugins.<name>] section whose plugin is not found or would be
 // rejected, and every key or value its parameter schema refuses (none for a plugin without one).
-std::vector<std::string> parameter_problems(const Config& config, const std::vector<std::filesystem::path>& dirs);
+std::vector<std::string> parameter_problems(const Config& config,
+                                            const std::vector<std::filesystem::path>& dirs);
 
 Command add_plugins_command(CLI::App& app);
 // "tessera plugins check FILE", added by add_plugins_command to its subcommand `plugins`.

@@ -41,9 +41,9 @@ std::string parameters_text(const Config& config) {
   for (const auto& [plugin, keys] : config.plugin_parameters)
     for (const auto& [key, value] : keys) {
       const auto origin = config.plugin_parameter_origins.find(plugin + "." + key);
-      parameters.push_back(fmt::format("{}.{} = {}{}", plugin, key, value,
-                                       origin == config.plugin_parameter_origins.end() ? ""
-                                                                                        : " from " + origin->second));
+      parameters.push_back(
+          fmt::format("{}.{} = {}{}", plugin, key, value,
+                      origin == config.plugin_parameter_origins.end() ? "" : " from " + origin->second));
     }
   return parameters.empty() ? "none" : fmt::format("{}", fmt::join(parameters, ", "));
 }
@@ -51,11 +51,11 @@ std::string parameters_text(const Config& config) {
 // "transport auto, 1 rank per process, timeout 60000 ms, check_collectives on".
 std::string world_text(const Config& config) {
   const std::string checks = !config.check_collectives.has_value() ? "default (on in debug builds)"
-                             : *config.check_collectives          ? "on"
-                                                                  : "off";
+                             : *config.check_collectives           ? "on"
+                                                                   : "off";
   return fmt::format("transport {}, {} rank{} per process, timeout {} ms, check_collectives {}",
-                     config.world_transport, config.ranks_per_process, config.ranks_per_process == 1 ? "" : "s",
-                     config.world_timeout_ms, checks);
+                     config.world_transport, config.ranks_per_process,
+                     config.ranks_per_process == 1 ? "" : "s", config.world_timeout_ms, checks);
 }
 
 int check(const std::string& file) {
@@ -70,12 +70,13 @@ int check(const std::string& file) {
   };
 
   // spdlog's names (set_log_level would apply it; this only reads it).
-  static const std::set<std::string> levels = {"trace", "debug", "info", "warn", "warning", "error", "err",
-                                               "critical", "off"};
+  static const std::set<std::string> levels = {"trace", "debug", "info",     "warn", "warning",
+                                               "error", "err",   "critical", "off"};
   if (levels.count(config.log_level) == 0)
-    problems.push_back(fmt::format("[log] level '{}': unknown; expected one of trace, debug, info, warn, error, "
-                                   "critical, off",
-                                   config.log_level));
+    problems.push_back(
+        fmt::format("[log] level '{}': unknown; expected one of trace, debug, info, warn, error, "
+                    "critical, off",
+                    config.log_level));
 
   // Plugins are loaded for real (the only way to know a backend or algorithm they provide); that
   // lasts only as long as this process.
@@ -127,11 +128,13 @@ int check(const std::string& file) {
       set_default_topology("");
     });
 
-  // [plugins.<name>] sections: the plugin exists and its schema (if it declares one) takes each key and value.
+  // [plugins.<name>] sections: the plugin exists and its schema (if it declares one) takes each key and
+  // value.
   for (std::string& problem : parameter_problems(config, dirs)) problems.push_back(std::move(problem));
 
   if (!config.trace_file.empty()) {
-    const fs::path dir = config.trace_file.has_parent_path() ? config.trace_file.parent_path() : fs::path(".");
+    const fs::path dir =
+        config.trace_file.has_parent_path() ? config.trace_file.parent_path() : fs::path(".");
     std::error_code error;
     if (!fs::is_directory(dir, error))
       problems.push_back(fmt::format("[trace] file '{}': cannot write: directory '{}' does not exist",
@@ -139,20 +142,23 @@ int check(const std::string& file) {
   }
 
   if (!problems.empty()) {
-    for (const std::string& problem : problems) std::cerr << "tessera: error: " << file << ": " << problem << '\n';
+    for (const std::string& problem : problems)
+      std::cerr << "tessera: error: " << file << ": " << problem << '\n';
     return 1;
   }
   std::cout << file << ": ok\n"
-            << "  plugins:   " << (plugins.empty() ? "none listed" : fmt::format("{}", fmt::join(plugins, ", "))) << '\n'
+            << "  plugins:   "
+            << (plugins.empty() ? "none listed" : fmt::format("{}", fmt::join(plugins, ", "))) << '\n'
             << "  backend:   " << config.default_backend << '\n'
             << "  log level: " << config.log_level << '\n'
-            << "  threads:   " << (config.threads == 0 ? "0 (one per hardware thread)" : std::to_string(config.threads))
-            << '\n'
+            << "  threads:   "
+            << (config.threads == 0 ? "0 (one per hardware thread)" : std::to_string(config.threads)) << '\n'
             << "  rules:     "
             << (config.collective_algorithms.empty() ? "built-in defaults (" + dist::algorithms() + ")"
                                                      : config.collective_algorithms)
             << '\n'
-            << "  topology:  " << (config.topology.empty() ? "fully_connected (default)" : config.topology) << '\n'
+            << "  topology:  " << (config.topology.empty() ? "fully_connected (default)" : config.topology)
+            << '\n'
             << "  trace:     " << (config.trace_file.empty() ? "none" : config.trace_file.string()) << '\n'
             << "  override:  " << (config.plugin_allow_override ? "allowed" : "not allowed") << '\n'
             << "  params:    " << parameters_text(config) << '\n'
@@ -172,16 +178,20 @@ int show() {
   // What configure() applied at first use (the file with the variables over it), for the keys
   // with no getter of their own.
   const Config applied = current_config();
-  std::cout << "file:        " << (file != nullptr && file[0] != '\0' ? file : "none (TESSERA_CONFIG is not set)") << '\n'
+  std::cout << "file:        "
+            << (file != nullptr && file[0] != '\0' ? file : "none (TESSERA_CONFIG is not set)") << '\n'
             << "plugin path: " << fmt::format("{}", fmt::join(dirs, ", ")) << '\n'
-            << "plugins:     " << (plugins.empty() ? "none loaded" : fmt::format("{}", fmt::join(plugins, ", "))) << '\n'
+            << "plugins:     "
+            << (plugins.empty() ? "none loaded" : fmt::format("{}", fmt::join(plugins, ", "))) << '\n'
             << "backend:     " << default_backend() << '\n'
             << "log level:   " << applied.log_level << '\n'
             << "threads:     " << threads() << '\n'
             << "rules:       " << dist::algorithms() << '\n'
             << "topology:    " << (topology.empty() ? "fully_connected (default)" : topology) << '\n'
             << "trace:       "
-            << (tracing() ? "recording, written at exit to " + applied.trace_file.string() : std::string("none")) << '\n'
+            << (tracing() ? "recording, written at exit to " + applied.trace_file.string()
+                          : std::string("none"))
+            << '\n'
             << "override:    " << (applied.plugin_allow_override ? "allowed" : "not allowed") << '\n'
             << "params:      " << parameters_text(applied) << '\n'
             << "world:       " << world_text(applied) << '\n';
@@ -192,13 +202,16 @@ int show() {
 
 Command add_config_command(CLI::App& app) {
   auto file = std::make_shared<std::string>();
-  CLI::App* sub = app.add_subcommand("config", "Check configuration files, or show the configuration in force");
+  CLI::App* sub =
+      app.add_subcommand("config", "Check configuration files, or show the configuration in force");
   sub->require_subcommand(0, 1);  // none is reported as main reports it for tessera itself
   CLI::App* check_sub = sub->add_subcommand(
-      "check", "Check a configuration file and everything it names, without applying it; exit status 0 if it is good");
+      "check",
+      "Check a configuration file and everything it names, without applying it; exit status 0 if it is good");
   check_sub->add_option("FILE", *file, "The tessera.toml to check")->required();
   CLI::App* show_sub = sub->add_subcommand(
-      "show", "Show the configuration in force: TESSERA_CONFIG's file with the environment variables over it");
+      "show",
+      "Show the configuration in force: TESSERA_CONFIG's file with the environment variables over it");
   return {sub, [sub, check_sub, show_sub, file] {
             if (check_sub->parsed()) return check(*file);
             if (show_sub->parsed()) return show();

@@ -14,7 +14,8 @@ Command add_help_command(CLI::App& app) {
   auto words = std::make_shared<std::vector<std::string>>();
   CLI::App* sub = app.add_subcommand("help", "Show the usage of tessera or of one of its subcommands");
   sub->add_option("SUBCOMMAND", *words, "e.g. plan, or config check");
-  return {sub, [&app, sub, words] {
+  return {sub,
+          [&app, sub, words] {
             CLI::App* shown = &app;
             for (const std::string& word : *words) {
               CLI::App* next = nullptr;
@@ -24,14 +25,16 @@ Command add_help_command(CLI::App& app) {
                 std::string known;
                 for (const CLI::App* candidate : shown->get_subcommands([](const CLI::App*) { return true; }))
                   known += (known.empty() ? "" : ", ") + candidate->get_name();
-                throw UsageError(command_path(*sub), fmt::format("'{}' has no subcommand '{}'; expected one of {}",
-                                                                 command_path(*shown), word, known));
+                throw UsageError(command_path(*sub),
+                                 fmt::format("'{}' has no subcommand '{}'; expected one of {}",
+                                             command_path(*shown), word, known));
               }
               shown = next;
             }
             // Not shown->help(): CLI11 hands that on to the subcommand parsed, which for `tessera help`
             // is this very one. The formatter prints exactly `shown`, named as --help names it.
-            std::cout << shown->get_formatter()->make_help(shown, command_path(*shown), CLI::AppFormatMode::Normal);
+            std::cout << shown->get_formatter()->make_help(shown, command_path(*shown),
+                                                           CLI::AppFormatMode::Normal);
             return 0;
           },
           /*configures=*/false};

@@ -37,10 +37,8 @@ int main(int argc, char** argv) {
 #ifdef TESSERA_CLI_HAS_TOUR
       tessera::cli::add_tour_command(app),
 #endif
-      tessera::cli::add_plan_command(app),
-      tessera::cli::add_config_command(app),
-      tessera::cli::add_checkpoint_command(app),
-      tessera::cli::add_plugins_command(app),
+      tessera::cli::add_plan_command(app),       tessera::cli::add_config_command(app),
+      tessera::cli::add_checkpoint_command(app), tessera::cli::add_plugins_command(app),
       tessera::cli::add_help_command(app),
   };
 

@@ -69,7 +69,8 @@ double stage_forward_flops(const ModelPlan& plan, const ModelPlan& stage) {
 // sharded over tensor parallelism (the plan's sequence parallelism).
 int64_t handed_over_bytes(const ModelPlan& plan, const ModelPlan& stage) {
   const StageShape shape = stage_shape(plan);
-  return stage.batch / shape.dp * (plan.seq / shape.tp) * plan.hidden * static_cast<int64_t>(itemsize(plan.dtype));
+  return stage.batch / shape.dp * (plan.seq / shape.tp) * plan.hidden *
+         static_cast<int64_t>(itemsize(plan.dtype));
 }
 
 std::string seconds_text(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
@@ -79,16 +80,17 @@ std::string seconds_text(double seconds) { return fmt::format("{:.3f} ms", secon
 int plan_pipeline(const ModelPlan& plan) {
   // The trace is written last: a path that cannot be written is refused before the plan runs.
   if (!plan.trace.empty() && !std::ofstream(plan.trace, std::ios::app))
-    throw UsageError("tessera plan", fmt::format("--trace '{}': cannot write it (missing directory or no permission); give "
-                                           "a writable path",
-                                           plan.trace));
+    throw UsageError("tessera plan",
+                     fmt::format("--trace '{}': cannot write it (missing directory or no permission); give "
+                                 "a writable path",
+                                 plan.trace));
   const pipelining::SchedulePlan schedule = schedule_plan(plan);
   const ModelPlan stage = stage_plan(plan);
   std::cout << fmt::format(
       "pipeline stage: {} layer(s) of {} on [{}], one micro-batch of {} sequence(s); the whole model is {} "
       "stage(s) on {} stage rank(s) ({} ranks in all)\n\n",
-      stage.layers, plan.layers, fmt::join(plan.mesh_shape, ", "), stage.batch, schedule.num_stages(), plan.pp,
-      plan.world);
+      stage.layers, plan.layers, fmt::join(plan.mesh_shape, ", "), stage.batch, schedule.num_stages(),
+      plan.pp, plan.world);
   TransformerStepCost step;
   if (const int status = plan_transformer(stage, &step); status != 0) return status;
 
@@ -104,21 +106,23 @@ int plan_pipeline(const ModelPlan& plan) {
   costs.message = message;
   const double step_time = schedule.step_time(costs) + step.optimizer_seconds;
 
-  std::cout << fmt::format("\npipeline    {} ({}): {} stage(s) over pp={}, {} micro-batch(es)\n", plan.schedule,
-                           schedule.name(), schedule.num_stages(), plan.pp, plan.microbatches)
-            << fmt::format(
-                   "costs       per stage and micro-batch: forward {} (compute {} at {} TFLOP/s + communication "
-                   "{}), backward {} + {} (input + weight gradients), hand-over {} ({})\n",
-                   seconds_text(costs.forward), seconds_text(compute), plan.tflops,
-                   seconds_text(step.forward_seconds), seconds_text(costs.backward_input),
-                   seconds_text(costs.backward_weight), seconds_text(message), bytes_text(message_bytes))
-            << fmt::format("step        estimated {} ({} schedule + {} pending reductions)\n",
-                           seconds_text(step_time), seconds_text(step_time - step.optimizer_seconds),
-                           seconds_text(step.optimizer_seconds))
-            << fmt::format("bubble      {:.4f} of rank time idle", schedule.bubble_fraction(costs));
+  std::cout
+      << fmt::format("\npipeline    {} ({}): {} stage(s) over pp={}, {} micro-batch(es)\n", plan.schedule,
+                     schedule.name(), schedule.num_stages(), plan.pp, plan.microbatches)
+      << fmt::format(
+             "costs       per stage and micro-batch: forward {} (compute {} at {} TFLOP/s + communication "
+             "{}), backward {} + {} (input + weight gradients), hand-over {} ({})\n",
+             seconds_text(costs.forward), seconds_text(compute), plan.tflops,
+             seconds_text(step.forward_seconds), seconds_text(costs.backward_input),
+             seconds_text(costs.backward_weight), seconds_text(message), bytes_text(message_bytes))
+      << fmt::format("step        estimated {} ({} schedule + {} pending reductions)\n",
+                     seconds_text(step_time), seconds_text(step_time - step.optimizer_seconds),
+                     seconds_text(step.optimizer_seconds))
+      << fmt::format("bubble      {:.4f} of rank time idle", schedule.bubble_fraction(costs));
   if (plan.schedule == "gpipe" || plan.schedule == "1f1b")
-    std::cout << fmt::format(" (uniform stages without hand-over cost: (p-1)/(m+p-1) = {:.4f})",
-                             static_cast<double>(plan.pp - 1) / static_cast<double>(plan.microbatches + plan.pp - 1));
+    std::cout << fmt::format(
+        " (uniform stages without hand-over cost: (p-1)/(m+p-1) = {:.4f})",
+        static_cast<double>(plan.pp - 1) / static_cast<double>(plan.microbatches + plan.pp - 1));
   std::cout << "\n\nstage  rank  peak activations\n";
   for (int s = 0; s < schedule.num_stages(); ++s) {
     const int held = schedule.peak_activations(s);

@@ -97,7 +97,8 @@ int plan(const PlanRequest& request) {
     const DTensor target = source.redistribute(to);
     target_bytes = largest_shard_bytes(target.to_local());
     Rows rows = counter.entries();
-    auto same = std::find_if(outcomes.begin(), outcomes.end(), [&](const Outcome& o) { return same_rows(o.rows, rows); });
+    auto same = std::find_if(outcomes.begin(), outcomes.end(),
+                             [&](const Outcome& o) { return same_rows(o.rows, rows); });
     if (same != outcomes.end()) {
       same->settings.push_back(label);
       continue;
@@ -108,24 +109,29 @@ int plan(const PlanRequest& request) {
   // Printed only now, so that a redistribution that is not possible prints just the error.
   std::cout << fmt::format("mesh      [{}] ({} ranks{})\n", fmt::join(mesh_shape, ", "), world,
                            names.empty() ? "" : fmt::format("; dims {}", fmt::join(names, ", ")))
-            << fmt::format("tensor    {} [{}], {}\n", dtype_name(dtype), fmt::join(shape, ", "),
-                           bytes < 1024 ? bytes_text(bytes) : fmt::format("{} bytes ({})", bytes, bytes_text(bytes)))
+            << fmt::format(
+                   "tensor    {} [{}], {}\n", dtype_name(dtype), fmt::join(shape, ", "),
+                   bytes < 1024 ? bytes_text(bytes) : fmt::format("{} bytes ({})", bytes, bytes_text(bytes)))
             << fmt::format("from      {}  (largest shard {})\n", placements_text(from),
                            bytes_text(largest_shard_bytes(source.to_local())))
-            << fmt::format("to        {}  (largest shard {})\n", placements_text(to), bytes_text(target_bytes))
+            << fmt::format("to        {}  (largest shard {})\n", placements_text(to),
+                           bytes_text(target_bytes))
             << fmt::format("topology  {}\n", default_topology(static_cast<int>(world)).name())
             << fmt::format("rules     {}\n", restore.rules);
   if (outcomes.size() == 1 && outcomes.front().rows.empty()) {
     std::cout << "\nno communication: every rank already holds what it needs\n";
     return 0;
   }
-  std::cout << "\nOne table per outcome: with the rules above (\"default\") and with \"*:NAME;*:direct\" for each\n"
-               "algorithm NAME (direct where NAME does not offer or fit a collective).\n";
+  std::cout
+      << "\nOne table per outcome: with the rules above (\"default\") and with \"*:NAME;*:direct\" for each\n"
+         "algorithm NAME (direct where NAME does not offer or fit a collective).\n";
   for (const Outcome& outcome : outcomes)
     std::cout << fmt::format("\n-- {}\n", fmt::join(outcome.settings, ", ")) << outcome.table;
-  const auto best = std::min_element(outcomes.begin(), outcomes.end(),
-                                     [](const Outcome& a, const Outcome& b) { return a.seconds < b.seconds; });
-  std::cout << fmt::format("\nfastest estimate: {} ({:.3f} us)\n", fmt::join(best->settings, ", "), best->seconds * 1e6);
+  const auto best =
+      std::min_element(outcomes.begin(), outcomes.end(),
+                       [](const Outcome& a, const Outcome& b) { return a.seconds < b.seconds; });
+  std::cout << fmt::format("\nfastest estimate: {} ({:.3f} us)\n", fmt::join(best->settings, ", "),
+                           best->seconds * 1e6);
   return 0;
 }
 
@@ -134,7 +140,8 @@ int plan(const PlanRequest& request) {
 Command add_plan_command(CLI::App& app) {
   auto options = std::make_shared<PlanOptions>();
   CLI::App* sub = app.add_subcommand(
-      "plan", "Show what redistributing a DTensor costs: collectives, bytes and estimated time per algorithm");
+      "plan",
+      "Show what redistributing a DTensor costs: collectives, bytes and estimated time per algorithm");
   sub->footer(
       "The redistribution is really run in simulation, so the tensor is allocated on every rank: about\n"
       "(ranks + 1) x its size in memory, which may be at most 8 GiB.\n"
@@ -147,7 +154,8 @@ Command add_plan_command(CLI::App& app) {
       "      --batch 256 --mesh 128x8 --dtype bfloat16");
   add_plan_options(*sub, *options);
   return {sub, [options] {
-            return options->model.empty() ? plan(check_plan(*options)) : plan_model(check_model_plan(*options));
+            return options->model.empty() ? plan(check_plan(*options))
+                                          : plan_model(check_model_plan(*options));
           }};
 }
 

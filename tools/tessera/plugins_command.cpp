@@ -65,8 +65,8 @@ void print_capabilities(const std::string& backend) {
   }
   std::cout << "      cannot serve:\n";
   for (const BackendCapabilities::Call& call : caps.unserved_calls)
-    std::cout << "        " << call.call << (call.variant.empty() ? "" : " (" + call.variant + ")") << ": needs "
-              << fmt::format("{}", fmt::join(call.missing, ", ")) << '\n';
+    std::cout << "        " << call.call << (call.variant.empty() ? "" : " (" + call.variant + ")")
+              << ": needs " << fmt::format("{}", fmt::join(call.missing, ", ")) << '\n';
 }
 
 int list_plugins(bool verbose) {
@@ -139,9 +139,10 @@ Command add_plugins_command(CLI::App& app) {
                                       "accepted; exit status 0 if so, 1 if not")
                           ->type_name("FILE");
   CLI::Option* params_option =
-      sub->add_option("--params", *params,
-                      "List the parameters each plugin declares (or plugin NAME only): current value and where it "
-                      "was set, type, valid values and help")
+      sub->add_option(
+             "--params", *params,
+             "List the parameters each plugin declares (or plugin NAME only): current value and where it "
+             "was set, type, valid values and help")
           ->expected(0, 1)
           ->type_name("[NAME]");
   const Command check = add_plugins_check_command(*sub);

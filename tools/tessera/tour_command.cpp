@@ -104,7 +104,8 @@ int tour(const std::string& trace_file) {
     std::cout << "   open it at https://ui.perfetto.dev (one track per rank)\n\n";
   else
     std::cout << "== no trace written (tessera tour --trace FILE records one)\n\n";
-  std::cout << (failures == 0 ? "all scenarios match" : std::to_string(failures) + " scenario(s) differ") << "\n";
+  std::cout << (failures == 0 ? "all scenarios match" : std::to_string(failures) + " scenario(s) differ")
+            << "\n";
   return failures == 0 ? 0 : 1;
 }
 
@@ -113,7 +114,8 @@ int tour(const std::string& trace_file) {
 Command add_tour_command(CLI::App& app) {
   auto trace_file = std::make_shared<std::string>();
   CLI::App* sub = app.add_subcommand(
-      "tour", "The main demo: run the tutorial scenarios, draw shardings, count communication, write a trace");
+      "tour",
+      "The main demo: run the tutorial scenarios, draw shardings, count communication, write a trace");
   sub->footer(
       "Exit status 0 when every scenario matches. No trace is written unless --trace FILE, TESSERA_TRACE or "
       "[trace] file asks for one; when both are given, each file gets the whole trace.");

@@ -268,7 +268,8 @@ int plan_transformer(const ModelPlan& plan, TransformerStepCost* cost) {
   const Step step = run_step(model, tokens, mesh, roles, plan.vocab, cost != nullptr);
   if (trace) trace->close();
   if (cost != nullptr)
-    *cost = {seconds_of(step.forward), seconds_of(step.backward), seconds_of(step.optimizer), step.activation_bytes};
+    *cost = {seconds_of(step.forward), seconds_of(step.backward), seconds_of(step.optimizer),
+             step.activation_bytes};
 
   print_model(plan, roles, parameters);
   print_step(step);

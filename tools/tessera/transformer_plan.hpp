@@ -11,8 +11,8 @@ namespace tessera::cli {
 
 // What one step of a transformer plan costs, for a pipeline plan built from its stage's step.
 struct TransformerStepCost {
-  double forward_seconds = 0;   // estimated communication time of the forward and the loss
-  double backward_seconds = 0;  // of the backward
+  double forward_seconds = 0;    // estimated communication time of the forward and the loss
+  double backward_seconds = 0;   // of the backward
   double optimizer_seconds = 0;  // of the gradients' reductions still pending at optimizer.step
   int64_t activation_bytes = 0;  // held from the forward for the backward: the largest over ranks
 };

@@ -77,7 +77,7 @@ struct Config {
   int ranks_per_process = 1;
   int64_t world_timeout_ms = 60000;
   std::optional<bool> check_collectives;  // unset: on in debug builds, off otherwise
-  std::filesystem::path source;  // the file it was read from, if any
+  std::filesystem::path source;           // the file it was read from, if any
 
   // Parses a TOML file; errors (ConfigError) name the file, line and key.
   static Config from_file(const std::filesystem::path& file);
@@ -95,11 +95,11 @@ Config with_environment(Config config);
 
 // Applies with_environment(config) to the running process, every key: log level, whether plugins
 // may override, plugin parameters (a refused one is a ConfigError naming plugin, key, value and its
-// origin), plugin search path and plugins to load, default backend, thread count, topology preset and collective rules
-// (empty = left as they are: the built-in defaults unless set before), the tuner (empty = none; an
-// unknown name is a ConfigError listing the available tuners), and a trace written at exit
-// (empty = tracing left as it is). Errors name the key and where its value came from (file or
-// variable); a plugin that cannot be loaded is a PluginError.
+// origin), plugin search path and plugins to load, default backend, thread count, topology preset and
+// collective rules (empty = left as they are: the built-in defaults unless set before), the tuner (empty =
+// none; an unknown name is a ConfigError listing the available tuners), and a trace written at exit (empty =
+// tracing left as it is). Errors name the key and where its value came from (file or variable); a plugin that
+// cannot be loaded is a PluginError.
 void configure(const Config& config);
 
 // The configuration in force: the one configure last applied in full (with the environment's variables

@@ -63,7 +63,8 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
 void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op = ReduceOp::SUM,
                            const ProcessGroup& group = {});
 // Member j's outputs[i] = member i's inputs[j].
-void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs, const ProcessGroup& group = {});
+void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                const ProcessGroup& group = {});
 // Splits along dim 0 (empty = equal splits), which may be local ints. What member i sends j must
 // equal what j expects from i.
 void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<SymInt>& output_splits = {},
@@ -152,7 +153,7 @@ void check_messages();  // throws if a sent message was never received (and drop
 // of its schedule; equal estimates go to the smaller name. Chosen once per request shape, group and
 // topology (logged at info with the estimates); rules before it still win.
 void set_algorithms(const std::string& rules);
-std::string algorithms();  // the rules in force (built-in defaults unless configured)
+std::string algorithms();                    // the rules in force (built-in defaults unless configured)
 std::vector<std::string> algorithm_names();  // every loaded algorithm
 // The algorithm the rules pick for a call over group ranks 0..group_size-1 placed on world ranks
 // 0..group_size-1 of the calling thread's world and its topology, moving `bytes` per rank (after

@@ -81,7 +81,8 @@ DTensor stack(const std::vector<DTensor>& tensors, int64_t dim = 0);
 // Transformer ops on DTensors (the dense forms are in ops.hpp).
 // gather, scatter_add, index_select: the indexed dim is whole on every rank (replicated first when
 // sharded); other dims keep their shards where all operands have them at one size. Plain indices
-// count as Replicate (a local one as each rank's copy). one_hot keeps the indices' shards; num_classes -1 reads the global maximum.
+// count as Replicate (a local one as each rank's copy). one_hot keeps the indices' shards; num_classes -1
+// reads the global maximum.
 DTensor gather(const DTensor& x, int64_t dim, const DTensor& index);
 DTensor gather(const DTensor& x, int64_t dim, const Tensor& index);
 DTensor scatter_add(const DTensor& x, int64_t dim, const DTensor& index, const DTensor& src);
@@ -98,9 +99,9 @@ DTensor embedding(const Tensor& indices, const DTensor& weight);
 // with no communication (a mask follows where it has that dim); otherwise they are replicated.
 // dropout_p > 0 drops the attention weights the dense op drops with the same generator state.
 DTensor scaled_dot_product_attention(const DTensor& q, const DTensor& k, const DTensor& v,
-                                     const std::optional<DTensor>& attn_mask = std::nullopt, double dropout_p = 0.0,
-                                     bool is_causal = false, std::optional<double> scale = std::nullopt,
-                                     bool enable_gqa = false);
+                                     const std::optional<DTensor>& attn_mask = std::nullopt,
+                                     double dropout_p = 0.0, bool is_causal = false,
+                                     std::optional<double> scale = std::nullopt, bool enable_gqa = false);
 
 // cross_entropy (class-index targets, options as the dense form): logits and target sharded alike on
 // a batch dim stay sharded; logits sharded on the class dim are replicated first, unless a
@@ -115,8 +116,10 @@ DTensor mse_loss(const DTensor& a, const DTensor& b, const std::string& reductio
 // generator advances by the global element count. Inside a LocalMode every rank's generator must
 // stand at one state. Partial placements are refused for new values; dropout of a Partial DTensor
 // scales every term by the same mask.
-DTensor rand(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, TensorOptions options = {});
-DTensor randn(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, TensorOptions options = {});
+DTensor rand(const Shape& shape, const DeviceMesh& mesh, const Placements& placements,
+             TensorOptions options = {});
+DTensor randn(const Shape& shape, const DeviceMesh& mesh, const Placements& placements,
+              TensorOptions options = {});
 DTensor rand(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, Generator& generator,
              TensorOptions options = {});
 DTensor randn(const Shape& shape, const DeviceMesh& mesh, const Placements& placements, Generator& generator,
@@ -151,10 +154,11 @@ DTensor tril(const DTensor& x, int64_t diagonal = 0);
 DTensor triu(const DTensor& x, int64_t diagonal = 0);
 DTensor cumsum(const DTensor& x, int64_t dim);
 DTensor layer_norm(const DTensor& x, const std::vector<int64_t>& normalized_shape,
-                   const std::optional<DTensor>& weight = std::nullopt, const std::optional<DTensor>& bias = std::nullopt,
-                   double eps = 1e-5);
+                   const std::optional<DTensor>& weight = std::nullopt,
+                   const std::optional<DTensor>& bias = std::nullopt, double eps = 1e-5);
 DTensor rms_norm(const DTensor& x, const std::vector<int64_t>& normalized_shape,
-                 const std::optional<DTensor>& weight = std::nullopt, std::optional<double> eps = std::nullopt);
+                 const std::optional<DTensor>& weight = std::nullopt,
+                 std::optional<double> eps = std::nullopt);
 
 inline DTensor operator+(const DTensor& a, const DTensor& b) { return add(a, b); }
 inline DTensor operator-(const DTensor& a, const DTensor& b) { return sub(a, b); }

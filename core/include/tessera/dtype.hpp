@@ -44,13 +44,35 @@ DType promote_types(DType a, DType b);
 // The dtype of a default-typed floating result (true division, exp of an integer tensor, ...).
 inline constexpr DType kDefaultFloat = DType::Float32;
 
-template <class T> constexpr DType dtype_of();
-template <> constexpr DType dtype_of<bool>() { return kBool; }
-template <> constexpr DType dtype_of<int32_t>() { return kInt32; }
-template <> constexpr DType dtype_of<int64_t>() { return kInt64; }
-template <> constexpr DType dtype_of<float>() { return kFloat32; }
-template <> constexpr DType dtype_of<double>() { return kFloat64; }
-template <> constexpr DType dtype_of<int8_t>() { return kInt8; }
-template <> constexpr DType dtype_of<uint8_t>() { return kUInt8; }
+template <class T>
+constexpr DType dtype_of();
+template <>
+constexpr DType dtype_of<bool>() {
+  return kBool;
+}
+template <>
+constexpr DType dtype_of<int32_t>() {
+  return kInt32;
+}
+template <>
+constexpr DType dtype_of<int64_t>() {
+  return kInt64;
+}
+template <>
+constexpr DType dtype_of<float>() {
+  return kFloat32;
+}
+template <>
+constexpr DType dtype_of<double>() {
+  return kFloat64;
+}
+template <>
+constexpr DType dtype_of<int8_t>() {
+  return kInt8;
+}
+template <>
+constexpr DType dtype_of<uint8_t>() {
+  return kUInt8;
+}
 
 }  // namespace tessera

@@ -55,9 +55,9 @@ Tensor scalar_tensor(Scalar value, TensorOptions options = {});
 // tensor(2.f): a 0-d tensor, as torch.tensor(2.); dtype from T as for from_values (whose value
 // types are these).
 template <class T>
-  requires(std::is_same_v<T, bool> || std::is_same_v<T, int> || std::is_same_v<T, long> ||
-           std::is_same_v<T, long long> || std::is_same_v<T, float> || std::is_same_v<T, double>)
-Tensor tensor(T value, TensorOptions options = {}) {
+requires(std::is_same_v<T, bool> || std::is_same_v<T, int> || std::is_same_v<T, long> ||
+         std::is_same_v<T, long long> || std::is_same_v<T, float> || std::is_same_v<T, double>) Tensor
+    tensor(T value, TensorOptions options = {}) {
   return from_values(std::vector<T>{value}, Shape{}, options);
 }
 
@@ -90,9 +90,9 @@ Tensor tensor(std::initializer_list<std::initializer_list<std::initializer_list<
     if (plane.size() != rows) detail::throw_ragged(index, plane.size(), rows);
     for (const auto& row : plane) detail::append_row(flat, row, index++, cols);
   }
-  return from_values(flat, {static_cast<int64_t>(planes.size()), static_cast<int64_t>(rows),
-                            static_cast<int64_t>(cols)},
-                     options);
+  return from_values(
+      flat, {static_cast<int64_t>(planes.size()), static_cast<int64_t>(rows), static_cast<int64_t>(cols)},
+      options);
 }
 
 }  // namespace tessera

@@ -15,7 +15,10 @@ class Generator {
  public:
   explicit Generator(uint64_t seed = kDefaultSeed) : seed_(seed) {}
 
-  void manual_seed(uint64_t seed) { seed_ = seed; offset_ = 0; }
+  void manual_seed(uint64_t seed) {
+    seed_ = seed;
+    offset_ = 0;
+  }
   uint64_t seed() const { return seed_; }
   uint64_t offset() const { return offset_; }
   // Reserves `count` counters and returns the first.

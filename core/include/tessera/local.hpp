@@ -46,8 +46,8 @@ class [[nodiscard]] DisabledLocalMode {
 // scopes of the world it was opened in); given a World, it joins it.
 class LocalMode {
  public:
-  explicit LocalMode(int num_ranks);  // ranks 0..num_ranks-1 of a new world of num_ranks
-  explicit LocalMode(RankSet ranks);  // a new world of (largest rank + 1) ranks
+  explicit LocalMode(int num_ranks);       // ranks 0..num_ranks-1 of a new world of num_ranks
+  explicit LocalMode(RankSet ranks);       // a new world of (largest rank + 1) ranks
   explicit LocalMode(const World& world);  // the ranks this process hosts in `world`
   ~LocalMode();
   LocalMode(const LocalMode&) = delete;

@@ -164,7 +164,7 @@ class TraceScope {
  public:
   explicit TraceScope(const std::string& path);  // throws Error when the path cannot be written
   ~TraceScope();                                 // writes the file unless close() did (errors are logged)
-  void close();                                  // stops recording and writes the file; throws Error on failure
+  void close();  // stops recording and writes the file; throws Error on failure
   TraceScope(const TraceScope&) = delete;
   TraceScope& operator=(const TraceScope&) = delete;
 

@@ -28,8 +28,8 @@ Tensor le(const Tensor& a, const Tensor& b);
 Tensor gt(const Tensor& a, const Tensor& b);
 Tensor ge(const Tensor& a, const Tensor& b);
 
-#define TESSERA_SCALAR_OVERLOADS(name)                 \
-  Tensor name(const Tensor& a, Scalar b);              \
+#define TESSERA_SCALAR_OVERLOADS(name)    \
+  Tensor name(const Tensor& a, Scalar b); \
   Tensor name(Scalar a, const Tensor& b);
 TESSERA_SCALAR_OVERLOADS(add)
 TESSERA_SCALAR_OVERLOADS(sub)
@@ -72,7 +72,7 @@ Tensor argmin(const Tensor& a, int64_t dim, bool keepdim = false);
 
 // Linear algebra (torch.matmul rules: 1-d operands, batch broadcasting).
 Tensor matmul(const Tensor& a, const Tensor& b);
-Tensor mm(const Tensor& a, const Tensor& b);  // 2-d x 2-d
+Tensor mm(const Tensor& a, const Tensor& b);   // 2-d x 2-d
 Tensor bmm(const Tensor& a, const Tensor& b);  // 3-d x 3-d, equal batch
 
 Tensor softmax(const Tensor& a, int64_t dim);
@@ -112,9 +112,10 @@ Tensor mse_loss(const Tensor& a, const Tensor& b, const std::string& reduction =
 // none. is_causal: query i attends keys j <= i (top-left aligned), not together with attn_mask.
 // scale defaults to 1 / sqrt(E). enable_gqa: q may have a multiple of k/v's heads (dim -3), each
 // k/v head serving that many query heads. dropout_p > 0 applies dropout() to the weights.
-Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = {},
-                                    double dropout_p = 0.0, bool is_causal = false,
-                                    std::optional<double> scale = std::nullopt, bool enable_gqa = false);
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const Tensor& attn_mask = {}, double dropout_p = 0.0,
+                                    bool is_causal = false, std::optional<double> scale = std::nullopt,
+                                    bool enable_gqa = false);
 
 // Zeroes each element with probability p and scales the rest by 1 / (1 - p) (p in [0, 1]);
 // training = false or p = 0 returns x. Element i is kept when rand()'s number for it (the
@@ -163,10 +164,10 @@ Tensor cumsum(const Tensor& x, int64_t dim);
 // Normalisation over the trailing dims `normalized_shape` (biased variance). weight and bias may be
 // undefined Tensors (none); each must have shape normalized_shape. rms_norm's eps defaults to the
 // machine epsilon of x's dtype, as PyTorch's.
-Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight = Tensor(),
-                  const Tensor& bias = Tensor(), double eps = 1e-5);
-Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape, const Tensor& weight = Tensor(),
-                std::optional<double> eps = std::nullopt);
+Tensor layer_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape,
+                  const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), double eps = 1e-5);
+Tensor rms_norm(const Tensor& x, const std::vector<int64_t>& normalized_shape,
+                const Tensor& weight = Tensor(), std::optional<double> eps = std::nullopt);
 // Free spellings of the view methods.
 inline Tensor transpose(const Tensor& t, int64_t dim0, int64_t dim1) { return t.transpose(dim0, dim1); }
 inline Tensor permute(const Tensor& t, const std::vector<int64_t>& dims) { return t.permute(dims); }

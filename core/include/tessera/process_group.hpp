@@ -25,7 +25,7 @@ class ProcessGroup {
  public:
   ProcessGroup() = default;  // the default group: every rank of the argument, in rank order
   ProcessGroup(std::initializer_list<int> ranks);  // one fibre
-  explicit ProcessGroup(std::vector<int> ranks);  // one fibre
+  explicit ProcessGroup(std::vector<int> ranks);   // one fibre
   // Several sibling fibres of equal size; no rank may appear twice.
   static ProcessGroup from_fibres(std::vector<std::vector<int>> fibres);
 

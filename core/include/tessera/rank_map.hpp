@@ -24,7 +24,8 @@ class RankSet {
   explicit RankSet(std::vector<int> ranks) : ranks_(std::move(ranks)) { normalise(); }
   // Ranks 0..n-1.
   static RankSet range(int n) {
-    if (n < 0) throw Error("RankSet::range: the number of ranks must be non-negative, got " + std::to_string(n));
+    if (n < 0)
+      throw Error("RankSet::range: the number of ranks must be non-negative, got " + std::to_string(n));
     std::vector<int> ranks(static_cast<size_t>(n));
     for (int r = 0; r < n; ++r) ranks[static_cast<size_t>(r)] = r;
     return RankSet(std::move(ranks));
@@ -65,7 +66,9 @@ class RankMap {
   RankMap() = default;
   RankMap(std::initializer_list<value_type> entries) : entries_(entries) { normalise(); }
   explicit RankMap(std::vector<value_type> entries) : entries_(std::move(entries)) { normalise(); }
-  explicit RankMap(const std::map<int, T>& entries) : entries_(entries.begin(), entries.end()) { normalise(); }
+  explicit RankMap(const std::map<int, T>& entries) : entries_(entries.begin(), entries.end()) {
+    normalise();
+  }
 
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
@@ -84,7 +87,8 @@ class RankMap {
 #if defined(__GNUC__) && !defined(__clang__)
     if (__builtin_constant_p(rank)) return searched_at(rank);
 #endif
-    if (at_own_position(rank)) [[likely]] return entries_[static_cast<size_t>(rank)].second;
+    if (at_own_position(rank)) [[likely]]
+      return entries_[static_cast<size_t>(rank)].second;
     return searched_at(rank);
   }
   T& at(int rank) { return const_cast<T&>(std::as_const(*this).at(rank)); }
@@ -93,8 +97,10 @@ class RankMap {
   void set(int rank, T value) {
     auto it = std::lower_bound(entries_.begin(), entries_.end(), rank,
                                [](const value_type& e, int r) { return e.first < r; });
-    if (it != entries_.end() && it->first == rank) it->second = std::move(value);
-    else entries_.insert(it, value_type(rank, std::move(value)));
+    if (it != entries_.end() && it->first == rank)
+      it->second = std::move(value);
+    else
+      entries_.insert(it, value_type(rank, std::move(value)));
   }
 
   RankSet ranks() const {
@@ -109,13 +115,15 @@ class RankMap {
  private:
   [[gnu::noinline]] const T& searched_at(int rank) const {
     auto it = find(rank);
-    if (it == entries_.end()) throw Error("rank map has no value for rank " + std::to_string(rank) + " (ranks " +
-                                          ranks().to_string() + ")");
+    if (it == entries_.end())
+      throw Error("rank map has no value for rank " + std::to_string(rank) + " (ranks " +
+                  ranks().to_string() + ")");
     return it->second;
   }
   // Ranks 0..n-1, the usual map, hold rank r at position r: no search.
   bool at_own_position(int rank) const {
-    return rank >= 0 && static_cast<size_t>(rank) < entries_.size() && entries_[static_cast<size_t>(rank)].first == rank;
+    return rank >= 0 && static_cast<size_t>(rank) < entries_.size() &&
+           entries_[static_cast<size_t>(rank)].first == rank;
   }
   typename std::vector<value_type>::const_iterator find(int rank) const {
     if (at_own_position(rank)) return entries_.begin() + rank;

@@ -38,10 +38,14 @@ class Scalar {
   int64_t to_int() const;
   double to_double() const;
   bool to_bool() const;
-  template <class T> T to() const {
-    if constexpr (std::is_same_v<T, bool>) return to_bool();
-    else if constexpr (std::is_integral_v<T>) return static_cast<T>(to_int());
-    else return static_cast<T>(to_double());
+  template <class T>
+  T to() const {
+    if constexpr (std::is_same_v<T, bool>)
+      return to_bool();
+    else if constexpr (std::is_integral_v<T>)
+      return static_cast<T>(to_int());
+    else
+      return static_cast<T>(to_double());
   }
 
   // The dtype this scalar takes part in promotion as (Python semantics: int -> int64,

@@ -43,10 +43,10 @@ class SymInt {
   SymInt() = default;
   template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
   SymInt(T value) : value_(static_cast<int64_t>(value)) {}  // NOLINT: implicit, an int is a SymInt
-  SymInt(const LocalInt& value);            // NOLINT: collapses to a plain int when uniform
+  SymInt(const LocalInt& value);                            // NOLINT: collapses to a plain int when uniform
 
   bool is_local() const { return local_ != nullptr; }
-  int64_t as_int() const;  // throws when the value differs per rank
+  int64_t as_int() const;         // throws when the value differs per rank
   const LocalInt& local() const;  // throws when plain
   std::map<int, int64_t> values() const { return local().values(); }
   // The value on `rank` (a plain value is the same on every rank).
@@ -91,7 +91,7 @@ class SymShape {
   auto end() const { return sizes_.end(); }
   bool is_local() const;
   std::vector<int64_t> at(int rank) const;  // the shape on `rank`
-  std::vector<int64_t> to_shape() const;  // throws when some size differs per rank
+  std::vector<int64_t> to_shape() const;    // throws when some size differs per rank
   std::string to_string() const;
 
  private:

@@ -33,8 +33,15 @@ struct TensorOptions {
   TensorOptions() = default;
   TensorOptions(DType d) : dtype_value(d), has_dtype(true) {}  // NOLINT: implicit by design
 
-  TensorOptions& dtype(DType d) { dtype_value = d; has_dtype = true; return *this; }
-  TensorOptions& backend(std::string name) { backend_name = std::move(name); return *this; }
+  TensorOptions& dtype(DType d) {
+    dtype_value = d;
+    has_dtype = true;
+    return *this;
+  }
+  TensorOptions& backend(std::string name) {
+    backend_name = std::move(name);
+    return *this;
+  }
 
   DType dtype_value = kFloat32;
   bool has_dtype = false;
@@ -55,7 +62,7 @@ class Tensor {
   SymInt sym_size(int64_t dim) const;
   // Plain sizes; for a local tensor only when every shard has the same shape (else it throws).
   const Shape& sizes() const;
-  int64_t size(int64_t dim) const;  // negative dims count from the end
+  int64_t size(int64_t dim) const;              // negative dims count from the end
   const std::vector<int64_t>& strides() const;  // dense tensors only
   int64_t numel() const;
   bool is_contiguous() const;
@@ -98,7 +105,7 @@ class Tensor {
   int64_t version() const;
 
   // Views: share storage with *this.
-  Tensor view(const SymShape& shape) const;  // needs compatible strides; one dim may be -1
+  Tensor view(const SymShape& shape) const;     // needs compatible strides; one dim may be -1
   Tensor reshape(const SymShape& shape) const;  // a view when possible, else a copy
   Tensor transpose(int64_t dim0, int64_t dim1) const;
   Tensor t() const;  // transpose of a 2-d (or 1-d) tensor
@@ -108,11 +115,12 @@ class Tensor {
   Tensor squeeze(int64_t dim) const;
   Tensor unsqueeze(int64_t dim) const;
   Tensor narrow(int64_t dim, const SymInt& start, const SymInt& length) const;
-  Tensor slice(int64_t dim, const SymInt& start, const SymInt& end, int64_t step = 1) const;  // t[start:end:step]
+  Tensor slice(int64_t dim, const SymInt& start, const SymInt& end,
+               int64_t step = 1) const;                   // t[start:end:step]
   Tensor select(int64_t dim, const SymInt& index) const;  // removes `dim`
   Tensor operator[](int64_t index) const { return select(0, index); }
   Tensor flip(const std::vector<int64_t>& dims) const;  // a view with negative strides
-  Tensor expand(const SymShape& shape) const;  // broadcast view (stride 0), -1 keeps a size
+  Tensor expand(const SymShape& shape) const;           // broadcast view (stride 0), -1 keeps a size
 
   Tensor contiguous() const;
   Tensor clone() const;
@@ -132,9 +140,13 @@ class Tensor {
   // Values. item() needs exactly one element. On a local tensor: the common value when all
   // shards agree; a per-rank Scalar when integral values differ; an error when floats differ.
   Scalar item() const;
-  template <class T> T item() const { return item().to<T>(); }
+  template <class T>
+  T item() const {
+    return item().to<T>();
+  }
   // All elements, row-major, cast to T; a local tensor's shards must be equal.
-  template <class T> std::vector<T> to_vector() const;
+  template <class T>
+  std::vector<T> to_vector() const;
   // Where a plain tensor's first element lives (PyTorch: data_ptr). Once taken, the tensor keeps
   // those bytes for good: bytes it shared with another rank's identical shard are copied first, and
   // in-place ops (collectives included) write into them rather than swap in other memory, so the

@@ -26,8 +26,9 @@ class Topology {
   static Topology torus_2d(int rows, int cols, double bandwidth = 100e9, double latency = 2e-6);
   // Nodes of `ranks_per_node` consecutive ranks: fully connected fast links inside a node, and a
   // slower link between every pair of ranks with the same local index on different nodes.
-  static Topology nodes(int world, int ranks_per_node, double intra_bandwidth = 300e9, double intra_latency = 1e-6,
-                        double inter_bandwidth = 25e9, double inter_latency = 10e-6);
+  static Topology nodes(int world, int ranks_per_node, double intra_bandwidth = 300e9,
+                        double intra_latency = 1e-6, double inter_bandwidth = 25e9,
+                        double inter_latency = 10e-6);
   // "fully_connected", "ring", "torus:RxC", "nodes:K" (e.g. "nodes:4") over `world` ranks; throws
   // ConfigError naming the text and the accepted forms.
   static Topology preset(const std::string& text, int world);
@@ -92,7 +93,7 @@ class Topology {
 // ([topology] preset = "...") or fully connected over the ranks involved.
 Topology default_topology(int world);
 void set_default_topology(const std::string& preset);  // "" = fully connected
-std::string default_topology_preset();                  // "" = fully connected
+std::string default_topology_preset();                 // "" = fully connected
 // A ConfigError when `preset` is malformed or does not fit a world of `world` ranks (a torus of
 // another size, nodes:K with K not dividing it): init_world() checks the configured preset this way.
 void check_topology_preset(const std::string& preset, int world);

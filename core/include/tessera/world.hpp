@@ -9,7 +9,8 @@
 // The calling thread's world is its innermost LocalMode's (also while the mode is disabled); a
 // thread outside every mode is in the process world once init_world() has made it, and before that
 // in a default world of its own (never shared with other threads), which holds rank 0's view
-// (get_world_size() = 1) and in which a local tensor's collectives span its ranks. Per-rank work that an op hands to the thread pool runs in the issuing thread's world.
+// (get_world_size() = 1) and in which a local tensor's collectives span its ranks. Per-rank work that an op
+// hands to the thread pool runs in the issuing thread's world.
 #pragma once
 
 #include <memory>
@@ -33,8 +34,8 @@ class World {
   RankSet ranks() const;  // the ranks this process hosts: all of them in a simulated world
   int process_index() const;
   int num_processes() const;
-  std::string transport() const;  // "local" (simulated) or the transport's name ("mpi")
-  int ranks_per_process() const;  // the world's size in a simulated world
+  std::string transport() const;   // "local" (simulated) or the transport's name ("mpi")
+  int ranks_per_process() const;   // the world's size in a simulated world
   int process_of(int rank) const;  // the process hosting `rank`; throws Error outside 0..size-1
 
   bool operator==(const World& other) const { return state_ == other.state_; }

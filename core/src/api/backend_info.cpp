@@ -19,7 +19,8 @@ BackendCapabilities backend_capabilities(const std::string& name) {
   for (std::string_view op : catalogue) {
     BackendCapabilities::Op served{std::string(op), {}};
     for (int i = 0; i < kNumDTypes; ++i)
-      if (backend->find_kernel(op, static_cast<DType>(i)) != nullptr) served.dtypes.push_back(static_cast<DType>(i));
+      if (backend->find_kernel(op, static_cast<DType>(i)) != nullptr)
+        served.dtypes.push_back(static_cast<DType>(i));
     if (served.dtypes.empty())
       capabilities.missing_ops.push_back(served.name);
     else

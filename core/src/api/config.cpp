@@ -53,8 +53,8 @@ std::string string_value(const fs::path& file, const toml::table& table, const s
   return node->as_string()->get();
 }
 
-std::vector<std::string> string_list(const fs::path& file, const toml::table& table, const std::string& prefix,
-                                     const std::string& key) {
+std::vector<std::string> string_list(const fs::path& file, const toml::table& table,
+                                     const std::string& prefix, const std::string& key) {
   std::vector<std::string> values;
   const toml::node* node = table.get(key);
   if (node == nullptr) return values;
@@ -75,15 +75,20 @@ void parse_plugins(const fs::path& file, const toml::table& plugins, const fs::p
     if (known.count(name) != 0) continue;
     if (!node.is_table())
       fail(file, node.source(), "plugins." + name,
-           "unknown key; expected one of plugins.allow_override, plugins.load, plugins.search_path, or a table "
+           "unknown key; expected one of plugins.allow_override, plugins.load, plugins.search_path, or a "
+           "table "
            "[plugins.<plugin name>] of that plugin's parameters");
     for (const auto& [parameter_key, value] : *node.as_table()) {
       const std::string parameter(parameter_key.str());
       std::string text;
-      if (value.is_string()) text = value.as_string()->get();
-      else if (value.is_integer()) text = std::to_string(value.as_integer()->get());
-      else if (value.is_floating_point()) text = fmt::format("{}", value.as_floating_point()->get());
-      else if (value.is_boolean()) text = value.as_boolean()->get() ? "true" : "false";
+      if (value.is_string())
+        text = value.as_string()->get();
+      else if (value.is_integer())
+        text = std::to_string(value.as_integer()->get());
+      else if (value.is_floating_point())
+        text = fmt::format("{}", value.as_floating_point()->get());
+      else if (value.is_boolean())
+        text = value.as_boolean()->get() ? "true" : "false";
       else
         fail(file, value.source(), "plugins." + name + "." + parameter,
              "expected a string, integer, float or boolean (passed to the plugin as text)");
@@ -118,25 +123,32 @@ void parse_plugin_params_variable(const std::string& text, Config& config) {
     const size_t dot = entry.find('.');
     const size_t equals = entry.find('=');
     if (dot == std::string::npos || equals == std::string::npos || dot == 0 || equals < dot + 2)
-      throw ConfigError(fmt::format("TESSERA_PLUGIN_PARAMS='{}': entry '{}' is not <plugin>.<key>=<value>", text, entry));
+      throw ConfigError(
+          fmt::format("TESSERA_PLUGIN_PARAMS='{}': entry '{}' is not <plugin>.<key>=<value>", text, entry));
     const std::string plugin = entry.substr(0, dot);
     const std::string key = entry.substr(dot + 1, equals - dot - 1);
     config.plugin_parameters[plugin][key] = entry.substr(equals + 1);
-    config.plugin_parameter_origins[plugin + "." + key] = fmt::format("TESSERA_PLUGIN_PARAMS (entry '{}')", entry);
+    config.plugin_parameter_origins[plugin + "." + key] =
+        fmt::format("TESSERA_PLUGIN_PARAMS (entry '{}')", entry);
   }
 }
 
 void parse_world(const fs::path& file, const toml::table& world, Config& config) {
   check_keys(file, world, "world.", {"transport", "ranks_per_process", "timeout", "check_collectives"});
   config.world_transport = string_value(file, world, "world.", "transport", config.world_transport);
-  if (config.world_transport.empty()) fail(file, world.source(), "world.transport", "expected auto, local or a transport name, got an empty string");
+  if (config.world_transport.empty())
+    fail(file, world.source(), "world.transport",
+         "expected auto, local or a transport name, got an empty string");
   if (const toml::node* node = world.get("ranks_per_process")) {
-    if (!node->is_integer() || node->as_integer()->get() < 1 || node->as_integer()->get() > kMaxRanksPerProcess)
-      fail(file, node->source(), "world.ranks_per_process", fmt::format("expected an integer 1..{}", kMaxRanksPerProcess));
+    if (!node->is_integer() || node->as_integer()->get() < 1 ||
+        node->as_integer()->get() > kMaxRanksPerProcess)
+      fail(file, node->source(), "world.ranks_per_process",
+           fmt::format("expected an integer 1..{}", kMaxRanksPerProcess));
     config.ranks_per_process = static_cast<int>(node->as_integer()->get());
   }
   if (const toml::node* node = world.get("timeout")) {
-    if (!node->is_string()) fail(file, node->source(), "world.timeout", "expected a duration string such as \"60s\"");
+    if (!node->is_string())
+      fail(file, node->source(), "world.timeout", "expected a duration string such as \"60s\"");
     try {
       config.world_timeout_ms = parse_timeout(node->as_string()->get(), "world.timeout");
     } catch (const ConfigError& e) {
@@ -152,9 +164,11 @@ void parse_world(const fs::path& file, const toml::table& world, Config& config)
 Config parse(const toml::table& root, const fs::path& file) {
   Config config;
   config.source = file;
-  check_keys(file, root, "", {"plugins", "backend", "log", "execution", "collectives", "topology", "trace", "world"});
+  check_keys(file, root, "",
+             {"plugins", "backend", "log", "execution", "collectives", "topology", "trace", "world"});
   const fs::path base = file.has_parent_path() ? file.parent_path() : fs::path(".");
-  if (const toml::table* plugins = section(file, root, "plugins")) parse_plugins(file, *plugins, base, config);
+  if (const toml::table* plugins = section(file, root, "plugins"))
+    parse_plugins(file, *plugins, base, config);
   if (const toml::table* backend = section(file, root, "backend")) {
     check_keys(file, *backend, "backend.", {"default"});
     config.default_backend = string_value(file, *backend, "backend.", "default", config.default_backend);
@@ -167,7 +181,8 @@ Config parse(const toml::table& root, const fs::path& file) {
     check_keys(file, *execution, "execution.", {"threads"});
     if (const toml::node* node = execution->get("threads")) {
       if (!node->is_integer() || node->as_integer()->get() < 0 || node->as_integer()->get() > 4096)
-        fail(file, node->source(), "execution.threads", "expected an integer 0..4096 (0 = one per hardware thread)");
+        fail(file, node->source(), "execution.threads",
+             "expected an integer 0..4096 (0 = one per hardware thread)");
       config.threads = static_cast<int>(node->as_integer()->get());
     }
   }
@@ -204,7 +219,8 @@ Config Config::from_environment() {
 Config with_environment(Config config) {
   if (const char* level = plugin::env_value("TESSERA_LOG_LEVEL")) config.log_level = level;
   // Set but empty is malformed here, as the rank pool reads it (dispatch/thread_pool.cpp).
-  if (const char* threads = std::getenv("TESSERA_THREADS")) config.threads = dispatch::threads_variable(threads);
+  if (const char* threads = std::getenv("TESSERA_THREADS"))
+    config.threads = dispatch::threads_variable(threads);
   if (const char* rules = plugin::env_value("TESSERA_COLL")) config.collective_algorithms = rules;
   if (const char* tuner = plugin::env_value("TESSERA_TUNER")) config.collective_tuner = tuner;
   if (const char* trace = plugin::env_value("TESSERA_TRACE")) config.trace_file = trace;
@@ -214,7 +230,8 @@ Config with_environment(Config config) {
     errno = 0;
     const long value = std::strtol(k, &end, 10);
     if (errno != 0 || *end != '\0' || value < 1 || value > kMaxRanksPerProcess)
-      throw ConfigError(fmt::format("TESSERA_RANKS_PER_PROCESS='{}': expected an integer 1..{}", k, kMaxRanksPerProcess));
+      throw ConfigError(
+          fmt::format("TESSERA_RANKS_PER_PROCESS='{}': expected an integer 1..{}", k, kMaxRanksPerProcess));
     config.ranks_per_process = static_cast<int>(value);
   }
   if (const char* timeout = plugin::env_value("TESSERA_TIMEOUT"))
@@ -222,16 +239,19 @@ Config with_environment(Config config) {
   if (const char* allow = plugin::env_value("TESSERA_PLUGIN_ALLOW_OVERRIDE")) {
     const std::string value = allow;
     if (value != "0" && value != "1")
-      throw ConfigError(fmt::format("TESSERA_PLUGIN_ALLOW_OVERRIDE='{}': expected 1 (a component flagged "
-                                    "TESSERA_COMPONENT_OVERRIDES may replace a loaded one) or 0",
-                                    value));
+      throw ConfigError(
+          fmt::format("TESSERA_PLUGIN_ALLOW_OVERRIDE='{}': expected 1 (a component flagged "
+                      "TESSERA_COMPONENT_OVERRIDES may replace a loaded one) or 0",
+                      value));
     config.plugin_allow_override = value == "1";
   }
-  if (const char* params = plugin::env_value("TESSERA_PLUGIN_PARAMS")) parse_plugin_params_variable(params, config);
+  if (const char* params = plugin::env_value("TESSERA_PLUGIN_PARAMS"))
+    parse_plugin_params_variable(params, config);
   if (const char* debug = plugin::env_value("TESSERA_DEBUG")) {
     const std::string value = debug;
     if (value != "0" && value != "1")
-      throw ConfigError(fmt::format("TESSERA_DEBUG='{}': expected 1 (check collectives across processes) or 0", value));
+      throw ConfigError(
+          fmt::format("TESSERA_DEBUG='{}': expected 1 (check collectives across processes) or 0", value));
     config.check_collectives = value == "1";
   }
   return config;
@@ -247,9 +267,10 @@ int64_t parse_timeout(const std::string& text, const std::string& where) {
   const std::string number = text.substr(0, digits);
   const int64_t value = digits == 0 || digits > 12 ? 0 : std::stoll(number) * (scale == 0 ? 0 : scale);
   if (scale == 0 || value <= 0 || value > kLongestMs)
-    throw ConfigError(fmt::format("{}: '{}' is not a timeout; expected a positive duration up to 10 days such as "
-                                  "\"250ms\", \"60s\" or \"2m\"",
-                                  where, text));
+    throw ConfigError(
+        fmt::format("{}: '{}' is not a timeout; expected a positive duration up to 10 days such as "
+                    "\"250ms\", \"60s\" or \"2m\"",
+                    where, text));
   return value;
 }
 

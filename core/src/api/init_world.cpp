@@ -58,14 +58,16 @@ std::shared_ptr<world::WorldState> make_process_world(const Config& config) {
     std::string loaded;
     for (const std::string& name : plugin::Registry::instance().transport_names())
       loaded += (loaded.empty() ? "" : ", ") + name;
-    throw Error(fmt::format("init_world: no transport named '{}' is loaded ([world] transport / TESSERA_TRANSPORT); "
-                            "loaded transports: {}; 'local' runs a simulated world",
-                            transport, loaded.empty() ? "none (is the transport-" + transport + " plugin installed?)" : loaded));
+    throw Error(fmt::format(
+        "init_world: no transport named '{}' is loaded ([world] transport / TESSERA_TRANSPORT); "
+        "loaded transports: {}; 'local' runs a simulated world",
+        transport, loaded.empty() ? "none (is the transport-" + transport + " plugin installed?)" : loaded));
   }
   auto link = std::make_shared<world::ProcessLink>(found, k, config.world_timeout_ms);
   if (int64_t{link->process_count()} * k > int64_t{1} << 30)
-    throw Error(fmt::format("init_world: {} processes x {} ranks per process is more ranks than a world can hold",
-                            link->process_count(), k));
+    throw Error(
+        fmt::format("init_world: {} processes x {} ranks per process is more ranks than a world can hold",
+                    link->process_count(), k));
   const bool checks = config.check_collectives.value_or(checks_by_default());
   // Before anything is computed: every process runs with the same settings, or none goes on.
   api::require_agreement(*link, api::world_settings(config, *link, checks));
@@ -109,9 +111,10 @@ void set_world_config(const Config& config) {
                           : config.check_collectives != was.check_collectives ? "check_collectives"
                                                                               : nullptr;
     if (changed != nullptr)
-      throw ConfigError(fmt::format("[world] {}: the process world already exists (init_world() was called); its "
-                                    "keys apply only before that",
-                                    changed));
+      throw ConfigError(
+          fmt::format("[world] {}: the process world already exists (init_world() was called); its "
+                      "keys apply only before that",
+                      changed));
   }
   the.config = config;
 }

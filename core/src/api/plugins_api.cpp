@@ -60,7 +60,8 @@ PluginProbe probe_plugin(const fs::path& file) {
 
 std::vector<PluginProbe> discover_plugins() {
   std::vector<PluginProbe> probes;
-  for (const fs::path& file : plugin::plugin_files(plugin_search_path(), "libtessera-")) probes.push_back(probe_plugin(file));
+  for (const fs::path& file : plugin::plugin_files(plugin_search_path(), "libtessera-"))
+    probes.push_back(probe_plugin(file));
   return probes;
 }
 
@@ -91,12 +92,13 @@ void applying(const std::string& where, Apply&& apply) {
 // start_trace, so the trace state (constructed by it) is still alive when the handler runs.
 void write_trace_at_exit() {
   static const bool registered = (std::atexit([] {
-    try {
-      stop_trace();
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "tessera: %s\n", e.what());
-    }
-  }), true);
+                                    try {
+                                      stop_trace();
+                                    } catch (const std::exception& e) {
+                                      std::fprintf(stderr, "tessera: %s\n", e.what());
+                                    }
+                                  }),
+                                  true);
   (void)registered;
 }
 
@@ -129,16 +131,19 @@ Config current_config() {
 
 void configure(const Config& requested) {
   const Config config = with_environment(requested);
-  applying(origin(config, "TESSERA_LOG_LEVEL", "[log] level"), [&] { observe::set_log_level(config.log_level); });
+  applying(origin(config, "TESSERA_LOG_LEVEL", "[log] level"),
+           [&] { observe::set_log_level(config.log_level); });
   // Before loading: a plugin loaded now may override, and gets its parameters after its init.
   applying(origin(config, "TESSERA_PLUGIN_ALLOW_OVERRIDE", "[plugins] allow_override"),
            [&] { Registry::instance().set_allow_override(config.plugin_allow_override); });
   // Its errors name each parameter's own origin (file:line or the variable).
   Registry::instance().set_parameters(config.plugin_parameters, config.plugin_parameter_origins);
-  applying(origin(config, nullptr, "[plugins] load"), [&] { Registry::instance().apply(config.plugin_search_path, config.plugins_to_load); });
+  applying(origin(config, nullptr, "[plugins] load"),
+           [&] { Registry::instance().apply(config.plugin_search_path, config.plugins_to_load); });
   applying(origin(config, nullptr, "[backend] default"),
            [&] { Registry::instance().set_default_backend(config.default_backend); });
-  applying(origin(config, "TESSERA_THREADS", "[execution] threads"), [&] { dispatch::set_rank_threads(config.threads); });
+  applying(origin(config, "TESSERA_THREADS", "[execution] threads"),
+           [&] { dispatch::set_rank_threads(config.threads); });
   if (!config.topology.empty())
     applying(origin(config, nullptr, "[topology] preset"), [&] { set_default_topology(config.topology); });
   if (!config.collective_algorithms.empty())
@@ -153,7 +158,8 @@ void configure(const Config& requested) {
       observe::logger().info("a trace is already being recorded; {} is not started",
                              origin(config, "TESSERA_TRACE", "[trace] file"));
     } else {
-      applying(origin(config, "TESSERA_TRACE", "[trace] file"), [&] { start_trace(config.trace_file.string()); });
+      applying(origin(config, "TESSERA_TRACE", "[trace] file"),
+               [&] { start_trace(config.trace_file.string()); });
       write_trace_at_exit();
     }
   }

@@ -52,8 +52,8 @@ std::map<std::string, std::string> decode(const std::string& bytes) {
 
 // SDK 1.5's link properties as every process reported them (0: unknown, or no limit).
 std::string properties_text(const world::LinkProperties& p) {
-  return fmt::format("latency {} s, bandwidth {} B/s, max message {} bytes, device memory {}", p.latency, p.bandwidth,
-                     p.max_message_bytes, p.device_memory ? "yes" : "no");
+  return fmt::format("latency {} s, bandwidth {} B/s, max message {} bytes, device memory {}", p.latency,
+                     p.bandwidth, p.max_message_bytes, p.device_memory ? "yes" : "no");
 }
 
 // Sent with the settings but not one of them: each process's own index, which must equal its
@@ -67,8 +67,8 @@ std::string misplaced_indices(const std::vector<std::map<std::string, std::strin
     const auto found = each[p].find(kIndexKey);
     const std::string reported = found == each[p].end() ? "none" : found->second;
     if (reported != std::to_string(p))
-      misplaced += fmt::format("{}process {} of the all-gather reported index {}", misplaced.empty() ? "" : ", ", p,
-                               reported);
+      misplaced += fmt::format("{}process {} of the all-gather reported index {}",
+                               misplaced.empty() ? "" : ", ", p, reported);
   }
   return misplaced;
 }
@@ -115,10 +115,11 @@ void require_agreement(world::ProcessLink& link, const std::map<std::string, std
   // Two processes claiming one index (or a transport that numbers them otherwise than it gathers)
   // would send each other's messages to the wrong process.
   if (const std::string misplaced = misplaced_indices(each); !misplaced.empty())
-    throw Error(fmt::format("init_world: transport '{}' reported process indices that are not a permutation of 0..{} in "
-                            "process order: {}; each process must report its own index (transport.h: from its "
-                            "runtime, e.g. MPI_Comm_rank)",
-                            link.transport_name(), each.size() - 1, misplaced));
+    throw Error(fmt::format(
+        "init_world: transport '{}' reported process indices that are not a permutation of 0..{} in "
+        "process order: {}; each process must report its own index (transport.h: from its "
+        "runtime, e.g. MPI_Comm_rank)",
+        link.transport_name(), each.size() - 1, misplaced));
   std::string differences;
   for (const auto& [key, value] : mine) {
     bool same = true;

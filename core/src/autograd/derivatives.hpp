@@ -18,7 +18,8 @@ inline bool is(const char* op, const char* name) { return std::strcmp(op, name) 
 // pointwise_derivatives.cpp: "add", "sub", "mul", "div", "pow", "maximum", "minimum" and the
 // unary ops of ops.hpp; the scalar form with the scalar first or second.
 void record_binary(const char* op, const Tensor& a, const Tensor& b, const Tensor& out);
-void record_binary_scalar(const char* op, const Tensor& t, const Scalar& s, bool scalar_first, const Tensor& out);
+void record_binary_scalar(const char* op, const Tensor& t, const Scalar& s, bool scalar_first,
+                          const Tensor& out);
 void record_unary(const char* op, const Tensor& a, const Tensor& out);
 // An op whose gradient passes through unchanged (clone, contiguous, to): the engine casts it back
 // to the input's dtype.
@@ -41,7 +42,8 @@ void record_flip(const Tensor& a, const std::vector<int64_t>& dims, const Tensor
 void record_expand(const Tensor& a, const Tensor& out);
 // narrow, slice, select: `part` takes the same part of a tensor shaped like `a`; the gradient is
 // zero outside it.
-void record_part(const char* name, const Tensor& a, const Tensor& out, std::function<Tensor(const Tensor&)> part);
+void record_part(const char* name, const Tensor& a, const Tensor& out,
+                 std::function<Tensor(const Tensor&)> part);
 
 // join_split_derivatives.cpp.
 void record_cat(const std::vector<Tensor>& inputs, int64_t dim, const Tensor& out);
@@ -58,6 +60,7 @@ void record_norm(bool layer, const std::vector<Tensor>& inputs, bool has_weight,
 // indexing_derivatives.cpp: gather (index_select and embedding are gathers) and scatter_add, whose
 // src is already narrowed to index's shape.
 void record_gather(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& out);
-void record_scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out);
+void record_scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src,
+                        const Tensor& out);
 
 }  // namespace tessera::autograd

@@ -51,9 +51,7 @@ std::unordered_map<Node*, int> count_dependencies(const std::vector<Edge>& roots
   return dependencies;
 }
 
-void accumulate(Tensor& slot, Tensor grad) {
-  slot = slot.defined() ? add(slot, grad) : std::move(grad);
-}
+void accumulate(Tensor& slot, Tensor grad) { slot = slot.defined() ? add(slot, grad) : std::move(grad); }
 
 // A gradient as the user sees it (retained, captured): its terms combined.
 Tensor combined(const Tensor& grad, const PartialGrad& partial) {
@@ -61,7 +59,8 @@ Tensor combined(const Tensor& grad, const PartialGrad& partial) {
   return combine_except(grad, terms, nullptr);
 }
 
-void keep_retained_grads(Node& node, const std::vector<Tensor>& grads, const std::vector<PartialGrad>& partials) {
+void keep_retained_grads(Node& node, const std::vector<Tensor>& grads,
+                         const std::vector<PartialGrad>& partials) {
   for (size_t i = 0; i < node.retained.size() && i < grads.size(); ++i) {
     std::shared_ptr<AutogradMeta> meta = node.retained[i].lock();
     if (!meta || !grads[i].defined()) continue;
@@ -76,8 +75,10 @@ PartialGrad common_partial(Node& node, std::vector<Tensor>& grads, std::vector<P
   bool alike = true;
   for (size_t i = 0; i < grads.size(); ++i) {
     if (!grads[i].defined()) continue;
-    if (first == nullptr) first = &partials[i];
-    else alike = alike && first->same_as(partials[i]);
+    if (first == nullptr)
+      first = &partials[i];
+    else
+      alike = alike && first->same_as(partials[i]);
   }
   if (first == nullptr) return {};
   PartialGrad common = alike ? *first : PartialGrad{};
@@ -150,7 +151,8 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& see
     std::vector<Tensor>& grads = buffer.grads;
     if (captures)
       for (size_t i = 0; i < grads.size(); ++i)
-        if (auto it = captures->find({node, static_cast<uint32_t>(i)}); it != captures->end() && grads[i].defined())
+        if (auto it = captures->find({node, static_cast<uint32_t>(i)});
+            it != captures->end() && grads[i].defined())
           accumulate(it->second, combined(grads[i], buffer.partials[i]));
     keep_retained_grads(*node, grads, buffer.partials);
 
@@ -161,13 +163,15 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& see
     const bool skip = !any || (captures != nullptr && is_accumulator(*node));
     if (!skip) {
       if (node->released)
-        throw Error(fmt::format("backward: trying to go through {} a second time, but its saved values were freed "
-                                "by the first backward; pass retain_graph=true to the first backward to go "
-                                "through a graph more than once",
-                                node->name()));
+        throw Error(
+            fmt::format("backward: trying to go through {} a second time, but its saved values were freed "
+                        "by the first backward; pass retain_graph=true to the first backward to go "
+                        "through a graph more than once",
+                        node->name()));
       partial = common_partial(*node, grads, buffer.partials);
-      outputs = node->partial_policy.kind == PartialPolicy::Kind::Consume ? node->apply_partial(grads, partial)
-                                                                           : node->apply(grads);
+      outputs = node->partial_policy.kind == PartialPolicy::Kind::Consume
+                    ? node->apply_partial(grads, partial)
+                    : node->apply(grads);
       if (!retain_graph) node->release_saved();
     }
 
@@ -176,8 +180,8 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& see
       if (!edge.node) continue;
       if (i < outputs.size() && outputs[i].defined()) {
         Buffer& next = buffer_of(edge.node.get());
-        add_gradient(next.grads[edge.input_nr], next.partials[edge.input_nr], fit_to_input(std::move(outputs[i]), meta),
-                     partial);
+        add_gradient(next.grads[edge.input_nr], next.partials[edge.input_nr],
+                     fit_to_input(std::move(outputs[i]), meta), partial);
       }
       if (--dependencies[edge.node.get()] == 0) ready.push(edge.node.get());
     }

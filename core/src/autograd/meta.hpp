@@ -14,9 +14,9 @@ namespace tessera::autograd {
 class Node;
 
 struct AutogradMeta {
-  bool requires_grad = false;  // set by the user on a leaf; a non-leaf requires grad through grad_fn
-  bool retains_grad = false;   // a non-leaf that keeps its gradient (retain_grad)
-  Tensor grad;                 // what backward accumulated
+  bool requires_grad = false;     // set by the user on a leaf; a non-leaf requires grad through grad_fn
+  bool retains_grad = false;      // a non-leaf that keeps its gradient (retain_grad)
+  Tensor grad;                    // what backward accumulated
   std::shared_ptr<Node> grad_fn;  // the recorded op that made this tensor; null for a leaf
   uint32_t output_nr = 0;         // which of grad_fn's outputs this tensor is
   // The node that accumulates into `grad`, while a graph holds it (made on first use).

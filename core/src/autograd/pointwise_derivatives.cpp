@@ -23,7 +23,6 @@ Tensor winner_share(const Tensor& grad, const Tensor& mine, const Tensor& other,
   return grad * (as_factor(wins, grad) + as_factor(eq(mine, other), grad) * 0.5);
 }
 
-
 // d a^b / da = b a^(b-1), taken as 0 where b == 0 (as PyTorch), without forming 0 * inf.
 Tensor pow_base_grad(const Tensor& grad, const Tensor& a, const Tensor& b) {
   const Tensor b_is_zero = as_factor(eq(b, 0), grad);
@@ -49,11 +48,11 @@ Tensor pow_scalar_base_grad(const Tensor& grad, double base, const Tensor& x, co
 // Node names live as long as the nodes: one interned string per op.
 const char* interned_name(const char* op) {
   static const char* const known[][2] = {
-      {"add", "AddBackward"},         {"sub", "SubBackward"},       {"mul", "MulBackward"},
-      {"div", "DivBackward"},         {"pow", "PowBackward"},       {"maximum", "MaximumBackward"},
-      {"minimum", "MinimumBackward"}, {"neg", "NegBackward"},       {"abs", "AbsBackward"},
-      {"exp", "ExpBackward"},         {"log", "LogBackward"},       {"sqrt", "SqrtBackward"},
-      {"relu", "ReluBackward"},       {"gelu", "GeluBackward"},     {"tanh", "TanhBackward"},
+      {"add", "AddBackward"},         {"sub", "SubBackward"},   {"mul", "MulBackward"},
+      {"div", "DivBackward"},         {"pow", "PowBackward"},   {"maximum", "MaximumBackward"},
+      {"minimum", "MinimumBackward"}, {"neg", "NegBackward"},   {"abs", "AbsBackward"},
+      {"exp", "ExpBackward"},         {"log", "LogBackward"},   {"sqrt", "SqrtBackward"},
+      {"relu", "ReluBackward"},       {"gelu", "GeluBackward"}, {"tanh", "TanhBackward"},
       {"sigmoid", "SigmoidBackward"},
   };
   for (const auto& entry : known)
@@ -97,14 +96,17 @@ void record_binary(const char* op, const Tensor& a, const Tensor& b, const Tenso
         if (need_b) gb = winner_share(g, vb, va, maximum);
       }
     }
-    return {need_a && ga.defined() ? sum_to(ga, shape_a) : Tensor(), need_b && gb.defined() ? sum_to(gb, shape_b) : Tensor()};
+    return {need_a && ga.defined() ? sum_to(ga, shape_a) : Tensor(),
+            need_b && gb.defined() ? sum_to(gb, shape_b) : Tensor()};
   });
 }
 
-void record_binary_scalar(const char* op, const Tensor& t, const Scalar& s, bool scalar_first, const Tensor& out) {
+void record_binary_scalar(const char* op, const Tensor& t, const Scalar& s, bool scalar_first,
+                          const Tensor& out) {
   const char* name = interned_name(op);
   const std::optional<SymShape> shape = broadcast_from(t, out);
-  const bool reads_input = is(op, "maximum") || is(op, "minimum") || is(op, "pow") || (is(op, "div") && scalar_first);
+  const bool reads_input =
+      is(op, "maximum") || is(op, "minimum") || is(op, "pow") || (is(op, "div") && scalar_first);
   const SavedTensor saved_t = reads_input ? SavedTensor(t, false) : SavedTensor();
   const SavedTensor saved_out = is(op, "pow") && scalar_first ? SavedTensor(out, true) : SavedTensor();
   record(name, {t}, {out}, [=](std::vector<Tensor>& grads) -> std::vector<Tensor> {
@@ -141,7 +143,8 @@ void record_binary_scalar(const char* op, const Tensor& t, const Scalar& s, bool
 void record_unary(const char* op, const Tensor& a, const Tensor& out) {
   const char* name = interned_name(op);
   // Ops whose derivative is cheapest from the result save it (exp, sqrt, tanh, sigmoid, relu).
-  const bool from_output = is(op, "exp") || is(op, "sqrt") || is(op, "tanh") || is(op, "sigmoid") || is(op, "relu");
+  const bool from_output =
+      is(op, "exp") || is(op, "sqrt") || is(op, "tanh") || is(op, "sigmoid") || is(op, "relu");
   const SavedTensor saved = is(op, "neg") ? SavedTensor() : SavedTensor(from_output ? out : a, from_output);
   record(name, {a}, {out}, [=](std::vector<Tensor>& grads) -> std::vector<Tensor> {
     const Tensor& g = grads[0];

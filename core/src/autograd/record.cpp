@@ -19,8 +19,9 @@ Tensor dense_sum_to(const Tensor& grad, const SymShape& target) {
   const Shape& sizes = grad.sizes();
   if (sizes == shape) return grad;
   if (shape.size() > sizes.size())
-    throw Error(fmt::format("internal: autograd cannot sum a gradient of shape {} down to the larger shape {}",
-                            target.to_string(), grad.shape().to_string()));
+    throw Error(
+        fmt::format("internal: autograd cannot sum a gradient of shape {} down to the larger shape {}",
+                    target.to_string(), grad.shape().to_string()));
   const size_t lead = sizes.size() - shape.size();
   std::vector<int64_t> dims;
   for (size_t d = 0; d < sizes.size(); ++d)
@@ -45,7 +46,8 @@ bool returns_an_input(std::span<const Tensor> inputs, std::span<const Tensor> ou
   return false;
 }
 
-void connect(const std::shared_ptr<Node>& node, std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
+void connect(const std::shared_ptr<Node>& node, std::span<const Tensor> inputs,
+             std::span<const Tensor> outputs) {
   node->next_edges.reserve(inputs.size());
   for (const Tensor& in : inputs) {
     Edge edge = gradient_edge(in);
@@ -75,9 +77,10 @@ Tensor sum_to(const Tensor& grad, const SymShape& shape) {
 
 void check_inplace(const Tensor& t, const char* op, const char* instead) {
   if (is_grad_enabled() && requires_grad(t))
-    throw Error(fmt::format("{}: the tensor requires grad, and an in-place operation on it cannot be differentiated; "
-                            "{}, or do the update under a NoGradGuard (as optimizers do)",
-                            op, instead));
+    throw Error(
+        fmt::format("{}: the tensor requires grad, and an in-place operation on it cannot be differentiated; "
+                    "{}, or do the update under a NoGradGuard (as optimizers do)",
+                    op, instead));
 }
 
 }  // namespace tessera::autograd

@@ -50,7 +50,8 @@ auto differentiable(Forward&& forward, RecordOutput&& record_output, const Input
 // dtype): such an output is left as it is, with no node.
 bool returns_an_input(std::span<const Tensor> inputs, std::span<const Tensor> outputs);
 // Makes `node` the grad_fn of `outputs`, with an edge to each input.
-void connect(const std::shared_ptr<Node>& node, std::span<const Tensor> inputs, std::span<const Tensor> outputs);
+void connect(const std::shared_ptr<Node>& node, std::span<const Tensor> inputs,
+             std::span<const Tensor> outputs);
 
 // Makes a node of class N (built from `args`) the grad_fn of `outputs`, unless an output is one of
 // the inputs: no node then (it would become that input's own grad_fn, a cycle through its

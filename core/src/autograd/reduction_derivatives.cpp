@@ -65,25 +65,34 @@ void record_reduction(const char* op, const Tensor& a, const std::vector<int64_t
   const SavedTensor saved_out = reads_values ? SavedTensor(out, true) : SavedTensor();
   record(name, {a}, {out}, [=](std::vector<Tensor>& grads) -> std::vector<Tensor> {
     if (is(op, "sum") || is(op, "mean"))
-      return {detail::spmd(name, [&](const Tensor& g, const SymShape& s) {
-        const Shape input = s.to_shape();
-        const Tensor spread = spread_back(g, input, reduced);
-        if (is(op, "sum")) return spread;
-        int64_t count = 1;
-        for (size_t d = 0; d < input.size(); ++d)
-          if (reduced[d]) count *= input[d];
-        return spread / count;
-      }, grads[0], shape)};
+      return {detail::spmd(
+          name,
+          [&](const Tensor& g, const SymShape& s) {
+            const Shape input = s.to_shape();
+            const Tensor spread = spread_back(g, input, reduced);
+            if (is(op, "sum")) return spread;
+            int64_t count = 1;
+            for (size_t d = 0; d < input.size(); ++d)
+              if (reduced[d]) count *= input[d];
+            return spread / count;
+          },
+          grads[0], shape)};
     const Tensor va = saved_a.unpack(name), vo = saved_out.unpack(name);
     if (is(op, "prod"))
-      return {detail::spmd(name, [&](const Tensor& g, const Tensor& x, const Tensor& o) {
-        return prod_grad(g, x, o, reduced, all_dims);
-      }, grads[0], va, vo)};
-    return {detail::spmd(name, [&](const Tensor& g, const Tensor& x, const Tensor& o) {
-      const Tensor ties = eq(x, spread_back(o, x.sizes(), reduced)).to(g.dtype());
-      const Tensor share = g / sum(ties, all_dims, true).reshape(o.sizes());
-      return ties * spread_back(share, x.sizes(), reduced);
-    }, grads[0], va, vo)};
+      return {detail::spmd(
+          name,
+          [&](const Tensor& g, const Tensor& x, const Tensor& o) {
+            return prod_grad(g, x, o, reduced, all_dims);
+          },
+          grads[0], va, vo)};
+    return {detail::spmd(
+        name,
+        [&](const Tensor& g, const Tensor& x, const Tensor& o) {
+          const Tensor ties = eq(x, spread_back(o, x.sizes(), reduced)).to(g.dtype());
+          const Tensor share = g / sum(ties, all_dims, true).reshape(o.sizes());
+          return ties * spread_back(share, x.sizes(), reduced);
+        },
+        grads[0], va, vo)};
   });
 }
 

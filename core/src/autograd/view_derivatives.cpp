@@ -10,9 +10,8 @@ namespace tessera::autograd {
 
 void record_reshape(const char* name, const Tensor& a, const Tensor& out) {
   const SymShape shape = a.shape();
-  record(name, {a}, {out}, [shape](std::vector<Tensor>& grads) -> std::vector<Tensor> {
-    return {grads[0].reshape(shape)};
-  });
+  record(name, {a}, {out},
+         [shape](std::vector<Tensor>& grads) -> std::vector<Tensor> { return {grads[0].reshape(shape)}; });
 }
 
 void record_transpose(const Tensor& a, int64_t dim0, int64_t dim1, const Tensor& out) {
@@ -33,19 +32,18 @@ void record_permute(const Tensor& a, const std::vector<int64_t>& dims, const Ten
 }
 
 void record_flip(const Tensor& a, const std::vector<int64_t>& dims, const Tensor& out) {
-  record("FlipBackward", {a}, {out}, [dims](std::vector<Tensor>& grads) -> std::vector<Tensor> {
-    return {grads[0].flip(dims)};
-  });
+  record("FlipBackward", {a}, {out},
+         [dims](std::vector<Tensor>& grads) -> std::vector<Tensor> { return {grads[0].flip(dims)}; });
 }
 
 void record_expand(const Tensor& a, const Tensor& out) {
   const SymShape shape = a.shape();
-  record("ExpandBackward", {a}, {out}, [shape](std::vector<Tensor>& grads) -> std::vector<Tensor> {
-    return {sum_to(grads[0], shape)};
-  });
+  record("ExpandBackward", {a}, {out},
+         [shape](std::vector<Tensor>& grads) -> std::vector<Tensor> { return {sum_to(grads[0], shape)}; });
 }
 
-void record_part(const char* name, const Tensor& a, const Tensor& out, std::function<Tensor(const Tensor&)> part) {
+void record_part(const char* name, const Tensor& a, const Tensor& out,
+                 std::function<Tensor(const Tensor&)> part) {
   // A handle to the input (whose storage the view shares anyway) gives zeros of its shape and
   // layout kind (local or plain) at backward.
   const Tensor like = a.detach();

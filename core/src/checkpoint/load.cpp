@@ -354,7 +354,8 @@ Metadata read_metadata(const std::string& path) {
 }
 
 LoadStats load(StateDict& state, const std::string& path) {
-  if (const world::RunningProgram* program = world::running_program()) return load_in_rank_program(*program, state, path);
+  if (const world::RunningProgram* program = world::running_program())
+    return load_in_rank_program(*program, state, path);
   // The world's async save still in flight is finished (committed) first: it may be this one.
   finish_pending_save(current_world());
   const Metadata metadata = read_metadata(path);

@@ -62,10 +62,11 @@ int64_t checked_bytes(const std::vector<int64_t>& dims, size_t item, const std::
                       const std::string& where) {
   int64_t bytes = static_cast<int64_t>(item);
   for (int64_t d : dims) {
-    if (d < 0) throw Error(fmt::format("{}: {} [{}] has a negative size", where, what, fmt::join(dims, ", ")));
+    if (d < 0)
+      throw Error(fmt::format("{}: {} [{}] has a negative size", where, what, fmt::join(dims, ", ")));
     if (__builtin_mul_overflow(bytes, d, &bytes))
-      throw Error(fmt::format("{}: {} [{}] holds more bytes than fit in 64 bits: the metadata is damaged", where,
-                              what, fmt::join(dims, ", ")));
+      throw Error(fmt::format("{}: {} [{}] holds more bytes than fit in 64 bits: the metadata is damaged",
+                              where, what, fmt::join(dims, ", ")));
   }
   return bytes;
 }
@@ -81,12 +82,13 @@ void check_chunks(const EntryMeta& e, const std::string& where) {
     const int64_t bytes = checked_bytes(c.sizes, item, "the chunk's sizes", at);
     if (e.kind != EntryKind::local) {
       if (c.sizes.size() != e.shape.size())
-        throw Error(fmt::format("{}: the chunk has {} dims but the entry's shape [{}] has {}", at, c.sizes.size(),
-                                fmt::join(e.shape, ", "), e.shape.size()));
+        throw Error(fmt::format("{}: the chunk has {} dims but the entry's shape [{}] has {}", at,
+                                c.sizes.size(), fmt::join(e.shape, ", "), e.shape.size()));
       for (size_t d = 0; d < c.sizes.size(); ++d)
         if (c.offsets[d] < 0 || c.offsets[d] > e.shape[d] - c.sizes[d])
-          throw Error(fmt::format("{}: the chunk at offsets [{}] with sizes [{}] lies outside the shape [{}]", at,
-                                  fmt::join(c.offsets, ", "), fmt::join(c.sizes, ", "), fmt::join(e.shape, ", ")));
+          throw Error(fmt::format("{}: the chunk at offsets [{}] with sizes [{}] lies outside the shape [{}]",
+                                  at, fmt::join(c.offsets, ", "), fmt::join(c.sizes, ", "),
+                                  fmt::join(e.shape, ", ")));
     }
     const int64_t blocks = bytes / c.block_bytes + (bytes % c.block_bytes != 0 ? 1 : 0);
     if (c.data_end - c.data_begin != bytes || c.crc_end - c.crc_begin != 4 * blocks)

@@ -49,14 +49,16 @@ std::optional<double> CollectiveAlgorithm::estimate(const tessera_collective_req
     return std::nullopt;
   }
   if (status != TESSERA_OK) {
-    observe::logger().debug("{} declined to estimate {} (status {}: {}); costing its schedule instead", origin(),
-                            describe_request(request), static_cast<int>(status), plugin::error_text(error));
+    observe::logger().debug("{} declined to estimate {} (status {}: {}); costing its schedule instead",
+                            origin(), describe_request(request), static_cast<int>(status),
+                            plugin::error_text(error));
     return std::nullopt;
   }
   if (!std::isfinite(seconds) || seconds < 0) {
-    warn_unusable_estimate(fmt::format("estimated {} at {} seconds; an estimate must be a finite number of "
-                                                "seconds >= 0",
-                                                describe_request(request), seconds));
+    warn_unusable_estimate(
+        fmt::format("estimated {} at {} seconds; an estimate must be a finite number of "
+                    "seconds >= 0",
+                    describe_request(request), seconds));
     return std::nullopt;
   }
   return seconds;
@@ -68,9 +70,10 @@ void CollectiveAlgorithm::warn_unusable_estimate(const std::string& problem) con
     observe::logger().debug("{} {}; costing its schedule with the host's model instead", origin(), problem);
     return;
   }
-  observe::logger().warn("{} {}; the host costs its schedule with its own model instead (\"auto\" goes on; this "
-                         "warning is given once per algorithm)",
-                         origin(), problem);
+  observe::logger().warn(
+      "{} {}; the host costs its schedule with its own model instead (\"auto\" goes on; this "
+      "warning is given once per algorithm)",
+      origin(), problem);
 }
 
 std::string CollectiveAlgorithm::origin() const {
@@ -99,7 +102,9 @@ Schedule CollectiveAlgorithm::build(const tessera_collective_request& request, b
   tessera_error error{};
   error.struct_size = sizeof(error);
   tessera_status status = TESSERA_INTERNAL;
-  const auto call_build = [&] { status = table_->build(table_->context, &request, recorder.builder(), &error); };
+  const auto call_build = [&] {
+    status = table_->build(table_->context, &request, recorder.builder(), &error);
+  };
   if (std::string escaped = plugin::exception_escaping("build", call_build); !escaped.empty())
     throw Error(fmt::format("{} could not build {}: {}", origin(), describe_request(request), escaped));
   if (status != TESSERA_OK)

@@ -26,31 +26,35 @@ std::vector<int64_t> splits_on(const char* what, const std::vector<SymInt>& spli
                                size_t group_size) {
   if (splits.empty()) {
     if (rows % static_cast<int64_t>(group_size) != 0)
-      throw Error(fmt::format("all_to_all_single: {} on rank {} has {} rows, which the group size {} does not divide; "
-                              "pass explicit splits",
-                              what, rank, rows, group_size));
+      throw Error(fmt::format(
+          "all_to_all_single: {} on rank {} has {} rows, which the group size {} does not divide; "
+          "pass explicit splits",
+          what, rank, rows, group_size));
     return std::vector<int64_t>(group_size, rows / static_cast<int64_t>(group_size));
   }
   if (splits.size() != group_size)
-    throw Error(fmt::format("all_to_all_single: {} splits have {} entries, expected one per group rank ({})", what,
-                            splits.size(), group_size));
+    throw Error(fmt::format("all_to_all_single: {} splits have {} entries, expected one per group rank ({})",
+                            what, splits.size(), group_size));
   std::vector<int64_t> values;
   int64_t total = 0;
   for (const SymInt& s : splits) {
     values.push_back(s.at(rank));
     if (values.back() < 0)
-      throw Error(fmt::format("all_to_all_single: {} split {} is negative on rank {}", what, values.back(), rank));
+      throw Error(
+          fmt::format("all_to_all_single: {} split {} is negative on rank {}", what, values.back(), rank));
     total += values.back();
   }
   if (total != rows)
-    throw Error(fmt::format("all_to_all_single: {} splits on rank {} sum to {}, but dim 0 has {} rows", what, rank,
-                            total, rows));
+    throw Error(fmt::format("all_to_all_single: {} splits on rank {} sum to {}, but dim 0 has {} rows", what,
+                            rank, total, rows));
   return values;
 }
 
 int64_t row_size(const Tensor& shard) {
-  return shard.dim() == 0 ? 1 : (shard.size(0) == 0 ? shape_numel(Shape(shard.sizes().begin() + 1, shard.sizes().end()))
-                                                     : shard.numel() / shard.size(0));
+  return shard.dim() == 0
+             ? 1
+             : (shard.size(0) == 0 ? shape_numel(Shape(shard.sizes().begin() + 1, shard.sizes().end()))
+                                   : shard.numel() / shard.size(0));
 }
 
 // In a world spread over processes, each process knows only its hosted members' splits; the
@@ -74,7 +78,9 @@ void learn_remote_splits(const comm::CallContext& context, const std::vector<int
       comm::run_collective(context, TESSERA_COLL_ALL_GATHER, members, mine, static_cast<int64_t>(p));
   const Tensor& known = *std::find_if(all.begin(), all.end(), [](const Tensor& t) { return t.defined(); });
   const std::vector<int64_t> values = known.to_vector<int64_t>();
-  for (size_t i = 0; i < p; ++i) send[i].assign(values.begin() + static_cast<ptrdiff_t>(i * p), values.begin() + static_cast<ptrdiff_t>((i + 1) * p));
+  for (size_t i = 0; i < p; ++i)
+    send[i].assign(values.begin() + static_cast<ptrdiff_t>(i * p),
+                   values.begin() + static_cast<ptrdiff_t>((i + 1) * p));
 }
 
 }  // namespace
@@ -92,8 +98,8 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
   if (!input.defined() || !input.is_local() || !output.defined() || !output.is_local())
     throw Error("all_to_all_single: input and output must be local tensors");
   if (input.ranks() != output.ranks())
-    throw Error(fmt::format("all_to_all_single: input ranks {} and output ranks {} differ", input.ranks().to_string(),
-                            output.ranks().to_string()));
+    throw Error(fmt::format("all_to_all_single: input ranks {} and output ranks {} differ",
+                            input.ranks().to_string(), output.ranks().to_string()));
   const comm::Call covered = comm::begin_call(op, input, group, comm::Fingerprint{"any", {}, -1});
   for (const std::vector<int>& members : covered.fibres()) {
     const size_t p = members.size();
@@ -107,8 +113,9 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
       const Tensor in = input.shard(members[i]);
       const Tensor out = output.shard(members[i]);
       if (row_size(in) != row || row_size(out) != row)
-        throw Error(fmt::format("all_to_all_single: rows on rank {} hold {} (input) and {} (output) elements, expected {}",
-                                members[i], row_size(in), row_size(out), row));
+        throw Error(fmt::format(
+            "all_to_all_single: rows on rank {} hold {} (input) and {} (output) elements, expected {}",
+            members[i], row_size(in), row_size(out), row));
       send[i] = splits_on("input", input_splits, members[i], in.dim() == 0 ? 1 : in.size(0), p);
       expect[i] = splits_on("output", output_splits, members[i], out.dim() == 0 ? 1 : out.size(0), p);
     }
@@ -117,9 +124,10 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
     for (size_t i = 0; i < p; ++i)
       for (size_t j = 0; j < p; ++j) {
         if (hosted(j) && send[i][j] != expect[j][i])
-          throw Error(fmt::format("all_to_all_single: rank {} sends {} rows to rank {}, but rank {} expects {} rows "
-                                  "from rank {}",
-                                  members[i], send[i][j], members[j], members[j], expect[j][i], members[i]));
+          throw Error(
+              fmt::format("all_to_all_single: rank {} sends {} rows to rank {}, but rank {} expects {} rows "
+                          "from rank {}",
+                          members[i], send[i][j], members[j], members[j], expect[j][i], members[i]));
         widest = std::max(widest, send[i][j] * row);
       }
     // Pad every block to the widest so one uniform schedule moves them all.
@@ -132,7 +140,8 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
           continue;
         }
         const Tensor flat_in = input.shard(members[i]).contiguous().reshape({-1});
-        Tensor buffer = zeros({static_cast<int64_t>(p) * widest}, TensorOptions(input.dtype()).backend(input.backend()));
+        Tensor buffer =
+            zeros({static_cast<int64_t>(p) * widest}, TensorOptions(input.dtype()).backend(input.backend()));
         int64_t offset = 0;
         for (size_t j = 0; j < p; ++j) {
           const int64_t n = send[i][j] * row;

@@ -74,11 +74,12 @@ std::string tune(const tessera_collective_request& request, int64_t bytes, std::
   return fmt::format("; after tuner '{}': {}", tuner->name(), costs_text(costs));
 }
 
-std::shared_ptr<const CollectiveAlgorithm> choose_now(const tessera_collective_request& request, int64_t bytes) {
-  const std::string what = fmt::format("collective {} (group size {}, {} bytes)", collective_name(request.collective),
-                                       request.group_size, bytes);
+std::shared_ptr<const CollectiveAlgorithm> choose_now(const tessera_collective_request& request,
+                                                      int64_t bytes) {
+  const std::string what = fmt::format("collective {} (group size {}, {} bytes)",
+                                       collective_name(request.collective), request.group_size, bytes);
   std::vector<std::shared_ptr<const CollectiveAlgorithm>> candidates;
-  std::vector<TunedCost> costs;         // costs[i] is candidates[i]'s
+  std::vector<TunedCost> costs;          // costs[i] is candidates[i]'s
   std::vector<std::string> unbuildable;  // "'name' (why)", for the error when nothing builds
   std::string declined;
   for (const std::string& name : comm::algorithm_names()) {  // sorted: ties go to the first
@@ -100,7 +101,8 @@ std::shared_ptr<const CollectiveAlgorithm> choose_now(const tessera_collective_r
       costs.push_back(cost_of(*algorithm, request));
       candidates.push_back(std::move(algorithm));
     } catch (const Error& e) {  // costing by the model builds the schedule: it cannot run either
-      observe::logger().warn("{}: auto skips '{}': its schedule could not be built: {}", what, name, e.what());
+      observe::logger().warn("{}: auto skips '{}': its schedule could not be built: {}", what, name,
+                             e.what());
       unbuildable.push_back(fmt::format("'{}' ({})", name, e.what()));
     }
   }
@@ -128,14 +130,16 @@ std::shared_ptr<const CollectiveAlgorithm> choose_now(const tessera_collective_r
       static_cast<void>(cached_schedule(candidates[i]->name(), request));
       chosen = candidates[i];
       if (costs[i].vetoed)  // correctness over the tuner's preference
-        observe::logger().warn("{}: auto runs '{}', which the tuner vetoed, because no algorithm it kept has a "
-                               "schedule that builds",
-                               what, chosen->name());
+        observe::logger().warn(
+            "{}: auto runs '{}', which the tuner vetoed, because no algorithm it kept has a "
+            "schedule that builds",
+            what, chosen->name());
       break;
     } catch (const Error& e) {
-      observe::logger().warn("{}: auto skips '{}' ({:.3g} s, the cheapest left): its schedule could not be built: "
-                             "{}; trying the next-cheapest",
-                             what, candidates[i]->name(), costs[i].seconds, e.what());
+      observe::logger().warn(
+          "{}: auto skips '{}' ({:.3g} s, the cheapest left): its schedule could not be built: "
+          "{}; trying the next-cheapest",
+          what, candidates[i]->name(), costs[i].seconds, e.what());
       unbuildable.push_back(fmt::format("'{}' ({})", candidates[i]->name(), e.what()));
       skipped.push_back(fmt::format("'{}'", candidates[i]->name()));
     }
@@ -144,15 +148,18 @@ std::shared_ptr<const CollectiveAlgorithm> choose_now(const tessera_collective_r
     throw Error(fmt::format("{}: auto found no applicable algorithm whose schedule builds; it tried {}", what,
                             fmt::join(unbuildable, ", ")));
   const std::string fallback =
-      skipped.empty() ? "" : fmt::format(" (its schedule builds; skipped: {}, whose schedules do not)", fmt::join(skipped, ", "));
-  observe::logger().info("{}: auto chose '{}'{}; estimates: {}{}{}", what, chosen->name(), fallback, estimates, tuned,
-                         declined.empty() ? "" : "; not applicable: " + declined);
+      skipped.empty() ? ""
+                      : fmt::format(" (its schedule builds; skipped: {}, whose schedules do not)",
+                                    fmt::join(skipped, ", "));
+  observe::logger().info("{}: auto chose '{}'{}; estimates: {}{}{}", what, chosen->name(), fallback,
+                         estimates, tuned, declined.empty() ? "" : "; not applicable: " + declined);
   return chosen;
 }
 
 }  // namespace
 
-std::shared_ptr<const CollectiveAlgorithm> choose_auto(const tessera_collective_request& request, int64_t bytes) {
+std::shared_ptr<const CollectiveAlgorithm> choose_auto(const tessera_collective_request& request,
+                                                       int64_t bytes) {
   const KeyView probe = view_of("", request);
   uint64_t generation = algorithms_generation();
   {

@@ -21,9 +21,9 @@ inline constexpr const char* kAutoAlgorithm = "auto";
 // algorithms changes (algorithms_generation): later calls cost a lookup. Logs the choice and every
 // estimate at info, and a warning for each candidate skipped because its check threw or its
 // schedule could not be built (its build failed, threw or made a schedule the checker rejects) and
-// for a tuner whose answer is unusable. The choice is always one whose schedule was built and verified (and is
-// cached for the run). Throws Error naming every applicable candidate and its failure when none
-// builds.
-std::shared_ptr<const CollectiveAlgorithm> choose_auto(const tessera_collective_request& request, int64_t bytes);
+// for a tuner whose answer is unusable. The choice is always one whose schedule was built and verified (and
+// is cached for the run). Throws Error naming every applicable candidate and its failure when none builds.
+std::shared_ptr<const CollectiveAlgorithm> choose_auto(const tessera_collective_request& request,
+                                                       int64_t bytes);
 
 }  // namespace tessera::comm

@@ -24,7 +24,8 @@ constexpr size_t kFingerprintBytes = 256;
 std::string describe(const char* op, const Tensor& tensor, const ProcessGroup& group, const Fingerprint& f) {
   std::string group_text = group.is_default() ? "default" : group.to_string();
   // Long groups (a large mesh's fibres) are compared by hash and shown shortened.
-  if (group_text.size() > 48) group_text = fmt::format("{}...#{:016x}", group_text.substr(0, 32), world::digest(group_text));
+  if (group_text.size() > 48)
+    group_text = fmt::format("{}...#{:016x}", group_text.substr(0, 32), world::digest(group_text));
   std::string text = fmt::format("{}(group {}, {} {}", op, group_text, dtype_name(tensor.dtype()),
                                  f.shape.empty() ? "any shape" : f.shape);
   if (f.reduce_op) text += ", " + f.reduce_op->to_string();
@@ -37,14 +38,17 @@ std::string describe(const char* op, const Tensor& tensor, const ProcessGroup& g
 
 std::string hosted_text(const world::WorldState& w, int process) {
   const int k = w.ranks_per_process();
-  return k == 1 ? fmt::format("rank {}", process) : fmt::format("ranks {}..{}", process * k, process * k + k - 1);
+  return k == 1 ? fmt::format("rank {}", process)
+                : fmt::format("ranks {}..{}", process * k, process * k + k - 1);
 }
 
 void compare_across_processes(world::WorldState& w, uint64_t call, const std::string& mine, const char* op) {
   std::string padded = fmt::format("{}|{}", call, mine);
-  if (padded.size() >= kFingerprintBytes) padded = padded.substr(0, kFingerprintBytes - 17) + fmt::format("#{:016x}", world::digest(padded));
+  if (padded.size() >= kFingerprintBytes)
+    padded = padded.substr(0, kFingerprintBytes - 17) + fmt::format("#{:016x}", world::digest(padded));
   padded.resize(kFingerprintBytes, '\0');
-  const std::vector<std::string> all = w.link()->allgather(padded, fmt::format("{}: comparing collective calls", op));
+  const std::vector<std::string> all =
+      w.link()->allgather(padded, fmt::format("{}: comparing collective calls", op));
   for (int p = 0; p < static_cast<int>(all.size()); ++p) {
     if (all[static_cast<size_t>(p)] == padded) continue;
     const auto text = [](const std::string& s) {
@@ -52,10 +56,11 @@ void compare_across_processes(world::WorldState& w, uint64_t call, const std::st
       const size_t bar = t.find('|');
       return fmt::format("collective call #{}: {}", t.substr(0, bar), t.substr(bar + 1));
     };
-    throw Error(fmt::format("{}: the processes disagree on a collective: process {} ({}) made {}, but process {} ({}) "
-                            "made {}",
-                            op, p, hosted_text(w, p), text(all[static_cast<size_t>(p)]), w.process_index(),
-                            hosted_text(w, w.process_index()), text(padded)));
+    throw Error(fmt::format(
+        "{}: the processes disagree on a collective: process {} ({}) made {}, but process {} ({}) "
+        "made {}",
+        op, p, hosted_text(w, p), text(all[static_cast<size_t>(p)]), w.process_index(),
+        hosted_text(w, w.process_index()), text(padded)));
   }
 }
 
@@ -77,12 +82,13 @@ std::shared_ptr<const world::WorldState::FibreList> distributed_fibres(const cha
   for (const std::vector<int>& fibre : fibres)
     for (int r : fibre) {
       if (r >= w.size())
-        throw Error(fmt::format("{}: group {} has rank {}, outside the world of {} rank(s)", op, group.to_string(), r,
-                                w.size()));
+        throw Error(fmt::format("{}: group {} has rank {}, outside the world of {} rank(s)", op,
+                                group.to_string(), r, w.size()));
       if (w.hosts(r) && !ranks.contains(r))
-        throw Error(fmt::format("{}: the tensor has ranks {} but rank {}, which this process hosts, is a member of the "
-                                "group; a collective needs every hosted member",
-                                op, ranks.to_string(), r));
+        throw Error(fmt::format(
+            "{}: the tensor has ranks {} but rank {}, which this process hosts, is a member of the "
+            "group; a collective needs every hosted member",
+            op, ranks.to_string(), r));
     }
   return list;
 }
@@ -90,7 +96,8 @@ std::shared_ptr<const world::WorldState::FibreList> distributed_fibres(const cha
 // CallContext::fingerprint: what every process's call must agree on, as one number. The shape is
 // part of it only where every member must share it (the default group, or a single fibre) and the
 // caller did not name a fixed text for it ("any", "none").
-uint64_t call_fingerprint(const char* op, const Tensor& tensor, const ProcessGroup& group, const Fingerprint& f) {
+uint64_t call_fingerprint(const char* op, const Tensor& tensor, const ProcessGroup& group,
+                          const Fingerprint& f) {
   // On the stack: this runs on every collective call across processes, a small one included.
   std::array<int64_t, 64 + kMaxDims> words{};
   size_t n = 0;
@@ -128,7 +135,8 @@ std::string shape_of(const Tensor& tensor) {
   return fmt::format("[{}]", fmt::join(first, ", "));
 }
 
-Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group, const Fingerprint& fingerprint) {
+Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group,
+                const Fingerprint& fingerprint) {
   world::WorldState& w = world::current();
   Call call;
   call.world = &w;
@@ -143,12 +151,14 @@ Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group,
     if (group.is_default() && w.sized() && static_cast<int>(ranks.size()) == w.size())
       call.fibre_list = w.whole_world();
     else
-      call.fibre_list = std::make_shared<const world::WorldState::FibreList>(covered_fibres(op, ranks, group));
+      call.fibre_list =
+          std::make_shared<const world::WorldState::FibreList>(covered_fibres(op, ranks, group));
     return call;
   }
   call.fibre_list = distributed_fibres(op, ranks, group, w);
   call.context.fingerprint = call_fingerprint(op, tensor, group, fingerprint);
-  if (w.compares_calls()) compare_across_processes(w, call.context.call, describe(op, tensor, group, fingerprint), op);
+  if (w.compares_calls())
+    compare_across_processes(w, call.context.call, describe(op, tensor, group, fingerprint), op);
   return call;
 }
 

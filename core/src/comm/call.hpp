@@ -54,7 +54,8 @@ struct Call {
 // the tensor must hold every hosted member. Then compares fingerprints across processes when the
 // world checks collectives: a process whose call differs makes every process throw an Error naming
 // its first rank and both calls.
-Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group, const Fingerprint& fingerprint);
+Call begin_call(const char* op, const Tensor& tensor, const ProcessGroup& group,
+                const Fingerprint& fingerprint);
 
 // Whether the calling thread's world compares fingerprints (the caller can skip building them).
 bool checks_calls();

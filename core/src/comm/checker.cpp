@@ -60,8 +60,8 @@ class IntervalBuffer {
         split(offset + p.length);
         const int64_t stop = offset + p.length;
         for (auto it = intervals_.lower_bound(offset); it != intervals_.end() && it->first < stop; ++it)
-          it->second = Terms::combined(
-              it->second, it->first == offset ? p.terms : p.terms.shifted(it->first - offset));
+          it->second = Terms::combined(it->second,
+                                       it->first == offset ? p.terms : p.terms.shifted(it->first - offset));
         offset += p.length;
       }
     }
@@ -147,9 +147,9 @@ class SymbolicModel {
       const RankProgram& program = schedule.ranks[static_cast<size_t>(r)];
       auto& buffers = buffers_[static_cast<size_t>(r)];
       for (size_t b = 0; b < program.buffer_sizes.size(); ++b)
-        buffers.emplace_back(program.buffer_sizes[b],
-                             b == TESSERA_BUFFER_INPUT ? Terms::single(r, 0)
-                                                       : Terms::marker(Marker::Unspecified));
+        buffers.emplace_back(program.buffer_sizes[b], b == TESSERA_BUFFER_INPUT
+                                                          ? Terms::single(r, 0)
+                                                          : Terms::marker(Marker::Unspecified));
       if (track_heard_) heard_[static_cast<size_t>(r)].set(r);
     }
   }

@@ -16,7 +16,8 @@ bool replay_from_environment() {
   if (value == nullptr || value[0] == '\0' || std::string(value) == "0") return false;
   if (std::string(value) == "1") return true;
   throw ConfigError(fmt::format(
-      "TESSERA_COLLECTIVE_REPLAY='{}': expected 1 (replay simulated collectives message by message) or 0", value));
+      "TESSERA_COLLECTIVE_REPLAY='{}': expected 1 (replay simulated collectives message by message) or 0",
+      value));
 }
 
 std::atomic<int>& replay_setting() {  // -1: not read from the environment yet
@@ -43,6 +44,8 @@ void force_replay(bool on) { replay_setting().store(on ? 1 : 0); }
 
 PathCounts path_counts() { return {evaluated_runs.load(), replayed_runs.load()}; }
 
-void count_path(bool evaluated) { (evaluated ? evaluated_runs : replayed_runs).fetch_add(1, std::memory_order_relaxed); }
+void count_path(bool evaluated) {
+  (evaluated ? evaluated_runs : replayed_runs).fetch_add(1, std::memory_order_relaxed);
+}
 
 }  // namespace tessera::comm

@@ -25,15 +25,24 @@ namespace tessera {
 
 std::string ReduceOp::to_string() const {
   switch (kind_) {
-    case SUM: return "SUM";
-    case AVG: return "AVG";
-    case PRODUCT: return "PRODUCT";
-    case MIN: return "MIN";
-    case MAX: return "MAX";
-    case BAND: return "BAND";
-    case BOR: return "BOR";
-    case BXOR: return "BXOR";
-    case PREMUL_SUM: return fmt::format("PREMUL_SUM({})", factor_);
+    case SUM:
+      return "SUM";
+    case AVG:
+      return "AVG";
+    case PRODUCT:
+      return "PRODUCT";
+    case MIN:
+      return "MIN";
+    case MAX:
+      return "MAX";
+    case BAND:
+      return "BAND";
+    case BOR:
+      return "BOR";
+    case BXOR:
+      return "BXOR";
+    case PREMUL_SUM:
+      return fmt::format("PREMUL_SUM({})", factor_);
   }
   return "unknown";
 }
@@ -45,28 +54,32 @@ using Fibre = std::vector<int>;  // global ranks in group-rank order
 
 void enter(const char* op) {
   if (in_per_rank_region())
-    throw Error(fmt::format("{}: collectives cannot be issued inside run_per_rank or any per-rank function; issue "
-                            "it on the local tensor outside",
-                            op));
+    throw Error(
+        fmt::format("{}: collectives cannot be issued inside run_per_rank or any per-rank function; issue "
+                    "it on the local tensor outside",
+                    op));
   comm::require_no_pending_messages(op);
 }
 
 void require_local(const char* op, const Tensor& t, const char* what) {
   if (!t.defined()) throw Error(fmt::format("{}: {} is undefined", op, what));
   if (!t.is_local())
-    throw Error(fmt::format("{}: {} must be a local tensor (one shard per rank); got a plain tensor", op, what));
+    throw Error(
+        fmt::format("{}: {} must be a local tensor (one shard per rank); got a plain tensor", op, what));
 }
 
 // Maps the user's op onto the schedule's (AVG and PREMUL_SUM are a SUM with scaling around it)
 // after checking it suits the dtype.
 int32_t schedule_op(const char* op, const ReduceOp& reduce, DType dtype) {
-  const bool integer_only = reduce.kind() == ReduceOp::BAND || reduce.kind() == ReduceOp::BOR || reduce.kind() == ReduceOp::BXOR;
+  const bool integer_only =
+      reduce.kind() == ReduceOp::BAND || reduce.kind() == ReduceOp::BOR || reduce.kind() == ReduceOp::BXOR;
   const bool float_only = reduce.kind() == ReduceOp::AVG || reduce.kind() == ReduceOp::PREMUL_SUM;
   if (integer_only && !is_integral(dtype, true))
-    throw Error(fmt::format("{}: reduce op {} needs an integer or bool tensor, got {}", op, reduce.to_string(),
-                            dtype_name(dtype)));
+    throw Error(fmt::format("{}: reduce op {} needs an integer or bool tensor, got {}", op,
+                            reduce.to_string(), dtype_name(dtype)));
   if (float_only && !is_floating(dtype))
-    throw Error(fmt::format("{}: reduce op {} needs a floating tensor, got {}", op, reduce.to_string(), dtype_name(dtype)));
+    throw Error(fmt::format("{}: reduce op {} needs a floating tensor, got {}", op, reduce.to_string(),
+                            dtype_name(dtype)));
   return comm::schedule_reduce_op(reduce);
 }
 
@@ -112,8 +125,9 @@ const Shape& common_shape(const char* op, const Tensor& t, const comm::Call& cal
   const Shape& first = shards.at(first_rank).sizes();
   for (int m : members)
     if (m != first_rank && call.hosts(m) && shards.at(m).sizes() != first)
-      throw Error(fmt::format("{}: {} has shape {} on rank {} but {} on rank {}; every member needs the same shape", op,
-                              what, shape_text(first), first_rank, shape_text(shards.at(m).sizes()), m));
+      throw Error(
+          fmt::format("{}: {} has shape {} on rank {} but {} on rank {}; every member needs the same shape",
+                      op, what, shape_text(first), first_rank, shape_text(shards.at(m).sizes()), m));
   return first;
 }
 
@@ -129,12 +143,13 @@ std::vector<Tensor> member_inputs(const comm::Call& call, const Fibre& members, 
 void require_list(const char* op, const std::vector<Tensor>& list, size_t group_size, const RankSet& ranks,
                   const char* what) {
   if (list.size() != group_size)
-    throw Error(fmt::format("{}: {} has {} tensors, expected one per group rank ({})", op, what, list.size(), group_size));
+    throw Error(fmt::format("{}: {} has {} tensors, expected one per group rank ({})", op, what, list.size(),
+                            group_size));
   for (const Tensor& t : list) {
     require_local(op, t, what);
     if (t.ranks() != ranks)
-      throw Error(fmt::format("{}: {} holds a tensor over ranks {}, expected {}", op, what, t.ranks().to_string(),
-                              ranks.to_string()));
+      throw Error(fmt::format("{}: {} holds a tensor over ranks {}, expected {}", op, what,
+                              t.ranks().to_string(), ranks.to_string()));
   }
 }
 
@@ -144,8 +159,8 @@ bool in_place(const Tensor& shard, const Tensor& block) {
   if (shard.is_local() || block.is_local() || !shard.defined() || !block.defined()) return false;
   const TensorImpl& s = *shard.impl();
   const TensorImpl& b = *block.impl();
-  return s.storage() == b.storage() && s.offset() == b.offset() && s.dtype() == b.dtype() && s.numel() == b.numel() &&
-         s.is_contiguous() && b.is_contiguous();
+  return s.storage() == b.storage() && s.offset() == b.offset() && s.dtype() == b.dtype() &&
+         s.numel() == b.numel() && s.is_contiguous() && b.is_contiguous();
 }
 
 // A result lands in the user's shard in place. A whole-buffer result is not copied: the shard
@@ -154,16 +169,19 @@ bool in_place(const Tensor& shard, const Tensor& block) {
 // address was handed out (data_ptr, to_dlpack) refuses both (Storage, "Exposure") and the result is
 // copied into its own bytes, where the holder of that address reads it.
 enum class Landing { take, share };
-Landing landing_of(const comm::SharedResults& results) { return results.shared ? Landing::share : Landing::take; }
+Landing landing_of(const comm::SharedResults& results) {
+  return results.shared ? Landing::share : Landing::take;
+}
 void write_back(const Tensor& shard, const Tensor& block, Landing landing = Landing::take) {
   if (in_place(shard, block)) return;
-  const bool moved =
-      landing == Landing::share ? detail::share_storage(shard, block) : detail::exchange_storage(shard, block);
+  const bool moved = landing == Landing::share ? detail::share_storage(shard, block)
+                                               : detail::exchange_storage(shard, block);
   if (!moved) Tensor(shard).copy_(block.reshape(shard.sizes()));  // a handle to the same shard
 }
 
 // What one API call runs on (comm/call.hpp): checked, covered and (across processes) agreed.
-comm::Call fibres_for(const char* op, const Tensor& t, const ProcessGroup& group, comm::Fingerprint fingerprint = {}) {
+comm::Call fibres_for(const char* op, const Tensor& t, const ProcessGroup& group,
+                      comm::Fingerprint fingerprint = {}) {
   enter(op);
   require_local(op, t, "the tensor");
   // Fibres of one group may legitimately differ in shape (a DTensor sharded unevenly along another
@@ -180,7 +198,8 @@ comm::Fingerprint rooted(int root) { return {{}, {}, root}; }
 }  // namespace
 
 void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
-  if (const auto* program = comm::program_for(tensor)) return comm::program::all_reduce(*program, tensor, op, group);
+  if (const auto* program = comm::program_for(tensor))
+    return comm::program::all_reduce(*program, tensor, op, group);
   const dispatch::UserCall user_call("ts::dist::all_reduce");  // names it in missing-kernel errors
   autograd::check_inplace(tensor, "dist::all_reduce",
                           "use ts::dist::functional::all_reduce, which returns a new tensor");
@@ -190,10 +209,11 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
     const Shape& shape = common_shape("all_reduce", tensor, covered, members, "the tensor");
     const int32_t sop = schedule_op("all_reduce", op, tensor.dtype());
     const RankMap<Tensor>& shards = tensor.shards();
-    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return reduce_input(shards.at(m), op); });
+    const std::vector<Tensor> inputs =
+        member_inputs(covered, members, [&](int m) { return reduce_input(shards.at(m), op); });
     // The inputs are the shards themselves (or temporaries), whose values the results replace.
-    const comm::SharedResults results = comm::run_collective_shared(covered.context, TESSERA_COLL_ALL_REDUCE, members,
-                                                                    inputs, shape_numel(shape), sop, 0, true);
+    const comm::SharedResults results = comm::run_collective_shared(
+        covered.context, TESSERA_COLL_ALL_REDUCE, members, inputs, shape_numel(shape), sop, 0, true);
     const comm::RankResults& outputs = results.outputs;
     size_t scaled = SIZE_MAX;  // ranks given one output share one result, scaled once
     Tensor result;
@@ -210,7 +230,8 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
 }
 
 void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
-  if (const auto* program = comm::program_for(tensor)) return comm::program::broadcast(*program, tensor, src, group);
+  if (const auto* program = comm::program_for(tensor))
+    return comm::program::broadcast(*program, tensor, src, group);
   const dispatch::UserCall user_call("ts::dist::broadcast");  // names it in missing-kernel errors
   autograd::check_inplace(tensor, "dist::broadcast",
                           "use ts::dist::functional::broadcast, which returns a new tensor");
@@ -219,9 +240,11 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
   for (const Fibre& members : covered.fibres()) {
     require_root("broadcast", src, members.size());
     const Shape shape = common_shape("broadcast", tensor, covered, members, "the tensor");
-    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(tensor.shards().at(m)); });
-    const comm::SharedResults results = comm::run_collective_shared(
-        covered.context, TESSERA_COLL_BROADCAST, members, inputs, shape_numel(shape), TESSERA_REDUCE_SUM, src);
+    const std::vector<Tensor> inputs =
+        member_inputs(covered, members, [&](int m) { return flat(tensor.shards().at(m)); });
+    const comm::SharedResults results =
+        comm::run_collective_shared(covered.context, TESSERA_COLL_BROADCAST, members, inputs,
+                                    shape_numel(shape), TESSERA_REDUCE_SUM, src);
     const Landing landing = landing_of(results);
     for (size_t i = 0; i < members.size(); ++i)
       if (covered.hosts(members[i])) write_back(tensor.shards().at(members[i]), results.outputs[i], landing);
@@ -229,7 +252,8 @@ void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {
 }
 
 void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
-  if (const auto* program = comm::program_for(tensor)) return comm::program::reduce(*program, tensor, dst, op, group);
+  if (const auto* program = comm::program_for(tensor))
+    return comm::program::reduce(*program, tensor, dst, op, group);
   const dispatch::UserCall user_call("ts::dist::reduce");  // names it in missing-kernel errors
   autograd::check_inplace(tensor, "dist::reduce",
                           "use ts::dist::functional::all_reduce, which returns a new tensor on every rank "
@@ -240,17 +264,20 @@ void reduce(Tensor& tensor, int dst, ReduceOp op, const ProcessGroup& group) {
     require_root("reduce", dst, members.size());
     const Shape shape = common_shape("reduce", tensor, covered, members, "the tensor");
     const int32_t sop = schedule_op("reduce", op, tensor.dtype());
-    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return reduce_input(tensor.shards().at(m), op); });
-    const std::vector<Tensor> outputs =
-        comm::run_collective(covered.context, TESSERA_COLL_REDUCE, members, inputs, shape_numel(shape), sop, dst);
+    const std::vector<Tensor> inputs =
+        member_inputs(covered, members, [&](int m) { return reduce_input(tensor.shards().at(m), op); });
+    const std::vector<Tensor> outputs = comm::run_collective(covered.context, TESSERA_COLL_REDUCE, members,
+                                                             inputs, shape_numel(shape), sop, dst);
     const int root = members[static_cast<size_t>(dst)];
     if (covered.hosts(root))
-      write_back(tensor.shards().at(root), after_reduce(outputs[static_cast<size_t>(dst)], op, static_cast<int>(members.size())));
+      write_back(tensor.shards().at(root),
+                 after_reduce(outputs[static_cast<size_t>(dst)], op, static_cast<int>(members.size())));
   }
 }
 
 void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const ProcessGroup& group) {
-  if (const auto* program = comm::program_for(tensor)) return comm::program::all_gather(*program, outputs, tensor, group);
+  if (const auto* program = comm::program_for(tensor))
+    return comm::program::all_gather(*program, outputs, tensor, group);
   for (const Tensor& output : outputs)
     autograd::check_inplace(output, "dist::all_gather",
                             "use ts::dist::functional::all_gather_tensor, which returns a new tensor");
@@ -259,20 +286,24 @@ void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const Proces
   for (const Fibre& members : covered.fibres()) {
     require_list("all_gather", outputs, members.size(), tensor.ranks(), "the output list");
     const Shape shape = common_shape("all_gather", tensor, covered, members, "the tensor");
-    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(tensor.shards().at(m)); });
+    const std::vector<Tensor> inputs =
+        member_inputs(covered, members, [&](int m) { return flat(tensor.shards().at(m)); });
     const int64_t n = shape_numel(shape);
-    const std::vector<Tensor> gathered = comm::run_collective(covered.context, TESSERA_COLL_ALL_GATHER, members, inputs, n);
+    const std::vector<Tensor> gathered =
+        comm::run_collective(covered.context, TESSERA_COLL_ALL_GATHER, members, inputs, n);
     for (size_t j = 0; j < members.size(); ++j)
       if (covered.hosts(members[j]))
         for (size_t i = 0; i < members.size(); ++i)
-          write_back(outputs[i].shards().at(members[j]), gathered[j].narrow(0, static_cast<int64_t>(i) * n, n));
+          write_back(outputs[i].shards().at(members[j]),
+                     gathered[j].narrow(0, static_cast<int64_t>(i) * n, n));
   }
 }
 
 void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGroup& group) {
   if (const auto* program = comm::program_for(input))
     return comm::program::all_gather_into_tensor(*program, output, input, group);
-  const dispatch::UserCall user_call("ts::dist::all_gather_into_tensor");  // names it in missing-kernel errors
+  const dispatch::UserCall user_call(
+      "ts::dist::all_gather_into_tensor");  // names it in missing-kernel errors
   autograd::check_inplace(output, "dist::all_gather_into_tensor",
                           "use ts::dist::functional::all_gather_tensor, which returns a new tensor");
   const comm::CollectiveCall call;
@@ -284,9 +315,10 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
     if (!shape.empty()) expected[0] *= static_cast<int64_t>(members.size());
     const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) {
       if (output.shards().at(m).sizes() != expected)
-        throw Error(fmt::format("all_gather_into_tensor: the output on rank {} has shape {}, expected {} (the input's "
-                                "dim 0 times the group size {})",
-                                m, shape_text(output.shards().at(m).sizes()), shape_text(expected), members.size()));
+        throw Error(fmt::format(
+            "all_gather_into_tensor: the output on rank {} has shape {}, expected {} (the input's "
+            "dim 0 times the group size {})",
+            m, shape_text(output.shards().at(m).sizes()), shape_text(expected), members.size()));
       return flat(input.shards().at(m));
     });
     const std::vector<Tensor> gathered =
@@ -296,7 +328,8 @@ void all_gather_into_tensor(Tensor& output, const Tensor& input, const ProcessGr
   }
 }
 
-void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op, const ProcessGroup& group) {
+void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                    const ProcessGroup& group) {
   if (const auto* program = comm::program_for(output))
     return comm::program::reduce_scatter(*program, output, inputs, op, group);
   const dispatch::UserCall user_call("ts::dist::reduce_scatter");  // names it in missing-kernel errors
@@ -312,17 +345,19 @@ void reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp 
       std::vector<Tensor> blocks;
       for (size_t i = 0; i < members.size(); ++i) {
         if (inputs[i].shards().at(m).sizes() != shape)
-          throw Error(fmt::format("reduce_scatter: input {} has shape {} on rank {}, expected the output's shape {}", i,
-                                  shape_text(inputs[i].shards().at(m).sizes()), m, shape_text(shape)));
+          throw Error(
+              fmt::format("reduce_scatter: input {} has shape {} on rank {}, expected the output's shape {}",
+                          i, shape_text(inputs[i].shards().at(m).sizes()), m, shape_text(shape)));
         blocks.push_back(reduce_input(inputs[i].shards().at(m), op));
       }
       return cat(blocks);
     });
-    const std::vector<Tensor> results =
-        comm::run_collective(covered.context, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(shape), sop);
+    const std::vector<Tensor> results = comm::run_collective(covered.context, TESSERA_COLL_REDUCE_SCATTER,
+                                                             members, buffers, shape_numel(shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
       if (covered.hosts(members[i]))
-        write_back(output.shards().at(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
+        write_back(output.shards().at(members[i]),
+                   after_reduce(results[i], op, static_cast<int>(members.size())));
   }
 }
 
@@ -339,16 +374,18 @@ void reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op, con
     const Shape in_shape = common_shape("reduce_scatter_tensor", input, covered, members, "the input");
     const Shape out_shape = common_shape("reduce_scatter_tensor", output, covered, members, "the output");
     if (shape_numel(in_shape) != shape_numel(out_shape) * static_cast<int64_t>(members.size()))
-      throw Error(fmt::format("reduce_scatter_tensor: input shape {} must hold group size ({}) times the output shape {}",
-                              shape_text(in_shape), members.size(), shape_text(out_shape)));
+      throw Error(fmt::format(
+          "reduce_scatter_tensor: input shape {} must hold group size ({}) times the output shape {}",
+          shape_text(in_shape), members.size(), shape_text(out_shape)));
     const int32_t sop = schedule_op("reduce_scatter_tensor", op, input.dtype());
     const std::vector<Tensor> buffers =
         member_inputs(covered, members, [&](int m) { return reduce_input(input.shards().at(m), op); });
-    const std::vector<Tensor> results =
-        comm::run_collective(covered.context, TESSERA_COLL_REDUCE_SCATTER, members, buffers, shape_numel(out_shape), sop);
+    const std::vector<Tensor> results = comm::run_collective(covered.context, TESSERA_COLL_REDUCE_SCATTER,
+                                                             members, buffers, shape_numel(out_shape), sop);
     for (size_t i = 0; i < members.size(); ++i)
       if (covered.hosts(members[i]))
-        write_back(output.shards().at(members[i]), after_reduce(results[i], op, static_cast<int>(members.size())));
+        write_back(output.shards().at(members[i]),
+                   after_reduce(results[i], op, static_cast<int>(members.size())));
   }
 }
 
@@ -376,16 +413,19 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
       return cat(blocks);
     });
     const int64_t n = shape_numel(shape);
-    const std::vector<Tensor> results = comm::run_collective(covered.context, TESSERA_COLL_ALL_TO_ALL, members, buffers, n);
+    const std::vector<Tensor> results =
+        comm::run_collective(covered.context, TESSERA_COLL_ALL_TO_ALL, members, buffers, n);
     for (size_t j = 0; j < members.size(); ++j)
       if (covered.hosts(members[j]))
         for (size_t i = 0; i < members.size(); ++i)
-          write_back(outputs[i].shards().at(members[j]), results[j].narrow(0, static_cast<int64_t>(i) * n, n));
+          write_back(outputs[i].shards().at(members[j]),
+                     results[j].narrow(0, static_cast<int64_t>(i) * n, n));
   }
 }
 
 void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const ProcessGroup& group) {
-  if (const auto* program = comm::program_for(output)) return comm::program::scatter(*program, output, inputs, src, group);
+  if (const auto* program = comm::program_for(output))
+    return comm::program::scatter(*program, output, inputs, src, group);
   autograd::check_inplace(output, "dist::scatter",
                           "scatter into a tensor that does not require grad (scatter is not differentiable; "
                           "ts::dist::functional::broadcast and all_to_all_single are)");
@@ -395,7 +435,8 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
   // replica of one tensor's pieces): such fibres' results are computed once and shared.
   struct Scattered {
     std::vector<int64_t> identity;  // of the root's blocks: their bytes and layouts
-    std::vector<std::shared_ptr<void>> owners;  // keep those bytes allocated, so no other tensor gets their address
+    std::vector<std::shared_ptr<void>>
+        owners;  // keep those bytes allocated, so no other tensor gets their address
     std::vector<Tensor> results;
   };
   std::vector<Scattered> scattered;
@@ -411,8 +452,9 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
       for (size_t i = 0; i < members.size(); ++i) {
         const Tensor block = inputs[i].shards().at(root);
         if (block.sizes() != shape)
-          throw Error(fmt::format("scatter: input {} on the root (rank {}) has shape {}, expected the output's shape {}",
-                                  i, root, shape_text(block.sizes()), shape_text(shape)));
+          throw Error(fmt::format(
+              "scatter: input {} on the root (rank {}) has shape {}, expected the output's shape {}", i, root,
+              shape_text(block.sizes()), shape_text(shape)));
         shared = shared && block.impl()->storage()->shared != nullptr;
         if (shared) {
           detail::append_shard_identity(inputs[i], root, fibre.identity);
@@ -437,11 +479,10 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
       return cat(root_blocks);
     });
     std::vector<Tensor> results =
-        repeated
-            ? comm::repeat_collective(covered.context, TESSERA_COLL_SCATTER, members, buffers, shape_numel(shape),
-                                      TESSERA_REDUCE_SUM, src, same->results)
-            : comm::run_collective(covered.context, TESSERA_COLL_SCATTER, members, buffers, shape_numel(shape),
-                                   TESSERA_REDUCE_SUM, src);
+        repeated ? comm::repeat_collective(covered.context, TESSERA_COLL_SCATTER, members, buffers,
+                                           shape_numel(shape), TESSERA_REDUCE_SUM, src, same->results)
+                 : comm::run_collective(covered.context, TESSERA_COLL_SCATTER, members, buffers,
+                                        shape_numel(shape), TESSERA_REDUCE_SUM, src);
     // Kept for later fibres, so what is written back are replicas (write_back takes their bytes).
     if (shared && !repeated) {
       fibre.results = results;
@@ -455,7 +496,8 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
 }
 
 void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const ProcessGroup& group) {
-  if (const auto* program = comm::program_for(tensor)) return comm::program::gather(*program, outputs, tensor, dst, group);
+  if (const auto* program = comm::program_for(tensor))
+    return comm::program::gather(*program, outputs, tensor, dst, group);
   for (const Tensor& output : outputs)
     autograd::check_inplace(output, "dist::gather",
                             "gather into tensors that do not require grad (gather is not differentiable; "
@@ -466,14 +508,16 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
     require_root("gather", dst, members.size());
     require_list("gather", outputs, members.size(), tensor.ranks(), "the output list");
     const Shape shape = common_shape("gather", tensor, covered, members, "the tensor");
-    const std::vector<Tensor> inputs = member_inputs(covered, members, [&](int m) { return flat(tensor.shards().at(m)); });
+    const std::vector<Tensor> inputs =
+        member_inputs(covered, members, [&](int m) { return flat(tensor.shards().at(m)); });
     const int64_t n = shape_numel(shape);
-    const std::vector<Tensor> results =
-        comm::run_collective(covered.context, TESSERA_COLL_GATHER, members, inputs, n, TESSERA_REDUCE_SUM, dst);
+    const std::vector<Tensor> results = comm::run_collective(covered.context, TESSERA_COLL_GATHER, members,
+                                                             inputs, n, TESSERA_REDUCE_SUM, dst);
     const int root = members[static_cast<size_t>(dst)];
     if (covered.hosts(root))
       for (size_t i = 0; i < members.size(); ++i)
-        write_back(outputs[i].shards().at(root), results[static_cast<size_t>(dst)].narrow(0, static_cast<int64_t>(i) * n, n));
+        write_back(outputs[i].shards().at(root),
+                   results[static_cast<size_t>(dst)].narrow(0, static_cast<int64_t>(i) * n, n));
   }
 }
 
@@ -492,7 +536,8 @@ void barrier(const Tensor& participants, const ProcessGroup& group) {
 void check_messages() { comm::require_no_pending_messages("check_messages"); }
 
 void send(const Tensor& tensor, const SymInt& dst, int tag) {
-  if (in_per_rank_region()) throw Error("send: cannot be issued inside run_per_rank or any per-rank function");
+  if (in_per_rank_region())
+    throw Error("send: cannot be issued inside run_per_rank or any per-rank function");
   if (const auto* program = comm::program_for(tensor))
     return program->programs->send(program->rank, static_cast<int>(dst.as_int()), tag,
                                    comm::own_tensor(*program, tensor), "send", comm::MessageSpace::user);
@@ -516,7 +561,8 @@ void recv(Tensor& tensor, const SymInt& src, int tag) {
   autograd::check_inplace(tensor, "dist::recv",
                           "receive into a tensor that does not require grad (point-to-point messages are not "
                           "differentiable)");
-  if (in_per_rank_region()) throw Error("recv: cannot be issued inside run_per_rank or any per-rank function");
+  if (in_per_rank_region())
+    throw Error("recv: cannot be issued inside run_per_rank or any per-rank function");
   if (const auto* program = comm::program_for(tensor))
     return program->programs
         ->irecv(program->rank, static_cast<int>(src.as_int()), tag, comm::own_tensor(*program, tensor),
@@ -534,12 +580,14 @@ void recv(Tensor& tensor, const SymInt& src, int tag) {
     }
     const Tensor message = comm::take(static_cast<int>(from), rank, tag);
     if (message.sizes() != shard.sizes())
-      throw Error(fmt::format("recv on rank {} from rank {}: the message has shape {} but the receiving tensor has {}",
-                              rank, from, shape_text(message.sizes()), shape_text(shard.sizes())));
+      throw Error(fmt::format(
+          "recv on rank {} from rank {}: the message has shape {} but the receiving tensor has {}", rank,
+          from, shape_text(message.sizes()), shape_text(shard.sizes())));
     // As between processes and in per-rank programs: a message is received as the dtype it was sent.
     if (message.dtype() != shard.dtype())
-      throw Error(fmt::format("recv on rank {} from rank {}: the message holds {} but the receiving tensor is {}", rank,
-                              from, dtype_name(message.dtype()), dtype_name(shard.dtype())));
+      throw Error(
+          fmt::format("recv on rank {} from rank {}: the message holds {} but the receiving tensor is {}",
+                      rank, from, dtype_name(message.dtype()), dtype_name(shard.dtype())));
     Tensor target = shard;
     target.copy_(message);
   }

@@ -7,14 +7,19 @@
 namespace tessera::comm {
 namespace {
 
-plugin::Component make_algorithm(const tessera_component& component, const std::shared_ptr<plugin::LoadedPlugin>& owner) {
+plugin::Component make_algorithm(const tessera_component& component,
+                                 const std::shared_ptr<plugin::LoadedPlugin>& owner) {
   return {std::make_shared<const CollectiveAlgorithm>(
               static_cast<const tessera_collective_algorithm*>(component.table), owner),
-          owner.get(), {}};
+          owner.get(),
+          {}};
 }
 
-plugin::Component make_tuner(const tessera_component& component, const std::shared_ptr<plugin::LoadedPlugin>& owner) {
-  return {std::make_shared<const Tuner>(static_cast<const tessera_tuner*>(component.table), owner), owner.get(), {}};
+plugin::Component make_tuner(const tessera_component& component,
+                             const std::shared_ptr<plugin::LoadedPlugin>& owner) {
+  return {std::make_shared<const Tuner>(static_cast<const tessera_tuner*>(component.table), owner),
+          owner.get(),
+          {}};
 }
 
 const bool makers_installed =
@@ -36,7 +41,8 @@ std::shared_ptr<const CollectiveAlgorithm> algorithm(const std::string& name) {
 
 std::vector<std::string> algorithm_names() {
   std::vector<std::string> names;
-  for (const auto& [name, unused] : plugin::Registry::instance().components(TESSERA_COMPONENT_COLLECTIVE_ALGORITHM))
+  for (const auto& [name, unused] :
+       plugin::Registry::instance().components(TESSERA_COMPONENT_COLLECTIVE_ALGORITHM))
     names.push_back(name);
   return names;
 }

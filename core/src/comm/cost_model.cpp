@@ -169,7 +169,8 @@ CostEstimate estimate(const Schedule& schedule, const std::vector<int>& members,
     std::vector<int> sharing(messages.size(), 1);
     for (const auto& [hop, on_link] : users) {
       const std::vector<int> others = overlapping(messages, on_link);
-      for (size_t k = 0; k < on_link.size(); ++k) sharing[on_link[k]] = std::max(sharing[on_link[k]], 1 + others[k]);
+      for (size_t k = 0; k < on_link.size(); ++k)
+        sharing[on_link[k]] = std::max(sharing[on_link[k]], 1 + others[k]);
     }
     bool changed = false;
     for (size_t m = 0; m < messages.size(); ++m) {

@@ -34,8 +34,8 @@ std::string dtype_text(uint8_t code) {
 std::string call_text(const Envelope& e) {
   if (e.kind == MessageKind::point_to_point || e.kind == MessageKind::gradient)
     return fmt::format("{} message #{} ({}, {} element(s), tag {})",
-                       e.kind == MessageKind::gradient ? "gradient" : "point-to-point", e.call, dtype_text(e.dtype),
-                       e.count, e.tag);
+                       e.kind == MessageKind::gradient ? "gradient" : "point-to-point", e.call,
+                       dtype_text(e.dtype), e.count, e.tag);
   std::string text = fmt::format("{} call #{} ({}, {} element(s)", collective_name(e.collective), e.call,
                                  dtype_text(e.dtype), e.count);
   if (reducing(e.collective)) text += fmt::format(", {}", reduce_op_name(e.reduce_op));

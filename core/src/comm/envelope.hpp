@@ -38,7 +38,7 @@ struct Envelope {
   int64_t count = 0;      // payload elements
   uint64_t checksum = 0;  // payload digest, when has_checksum
   uint32_t has_checksum = 0;
-  int32_t tag = 0;  // point-to-point and gradient messages: the sender's tag (collectives: 0)
+  int32_t tag = 0;    // point-to-point and gradient messages: the sender's tag (collectives: 0)
   uint64_t seal = 0;  // digest of every field above: a corrupt envelope is told from a foreign one
 };
 static_assert(sizeof(Envelope) == 72, "the envelope's layout is part of the wire format");

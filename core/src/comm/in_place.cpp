@@ -5,16 +5,21 @@ namespace {
 
 bool reads_input(const Step& step) {
   switch (step.kind) {
-    case StepKind::Send: return step.chunk.buffer == TESSERA_BUFFER_INPUT;
+    case StepKind::Send:
+      return step.chunk.buffer == TESSERA_BUFFER_INPUT;
     case StepKind::Copy:
-    case StepKind::Reduce: return step.source.buffer == TESSERA_BUFFER_INPUT;
+    case StepKind::Reduce:
+      return step.source.buffer == TESSERA_BUFFER_INPUT;
     case StepKind::Recv:
-    case StepKind::RecvReduce: return false;
+    case StepKind::RecvReduce:
+      return false;
   }
   return true;  // an unknown kind: assume the worst
 }
 
-bool writes_output(const Step& step) { return step.kind != StepKind::Send && step.chunk.buffer == TESSERA_BUFFER_OUTPUT; }
+bool writes_output(const Step& step) {
+  return step.kind != StepKind::Send && step.chunk.buffer == TESSERA_BUFFER_OUTPUT;
+}
 
 bool rank_runs_in_place(const RankProgram& program) {
   const std::vector<int64_t>& sizes = program.buffer_sizes;

@@ -12,9 +12,9 @@
 
 namespace tessera::comm {
 
-// True when, on every rank, the output is as long as the input, every step that reads the input is a Copy of an input range to the
-// same range of the output (an identity copy, whatever the sizes of the two buffers), and all of
-// them come before the first other step that writes the output. Sends from the input, reductions
+// True when, on every rank, the output is as long as the input, every step that reads the input is a Copy of
+// an input range to the same range of the output (an identity copy, whatever the sizes of the two buffers),
+// and all of them come before the first other step that writes the output. Sends from the input, reductions
 // from it and copies that move elements disqualify a schedule. O(steps).
 bool runs_in_place(const Schedule& schedule);
 

@@ -52,11 +52,15 @@ constexpr int64_t kFoldRowsBytes = int64_t{1} << 20;
 class Evaluation {
  public:
   Evaluation(const SchedulePlan& plan, const std::vector<Tensor>& inputs, bool shared_outputs)
-      : plan_(plan), inputs_(inputs), like_(*inputs.front().impl()), dtype_(like_.dtype()),
+      : plan_(plan),
+        inputs_(inputs),
+        like_(*inputs.front().impl()),
+        dtype_(like_.dtype()),
         item_(static_cast<int64_t>(itemsize(dtype_))),
         // Host memory is copied with memcpy and small nodes are batched; on other memory every step
         // is a kernel call of the backend's.
-        host_(like_.backend().device_type() == kDLCPU), shared_outputs_(shared_outputs) {
+        host_(like_.backend().device_type() == kDLCPU),
+        shared_outputs_(shared_outputs) {
     if (plan.arena_size > 0) arena_ = allocate(plan.arena_size);
     if (host_ && plan.staging_size > 0) staging_ = allocate(plan.staging_size);
     // Assembled outputs first: nodes may live in them. An output that is all of one input, or
@@ -73,7 +77,8 @@ class Evaluation {
       if (whole_inputs_[static_cast<size_t>(r)] != nullptr) continue;
       side_by_side_at_[static_cast<size_t>(r)] = side_by_side;
       side_by_side += plan.output_sizes[static_cast<size_t>(r)];
-      side_by_side_ = side_by_side_ && plan.output_sizes[static_cast<size_t>(r)] * item_ <= kSideBySideOutputBytes;
+      side_by_side_ =
+          side_by_side_ && plan.output_sizes[static_cast<size_t>(r)] * item_ <= kSideBySideOutputBytes;
     }
     if (side_by_side_) {
       if (side_by_side > 0) outputs_ = allocate(side_by_side);
@@ -122,7 +127,8 @@ class Evaluation {
         const auto [out, out_at] = resolve(node.out_place);
         // In place (left is out) when the node continues a chain: then exactly the executor's call.
         ++counts_.kernel_calls;
-        dispatch::call_kernel(kernel, dtype_, {range(*left, left_at, node.length), range(*right, right_at, node.length)},
+        dispatch::call_kernel(kernel, dtype_,
+                              {range(*left, left_at, node.length), range(*right, right_at, node.length)},
                               {range(*out, out_at, node.length)});
       }
     }
@@ -154,7 +160,8 @@ class Evaluation {
         // the input's bytes (copy-on-write) instead of copying them.
         outputs[static_cast<size_t>(r)] = Tensor(input->impl()->replica());
       } else {
-        outputs[static_cast<size_t>(r)] = Tensor(side_by_side_ ? separate(r) : buffers_[static_cast<size_t>(r)]);
+        outputs[static_cast<size_t>(r)] =
+            Tensor(side_by_side_ ? separate(r) : buffers_[static_cast<size_t>(r)]);
       }
     }
     return outputs;
@@ -214,7 +221,8 @@ class Evaluation {
   // The input that is rank r's whole output, element for element, or nullptr.
   const Tensor* whole_input(int32_t r) const {
     const std::vector<PlanRun>& runs = plan_.outputs[static_cast<size_t>(r)];
-    if (runs.size() != 1 || runs[0].value < 0 || runs[0].value >= plan_.group_size || runs[0].offset != 0) return nullptr;
+    if (runs.size() != 1 || runs[0].value < 0 || runs[0].value >= plan_.group_size || runs[0].offset != 0)
+      return nullptr;
     const Tensor& input = inputs_[static_cast<size_t>(runs[0].value)];
     const bool whole = input.defined() && runs[0].length == plan_.output_sizes[static_cast<size_t>(r)] &&
                        input.impl()->numel() == runs[0].length;
@@ -259,7 +267,9 @@ class Evaluation {
   dispatch::Operand range(const TensorImpl& t, int64_t offset, const int64_t& count) const {
     return dispatch::operand_range(t, offset, count, one_);
   }
-  char* at(const PlanPlace& place) const { return bases_[static_cast<size_t>(place.base)] + place.at * item_; }
+  char* at(const PlanPlace& place) const {
+    return bases_[static_cast<size_t>(place.base)] + place.at * item_;
+  }
   char* address(const TensorImpl& t, int64_t offset) const {
     return reinterpret_cast<char*>(t.bytes_at(offset));
   }
@@ -314,8 +324,9 @@ class Evaluation {
       const size_t bytes = static_cast<size_t>(plan_.batches[last].length * item_);
       const PlanPlace* places = plan_.others.data() + plan_.batches[links_.front()].others;
       char* into = address(*fold_rows_, 0);
-      copy_runs(links_.size() * plan_.batches[last].count, bytes, [&](size_t k) { return into + k * bytes; },
-                [&](size_t k) { return at(places[k]); });
+      copy_runs(
+          links_.size() * plan_.batches[last].count, bytes, [&](size_t k) { return into + k * bytes; },
+          [&](size_t k) { return at(places[k]); });
       const int64_t matrix_sizes[2] = {rows, total}, matrix_strides[2] = {total, 1};
       const dispatch::Operand chains = range(*staging_, 0, total);
       const dispatch::Operand matrix = dispatch::operand(*fold_rows_, matrix_sizes, matrix_strides);
@@ -331,23 +342,26 @@ class Evaluation {
   void gather(const PlanBatch& batch, PlanPlace PlanNode::*which, char* into) const {
     const size_t bytes = static_cast<size_t>(batch.length * item_);
     const PlanNode* nodes = plan_.nodes.data() + batch.first;
-    copy_runs(batch.count, bytes, [&](size_t k) { return into + k * bytes; },
-              [&](size_t k) { return at(nodes[k].*which); });
+    copy_runs(
+        batch.count, bytes, [&](size_t k) { return into + k * bytes; },
+        [&](size_t k) { return at(nodes[k].*which); });
   }
   // The operands a continued batch does not carry over.
   void gather_other(const PlanBatch& batch, char* into) const {
     const size_t bytes = static_cast<size_t>(batch.length * item_);
     const PlanPlace* places = plan_.others.data() + batch.others;
-    copy_runs(batch.count, bytes, [&](size_t k) { return into + k * bytes; },
-              [&](size_t k) { return at(places[k]); });
+    copy_runs(
+        batch.count, bytes, [&](size_t k) { return into + k * bytes; },
+        [&](size_t k) { return at(places[k]); });
   }
   // The batch's results, from the staging buffer's first half to their places.
   void scatter(const PlanBatch& batch) const {
     const size_t bytes = static_cast<size_t>(batch.length * item_);
     const PlanNode* nodes = plan_.nodes.data() + batch.first;
     const char* results = address(*staging_, 0);
-    copy_runs(batch.count, bytes, [&](size_t k) { return at(nodes[k].out_place); },
-              [&](size_t k) { return results + k * bytes; });
+    copy_runs(
+        batch.count, bytes, [&](size_t k) { return at(nodes[k].out_place); },
+        [&](size_t k) { return results + k * bytes; });
   }
 
   const SchedulePlan& plan_;
@@ -362,13 +376,13 @@ class Evaluation {
   // and results equal to another (every rank's, in an rd all_reduce over thousands of ranks)
   // allocate nothing.
   bool side_by_side_ = false;
-  std::shared_ptr<TensorImpl> outputs_;        // side by side: every assembled output
-  std::vector<int64_t> side_by_side_at_;       // per rank: where its output starts there; -1: none
+  std::shared_ptr<TensorImpl> outputs_;   // side by side: every assembled output
+  std::vector<int64_t> side_by_side_at_;  // per rank: where its output starts there; -1: none
   std::shared_ptr<TensorImpl> arena_;
   std::shared_ptr<TensorImpl> staging_;
   std::shared_ptr<TensorImpl> fold_rows_;  // a fold's gathered operands, allocated when first needed
   EvaluationCounts counts_;
-  std::vector<size_t> links_;         // one fold call's batches
+  std::vector<size_t> links_;                         // one fold call's batches
   std::vector<std::shared_ptr<TensorImpl>> buffers_;  // otherwise: the assembled outputs, until handed out
   std::vector<const Tensor*> whole_inputs_;           // per output: the input it is all of, or null
   std::vector<char*> bases_;                          // on host memory: where each base starts
@@ -377,8 +391,8 @@ class Evaluation {
 
 }  // namespace
 
-std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Tensor>& inputs, bool shared_outputs,
-                                  EvaluationCounts* counts) {
+std::vector<Tensor> evaluate_plan(const SchedulePlan& plan, const std::vector<Tensor>& inputs,
+                                  bool shared_outputs, EvaluationCounts* counts) {
   DisabledLocalMode plain_buffers;  // buffers are dense whatever mode the caller is in
   Evaluation evaluation(plan, inputs, shared_outputs);
   evaluation.compute_nodes();

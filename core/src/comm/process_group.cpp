@@ -32,7 +32,8 @@ ProcessGroup ProcessGroup::from_fibres(std::vector<std::vector<int>> fibres) {
 }
 
 int ProcessGroup::size() const {
-  if (fibres_.empty()) throw Error("ProcessGroup: the default group's size is the number of ranks of the argument");
+  if (fibres_.empty())
+    throw Error("ProcessGroup: the default group's size is the number of ranks of the argument");
   return static_cast<int>(fibres_.front().size());
 }
 
@@ -41,8 +42,9 @@ ProcessGroup ProcessGroup::with_topology(std::shared_ptr<const Topology> topolog
     for (const auto& fibre : fibres_)
       for (int r : fibre)
         if (r >= topology->world())
-          throw Error(fmt::format("ProcessGroup {}: topology '{}' spans {} ranks (0..{}) but the group holds rank {}",
-                                  to_string(), topology->name(), topology->world(), topology->world() - 1, r));
+          throw Error(
+              fmt::format("ProcessGroup {}: topology '{}' spans {} ranks (0..{}) but the group holds rank {}",
+                          to_string(), topology->name(), topology->world(), topology->world() - 1, r));
   ProcessGroup group = *this;
   group.topology_ = std::move(topology);
   return group;
@@ -57,7 +59,8 @@ bool ProcessGroup::operator==(const ProcessGroup& other) const {
 std::string ProcessGroup::to_string() const {
   if (fibres_.empty()) return "default group";
   std::string text;
-  for (const auto& fibre : fibres_) text += (text.empty() ? "" : " ") + fmt::format("{{{}}}", fmt::join(fibre, ","));
+  for (const auto& fibre : fibres_)
+    text += (text.empty() ? "" : " ") + fmt::format("{{{}}}", fmt::join(fibre, ","));
   return text;
 }
 

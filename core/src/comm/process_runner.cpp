@@ -53,9 +53,17 @@ class ProcessRunner {
   // usual few ranks): a collective of small messages must not pay for heap allocations.
   ProcessRunner(const Schedule& schedule, TensorModel& model, const ExecutionPlace& place,
                 std::pmr::memory_resource* memory)
-      : schedule_(schedule), model_(model), world_(*place.world), link_(*place.world->link()),
-        members_(*place.members), call_(place.call), p_(schedule.group_size()), where_(memory), next_(memory),
-        outgoing_(memory), ordinals_(memory) {
+      : schedule_(schedule),
+        model_(model),
+        world_(*place.world),
+        link_(*place.world->link()),
+        members_(*place.members),
+        call_(place.call),
+        p_(schedule.group_size()),
+        where_(memory),
+        next_(memory),
+        outgoing_(memory),
+        ordinals_(memory) {
     where_.resize(static_cast<size_t>(p_));
     const int here = world_.process_index();
     for (int g = 0; g < p_; ++g) {
@@ -74,11 +82,13 @@ class ProcessRunner {
     call_envelope_.collective = static_cast<uint8_t>(request.collective);
     call_envelope_.reduce_op = static_cast<uint8_t>(request.reduce_op);
     DType dtype = DType::Bool;
-    if (!dispatch::from_dl(request.dtype, &dtype)) throw Error("run_across_processes: a schedule of an unknown dtype (internal error)");
+    if (!dispatch::from_dl(request.dtype, &dtype))
+      throw Error("run_across_processes: a schedule of an unknown dtype (internal error)");
     call_envelope_.dtype = static_cast<uint8_t>(dtype);
     call_envelope_.call = call_;
     call_envelope_.root = request.root;
-    const uint64_t parts[] = {place.fingerprint, bytes_digest(schedule.algorithm.data(), schedule.algorithm.size()),
+    const uint64_t parts[] = {place.fingerprint,
+                              bytes_digest(schedule.algorithm.data(), schedule.algorithm.size()),
                               bytes_digest(members_.data(), members_.size() * sizeof(int))};
     call_envelope_.fingerprint = bytes_digest(parts, sizeof(parts));
     call_envelope_.has_checksum = world_.check_collectives() ? 1 : 0;
@@ -106,13 +116,15 @@ class ProcessRunner {
   int process_of(int g) const { return where_[static_cast<size_t>(g)].process; }
   std::optional<Landing>& landing(int g) { return where_[static_cast<size_t>(g)].landing; }
   int64_t tag(int from, int to) const {
-    return link_.collective_tag(call_, where_[static_cast<size_t>(from)].position, where_[static_cast<size_t>(to)].position);
+    return link_.collective_tag(call_, where_[static_cast<size_t>(from)].position,
+                                where_[static_cast<size_t>(to)].position);
   }
   std::string peer_text(int g) const {
     return fmt::format("rank {} (process {})", members_[static_cast<size_t>(g)], process_of(g));
   }
   std::string step_text(int g) const {
-    return fmt::format("{} of collective call #{}", schedule_.describe_step(g, next_[static_cast<size_t>(g)]), call_);
+    return fmt::format("{} of collective call #{}", schedule_.describe_step(g, next_[static_cast<size_t>(g)]),
+                       call_);
   }
 
   // One turn of every hosted rank; true when some step ran.
@@ -142,8 +154,12 @@ class ProcessRunner {
       case StepKind::Recv:
       case StepKind::RecvReduce:
         return remote_peer ? receive_remote(g, step) : receive_local(g, step);
-      case StepKind::Copy: model_.copy(g, step.chunk, step.source); return true;
-      case StepKind::Reduce: model_.reduce(g, step.chunk, step.source); return true;
+      case StepKind::Copy:
+        model_.copy(g, step.chunk, step.source);
+        return true;
+      case StepKind::Reduce:
+        model_.reduce(g, step.chunk, step.source);
+        return true;
     }
     return true;
   }
@@ -173,20 +189,21 @@ class ProcessRunner {
     seal(e, buffer->bytes_at(step.chunk.offset), bytes);
     std::memcpy(header.data(), &e, sizeof(e));
     const bool small = bytes <= world::ProcessLink::kStagedBytes;
-    link_.send_staged(header.data(), header.size(), *buffer, step.chunk.offset, small ? step.chunk.count : 0, process,
-                      message_tag, call_);
+    link_.send_staged(header.data(), header.size(), *buffer, step.chunk.offset, small ? step.chunk.count : 0,
+                      process, message_tag, call_);
     if (small) return;
-    outgoing_.push_back({g, next_[static_cast<size_t>(g)], step.chunk,
-                         link_.send_range(buffer, step.chunk.offset, step.chunk.count, process, message_tag)});
+    outgoing_.push_back(
+        {g, next_[static_cast<size_t>(g)], step.chunk,
+         link_.send_range(buffer, step.chunk.offset, step.chunk.count, process, message_tag)});
   }
 
   // The ordinal of the next message between the pair `key`: in a table on the stack for a small
   // group (the usual few ranks), else in a map.
   uint32_t next_ordinal(int64_t key) {
-    if (int64_t{p_} * p_ <= static_cast<int64_t>(small_ordinals_.size())) return small_ordinals_[static_cast<size_t>(key)]++;
+    if (int64_t{p_} * p_ <= static_cast<int64_t>(small_ordinals_.size()))
+      return small_ordinals_[static_cast<size_t>(key)]++;
     return ordinals_[key]++;
   }
-
 
   bool receive_local(int g, const Step& step) {
     auto& incoming = queue(step.peer, g);
@@ -214,7 +231,8 @@ class ProcessRunner {
     } else {
       const TensorImpl& framed = *landing->framed.scratch;
       open_payload(g, step, *landing, framed.bytes_at(envelope_elements(framed)));
-      model_.deliver_landed(g, step.chunk, framed, step.kind == StepKind::RecvReduce, envelope_elements(framed));
+      model_.deliver_landed(g, step.chunk, framed, step.kind == StepKind::RecvReduce,
+                            envelope_elements(framed));
     }
     link_.end_scratch(std::move(landing->framed));
     landing.reset();
@@ -232,7 +250,8 @@ class ProcessRunner {
     const int64_t header = envelope_elements(like);
     landing.emplace();
     // The sender's rule, applied to the same count and dtype: both sides agree on the framing.
-    landing->large = static_cast<size_t>(step.chunk.count) * itemsize(like.dtype()) > world::ProcessLink::kStagedBytes;
+    landing->large =
+        static_cast<size_t>(step.chunk.count) * itemsize(like.dtype()) > world::ProcessLink::kStagedBytes;
     if (!landing->large) {
       landing->framed = link_.receive_scratch(like, header + step.chunk.count, process, message_tag);
       return;
@@ -243,8 +262,8 @@ class ProcessRunner {
       landing->payload = link_.receive_range(landing->scratch, 0, step.chunk.count, process, message_tag);
     } else {
       model_.before_write(g, step.chunk);
-      landing->payload = link_.receive_range(model_.buffer(g, step.chunk.buffer), step.chunk.offset, step.chunk.count,
-                                             process, message_tag);
+      landing->payload = link_.receive_range(model_.buffer(g, step.chunk.buffer), step.chunk.offset,
+                                             step.chunk.count, process, message_tag);
     }
   }
 
@@ -277,7 +296,8 @@ class ProcessRunner {
 
   void open_payload(int g, const Step& step, const Landing& landing, const std::byte* payload) {
     if (call_envelope_.has_checksum == 0) return;
-    const size_t bytes = static_cast<size_t>(step.chunk.count) * itemsize(model_.buffer(g, TESSERA_BUFFER_INPUT)->dtype());
+    const size_t bytes =
+        static_cast<size_t>(step.chunk.count) * itemsize(model_.buffer(g, TESSERA_BUFFER_INPUT)->dtype());
     reject_if(g, step, payload_problem(received_envelope(landing), payload, bytes));
   }
 
@@ -291,8 +311,8 @@ class ProcessRunner {
 
   std::string send_text(const Outgoing& sent) const {
     const Step& step = schedule_.ranks[static_cast<size_t>(sent.rank)].steps[sent.step];
-    return fmt::format("{} of collective call #{}: send to {}", schedule_.describe_step(sent.rank, sent.step), call_,
-                       peer_text(step.peer));
+    return fmt::format("{} of collective call #{}: send to {}", schedule_.describe_step(sent.rank, sent.step),
+                       call_, peer_text(step.peer));
   }
   bool test_send(Outgoing& sent) {
     return link_.test(sent.request, [&] { return send_text(sent); });
@@ -319,7 +339,8 @@ class ProcessRunner {
     const bool any = link_.poll([&] {
       for (int g = 0; g < p_; ++g) {
         std::optional<Landing>& landing = this->landing(g);
-        if (landing && landed(g, schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]], *landing))
+        if (landing &&
+            landed(g, schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]], *landing))
           return true;
       }
       for (auto& sent : outgoing_) test_send(sent);  // keeps the transport moving
@@ -339,9 +360,10 @@ class ProcessRunner {
       const Step& step = schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]];
       waiting += fmt::format("\n  {} waits for {}", step_text(g), peer_text(step.peer));
     }
-    return fmt::format("no message arrived from another process within the timeout of {} ms ([world] timeout, "
-                       "TESSERA_TIMEOUT); has a peer exited or skipped a collective?{}",
-                       link_.timeout_ms(), waiting);
+    return fmt::format(
+        "no message arrived from another process within the timeout of {} ms ([world] timeout, "
+        "TESSERA_TIMEOUT); has a peer exited or skipped a collective?{}",
+        link_.timeout_ms(), waiting);
   }
 
   bool still_sending(int rank, const tessera_chunk& target) {
@@ -355,7 +377,8 @@ class ProcessRunner {
     for (auto& sent : outgoing_)
       if (!link_.poll([&] { return test_send(sent); })) {
         const std::string text = fmt::format(
-            "{}: the peer did not take the message within the timeout of {} ms ([world] timeout, TESSERA_TIMEOUT)",
+            "{}: the peer did not take the message within the timeout of {} ms ([world] timeout, "
+            "TESSERA_TIMEOUT)",
             send_text(sent), link_.timeout_ms());
         link_.break_link(text);
         throw Error(text);

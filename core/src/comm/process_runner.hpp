@@ -4,10 +4,10 @@
 // with one difference: a message to or from a rank of another process goes through the world's
 // transport. Sends are posted and never block: a small one (ProcessLink::kStagedBytes) goes from a
 // copy the link owns and is never waited for; a larger one reads its bytes in place (a later write
-// to that region copies the rank's buffer first) and completes before the call returns. A receive is posted when its step is reached and the
-// rank waits until it completes. When no hosted rank can move, the runner polls every posted
-// receive until one completes; if none does within the world's timeout it throws an Error naming
-// the steps and the peers awaited, never hangs.
+// to that region copies the rank's buffer first) and completes before the call returns. A receive is posted
+// when its step is reached and the rank waits until it completes. When no hosted rank can move, the runner
+// polls every posted receive until one completes; if none does within the world's timeout it throws an Error
+// naming the steps and the peers awaited, never hangs.
 #pragma once
 
 #include "comm/executor.hpp"

@@ -130,7 +130,8 @@ std::vector<Tensor> roots_list(const std::vector<Meeting*>& parts, int root) {
     std::vector<std::pair<int, Tensor>> shards;
     for (size_t k = 0; k < parts.size(); ++k)
       if (parts[k] != nullptr)
-        shards.emplace_back(fibre[k], root_part != nullptr ? root_part->tensors[1 + i] : empty_like(parts[k]->tensors[0]));
+        shards.emplace_back(
+            fibre[k], root_part != nullptr ? root_part->tensors[1 + i] : empty_like(parts[k]->tensors[0]));
     list.push_back(local_tensor(RankMap<Tensor>(std::move(shards))));
   }
   return list;
@@ -151,7 +152,8 @@ std::vector<SymInt> members_splits(const std::vector<Meeting*>& parts, bool outp
   for (size_t i = 0; i < n; ++i) {
     std::vector<std::pair<int, int64_t>> values;
     for (size_t k = 0; k < parts.size(); ++k)
-      if (parts[k] != nullptr) values.emplace_back(fibre[k], output ? parts[k]->splits_out[i] : parts[k]->splits_in[i]);
+      if (parts[k] != nullptr)
+        values.emplace_back(fibre[k], output ? parts[k]->splits_out[i] : parts[k]->splits_in[i]);
     splits.emplace_back(LocalInt(RankMap<int64_t>(std::move(values))));
   }
   return splits;
@@ -251,8 +253,7 @@ void reduce_scatter(const world::RunningProgram& p, Tensor& output, const std::v
   }
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor out = members_tensor(parts, 0);
-    dist::reduce_scatter(out, members_list(parts, 1, lead(parts).tensors.size() - 1), lead(parts).op,
-                         g);
+    dist::reduce_scatter(out, members_list(parts, 1, lead(parts).tensors.size() - 1), lead(parts).op, g);
   };
   meet(p, m, group);
 }

@@ -48,8 +48,7 @@ inline KeyView view_of(std::string_view algorithm, const tessera_collective_requ
   const auto p = static_cast<size_t>(q.group_size);
   const RequestTopology* where = topology_of(q);
   const bool relative = where != nullptr && where->topology->uniform();
-  return {algorithm,
-          fields_of(q),
+  return {algorithm, fields_of(q),
           q.ring_order != nullptr ? std::span<const int32_t>(q.ring_order, p) : std::span<const int32_t>(),
           q.group_ranks != nullptr && !relative ? std::span<const int32_t>(q.group_ranks, p)
                                                 : std::span<const int32_t>(),

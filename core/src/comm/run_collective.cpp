@@ -80,13 +80,20 @@ const std::shared_ptr<const SchedulePlan>& plan_of(Cached& entry) {
 
 int32_t schedule_reduce_op(const ReduceOp& op) {
   switch (op.kind()) {
-    case ReduceOp::PRODUCT: return TESSERA_REDUCE_PRODUCT;
-    case ReduceOp::MIN: return TESSERA_REDUCE_MIN;
-    case ReduceOp::MAX: return TESSERA_REDUCE_MAX;
-    case ReduceOp::BAND: return TESSERA_REDUCE_BAND;
-    case ReduceOp::BOR: return TESSERA_REDUCE_BOR;
-    case ReduceOp::BXOR: return TESSERA_REDUCE_BXOR;
-    default: return TESSERA_REDUCE_SUM;
+    case ReduceOp::PRODUCT:
+      return TESSERA_REDUCE_PRODUCT;
+    case ReduceOp::MIN:
+      return TESSERA_REDUCE_MIN;
+    case ReduceOp::MAX:
+      return TESSERA_REDUCE_MAX;
+    case ReduceOp::BAND:
+      return TESSERA_REDUCE_BAND;
+    case ReduceOp::BOR:
+      return TESSERA_REDUCE_BOR;
+    case ReduceOp::BXOR:
+      return TESSERA_REDUCE_BXOR;
+    default:
+      return TESSERA_REDUCE_SUM;
   }
 }
 
@@ -98,9 +105,10 @@ int world_of(const Tensor& tensor) {
   const world::WorldState& w = world::current();
   if (!w.sized()) return extent;
   if (extent > w.size())
-    throw Error(fmt::format("the tensor has rank {} but the calling thread's world has {} rank(s) (0..{}); use it "
-                            "in the mode (world) it was made in",
-                            extent - 1, w.size(), w.size() - 1));
+    throw Error(
+        fmt::format("the tensor has rank {} but the calling thread's world has {} rank(s) (0..{}); use it "
+                    "in the mode (world) it was made in",
+                    extent - 1, w.size(), w.size() - 1));
   return w.size();
 }
 
@@ -117,11 +125,13 @@ tessera_collective_request make_request(int32_t collective, int group_size, int6
   return request;
 }
 
-std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& q) {
+std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm,
+                                                const tessera_collective_request& q) {
   return cached(algorithm, q)->schedule;
 }
 
-std::shared_ptr<const SchedulePlan> cached_plan(const std::string& algorithm, const tessera_collective_request& q) {
+std::shared_ptr<const SchedulePlan> cached_plan(const std::string& algorithm,
+                                                const tessera_collective_request& q) {
   return plan_of(*cached(algorithm, q));
 }
 
@@ -156,7 +166,8 @@ struct LastChoice {
   bool matches(uint64_t now, const tessera_collective_request& q, int asked_world, int64_t asked_bytes,
                const std::vector<int>& group, bool asked_own, uint64_t asked_topology) const {
     return entry != nullptr && generation == now && fields == fields_of(q) && world == asked_world &&
-           bytes == asked_bytes && own_topology == asked_own && topology == asked_topology && members == group;
+           bytes == asked_bytes && own_topology == asked_own && topology == asked_topology &&
+           members == group;
   }
 };
 thread_local LastChoice last_choice;
@@ -165,17 +176,20 @@ thread_local LastChoice last_choice;
 // ProcessGroup::with_topology check their fibres; the default group's members are known only here).
 void require_spans(const Topology& topology, int largest_member) {
   if (largest_member >= topology.world())
-    throw Error(fmt::format("the group's topology '{}' spans {} ranks (0..{}) but the collective runs on rank {}",
-                            topology.name(), topology.world(), topology.world() - 1, largest_member));
+    throw Error(
+        fmt::format("the group's topology '{}' spans {} ranks (0..{}) but the collective runs on rank {}",
+                    topology.name(), topology.world(), topology.world() - 1, largest_member));
 }
 
 // What run_collective and repeat_collective share: choose the algorithm, fetch its schedule and
 // report the call (traces, counters and the cost model see one call per fibre either way).
 std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t collective,
-                                            const std::vector<int>& members, const std::vector<Tensor>& inputs,
-                                            int64_t count, int32_t reduce_op, int32_t root) {
+                                            const std::vector<int>& members,
+                                            const std::vector<Tensor>& inputs, int64_t count,
+                                            int32_t reduce_op, int32_t root) {
   const auto hosted = std::find_if(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined(); });
-  if (hosted == inputs.end()) throw Error("run_collective: no member of the group is hosted here (internal error)");
+  if (hosted == inputs.end())
+    throw Error("run_collective: no member of the group is hosted here (internal error)");
   const DType dtype = hosted->dtype();
   const int64_t bytes = static_cast<int64_t>(itemsize(dtype)) * hosted->numel();
   const bool reported = wants_collectives();  // a report needs the topology: no shortcut then
@@ -185,7 +199,8 @@ std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t 
   tessera::world::WorldState& in = tessera::world::current();
   const Topology* own = context.topology.get();
   const uint64_t topology_key = own != nullptr ? own->fingerprint() : in.links_key();
-  if (!reported && last_choice.matches(generation, request, context.world, bytes, members, own != nullptr, topology_key))
+  if (!reported &&
+      last_choice.matches(generation, request, context.world, bytes, members, own != nullptr, topology_key))
     return last_choice.entry;
   const int largest = *std::max_element(members.begin(), members.end());
   Topology world_topology;  // filled only when the group brings none
@@ -205,14 +220,17 @@ std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t 
   std::shared_ptr<Cached> entry = cached(algorithm->name(), request);
   if (reported)
     report_collective(*entry->schedule, members, cost_of(*entry, members, *topology, itemsize(dtype)));
-  last_choice = LastChoice{generation, fields_of(request), context.world, bytes, members, own != nullptr, topology_key, entry};
+  last_choice = LastChoice{generation, fields_of(request), context.world, bytes,
+                           members,    own != nullptr,     topology_key,  entry};
   return entry;
 }
 
 }  // namespace
 
 namespace {
-bool evaluates_plans_in(const tessera::world::WorldState& world) { return !world.distributed() && !replay_forced(); }
+bool evaluates_plans_in(const tessera::world::WorldState& world) {
+  return !world.distributed() && !replay_forced();
+}
 }  // namespace
 
 bool evaluates_plans() { return evaluates_plans_in(tessera::world::current()); }
@@ -222,8 +240,10 @@ namespace {
 SharedResults run(const CallContext& context, int32_t collective, const std::vector<int>& members,
                   const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
                   bool shared_outputs, bool overwrite_inputs) {
-  const std::shared_ptr<Cached> entry = chosen_and_reported(context, collective, members, inputs, count, reduce_op, root);
-  if (shapes_only(inputs)) return {RankResults::each(outputs_without_data(*entry->schedule, inputs)), false};  // no values
+  const std::shared_ptr<Cached> entry =
+      chosen_and_reported(context, collective, members, inputs, count, reduce_op, root);
+  if (shapes_only(inputs))
+    return {RankResults::each(outputs_without_data(*entry->schedule, inputs)), false};  // no values
   // Simulated (every rank here): the result needs only the schedule's reductions, not its messages.
   // Traces are unaffected: they are drawn from the schedule and the cost model above.
   tessera::world::WorldState& in = tessera::world::current();
@@ -231,25 +251,30 @@ SharedResults run(const CallContext& context, int32_t collective, const std::vec
   count_path(evaluate);
   if (evaluate && shared_outputs) return {evaluate_plan_shared(*plan_of(*entry), inputs), true};
   if (evaluate) return {RankResults::each(evaluate_plan(*plan_of(*entry), inputs)), false};
-  return {RankResults::each(execute(*entry->schedule, inputs, ExecutionPlace{&in, &members, context.call, overwrite_inputs, context.fingerprint})),
+  return {RankResults::each(
+              execute(*entry->schedule, inputs,
+                      ExecutionPlace{&in, &members, context.call, overwrite_inputs, context.fingerprint})),
           false};
 }
 
 }  // namespace
 
-std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
-                                   const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root) {
-  return std::move(run(context, collective, members, inputs, count, reduce_op, root, false, false).outputs.distinct);
+std::vector<Tensor> run_collective(const CallContext& context, int32_t collective,
+                                   const std::vector<int>& members, const std::vector<Tensor>& inputs,
+                                   int64_t count, int32_t reduce_op, int32_t root) {
+  return std::move(
+      run(context, collective, members, inputs, count, reduce_op, root, false, false).outputs.distinct);
 }
 
-SharedResults run_collective_shared(const CallContext& context, int32_t collective, const std::vector<int>& members,
-                                    const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
-                                    bool overwrite_inputs) {
+SharedResults run_collective_shared(const CallContext& context, int32_t collective,
+                                    const std::vector<int>& members, const std::vector<Tensor>& inputs,
+                                    int64_t count, int32_t reduce_op, int32_t root, bool overwrite_inputs) {
   return run(context, collective, members, inputs, count, reduce_op, root, true, overwrite_inputs);
 }
 
-std::vector<Tensor> repeat_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
-                                      const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
+std::vector<Tensor> repeat_collective(const CallContext& context, int32_t collective,
+                                      const std::vector<int>& members, const std::vector<Tensor>& inputs,
+                                      int64_t count, int32_t reduce_op, int32_t root,
                                       const std::vector<Tensor>& known) {
   if (!evaluates_plans() || known.size() != inputs.size())
     throw Error("repeat_collective: results can be reused only in a simulated world (internal error)");
@@ -257,7 +282,8 @@ std::vector<Tensor> repeat_collective(const CallContext& context, int32_t collec
   count_path(true);
   std::vector<Tensor> outputs;
   outputs.reserve(known.size());
-  for (const Tensor& result : known) outputs.push_back(result.defined() ? Tensor(result.impl()->replica()) : result);
+  for (const Tensor& result : known)
+    outputs.push_back(result.defined() ? Tensor(result.impl()->replica()) : result);
   return outputs;
 }
 

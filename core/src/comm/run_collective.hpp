@@ -20,9 +20,9 @@ namespace tessera::comm {
 // algorithms visit the members in its ring order, every algorithm's request carries the members'
 // world ranks and it (SDK 1.3: group_ranks, locality, transfer_time, which estimates and "auto"
 // use), and reports (counters, traces) are costed on it.
-std::vector<Tensor> run_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
-                                   const std::vector<Tensor>& inputs, int64_t count,
-                                   int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0);
+std::vector<Tensor> run_collective(const CallContext& context, int32_t collective,
+                                   const std::vector<int>& members, const std::vector<Tensor>& inputs,
+                                   int64_t count, int32_t reduce_op = TESSERA_REDUCE_SUM, int32_t root = 0);
 
 // run_collective for callers that only copy or share bytes out of the outputs: ranks with equal
 // results may get one Tensor (evaluate_plan's). `shared` says whether they may: a result must then
@@ -34,8 +34,9 @@ struct SharedResults {
   RankResults outputs;  // outputs[i]: group rank i's
   bool shared = false;
 };
-SharedResults run_collective_shared(const CallContext& context, int32_t collective, const std::vector<int>& members,
-                                    const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
+SharedResults run_collective_shared(const CallContext& context, int32_t collective,
+                                    const std::vector<int>& members, const std::vector<Tensor>& inputs,
+                                    int64_t count, int32_t reduce_op, int32_t root,
                                     bool overwrite_inputs = false);
 
 // Whether collectives of the calling thread's world compute their results from schedule plans (a
@@ -45,18 +46,21 @@ bool evaluates_plans();
 // ran and gave `known` (the replicas one root's bytes became, scattered again by another root):
 // chosen and reported as run_collective does, with replicas of `known` as its outputs. Only where
 // evaluates_plans() (the caller checks; it is an internal error elsewhere).
-std::vector<Tensor> repeat_collective(const CallContext& context, int32_t collective, const std::vector<int>& members,
-                                      const std::vector<Tensor>& inputs, int64_t count, int32_t reduce_op, int32_t root,
+std::vector<Tensor> repeat_collective(const CallContext& context, int32_t collective,
+                                      const std::vector<int>& members, const std::vector<Tensor>& inputs,
+                                      int64_t count, int32_t reduce_op, int32_t root,
                                       const std::vector<Tensor>& known);
 
 // The schedule an algorithm builds for a request, cached per (algorithm, collective, group size,
 // count, dtype, op, root, ring order, the members' world ranks, the topology's fingerprint): the
-// last two because an SDK 1.3 algorithm may read them (request_key.hpp). Each is verified once, when built; a wrong one is an Error
-// naming the plugin, the algorithm, the request and what is wrong.
-std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm, const tessera_collective_request& request);
+// last two because an SDK 1.3 algorithm may read them (request_key.hpp). Each is verified once, when built; a
+// wrong one is an Error naming the plugin, the algorithm, the request and what is wrong.
+std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm,
+                                                const tessera_collective_request& request);
 // The plan (schedule_plan.hpp) of the cached schedule for a request, derived once, when first asked.
 struct SchedulePlan;
-std::shared_ptr<const SchedulePlan> cached_plan(const std::string& algorithm, const tessera_collective_request& request);
+std::shared_ptr<const SchedulePlan> cached_plan(const std::string& algorithm,
+                                                const tessera_collective_request& request);
 // Drops the cached schedules of `algorithm`: its plugin was unloaded, and one loaded later under
 // the same name must build (and pass verification) afresh.
 void forget_schedules(const std::string& algorithm);

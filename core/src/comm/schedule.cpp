@@ -39,8 +39,9 @@ bool reducing(int32_t collective) {
 }
 
 const char* reduce_op_name(int32_t reduce_op) {
-  return reduce_op >= 0 && reduce_op < static_cast<int32_t>(kReduceNames.size()) ? kReduceNames[static_cast<size_t>(reduce_op)]
-                                                                                : "unknown op";
+  return reduce_op >= 0 && reduce_op < static_cast<int32_t>(kReduceNames.size())
+             ? kReduceNames[static_cast<size_t>(reduce_op)]
+             : "unknown op";
 }
 
 const char* collective_name(int32_t collective) {
@@ -130,10 +131,12 @@ std::string structure_problem(const Schedule& schedule) {
       const bool message =
           s.kind == StepKind::Send || s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce;
       // A collective without a reduce op has no reduction to run (its request's op is not even checked).
-      if ((s.kind == StepKind::Reduce || s.kind == StepKind::RecvReduce) && !reducing(schedule.request.collective))
-        return fmt::format("rank {} step {} reduces, but {} does not reduce (only all_reduce, reduce and "
-                           "reduce_scatter schedules may)",
-                           r, i, collective_name(schedule.request.collective));
+      if ((s.kind == StepKind::Reduce || s.kind == StepKind::RecvReduce) &&
+          !reducing(schedule.request.collective))
+        return fmt::format(
+            "rank {} step {} reduces, but {} does not reduce (only all_reduce, reduce and "
+            "reduce_scatter schedules may)",
+            r, i, collective_name(schedule.request.collective));
       if (message && (s.peer < 0 || s.peer >= p || s.peer == r))
         return fmt::format("rank {} step {} names peer {}, expected another rank in 0..{}", r, i, s.peer,
                            p - 1);

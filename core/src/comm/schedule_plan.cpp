@@ -63,8 +63,9 @@ class RunBuffer {
       last = runs_.emplace_hint(runs_.lower_bound(offset), offset, Entry{r.value, r.offset});
       offset += r.length;
     }
-    if (const auto next = runs_.find(end); next != runs_.end() && last != runs_.end() &&
-                                           continues(run_at(last, end), {0, next->second.value, next->second.offset}))
+    if (const auto next = runs_.find(end);
+        next != runs_.end() && last != runs_.end() &&
+        continues(run_at(last, end), {0, next->second.value, next->second.offset}))
       runs_.erase(next);
   }
 
@@ -109,8 +110,10 @@ bool commutes_bitwise(int32_t reduce_op) {
     case TESSERA_REDUCE_PRODUCT:
     case TESSERA_REDUCE_BAND:
     case TESSERA_REDUCE_BOR:
-    case TESSERA_REDUCE_BXOR: return true;
-    default: return false;
+    case TESSERA_REDUCE_BXOR:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -155,7 +158,9 @@ class PlanModel {
     }
   }
 
-  Payload capture(int rank, const tessera_chunk& c) { return {c.count, buffer(rank, c).read(c.offset, c.count)}; }
+  Payload capture(int rank, const tessera_chunk& c) {
+    return {c.count, buffer(rank, c).read(c.offset, c.count)};
+  }
   void deliver(int rank, const tessera_chunk& c, Payload& payload, bool reduce) {
     if (reduce)
       reduce_into(rank, c, payload.runs);
@@ -292,7 +297,7 @@ void align_chains(const SchedulePlan& plan, const std::vector<int32_t>& depth, s
   const int32_t p = plan.group_size;
   constexpr size_t kAfterChains = std::numeric_limits<size_t>::max();
   std::vector<size_t> position(order.size(), kAfterChains);  // of a node within its depth
-  std::vector<std::pair<size_t, size_t>> keyed;               // (operand's position, node)
+  std::vector<std::pair<size_t, size_t>> keyed;              // (operand's position, node)
   for (size_t first = 0; first < order.size();) {
     const int32_t d = depth[order[first]];
     size_t end = first;
@@ -303,7 +308,9 @@ void align_chains(const SchedulePlan& plan, const std::vector<int32_t>& depth, s
     keyed.clear();
     for (size_t k = first; k < end; ++k) {
       const PlanNode& node = plan.nodes[order[k]];
-      const int32_t operand = previous_wave(node.left) ? node.left : previous_wave(node.right) ? node.right : -1;
+      const int32_t operand = previous_wave(node.left)    ? node.left
+                              : previous_wave(node.right) ? node.right
+                                                          : -1;
       keyed.emplace_back(operand >= 0 ? position[static_cast<size_t>(operand - p)] : kAfterChains, order[k]);
     }
     std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
@@ -362,7 +369,8 @@ void order_by_depth(SchedulePlan& plan) {
              static_cast<int64_t>(end - k + 1) * length <= kBatchElements)
         ++end;
     plan.batches.push_back({k, end - k, length});
-    if (end - k > 1) plan.staging_size = std::max(plan.staging_size, 2 * static_cast<int64_t>(end - k) * length);
+    if (end - k > 1)
+      plan.staging_size = std::max(plan.staging_size, 2 * static_cast<int64_t>(end - k) * length);
     k = end;
   }
 }
@@ -375,7 +383,8 @@ class ArenaAllocator {
     if (fit == by_size_.end()) {
       // Grow the arena, starting inside a free interval that touches its end.
       int64_t start = size_;
-      if (!by_offset_.empty() && std::prev(by_offset_.end())->first + std::prev(by_offset_.end())->second == size_) {
+      if (!by_offset_.empty() &&
+          std::prev(by_offset_.end())->first + std::prev(by_offset_.end())->second == size_) {
         const auto tail = std::prev(by_offset_.end());
         start = tail->first;
         by_size_.erase({tail->second, tail->first});
@@ -453,9 +462,9 @@ void assign_slots(SchedulePlan& plan) {
 
   struct Region {
     int64_t length;
-    size_t last;           // the node living there last
-    int32_t home = -1;     // the output it lives in, or -1: the arena
-    int64_t start = 0;     // in that output or the arena
+    size_t last;        // the node living there last
+    int32_t home = -1;  // the output it lives in, or -1: the arena
+    int64_t start = 0;  // in that output or the arena
   };
   std::vector<Region> regions;
   std::vector<size_t> region_of(n);
@@ -466,7 +475,9 @@ void assign_slots(SchedulePlan& plan) {
     // in-place call); a chain that reduces incoming partial results into local ones (a ring's
     // `mine op incoming`) continues over the right one.
     auto only_use = [&](int32_t value) { return value >= p && uses[static_cast<size_t>(value - p)] == 1; };
-    node.over = only_use(node.left) ? PlanNode::kOverLeft : only_use(node.right) ? PlanNode::kOverRight : PlanNode::kFresh;
+    node.over = only_use(node.left)    ? PlanNode::kOverLeft
+                : only_use(node.right) ? PlanNode::kOverRight
+                                       : PlanNode::kFresh;
     if (node.over != PlanNode::kFresh) {
       const bool left = node.over == PlanNode::kOverLeft;
       const size_t o = static_cast<size_t>((left ? node.left : node.right) - p);
@@ -485,7 +496,8 @@ void assign_slots(SchedulePlan& plan) {
       if (run.value >= p) {
         const size_t v = static_cast<size_t>(run.value - p);
         Region& region = regions[region_of[v]];
-        if (region.last == v && uses[v] == 1 && within[v] == 0 && run.offset == 0 && run.length == region.length) {
+        if (region.last == v && uses[v] == 1 && within[v] == 0 && run.offset == 0 &&
+            run.length == region.length) {
           region.home = r;
           region.start = at;
         }
@@ -527,7 +539,8 @@ void mark_continued_batches(SchedulePlan& plan) {
   for (size_t b = 0; b < plan.batches.size(); ++b)
     for (size_t i = 0; i < plan.batches[b].count; ++i) batch_of[plan.batches[b].first + i] = b;
   const auto carried = [](const PlanNode& node, uint8_t side) {
-    return side == PlanNode::kOverLeft ? std::pair{node.left, node.left_offset} : std::pair{node.right, node.right_offset};
+    return side == PlanNode::kOverLeft ? std::pair{node.left, node.left_offset}
+                                       : std::pair{node.right, node.right_offset};
   };
   for (size_t b = 0; b < plan.batches.size(); ++b) {
     PlanBatch& batch = plan.batches[b];
@@ -537,7 +550,8 @@ void mark_continued_batches(SchedulePlan& plan) {
     if (head < p) continue;
     const size_t f = batch_of[static_cast<size_t>(head - p)];
     PlanBatch& from = plan.batches[f];
-    if (from.count != batch.count || from.length != batch.length || from.continued_by != PlanBatch::kNone) continue;
+    if (from.count != batch.count || from.length != batch.length || from.continued_by != PlanBatch::kNone)
+      continue;
     bool continues = true;
     for (size_t i = 0; continues && i < batch.count; ++i) {
       const PlanNode& node = plan.nodes[batch.first + i];

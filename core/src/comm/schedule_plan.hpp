@@ -101,8 +101,8 @@ struct SchedulePlan {
   // them one after another, and a dense list streams where the nodes themselves (five times the
   // bytes) would not.
   std::vector<PlanPlace> others;
-  int64_t arena_size = 0;          // elements of scratch the nodes need
-  int64_t staging_size = 0;        // elements a batch's gathered operands need (both together)
+  int64_t arena_size = 0;    // elements of scratch the nodes need
+  int64_t staging_size = 0;  // elements a batch's gathered operands need (both together)
   // Per group rank, its output buffer as consecutive runs (covering it from element 0).
   std::vector<std::vector<PlanRun>> outputs;
   std::vector<int64_t> output_sizes;

@@ -46,7 +46,8 @@ void require_finished(const Schedule& schedule, const Next& next, const Mailbox&
   std::string listed;
   for (size_t k = 0; k < unmatched.size() && k < kListed; ++k)
     listed += fmt::format("\n  {} message(s) from rank {} to rank {} never received", unmatched[k].second,
-                          name(static_cast<int>(unmatched[k].first / p)), name(static_cast<int>(unmatched[k].first % p)));
+                          name(static_cast<int>(unmatched[k].first / p)),
+                          name(static_cast<int>(unmatched[k].first % p)));
   if (unmatched.size() > kListed)
     listed += fmt::format("\n  ... and {} more pairs of ranks", unmatched.size() - kListed);
   throw Error("the schedule has unmatched sends:" + listed);
@@ -72,8 +73,10 @@ class PairQueues {
       next_[slot] = kNone;
     }
     Ends& e = ends_[key(from, to)];
-    if (e.size == 0) e.head = slot;
-    else next_[e.tail] = slot;
+    if (e.size == 0)
+      e.head = slot;
+    else
+      next_[e.tail] = slot;
     e.tail = slot;
     ++e.size;
     ++in_flight_;
@@ -165,7 +168,8 @@ void run_schedule(const Schedule& schedule, Model& model) {
     }
   }
 
-  require_finished(schedule, next, mailbox.left(), [](int) { return true; }, [](int r) { return r; });
+  require_finished(
+      schedule, next, mailbox.left(), [](int) { return true; }, [](int r) { return r; });
 }
 
 }  // namespace tessera::comm

@@ -48,15 +48,14 @@ int64_t parse_bytes(const std::string& text, const std::string& rule) {
         "collective rule '{}': size '{}' is not a byte count (expected e.g. 4096, 64K, 1M)", rule, text));
   // Checked before multiplying: "9000000000000G" would overflow (found by tests/fuzz/rules_fuzzer).
   if (value > INT64_MAX / scale)
-    throw ConfigError(fmt::format("collective rule '{}': size '{}' is too large (at most {} bytes)", rule, text,
-                                  INT64_MAX));
+    throw ConfigError(fmt::format("collective rule '{}': size '{}' is too large (at most {} bytes)", rule,
+                                  text, INT64_MAX));
   return value * scale;
 }
 
 std::string known_algorithms() {
   std::string names;
-  for (const std::string& name : comm::algorithm_names())
-    names += (names.empty() ? "" : ", ") + name;
+  for (const std::string& name : comm::algorithm_names()) names += (names.empty() ? "" : ", ") + name;
   return names.empty() ? "none loaded" : names;
 }
 
@@ -166,17 +165,18 @@ std::vector<SelectionRule> parse_rules(const std::string& text, bool check_names
     }
     // "auto" is a way of choosing, not an algorithm: it needs no plugin.
     if (check_names && parsed.algorithm != kAutoAlgorithm) {
-      const std::shared_ptr<const CollectiveAlgorithm> algorithm =
-          comm::algorithm(parsed.algorithm);
+      const std::shared_ptr<const CollectiveAlgorithm> algorithm = comm::algorithm(parsed.algorithm);
       if (algorithm == nullptr)
-        throw ConfigError(fmt::format("collective rule '{}': unknown algorithm '{}'; known algorithms: {} (or auto)",
-                                      rule, parsed.algorithm, known_algorithms()));
+        throw ConfigError(
+            fmt::format("collective rule '{}': unknown algorithm '{}'; known algorithms: {} (or auto)", rule,
+                        parsed.algorithm, known_algorithms()));
       // A rule for one collective naming an algorithm without it would never apply: every such
       // call would quietly run the next rule's algorithm (or direct). A '*' rule is meant to
       // cover only what its algorithm offers.
       if (parsed.collective >= 0 && !algorithm->offers(parsed.collective))
         throw ConfigError(fmt::format(
-            "collective rule '{}': algorithm '{}' does not offer {}; it offers {}. Algorithms that offer {}: {} "
+            "collective rule '{}': algorithm '{}' does not offer {}; it offers {}. Algorithms that offer {}: "
+            "{} "
             "(or auto)",
             rule, parsed.algorithm, collective_name(parsed.collective), collectives_offered_by(*algorithm),
             collective_name(parsed.collective), algorithms_offering(parsed.collective)));
@@ -246,7 +246,8 @@ std::shared_ptr<const CollectiveAlgorithm> choose(const tessera_collective_reque
   for (const SelectionRule& rule : *rules) {
     if (!matches(rule, request, bytes)) continue;
     if (rule.algorithm == kAutoAlgorithm) {
-      if (std::shared_ptr<const CollectiveAlgorithm> algorithm = choose_auto(request, bytes)) return algorithm;
+      if (std::shared_ptr<const CollectiveAlgorithm> algorithm = choose_auto(request, bytes))
+        return algorithm;
       continue;  // choose_auto logged why none applies
     }
     std::shared_ptr<const CollectiveAlgorithm> algorithm = comm::algorithm(rule.algorithm);

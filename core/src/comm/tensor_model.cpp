@@ -18,7 +18,8 @@ bool distinct_storages(const std::vector<Tensor>& inputs) {
   if (inputs.size() <= kPairwise) {
     for (size_t i = 0; i < inputs.size(); ++i)
       for (size_t j = i + 1; j < inputs.size(); ++j)
-        if (inputs[i].defined() && inputs[j].defined() && inputs[i].impl()->storage() == inputs[j].impl()->storage())
+        if (inputs[i].defined() && inputs[j].defined() &&
+            inputs[i].impl()->storage() == inputs[j].impl()->storage())
           return false;
     return true;
   }
@@ -48,9 +49,10 @@ TensorModel::TensorModel(const Schedule& schedule, const std::vector<Tensor>& in
     // Bytes shared copy-on-write become this rank's own first: a receive writes them directly.
     if (in_place) input.impl()->prepare_write();
     for (size_t b = 1; b < program.buffer_sizes.size(); ++b)
-      buffers.push_back(in_place && b == TESSERA_BUFFER_OUTPUT
-                            ? input.impl()
-                            : TensorImpl::allocate({program.buffer_sizes[b]}, input.dtype(), input.impl()->backend_ptr()));
+      buffers.push_back(
+          in_place && b == TESSERA_BUFFER_OUTPUT
+              ? input.impl()
+              : TensorImpl::allocate({program.buffer_sizes[b]}, input.dtype(), input.impl()->backend_ptr()));
   }
 }
 
@@ -65,14 +67,16 @@ TensorModel::Payload TensorModel::capture(int rank, const tessera_chunk& source)
 void TensorModel::deliver(int rank, const tessera_chunk& destination, Payload& payload, bool reduce) {
   before_write(rank, destination);
   const InFlight& m = *payload.message;
-  combine(*buffer(rank, destination.buffer), destination.offset, *m.data, m.data_offset, destination.count, reduce);
+  combine(*buffer(rank, destination.buffer), destination.offset, *m.data, m.data_offset, destination.count,
+          reduce);
   payload.message->delivered = true;
 }
 
 void TensorModel::copy(int rank, const tessera_chunk& destination, const tessera_chunk& source) {
   before_write(rank, destination);
   // In place (the output is the input's memory), an identity copy finds its bytes already there.
-  if (buffer(rank, destination.buffer) == buffer(rank, source.buffer) && destination.offset == source.offset) return;
+  if (buffer(rank, destination.buffer) == buffer(rank, source.buffer) && destination.offset == source.offset)
+    return;
   combine(*buffer(rank, destination.buffer), destination.offset, *buffer(rank, source.buffer), source.offset,
           destination.count, false);
 }
@@ -83,10 +87,11 @@ void TensorModel::reduce(int rank, const tessera_chunk& destination, const tesse
           destination.count, true);
 }
 
-void TensorModel::deliver_landed(int rank, const tessera_chunk& destination, const TensorImpl& landed, bool reduce,
-                                 int64_t landed_offset) {
+void TensorModel::deliver_landed(int rank, const tessera_chunk& destination, const TensorImpl& landed,
+                                 bool reduce, int64_t landed_offset) {
   before_write(rank, destination);
-  combine(*buffer(rank, destination.buffer), destination.offset, landed, landed_offset, destination.count, reduce);
+  combine(*buffer(rank, destination.buffer), destination.offset, landed, landed_offset, destination.count,
+          reduce);
 }
 
 std::vector<Tensor> TensorModel::outputs() const {
@@ -107,8 +112,10 @@ Tensor TensorModel::view(int rank, const tessera_chunk& c) const {
 }
 
 void TensorModel::before_write(int rank, const tessera_chunk& target) {
-  if (remote_reading_.still_sending != nullptr && remote_reading_.still_sending(remote_reading_.context, rank, target)) {
-    std::shared_ptr<TensorImpl>& whole = buffers_[static_cast<size_t>(rank)][static_cast<size_t>(target.buffer)];
+  if (remote_reading_.still_sending != nullptr &&
+      remote_reading_.still_sending(remote_reading_.context, rank, target)) {
+    std::shared_ptr<TensorImpl>& whole =
+        buffers_[static_cast<size_t>(rank)][static_cast<size_t>(target.buffer)];
     whole = copy_of(*whole, 0, whole->numel());
   }
   if (in_flight_.empty()) return;  // nothing captured
@@ -146,7 +153,8 @@ void TensorModel::combine(const TensorImpl& destination, int64_t destination_off
   dispatch::call_kernel(reduce_kernel(reduce_op_), destination.dtype(), {out, in}, {out});
 }
 
-std::shared_ptr<TensorImpl> TensorModel::copy_of(const TensorImpl& source, int64_t offset, int64_t count) const {
+std::shared_ptr<TensorImpl> TensorModel::copy_of(const TensorImpl& source, int64_t offset,
+                                                 int64_t count) const {
   auto copy = TensorImpl::allocate({count}, source.dtype(), source.backend_ptr());
   combine(*copy, 0, source, offset, count, false);
   return copy;

@@ -44,8 +44,9 @@ DLTensor to_dltensor(const Operand& o) {
 // exception object, whose code may live in the plugin, dies with the handler).
 [[noreturn]] [[gnu::cold]] void throw_kernel_threw(std::string_view op, DType key, const Backend& backend) {
   const std::string escaped = plugin::exception_escaping("the kernel", [] { throw; });
-  throw Error(fmt::format("{} ({}) on backend '{}' of plugin '{}' ({}): {}", op, dtype_name(key), backend.name(),
-                          backend.plugin().info().name, backend.plugin().info().file.string(), escaped));
+  throw Error(fmt::format("{} ({}) on backend '{}' of plugin '{}' ({}): {}", op, dtype_name(key),
+                          backend.name(), backend.plugin().info().name, backend.plugin().info().file.string(),
+                          escaped));
 }
 
 void call_with(std::string_view op, DType key, tessera_kernel_fn fn, std::span<const Operand> inputs,
@@ -99,8 +100,8 @@ void call_kernel(std::string_view op, DType key, std::initializer_list<Operand> 
               std::span<const Attr>(attrs.begin(), attrs.size()));
 }
 
-void call_kernel(std::string_view op, DType key, std::span<const Operand> inputs, std::span<const Operand> outputs,
-                 std::span<const Attr> attrs) {
+void call_kernel(std::string_view op, DType key, std::span<const Operand> inputs,
+                 std::span<const Operand> outputs, std::span<const Attr> attrs) {
   if (inputs.size() > kMaxOperands || outputs.size() > kMaxOperands || attrs.size() > kMaxAttrs)
     throw Error(fmt::format("internal: kernel '{}' called with too many operands or attributes", op));
   const Operand& first = outputs.size() > 0 ? *outputs.begin() : *inputs.begin();

@@ -65,9 +65,10 @@ int threads_variable(const char* text) {
   char* end = nullptr;
   const long value = std::strtol(text, &end, 10);
   if (end == text || *end != '\0' || value < 0 || value > 4096)
-    throw ConfigError(fmt::format("TESSERA_THREADS='{}' is not a thread count; expected an integer 0..4096 (0 = one "
-                                  "per hardware thread)",
-                                  text));
+    throw ConfigError(
+        fmt::format("TESSERA_THREADS='{}' is not a thread count; expected an integer 0..4096 (0 = one "
+                    "per hardware thread)",
+                    text));
   return static_cast<int>(value);
 }
 
@@ -98,7 +99,8 @@ std::shared_ptr<ThreadPool> rank_pool() {
 }
 
 void set_rank_threads(int threads) {
-  if (threads < 0) throw Error(fmt::format("thread count must be 0 (automatic) or positive, got {}", threads));
+  if (threads < 0)
+    throw Error(fmt::format("thread count must be 0 (automatic) or positive, got {}", threads));
   // Built before taking the lock, and the old pool released after it: a job running on the old
   // pool holds its own reference and finishes there; its workers are joined by whoever lets go last.
   auto replacement = std::make_shared<ThreadPool>(resolve_threads(threads));

@@ -36,9 +36,10 @@ std::vector<int> hosted_mesh_ranks(const DeviceMesh& mesh) {
     if (world::holds_rank(r)) ranks.push_back(r);
   if (ranks.empty())
     if (const world::RunningProgram* program = world::running_program())
-      throw Error(fmt::format("DTensor on rank {}'s program (ts::spawn): the mesh {} does not hold rank {}; a "
-                              "rank lays DTensors out only on meshes it belongs to",
-                              program->rank, mesh.to_string(), program->rank));
+      throw Error(
+          fmt::format("DTensor on rank {}'s program (ts::spawn): the mesh {} does not hold rank {}; a "
+                      "rank lays DTensors out only on meshes it belongs to",
+                      program->rank, mesh.to_string(), program->rank));
   return ranks;
 }
 
@@ -48,7 +49,8 @@ void require_mesh_ranks(const char* op, const Tensor& local, const DeviceMesh& m
     const world::RunningProgram* program = world::running_program();
     const std::string where = program != nullptr
                                   ? fmt::format(" held by rank {}'s program (ts::spawn)", program->rank)
-                                  : world::current().distributed() ? " hosted by this process" : "";
+                              : world::current().distributed() ? " hosted by this process"
+                                                               : "";
     throw Error(fmt::format("{}: the local tensor has ranks {} but the mesh has ranks {}{}", op,
                             local.ranks().to_string(), mesh_ranks.to_string(), where));
   }
@@ -61,7 +63,8 @@ DTensor::DTensor(Tensor local, DeviceMesh mesh, Placements placements, Shape glo
   if (!local_.defined() || !local_.is_local())
     throw Error("DTensor: the local part must be a local tensor (one shard per mesh rank)");
   require_mesh_ranks("DTensor", local_, mesh_);
-  placements_ = dtensor::bind(placements, mesh_.ndim(), static_cast<int64_t>(global_shape_.size()), "DTensor");
+  placements_ =
+      dtensor::bind(placements, mesh_.ndim(), static_cast<int64_t>(global_shape_.size()), "DTensor");
   // Every rank's shard must have its coordinate's local shape. Lengths are worked out per distinct
   // coordinate that matters, and where every coordinate has one shape and so do the shards (the
   // usual even layout), one comparison checks every rank.
@@ -80,14 +83,15 @@ DTensor::DTensor(Tensor local, DeviceMesh mesh, Placements placements, Shape glo
     const std::vector<int64_t> coord = mesh_.coordinate_of(rank);
     for (size_t d = 0; d < expected.size(); ++d) expected[d] = lengths[d].at(coord);
     if (shard.sizes() != expected)
-      throw Error(fmt::format("DTensor: rank {} holds a shard of shape {}, but {} of a {} tensor gives it {}", rank,
-                              shape_text(shard.sizes()), placements_text(placements_), shape_text(global_shape_),
-                              shape_text(expected)));
+      throw Error(fmt::format("DTensor: rank {} holds a shard of shape {}, but {} of a {} tensor gives it {}",
+                              rank, shape_text(shard.sizes()), placements_text(placements_),
+                              shape_text(global_shape_), shape_text(expected)));
   }
 }
 
 int64_t DTensor::size(int64_t d) const {
-  // normalize_dim accepts dims 0 and -1 of a 0-d tensor (as torch's dim wrapping does), which has no size to read.
+  // normalize_dim accepts dims 0 and -1 of a 0-d tensor (as torch's dim wrapping does), which has no size to
+  // read.
   if (dim() == 0) throw Error(fmt::format("size: cannot take dim {} of a 0-d DTensor, which has no dims", d));
   return global_shape_[static_cast<size_t>(normalize_dim(d, dim(), "size"))];
 }
@@ -99,14 +103,16 @@ Tensor DTensor::full_tensor() const {
 
 DTensor DTensor::redistribute(const Placements& placements) const {
   const dispatch::UserCall call("DTensor::redistribute");
-  return DTensor(dtensor::differentiable_redistribute(*this, placements, false), mesh_, placements, global_shape_);
+  return DTensor(dtensor::differentiable_redistribute(*this, placements, false), mesh_, placements,
+                 global_shape_);
 }
 
 DTensor DTensor::redistribute(const DeviceMesh& mesh, const Placements& placements) const {
   if (!(mesh == mesh_))
-    throw Error(fmt::format("redistribute: moving between meshes is not supported ({} -> {}); distribute the full "
-                            "tensor on the new mesh instead",
-                            mesh_.to_string(), mesh.to_string()));
+    throw Error(
+        fmt::format("redistribute: moving between meshes is not supported ({} -> {}); distribute the full "
+                    "tensor on the new mesh instead",
+                    mesh_.to_string(), mesh.to_string()));
   return redistribute(placements);
 }
 
@@ -133,9 +139,10 @@ bool DTensor::has_grad() const {
 DTensor DTensor::grad() const {
   autograd::AutogradMeta* meta = autograd::meta_of(local_);
   if (meta == nullptr || (!meta->grad.defined() && meta->pending_grads.empty()))
-    throw Error(fmt::format("grad: this DTensor ({}) has no gradient yet; run backward() on something computed from "
-                            "it after set_requires_grad(true) (has_grad() tells)",
-                            placements_text(placements_)));
+    throw Error(
+        fmt::format("grad: this DTensor ({}) has no gradient yet; run backward() on something computed from "
+                    "it after set_requires_grad(true) (has_grad() tells)",
+                    placements_text(placements_)));
   const Placements layout = dtensor::grad_placements(placements_);
   if (!meta->grad.defined() && meta->pending_grads.size() == 1) {
     const auto& pending = meta->pending_grads.front();
@@ -163,16 +170,17 @@ void DTensor::backward(const std::optional<DTensor>& gradient, bool retain_graph
     int64_t numel = 1;
     for (int64_t s : global_shape_) numel *= s;
     if (numel != 1)
-      throw Error(fmt::format("backward: a gradient can be created implicitly only for a DTensor of one element; this "
-                              "one has shape {}: pass a gradient DTensor of that shape",
-                              shape_text(global_shape_)));
+      throw Error(fmt::format(
+          "backward: a gradient can be created implicitly only for a DTensor of one element; this "
+          "one has shape {}: pass a gradient DTensor of that shape",
+          shape_text(global_shape_)));
     local_.backward(Tensor(), retain_graph);
     return;
   }
   if (gradient->shape() != global_shape_ || !(gradient->device_mesh() == mesh_))
     throw Error(fmt::format("backward: the gradient is {} on {}, but the DTensor is {} on {}",
-                            shape_text(gradient->shape()), gradient->device_mesh().to_string(), shape_text(global_shape_),
-                            mesh_.to_string()));
+                            shape_text(gradient->shape()), gradient->device_mesh().to_string(),
+                            shape_text(global_shape_), mesh_.to_string()));
   Tensor seed;
   {
     NoGradGuard off;
@@ -184,7 +192,8 @@ void DTensor::backward(const std::optional<DTensor>& gradient, bool retain_graph
 DTensor DTensor::detach() const { return DTensor(local_.detach(), mesh_, placements_, global_shape_); }
 
 std::ostream& operator<<(std::ostream& os, const DTensor& tensor) {
-  return os << "DTensor(local_tensor=" << tensor.to_local() << ", device_mesh=" << tensor.device_mesh().to_string()
+  return os << "DTensor(local_tensor=" << tensor.to_local()
+            << ", device_mesh=" << tensor.device_mesh().to_string()
             << ", placements=" << placements_repr(tensor.placements()) << ")";
 }
 
@@ -198,9 +207,10 @@ DTensor distribute_untracked(const Tensor& given, const DeviceMesh& mesh, const 
   const Tensor tensor = dtensor::on_mesh_device(given, mesh);
   for (const Placement& p : placements)
     if (p.is_partial())
-      throw Error(fmt::format("distribute_tensor: {} is not allowed (a pending reduction has no source value); use "
-                              "Shard or Replicate",
-                              p.to_string()));
+      throw Error(
+          fmt::format("distribute_tensor: {} is not allowed (a pending reduction has no source value); use "
+                      "Shard or Replicate",
+                      p.to_string()));
   const Placements bound = dtensor::bind(placements, mesh.ndim(), tensor.dim(), "distribute_tensor");
   if (tensor.is_local()) {
     // Group rank 0 of every mesh dim is the source, as in PyTorch: mesh dims left to right, a
@@ -221,7 +231,7 @@ DTensor distribute_untracked(const Tensor& given, const DeviceMesh& mesh, const 
         continue;
       }
       const comm::LabelScope along(mesh.dim_names().empty() ? fmt::format("dim {}", i) : mesh.dim_names()[i],
-                            "distribute_tensor");
+                                   "distribute_tensor");
       dist::broadcast(local, 0, mesh.group(static_cast<int64_t>(i)));
     }
     return DTensor(local, mesh, bound, global);
@@ -256,7 +266,8 @@ DTensor distribute_untracked(const Tensor& given, const DeviceMesh& mesh, const 
       auto [copy, first] = copies.try_emplace(std::move(key));
       if (first) {
         Tensor part = tensor;
-        for (int64_t d = 0; d < tensor.dim(); ++d) part = dtensor::take(part, d, parts[static_cast<size_t>(d)]);
+        for (int64_t d = 0; d < tensor.dim(); ++d)
+          part = dtensor::take(part, d, parts[static_cast<size_t>(d)]);
         // A part that is the whole (contiguous) tensor is not copied at all: the shards share the
         // caller's bytes copy-on-write, so a write to either side copies first.
         const bool whole = part.sizes() == tensor.sizes() && tensor.impl()->is_contiguous();
@@ -304,16 +315,18 @@ Tensor held_by_every_rank(const Tensor& plain, const DeviceMesh& mesh) {
   }
   // Elsewhere its gradient would be a different value per rank, which one plain tensor cannot hold.
   if (plain.requires_grad())
-    throw Error("from_local: the plain tensor requires grad, but each rank's gradient differs and one plain tensor "
-                "cannot hold them; pass a local tensor (one shard per rank), or use distribute_tensor, whose result "
-                "is a new leaf");
+    throw Error(
+        "from_local: the plain tensor requires grad, but each rank's gradient differs and one plain tensor "
+        "cannot hold them; pass a local tensor (one shard per rank), or use distribute_tensor, whose result "
+        "is a new leaf");
   std::vector<std::pair<int, Tensor>> shards;
   for (int r : hosted_mesh_ranks(mesh)) shards.emplace_back(r, Tensor(plain.impl()->replica()));
   return local_tensor(RankMap<Tensor>(std::move(shards)));
 }
 }  // namespace
 
-DTensor from_local(const Tensor& given, const DeviceMesh& mesh, Placements placements, std::optional<Shape> shape) {
+DTensor from_local(const Tensor& given, const DeviceMesh& mesh, Placements placements,
+                   std::optional<Shape> shape) {
   if (!given.defined()) throw Error("from_local: the tensor is undefined");
   const Tensor local = given.is_local() ? given : held_by_every_rank(given, mesh);
   require_mesh_ranks("from_local", local, mesh);
@@ -324,13 +337,15 @@ DTensor from_local(const Tensor& given, const DeviceMesh& mesh, Placements place
   const auto& [first_rank, first] = *shards.begin();
   for (const auto& [rank, shard] : shards)
     if (shard.sizes() != first.sizes())
-      throw Error(fmt::format("from_local: the local shards' shapes differ per rank (rank {} holds {}, rank {} holds "
-                              "{}), so the global shape cannot be inferred; an uneven layout needs it given: pass "
-                              "shape=... (the DTensor's global shape)",
-                              first_rank, shape_text(first.sizes()), rank, shape_text(shard.sizes())));
+      throw Error(
+          fmt::format("from_local: the local shards' shapes differ per rank (rank {} holds {}, rank {} holds "
+                      "{}), so the global shape cannot be inferred; an uneven layout needs it given: pass "
+                      "shape=... (the DTensor's global shape)",
+                      first_rank, shape_text(first.sizes()), rank, shape_text(shard.sizes())));
   Shape global = first.sizes();
   for (size_t i = 0; i < bound.size(); ++i)
-    if (bound[i].is_shard()) global[static_cast<size_t>(bound[i].dim())] *= mesh.size(static_cast<int64_t>(i));
+    if (bound[i].is_shard())
+      global[static_cast<size_t>(bound[i].dim())] *= mesh.size(static_cast<int64_t>(i));
   return DTensor(local, mesh, bound, global);
 }
 

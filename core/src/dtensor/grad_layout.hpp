@@ -34,7 +34,7 @@ DTensor reduced_in_backward(const DTensor& input, const Placements& output_place
 void pass_terms_through(const Tensor& output, const DeviceMesh& mesh, const Placements& placements,
                         uint64_t first_node);
 // The DTensor an op made from its local result: pass_terms_through, then the DTensor.
-DTensor op_output(const Tensor& local, const DeviceMesh& mesh, const Placements& placements, const Shape& shape,
-                  uint64_t first_node);
+DTensor op_output(const Tensor& local, const DeviceMesh& mesh, const Placements& placements,
+                  const Shape& shape, uint64_t first_node);
 
 }  // namespace tessera::dtensor

@@ -66,7 +66,8 @@ Shape local_shape(const Shape& global, const Placements& placements, const std::
                   const std::vector<int64_t>& coord) {
   Shape shape = global;
   for (size_t d = 0; d < global.size(); ++d)
-    shape[d] = total_length(held(global[d], static_cast<int64_t>(d), placements, mesh_shape, coord, placements.size()));
+    shape[d] = total_length(
+        held(global[d], static_cast<int64_t>(d), placements, mesh_shape, coord, placements.size()));
   return shape;
 }
 
@@ -90,7 +91,8 @@ Placements bind(const Placements& placements, int64_t mesh_ndim, int64_t tensor_
     }
     const int64_t d = p.dim() < 0 ? p.dim() + tensor_ndim : p.dim();
     if (d < 0 || d >= tensor_ndim)
-      throw Error(fmt::format("{}: shard dim {} is out of range for a tensor of {} dims", op, p.dim(), tensor_ndim));
+      throw Error(
+          fmt::format("{}: shard dim {} is out of range for a tensor of {} dims", op, p.dim(), tensor_ndim));
     bound.push_back(p.with_dim(d));
   }
   return bound;

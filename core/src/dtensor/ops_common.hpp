@@ -13,7 +13,9 @@
 namespace tessera::dtensor {
 
 // Placements that are Replicate on every mesh dim of `mesh`.
-inline Placements all_replicate(const DeviceMesh& mesh) { return Placements(static_cast<size_t>(mesh.ndim()), Replicate()); }
+inline Placements all_replicate(const DeviceMesh& mesh) {
+  return Placements(static_cast<size_t>(mesh.ndim()), Replicate());
+}
 
 // True for partial placements whose pending reduction is linear (sum, avg): ops that are linear in
 // their input may run on the terms.

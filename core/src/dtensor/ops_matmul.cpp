@@ -15,12 +15,13 @@ using dtensor::Strategy;
 // The global output shape by torch.matmul's rules (a >= 2-d, b 2-d or of a's rank).
 Shape matmul_shape(const char* op, const Shape& a, const Shape& b) {
   if (a.size() < 2 || b.size() < 2 || (b.size() != 2 && b.size() != a.size()))
-    throw Error(fmt::format("{} on DTensors: shapes {} and {} are not supported; expected a of 2+ dims and b 2-d or "
-                            "of a's rank",
-                            op, shape_text(a), shape_text(b)));
+    throw Error(
+        fmt::format("{} on DTensors: shapes {} and {} are not supported; expected a of 2+ dims and b 2-d or "
+                    "of a's rank",
+                    op, shape_text(a), shape_text(b)));
   if (a.back() != b[b.size() - 2])
-    throw Error(fmt::format("{}: inner dimensions do not match: a has shape {} and b has shape {} ({} != {})", op,
-                            shape_text(a), shape_text(b), a.back(), b[b.size() - 2]));
+    throw Error(fmt::format("{}: inner dimensions do not match: a has shape {} and b has shape {} ({} != {})",
+                            op, shape_text(a), shape_text(b), a.back(), b[b.size() - 2]));
   Shape out(a.begin(), a.end() - 1);
   if (b.size() == a.size())
     for (size_t d = 0; d + 2 < a.size(); ++d)

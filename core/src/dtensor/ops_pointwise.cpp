@@ -41,16 +41,20 @@ DTensor binary(const char* op, const DTensor& a, const DTensor& b, Linearity lin
     for (int64_t o = 0; o < static_cast<int64_t>(out.size()); ++o) {
       const auto da = source_dim(a.shape(), out, o);
       const auto db = source_dim(b.shape(), out, o);
-      s.push_back({{da ? dtensor::shard_like(like, *da) : Replicate(), db ? dtensor::shard_like(like, *db) : Replicate()},
+      s.push_back({{da ? dtensor::shard_like(like, *da) : Replicate(),
+                    db ? dtensor::shard_like(like, *db) : Replicate()},
                    dtensor::shard_like(like, o)});
     }
     const Placement partial = pa.is_partial() ? pa : pb;
     if (partial.is_partial()) {
       const std::string& r = partial.reduce_op();
-      if (linearity == Linearity::Additive && dtensor::linear_partial(partial)) s.push_back({{partial, partial}, partial});
-      if ((linearity == Linearity::Multiplicative || linearity == Linearity::Divisive) && dtensor::linear_partial(pa))
+      if (linearity == Linearity::Additive && dtensor::linear_partial(partial))
+        s.push_back({{partial, partial}, partial});
+      if ((linearity == Linearity::Multiplicative || linearity == Linearity::Divisive) &&
+          dtensor::linear_partial(pa))
         s.push_back({{pa, Replicate()}, pa});
-      if (linearity == Linearity::Multiplicative && dtensor::linear_partial(pb)) s.push_back({{Replicate(), pb}, pb});
+      if (linearity == Linearity::Multiplicative && dtensor::linear_partial(pb))
+        s.push_back({{Replicate(), pb}, pb});
       if ((linearity == Linearity::Max && r == "max") || (linearity == Linearity::Min && r == "min"))
         s.push_back({{partial, partial}, partial});
     }
@@ -65,15 +69,18 @@ DTensor binary(const char* op, const DTensor& a, const DTensor& b, Linearity lin
 DTensor with_plain(const char* op, const DTensor& a, const Tensor& b, Linearity linearity,
                    Tensor (*local_op)(const Tensor&, const Tensor&), bool plain_first = false) {
   if (b.is_local())
-    throw Error(fmt::format("{}: a local tensor cannot be mixed with a DTensor; wrap it with from_local first", op));
+    throw Error(
+        fmt::format("{}: a local tensor cannot be mixed with a DTensor; wrap it with from_local first", op));
   if (b.numel() != 1 && !implicit_replication_enabled)
-    throw Error(fmt::format("{}: got a DTensor and a plain tensor of {} elements (shape {}); distribute the tensor "
-                            "first (distribute_tensor(tensor, mesh, placements), as PyTorch requires), or enable "
-                            "implicit replication (set_implicit_replication(true)); only a 0-d or one-element plain "
-                            "tensor acts as a scalar",
-                            op, b.numel(), shape_text(b.sizes())));
+    throw Error(
+        fmt::format("{}: got a DTensor and a plain tensor of {} elements (shape {}); distribute the tensor "
+                    "first (distribute_tensor(tensor, mesh, placements), as PyTorch requires), or enable "
+                    "implicit replication (set_implicit_replication(true)); only a 0-d or one-element plain "
+                    "tensor acts as a scalar",
+                    op, b.numel(), shape_text(b.sizes())));
   const DTensor replicated = distribute_tensor(b, a.device_mesh(), dtensor::all_replicate(a.device_mesh()));
-  return plain_first ? binary(op, replicated, a, linearity, local_op) : binary(op, a, replicated, linearity, local_op);
+  return plain_first ? binary(op, replicated, a, linearity, local_op)
+                     : binary(op, a, replicated, linearity, local_op);
 }
 
 // A scalar: shards and replicas keep their placement; a partial is kept only when the op is
@@ -136,18 +143,34 @@ bool& thread_implicit_replication() { return implicit_replication_enabled; }
 
 DTensor add(const DTensor& a, const DTensor& b) { return binary("add", a, b, Linearity::Additive, add_t); }
 DTensor sub(const DTensor& a, const DTensor& b) { return binary("sub", a, b, Linearity::Additive, sub_t); }
-DTensor mul(const DTensor& a, const DTensor& b) { return binary("mul", a, b, Linearity::Multiplicative, mul_t); }
+DTensor mul(const DTensor& a, const DTensor& b) {
+  return binary("mul", a, b, Linearity::Multiplicative, mul_t);
+}
 DTensor div(const DTensor& a, const DTensor& b) { return binary("div", a, b, Linearity::Divisive, div_t); }
-DTensor maximum(const DTensor& a, const DTensor& b) { return binary("maximum", a, b, Linearity::Max, maximum_t); }
-DTensor minimum(const DTensor& a, const DTensor& b) { return binary("minimum", a, b, Linearity::Min, minimum_t); }
+DTensor maximum(const DTensor& a, const DTensor& b) {
+  return binary("maximum", a, b, Linearity::Max, maximum_t);
+}
+DTensor minimum(const DTensor& a, const DTensor& b) {
+  return binary("minimum", a, b, Linearity::Min, minimum_t);
+}
 DTensor add(const DTensor& a, const Tensor& b) { return with_plain("add", a, b, Linearity::Additive, add_t); }
 DTensor sub(const DTensor& a, const Tensor& b) { return with_plain("sub", a, b, Linearity::Additive, sub_t); }
-DTensor mul(const DTensor& a, const Tensor& b) { return with_plain("mul", a, b, Linearity::Multiplicative, mul_t); }
+DTensor mul(const DTensor& a, const Tensor& b) {
+  return with_plain("mul", a, b, Linearity::Multiplicative, mul_t);
+}
 DTensor div(const DTensor& a, const Tensor& b) { return with_plain("div", a, b, Linearity::Divisive, div_t); }
-DTensor add(const Tensor& a, const DTensor& b) { return with_plain("add", b, a, Linearity::Additive, add_t, true); }
-DTensor sub(const Tensor& a, const DTensor& b) { return with_plain("sub", b, a, Linearity::Additive, sub_t, true); }
-DTensor mul(const Tensor& a, const DTensor& b) { return with_plain("mul", b, a, Linearity::Multiplicative, mul_t, true); }
-DTensor div(const Tensor& a, const DTensor& b) { return with_plain("div", b, a, Linearity::Divisive, div_t, true); }
+DTensor add(const Tensor& a, const DTensor& b) {
+  return with_plain("add", b, a, Linearity::Additive, add_t, true);
+}
+DTensor sub(const Tensor& a, const DTensor& b) {
+  return with_plain("sub", b, a, Linearity::Additive, sub_t, true);
+}
+DTensor mul(const Tensor& a, const DTensor& b) {
+  return with_plain("mul", b, a, Linearity::Multiplicative, mul_t, true);
+}
+DTensor div(const Tensor& a, const DTensor& b) {
+  return with_plain("div", b, a, Linearity::Divisive, div_t, true);
+}
 
 DTensor add(const DTensor& a, Scalar b) {
   return with_scalar("add", a, false, [&](const Tensor& t) { return add(t, b); });

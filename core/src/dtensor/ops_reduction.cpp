@@ -21,7 +21,8 @@ bool evenly_sharded(const DTensor& a, size_t mesh_dim) {
   const int64_t size = a.shape()[static_cast<size_t>(p.dim())];
   const int64_t shards = a.device_mesh().size(static_cast<int64_t>(mesh_dim));
   for (size_t j = 0; j < a.placements().size(); ++j)
-    if (j != mesh_dim && a.placements()[j].is_shard(p.dim())) return false;  // nested: keep it simple and exact
+    if (j != mesh_dim && a.placements()[j].is_shard(p.dim()))
+      return false;  // nested: keep it simple and exact
   int64_t first = -1;
   for (int64_t k = 0; k < shards; ++k) {
     const int64_t length = dtensor::total_length(dtensor::split(p, size, shards, k));
@@ -36,14 +37,15 @@ bool evenly_sharded(const DTensor& a, size_t mesh_dim) {
 bool some_shard_empty(const DTensor& a, int64_t d) {
   const DeviceMesh& mesh = a.device_mesh();
   for (int rank : mesh.ranks())
-    if (dtensor::total_length(dtensor::held(a.shape()[static_cast<size_t>(d)], d, a.placements(), mesh.shape(),
-                                            mesh.coordinate_of(rank), a.placements().size())) == 0)
+    if (dtensor::total_length(dtensor::held(a.shape()[static_cast<size_t>(d)], d, a.placements(),
+                                            mesh.shape(), mesh.coordinate_of(rank), a.placements().size())) ==
+        0)
       return true;
   return false;
 }
 
-DTensor reduce(const char* op, const DTensor& a, const std::vector<int64_t>& dims, bool keepdim, const char* partial_op,
-               Tensor (*local_op)(const Tensor&, const std::vector<int64_t>&, bool)) {
+DTensor reduce(const char* op, const DTensor& a, const std::vector<int64_t>& dims, bool keepdim,
+               const char* partial_op, Tensor (*local_op)(const Tensor&, const std::vector<int64_t>&, bool)) {
   std::vector<bool> reduced(static_cast<size_t>(a.dim()), dims.empty());
   for (int64_t d : dims) reduced[static_cast<size_t>(normalize_dim(d, a.dim(), op))] = true;
   Shape out_shape;

@@ -50,9 +50,12 @@ std::vector<DimGroup> dim_groups(const Shape& in, const Shape& out) {
       g.in.push_back(static_cast<int64_t>(i++));
       g.out.push_back(static_cast<int64_t>(o++));
       while (pin != pout) {
-        if (pin < pout && i < in.size()) pin *= in[i], g.in.push_back(static_cast<int64_t>(i++));
-        else if (pout < pin && o < out.size()) pout *= out[o], g.out.push_back(static_cast<int64_t>(o++));
-        else break;
+        if (pin < pout && i < in.size())
+          pin *= in[i], g.in.push_back(static_cast<int64_t>(i++));
+        else if (pout < pin && o < out.size())
+          pout *= out[o], g.out.push_back(static_cast<int64_t>(o++));
+        else
+          break;
       }
     }
     groups.push_back(std::move(g));
@@ -76,7 +79,8 @@ int64_t product_after_first(const Shape& shape, const std::vector<int64_t>& dims
 
 // Only the first dim of a group can carry a shard into the output (its blocks are whole runs of
 // the flattened group); a dropped dim of size 1 carries none.
-std::optional<DimMap> map_dim(const std::vector<DimGroup>& groups, const Shape& in, const Shape& out, int64_t d) {
+std::optional<DimMap> map_dim(const std::vector<DimGroup>& groups, const Shape& in, const Shape& out,
+                              int64_t d) {
   for (const DimGroup& g : groups)
     if (!g.in.empty() && !g.out.empty() && g.in.front() == d)
       return DimMap{g.out.front(), product_after_first(in, g.in), product_after_first(out, g.out)};
@@ -88,8 +92,10 @@ dtensor::Segments normalized(const dtensor::Segments& segments) {
   dtensor::Segments result;
   for (const tessera_segment& s : segments) {
     if (s.length == 0) continue;
-    if (!result.empty() && result.back().offset + result.back().length == s.offset) result.back().length += s.length;
-    else result.push_back(s);
+    if (!result.empty() && result.back().offset + result.back().length == s.offset)
+      result.back().length += s.length;
+    else
+      result.push_back(s);
   }
   return result;
 }
@@ -103,8 +109,9 @@ bool lines_up(const Placement& p, int64_t length, int64_t shards, int64_t index,
   dtensor::Segments scaled;
   for (const tessera_segment& s : dtensor::split(p, length, shards, index)) {
     int64_t offset = 0, count = 0;
-    if (__builtin_mul_overflow(s.offset, m.in_tail, &offset) || __builtin_mul_overflow(s.length, m.in_tail, &count) ||
-        offset % m.out_tail != 0 || count % m.out_tail != 0)
+    if (__builtin_mul_overflow(s.offset, m.in_tail, &offset) ||
+        __builtin_mul_overflow(s.length, m.in_tail, &count) || offset % m.out_tail != 0 ||
+        count % m.out_tail != 0)
       return false;
     scaled.push_back({offset / m.out_tail, count / m.out_tail});
   }
@@ -144,8 +151,8 @@ std::vector<std::optional<Placement>> followed_placements(const DTensor& a, cons
     for (int rank : mesh.ranks()) {
       if (!follows) break;
       const std::vector<int64_t> coord = mesh.coordinate_of(rank);
-      const int64_t parent = dtensor::total_length(dtensor::held(in[static_cast<size_t>(d)], d, effective, mesh.shape(),
-                                                                 coord, i));
+      const int64_t parent = dtensor::total_length(
+          dtensor::held(in[static_cast<size_t>(d)], d, effective, mesh.shape(), coord, i));
       follows = lines_up(p, parent, shards, coord[i], *m);
     }
     if (follows) {
@@ -168,18 +175,21 @@ Shape resolve_shape(const char* op, const Shape& requested, int64_t total) {
       continue;
     }
     if (shape[i] < 0)
-      throw Error(fmt::format("{}: shape {} is invalid: size {} at dim {} (only one dim may be -1, the others >= 0)",
-                              op, shape_text(requested), shape[i], i));
+      throw Error(
+          fmt::format("{}: shape {} is invalid: size {} at dim {} (only one dim may be -1, the others >= 0)",
+                      op, shape_text(requested), shape[i], i));
     if (__builtin_mul_overflow(known, shape[i], &known))
-      throw Error(fmt::format("{}: shape {} has more elements than int64 can count", op, shape_text(requested)));
+      throw Error(
+          fmt::format("{}: shape {} has more elements than int64 can count", op, shape_text(requested)));
   }
   if (infer) {
     if (known == 0 || total % known != 0)
-      throw Error(fmt::format("{}: shape {} is invalid for a DTensor of {} elements{}", op, shape_text(requested),
-                              total, known == 0 ? " (the -1 could be any size)" : ""));
+      throw Error(fmt::format("{}: shape {} is invalid for a DTensor of {} elements{}", op,
+                              shape_text(requested), total, known == 0 ? " (the -1 could be any size)" : ""));
     shape[*infer] = total / known;
   } else if (known != total) {
-    throw Error(fmt::format("{}: shape {} is invalid for a DTensor of {} elements", op, shape_text(requested), total));
+    throw Error(fmt::format("{}: shape {} is invalid for a DTensor of {} elements", op, shape_text(requested),
+                            total));
   }
   return shape;
 }
@@ -216,7 +226,8 @@ DTensor reshaped(const char* op, const DTensor& a, const Shape& requested, bool 
   for (const auto& [rank, shard] : input.to_local().shards()) {
     Shape local = shape;
     for (const auto& [d, m] : followed)
-      local[static_cast<size_t>(m.out_dim)] = shard.size(d) * m.in_tail / m.out_tail;  // <= the output dim: fits
+      local[static_cast<size_t>(m.out_dim)] =
+          shard.size(d) * m.in_tail / m.out_tail;  // <= the output dim: fits
     shards.emplace_back(rank, is_view ? shard.view(local) : shard.reshape(local));
   }
   Tensor out = local_tensor(RankMap<Tensor>(std::move(shards)));
@@ -248,7 +259,8 @@ DTensor permute(const DTensor& a, const std::vector<int64_t>& dims) {
     shape.push_back(a.shape()[static_cast<size_t>(d)]);
   }
   Placements out;
-  for (const Placement& p : a.placements()) out.push_back(p.is_shard() ? p.with_dim(where[static_cast<size_t>(p.dim())]) : p);
+  for (const Placement& p : a.placements())
+    out.push_back(p.is_shard() ? p.with_dim(where[static_cast<size_t>(p.dim())]) : p);
   const uint64_t first_node = autograd::next_node_number();
   return dtensor::op_output(a.to_local().permute(dims), a.device_mesh(), out, shape, first_node);
 }

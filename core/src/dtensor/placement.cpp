@@ -34,8 +34,10 @@ std::string class_name(const std::string& strategy_name) {
 // The argument text each kind of placement takes, for messages.
 std::string argument_form(const PlacementStrategy& strategy, bool class_style) {
   switch (strategy.kind()) {
-    case TESSERA_PLACEMENT_REPLICATE: return class_style ? "()" : "";
-    case TESSERA_PLACEMENT_PARTIAL: return "(sum)";
+    case TESSERA_PLACEMENT_REPLICATE:
+      return class_style ? "()" : "";
+    case TESSERA_PLACEMENT_PARTIAL:
+      return "(sum)";
     default:
       if (strategy.takes_arguments()) return class_style ? "(dim=0, <arguments>)" : "(0,<arguments>)";
       return class_style ? "(dim=0)" : "(0)";
@@ -46,7 +48,8 @@ std::string known_forms() {
   std::string short_forms, class_forms;
   for (const auto& strategy : dtensor::placement_strategies()) {
     short_forms += (short_forms.empty() ? "" : ", ") + strategy->prefix() + argument_form(*strategy, false);
-    class_forms += (class_forms.empty() ? "" : ", ") + class_name(strategy->name()) + argument_form(*strategy, true);
+    class_forms +=
+        (class_forms.empty() ? "" : ", ") + class_name(strategy->name()) + argument_form(*strategy, true);
   }
   if (short_forms.empty()) return "none (no placement plugin loaded)";
   return short_forms + " or " + class_forms;
@@ -63,14 +66,16 @@ std::shared_ptr<const PlacementStrategy> strategy_named(const std::string& word)
 // "dim=0" -> "0" for key "dim"; "'sum'" -> "sum": the keyword and quotes PyTorch's spellings carry.
 std::string bare_argument(std::string argument, const std::string& key) {
   if (argument.rfind(key + "=", 0) == 0) argument.erase(0, key.size() + 1);
-  if (argument.size() >= 2 && (argument.front() == '\'' || argument.front() == '"') && argument.back() == argument.front())
+  if (argument.size() >= 2 && (argument.front() == '\'' || argument.front() == '"') &&
+      argument.back() == argument.front())
     argument = argument.substr(1, argument.size() - 2);
   return argument;
 }
 
 std::string trimmed(const std::string& text) {
   const size_t first = text.find_first_not_of(" \t");
-  return first == std::string::npos ? std::string() : text.substr(first, text.find_last_not_of(" \t") - first + 1);
+  return first == std::string::npos ? std::string()
+                                    : text.substr(first, text.find_last_not_of(" \t") - first + 1);
 }
 
 // The text after the dim in a placement's raw text ("C(0, 4 , 2)" -> "4,2"): whitespace around
@@ -97,9 +102,10 @@ Placement Placement::shard(int64_t dim, std::string strategy, std::string argume
   if (strategy != "shard" || !arguments.empty()) {
     auto found = dtensor::placement(strategy);
     if (found == nullptr)
-      throw Error(fmt::format("placement strategy '{}' is not loaded; known forms: {}", strategy, known_forms()));
-    found->check_arguments(arguments, fmt::format("{}({}{}{})", found->prefix(), dim, arguments.empty() ? "" : ",",
-                                                  arguments));
+      throw Error(
+          fmt::format("placement strategy '{}' is not loaded; known forms: {}", strategy, known_forms()));
+    found->check_arguments(
+        arguments, fmt::format("{}({}{}{})", found->prefix(), dim, arguments.empty() ? "" : ",", arguments));
   }
   Placement p;
   p.kind_ = Kind::Shard;
@@ -113,9 +119,10 @@ Placement Placement::replicate() { return Placement(); }
 
 Placement Placement::partial(std::string reduce_op) {
   if (kReduceOps.count(reduce_op) == 0)
-    throw Error(fmt::format("Partial: unknown reduce op '{}'; expected one of sum, avg, min, max, product, band, bor, "
-                            "bxor",
-                            reduce_op));
+    throw Error(fmt::format(
+        "Partial: unknown reduce op '{}'; expected one of sum, avg, min, max, product, band, bor, "
+        "bxor",
+        reduce_op));
   Placement p;
   p.kind_ = Kind::Partial;
   p.strategy_ = "partial";
@@ -130,14 +137,17 @@ Placement Placement::with_dim(int64_t dim) const {
 }
 
 bool Placement::operator==(const Placement& other) const {
-  return kind_ == other.kind_ && strategy_ == other.strategy_ && (kind_ != Kind::Shard || dim_ == other.dim_) &&
-         reduce_op_ == other.reduce_op_ && arguments_ == other.arguments_;
+  return kind_ == other.kind_ && strategy_ == other.strategy_ &&
+         (kind_ != Kind::Shard || dim_ == other.dim_) && reduce_op_ == other.reduce_op_ &&
+         arguments_ == other.arguments_;
 }
 
 std::string Placement::to_string() const {
   switch (kind_) {
-    case Kind::Replicate: return "R";
-    case Kind::Partial: return fmt::format("P({})", reduce_op_);
+    case Kind::Replicate:
+      return "R";
+    case Kind::Partial:
+      return fmt::format("P({})", reduce_op_);
     case Kind::Shard: {
       auto strategy = dtensor::placement(strategy_);
       return fmt::format("{}({}{}{})", strategy != nullptr ? strategy->prefix() : strategy_, dim_,
@@ -149,10 +159,13 @@ std::string Placement::to_string() const {
 
 std::string Placement::repr() const {
   switch (kind_) {
-    case Kind::Replicate: return "Replicate()";
-    case Kind::Partial: return fmt::format("Partial({})", reduce_op_);
+    case Kind::Replicate:
+      return "Replicate()";
+    case Kind::Partial:
+      return fmt::format("Partial({})", reduce_op_);
     case Kind::Shard:
-      return fmt::format("{}(dim={}{}{})", class_name(strategy_), dim_, arguments_.empty() ? "" : ", ", arguments_);
+      return fmt::format("{}(dim={}{}{})", class_name(strategy_), dim_, arguments_.empty() ? "" : ", ",
+                         arguments_);
   }
   return {};
 }
@@ -168,15 +181,17 @@ Placement Placement::parse(const std::string& raw) {
   bool has_argument = false;
   if (letters < text.size()) {
     if (text[letters] != '(' || text.back() != ')' || text.size() < letters + 2)
-      throw Error(fmt::format("placement '{}' is malformed; expected a prefix optionally followed by (argument), e.g. "
-                              "S(0), R, P(sum), Shard(dim=0), Replicate()",
-                              raw));
+      throw Error(fmt::format(
+          "placement '{}' is malformed; expected a prefix optionally followed by (argument), e.g. "
+          "S(0), R, P(sum), Shard(dim=0), Replicate()",
+          raw));
     argument = text.substr(letters + 1, text.size() - letters - 2);
     has_argument = true;
   }
   const auto strategy = prefix.empty() ? nullptr : strategy_named(prefix);
   if (strategy == nullptr)
-    throw Error(fmt::format("placement '{}': unknown prefix '{}'; known forms: {}", raw, prefix, known_forms()));
+    throw Error(
+        fmt::format("placement '{}': unknown prefix '{}'; known forms: {}", raw, prefix, known_forms()));
   switch (strategy->kind()) {
     case TESSERA_PLACEMENT_REPLICATE:
       if (!argument.empty()) throw Error(fmt::format("placement '{}': {} takes no argument", raw, prefix));
@@ -251,6 +266,8 @@ std::string placements_repr(const Placements& placements) {
 }
 
 std::ostream& operator<<(std::ostream& os, const Placement& placement) { return os << placement.repr(); }
-std::ostream& operator<<(std::ostream& os, const Placements& placements) { return os << placements_repr(placements); }
+std::ostream& operator<<(std::ostream& os, const Placements& placements) {
+  return os << placements_repr(placements);
+}
 
 }  // namespace tessera

@@ -6,14 +6,16 @@
 namespace tessera::dtensor {
 namespace {
 
-plugin::Component make_strategy(const tessera_component& component, const std::shared_ptr<plugin::LoadedPlugin>& owner) {
-  auto made = std::make_shared<const PlacementStrategy>(static_cast<const tessera_placement_strategy*>(component.table),
-                                                        owner);
+plugin::Component make_strategy(const tessera_component& component,
+                                const std::shared_ptr<plugin::LoadedPlugin>& owner) {
+  auto made = std::make_shared<const PlacementStrategy>(
+      static_cast<const tessera_placement_strategy*>(component.table), owner);
   std::string prefix = made->prefix();
   return {std::move(made), owner.get(), std::move(prefix)};
 }
 
-const bool maker_installed = (plugin::install_component_maker(TESSERA_COMPONENT_PLACEMENT, &make_strategy), true);
+const bool maker_installed =
+    (plugin::install_component_maker(TESSERA_COMPONENT_PLACEMENT, &make_strategy), true);
 
 // The registry holds what make_strategy made for this kind, so the cast is exact.
 std::shared_ptr<const PlacementStrategy> typed(std::shared_ptr<const void> object) {

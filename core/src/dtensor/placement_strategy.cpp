@@ -17,7 +17,8 @@ bool PlacementStrategy::takes_arguments() const {
          table_->check_arguments != nullptr && table_->layout_with_arguments != nullptr;
 }
 
-void PlacementStrategy::check_arguments(const std::string& arguments, const std::string& placement_text) const {
+void PlacementStrategy::check_arguments(const std::string& arguments,
+                                        const std::string& placement_text) const {
   if (!takes_arguments()) {
     if (arguments.empty()) return;
     throw Error(fmt::format("placement '{}': strategy '{}' takes no arguments after the tensor dim, got '{}'",
@@ -26,7 +27,9 @@ void PlacementStrategy::check_arguments(const std::string& arguments, const std:
   tessera_error error{};
   error.struct_size = sizeof(error);
   tessera_status status = TESSERA_INTERNAL;
-  const auto call_check = [&] { status = table_->check_arguments(table_->context, arguments.c_str(), &error); };
+  const auto call_check = [&] {
+    status = table_->check_arguments(table_->context, arguments.c_str(), &error);
+  };
   if (std::string escaped = plugin::exception_escaping("check_arguments", call_check); !escaped.empty())
     throw Error(fmt::format("placement '{}': strategy '{}' of plugin '{}' failed checking arguments '{}': {}",
                             placement_text, name_, owner_->info().name, arguments, escaped));
@@ -64,7 +67,8 @@ std::shared_ptr<const std::vector<std::vector<tessera_segment>>> PlacementStrate
 std::string PlacementStrategy::describe(const Layout& layout) const {
   const auto& [arguments, dim_size, num_shards] = layout;
   return fmt::format("placement '{}'{} laid out {} elements over {} shards", name_,
-                     arguments.empty() ? "" : fmt::format(" (arguments '{}')", arguments), dim_size, num_shards);
+                     arguments.empty() ? "" : fmt::format(" (arguments '{}')", arguments), dim_size,
+                     num_shards);
 }
 
 // Every element of the dim held by exactly one shard: the segments of all shards, sorted by
@@ -92,20 +96,23 @@ std::shared_ptr<const PlacementStrategy::AllShards> PlacementStrategy::check_cov
   const Held* last = nullptr;
   for (const Held& h : held) {
     if (h.offset > covered_to)
-      throw Error(fmt::format("{} with a gap: no shard holds elements [{}, {}); each element must be held by "
-                              "exactly one shard",
-                              where, covered_to, h.offset));
+      throw Error(
+          fmt::format("{} with a gap: no shard holds elements [{}, {}); each element must be held by "
+                      "exactly one shard",
+                      where, covered_to, h.offset));
     if (h.offset < covered_to)
-      throw Error(fmt::format("{} with an overlap: elements [{}, {}) are held by shard {} and shard {}; each "
-                              "element must be held by exactly one shard",
-                              where, h.offset, std::min(h.end, covered_to), last->shard, h.shard));
+      throw Error(
+          fmt::format("{} with an overlap: elements [{}, {}) are held by shard {} and shard {}; each "
+                      "element must be held by exactly one shard",
+                      where, h.offset, std::min(h.end, covered_to), last->shard, h.shard));
     covered_to = h.end;
     last = &h;
   }
   if (covered_to < dim_size)
-    throw Error(fmt::format("{} with a gap: no shard holds elements [{}, {}); each element must be held by exactly "
-                            "one shard",
-                            where, covered_to, dim_size));
+    throw Error(
+        fmt::format("{} with a gap: no shard holds elements [{}, {}); each element must be held by exactly "
+                    "one shard",
+                    where, covered_to, dim_size));
   // Two threads may both check a new layout (outside the lock: it calls the plugin); the first
   // kept wins, and both are the plugin's answer.
   std::lock_guard lock(checked_mutex_);
@@ -128,10 +135,10 @@ std::vector<tessera_segment> PlacementStrategy::shard_layout(const Layout& layou
     throw Error(fmt::format("placement '{}' takes no arguments, got '{}'", name_, arguments));
   const auto call_layout = [&] {
     status = with_arguments
-                 ? table_->layout_with_arguments(table_->context, arguments.c_str(), dim_size, num_shards, index,
-                                                 segments.data(), segments.size(), &count, &error)
-                 : table_->layout(table_->context, dim_size, num_shards, index, segments.data(), segments.size(),
-                                  &count, &error);
+                 ? table_->layout_with_arguments(table_->context, arguments.c_str(), dim_size, num_shards,
+                                                 index, segments.data(), segments.size(), &count, &error)
+                 : table_->layout(table_->context, dim_size, num_shards, index, segments.data(),
+                                  segments.size(), &count, &error);
   };
   std::string escaped = plugin::exception_escaping("layout", call_layout);
   if (escaped.empty() && status == TESSERA_INVALID_ARGUMENT && count > segments.size()) {
@@ -139,17 +146,19 @@ std::vector<tessera_segment> PlacementStrategy::shard_layout(const Layout& layou
     escaped = plugin::exception_escaping("layout", call_layout);
   }
   if (!escaped.empty() || status != TESSERA_OK)
-    throw Error(fmt::format("placement '{}'{} failed to lay out {} elements over {} shards (shard {}): {}", name_,
-                            arguments.empty() ? "" : fmt::format(" (arguments '{}')", arguments), dim_size,
-                            num_shards, index, escaped.empty() ? plugin::error_text(error) : escaped));
+    throw Error(fmt::format("placement '{}'{} failed to lay out {} elements over {} shards (shard {}): {}",
+                            name_, arguments.empty() ? "" : fmt::format(" (arguments '{}')", arguments),
+                            dim_size, num_shards, index,
+                            escaped.empty() ? plugin::error_text(error) : escaped));
   if (count > segments.size())
-    throw Error(fmt::format("placement '{}' reported {} segments for shard {} of {} but had room for {}", name_, count,
-                            index, num_shards, segments.size()));
+    throw Error(fmt::format("placement '{}' reported {} segments for shard {} of {} but had room for {}",
+                            name_, count, index, num_shards, segments.size()));
   segments.resize(count);
   for (const tessera_segment& s : segments)
     if (s.offset < 0 || s.length < 0 || s.offset > dim_size || s.length > dim_size - s.offset)
-      throw Error(fmt::format("placement '{}' returned segment (offset {}, length {}) outside a dim of {} elements",
-                              name_, s.offset, s.length, dim_size));
+      throw Error(
+          fmt::format("placement '{}' returned segment (offset {}, length {}) outside a dim of {} elements",
+                      name_, s.offset, s.length, dim_size));
   return segments;
 }
 

@@ -16,7 +16,8 @@ namespace tessera::dtensor {
 
 class PlacementStrategy {
  public:
-  PlacementStrategy(const tessera_placement_strategy* table, std::shared_ptr<const plugin::LoadedPlugin> owner)
+  PlacementStrategy(const tessera_placement_strategy* table,
+                    std::shared_ptr<const plugin::LoadedPlugin> owner)
       : table_(table), owner_(std::move(owner)), name_(table->name), prefix_(table->prefix) {}
 
   const std::string& name() const { return name_; }

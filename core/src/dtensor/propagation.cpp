@@ -21,7 +21,8 @@ int64_t local_bytes(const DTensor& t) {
   int64_t elements = 1;
   for (int64_t s : t.shape()) elements *= s;
   for (size_t i = 0; i < t.placements().size(); ++i)
-    if (t.placements()[i].is_shard()) elements /= std::max<int64_t>(1, t.device_mesh().size(static_cast<int64_t>(i)));
+    if (t.placements()[i].is_shard())
+      elements /= std::max<int64_t>(1, t.device_mesh().size(static_cast<int64_t>(i)));
   return elements * static_cast<int64_t>(itemsize(t.dtype()));
 }
 
@@ -56,7 +57,8 @@ double redistribution_cost(const DTensor& t, size_t mesh_dim, const Placement& f
   const int64_t p = t.device_mesh().size(static_cast<int64_t>(mesh_dim));
   const int64_t bytes = local_bytes(t);
   // A ring all_reduce is 2(p - 1) steps of a p-th of the data; an all_gather p - 1 steps of it all.
-  if (from.is_partial()) return 2.0 * static_cast<double>(p - 1) * link_time(t.device_mesh(), mesh_dim, bytes / p);
+  if (from.is_partial())
+    return 2.0 * static_cast<double>(p - 1) * link_time(t.device_mesh(), mesh_dim, bytes / p);
   return static_cast<double>(p - 1) * link_time(t.device_mesh(), mesh_dim, bytes);
 }
 
@@ -64,8 +66,9 @@ Prepared prepare(const char* op, const std::vector<DTensor>& inputs, const Strat
   const DeviceMesh& mesh = inputs.front().device_mesh();
   for (const DTensor& t : inputs)
     if (!(t.device_mesh() == mesh))
-      throw Error(fmt::format("{}: inputs live on different meshes ({} and {}); redistribute onto one mesh first", op,
-                              mesh.to_string(), t.device_mesh().to_string()));
+      throw Error(
+          fmt::format("{}: inputs live on different meshes ({} and {}); redistribute onto one mesh first", op,
+                      mesh.to_string(), t.device_mesh().to_string()));
   const size_t ndim = static_cast<size_t>(mesh.ndim());
   std::vector<Placements> wanted(inputs.size(), Placements(ndim));
   Placements output(ndim);
@@ -84,7 +87,8 @@ Prepared prepare(const char* op, const std::vector<DTensor>& inputs, const Strat
     }
     if (best == nullptr) {
       std::string given;
-      for (const DTensor& t : inputs) given += (given.empty() ? "" : " and ") + placements_text(t.placements());
+      for (const DTensor& t : inputs)
+        given += (given.empty() ? "" : " and ") + placements_text(t.placements());
       throw Error(fmt::format("{}: no sharding rule handles inputs placed {} on mesh dim {}", op, given, i));
     }
     for (size_t k = 0; k < inputs.size(); ++k) wanted[k][i] = best->inputs[k];
@@ -99,10 +103,11 @@ Prepared prepare(const char* op, const std::vector<DTensor>& inputs, const Strat
     }
     observe::logger().info("implicit communication: {} redistributes input {} from {} to {}", op, k,
                            placements_text(t.placements()), placements_text(wanted[k]));
-    comm::report_implicit(op, static_cast<int64_t>(k), placements_text(t.placements()), placements_text(wanted[k]));
+    comm::report_implicit(op, static_cast<int64_t>(k), placements_text(t.placements()),
+                          placements_text(wanted[k]));
     const comm::LabelScope caused_by("", op);
-    const DTensor moved(differentiable_redistribute(t, wanted[k], /*allow_partial_targets=*/true), t.device_mesh(),
-                        wanted[k], t.shape());
+    const DTensor moved(differentiable_redistribute(t, wanted[k], /*allow_partial_targets=*/true),
+                        t.device_mesh(), wanted[k], t.shape());
     prepared.inputs.push_back(reduced_in_backward(moved, output));
   }
   return prepared;

@@ -58,7 +58,8 @@ std::vector<int64_t> shard_key(const Tensor& local, int rank, std::vector<int64_
 // Mesh dim i, currently Shard(d), becomes Replicate: every member's piece, padded to the longest,
 // is gathered along the mesh dim's group, then each piece is trimmed and put back at the
 // positions its layout gives it within the parent range.
-Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placements& current, size_t i) {
+Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placements& current,
+               size_t i) {
   const Placement& placement = current[i];
   const int64_t d = placement.dim();
   const int64_t shards = mesh.size(static_cast<int64_t>(i));
@@ -176,8 +177,8 @@ Tensor move_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& glob
 // Mesh dim i goes from a pending reduction straight to Shard(d) with one reduce_scatter: every
 // member lays its terms out as the shards' blocks (padded to the widest) and receives its own
 // block reduced. Only for one ordered segment per shard, with no other mesh dim on d.
-Tensor reduce_scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placement& from,
-                            const Placement& to, size_t i) {
+Tensor reduce_scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
+                            const Placement& from, const Placement& to, size_t i) {
   const int64_t d = to.dim();
   const int64_t shards = mesh.size(static_cast<int64_t>(i));
   std::vector<Segments> pieces;
@@ -219,8 +220,8 @@ Tensor reduce_scatter_shard(const Tensor& local, const DeviceMesh& mesh, const S
 
 // Mesh dim i, currently Replicate, becomes `target` (a shard: a local slice; a partial: the
 // value split so that the pending reduction gives it back).
-Tensor replace_replicate(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placements& current,
-                         size_t i, const Placement& target) {
+Tensor replace_replicate(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
+                         const Placements& current, size_t i, const Placement& target) {
   const int64_t shards = mesh.size(static_cast<int64_t>(i));
   if (target.is_shard()) {
     const int64_t d = target.dim();
@@ -239,8 +240,9 @@ Tensor replace_replicate(const Tensor& local, const DeviceMesh& mesh, const Shap
   const std::string& op = target.reduce_op();
   if (op == "avg" || op == "min" || op == "max" || op == "band" || op == "bor") return local;
   if (op != "sum")
-    throw Error(fmt::format("redistribute: a replicated tensor cannot be made {} (no exact split for that op)",
-                            target.to_string()));
+    throw Error(
+        fmt::format("redistribute: a replicated tensor cannot be made {} (no exact split for that op)",
+                    target.to_string()));
   // Floats: every member holds value / n (as PyTorch). Integers: group rank 0 holds it, the others
   // zero, which sums back exactly.
   return map_rank_classes(
@@ -254,8 +256,8 @@ Tensor replace_replicate(const Tensor& local, const DeviceMesh& mesh, const Shap
 
 }  // namespace
 
-Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placements& current,
-                     size_t i, const Placement& target) {
+Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
+                     const Placements& current, size_t i, const Placement& target) {
   const int64_t d = target.dim();
   const int64_t shards = mesh.size(static_cast<int64_t>(i));
   // Every piece of every coordinate: the parent lengths that occur, each split into its pieces.
@@ -292,7 +294,8 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
       for (int64_t k = 0; k < shards; ++k) {
         const Segments& piece = (*pieces)[static_cast<size_t>(k)];
         std::vector<int64_t> where;
-        for (const tessera_segment& segment : piece) where.insert(where.end(), {segment.offset, segment.length});
+        for (const tessera_segment& segment : piece)
+          where.insert(where.end(), {segment.offset, segment.length});
         const Tensor& source = shard;  // a lambda may not capture a structured binding (clang 14)
         Tensor input = cut.get(shard_key(local, rank, std::move(where)),
                                [&] { return pad_to(take(source, d, piece), d, widest); });
@@ -328,11 +331,13 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
       });
 }
 
-Tensor map_ranks(const Tensor& local, const DeviceMesh& mesh,
-                 const std::function<Tensor(int rank, const std::vector<int64_t>& coord, const Tensor& shard)>& f) {
+Tensor map_ranks(
+    const Tensor& local, const DeviceMesh& mesh,
+    const std::function<Tensor(int rank, const std::vector<int64_t>& coord, const Tensor& shard)>& f) {
   std::vector<std::pair<int, Tensor>> shards;
   DisabledLocalMode plain;
-  for (const auto& [rank, shard] : local.shards()) shards.emplace_back(rank, f(rank, mesh.coordinate_of(rank), shard));
+  for (const auto& [rank, shard] : local.shards())
+    shards.emplace_back(rank, f(rank, mesh.coordinate_of(rank), shard));
   return local_tensor(RankMap<Tensor>(std::move(shards)));
 }
 
@@ -385,17 +390,20 @@ Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_
   for (size_t i = 0; i < n; ++i) {
     if (target[i].is_partial() && current[i] != target[i]) {
       if (current[i].is_partial())
-        throw Error(fmt::format("redistribute: {} -> {} on mesh dim {} is not supported (a pending reduction cannot "
-                                "change its op)",
-                                current[i].to_string(), target[i].to_string(), i));
+        throw Error(
+            fmt::format("redistribute: {} -> {} on mesh dim {} is not supported (a pending reduction cannot "
+                        "change its op)",
+                        current[i].to_string(), target[i].to_string(), i));
       if (current[i].is_shard())
-        throw Error(fmt::format("redistribute: {} -> {} on mesh dim {} is not supported (a shard cannot become a "
-                                "partial)",
-                                current[i].to_string(), target[i].to_string(), i));
+        throw Error(
+            fmt::format("redistribute: {} -> {} on mesh dim {} is not supported (a shard cannot become a "
+                        "partial)",
+                        current[i].to_string(), target[i].to_string(), i));
       if (!allow_partial_targets)
-        throw Error(fmt::format("redistribute: Replicate -> {} on mesh dim {} is internal only; request Shard or "
-                                "Replicate",
-                                target[i].to_string(), i));
+        throw Error(
+            fmt::format("redistribute: Replicate -> {} on mesh dim {} is internal only; request Shard or "
+                        "Replicate",
+                        target[i].to_string(), i));
     }
   }
   // On a mesh dim of one rank every layout holds the same bytes (the one shard is the whole, the
@@ -408,7 +416,8 @@ Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_
   // Whether mesh dim i alone touches tensor dims d and e (in both layouts).
   auto alone_on = [&](size_t i, int64_t d, int64_t e) {
     for (size_t j = 0; j < n; ++j)
-      if (j != i && (current[j].is_shard(d) || current[j].is_shard(e) || target[j].is_shard(d) || target[j].is_shard(e)))
+      if (j != i && (current[j].is_shard(d) || current[j].is_shard(e) || target[j].is_shard(d) ||
+                     target[j].is_shard(e)))
         return false;
     return true;
   };
@@ -417,8 +426,8 @@ Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_
   for (size_t i = 0; i < n; ++i)
     if (current[i].is_partial() && target[i].is_shard()) {
       const int64_t d = target[i].dim();
-      if (!alone_on(i, d, d) ||
-          !single_ordered_segments(target[i], global[static_cast<size_t>(d)], mesh.size(static_cast<int64_t>(i))))
+      if (!alone_on(i, d, d) || !single_ordered_segments(target[i], global[static_cast<size_t>(d)],
+                                                         mesh.size(static_cast<int64_t>(i))))
         continue;
       local = reduce_scatter_shard(local, mesh, global, current[i], target[i], i);
       current[i] = target[i];

@@ -11,17 +11,18 @@
 namespace tessera::dtensor {
 
 // The local tensor of `from` laid out as `to`. Plan: reduce the Partial dims that change
-// (reduce_scatter straight into a shard where nothing else shards that dim, else all_reduce); move a shard between tensor dims with one all_to_all where nothing else shards
-// them; unshard right to left every Shard dim that changes or nests inside one that does (padded
-// all_gather, trimmed by the layouts); then shard or make partial left to right (local slices, no
-// communication). Exact for uneven and empty shards and for nested shards.
+// (reduce_scatter straight into a shard where nothing else shards that dim, else all_reduce); move a shard
+// between tensor dims with one all_to_all where nothing else shards them; unshard right to left every Shard
+// dim that changes or nests inside one that does (padded all_gather, trimmed by the layouts); then shard or
+// make partial left to right (local slices, no communication). Exact for uneven and empty shards and for
+// nested shards.
 Tensor redistribute_local(const DTensor& from, const Placements& to, bool allow_partial_targets);
 
 // distribute_tensor's step for a Shard mesh dim: group rank 0 of mesh dim i splits what it holds
 // along the shard dim by the layout and scatters the pieces (padded to the longest, trimmed on
 // arrival). `current` holds the placements already applied on the mesh dims before i.
-Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& global, const Placements& current,
-                     size_t i, const Placement& target);
+Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
+                     const Placements& current, size_t i, const Placement& target);
 
 // The label counters and traces show for communication along mesh dim i.
 std::string mesh_dim_label(const DeviceMesh& mesh, size_t i);

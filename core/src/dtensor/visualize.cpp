@@ -15,14 +15,16 @@ namespace {
 using Range = std::pair<int64_t, int64_t>;  // first, last (inclusive)
 
 std::string range_text(const char* what, const Range& r) {
-  return r.first == r.second ? fmt::format("{} {}", what, r.first) : fmt::format("{} {}-{}", what, r.first, r.second);
+  return r.first == r.second ? fmt::format("{} {}", what, r.first)
+                             : fmt::format("{} {}-{}", what, r.first, r.second);
 }
 
 }  // namespace
 
 std::string visualize_sharding(const DTensor& tensor) {
   if (tensor.dim() < 1 || tensor.dim() > 2)
-    throw Error(fmt::format("visualize_sharding: only 1-d and 2-d DTensors can be drawn, got {} dims", tensor.dim()));
+    throw Error(
+        fmt::format("visualize_sharding: only 1-d and 2-d DTensors can be drawn, got {} dims", tensor.dim()));
   const DeviceMesh& mesh = tensor.device_mesh();
   const bool two_d = tensor.dim() == 2;
   // (row range, column range) -> ranks holding that block.
@@ -34,8 +36,8 @@ std::string visualize_sharding(const DTensor& tensor) {
     auto ranges = [&](int64_t dim) {
       std::vector<Range> result;
       for (const tessera_segment& s :
-           dtensor::held(tensor.shape()[static_cast<size_t>(dim)], dim, tensor.placements(), mesh.shape(), coord,
-                         tensor.placements().size()))
+           dtensor::held(tensor.shape()[static_cast<size_t>(dim)], dim, tensor.placements(), mesh.shape(),
+                         coord, tensor.placements().size()))
         if (s.length > 0) result.emplace_back(s.offset, s.offset + s.length - 1);
       return result;  // empty when the shard holds nothing of this dim
     };
@@ -68,17 +70,19 @@ std::string visualize_sharding(const DTensor& tensor) {
     std::vector<std::string> line = {range_text(two_d ? "rows" : "elements", r)};
     for (const Range& c : cols) {
       auto it = blocks.find({r, c});
-      line.push_back(it == blocks.end() ? "-" : fmt::format("rank{} {}", it->second.size() > 1 ? "s" : "",
-                                                            fmt::join(it->second, ",")));
+      line.push_back(it == blocks.end() ? "-"
+                                        : fmt::format("rank{} {}", it->second.size() > 1 ? "s" : "",
+                                                      fmt::join(it->second, ",")));
     }
     cells.push_back(line);
   }
   std::vector<size_t> widths(cells.front().size(), 0);
   for (const auto& line : cells)
     for (size_t i = 0; i < line.size(); ++i) widths[i] = std::max(widths[i], line[i].size());
-  std::string out = fmt::format("{} of shape [{}] placed {} on {}{}\n", "DTensor", fmt::join(tensor.shape(), ", "),
-                                placements_text(tensor.placements()), mesh.to_string(),
-                                partial.empty() ? "" : " (" + partial.substr(1, partial.size() - 2) + ")");
+  std::string out =
+      fmt::format("{} of shape [{}] placed {} on {}{}\n", "DTensor", fmt::join(tensor.shape(), ", "),
+                  placements_text(tensor.placements()), mesh.to_string(),
+                  partial.empty() ? "" : " (" + partial.substr(1, partial.size() - 2) + ")");
   for (size_t l = two_d ? 0 : 1; l < cells.size(); ++l) {
     std::string line;
     for (size_t i = 0; i < cells[l].size(); ++i) line += fmt::format("{:<{}}  ", cells[l][i], widths[i]);
@@ -86,8 +90,8 @@ std::string visualize_sharding(const DTensor& tensor) {
     out += line + "\n";
   }
   if (!empty_ranks.empty())
-    out += fmt::format("rank{} {} hold{} no elements\n", empty_ranks.size() > 1 ? "s" : "", fmt::join(empty_ranks, ","),
-                       empty_ranks.size() > 1 ? "" : "s");
+    out += fmt::format("rank{} {} hold{} no elements\n", empty_ranks.size() > 1 ? "s" : "",
+                       fmt::join(empty_ranks, ","), empty_ranks.size() > 1 ? "" : "s");
   return out;
 }
 

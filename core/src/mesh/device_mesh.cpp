@@ -174,13 +174,15 @@ std::vector<int> DeviceMesh::ranks() const {
 void DeviceMesh::index_positions() {
   auto position = std::make_shared<std::vector<int64_t>>(static_cast<size_t>(max_rank(*fibres_)) + 1, -1);
   for (const auto& fibre : *fibres_)
-    for (size_t i = 0; i < fibre.size(); ++i) (*position)[static_cast<size_t>(fibre[i])] = static_cast<int64_t>(i);
+    for (size_t i = 0; i < fibre.size(); ++i)
+      (*position)[static_cast<size_t>(fibre[i])] = static_cast<int64_t>(i);
   position_ = std::move(position);
 }
 
 std::vector<int64_t> DeviceMesh::coordinate_of(int rank) const {
   if (position_ && rank >= 0 && static_cast<size_t>(rank) < position_->size())
-    if (const int64_t at = (*position_)[static_cast<size_t>(rank)]; at >= 0) return mesh::coordinate_of_index(at, shape_);
+    if (const int64_t at = (*position_)[static_cast<size_t>(rank)]; at >= 0)
+      return mesh::coordinate_of_index(at, shape_);
   throw Error(
       fmt::format("DeviceMesh: rank {} is not in the mesh (ranks {})", rank, fmt::join(ranks(), ", ")));
 }

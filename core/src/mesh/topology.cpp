@@ -56,7 +56,7 @@ struct Topology::Graph {
   // Set for a fully connected topology of equal links: every path is the direct link, so neither
   // the graph nor the link list is built unless links() asks; a world of thousands costs nothing.
   std::optional<LinkCost> uniform;
-  LinkGraph graph;  // empty when uniform
+  LinkGraph graph;                                // empty when uniform
   std::map<std::pair<int, int>, size_t> link_at;  // (a, b) either way -> index in links; the last given wins
 
   // Filled on first use (links() of a uniform topology, shortest-path trees of any): a Topology is
@@ -126,16 +126,19 @@ bool unreachable(double time) { return time == std::numeric_limits<double>::max(
 void check_link(const std::string& name, int world, const Link& link) {
   for (int end : {link.a, link.b})
     if (end < 0 || end >= world)
-      throw Error(fmt::format("Topology '{}': link {}-{} names rank {}, outside 0..{}", name, link.a, link.b, end,
-                              world - 1));
-  if (link.a == link.b) throw Error(fmt::format("Topology '{}': link {}-{} joins a rank to itself", name, link.a, link.b));
+      throw Error(fmt::format("Topology '{}': link {}-{} names rank {}, outside 0..{}", name, link.a, link.b,
+                              end, world - 1));
+  if (link.a == link.b)
+    throw Error(fmt::format("Topology '{}': link {}-{} joins a rank to itself", name, link.a, link.b));
   // Written as negations so that NaN is rejected too.
   if (!(link.bandwidth > 0))
-    throw Error(fmt::format("Topology '{}': link {}-{} has bandwidth {}; bandwidth must be positive (bytes/s)", name,
-                            link.a, link.b, link.bandwidth));
+    throw Error(
+        fmt::format("Topology '{}': link {}-{} has bandwidth {}; bandwidth must be positive (bytes/s)", name,
+                    link.a, link.b, link.bandwidth));
   if (!(link.latency >= 0))
-    throw Error(fmt::format("Topology '{}': link {}-{} has latency {}; latency must be non-negative (seconds)", name,
-                            link.a, link.b, link.latency));
+    throw Error(
+        fmt::format("Topology '{}': link {}-{} has latency {}; latency must be non-negative (seconds)", name,
+                    link.a, link.b, link.latency));
 }
 
 }  // namespace
@@ -186,16 +189,18 @@ int Topology::world() const { return graph_ ? graph_->world : 0; }
 
 Topology Topology::with_locality(int level, std::vector<int32_t> ids) const {
   if (level < 0 || level >= kLocalityLevels)
-    throw Error(fmt::format("Topology '{}': locality level {} is not one of 0 (NUMA), 1 (node), 2 (switch)", name(),
-                            level));
+    throw Error(fmt::format("Topology '{}': locality level {} is not one of 0 (NUMA), 1 (node), 2 (switch)",
+                            name(), level));
   if (ids.size() != static_cast<size_t>(world()))
-    throw Error(fmt::format("Topology '{}': locality level {} has {} ids for a world of {} ranks; expected one per rank",
-                            name(), level, ids.size(), world()));
+    throw Error(fmt::format(
+        "Topology '{}': locality level {} has {} ids for a world of {} ranks; expected one per rank", name(),
+        level, ids.size(), world()));
   for (size_t r = 0; r < ids.size(); ++r)
     if (ids[r] < -1)
-      throw Error(fmt::format("Topology '{}': locality level {} gives rank {} the id {}; ids are >= 0, or -1 for "
-                              "not stated",
-                              name(), level, r, ids[r]));
+      throw Error(
+          fmt::format("Topology '{}': locality level {} gives rank {} the id {}; ids are >= 0, or -1 for "
+                      "not stated",
+                      name(), level, r, ids[r]));
   auto locality = std::make_shared<Locality>(locality_ ? *locality_ : Locality{});
   locality->ids[static_cast<size_t>(level)] = std::move(ids);
   // Every level is rehashed from the graph's fingerprint: stating the same domains in another order
@@ -241,7 +246,8 @@ const std::vector<Link>& Topology::links() const {
   if (!graph_) return none;
   std::call_once(graph_->links_made, [g = graph_.get()] {
     for (int a = 0; a < g->world; ++a)
-      for (int b = a + 1; b < g->world; ++b) g->links.push_back(Link{a, b, g->uniform->bandwidth, g->uniform->latency});
+      for (int b = a + 1; b < g->world; ++b)
+        g->links.push_back(Link{a, b, g->uniform->bandwidth, g->uniform->latency});
   });
   return graph_->links;
 }
@@ -303,7 +309,9 @@ void Topology::path_into(int a, int b, int64_t bytes, std::vector<int>& ranks) c
 double Topology::transfer_time(int a, int b, int64_t bytes) const {
   const std::vector<int> hops = path(a, b, bytes);
   if (graph_->uniform)
-    return hops.size() == 1 ? 0.0 : graph_->uniform->latency + static_cast<double>(bytes) / graph_->uniform->bandwidth;
+    return hops.size() == 1
+               ? 0.0
+               : graph_->uniform->latency + static_cast<double>(bytes) / graph_->uniform->bandwidth;
   // Store-and-forward: every hop pays its latency and moves the whole message. Recomputed along the
   // path (rather than taken from Dijkstra's distance) so that the sum is always in hop order.
   double time = 0;

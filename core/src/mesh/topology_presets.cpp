@@ -141,13 +141,16 @@ void require_fit(const std::string& text, const PresetForm& form, int world) {
                                   form.rows, form.cols, static_cast<int64_t>(form.rows) * form.cols, world,
                                   kAcceptedForms));
   if (form.kind == PresetForm::kNodes && world % form.ranks_per_node != 0)
-    throw ConfigError(fmt::format("topology preset '{}': {} ranks per node does not divide the world of {} ranks; {}",
-                                  text, form.ranks_per_node, world, kAcceptedForms));
+    throw ConfigError(
+        fmt::format("topology preset '{}': {} ranks per node does not divide the world of {} ranks; {}", text,
+                    form.ranks_per_node, world, kAcceptedForms));
 }
 
 }  // namespace
 
-void check_topology_preset(const std::string& text, int world) { require_fit(text, parse_preset(text), world); }
+void check_topology_preset(const std::string& text, int world) {
+  require_fit(text, parse_preset(text), world);
+}
 
 Topology Topology::preset(const std::string& text, int world) {
   const PresetForm form = parse_preset(text);

@@ -40,8 +40,8 @@ thread_local PendingCall* pending_call = nullptr;
 // collective).
 thread_local PendingCall pending_storage;
 
-void count(const std::string& collective, const std::string& mesh_dim, const std::string& algorithm, int64_t bytes,
-           double seconds) {
+void count(const std::string& collective, const std::string& mesh_dim, const std::string& algorithm,
+           int64_t bytes, double seconds) {
   observe::Listeners& listeners = observe::listeners_of(world::current());
   if (listeners.live_counters.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard lock(listeners.mutex);
@@ -61,7 +61,8 @@ void count(const std::string& collective, const std::string& mesh_dim, const std
 namespace observe {
 
 bool wants_collectives() {
-  return observe::listeners_of(world::current()).live_counters.load(std::memory_order_relaxed) > 0 || trace_recorder_active();
+  return observe::listeners_of(world::current()).live_counters.load(std::memory_order_relaxed) > 0 ||
+         trace_recorder_active();
 }
 
 void report_collective(const comm::Schedule& schedule, const std::vector<int>& members,
@@ -69,7 +70,8 @@ void report_collective(const comm::Schedule& schedule, const std::vector<int>& m
   const std::string collective = comm::collective_name(schedule.request.collective);
   trace_collective(schedule, members, cost, comm::current_op());
   if (pending_call == nullptr)
-    return count(collective, comm::current_mesh_dim(), schedule.algorithm, cost.max_bytes_sent(), cost.seconds);
+    return count(collective, comm::current_mesh_dim(), schedule.algorithm, cost.max_bytes_sent(),
+                 cost.seconds);
   PendingCall& call = *pending_call;
   if (!call.any) call = {true, collective, schedule.algorithm, comm::current_mesh_dim(), 0, 0.0};
   call.bytes_per_rank = std::max(call.bytes_per_rank, cost.max_bytes_sent());
@@ -90,7 +92,8 @@ void end_collective_call() {
   PendingCall*& pending = sdk::thread_local_address(pending_call);
   PendingCall* call = pending;
   pending = nullptr;
-  if (call->any) count(call->collective, call->mesh_dim, call->algorithm, call->bytes_per_rank, call->seconds);
+  if (call->any)
+    count(call->collective, call->mesh_dim, call->algorithm, call->bytes_per_rank, call->seconds);
 }
 
 void report_implicit(const std::string& op, int64_t input, const std::string& from, const std::string& to) {
@@ -143,10 +146,12 @@ double CommCounter::seconds() const {
 
 std::string CommCounter::table() const {
   const std::vector<Entry> rows = entries();
-  std::vector<std::vector<std::string>> cells = {{"collective", "mesh dim", "algorithm", "calls", "bytes/rank", "est. time"}};
+  std::vector<std::vector<std::string>> cells = {
+      {"collective", "mesh dim", "algorithm", "calls", "bytes/rank", "est. time"}};
   for (const Entry& e : rows)
-    cells.push_back({e.collective, e.mesh_dim.empty() ? "-" : e.mesh_dim, e.algorithm, std::to_string(e.calls),
-                     std::to_string(e.bytes_per_rank), fmt::format("{:.3f} us", e.seconds * 1e6)});
+    cells.push_back({e.collective, e.mesh_dim.empty() ? "-" : e.mesh_dim, e.algorithm,
+                     std::to_string(e.calls), std::to_string(e.bytes_per_rank),
+                     fmt::format("{:.3f} us", e.seconds * 1e6)});
   cells.push_back({"total", "", "", std::to_string(calls()), std::to_string(bytes_per_rank()),
                    fmt::format("{:.3f} us", seconds() * 1e6)});
   std::vector<size_t> widths(cells.front().size(), 0);
@@ -156,7 +161,8 @@ std::string CommCounter::table() const {
   for (const auto& line : cells) {
     std::string text;
     for (size_t i = 0; i < line.size(); ++i)
-      text += i < 3 ? fmt::format("{:<{}}  ", line[i], widths[i]) : fmt::format("{:>{}}  ", line[i], widths[i]);
+      text +=
+          i < 3 ? fmt::format("{:<{}}  ", line[i], widths[i]) : fmt::format("{:>{}}  ", line[i], widths[i]);
     while (!text.empty() && text.back() == ' ') text.pop_back();
     out += text + "\n";
   }

@@ -176,7 +176,8 @@ void check_rank(int rank, const char* what) {
 
 }  // namespace
 
-MemoryCounter::MemoryCounter() : state_(new State{observe::shared_listeners_of(world::current()), 0, {}, {}}) {
+MemoryCounter::MemoryCounter()
+    : state_(new State{observe::shared_listeners_of(world::current()), 0, {}, {}}) {
   observe::Listeners& listeners = *state_->listeners;
   {
     std::lock_guard lock(listeners.mutex);

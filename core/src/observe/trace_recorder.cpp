@@ -21,8 +21,8 @@ namespace {
 void check_writable(const std::string& path) {
   std::ofstream probe(path, std::ios::app);
   if (!probe)
-    throw Error(fmt::format("trace: cannot write '{}' (missing directory or no permission); give a writable path",
-                            path));
+    throw Error(fmt::format(
+        "trace: cannot write '{}' (missing directory or no permission); give a writable path", path));
 }
 
 // The program's trace: configuration (TESSERA_TRACE, [trace] file) or start_trace starts it, so it
@@ -62,8 +62,8 @@ int TraceRecorder::pid_of(uint64_t source) {
   return pids_.try_emplace(source, static_cast<int>(pids_.size())).first->second;
 }
 
-void TraceRecorder::slice(int pid, int rank, const std::string& name, const std::string& category, double start_us,
-                          double duration_us, nlohmann::json args) {
+void TraceRecorder::slice(int pid, int rank, const std::string& name, const std::string& category,
+                          double start_us, double duration_us, nlohmann::json args) {
   tracks_.insert({pid, rank});
   events_.push_back({{"name", name},
                      {"cat", category},
@@ -83,13 +83,15 @@ void TraceRecorder::rank_op(uint64_t source, const char* op, int rank, double se
   now += seconds * 1e6;
 }
 
-void TraceRecorder::collective(uint64_t source, const comm::Schedule& schedule, const std::vector<int>& members,
-                               const comm::CostEstimate& cost, const std::string& caused_by) {
+void TraceRecorder::collective(uint64_t source, const comm::Schedule& schedule,
+                               const std::vector<int>& members, const comm::CostEstimate& cost,
+                               const std::string& caused_by) {
   std::lock_guard lock(mutex_);
   const int pid = pid_of(source);
   double start = 0.0;
   for (int m : members) start = std::max(start, clock_[{pid, m}]);
-  const std::string name = fmt::format("{} ({})", comm::collective_name(schedule.request.collective), schedule.algorithm);
+  const std::string name =
+      fmt::format("{} ({})", comm::collective_name(schedule.request.collective), schedule.algorithm);
   for (size_t i = 0; i < members.size(); ++i) {
     nlohmann::json args = {{"group", members},
                            {"group_rank", i},
@@ -104,8 +106,8 @@ void TraceRecorder::collective(uint64_t source, const comm::Schedule& schedule, 
     const int64_t bytes = step.chunk.count * static_cast<int64_t>(schedule.request.dtype.bits / 8);
     const int peer = members[static_cast<size_t>(step.peer)];
     slice(pid, members[static_cast<size_t>(t.rank)],
-          fmt::format("{} {} B {} rank {}", send ? "send" : "recv", bytes, send ? "to" : "from", peer), "step",
-          start + t.start * 1e6, std::max(0.001, (t.end - t.start) * 1e6),
+          fmt::format("{} {} B {} rank {}", send ? "send" : "recv", bytes, send ? "to" : "from", peer),
+          "step", start + t.start * 1e6, std::max(0.001, (t.end - t.start) * 1e6),
           {{"bytes", bytes}, {"peer", peer}, {"step", t.step}});
   }
   for (int m : members) clock_[{pid, m}] = start + cost.seconds * 1e6;
@@ -123,13 +125,14 @@ void TraceRecorder::write() {
                                    {"tid", rank},
                                    {"args", {{"name", fmt::format("rank {}", rank)}}}});
   for (const auto& [source, pid] : pids_)
-    file["traceEvents"].push_back({{"name", "process_name"},
-                                   {"ph", "M"},
-                                   {"pid", pid},
-                                   {"args", {{"name", pid == 0 ? std::string("tessera")
-                                                               : fmt::format("tessera (world {})", pid)}}}});
+    file["traceEvents"].push_back(
+        {{"name", "process_name"},
+         {"ph", "M"},
+         {"pid", pid},
+         {"args", {{"name", pid == 0 ? std::string("tessera") : fmt::format("tessera (world {})", pid)}}}});
   if (pids_.empty())
-    file["traceEvents"].push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "tessera"}}}});
+    file["traceEvents"].push_back(
+        {{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "tessera"}}}});
   std::ofstream out(path_, std::ios::trunc);
   if (!out) throw Error(fmt::format("trace: cannot write '{}'", path_));
   out << file.dump(1) << "\n";
@@ -137,7 +140,8 @@ void TraceRecorder::write() {
 }
 
 bool trace_recorder_active() {
-  return program_trace_active() || observe::listeners_of(world::current()).live_recorders.load(std::memory_order_relaxed) > 0;
+  return program_trace_active() ||
+         observe::listeners_of(world::current()).live_recorders.load(std::memory_order_relaxed) > 0;
 }
 
 bool wants_rank_ops() { return trace_recorder_active(); }
@@ -146,9 +150,10 @@ void report_rank_op(const char* op, int rank, double seconds) {
   each_recorder([&](TraceRecorder& r, uint64_t source) { r.rank_op(source, op, rank, seconds); });
 }
 
-void trace_collective(const comm::Schedule& schedule, const std::vector<int>& members, const comm::CostEstimate& cost,
-                      const std::string& caused_by) {
-  each_recorder([&](TraceRecorder& r, uint64_t source) { r.collective(source, schedule, members, cost, caused_by); });
+void trace_collective(const comm::Schedule& schedule, const std::vector<int>& members,
+                      const comm::CostEstimate& cost, const std::string& caused_by) {
+  each_recorder(
+      [&](TraceRecorder& r, uint64_t source) { r.collective(source, schedule, members, cost, caused_by); });
 }
 
 }  // namespace observe
@@ -158,9 +163,10 @@ void start_trace(const std::string& path) {
   std::lock_guard lock(program.mutex);
   // Replacing a running trace would leave its file empty (TESSERA_TRACE, [trace] file): refuse.
   if (program.recorder)
-    throw Error(fmt::format("trace: the program's trace is already being recorded to '{}', so '{}' cannot start; "
-                            "stop it first, or record a scope with TraceScope",
-                            program.recorder->path(), path));
+    throw Error(
+        fmt::format("trace: the program's trace is already being recorded to '{}', so '{}' cannot start; "
+                    "stop it first, or record a scope with TraceScope",
+                    program.recorder->path(), path));
   program.recorder = std::make_unique<observe::TraceRecorder>(path);
   program.active = true;
 }

@@ -43,14 +43,14 @@ class TraceRecorder {
   std::mutex mutex_;
   std::string path_;
   nlohmann::json events_ = nlohmann::json::array();
-  std::map<uint64_t, int> pids_;                // source -> pid, in order of first appearance
+  std::map<uint64_t, int> pids_;                 // source -> pid, in order of first appearance
   std::map<std::pair<int, int>, double> clock_;  // (pid, rank) -> microseconds
   std::set<std::pair<int, int>> tracks_;         // (pid, rank)
 };
 
 // True when the program's trace or a TraceScope on the calling thread's world records.
 bool trace_recorder_active();
-void trace_collective(const comm::Schedule& schedule, const std::vector<int>& members, const comm::CostEstimate& cost,
-                      const std::string& caused_by);
+void trace_collective(const comm::Schedule& schedule, const std::vector<int>& members,
+                      const comm::CostEstimate& cost, const std::string& caused_by);
 
 }  // namespace tessera::observe

@@ -117,20 +117,25 @@ void AdamW::set_param_state(size_t i, const ParamState& state) {
   // A step needs every field at once: checked before any is replaced.
   State updated = state_[i];
   for (const auto& [field, value] : state) {
-    if (field == "step") updated.step = checked_state_count(i, field, value);
-    else if (field == "exp_avg") updated.exp_avg = checked_state_tensor(i, field, value);
-    else if (field == "exp_avg_sq") updated.exp_avg_sq = checked_state_tensor(i, field, value);
-    else updated.max_exp_avg_sq = checked_state_tensor(i, field, value);
+    if (field == "step")
+      updated.step = checked_state_count(i, field, value);
+    else if (field == "exp_avg")
+      updated.exp_avg = checked_state_tensor(i, field, value);
+    else if (field == "exp_avg_sq")
+      updated.exp_avg_sq = checked_state_tensor(i, field, value);
+    else
+      updated.max_exp_avg_sq = checked_state_tensor(i, field, value);
   }
   if (updated.exp_avg.defined() != updated.exp_avg_sq.defined() ||
       (options_.amsgrad && updated.exp_avg.defined() != updated.max_exp_avg_sq.defined()))
     throw Error(fmt::format("AdamW: parameter {} would have only part of its state ({}); give {} together", i,
-                            fmt::join([&] {
-                              std::vector<std::string> names;
-                              for (const auto& entry : state) names.push_back(entry.first);
-                              return names;
-                            }(),
-                                      ", "),
+                            fmt::join(
+                                [&] {
+                                  std::vector<std::string> names;
+                                  for (const auto& entry : state) names.push_back(entry.first);
+                                  return names;
+                                }(),
+                                ", "),
                             fmt::join(known, ", ")));
   state_[i] = std::move(updated);
 }

@@ -174,38 +174,42 @@ void Optimizer::require_non_negative(const char* option, double value) const {
     throw Error(fmt::format("{}: invalid {} value {}; expected {} >= 0", name_, option, value, option));
 }
 
-const Tensor& Optimizer::checked_state_tensor(size_t i, const std::string& field, const StateField& value) const {
+const Tensor& Optimizer::checked_state_tensor(size_t i, const std::string& field,
+                                              const StateField& value) const {
   const Tensor* t = std::get_if<Tensor>(&value);
   if (t == nullptr || !t->defined())
-    throw Error(fmt::format("{}: state field '{}' of parameter {} must be a defined tensor, got {}", name_, field, i,
-                            t == nullptr ? "an integer" : "an undefined tensor"));
+    throw Error(fmt::format("{}: state field '{}' of parameter {} must be a defined tensor, got {}", name_,
+                            field, i, t == nullptr ? "an integer" : "an undefined tensor"));
   const Tensor& p = params_.at(i);
   if (t->dtype() != p.dtype() || !(t->shape() == p.shape()) || t->is_local() != p.is_local() ||
       (p.is_local() && !(t->ranks() == p.ranks())))
     throw Error(fmt::format(
-        "{}: state field '{}' of parameter {} is a {}{} tensor of shape {}; expected one like the parameter: {}{} of "
+        "{}: state field '{}' of parameter {} is a {}{} tensor of shape {}; expected one like the parameter: "
+        "{}{} of "
         "shape {}",
         name_, field, i, t->is_local() ? "local " + t->ranks().to_string() + " " : "", dtype_name(t->dtype()),
-        t->shape().to_string(), p.is_local() ? "local " + p.ranks().to_string() + " " : "", dtype_name(p.dtype()),
-        p.shape().to_string()));
+        t->shape().to_string(), p.is_local() ? "local " + p.ranks().to_string() + " " : "",
+        dtype_name(p.dtype()), p.shape().to_string()));
   return *t;
 }
 
 int64_t Optimizer::checked_state_count(size_t i, const std::string& field, const StateField& value) const {
   const int64_t* n = std::get_if<int64_t>(&value);
   if (n == nullptr || *n < 0)
-    throw Error(fmt::format("{}: state field '{}' of parameter {} must be an integer >= 0, got {}", name_, field, i,
-                            n == nullptr ? "a tensor" : std::to_string(*n)));
+    throw Error(fmt::format("{}: state field '{}' of parameter {} must be an integer >= 0, got {}", name_,
+                            field, i, n == nullptr ? "a tensor" : std::to_string(*n)));
   return *n;
 }
 
-void Optimizer::check_state_fields(size_t i, const ParamState& state, const std::vector<std::string>& known) const {
+void Optimizer::check_state_fields(size_t i, const ParamState& state,
+                                   const std::vector<std::string>& known) const {
   if (i >= params_.size())
     throw Error(fmt::format("{}: no parameter {}; the optimizer has {}", name_, i, params_.size()));
   for (const auto& [field, value] : state)
     if (std::find(known.begin(), known.end(), field) == known.end())
-      throw Error(fmt::format("{}: parameter {} has no state field '{}'; with these options it keeps: {}", name_, i,
-                              field, known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
+      throw Error(fmt::format("{}: parameter {} has no state field '{}'; with these options it keeps: {}",
+                              name_, i, field,
+                              known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", "))));
 }
 
 }  // namespace tessera::optim

@@ -76,8 +76,9 @@ Optimizer::ParamState SGD::param_state(size_t i) const {
 }
 
 void SGD::set_param_state(size_t i, const ParamState& state) {
-  check_state_fields(i, state, options_.momentum != 0 ? std::vector<std::string>{"momentum_buffer"}
-                                                      : std::vector<std::string>{});
+  check_state_fields(
+      i, state,
+      options_.momentum != 0 ? std::vector<std::string>{"momentum_buffer"} : std::vector<std::string>{});
   if (auto it = state.find("momentum_buffer"); it != state.end())
     momentum_buffers_[i] = checked_state_tensor(i, it->first, it->second);
 }

@@ -93,7 +93,9 @@ std::vector<Tensor> per_rank_each(const Tensor& like, const std::function<std::v
 // per_rank_each for an f that gives one tensor per rank.
 Tensor per_rank(const Tensor& like, const std::function<Tensor(int rank)>& f, const KeyOf& key,
                 const std::vector<Tensor>& keyed) {
-  return per_rank_each(like, [&](int rank) { return std::vector<Tensor>{f(rank)}; }, key, keyed).front();
+  return per_rank_each(
+             like, [&](int rank) { return std::vector<Tensor>{f(rank)}; }, key, keyed)
+      .front();
 }
 
 // The key of a tensor's shard on a rank: its shape.
@@ -147,9 +149,10 @@ FsdpGroup::FsdpGroup(const std::vector<std::pair<std::string, nn::Parameter>>& p
         // strided shard, as PyTorch), so gathering over dp gives back a rank's block.
         const int64_t blocks = p.tp_mesh->size();
         if (p.length % blocks != 0)
-          throw Error(fmt::format("{} has shape [{}], sharded over {} tensor-parallel ranks on its only dim; "
-                                  "FSDP shards within those blocks and needs them equal: a length divisible by {}",
-                                  what, fmt::join(p.global, ", "), blocks, blocks));
+          throw Error(
+              fmt::format("{} has shape [{}], sharded over {} tensor-parallel ranks on its only dim; "
+                          "FSDP shards within those blocks and needs them equal: a length divisible by {}",
+                          what, fmt::join(p.global, ", "), blocks, blocks));
         dp_placement = StridedShard(p.shard_dim, blocks);
         p.length /= blocks;
       }

@@ -33,8 +33,8 @@ ParallelizePlan transformer_tp_plan(const models::TransformerStage& stage, bool 
     if (key == "tok_embeddings" && !stage->is_first()) continue;
     if ((key == "norm" || key == "output") && !stage->is_last()) continue;
     if (key == "output" && loss_parallel)
-      style = ColwiseParallel{
-          .input_layouts = Shard(1), .output_layouts = Shard(-1), .use_local_output = true};
+      style =
+          ColwiseParallel{.input_layouts = Shard(1), .output_layouts = Shard(-1), .use_local_output = true};
     plan.emplace_back(key, style);
   }
   return plan;

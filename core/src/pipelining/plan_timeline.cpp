@@ -48,8 +48,8 @@ std::vector<std::vector<TimedAction>> SchedulePlan::timeline(const ActionCosts& 
 
 int SchedulePlan::peak_activations(int stage) const {
   if (stage < 0 || stage >= num_stages())
-    throw Error(fmt::format("pipelining plan {}: peak_activations of stage {}; the stages are 0..{}", name_, stage,
-                            num_stages() - 1));
+    throw Error(fmt::format("pipelining plan {}: peak_activations of stage {}; the stages are 0..{}", name_,
+                            stage, num_stages() - 1));
   // Which backward action ends a micro-batch's activations: W where the backward is split.
   bool split = false;
   for (const Action& a : actions_[static_cast<size_t>(rank_of_stage(stage))])
@@ -69,13 +69,17 @@ int SchedulePlan::peak_activations(int stage) const {
 void SchedulePlan::write_trace(const std::string& path, const ActionCosts& costs) const {
   const detail::SimulationResult run = detail::simulate(*this, actions_, costs);
   nlohmann::json events = nlohmann::json::array();
-  events.push_back({{"name", "process_name"},
-                    {"ph", "M"},
-                    {"pid", 0},
-                    {"args", {{"name", fmt::format("{} ({} stages, {} micro-batches)", name_, num_stages(),
-                                                   n_microbatches_)}}}});
+  events.push_back(
+      {{"name", "process_name"},
+       {"ph", "M"},
+       {"pid", 0},
+       {"args",
+        {{"name", fmt::format("{} ({} stages, {} micro-batches)", name_, num_stages(), n_microbatches_)}}}});
   for (int r = 0; r < num_ranks(); ++r) {
-    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", r},
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", r},
                       {"args", {{"name", fmt::format("rank {}", r)}}}});
     double free_at = 0;
     for (const TimedAction& t : run.timeline[static_cast<size_t>(r)]) {
@@ -87,9 +91,10 @@ void SchedulePlan::write_trace(const std::string& path, const ActionCosts& costs
   }
   std::ofstream out(path, std::ios::trunc);
   if (!out)
-    throw Error(fmt::format("pipelining plan {}: cannot write the trace '{}' (missing directory or no permission); "
-                            "give a writable path",
-                            name_, path));
+    throw Error(
+        fmt::format("pipelining plan {}: cannot write the trace '{}' (missing directory or no permission); "
+                    "give a writable path",
+                    name_, path));
   out << nlohmann::json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}}.dump();
   if (!out.flush()) throw Error(fmt::format("pipelining plan {}: cannot write the trace '{}'", name_, path));
 }

@@ -21,16 +21,16 @@ constinit std::array<std::atomic<ComponentMaker>, kLastKind + 1> makers{};
 
 void install_component_maker(int32_t kind, ComponentMaker maker) {
   if (kind < 1 || kind > kLastKind)
-    throw Error(fmt::format("install_component_maker: component kind {} is not one of the SDK's (1 to {})", kind,
-                            kLastKind));
+    throw Error(fmt::format("install_component_maker: component kind {} is not one of the SDK's (1 to {})",
+                            kind, kLastKind));
   makers[static_cast<size_t>(kind)].store(maker);
 }
 
 ComponentMaker component_maker(int32_t kind) {
   ComponentMaker maker = kind >= 1 && kind <= kLastKind ? makers[static_cast<size_t>(kind)].load() : nullptr;
   if (maker == nullptr)
-    throw PluginError(fmt::format("no layer handles components of kind {} ({}): its maker is not installed", kind,
-                                  component_kind_name(kind)));
+    throw PluginError(fmt::format("no layer handles components of kind {} ({}): its maker is not installed",
+                                  kind, component_kind_name(kind)));
   return maker;
 }
 

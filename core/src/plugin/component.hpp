@@ -15,13 +15,14 @@
 namespace tessera::plugin {
 
 struct Component {
-  std::shared_ptr<const void> object;   // the owning layer's object for this kind
+  std::shared_ptr<const void> object;    // the owning layer's object for this kind
   const LoadedPlugin* plugin = nullptr;  // the plugin that provides it; `object` keeps it alive
   std::string prefix;                    // a placement strategy's text prefix; empty for other kinds
 };
 
 // Makes the owning layer's object of `component`, a validated table of `plugin`.
-using ComponentMaker = Component (*)(const tessera_component& component, const std::shared_ptr<LoadedPlugin>& plugin);
+using ComponentMaker = Component (*)(const tessera_component& component,
+                                     const std::shared_ptr<LoadedPlugin>& plugin);
 
 // Installed once per kind by the layer that owns it, while the library loads. A kind outside the
 // SDK's (1 to TESSERA_COMPONENT_TUNER) is an Error naming it.

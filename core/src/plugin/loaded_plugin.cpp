@@ -22,10 +22,18 @@ namespace {
 void forward_plugin_log(int32_t level, const char* message) {
   if (message == nullptr) return;
   switch (level) {
-    case TESSERA_LOG_DEBUG: observe::logger().debug("plugin: {}", message); break;
-    case TESSERA_LOG_INFO: observe::logger().info("plugin: {}", message); break;
-    case TESSERA_LOG_WARN: observe::logger().warn("plugin: {}", message); break;
-    default: observe::logger().error("plugin: {}", message); break;
+    case TESSERA_LOG_DEBUG:
+      observe::logger().debug("plugin: {}", message);
+      break;
+    case TESSERA_LOG_INFO:
+      observe::logger().info("plugin: {}", message);
+      break;
+    case TESSERA_LOG_WARN:
+      observe::logger().warn("plugin: {}", message);
+      break;
+    default:
+      observe::logger().error("plugin: {}", message);
+      break;
   }
 }
 
@@ -51,13 +59,15 @@ const char* entry_point_of(const boost::dll::shared_library& library, const std:
   std::string others;
   for (int major = 2; major <= 9; ++major) {
     const std::string symbol = fmt::format("{}{}", TESSERA_PLUGIN_QUERY_SYMBOL_PREFIX, major);
-    if (library.has(symbol)) others += fmt::format("{}'{}' (SDK major {})", others.empty() ? "" : ", ", symbol, major);
+    if (library.has(symbol))
+      others += fmt::format("{}'{}' (SDK major {})", others.empty() ? "" : ", ", symbol, major);
   }
   if (!others.empty())
-    reject(file, fmt::format("it exports {} but neither '{}' nor '{}', which this host (SDK {}.{}) calls: it was "
-                             "built for hosts of another major",
-                             others, TESSERA_PLUGIN_QUERY_SYMBOL_V1, TESSERA_PLUGIN_QUERY_SYMBOL,
-                             TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR));
+    reject(file,
+           fmt::format("it exports {} but neither '{}' nor '{}', which this host (SDK {}.{}) calls: it was "
+                       "built for hosts of another major",
+                       others, TESSERA_PLUGIN_QUERY_SYMBOL_V1, TESSERA_PLUGIN_QUERY_SYMBOL,
+                       TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR));
   reject(file, fmt::format("it does not export the entry point '{}' (is it a Tessera plugin?)",
                            TESSERA_PLUGIN_QUERY_SYMBOL));
 }
@@ -71,7 +81,8 @@ std::shared_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   std::shared_ptr<LoadedPlugin> plugin(new LoadedPlugin());
   boost::dll::fs::error_code load_error;
   // rtld_now: an unresolved symbol fails here, with the loader's message, not at first call.
-  plugin->library_.load(file, load_error, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  plugin->library_.load(file, load_error,
+                        boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
   if (load_error) {
     const char* loader_message = dlerror();
     reject(file, fmt::format("cannot be loaded as a shared object: {}",
@@ -84,8 +95,10 @@ std::shared_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   tessera_error error{};
   error.struct_size = sizeof(error);
 
-  auto query = plugin->library_.get<tessera_status(const tessera_host_info*, const tessera_plugin_info**,
-                                                   tessera_error*)>(entry_point);
+  auto query =
+      plugin->library_
+          .get<tessera_status(const tessera_host_info*, const tessera_plugin_info**, tessera_error*)>(
+              entry_point);
   const tessera_plugin_info* raw = nullptr;
   tessera_status status = TESSERA_INTERNAL;
   const auto call_query = [&] { status = query(&host, &raw, &error); };
@@ -105,12 +118,14 @@ std::shared_ptr<LoadedPlugin> LoadedPlugin::open(const std::filesystem::path& fi
   info.file = std::filesystem::weakly_canonical(file);
   for (size_t i = 0; i < raw->num_components; ++i) {
     const tessera_component* component = raw->components[i];
-    if (std::string reason = check_component(component, i, raw->sdk_minor); !reason.empty()) reject(file, reason);
+    if (std::string reason = check_component(component, i, raw->sdk_minor); !reason.empty())
+      reject(file, reason);
     info.components.push_back({component_kind_name(component->kind), component->name});
   }
   if (raw->sdk_minor >= kFirstMinorWithExtensionChains)
     if (std::string reason = check_extension_chains(*raw); !reason.empty()) reject(file, reason);
-  if (std::string reason = read_parameter_schema(*raw, info.parameters); !reason.empty()) reject(file, reason);
+  if (std::string reason = read_parameter_schema(*raw, info.parameters); !reason.empty())
+    reject(file, reason);
   info.declares_parameters = !info.parameters.empty();
   plugin->raw_ = raw;
   plugin->lifecycle_ = plugin_lifecycle(*raw);
@@ -129,8 +144,8 @@ void LoadedPlugin::start() {
     if (std::string escaped = exception_escaping("init", call_init); !escaped.empty())
       throw PluginError(fmt::format("plugin '{}' rejected: {}", info_.file.string(), escaped));
     if (status != TESSERA_OK)
-      throw PluginError(fmt::format("plugin '{}' rejected: its init refused, status {}: {}", info_.file.string(),
-                                    status_text(status), error_text(error)));
+      throw PluginError(fmt::format("plugin '{}' rejected: its init refused, status {}: {}",
+                                    info_.file.string(), status_text(status), error_text(error)));
   }
   started_ = true;
 }
@@ -138,7 +153,8 @@ void LoadedPlugin::start() {
 LoadedPlugin::~LoadedPlugin() { finalize_now(); }
 
 void LoadedPlugin::finalize_now() noexcept {
-  if (!started_ || lifecycle_.finalize == nullptr || finalized_.exchange(true, std::memory_order_acq_rel)) return;
+  if (!started_ || lifecycle_.finalize == nullptr || finalized_.exchange(true, std::memory_order_acq_rel))
+    return;
   // Nothing can report from here (a destructor, or the exit handler): what escapes finalize (which
   // must not fail) is logged.
   try {
@@ -153,7 +169,9 @@ std::string LoadedPlugin::set_parameter(const std::string& key, const std::strin
   tessera_error error{};
   error.struct_size = sizeof(error);
   tessera_status status = TESSERA_INTERNAL;
-  const auto call = [&] { status = lifecycle_.set_parameter(lifecycle_.context, key.c_str(), value.c_str(), &error); };
+  const auto call = [&] {
+    status = lifecycle_.set_parameter(lifecycle_.context, key.c_str(), value.c_str(), &error);
+  };
   if (std::string escaped = exception_escaping("set_parameter", call); !escaped.empty()) return escaped;
   return status == TESSERA_OK ? std::string() : error_text(error);
 }

@@ -30,7 +30,8 @@ std::vector<fs::path> plugin_files(const std::vector<fs::path>& dirs, const std:
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(dir, error)) {
       const std::string name = entry.path().filename().string();
-      if (name.starts_with(prefix) && name.ends_with(".so") && seen.insert(name).second) files.push_back(entry.path());
+      if (name.starts_with(prefix) && name.ends_with(".so") && seen.insert(name).second)
+        files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end());
     found.insert(found.end(), files.begin(), files.end());
@@ -143,7 +144,8 @@ std::string override_hint(bool flagged) {
   return flagged ? "the component sets TESSERA_COMPONENT_OVERRIDES, but overriding is not allowed by the "
                    "configuration ([plugins] allow_override = true or TESSERA_PLUGIN_ALLOW_OVERRIDE=1)"
                  : "names must be unique: a component replaces a loaded one only when it sets "
-                   "TESSERA_COMPONENT_OVERRIDES and the configuration allows it ([plugins] allow_override = true)";
+                   "TESSERA_COMPONENT_OVERRIDES and the configuration allows it ([plugins] allow_override = "
+                   "true)";
 }
 
 // A kind as messages name it.
@@ -175,30 +177,42 @@ void Registry::admit_locked(const LoadedPlugin& plugin) {
   for (size_t i = 0; i < raw.num_components; ++i) check_clashes_locked(file, *raw.components[i]);
 }
 
-std::vector<std::shared_ptr<LoadedPlugin>> Registry::unloaded_providers_locked(const LoadedPlugin& plugin) const {
+std::vector<std::shared_ptr<LoadedPlugin>> Registry::unloaded_providers_locked(
+    const LoadedPlugin& plugin) const {
   std::vector<fs::path> files;
   const auto family = [&](const std::string& name) {
     const std::vector<fs::path> path = search_path_locked();
     const auto discovered = discovered_families_.find(name);
-    if (discovered != discovered_families_.end() && discovered->second == path) return;  // loaded (or refused) already
+    if (discovered != discovered_families_.end() && discovered->second == path)
+      return;  // loaded (or refused) already
     for (const fs::path& file : plugin_files(path, "libtessera-" + name + "-")) files.push_back(file);
   };
   const tessera_plugin_info& raw = plugin.raw();
   for (size_t i = 0; i < raw.num_components; ++i) {
     const tessera_component& component = *raw.components[i];
     switch (component.kind) {
-      case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: family("coll"); break;
-      case TESSERA_COMPONENT_PLACEMENT: family("placement"); break;
-      case TESSERA_COMPONENT_TRANSPORT: family("transport"); break;
-      case TESSERA_COMPONENT_TUNER: family("tuner"); break;
+      case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM:
+        family("coll");
+        break;
+      case TESSERA_COMPONENT_PLACEMENT:
+        family("placement");
+        break;
+      case TESSERA_COMPONENT_TRANSPORT:
+        family("transport");
+        break;
+      case TESSERA_COMPONENT_TUNER:
+        family("tuner");
+        break;
       case TESSERA_COMPONENT_BACKEND:
         if (find_locked(TESSERA_COMPONENT_BACKEND, component.name) == nullptr &&
-            unloaded_backends_.count(component.name) == 0) try {
+            unloaded_backends_.count(component.name) == 0)
+          try {
             files.push_back(resolve(std::string("backend-") + component.name));
           } catch (const PluginError&) {  // no provider of that name on the path
           }
         break;
-      default: break;
+      default:
+        break;
     }
   }
   std::vector<std::shared_ptr<LoadedPlugin>> providers;
@@ -210,7 +224,7 @@ std::vector<std::shared_ptr<LoadedPlugin>> Registry::unloaded_providers_locked(c
     if (loaded || canonical == plugin.info().file) continue;
     try {
       providers.push_back(LoadedPlugin::open(file));  // validated, never started
-    } catch (const PluginError&) {  // a provider that would be refused claims nothing
+    } catch (const PluginError&) {                    // a provider that would be refused claims nothing
     }
   }
   return providers;
@@ -225,7 +239,8 @@ std::string Registry::admission_problem(const LoadedPlugin& plugin) {
     // which are only opened here (a probe registers nothing).
     check_name_locked(plugin, plugins_);
     const tessera_plugin_info& raw = plugin.raw();
-    for (size_t i = 0; i < raw.num_components; ++i) check_clashes_locked(plugin.info().file, *raw.components[i]);
+    for (size_t i = 0; i < raw.num_components; ++i)
+      check_clashes_locked(plugin.info().file, *raw.components[i]);
     const std::vector<std::shared_ptr<LoadedPlugin>> providers = unloaded_providers_locked(plugin);
     check_name_locked(plugin, providers);
     for (const auto& provider : providers) check_provider_clashes_locked(plugin, *provider);
@@ -240,9 +255,10 @@ void Registry::check_name_locked(const LoadedPlugin& plugin,
   // The plugin name keys its parameters ([plugins.<name>]) and unload_plugin: two files may not share it.
   for (const auto& other : others)
     if (other->info().name == plugin.info().name)
-      throw PluginError(fmt::format("plugin '{}' rejected: its plugin name '{}' is already taken by {}; plugin names "
-                                    "must be unique, as configuration parameters and unload_plugin name plugins by it",
-                                    plugin.info().file.string(), plugin.info().name, other->info().file.string()));
+      throw PluginError(
+          fmt::format("plugin '{}' rejected: its plugin name '{}' is already taken by {}; plugin names "
+                      "must be unique, as configuration parameters and unload_plugin name plugins by it",
+                      plugin.info().file.string(), plugin.info().name, other->info().file.string()));
 }
 
 void Registry::check_provider_clashes_locked(const LoadedPlugin& plugin, const LoadedPlugin& provider) const {
@@ -257,13 +273,15 @@ void Registry::check_provider_clashes_locked(const LoadedPlugin& plugin, const L
       if (other.kind != component.kind) continue;
       bool clash = std::string_view(other.name) == component.name;
       if (component.kind == TESSERA_COMPONENT_PLACEMENT)
-        clash = clash || std::string_view(static_cast<const tessera_placement_strategy*>(other.table)->prefix) ==
-                             static_cast<const tessera_placement_strategy*>(component.table)->prefix;
+        clash =
+            clash || std::string_view(static_cast<const tessera_placement_strategy*>(other.table)->prefix) ==
+                         static_cast<const tessera_placement_strategy*>(component.table)->prefix;
       if (clash)
-        throw PluginError(fmt::format("plugin '{}' rejected: {} '{}' is also provided by {}, which a load loads "
-                                      "first; {}",
-                                      plugin.info().file.string(), component_kind_name(component.kind), component.name,
-                                      provider_text(provider), override_hint(flagged)));
+        throw PluginError(
+            fmt::format("plugin '{}' rejected: {} '{}' is also provided by {}, which a load loads "
+                        "first; {}",
+                        plugin.info().file.string(), component_kind_name(component.kind), component.name,
+                        provider_text(provider), override_hint(flagged)));
     }
   }
 }
@@ -283,12 +301,23 @@ void Registry::load_providers_locked(const tessera_plugin_info& raw) {
   for (size_t i = 0; i < raw.num_components; ++i) {
     const tessera_component& component = *raw.components[i];
     switch (component.kind) {
-      case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: discover_locked("coll"); break;
-      case TESSERA_COMPONENT_PLACEMENT: discover_locked("placement"); break;
-      case TESSERA_COMPONENT_TRANSPORT: discover_locked("transport"); break;
-      case TESSERA_COMPONENT_TUNER: discover_locked("tuner"); break;
-      case TESSERA_COMPONENT_BACKEND: load_backend_provider_locked(component.name); break;
-      default: break;
+      case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM:
+        discover_locked("coll");
+        break;
+      case TESSERA_COMPONENT_PLACEMENT:
+        discover_locked("placement");
+        break;
+      case TESSERA_COMPONENT_TRANSPORT:
+        discover_locked("transport");
+        break;
+      case TESSERA_COMPONENT_TUNER:
+        discover_locked("tuner");
+        break;
+      case TESSERA_COMPONENT_BACKEND:
+        load_backend_provider_locked(component.name);
+        break;
+      default:
+        break;
     }
   }
 }
@@ -310,17 +339,17 @@ void Registry::load_backend_provider_locked(const std::string& name) {
   try {
     load_locked(provider.string());
   } catch (const PluginError& e) {
-    observe::logger().warn("could not load {} before a plugin claiming backend '{}': {}", provider.string(), name,
-                           e.what());
+    observe::logger().warn("could not load {} before a plugin claiming backend '{}': {}", provider.string(),
+                           name, e.what());
   }
 }
-
 
 void Registry::check_clashes_locked(const fs::path& file, const tessera_component& component) const {
   const bool flagged = (component_flags(component) & TESSERA_COMPONENT_OVERRIDES) != 0;
   if (flagged && allow_override_) return;
   const auto reject = [&](const std::string& clash) {
-    throw PluginError(fmt::format("plugin '{}' rejected: {}; {}", file.string(), clash, override_hint(flagged)));
+    throw PluginError(
+        fmt::format("plugin '{}' rejected: {}; {}", file.string(), clash, override_hint(flagged)));
   };
   const std::string name = component.name;
   if (component.kind == TESSERA_COMPONENT_PLACEMENT) {
@@ -328,8 +357,9 @@ void Registry::check_clashes_locked(const fs::path& file, const tessera_componen
     if (auto kind = components_.find(component.kind); kind != components_.end())
       for (const auto& [other, strategy] : kind->second)
         if (other == table->name || strategy.prefix == table->prefix)
-          reject(fmt::format("placement '{}' (prefix '{}') clashes with '{}' (prefix '{}') from {}", table->name,
-                             table->prefix, other, strategy.prefix, provider_text(*strategy.plugin)));
+          reject(fmt::format("placement '{}' (prefix '{}') clashes with '{}' (prefix '{}') from {}",
+                             table->name, table->prefix, other, strategy.prefix,
+                             provider_text(*strategy.plugin)));
     return;
   }
   if (component.kind == TESSERA_COMPONENT_TRANSPORT && transports_.count(name) != 0)
@@ -348,25 +378,30 @@ const Component* Registry::find_locked(int32_t kind, std::string_view name) cons
   return found == table->second.end() ? nullptr : &found->second;
 }
 
-void Registry::register_locked(const std::shared_ptr<LoadedPlugin>& plugin, const tessera_component& component) {
+void Registry::register_locked(const std::shared_ptr<LoadedPlugin>& plugin,
+                               const tessera_component& component) {
   const std::string name = component.name;
   const auto overriding = [&](const char* kind, const std::string& old_name, const LoadedPlugin& old) {
-    observe::logger().info("plugin '{}' overrides {} '{}' of plugin '{}' (TESSERA_COMPONENT_OVERRIDES, allowed by "
-                           "the configuration)",
-                           plugin->info().name, kind, old_name, old.info().name);
+    observe::logger().info(
+        "plugin '{}' overrides {} '{}' of plugin '{}' (TESSERA_COMPONENT_OVERRIDES, allowed by "
+        "the configuration)",
+        plugin->info().name, kind, old_name, old.info().name);
   };
   if (component.kind == TESSERA_COMPONENT_TRANSPORT) {
     changed_locked();
-    if (auto it = transports_.find(name); it != transports_.end()) overriding("transport", name, it->second->plugin());
-    transports_[name] = std::make_shared<const Transport>(static_cast<const tessera_transport*>(component.table), plugin);
+    if (auto it = transports_.find(name); it != transports_.end())
+      overriding("transport", name, it->second->plugin());
+    transports_[name] =
+        std::make_shared<const Transport>(static_cast<const tessera_transport*>(component.table), plugin);
     return;
   }
   if (!is_known_kind(component.kind)) {
     // Only a plugin built for a newer SDK minor gets here (validation rejects the others).
-    observe::logger().info("plugin '{}' (SDK {}.{}): skipping component '{}' of kind {}, which this host (SDK {}.{}) "
-                           "does not know",
-                           plugin->info().name, plugin->info().sdk_major, plugin->info().sdk_minor, name,
-                           component.kind, TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
+    observe::logger().info(
+        "plugin '{}' (SDK {}.{}): skipping component '{}' of kind {}, which this host (SDK {}.{}) "
+        "does not know",
+        plugin->info().name, plugin->info().sdk_major, plugin->info().sdk_minor, name, component.kind,
+        TESSERA_SDK_VERSION_MAJOR, TESSERA_SDK_VERSION_MINOR);
     return;
   }
   Component made = component_maker(component.kind)(component, plugin);
@@ -382,22 +417,25 @@ void Registry::register_locked(const std::shared_ptr<LoadedPlugin>& plugin, cons
     });
   } else if (auto it = table.find(name); it != table.end()) {
     overriding(kind_text(component.kind), name, *it->second.plugin);
-    if (component.kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM) algorithm_changed(name);  // built by the one replaced
+    if (component.kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM)
+      algorithm_changed(name);  // built by the one replaced
   }
   if (component.kind == TESSERA_COMPONENT_BACKEND && name == default_backend_name_) default_backend_.reset();
   table[name] = std::move(made);
-  if (component.kind == TESSERA_COMPONENT_TUNER && name == tuner_name_) choices_stale();  // the tuner in force is another now
+  if (component.kind == TESSERA_COMPONENT_TUNER && name == tuner_name_)
+    choices_stale();  // the tuner in force is another now
 }
 
 void Registry::unload(const std::string& name) {
   std::vector<std::string> algorithms;
-  bool tuner_leaving = false;  // the tuner in force is among what goes
+  bool tuner_leaving = false;                    // the tuner in force is among what goes
   std::shared_ptr<LoadedPlugin> leaving_plugin;  // finalized (if last) only after the lock is released
   {
     std::lock_guard lock(mutex_);
     auto it = std::find_if(plugins_.begin(), plugins_.end(),
                            [&](const auto& plugin) { return plugin->info().name == name; });
-    if (it == plugins_.end()) throw PluginError(fmt::format("cannot unload plugin '{}': it is not loaded", name));
+    if (it == plugins_.end())
+      throw PluginError(fmt::format("cannot unload plugin '{}': it is not loaded", name));
     const LoadedPlugin* leaving = it->get();
     // Only what is registered from this plugin goes: a name another plugin overrode stays theirs.
     // By file, not by object: a backend reloaded is the Backend of its first load (Backend::of).
@@ -423,7 +461,8 @@ void Registry::unload(const std::string& name) {
         erased = components_[kind].erase(component_name) != 0;
         if (kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM) algorithms.push_back(component_name);
         if (kind == TESSERA_COMPONENT_TUNER && component_name == tuner_name_) tuner_leaving = true;
-        if (kind == TESSERA_COMPONENT_BACKEND && component_name == default_backend_name_) default_backend_.reset();
+        if (kind == TESSERA_COMPONENT_BACKEND && component_name == default_backend_name_)
+          default_backend_.reset();
       }
       if (erased) removed.push_back(component);
     }
@@ -463,20 +502,23 @@ void Registry::unload(const std::string& name) {
         register_locked(*other, *match);
         break;
       }
-    if (tuner_leaving && find_locked(TESSERA_COMPONENT_TUNER, tuner_name_) != nullptr) tuner_leaving = false;  // an overridden one is back
+    if (tuner_leaving && find_locked(TESSERA_COMPONENT_TUNER, tuner_name_) != nullptr)
+      tuner_leaving = false;  // an overridden one is back
   }
   // Outside the registry's lock: the rules may look algorithms up.
   for (const std::string& algorithm : algorithms) algorithm_changed(algorithm);
   if (tuner_leaving) {
     choices_stale();  // choices the tuner made are stale
-    observe::logger().warn("unloaded plugin '{}', which provides the tuner in force ('{}'): the rule \"auto\" uses "
-                           "the host's own costs until it is loaded again or another tuner is set",
-                           name, tuner_name());
+    observe::logger().warn(
+        "unloaded plugin '{}', which provides the tuner in force ('{}'): the rule \"auto\" uses "
+        "the host's own costs until it is loaded again or another tuner is set",
+        name, tuner_name());
   }
   if (const std::string rules = plugin::rules_naming(algorithms); !rules.empty())
-    observe::logger().warn("unloaded plugin '{}', but the collective rules in force name its algorithms ({}): "
-                           "collectives those rules select fail until it is loaded again or other rules are set",
-                           name, rules);
+    observe::logger().warn(
+        "unloaded plugin '{}', but the collective rules in force name its algorithms ({}): "
+        "collectives those rules select fail until it is loaded again or other rules are set",
+        name, rules);
 }
 
 std::vector<PluginInfo> Registry::loaded() const {
@@ -499,14 +541,15 @@ std::shared_ptr<const void> Registry::backend_locked(const std::string& name) {
     // Backends are loaded when first asked for, so those available include the ones on the path,
     // except the one whose plugin was just refused (its file may well be on the path).
     std::set<std::string> available;
-    for (const auto& [known_name, unused] : components_[TESSERA_COMPONENT_BACKEND]) available.insert(known_name);
+    for (const auto& [known_name, unused] : components_[TESSERA_COMPONENT_BACKEND])
+      available.insert(known_name);
     const std::string prefix = "libtessera-backend-";  // plugin_file_name("backend-<name>"), less ".so"
     for (const fs::path& file : plugin_files(search_path_locked(), prefix))
       available.insert(file.stem().string().substr(prefix.size()));
     available.erase(name);
-    throw Error(fmt::format("no backend named '{}' (available backends: {}); loading plugin 'backend-{}' failed: {}",
-                            name, available.empty() ? "none" : fmt::format("{}", fmt::join(available, ", ")), name,
-                            e.what()));
+    throw Error(fmt::format(
+        "no backend named '{}' (available backends: {}); loading plugin 'backend-{}' failed: {}", name,
+        available.empty() ? "none" : fmt::format("{}", fmt::join(available, ", ")), name, e.what()));
   }
   if (const Component* found = find_locked(TESSERA_COMPONENT_BACKEND, name)) return found->object;
   throw Error(fmt::format("no backend named '{}': plugin 'backend-{}' loaded but provides no such backend",
@@ -550,11 +593,13 @@ void Registry::scan_locked(const std::string& family) {
   // The bundled plugins first: a plugin found elsewhere that claims a built-in's name is then the
   // one rejected (or, flagged and allowed, the one that overrides), never the built-in.
   const fs::path bundled = bundled_plugin_dir();
-  std::stable_partition(files.begin(), files.end(), [&](const fs::path& file) { return file.parent_path() == bundled; });
+  std::stable_partition(files.begin(), files.end(),
+                        [&](const fs::path& file) { return file.parent_path() == bundled; });
   // A file loaded before (the same canonical path) is found loaded again, silently.
   for (const fs::path& file : files) {
     std::error_code error;
-    if (loading_.count(fs::weakly_canonical(file, error)) != 0) continue;  // being loaded: it registers itself
+    if (loading_.count(fs::weakly_canonical(file, error)) != 0)
+      continue;  // being loaded: it registers itself
     try {
       load_locked(file.string());
     } catch (const PluginError& e) {
@@ -569,11 +614,16 @@ namespace {
 // for backends, which are loaded by name.
 std::string family_of(int32_t kind) {
   switch (kind) {
-    case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM: return "coll";
-    case TESSERA_COMPONENT_PLACEMENT: return "placement";
-    case TESSERA_COMPONENT_TRANSPORT: return "transport";
-    case TESSERA_COMPONENT_TUNER: return "tuner";
-    default: return {};
+    case TESSERA_COMPONENT_COLLECTIVE_ALGORITHM:
+      return "coll";
+    case TESSERA_COMPONENT_PLACEMENT:
+      return "placement";
+    case TESSERA_COMPONENT_TRANSPORT:
+      return "transport";
+    case TESSERA_COMPONENT_TUNER:
+      return "tuner";
+    default:
+      return {};
   }
 }
 
@@ -620,10 +670,11 @@ void Registry::set_tuner(const std::string& name) {
       if (find_locked(TESSERA_COMPONENT_TUNER, name) == nullptr) {
         std::vector<std::string> available;
         for (const auto& [known, unused] : components_[TESSERA_COMPONENT_TUNER]) available.push_back(known);
-        throw ConfigError(fmt::format("unknown tuner '{}'; available tuners: {} (tuner plugins are found as "
-                                      "libtessera-tuner-*.so on the plugin search path: {})",
-                                      name, available.empty() ? "none" : fmt::format("{}", fmt::join(available, ", ")),
-                                      join_paths(search_path_locked())));
+        throw ConfigError(
+            fmt::format("unknown tuner '{}'; available tuners: {} (tuner plugins are found as "
+                        "libtessera-tuner-*.so on the plugin search path: {})",
+                        name, available.empty() ? "none" : fmt::format("{}", fmt::join(available, ", ")),
+                        join_paths(search_path_locked())));
       }
     }
     if (name == tuner_name_) return;
@@ -654,12 +705,14 @@ void Registry::set_allow_override(bool allow) {
   allow_override_ = allow;
 }
 
-void Registry::set_parameter_locked(LoadedPlugin& plugin, const std::string& key, const Parameter& parameter) {
+void Registry::set_parameter_locked(LoadedPlugin& plugin, const std::string& key,
+                                    const Parameter& parameter) {
   const std::string& name = plugin.info().name;
   if (!plugin.takes_parameters())
-    throw ConfigError(fmt::format("{}: plugin '{}' takes no parameters (it has no set_parameter), but parameter '{}' "
-                                  "is set to '{}' for it",
-                                  parameter.origin, name, key, parameter.value));
+    throw ConfigError(
+        fmt::format("{}: plugin '{}' takes no parameters (it has no set_parameter), but parameter '{}' "
+                    "is set to '{}' for it",
+                    parameter.origin, name, key, parameter.value));
   // A declared schema is the whole list: the host checks key and value before the plugin sees them.
   if (plugin.info().declares_parameters) {
     const ParameterInfo* declared = find_parameter(plugin.info().parameters, key);
@@ -672,13 +725,15 @@ void Registry::set_parameter_locked(LoadedPlugin& plugin, const std::string& key
                                     declared->type_name(), problem));
   }
   if (std::string message = plugin.set_parameter(key, parameter.value); !message.empty())
-    throw ConfigError(fmt::format("{}: plugin '{}' refused parameter '{}' = '{}': {}", parameter.origin, name, key,
-                                  parameter.value, message));
-  observe::logger().debug("plugin '{}': parameter '{}' = '{}' ({})", name, key, parameter.value, parameter.origin);
+    throw ConfigError(fmt::format("{}: plugin '{}' refused parameter '{}' = '{}': {}", parameter.origin, name,
+                                  key, parameter.value, message));
+  observe::logger().debug("plugin '{}': parameter '{}' = '{}' ({})", name, key, parameter.value,
+                          parameter.origin);
   // Schedules built before may depend on the old value.
   const tessera_plugin_info& raw = plugin.raw();
   for (size_t i = 0; i < raw.num_components; ++i)
-    if (raw.components[i]->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM) algorithm_changed(raw.components[i]->name);
+    if (raw.components[i]->kind == TESSERA_COMPONENT_COLLECTIVE_ALGORITHM)
+      algorithm_changed(raw.components[i]->name);
   // A tuner's answers may depend on the old value too: "auto" chooses again.
   for (size_t i = 0; i < raw.num_components; ++i)
     if (raw.components[i]->kind == TESSERA_COMPONENT_TUNER) choices_stale();
@@ -702,15 +757,17 @@ void Registry::set_parameters(const std::map<std::string, std::map<std::string, 
       if (auto it = in_force.find(key); it != in_force.end() && it->second.value == value) continue;
       const auto origin = origins.find(plugin_name + "." + key);
       const Parameter parameter{value, origin != origins.end() ? origin->second : "configuration"};
-      const auto loaded = std::find_if(plugins_.begin(), plugins_.end(),
-                                       [&](const auto& plugin) { return plugin->info().name == plugin_name; });
+      const auto loaded = std::find_if(plugins_.begin(), plugins_.end(), [&](const auto& plugin) {
+        return plugin->info().name == plugin_name;
+      });
       if (loaded != plugins_.end()) set_parameter_locked(**loaded, key, parameter);
       in_force[key] = parameter;
     }
   }
 }
 
-void Registry::apply(const std::vector<fs::path>& search_path, const std::vector<std::string>& plugins_to_load) {
+void Registry::apply(const std::vector<fs::path>& search_path,
+                     const std::vector<std::string>& plugins_to_load) {
   std::lock_guard lock(mutex_);
   configured_search_path_ = search_path;
   // Families looked up before this configuration were discovered over the path of that moment:

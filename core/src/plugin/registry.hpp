@@ -79,7 +79,8 @@ class Registry {
   // The plugin part of configure(): the configured search path (Config::plugin_search_path), then
   // the plugins to load (Config::plugins_to_load); the default backend is configure()'s next step,
   // through set_default_backend.
-  void apply(const std::vector<std::filesystem::path>& search_path, const std::vector<std::string>& plugins_to_load);
+  void apply(const std::vector<std::filesystem::path>& search_path,
+             const std::vector<std::string>& plugins_to_load);
 
   // Whether a component flagged TESSERA_COMPONENT_OVERRIDES may replace a loaded one of its name
   // ([plugins] allow_override); without both, a clash rejects the later plugin.
@@ -87,8 +88,8 @@ class Registry {
   // Plugin parameters (SDK 1.3): plugin name -> key -> value, with where each came from
   // (origins: "<plugin>.<key>" -> "file:line" or a variable; "configuration" when absent), replacing
   // those in force. A value that differs from the one in force is passed at once to a loaded plugin
-  // of that name, and kept for one loaded later (after its init). A refusal is a ConfigError naming the plugin, key, value,
-  // origin and the plugin's message; the value in force is then unchanged.
+  // of that name, and kept for one loaded later (after its init). A refusal is a ConfigError naming the
+  // plugin, key, value, origin and the plugin's message; the value in force is then unchanged.
   void set_parameters(const std::map<std::string, std::map<std::string, std::string>>& values,
                       const std::map<std::string, std::string>& origins);
 
@@ -110,7 +111,8 @@ class Registry {
   // file's, or a component clashes (check_clashes_locked). Loads the providers of its kinds first.
   void admit_locked(const LoadedPlugin& plugin);
   // Throws PluginError when one of `others` has the plugin name of `plugin` (another file).
-  void check_name_locked(const LoadedPlugin& plugin, const std::vector<std::shared_ptr<LoadedPlugin>>& others) const;
+  void check_name_locked(const LoadedPlugin& plugin,
+                         const std::vector<std::shared_ptr<LoadedPlugin>>& others) const;
   // Throws PluginError when a component of `plugin` clashes with one of `provider` (not registered).
   void check_provider_clashes_locked(const LoadedPlugin& plugin, const LoadedPlugin& provider) const;
   // The plugins a load of `plugin` would load first (load_providers_locked), opened but neither

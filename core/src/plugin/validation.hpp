@@ -35,7 +35,9 @@ inline constexpr uint32_t kFirstMinorWithExtensionChains = 3;
 // SDK 1.3 fields appended to SDK 1.0 structs, read only when the struct's struct_size covers them
 // (a 1.2 plugin's structs end before them): absent reads as 0 / NULL.
 inline uint64_t component_flags(const tessera_component& component) {
-  return component.struct_size >= offsetof(tessera_component, flags) + sizeof(component.flags) ? component.flags : 0;
+  return component.struct_size >= offsetof(tessera_component, flags) + sizeof(component.flags)
+             ? component.flags
+             : 0;
 }
 struct PluginLifecycle {
   void* context = nullptr;
@@ -57,7 +59,8 @@ std::string check_collective_algorithm(const tessera_collective_algorithm* algor
                                        uint32_t plugin_minor = TESSERA_SDK_VERSION_MINOR);
 std::string check_placement(const tessera_placement_strategy* placement,
                             uint32_t plugin_minor = TESSERA_SDK_VERSION_MINOR);
-std::string check_transport(const tessera_transport* transport, uint32_t plugin_minor = TESSERA_SDK_VERSION_MINOR);
+std::string check_transport(const tessera_transport* transport,
+                            uint32_t plugin_minor = TESSERA_SDK_VERSION_MINOR);
 std::string check_tuner(const tessera_tuner* tuner, uint32_t plugin_minor = TESSERA_SDK_VERSION_MINOR);
 
 // Whether this host knows (and registers) components of `kind`.

@@ -54,7 +54,8 @@ std::shared_ptr<world::WorldState> world_for(const RankSet& ranks) {
     throw Error(fmt::format("LocalMode: rank {} is negative; ranks are 0 or more", ranks.ranks().front()));
   const int largest = ranks.ranks().back();
   if (largest == std::numeric_limits<int>::max())
-    throw Error(fmt::format("LocalMode: rank {} leaves no room for a world of largest rank + 1 ranks", largest));
+    throw Error(
+        fmt::format("LocalMode: rank {} leaves no room for a world of largest rank + 1 ranks", largest));
   return world::make_world(largest + 1, world::current().shared_slots());
 }
 
@@ -132,7 +133,8 @@ Tensor tensor_map(const Tensor& t, const std::function<Tensor(int rank, const Te
     Tensor mapped = f(rank, shard);
     if (mapped.defined()) shards.emplace_back(rank, std::move(mapped));
   }
-  if (shards.empty()) throw Error("tensor_map: the function dropped every rank; a local tensor cannot be empty");
+  if (shards.empty())
+    throw Error("tensor_map: the function dropped every rank; a local tensor cannot be empty");
   return local_tensor(RankMap<Tensor>(std::move(shards)));
 }
 

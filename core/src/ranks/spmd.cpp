@@ -77,7 +77,9 @@ Tensor local_tensor(RankMap<Tensor> shards) {
 
 namespace detail {
 
-const RankSet* SpmdArg<Tensor>::ranks(const Tensor& t) { return t.is_local() ? &t.local_impl()->ranks() : nullptr; }
+const RankSet* SpmdArg<Tensor>::ranks(const Tensor& t) {
+  return t.is_local() ? &t.local_impl()->ranks() : nullptr;
+}
 const RankSet* SpmdArg<Scalar>::ranks(const Scalar& s) { return s.is_local() ? &s.local().ranks() : nullptr; }
 const RankSet* SpmdArg<SymInt>::ranks(const SymInt& s) { return s.is_local() ? &s.local().ranks() : nullptr; }
 
@@ -89,7 +91,8 @@ const RankSet* SpmdArg<SymShape>::ranks(const SymShape& s) {
 
 int64_t SpmdArg<SymShape>::work(const SymShape& s) {
   int64_t n = 1;
-  for (const SymInt& size : s) n *= size.is_local() ? size.local().rank_values().begin()->second : size.as_int();
+  for (const SymInt& size : s)
+    n *= size.is_local() ? size.local().rank_values().begin()->second : size.as_int();
   return n;
 }
 
@@ -125,9 +128,10 @@ std::vector<int64_t> SpmdArg<std::vector<SymInt>>::at(const std::vector<SymInt>&
 }
 
 void throw_rank_set_mismatch(const char* op, const RankSet& a, const RankSet& b) {
-  throw Error(fmt::format("{}: arguments are local over different ranks: {} and {}; every local argument must cover "
-                          "the same ranks",
-                          op, a.to_string(), b.to_string()));
+  throw Error(
+      fmt::format("{}: arguments are local over different ranks: {} and {}; every local argument must cover "
+                  "the same ranks",
+                  op, a.to_string(), b.to_string()));
 }
 
 // The usual way here is item() on the to_local() of a Partial DTensor: its shards are per-rank
@@ -175,7 +179,9 @@ std::exception_ptr run_guarded(const char* op, int rank, bool traced, Task&& tas
 // Rethrown with the rank added, as the same tessera error type: a caller that catches
 // ConfigError or PluginError must still catch it when it was raised inside a rank's task.
 [[noreturn]] void throw_rank_failure(const char* op, int rank, const std::exception_ptr& failure) {
-  const auto on_rank = [&](const std::exception& e) { return fmt::format("{} on rank {}: {}", op, rank, e.what()); };
+  const auto on_rank = [&](const std::exception& e) {
+    return fmt::format("{} on rank {}: {}", op, rank, e.what());
+  };
   try {
     std::rethrow_exception(failure);
   } catch (const ConfigError& e) {
@@ -189,20 +195,22 @@ std::exception_ptr run_guarded(const char* op, int rank, bool traced, Task&& tas
 
 }  // namespace
 
-void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank, const std::function<void(size_t)>& task) {
+void run_ranks(const char* op, const RankSet& ranks, int64_t work_per_rank,
+               const std::function<void(size_t)>& task) {
   std::vector<std::exception_ptr> failures(ranks.size());
   const bool traced = rank_ops_wanted();
   auto guarded = [&](size_t i) { failures[i] = run_guarded(op, ranks[i], traced, [&] { task(i); }); };
   // The pool is held for the whole job: set_threads on another thread may replace it meanwhile.
   const std::shared_ptr<dispatch::ThreadPool> pool =
-      ranks.size() > 1 && work_per_rank >= kParallelWorkThreshold && !running_rank_task ? dispatch::rank_pool()
-                                                                                        : nullptr;
+      ranks.size() > 1 && work_per_rank >= kParallelWorkThreshold && !running_rank_task
+          ? dispatch::rank_pool()
+          : nullptr;
   if (pool && pool->size() > 1) {
     SingleThreadedKernels one_thread_per_kernel;
     // Rank tasks run in the issuing thread's world on pool threads too (their trace slices, and
     // anything else that asks for the world, must not land in a pool thread's own default world).
     world::WorldState* const issuer = &world::current();
-    const char* const issuers_call = dispatch::UserCall::current();  // for missing-kernel errors
+    const char* const issuers_call = dispatch::UserCall::current();           // for missing-kernel errors
     const std::string* const issuers_category = dispatch::memory_category();  // what its bytes are for
     pool->parallel_for(ranks.size(), [&](size_t i) {
       const world::Bound in_issuers_world(issuer);
@@ -223,13 +231,13 @@ void run_rank(const char* op, int rank, void (*task)(void*), void* context) {
     throw_rank_failure(op, rank, failure);
 }
 
-std::vector<Tensor> SpmdResult<std::vector<Tensor>>::combine(const char* op, const RankSet& ranks,
-                                                             std::vector<std::optional<std::vector<Tensor>>>& values) {
+std::vector<Tensor> SpmdResult<std::vector<Tensor>>::combine(
+    const char* op, const RankSet& ranks, std::vector<std::optional<std::vector<Tensor>>>& values) {
   const size_t count = values.front()->size();
   for (size_t i = 0; i < ranks.size(); ++i)
     if (values[i]->size() != count)
-      throw Error(fmt::format("{}: rank {} produced {} tensors but rank {} produced {}", op, ranks[0], count, ranks[i],
-                              values[i]->size()));
+      throw Error(fmt::format("{}: rank {} produced {} tensors but rank {} produced {}", op, ranks[0], count,
+                              ranks[i], values[i]->size()));
   std::vector<Tensor> combined;
   for (size_t k = 0; k < count; ++k) {
     std::vector<std::pair<int, Tensor>> shards;
@@ -239,17 +247,20 @@ std::vector<Tensor> SpmdResult<std::vector<Tensor>>::combine(const char* op, con
   return combined;
 }
 
-Scalar SpmdResult<Scalar>::combine(const char* op, const RankSet& ranks, std::vector<std::optional<Scalar>>& values) {
+Scalar SpmdResult<Scalar>::combine(const char* op, const RankSet& ranks,
+                                   std::vector<std::optional<Scalar>>& values) {
   const Scalar& first = *values.front();
   bool agree = true;
   for (const auto& v : values)
     agree = agree && v->kind() == first.kind() &&
-            (first.is_floating() ? v->to_double() == first.to_double() || (v->to_double() != v->to_double() &&
-                                                                          first.to_double() != first.to_double())
-                                 : v->to_int() == first.to_int());
+            (first.is_floating()
+                 ? v->to_double() == first.to_double() ||
+                       (v->to_double() != v->to_double() && first.to_double() != first.to_double())
+                 : v->to_int() == first.to_int());
   if (agree) return first;
   std::string text;
-  for (size_t i = 0; i < ranks.size(); ++i) text += fmt::format("{}{}: {}", i ? ", " : "", ranks[i], values[i]->to_string());
+  for (size_t i = 0; i < ranks.size(); ++i)
+    text += fmt::format("{}{}: {}", i ? ", " : "", ranks[i], values[i]->to_string());
   if (first.kind() != Scalar::Kind::Int) throw_ranks_disagree(op, text);
   std::vector<std::pair<int, int64_t>> per_rank;
   for (size_t i = 0; i < ranks.size(); ++i) {

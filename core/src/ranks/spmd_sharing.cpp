@@ -29,7 +29,9 @@ void append_shard_identity(const Tensor& local, int rank, std::vector<int64_t>& 
   // layout are alike whatever Storage holds them (ranks of equal shard shapes compute once).
   // Elsewhere a Storage without bytes (released, or empty) is its own identity.
   const void* data = shard.storage()->data.load();
-  const void* bytes = shard.backend().shapes_only() ? nullptr : data != nullptr ? data : shard.storage().get();
+  const void* bytes = shard.backend().shapes_only() ? nullptr
+                      : data != nullptr             ? data
+                                                    : shard.storage().get();
   const size_t dims = shard.sizes().size();
   const size_t at = words.size();
   words.resize(at + 4 + 2 * dims);  // written in place: this runs per rank per argument of every op
@@ -65,8 +67,8 @@ bool shards_are_replicas(const Tensor& local) {
   if (data == nullptr || first.backend().shapes_only()) return false;
   for (const auto& [rank, shard] : shards) {
     const TensorImpl& impl = *shard.impl();
-    if (impl.storage()->data.load() != data || impl.dtype() != first.dtype() || impl.offset() != first.offset() ||
-        !impl.shares_layout_with(first))
+    if (impl.storage()->data.load() != data || impl.dtype() != first.dtype() ||
+        impl.offset() != first.offset() || !impl.shares_layout_with(first))
       return false;
   }
   return true;
@@ -122,7 +124,8 @@ void group_by_identity(const std::vector<int64_t>& words, const std::vector<size
       continue;
     }
     const auto words_k = span_of(k);
-    const auto [it, first] = group.try_emplace(std::vector<int64_t>(words_k.begin(), words_k.end()), leaders.size());
+    const auto [it, first] =
+        group.try_emplace(std::vector<int64_t>(words_k.begin(), words_k.end()), leaders.size());
     if (first) leaders.push_back(k);
     leader_of[k] = it->second;
   }

@@ -47,7 +47,8 @@ int64_t python_mod(int64_t a, int64_t b, int rank) {
 template <class Op>
 int64_t checked(const char* op, int64_t a, int64_t b, int rank, Op&& compute) {
   int64_t result;
-  if (compute(a, b, &result)) throw Error(fmt::format("local int {}: {} {} {} overflows int64{}", op, a, op, b, where(rank)));
+  if (compute(a, b, &result))
+    throw Error(fmt::format("local int {}: {} {} {} overflows int64{}", op, a, op, b, where(rank)));
   return result;
 }
 
@@ -62,12 +63,15 @@ bool ordered(const char* op, const SymInt& a, const SymInt& b, Cmp&& cmp) {
   per_rank(op, a, b, [&](int64_t x, int64_t y, int rank) -> int64_t {
     const bool answer = cmp(x, y);
     detail += fmt::format("{}rank {}: {} {} {} is {}", detail.empty() ? "" : "; ", rank, x, op, y, answer);
-    if (!have_first) first = answer, have_first = true;
-    else if (answer != first) disagree = true;
+    if (!have_first)
+      first = answer, have_first = true;
+    else if (answer != first)
+      disagree = true;
     return 0;
   });
   if (disagree)
-    throw Error(fmt::format("local int comparison '{}' differs between ranks ({}); compare per rank instead", op, detail));
+    throw Error(fmt::format("local int comparison '{}' differs between ranks ({}); compare per rank instead",
+                            op, detail));
   return first;
 }
 
@@ -90,13 +94,16 @@ bool LocalInt::is_uniform() const {
 
 std::string LocalInt::to_string() const {
   std::string text = "{";
-  for (const auto& [rank, value] : values_) text += fmt::format("{}{}: {}", text.size() > 1 ? ", " : "", rank, value);
+  for (const auto& [rank, value] : values_)
+    text += fmt::format("{}{}: {}", text.size() > 1 ? ", " : "", rank, value);
   return text + "}";
 }
 
 SymInt::SymInt(const LocalInt& value) {
-  if (value.is_uniform()) value_ = value.rank_values().begin()->second;
-  else local_ = std::make_shared<const LocalInt>(value);
+  if (value.is_uniform())
+    value_ = value.rank_values().begin()->second;
+  else
+    local_ = std::make_shared<const LocalInt>(value);
 }
 
 int64_t SymInt::as_int() const {
@@ -113,17 +120,20 @@ std::string SymInt::to_string() const { return local_ ? local_->to_string() : st
 
 SymInt operator+(const SymInt& a, const SymInt& b) {
   return per_rank("+", a, b, [](int64_t x, int64_t y, int r) {
-    return checked("+", x, y, r, [](int64_t p, int64_t q, int64_t* o) { return __builtin_add_overflow(p, q, o); });
+    return checked("+", x, y, r,
+                   [](int64_t p, int64_t q, int64_t* o) { return __builtin_add_overflow(p, q, o); });
   });
 }
 SymInt operator-(const SymInt& a, const SymInt& b) {
   return per_rank("-", a, b, [](int64_t x, int64_t y, int r) {
-    return checked("-", x, y, r, [](int64_t p, int64_t q, int64_t* o) { return __builtin_sub_overflow(p, q, o); });
+    return checked("-", x, y, r,
+                   [](int64_t p, int64_t q, int64_t* o) { return __builtin_sub_overflow(p, q, o); });
   });
 }
 SymInt operator*(const SymInt& a, const SymInt& b) {
   return per_rank("*", a, b, [](int64_t x, int64_t y, int r) {
-    return checked("*", x, y, r, [](int64_t p, int64_t q, int64_t* o) { return __builtin_mul_overflow(p, q, o); });
+    return checked("*", x, y, r,
+                   [](int64_t p, int64_t q, int64_t* o) { return __builtin_mul_overflow(p, q, o); });
   });
 }
 SymInt floordiv(const SymInt& a, const SymInt& b) { return per_rank("//", a, b, floor_div); }
@@ -174,8 +184,8 @@ std::vector<int64_t> SymShape::to_shape() const {
   std::vector<int64_t> shape;
   for (size_t d = 0; d < sizes_.size(); ++d) {
     if (sizes_[d].is_local())
-      throw Error(fmt::format("shape {} differs per rank in dim {} ({}); use the per-rank sizes", to_string(), d,
-                              sizes_[d].to_string()));
+      throw Error(fmt::format("shape {} differs per rank in dim {} ({}); use the per-rank sizes", to_string(),
+                              d, sizes_[d].to_string()));
     shape.push_back(sizes_[d].as_int());
   }
   return shape;

@@ -20,9 +20,9 @@ struct Scheduler::Gathering final : Wait {
   const comm::Meeting* first = nullptr;
   int first_rank = -1;
   size_t arrived = 0;
-  size_t hosted = 0;             // members this process runs: all of them, unless the world spans processes
-  bool elsewhere = false;        // some members live in other processes: it runs once every process agrees
-  uint64_t ordinal = 0;          // the how-many-th collective of this fibre (across processes: its identity)
+  size_t hosted = 0;          // members this process runs: all of them, unless the world spans processes
+  bool elsewhere = false;     // some members live in other processes: it runs once every process agrees
+  uint64_t ordinal = 0;       // the how-many-th collective of this fibre (across processes: its identity)
   comm::ThreadLabels labels;  // of the member that arrived last (one that waits for other processes)
   bool complete = false;
   std::exception_ptr error;

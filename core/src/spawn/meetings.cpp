@@ -81,6 +81,8 @@ void Scheduler::run_gathering(Gathering& gathering, const comm::ThreadLabels& la
   gathering.complete = true;
 }
 
-void Scheduler::set_labels(Gathering& gathering, const comm::ThreadLabels& labels) { gathering.labels = labels; }
+void Scheduler::set_labels(Gathering& gathering, const comm::ThreadLabels& labels) {
+  gathering.labels = labels;
+}
 
 }  // namespace tessera::spawned

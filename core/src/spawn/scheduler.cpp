@@ -101,7 +101,8 @@ void Scheduler::resume(int r) {
   running_ = -1;
   if (std::shared_ptr<Gathering> complete = std::exchange(to_run_, nullptr))
     run_gathering(*complete, rank.scopes.labels);
-  if (std::shared_ptr<Gathering> ready = std::exchange(just_ready_, nullptr)) set_labels(*ready, rank.scopes.labels);
+  if (std::shared_ptr<Gathering> ready = std::exchange(just_ready_, nullptr))
+    set_labels(*ready, rank.scopes.labels);
 }
 
 void Scheduler::prefetch_stack(int r) const {

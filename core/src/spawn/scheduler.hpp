@@ -87,8 +87,8 @@ class Scheduler final : public comm::RankPrograms {
     RankScopes scopes;
     Generator generator;
     State state = State::not_started;
-    const Wait* waiting = nullptr;  // while it waits
-    std::deque<Message> inbox;      // messages no posted receive took yet, oldest first
+    const Wait* waiting = nullptr;                      // while it waits
+    std::deque<Message> inbox;                          // messages no posted receive took yet, oldest first
     std::deque<std::shared_ptr<PostedReceive>> posted;  // receives waiting for a message, oldest first
     StackBounds stack;  // its coroutine's stack, for AddressSanitizer (sanitizer_switch.hpp)
     void* fake_stack = nullptr;

@@ -25,9 +25,10 @@ void spawn(int n, const std::function<void(int rank)>& program, const SpawnOptio
   // every process calls spawn, and each runs the ranks it hosts (across_processes.cpp).
   const world::WorldState& caller = world::current();
   if (caller.distributed() && n != caller.size())
-    throw Error(fmt::format("ts::spawn({}): the world spans {} processes with {} rank(s) in all, and a spawn across "
-                            "processes runs the world's ranks; call ts::spawn({}) on every process",
-                            n, caller.process_count(), caller.size(), caller.size()));
+    throw Error(
+        fmt::format("ts::spawn({}): the world spans {} processes with {} rank(s) in all, and a spawn across "
+                    "processes runs the world's ranks; call ts::spawn({}) on every process",
+                    n, caller.process_count(), caller.size(), caller.size()));
   spawned::Scheduler scheduler(n, program, options, caller.distributed() ? &caller : nullptr);
   scheduler.run();
 }

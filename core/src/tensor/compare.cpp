@@ -26,7 +26,8 @@ bool dense_allclose(const Tensor& a, const Tensor& b, double rtol, double atol) 
 // Per rank as 0/1, so ranks may disagree; the answer is true only when every rank says 1.
 template <class F>
 bool on_every_rank(const char* op, F&& check, const Tensor& a, const Tensor& b) {
-  const SymInt answers = detail::spmd(op, [&](const Tensor& x, const Tensor& y) { return int64_t{check(x, y)}; }, a, b);
+  const SymInt answers = detail::spmd(
+      op, [&](const Tensor& x, const Tensor& y) { return int64_t{check(x, y)}; }, a, b);
   return !answers.is_local() && answers.as_int() == 1;
 }
 
@@ -39,8 +40,8 @@ bool equal(const Tensor& a, const Tensor& b) {
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
   const dispatch::UserCall call("ts::allclose");
-  return on_every_rank("allclose", [&](const Tensor& x, const Tensor& y) { return dense_allclose(x, y, rtol, atol); },
-                       a, b);
+  return on_every_rank(
+      "allclose", [&](const Tensor& x, const Tensor& y) { return dense_allclose(x, y, rtol, atol); }, a, b);
 }
 
 }  // namespace tessera

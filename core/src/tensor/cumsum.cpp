@@ -24,7 +24,8 @@ Tensor cumsum_dense(const Tensor& a, int64_t dim) {
   // (the backend can sum a vector of them a step) and needs no copy back.
   Tensor out = detail::empty_like_on(in, input.sizes(), in.dtype());
   const Tensor out_moved = out.transpose(d, last);
-  dispatch::call_kernel("cumsum", in.dtype(), {dispatch::operand(in)}, {dispatch::operand(*out_moved.impl())});
+  dispatch::call_kernel("cumsum", in.dtype(), {dispatch::operand(in)},
+                        {dispatch::operand(*out_moved.impl())});
   return out;
 }
 

@@ -61,28 +61,33 @@ std::pair<int64_t, int64_t> addressed_span(const Shape& shape, const std::vector
 
 Tensor import_dlpack(const DLTensor& dl, const std::shared_ptr<void>& owner) {
   if (dl.device.device_type != kDLCPU)
-    throw Error(fmt::format("from_dlpack: the memory is on DLPack device type {} (id {}); only host memory "
-                            "(kDLCPU, device type {}) can be shared",
-                            static_cast<int>(dl.device.device_type), dl.device.device_id, static_cast<int>(kDLCPU)));
+    throw Error(
+        fmt::format("from_dlpack: the memory is on DLPack device type {} (id {}); only host memory "
+                    "(kDLCPU, device type {}) can be shared",
+                    static_cast<int>(dl.device.device_type), dl.device.device_id, static_cast<int>(kDLCPU)));
   DType dtype{};
   if (!dispatch::from_dl(dl.dtype, &dtype))
-    throw Error(fmt::format("from_dlpack: element type {} is not one Tessera knows; expected float32, float64, "
-                            "int32, int64, bool (code {}, 8 bits), bfloat16 (code {}, 16 bits), float16, int8 or "
-                            "uint8, one lane",
-                            dl_type_text(dl.dtype), TESSERA_DL_BOOL_CODE, static_cast<int>(kDLBfloat)));
+    throw Error(
+        fmt::format("from_dlpack: element type {} is not one Tessera knows; expected float32, float64, "
+                    "int32, int64, bool (code {}, 8 bits), bfloat16 (code {}, 16 bits), float16, int8 or "
+                    "uint8, one lane",
+                    dl_type_text(dl.dtype), TESSERA_DL_BOOL_CODE, static_cast<int>(kDLBfloat)));
   if (dl.ndim < 0 || dl.ndim > kMaxDims)
     throw Error(fmt::format("from_dlpack: {} dims; expected 0 to {}", dl.ndim, kMaxDims));
   const Shape shape(dl.shape, dl.shape + dl.ndim);
   const int64_t numel = shape_numel(shape, "from_dlpack");
-  const std::vector<int64_t> strides =
-      dl.strides != nullptr ? std::vector<int64_t>(dl.strides, dl.strides + dl.ndim) : contiguous_strides(shape);
+  const std::vector<int64_t> strides = dl.strides != nullptr
+                                           ? std::vector<int64_t>(dl.strides, dl.strides + dl.ndim)
+                                           : contiguous_strides(shape);
   const auto [low, high] = addressed_span(shape, strides);
   const int64_t item = static_cast<int64_t>(itemsize(dtype));
   auto* first = static_cast<char*>(dl.data) + dl.byte_offset;
-  if (numel > 0 && (dl.data == nullptr || reinterpret_cast<std::uintptr_t>(first) % static_cast<std::uintptr_t>(item) != 0))
-    throw Error(fmt::format("from_dlpack: the {} elements start at address {}, which is not aligned to their {} "
-                            "bytes",
-                            dtype_name(dtype), static_cast<const void*>(first), item));
+  if (numel > 0 && (dl.data == nullptr ||
+                    reinterpret_cast<std::uintptr_t>(first) % static_cast<std::uintptr_t>(item) != 0))
+    throw Error(
+        fmt::format("from_dlpack: the {} elements start at address {}, which is not aligned to their {} "
+                    "bytes",
+                    dtype_name(dtype), static_cast<const void*>(first), item));
   const auto span_what = [] { return std::string("from_dlpack: the bytes addressed"); };
   const int64_t span_bytes = numel == 0 ? 0 : detail::checked_mul(high - low + 1, item, span_what);
   // The Storage starts at the lowest element addressed, so negative strides stay inside it.
@@ -96,14 +101,16 @@ Tensor import_dlpack(const DLTensor& dl, const std::shared_ptr<void>& owner) {
 
 DLManagedTensor* to_dlpack(const Tensor& tensor) {
   if (tensor.is_local())
-    throw Error(fmt::format("to_dlpack: a local tensor holds one shard per rank (ranks {}); export one shard "
-                            "(t.shard(rank))",
-                            tensor.ranks().to_string()));
+    throw Error(
+        fmt::format("to_dlpack: a local tensor holds one shard per rank (ranks {}); export one shard "
+                    "(t.shard(rank))",
+                    tensor.ranks().to_string()));
   const TensorImpl& impl = detail::impl_of(tensor, "to_dlpack");
   if (impl.backend().shapes_only())
-    throw Error(fmt::format("to_dlpack: the {} backend holds shapes only, so a tensor of shape {} has no values "
-                            "to share; make it on a computing backend",
-                            impl.backend().name(), shape_text(impl.sizes())));
+    throw Error(
+        fmt::format("to_dlpack: the {} backend holds shapes only, so a tensor of shape {} has no values "
+                    "to share; make it on a computing backend",
+                    impl.backend().name(), shape_text(impl.sizes())));
   // The consumer may write and holds the address as long as it likes: the Storage gets bytes of
   // its own (never shared with another rank's replica) and keeps them (Storage, "Exposure").
   void* bytes = impl.storage()->expose_writable();
@@ -113,7 +120,9 @@ DLManagedTensor* to_dlpack(const Tensor& tensor) {
   context->strides = impl.strides();
   DLTensor& dl = context->managed.dl_tensor;
   // The offset goes into the pointer rather than byte_offset, which some consumers ignore.
-  dl.data = bytes == nullptr ? nullptr : static_cast<char*>(bytes) + impl.offset() * static_cast<int64_t>(itemsize(impl.dtype()));
+  dl.data = bytes == nullptr
+                ? nullptr
+                : static_cast<char*>(bytes) + impl.offset() * static_cast<int64_t>(itemsize(impl.dtype()));
   dl.device = {static_cast<DLDeviceType>(impl.backend().device_type()), 0};
   dl.ndim = static_cast<int32_t>(impl.dim());
   dl.dtype = dispatch::to_dl(impl.dtype());
@@ -127,14 +136,16 @@ DLManagedTensor* to_dlpack(const Tensor& tensor) {
 
 std::pair<int, int> dlpack_device(const Tensor& tensor) {
   if (tensor.is_local())
-    throw Error(fmt::format("dlpack_device: a local tensor holds one shard per rank (ranks {}), each on its own; "
-                            "ask one shard (t.shard(rank))",
-                            tensor.ranks().to_string()));
+    throw Error(
+        fmt::format("dlpack_device: a local tensor holds one shard per rank (ranks {}), each on its own; "
+                    "ask one shard (t.shard(rank))",
+                    tensor.ranks().to_string()));
   return {detail::impl_of(tensor, "dlpack_device").backend().device_type(), 0};
 }
 
 Tensor from_dlpack(DLManagedTensor* managed) {
-  if (managed == nullptr) throw Error("from_dlpack: got a null DLManagedTensor; expected one from a producer");
+  if (managed == nullptr)
+    throw Error("from_dlpack: got a null DLManagedTensor; expected one from a producer");
   // Owns `managed` from here on: its deleter runs once the last view is gone, or now on an error.
   const std::shared_ptr<void> owner(managed, [](void* held) {
     auto* tensor = static_cast<DLManagedTensor*>(held);

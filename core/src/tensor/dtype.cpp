@@ -4,30 +4,48 @@ namespace tessera {
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::Bool: return "bool";
-    case DType::Int32: return "int32";
-    case DType::Int64: return "int64";
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::BFloat16: return "bfloat16";
-    case DType::Float16: return "float16";
-    case DType::Int8: return "int8";
-    case DType::UInt8: return "uint8";
+    case DType::Bool:
+      return "bool";
+    case DType::Int32:
+      return "int32";
+    case DType::Int64:
+      return "int64";
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
+    case DType::BFloat16:
+      return "bfloat16";
+    case DType::Float16:
+      return "float16";
+    case DType::Int8:
+      return "int8";
+    case DType::UInt8:
+      return "uint8";
   }
   return "unknown";
 }
 
 size_t itemsize(DType dtype) {
   switch (dtype) {
-    case DType::Bool: return 1;
-    case DType::Int32: return 4;
-    case DType::Int64: return 8;
-    case DType::Float32: return 4;
-    case DType::Float64: return 8;
-    case DType::BFloat16: return 2;
-    case DType::Float16: return 2;
-    case DType::Int8: return 1;
-    case DType::UInt8: return 1;
+    case DType::Bool:
+      return 1;
+    case DType::Int32:
+      return 4;
+    case DType::Int64:
+      return 8;
+    case DType::Float32:
+      return 4;
+    case DType::Float64:
+      return 8;
+    case DType::BFloat16:
+      return 2;
+    case DType::Float16:
+      return 2;
+    case DType::Int8:
+      return 1;
+    case DType::UInt8:
+      return 1;
   }
   return 0;
 }
@@ -38,15 +56,22 @@ namespace {
 // neither the other's values.
 int rank_in_category(DType d) {
   switch (d) {
-    case DType::Bool: return 0;
+    case DType::Bool:
+      return 0;
     case DType::Int8:
-    case DType::UInt8: return 1;
-    case DType::Int32: return 2;
-    case DType::Int64: return 3;
+    case DType::UInt8:
+      return 1;
+    case DType::Int32:
+      return 2;
+    case DType::Int64:
+      return 3;
     case DType::BFloat16:
-    case DType::Float16: return 1;
-    case DType::Float32: return 2;
-    case DType::Float64: return 3;
+    case DType::Float16:
+      return 1;
+    case DType::Float32:
+      return 2;
+    case DType::Float64:
+      return 3;
   }
   return 0;
 }

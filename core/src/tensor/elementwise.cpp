@@ -39,7 +39,8 @@ Tensor binary(const char* op, BinaryKind kind, DType result, const Tensor& a, co
   if (ia.sizes() == ib.sizes()) {
     // Operands of one shape (the common case) need no broadcast views: their own layouts are it.
     Tensor out = detail::empty_like_on(ia, ia.sizes(), out_dtype);
-    dispatch::call_kernel(op, compute, {dispatch::operand(ia), dispatch::operand(ib)}, {dispatch::operand(*out.impl())});
+    dispatch::call_kernel(op, compute, {dispatch::operand(ia), dispatch::operand(ib)},
+                          {dispatch::operand(*out.impl())});
     return out;
   }
   Shape shape = detail::broadcast_shapes(ia.sizes(), ib.sizes(), op);
@@ -94,56 +95,64 @@ Tensor unary(const char* op, const Tensor& a, bool float_only) {
 // only read it, instead of once per rank. Its dtype (the result's) is the same on every rank when
 // every shard has the same dtype, promotion category (0-d or not) and backend; otherwise (rare)
 // each rank makes its own.
-Tensor local_with_scalar(const char* op, BinaryKind kind, const Tensor& t, const Scalar& s, bool scalar_first) {
+Tensor local_with_scalar(const char* op, BinaryKind kind, const Tensor& t, const Scalar& s,
+                         bool scalar_first) {
   const Tensor& first = t.shards().begin()->second;
   for (const auto& [rank, shard] : t.shards())
     if (shard.dtype() != first.dtype() || (shard.dim() == 0) != (first.dim() == 0) ||
         shard.backend() != first.backend()) {
       if (scalar_first)
-        return detail::spmd_pure(op, [&](const Tensor& x) { return binary(op, kind, s, x); }, t);
-      return detail::spmd_pure(op, [&](const Tensor& x) { return binary(op, kind, x, s); }, t);
+        return detail::spmd_pure(
+            op, [&](const Tensor& x) { return binary(op, kind, s, x); }, t);
+      return detail::spmd_pure(
+          op, [&](const Tensor& x) { return binary(op, kind, x, s); }, t);
     }
   const DType result = detail::ResultType().add(first).add(s).result();
   const Tensor scalar = scalar_like(first, s, result);
-  return detail::spmd_pure(op, [&](const Tensor& x) {
-    return scalar_first ? binary(op, kind, result, scalar, x) : binary(op, kind, result, x, scalar);
-  }, t);
+  return detail::spmd_pure(
+      op,
+      [&](const Tensor& x) {
+        return scalar_first ? binary(op, kind, result, scalar, x) : binary(op, kind, result, x, scalar);
+      },
+      t);
 }
 
 }  // namespace
 
 // Dense arguments go straight to the kernel path; with a local argument detail::spmd runs the op per rank.
 // Comparisons give bool tensors, which carry no gradient: they are never recorded.
-#define TESSERA_BINARY(name, kind, differentiable_op)                                                        \
-  Tensor name(const Tensor& a, const Tensor& b) {                                                            \
-    auto forward = [&] {                                                                                     \
-      if (!a.is_local() && !b.is_local()) return binary(#name, kind, a, b);                                  \
-      return detail::spmd_pure(#name, [](const Tensor& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
-    };                                                                                                       \
-    if (!differentiable_op) return forward();                                                                \
-    return autograd::differentiable(forward, [&](const Tensor& out) { autograd::record_binary(#name, a, b, out); }, a, b); \
-  }                                                                                                          \
-  Tensor name(const Tensor& a, Scalar b) {                                                                   \
-    auto forward = [&] {                                                                                     \
-      if (!a.is_local() && !b.is_local()) return binary(#name, kind, a, b);                                  \
-      if (a.is_local() && !b.is_local()) return local_with_scalar(#name, kind, a, b, false);                 \
-      return detail::spmd_pure(#name, [](const Tensor& x, const Scalar& y) { return binary(#name, kind, x, y); }, a, b); \
-    };                                                                                                       \
-    if (!differentiable_op) return forward();                                                                \
-    return autograd::differentiable(forward, [&](const Tensor& out) {                                        \
-      autograd::record_binary_scalar(#name, a, b, false, out);                                               \
-    }, a);                                                                                                   \
-  }                                                                                                          \
-  Tensor name(Scalar a, const Tensor& b) {                                                                   \
-    auto forward = [&] {                                                                                     \
-      if (!a.is_local() && !b.is_local()) return binary(#name, kind, a, b);                                  \
-      if (b.is_local() && !a.is_local()) return local_with_scalar(#name, kind, b, a, true);                  \
-      return detail::spmd_pure(#name, [](const Scalar& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b); \
-    };                                                                                                       \
-    if (!differentiable_op) return forward();                                                                \
-    return autograd::differentiable(forward, [&](const Tensor& out) {                                        \
-      autograd::record_binary_scalar(#name, b, a, true, out);                                                \
-    }, b);                                                                                                   \
+#define TESSERA_BINARY(name, kind, differentiable_op)                                                     \
+  Tensor name(const Tensor& a, const Tensor& b) {                                                         \
+    auto forward = [&] {                                                                                  \
+      if (!a.is_local() && !b.is_local()) return binary(#name, kind, a, b);                               \
+      return detail::spmd_pure(                                                                           \
+          #name, [](const Tensor& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b);       \
+    };                                                                                                    \
+    if (!differentiable_op) return forward();                                                             \
+    return autograd::differentiable(                                                                      \
+        forward, [&](const Tensor& out) { autograd::record_binary(#name, a, b, out); }, a, b);            \
+  }                                                                                                       \
+  Tensor name(const Tensor& a, Scalar b) {                                                                \
+    auto forward = [&] {                                                                                  \
+      if (!a.is_local() && !b.is_local()) return binary(#name, kind, a, b);                               \
+      if (a.is_local() && !b.is_local()) return local_with_scalar(#name, kind, a, b, false);              \
+      return detail::spmd_pure(                                                                           \
+          #name, [](const Tensor& x, const Scalar& y) { return binary(#name, kind, x, y); }, a, b);       \
+    };                                                                                                    \
+    if (!differentiable_op) return forward();                                                             \
+    return autograd::differentiable(                                                                      \
+        forward, [&](const Tensor& out) { autograd::record_binary_scalar(#name, a, b, false, out); }, a); \
+  }                                                                                                       \
+  Tensor name(Scalar a, const Tensor& b) {                                                                \
+    auto forward = [&] {                                                                                  \
+      if (!a.is_local() && !b.is_local()) return binary(#name, kind, a, b);                               \
+      if (b.is_local() && !a.is_local()) return local_with_scalar(#name, kind, b, a, true);               \
+      return detail::spmd_pure(                                                                           \
+          #name, [](const Scalar& x, const Tensor& y) { return binary(#name, kind, x, y); }, a, b);       \
+    };                                                                                                    \
+    if (!differentiable_op) return forward();                                                             \
+    return autograd::differentiable(                                                                      \
+        forward, [&](const Tensor& out) { autograd::record_binary_scalar(#name, b, a, true, out); }, b);  \
   }
 
 TESSERA_BINARY(add, BinaryKind::Arithmetic, true)
@@ -161,12 +170,14 @@ TESSERA_BINARY(gt, BinaryKind::Comparison, false)
 TESSERA_BINARY(ge, BinaryKind::Comparison, false)
 #undef TESSERA_BINARY
 
-#define TESSERA_UNARY(name, float_only)                                                                   \
-  Tensor name(const Tensor& a) {                                                                          \
-    auto forward = [&] {                                                                                  \
-      return detail::spmd_pure(#name, [](const Tensor& x) { return unary(#name, x, float_only); }, a);       \
-    };                                                                                                    \
-    return autograd::differentiable(forward, [&](const Tensor& out) { autograd::record_unary(#name, a, out); }, a); \
+#define TESSERA_UNARY(name, float_only)                                                 \
+  Tensor name(const Tensor& a) {                                                        \
+    auto forward = [&] {                                                                \
+      return detail::spmd_pure(                                                         \
+          #name, [](const Tensor& x) { return unary(#name, x, float_only); }, a);       \
+    };                                                                                  \
+    return autograd::differentiable(                                                    \
+        forward, [&](const Tensor& out) { autograd::record_unary(#name, a, out); }, a); \
   }
 
 TESSERA_UNARY(neg, false)
@@ -182,7 +193,8 @@ TESSERA_UNARY(sigmoid, true)
 
 namespace detail {
 Tensor gelu_grad(const Tensor& a) {
-  return spmd_pure("gelu_grad", [](const Tensor& x) { return unary("gelu_grad", x, true); }, a);
+  return spmd_pure(
+      "gelu_grad", [](const Tensor& x) { return unary("gelu_grad", x, true); }, a);
 }
 }  // namespace detail
 

@@ -31,7 +31,8 @@ Tensor random(const char* op, const Shape& shape, Generator& generator, const Te
               uint64_t counters_per_element, std::initializer_list<dispatch::Attr> distribution) {
   const DType dtype = dtype_or(options, kDefaultFloat);
   if (!is_floating(dtype))
-    throw Error(fmt::format("{}: dtype {} is not supported; expected float32 or float64", op, dtype_name(dtype)));
+    throw Error(
+        fmt::format("{}: dtype {} is not supported; expected float32 or float64", op, dtype_name(dtype)));
   Tensor out = detail::empty_on(shape, dtype, detail::backend_for(options));
   const auto numel = static_cast<uint64_t>(out.numel());
   const uint64_t offset = generator.advance(numel * counters_per_element) / counters_per_element;
@@ -77,19 +78,28 @@ thread_local Generator* program_generator = nullptr;
 
 Generator*& detail::thread_program_generator() { return program_generator; }
 
-
 Tensor empty(const SymShape& shape, TensorOptions options) {
-  return make("empty", [&](const SymShape& s) {
-    return detail::empty_on(s.to_shape(), dtype_or(options, kFloat32), detail::backend_for(options));
-  }, shape);
+  return make(
+      "empty",
+      [&](const SymShape& s) {
+        return detail::empty_on(s.to_shape(), dtype_or(options, kFloat32), detail::backend_for(options));
+      },
+      shape);
 }
-Tensor zeros(const SymShape& shape, TensorOptions options) { return full(shape, 0, options.dtype(dtype_or(options, kFloat32))); }
-Tensor ones(const SymShape& shape, TensorOptions options) { return full(shape, 1, options.dtype(dtype_or(options, kFloat32))); }
+Tensor zeros(const SymShape& shape, TensorOptions options) {
+  return full(shape, 0, options.dtype(dtype_or(options, kFloat32)));
+}
+Tensor ones(const SymShape& shape, TensorOptions options) {
+  return full(shape, 1, options.dtype(dtype_or(options, kFloat32)));
+}
 
 Tensor full(const SymShape& shape, Scalar value, TensorOptions options) {
-  return make("full", [&](const SymShape& s, const Scalar& v) {
-    return filled(s.to_shape(), v, dtype_or(options, v.promotion_dtype()), options);
-  }, shape, value);
+  return make(
+      "full",
+      [&](const SymShape& s, const Scalar& v) {
+        return filled(s.to_shape(), v, dtype_or(options, v.promotion_dtype()), options);
+      },
+      shape, value);
 }
 
 Tensor scalar_tensor(Scalar value, TensorOptions options) { return full(SymShape{}, value, options); }
@@ -97,14 +107,16 @@ Tensor scalar_tensor(Scalar value, TensorOptions options) { return full(SymShape
 Tensor arange(Scalar end, TensorOptions options) { return arange(0, end, 1, options); }
 
 namespace {
-Tensor dense_arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& options) {
+Tensor dense_arange(const Scalar& start, const Scalar& end, const Scalar& step,
+                    const TensorOptions& options) {
   const bool all_integral = start.is_integral() && end.is_integral() && step.is_integral();
   const DType dtype = dtype_or(options, all_integral ? kInt64 : kDefaultFloat);
   if (dtype == kBool) throw Error("arange: dtype bool is not supported; expected a numeric dtype");
   if (step.to_double() == 0.0) throw Error("arange: step must be nonzero, got 0");
   const double span = (end.to_double() - start.to_double()) / step.to_double();
-  if (!(span < 9.0e15)) throw Error(fmt::format("arange: the range [{}, {}) with step {} is too large or not finite",
-                                               start.to_string(), end.to_string(), step.to_string()));
+  if (!(span < 9.0e15))
+    throw Error(fmt::format("arange: the range [{}, {}) with step {} is too large or not finite",
+                            start.to_string(), end.to_string(), step.to_string()));
   // Count as torch.arange does: ceil((end - start) / step), computed exactly for integers.
   int64_t count;
   if (all_integral) {
@@ -113,8 +125,8 @@ Tensor dense_arange(const Scalar& start, const Scalar& end, const Scalar& step, 
     const __int128 diff = static_cast<__int128>(end.to_int()) - start.to_int();
     const __int128 n = (diff == 0 || (diff > 0) != (s > 0)) ? 0 : (diff - (s > 0 ? 1 : -1)) / s + 1;
     if (n > INT64_MAX)
-      throw Error(fmt::format("arange: the range [{}, {}) with step {} has more than {} elements", start.to_string(),
-                              end.to_string(), step.to_string(), INT64_MAX));
+      throw Error(fmt::format("arange: the range [{}, {}) with step {} has more than {} elements",
+                              start.to_string(), end.to_string(), step.to_string(), INT64_MAX));
     count = static_cast<int64_t>(n);
   } else {
     count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(span)));
@@ -139,8 +151,10 @@ Tensor dense_eye(int64_t n, int64_t m, const TensorOptions& options) {
 }  // namespace
 
 Tensor arange(Scalar start, Scalar end, Scalar step, TensorOptions options) {
-  return make("arange", [&](const Scalar& a, const Scalar& b, const Scalar& c) { return dense_arange(a, b, c, options); },
-              start, end, step);
+  return make(
+      "arange",
+      [&](const Scalar& a, const Scalar& b, const Scalar& c) { return dense_arange(a, b, c, options); },
+      start, end, step);
 }
 
 Tensor eye(int64_t n, TensorOptions options) { return eye(n, n, options); }
@@ -159,21 +173,27 @@ struct Distribution {
   dispatch::Attr first;
   dispatch::Attr second;
 };
-const Distribution kUniform{"rand", "uniform", 1, dispatch::Attr::real("low", 0.0), dispatch::Attr::real("high", 1.0)};
+const Distribution kUniform{"rand", "uniform", 1, dispatch::Attr::real("low", 0.0),
+                            dispatch::Attr::real("high", 1.0)};
 // A normal element consumes one counter: Box-Muller pairs two neighbouring counters and gives each
 // element of the pair its own output (cosine or sine), see counter_rng.hpp.
-const Distribution kNormal{"randn", "normal", 1, dispatch::Attr::real("mean", 0.0), dispatch::Attr::real("std", 1.0)};
+const Distribution kNormal{"randn", "normal", 1, dispatch::Attr::real("mean", 0.0),
+                           dispatch::Attr::real("std", 1.0)};
 
 // With an explicit generator inside a mode, every rank draws the same numbers (each from a copy of
 // the generator's state) and the generator advances once.
-Tensor draw(const Distribution& d, const SymShape& shape, Generator& generator, const TensorOptions& options) {
+Tensor draw(const Distribution& d, const SymShape& shape, Generator& generator,
+            const TensorOptions& options) {
   const Generator start = generator;
-  return make(d.op, [&](const SymShape& s) {
-    Generator copy = start;
-    Tensor t = random(d.kernel, s.to_shape(), copy, options, d.counters_per_element, {d.first, d.second});
-    advance_to_furthest(generator, copy);
-    return t;
-  }, shape);
+  return make(
+      d.op,
+      [&](const SymShape& s) {
+        Generator copy = start;
+        Tensor t = random(d.kernel, s.to_shape(), copy, options, d.counters_per_element, {d.first, d.second});
+        advance_to_furthest(generator, copy);
+        return t;
+      },
+      shape);
 }
 
 // Inside a local mode each rank draws from its own generator (see LocalMode); outside, from the
@@ -194,9 +214,12 @@ Tensor draw(const Distribution& d, const SymShape& shape, const TensorOptions& o
       for (int r : ranks) detail::factory_generator(*mode, r) = common;
       return drawn;
     }
-    return make(d.op, [&](const SymShape& s, int64_t rank) {
-      return draw(d, s, detail::factory_generator(*mode, static_cast<int>(rank)), options);
-    }, shape, detail::factory_rank());
+    return make(
+        d.op,
+        [&](const SymShape& s, int64_t rank) {
+          return draw(d, s, detail::factory_generator(*mode, static_cast<int>(rank)), options);
+        },
+        shape, detail::factory_rank());
   }
   if (Generator* own = program_generator) return draw(d, shape, *own, options);
   std::lock_guard lock(default_generator_mutex);
@@ -233,23 +256,30 @@ TensorOptions like_options(const Tensor& like, TensorOptions options) {
 
 // *_like follow their argument: local when it is local, plain otherwise (even inside a mode).
 Tensor empty_like(const Tensor& like, TensorOptions options) {
-  return detail::spmd_fresh("empty_like", [&](const Tensor& t) {
-    detail::PlainFactories plain;
-    return empty(t.sizes(), like_options(t, options));
-  }, like);
+  return detail::spmd_fresh(
+      "empty_like",
+      [&](const Tensor& t) {
+        detail::PlainFactories plain;
+        return empty(t.sizes(), like_options(t, options));
+      },
+      like);
 }
 Tensor zeros_like(const Tensor& like, TensorOptions options) { return full_like(like, 0, options); }
 Tensor ones_like(const Tensor& like, TensorOptions options) { return full_like(like, 1, options); }
 Tensor full_like(const Tensor& like, Scalar value, TensorOptions options) {
-  return detail::spmd_fresh("full_like", [&](const Tensor& t, const Scalar& v) {
-    detail::PlainFactories plain;
-    return full(t.sizes(), v, like_options(t, options));
-  }, like, value);
+  return detail::spmd_fresh(
+      "full_like",
+      [&](const Tensor& t, const Scalar& v) {
+        detail::PlainFactories plain;
+        return full(t.sizes(), v, like_options(t, options));
+      },
+      like, value);
 }
 
 namespace detail {
 void throw_ragged(size_t row, size_t got, size_t expected) {
-  throw Error(fmt::format("tensor: nested values are ragged: row {} has {} elements, expected {}", row, got, expected));
+  throw Error(fmt::format("tensor: nested values are ragged: row {} has {} elements, expected {}", row, got,
+                          expected));
 }
 }  // namespace detail
 
@@ -263,12 +293,15 @@ Tensor dense_from_values(const std::vector<T>& values, const Shape& shape, const
   using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t,
                                     std::conditional_t<std::is_integral_v<T>, int64_t, T>>;
   DType natural = kInt64;
-  if constexpr (std::is_same_v<T, bool>) natural = kBool;
-  else if constexpr (std::is_floating_point_v<T>) natural = dtype_of<T>();
+  if constexpr (std::is_same_v<T, bool>)
+    natural = kBool;
+  else if constexpr (std::is_floating_point_v<T>)
+    natural = dtype_of<T>();
   std::vector<Stored> host(values.begin(), values.end());
   Tensor staged = detail::empty_on(shape, natural, detail::backend_for(options));
   const TensorImpl& impl = *staged.impl();
-  impl.backend().copy(impl.storage()->data, host.data(), host.size() * sizeof(Stored), TESSERA_COPY_HOST_TO_DEVICE);
+  impl.backend().copy(impl.storage()->data, host.data(), host.size() * sizeof(Stored),
+                      TESSERA_COPY_HOST_TO_DEVICE);
   return staged.to(dtype_or(options, natural));
 }
 }  // namespace

@@ -27,8 +27,8 @@ std::pair<Tensor, Tensor> promoted(const char* op, const Tensor& a, const Tensor
 }
 
 [[noreturn]] void inner_mismatch(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {
-  throw Error(fmt::format("{}: inner dimensions do not match: a has shape {} and b has shape {} ({} != {})", op,
-                          shape_text(a.sizes()), shape_text(b.sizes()), ka, kb));
+  throw Error(fmt::format("{}: inner dimensions do not match: a has shape {} and b has shape {} ({} != {})",
+                          op, shape_text(a.sizes()), shape_text(b.sizes()), ka, kb));
 }
 
 Tensor product(const char* op, const Tensor& a, const Tensor& b, const Shape& out_shape) {
@@ -65,8 +65,8 @@ Tensor dense_matmul(const Tensor& a, const Tensor& b) {
   const int64_t da = ca.dim();
   const int64_t db = cb.dim();
   if (da == 0 || db == 0)
-    throw Error(fmt::format("matmul: both operands need at least 1 dim, got shapes {} and {}", shape_text(ca.sizes()),
-                            shape_text(cb.sizes())));
+    throw Error(fmt::format("matmul: both operands need at least 1 dim, got shapes {} and {}",
+                            shape_text(ca.sizes()), shape_text(cb.sizes())));
   const int64_t ka = ca.size(-1);
   const int64_t kb = db == 1 ? cb.size(0) : cb.size(-2);
   if (ka != kb) inner_mismatch("matmul", ca, cb, ka, kb);
@@ -98,8 +98,8 @@ Tensor dense_matmul(const Tensor& a, const Tensor& b) {
   full_a.insert(full_a.end(), {m, ka});
   full_b.insert(full_b.end(), {kb, n});
   const int64_t batch_numel = shape_numel(batch, "matmul");
-  Tensor result =
-      dense_bmm(ma.expand(full_a).reshape({batch_numel, m, ka}), cb.expand(full_b).reshape({batch_numel, kb, n}));
+  Tensor result = dense_bmm(ma.expand(full_a).reshape({batch_numel, m, ka}),
+                            cb.expand(full_b).reshape({batch_numel, kb, n}));
   Shape out_shape = batch;
   if (da != 1) out_shape.push_back(m);
   out_shape.push_back(n);
@@ -145,7 +145,8 @@ std::optional<Tensor> stacked_over_shared_weight(const Tensor& a, const Tensor& 
   // over the same ranks.
   const Tensor& weight = b.is_local() ? b.shards().begin()->second : b;
   const TensorImpl& w = *weight.impl();
-  if (w.dim() != 2 || !is_floating(w.dtype()) || w.backend().device_type() != kDLCPU || w.storage()->data == nullptr ||
+  if (w.dim() != 2 || !is_floating(w.dtype()) || w.backend().device_type() != kDLCPU ||
+      w.storage()->data == nullptr ||
       w.numel() * static_cast<int64_t>(itemsize(w.dtype())) < kStackedWeightBytes)
     return std::nullopt;
   if (b.is_local()) {
@@ -161,11 +162,13 @@ std::optional<Tensor> stacked_over_shared_weight(const Tensor& a, const Tensor& 
   stacked_rows.reserve(lefts.size());
   for (const auto& [rank, shard] : lefts) {
     const TensorImpl& x = *shard.impl();
-    if (x.sizes() != first_left.sizes() || x.dtype() != w.dtype() || &x.backend() != &w.backend()) return std::nullopt;
+    if (x.sizes() != first_left.sizes() || x.dtype() != w.dtype() || &x.backend() != &w.backend())
+      return std::nullopt;
     stacked_rows.push_back(shard);
   }
   const auto ranks = static_cast<int64_t>(lefts.size());
-  const Tensor out = dense_bmm(stack(stacked_rows, 0), weight.unsqueeze(0).expand({ranks, w.sizes()[0], w.sizes()[1]}));
+  const Tensor out =
+      dense_bmm(stack(stacked_rows, 0), weight.unsqueeze(0).expand({ranks, w.sizes()[0], w.sizes()[1]}));
   std::vector<std::pair<int, Tensor>> shards;
   shards.reserve(lefts.size());
   int64_t item = 0;

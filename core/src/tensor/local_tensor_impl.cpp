@@ -12,7 +12,8 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
   if (shards_.empty()) throw Error("local tensor cannot be empty: it needs a shard for at least one rank");
   for (const auto& [rank, shard] : shards_) {
     if (!shard.defined()) throw Error(fmt::format("local tensor: the shard for rank {} is undefined", rank));
-    if (shard.is_local()) throw Error(fmt::format("local tensor: the shard for rank {} is itself a local tensor", rank));
+    if (shard.is_local())
+      throw Error(fmt::format("local tensor: the shard for rank {} is itself a local tensor", rank));
   }
   // One pass of checks: every op builds a local tensor, so this runs once per rank per op.
   const auto& [first_rank, first_shard] = *shards_.begin();
@@ -20,19 +21,22 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
   for (const auto& [rank, shard] : shards_) {
     const TensorImpl& impl = *shard.impl();
     if (impl.dtype() != first.dtype())
-      throw Error(fmt::format("local tensor: shards have different dtypes: rank {} is {} but rank {} is {}", first_rank,
-                              dtype_name(first.dtype()), rank, dtype_name(impl.dtype())));
+      throw Error(fmt::format("local tensor: shards have different dtypes: rank {} is {} but rank {} is {}",
+                              first_rank, dtype_name(first.dtype()), rank, dtype_name(impl.dtype())));
     if (&impl.backend() != &first.backend() && impl.backend().name() != first.backend().name())
-      throw Error(fmt::format("local tensor: shards are on different backends: rank {} is on '{}' but rank {} is on '{}'",
-                              first_rank, first.backend().name(), rank, impl.backend().name()));
+      throw Error(fmt::format(
+          "local tensor: shards are on different backends: rank {} is on '{}' but rank {} is on '{}'",
+          first_rank, first.backend().name(), rank, impl.backend().name()));
     if (impl.dim() != first.dim())
-      throw Error(fmt::format("local tensor: shards have different numbers of dims: rank {} has {} but rank {} has {}",
-                              first_rank, first.dim(), rank, impl.dim()));
+      throw Error(fmt::format(
+          "local tensor: shards have different numbers of dims: rank {} has {} but rank {} has {}",
+          first_rank, first.dim(), rank, impl.dim()));
     if (shard.requires_grad())
-      throw Error(fmt::format("local tensor: the shard for rank {} requires grad; shards must not: set requires_grad "
-                              "on the local tensor itself (lt.set_requires_grad(true)), or build it from detached "
-                              "shards (shard.detach())",
-                              rank));
+      throw Error(
+          fmt::format("local tensor: the shard for rank {} requires grad; shards must not: set requires_grad "
+                      "on the local tensor itself (lt.set_requires_grad(true)), or build it from detached "
+                      "shards (shard.detach())",
+                      rank));
   }
   // Memory counters count each shard's bytes for its rank (a load per shard while none watches).
   for (const auto& [rank, shard] : shards_) detail::memory_held_by(*shard.impl()->storage(), rank);
@@ -64,7 +68,8 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
   std::vector<SymInt> sizes;
   for (int64_t d = 0; d < first_shard.dim(); ++d) {
     std::vector<std::pair<int, int64_t>> per_rank;
-    for (const auto& [rank, shard] : shards_) per_rank.emplace_back(rank, shard.sizes()[static_cast<size_t>(d)]);
+    for (const auto& [rank, shard] : shards_)
+      per_rank.emplace_back(rank, shard.sizes()[static_cast<size_t>(d)]);
     sizes.emplace_back(LocalInt(RankMap<int64_t>(std::move(per_rank))));
   }
   shape_ = SymShape(std::move(sizes));

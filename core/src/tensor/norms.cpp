@@ -67,10 +67,14 @@ std::vector<int64_t> normalized_dims(const Tensor& x, size_t k) {
 // PyTorch's default eps of rms_norm: the machine epsilon of the input's dtype (torch.finfo(dtype).eps).
 double machine_epsilon(DType dtype) {
   switch (dtype) {
-    case kFloat64: return std::numeric_limits<double>::epsilon();
-    case kBFloat16: return 0.0078125;       // 2^-7: 8 significand bits
-    case kFloat16: return 0.0009765625;     // 2^-10: 11 significand bits
-    default: return static_cast<double>(std::numeric_limits<float>::epsilon());
+    case kFloat64:
+      return std::numeric_limits<double>::epsilon();
+    case kBFloat16:
+      return 0.0078125;  // 2^-7: 8 significand bits
+    case kFloat16:
+      return 0.0009765625;  // 2^-10: 11 significand bits
+    default:
+      return static_cast<double>(std::numeric_limits<float>::epsilon());
   }
 }
 

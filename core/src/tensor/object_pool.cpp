@@ -75,7 +75,8 @@ void give_back(void* block, size_t bytes) noexcept {
   if (block == nullptr) return;
   ThreadBlocks& blocks = sdk::thread_local_address(mine);
   const size_t k = class_of(bytes);
-  if (bytes > kLargest || blocks.retired || blocks.counts[k] == most_blocks(k)) return ::operator delete(block);
+  if (bytes > kLargest || blocks.retired || blocks.counts[k] == most_blocks(k))
+    return ::operator delete(block);
   if (!blocks.draining_registered) register_drain(blocks);
   blocks.heads[k] = new (block) Free{blocks.heads[k]};
   ++blocks.counts[k];

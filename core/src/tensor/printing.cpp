@@ -24,9 +24,12 @@ std::vector<std::string> element_texts(const TensorImpl& t) {
     bool all_integral = true;
     for (double v : values) all_integral = all_integral && (!std::isfinite(v) || v == std::floor(v));
     for (double v : values) {
-      if (std::isnan(v)) texts.push_back("nan");
-      else if (std::isinf(v)) texts.push_back(v > 0 ? "inf" : "-inf");
-      else texts.push_back(all_integral ? fmt::format("{:.0f}.", v) : fmt::format("{:.4f}", v));
+      if (std::isnan(v))
+        texts.push_back("nan");
+      else if (std::isinf(v))
+        texts.push_back(v > 0 ? "inf" : "-inf");
+      else
+        texts.push_back(all_integral ? fmt::format("{:.0f}.", v) : fmt::format("{:.4f}", v));
     }
   }
   // Right-align to a common width so rows line up.

@@ -45,9 +45,12 @@ bool Scalar::to_bool() const {
 std::string Scalar::to_string() const {
   if (local_) return local_->to_string();
   switch (kind_) {
-    case Kind::Bool: return i_ != 0 ? "true" : "false";
-    case Kind::Int: return std::to_string(i_);
-    case Kind::Float: return fmt::format("{}", f_);
+    case Kind::Bool:
+      return i_ != 0 ? "true" : "false";
+    case Kind::Int:
+      return std::to_string(i_);
+    case Kind::Float:
+      return fmt::format("{}", f_);
   }
   return {};
 }

@@ -29,13 +29,17 @@ Tensor row_op(const char* op, const Tensor& a, int64_t dim) {
 
 Tensor softmax(const Tensor& a, int64_t dim) {
   return autograd::differentiable(
-      [&] { return detail::spmd_pure("softmax", [dim](const Tensor& x) { return row_op("softmax", x, dim); }, a); },
+      [&] {
+        return detail::spmd_pure(
+            "softmax", [dim](const Tensor& x) { return row_op("softmax", x, dim); }, a);
+      },
       [&](const Tensor& out) { autograd::record_softmax(false, a, dim, out); }, a);
 }
 Tensor log_softmax(const Tensor& a, int64_t dim) {
   return autograd::differentiable(
       [&] {
-        return detail::spmd_pure("log_softmax", [dim](const Tensor& x) { return row_op("log_softmax", x, dim); }, a);
+        return detail::spmd_pure(
+            "log_softmax", [dim](const Tensor& x) { return row_op("log_softmax", x, dim); }, a);
       },
       [&](const Tensor& out) { autograd::record_softmax(true, a, dim, out); }, a);
 }

@@ -42,9 +42,10 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
     const int64_t da = i < ndim - a.size() ? 1 : a[i - (ndim - a.size())];
     const int64_t db = i < ndim - b.size() ? 1 : b[i - (ndim - b.size())];
     if (da != db && da != 1 && db != 1)
-      throw Error(fmt::format("{}: shapes {} and {} cannot be broadcast together (dim {}: {} vs {}; sizes must "
-                              "match or one must be 1)",
-                              op, shape_text(a), shape_text(b), i, da, db));
+      throw Error(
+          fmt::format("{}: shapes {} and {} cannot be broadcast together (dim {}: {} vs {}; sizes must "
+                      "match or one must be 1)",
+                      op, shape_text(a), shape_text(b), i, da, db));
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -117,9 +118,10 @@ template <class T>
 std::vector<T> read_values(const TensorImpl& t, const char* op) {
   const dispatch::UserCall call(op);
   if (t.backend().shapes_only())
-    throw Error(fmt::format("{}: values of a tensor on the {} backend cannot be read: it holds shapes only (a {} "
-                            "tensor of shape {}); read values of a tensor on a computing backend such as cpu",
-                            op, t.backend().name(), dtype_name(t.dtype()), shape_text(t.sizes())));
+    throw Error(
+        fmt::format("{}: values of a tensor on the {} backend cannot be read: it holds shapes only (a {} "
+                    "tensor of shape {}); read values of a tensor on a computing backend such as cpu",
+                    op, t.backend().name(), dtype_name(t.dtype()), shape_text(t.sizes())));
   Tensor converted = Tensor(std::make_shared<TensorImpl>(t)).to(dtype_of<T>()).contiguous();
   const TensorImpl& c = *converted.impl();
   std::vector<T> values(static_cast<size_t>(c.numel()));
@@ -152,7 +154,8 @@ const TensorImpl& Tensor::checked() const { return impl_of(*this, "tensor"); }
 
 const LocalTensorImpl& Tensor::checked_local(const char* op) const {
   if (!local_)
-    throw Error(fmt::format("{}: the tensor is {}, not a local tensor", op, defined() ? "a plain tensor" : "undefined"));
+    throw Error(fmt::format("{}: the tensor is {}, not a local tensor", op,
+                            defined() ? "a plain tensor" : "undefined"));
   return *local_;
 }
 
@@ -164,15 +167,17 @@ SymShape Tensor::shape() const { return local_ ? local_->shape() : SymShape(chec
 SymInt Tensor::sym_size(int64_t d) const {
   // normalize_dim accepts dim 0 of a 0-d tensor (as a dim argument of transpose, flip, ...), but
   // there is no size to return for it.
-  if (dim() == 0) throw Error(fmt::format("sym_size: cannot take dim {} of a 0-d tensor, which has no dims", d));
+  if (dim() == 0)
+    throw Error(fmt::format("sym_size: cannot take dim {} of a 0-d tensor, which has no dims", d));
   return shape()[static_cast<size_t>(normalize_dim(d, dim(), "sym_size"))];
 }
 
 const Shape& Tensor::sizes() const {
   if (!local_) return checked().sizes();
   if (!local_->uniform_sizes())
-    throw Error(fmt::format("sizes(): the shards' shapes differ per rank ({}); use shape() for per-rank sizes",
-                            local_->shape().to_string()));
+    throw Error(
+        fmt::format("sizes(): the shards' shapes differ per rank ({}); use shape() for per-rank sizes",
+                    local_->shape().to_string()));
   return *local_->uniform_sizes();
 }
 
@@ -183,9 +188,10 @@ int64_t Tensor::size(int64_t d) const {
   // A local tensor's dim has one size when every shard agrees on it, even if other dims differ.
   const SymInt size = shape()[at];
   if (size.is_local())
-    throw Error(fmt::format("size({}): the shards' sizes differ per rank along dim {} ({}); use sym_size({}) or "
-                            "shape() for per-rank sizes",
-                            d, at, size.to_string(), d));
+    throw Error(
+        fmt::format("size({}): the shards' sizes differ per rank along dim {} ({}); use sym_size({}) or "
+                    "shape() for per-rank sizes",
+                    d, at, size.to_string(), d));
   return size.as_int();
 }
 
@@ -213,9 +219,11 @@ Tensor Tensor::shard(int rank) const {
   const LocalTensorImpl& local = checked_local("shard");
   if (!local.shards().contains(rank)) {
     if (const int process = detail::remote_process_of(rank); process >= 0)
-      throw Error(fmt::format("shard({}): rank {} is hosted by process {}, not this one; this process holds ranks {}",
-                              rank, rank, process, local.ranks().to_string()));
-    throw Error(fmt::format("local tensor has no shard for rank {} (its ranks are {})", rank, local.ranks().to_string()));
+      throw Error(
+          fmt::format("shard({}): rank {} is hosted by process {}, not this one; this process holds ranks {}",
+                      rank, rank, process, local.ranks().to_string()));
+    throw Error(fmt::format("local tensor has no shard for rank {} (its ranks are {})", rank,
+                            local.ranks().to_string()));
   }
   return local.shards().at(rank);
 }
@@ -224,29 +232,35 @@ const RankMap<Tensor>& Tensor::shards() const { return checked_local("shards").s
 
 Tensor Tensor::contiguous() const {
   auto forward = [&] {
-    if (local_) return detail::spmd_fresh("contiguous", [](const Tensor& s) { return s.contiguous(); }, *this);
+    if (local_)
+      return detail::spmd_fresh(
+          "contiguous", [](const Tensor& s) { return s.contiguous(); }, *this);
     return is_contiguous() ? *this : clone();
   };
   // A tensor that is already contiguous is returned as it is (record() leaves it alone).
-  return autograd::differentiable(forward, [&](const Tensor& out) { autograd::record_identity("CloneBackward", *this, out); },
-                                  *this);
+  return autograd::differentiable(
+      forward, [&](const Tensor& out) { autograd::record_identity("CloneBackward", *this, out); }, *this);
 }
 
 Tensor Tensor::clone() const {
   auto forward = [&] {
-    if (local_) return detail::spmd_pure("clone", [](const Tensor& s) { return s.clone(); }, *this);
+    if (local_)
+      return detail::spmd_pure(
+          "clone", [](const Tensor& s) { return s.clone(); }, *this);
     const TensorImpl& self = impl_of(*this, "clone");
     Tensor out = detail::empty_like_on(self, self.sizes(), self.dtype());
     dispatch::call_kernel("copy", self.dtype(), {dispatch::operand(self)}, {dispatch::operand(*out.impl())});
     return out;
   };
-  return autograd::differentiable(forward, [&](const Tensor& out) { autograd::record_identity("CloneBackward", *this, out); },
-                                  *this);
+  return autograd::differentiable(
+      forward, [&](const Tensor& out) { autograd::record_identity("CloneBackward", *this, out); }, *this);
 }
 
 Tensor Tensor::to(DType dtype) const {
   auto forward = [&] {
-    if (local_) return detail::spmd_fresh("to", [dtype](const Tensor& s) { return s.to(dtype); }, *this);
+    if (local_)
+      return detail::spmd_fresh(
+          "to", [dtype](const Tensor& s) { return s.to(dtype); }, *this);
     const TensorImpl& self = impl_of(*this, "to");
     if (self.dtype() == dtype) return *this;
     Tensor out = detail::empty_like_on(self, self.sizes(), dtype);
@@ -255,16 +269,18 @@ Tensor Tensor::to(DType dtype) const {
   };
   // A cast to a dtype without gradients (an integer or bool) is not recorded.
   if (!is_floating(dtype)) return forward();
-  return autograd::differentiable(forward, [&](const Tensor& out) { autograd::record_identity("ToCopyBackward", *this, out); },
-                                  *this);
+  return autograd::differentiable(
+      forward, [&](const Tensor& out) { autograd::record_identity("ToCopyBackward", *this, out); }, *this);
 }
 
 Tensor& Tensor::copy_(const Tensor& src) {
   autograd::check_inplace(*this, "copy_", "use the source (or a clone() of it) as a new tensor instead");
   if (!local_ && src.is_local())
-    throw Error("copy_: cannot copy a local tensor into a plain tensor; reconcile() it or copy into a local tensor");
+    throw Error(
+        "copy_: cannot copy a local tensor into a plain tensor; reconcile() it or copy into a local tensor");
   if (local_) {
-    detail::spmd("copy_", [](Tensor dst, const Tensor& s) { dst.copy_(s); }, *this, src);
+    detail::spmd(
+        "copy_", [](Tensor dst, const Tensor& s) { dst.copy_(s); }, *this, src);
     return *this;
   }
   detail::copy_into(impl_of(*this, "copy_"), impl_of(src, "copy_"));
@@ -275,7 +291,8 @@ Tensor& Tensor::fill_(Scalar value) {
   autograd::check_inplace(*this, "fill_", "use full_like() for a new tensor instead");
   if (local_ || value.is_local()) {
     if (!local_) throw Error("fill_: a per-rank value can only fill a local tensor, not a plain one");
-    detail::spmd("fill_", [](Tensor dst, const Scalar& v) { dst.fill_(v); }, *this, value);
+    detail::spmd(
+        "fill_", [](Tensor dst, const Scalar& v) { dst.fill_(v); }, *this, value);
     return *this;
   }
   const TensorImpl& self = impl_of(*this, "fill_");
@@ -298,22 +315,31 @@ const void* Tensor::data_ptr() const {
 const void* Tensor::current_address() const { return detail::impl_of(*this, "current_address").bytes_at(); }
 
 Scalar Tensor::item() const {
-  if (local_) return detail::spmd("item", [](const Tensor& s) { return s.item(); }, *this);
+  if (local_)
+    return detail::spmd(
+        "item", [](const Tensor& s) { return s.item(); }, *this);
   const TensorImpl& self = impl_of(*this, "item");
   if (self.numel() != 1)
     throw Error(fmt::format("item: the tensor has {} elements (shape {}); expected exactly 1", self.numel(),
                             shape_text(self.sizes())));
   switch (self.dtype()) {
-    case DType::Bool: return Scalar(detail::read_values<bool>(self, "item")[0]);
-    case DType::Int32: return Scalar(detail::read_values<int32_t>(self, "item")[0]);
-    case DType::Int64: return Scalar(detail::read_values<int64_t>(self, "item")[0]);
-    case DType::Float32: return Scalar(detail::read_values<float>(self, "item")[0]);
-    case DType::Float64: return Scalar(detail::read_values<double>(self, "item")[0]);
+    case DType::Bool:
+      return Scalar(detail::read_values<bool>(self, "item")[0]);
+    case DType::Int32:
+      return Scalar(detail::read_values<int32_t>(self, "item")[0]);
+    case DType::Int64:
+      return Scalar(detail::read_values<int64_t>(self, "item")[0]);
+    case DType::Float32:
+      return Scalar(detail::read_values<float>(self, "item")[0]);
+    case DType::Float64:
+      return Scalar(detail::read_values<double>(self, "item")[0]);
     // float32 and int64 hold every value of these exactly.
     case DType::BFloat16:
-    case DType::Float16: return Scalar(detail::read_values<float>(self, "item")[0]);
+    case DType::Float16:
+      return Scalar(detail::read_values<float>(self, "item")[0]);
     case DType::Int8:
-    case DType::UInt8: return Scalar(detail::read_values<int64_t>(self, "item")[0]);
+    case DType::UInt8:
+      return Scalar(detail::read_values<int64_t>(self, "item")[0]);
   }
   return Scalar();
 }
@@ -332,7 +358,9 @@ template std::vector<int8_t> Tensor::to_vector<int8_t>() const;
 template std::vector<uint8_t> Tensor::to_vector<uint8_t>() const;
 
 Tensor Tensor::sum() const { return tessera::sum(*this); }
-Tensor Tensor::sum(const std::vector<int64_t>& dims, bool keepdim) const { return tessera::sum(*this, dims, keepdim); }
+Tensor Tensor::sum(const std::vector<int64_t>& dims, bool keepdim) const {
+  return tessera::sum(*this, dims, keepdim);
+}
 Tensor Tensor::mean() const { return tessera::mean(*this); }
 Tensor Tensor::mean(const std::vector<int64_t>& dims, bool keepdim) const {
   return tessera::mean(*this, dims, keepdim);

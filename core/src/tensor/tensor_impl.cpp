@@ -17,30 +17,33 @@ struct ElementRange {
   int64_t highest;
 };
 
-ElementRange element_range(const Shape& sizes, const std::vector<int64_t>& strides, int64_t offset, const char* op) {
+ElementRange element_range(const Shape& sizes, const std::vector<int64_t>& strides, int64_t offset,
+                           const char* op) {
   auto what = [&] {
-    return fmt::format("{}: the elements of a view of shape {} with strides {} at offset {}", op, shape_text(sizes),
-                       shape_text(strides), offset);
+    return fmt::format("{}: the elements of a view of shape {} with strides {} at offset {}", op,
+                       shape_text(sizes), shape_text(strides), offset);
   };
   ElementRange range{offset, offset};
   for (size_t d = 0; d < sizes.size(); ++d) {
     const int64_t span = detail::checked_mul(sizes[d] - 1, strides[d], what);
-    (span < 0 ? range.lowest : range.highest) = detail::checked_add(span < 0 ? range.lowest : range.highest, span, what);
+    (span < 0 ? range.lowest : range.highest) =
+        detail::checked_add(span < 0 ? range.lowest : range.highest, span, what);
   }
   return range;
 }
 
 // Throws unless every element of the view lies inside `storage` (see TensorImpl's invariant).
-void check_fits_storage(const Storage& storage, DType dtype, const Shape& sizes, const std::vector<int64_t>& strides,
-                        int64_t offset, const char* op) {
+void check_fits_storage(const Storage& storage, DType dtype, const Shape& sizes,
+                        const std::vector<int64_t>& strides, int64_t offset, const char* op) {
   const ElementRange range = element_range(sizes, strides, offset, op);
   const auto item = static_cast<int64_t>(itemsize(dtype));
   const auto available = static_cast<int64_t>(storage.bytes / itemsize(dtype));
   if (range.lowest < 0 || range.highest >= available)
-    throw Error(fmt::format("{}: a view of shape {} with strides {} at offset {} reaches elements {}..{}, outside its "
-                            "storage of {} elements ({} bytes of {}, {} bytes each)",
-                            op, shape_text(sizes), shape_text(strides), offset, range.lowest, range.highest, available,
-                            storage.bytes, dtype_name(dtype), item));
+    throw Error(fmt::format(
+        "{}: a view of shape {} with strides {} at offset {} reaches elements {}..{}, outside its "
+        "storage of {} elements ({} bytes of {}, {} bytes each)",
+        op, shape_text(sizes), shape_text(strides), offset, range.lowest, range.highest, available,
+        storage.bytes, dtype_name(dtype), item));
 }
 
 }  // namespace
@@ -50,8 +53,9 @@ std::vector<int64_t> contiguous_strides(const Shape& sizes) {
   int64_t stride = 1;
   for (size_t d = sizes.size(); d-- > 0;) {
     strides[d] = stride;
-    stride = detail::checked_mul(stride, std::max<int64_t>(sizes[d], 1),
-                                 [&] { return fmt::format("the contiguous strides of shape {}", shape_text(sizes)); });
+    stride = detail::checked_mul(stride, std::max<int64_t>(sizes[d], 1), [&] {
+      return fmt::format("the contiguous strides of shape {}", shape_text(sizes));
+    });
   }
   return strides;
 }
@@ -108,8 +112,8 @@ std::shared_ptr<const TensorImpl::Layout> TensorImpl::make_layout(Shape sizes, s
   return object_pool::make_shared<Layout>(Layout{std::move(sizes), std::move(strides)});
 }
 
-TensorImpl::TensorImpl(std::shared_ptr<Storage> storage, DType dtype, Shape sizes, std::vector<int64_t> strides,
-                       int64_t offset, const char* op)
+TensorImpl::TensorImpl(std::shared_ptr<Storage> storage, DType dtype, Shape sizes,
+                       std::vector<int64_t> strides, int64_t offset, const char* op)
     : storage_(std::move(storage)),
       dtype_(dtype),
       layout_(make_layout(std::move(sizes), std::move(strides))),
@@ -118,11 +122,12 @@ TensorImpl::TensorImpl(std::shared_ptr<Storage> storage, DType dtype, Shape size
   const Shape& sizes_now = layout_->sizes;
   const std::vector<int64_t>& strides_now = layout_->strides;
   if (static_cast<int64_t>(sizes_now.size()) > kMaxDims)
-    throw Error(fmt::format("{}: a tensor may have at most {} dims, got {} (shape {})", op, kMaxDims, sizes_now.size(),
-                            shape_text(sizes_now)));
+    throw Error(fmt::format("{}: a tensor may have at most {} dims, got {} (shape {})", op, kMaxDims,
+                            sizes_now.size(), shape_text(sizes_now)));
   if (strides_now.size() != sizes_now.size())
-    throw Error(fmt::format("internal: {}: shape {} has {} dims but strides {} have {}", op, shape_text(sizes_now),
-                            sizes_now.size(), shape_text(strides_now), strides_now.size()));
+    throw Error(fmt::format("internal: {}: shape {} has {} dims but strides {} have {}", op,
+                            shape_text(sizes_now), sizes_now.size(), shape_text(strides_now),
+                            strides_now.size()));
   // An empty view addresses no element, so its offset and strides may point anywhere.
   if (numel_ > 0) check_fits_storage(*storage_, dtype_, sizes_now, strides_now, offset_, op);
   contiguous_ = dense_row_major(sizes_now, strides_now, numel_);
@@ -160,7 +165,8 @@ TensorImpl::TensorImpl(FreshKey, std::shared_ptr<Storage> storage, const TensorI
 
 std::shared_ptr<TensorImpl> TensorImpl::view(Shape sizes, std::vector<int64_t> strides, int64_t offset,
                                              const char* op) const {
-  return object_pool::make_shared<TensorImpl>(storage_, dtype_, std::move(sizes), std::move(strides), offset, op);
+  return object_pool::make_shared<TensorImpl>(storage_, dtype_, std::move(sizes), std::move(strides), offset,
+                                              op);
 }
 
 namespace {
@@ -169,9 +175,8 @@ namespace {
 // Storage holding them goes (each Storage's destructor then leaves them alone).
 void mark_shared(Storage& original) {
   if (!original.shared)
-    original.shared = std::shared_ptr<void>(original.data.load(), [backend = original.backend](void* bytes) {
-      backend->deallocate(bytes);
-    });
+    original.shared = std::shared_ptr<void>(
+        original.data.load(), [backend = original.backend](void* bytes) { backend->deallocate(bytes); });
 }
 
 // A new Storage with a copy of `original`'s bytes (none on a shapes-only backend).
@@ -239,7 +244,8 @@ void Storage::make_private() {
   // Bytes exposed as private are this Storage's alone by construction (nobody comes to share them),
   // so another holder of `shared` is not a Storage (a producer's owner block, a collective keeping
   // a block alive) and they stay where the handed-out pointers point.
-  if (!shares_bytes_for_writing() || exposure_.load(std::memory_order_relaxed) == Exposure::private_bytes) return;
+  if (!shares_bytes_for_writing() || exposure_.load(std::memory_order_relaxed) == Exposure::private_bytes)
+    return;
   copy_to_private_bytes();
 }
 
@@ -249,8 +255,7 @@ void Storage::copy_to_private_bytes() {
   if (own != nullptr) backend->copy(own, data, bytes, TESSERA_COPY_DEVICE_TO_DEVICE);
   // The other holders keep the old bytes. A reader on another thread during the first hand-out
   // may still be reading them: kept while this Storage lives.
-  if (exposure_.load(std::memory_order_relaxed) != Exposure::none)
-    left_behind_ = std::move(shared);
+  if (exposure_.load(std::memory_order_relaxed) != Exposure::none) left_behind_ = std::move(shared);
   shared.reset();
   data = own;
 }
@@ -281,6 +286,5 @@ void TensorImpl::replicas(size_t count, std::vector<std::shared_ptr<TensorImpl>>
   for (std::shared_ptr<Storage>& storage : storages)
     out.push_back(object_pool::make_shared<TensorImpl>(FreshKey(), std::move(storage), *this));
 }
-
 
 }  // namespace tessera

@@ -191,8 +191,8 @@ class TensorImpl {
     FreshKey() = default;
     friend class TensorImpl;
   };
-  TensorImpl(FreshKey, std::shared_ptr<Storage> storage, DType dtype, Shape sizes, std::vector<int64_t> strides,
-             int64_t numel);
+  TensorImpl(FreshKey, std::shared_ptr<Storage> storage, DType dtype, Shape sizes,
+             std::vector<int64_t> strides, int64_t numel);
   // replica's: `view`'s layout (shared, not copied) over other bytes of the same size.
   TensorImpl(FreshKey, std::shared_ptr<Storage> storage, const TensorImpl& view);
 

@@ -25,9 +25,10 @@ Tensor transfer(const TensorImpl& self, const std::shared_ptr<const dispatch::Ba
   // values cannot come from one (they were never computed).
   if (target->shapes_only()) return out;
   if (source.shapes_only())
-    throw Error(fmt::format("to('{}'): a {} tensor of shape {} on the {} backend holds shapes only, so it has no "
-                            "values to move; make it on a computing backend",
-                            target->name(), dtype_name(self.dtype()), shape_text(self.sizes()), source.name()));
+    throw Error(
+        fmt::format("to('{}'): a {} tensor of shape {} on the {} backend holds shapes only, so it has no "
+                    "values to move; make it on a computing backend",
+                    target->name(), dtype_name(self.dtype()), shape_text(self.sizes()), source.name()));
   const Tensor packed = Tensor(std::make_shared<TensorImpl>(self)).contiguous();
   const TensorImpl& from = *packed.impl();
   const size_t bytes = static_cast<size_t>(from.numel()) * itemsize(from.dtype());
@@ -49,7 +50,8 @@ Tensor transfer(const TensorImpl& self, const std::shared_ptr<const dispatch::Ba
 
 Tensor to_backend(const Tensor& t, const std::string& backend) {
   if (t.is_local())
-    return detail::spmd("to", [&backend](const Tensor& shard) { return to_backend(shard, backend); }, t);
+    return detail::spmd(
+        "to", [&backend](const Tensor& shard) { return to_backend(shard, backend); }, t);
   const TensorImpl& self = detail::impl_of(t, "to");
   if (self.backend().name() == backend) return t;
   return transfer(self, dispatch::backend(backend));

@@ -32,6 +32,8 @@ ResultType& ResultType::add(const Scalar& s) {
   return *this;
 }
 
-DType ResultType::result() const { return combine(dimensioned_, combine(zero_dim_, scalar_)).value_or(kFloat32); }
+DType ResultType::result() const {
+  return combine(dimensioned_, combine(zero_dim_, scalar_)).value_or(kFloat32);
+}
 
 }  // namespace tessera::detail

@@ -14,9 +14,10 @@ DLTensor chunk_view(const TensorImpl& impl, int64_t offset, int64_t count, const
                             transport, impl.backend().name()));
   const bool dense = (impl.dim() == 1 && impl.strides()[0] == 1) || impl.is_contiguous();
   if (!dense || offset < 0 || count < 0 || offset > impl.numel() - count)
-    throw Error(fmt::format("transport '{}': a message must be a contiguous range of its buffer, but elements [{}, {}) "
-                            "of {} were asked for (internal error)",
-                            transport, offset, offset + count, impl.numel()));
+    throw Error(fmt::format(
+        "transport '{}': a message must be a contiguous range of its buffer, but elements [{}, {}) "
+        "of {} were asked for (internal error)",
+        transport, offset, offset + count, impl.numel()));
   DLTensor t{};
   t.data = impl.bytes_at(offset);
   t.device = DLDevice{kDLCPU, 0};

@@ -48,7 +48,8 @@ bool ProcessLink::poll(Callback<bool> done) const {
   constexpr int kClockEvery = 32;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms_);
   for (int spins = 1; !done(); ++spins) {
-    if ((spins >= 128 || spins % kClockEvery == 0) && std::chrono::steady_clock::now() > deadline) return false;
+    if ((spins >= 128 || spins % kClockEvery == 0) && std::chrono::steady_clock::now() > deadline)
+      return false;
     // A small message from a process on another core lands within a microsecond or two: polling
     // again at once is cheapest. Then yield (other processes may share this core), then sleep.
     if (spins < 128) continue;
@@ -60,8 +61,11 @@ bool ProcessLink::poll(Callback<bool> done) const {
   return true;
 }
 
-ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int ranks_per_process, int64_t timeout_ms)
-    : transport_(std::move(transport)), name_(transport_->name()), ranks_per_process_(ranks_per_process),
+ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int ranks_per_process,
+                         int64_t timeout_ms)
+    : transport_(std::move(transport)),
+      name_(transport_->name()),
+      ranks_per_process_(ranks_per_process),
       timeout_ms_(timeout_ms) {
   tessera_transport_config config{};
   config.struct_size = sizeof(config);
@@ -71,8 +75,8 @@ ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int
   tessera_error error;
   dispatch::clear_error(error);
   if (transport_->init(config, info, error) != TESSERA_OK)
-    throw Error(fmt::format("transport '{}' (plugin {}): init failed: {}", name_, transport_->plugin().info().file.string(),
-                            plugin::error_text(error)));
+    throw Error(fmt::format("transport '{}' (plugin {}): init failed: {}", name_,
+                            transport_->plugin().info().file.string(), plugin::error_text(error)));
   index_ = info.process_index;
   count_ = info.process_count;
   max_tag_ = info.max_tag;
@@ -84,24 +88,29 @@ ProcessLink::ProcessLink(std::shared_ptr<const plugin::Transport> transport, int
   };
   if (count_ < 1 || index_ < 0 || index_ >= count_)
     close(fmt::format("init reported process {} of {}; expected 0 <= index < count", index_, count_));
-  if (max_tag_ < 32767) close(fmt::format("init reported max_tag {}; transport.h promises at least 32767", max_tag_));
+  if (max_tag_ < 32767)
+    close(fmt::format("init reported max_tag {}; transport.h promises at least 32767", max_tag_));
   const int64_t pairs = int64_t{ranks_per_process_} * ranks_per_process_;
   if (regions(max_tag_).p2p_size < pairs)
-    close(fmt::format("{} ranks per process need {} tags per pair of processes, but the transport's tags end at {}",
-                      ranks_per_process_, pairs * 4, max_tag_));
+    close(fmt::format(
+        "{} ranks per process need {} tags per pair of processes, but the transport's tags end at {}",
+        ranks_per_process_, pairs * 4, max_tag_));
   collective_calls_ = static_cast<uint64_t>(regions(max_tag_).collective_size / pairs);
   // SDK 1.5 properties: the host zeroed them, so a transport that does not know them (or was built
   // for an older SDK) reports 0, "unknown". Written as negations so that NaN is refused too.
   for (const auto& [field, value, unit] : {std::tuple{"latency", info.latency, "seconds per message"},
                                            std::tuple{"bandwidth", info.bandwidth, "bytes per second"}})
     if (!(value >= 0) || std::isinf(value))
-      close(fmt::format("init reported {} {}; expected a finite number of {} >= 0 (0: unknown)", field, value, unit));
+      close(fmt::format("init reported {} {}; expected a finite number of {} >= 0 (0: unknown)", field, value,
+                        unit));
   if (info.max_message_bytes != 0 && info.max_message_bytes < TESSERA_TRANSPORT_LEAST_MAX_MESSAGE)
-    close(fmt::format("init reported max_message_bytes {}; expected 0 (no limit) or at least {} (the host's own "
-                      "messages must fit)",
-                      info.max_message_bytes, TESSERA_TRANSPORT_LEAST_MAX_MESSAGE));
+    close(fmt::format(
+        "init reported max_message_bytes {}; expected 0 (no limit) or at least {} (the host's own "
+        "messages must fit)",
+        info.max_message_bytes, TESSERA_TRANSPORT_LEAST_MAX_MESSAGE));
   if (info.device_memory != 0 && info.device_memory != 1)
-    close(fmt::format("init reported device_memory {}; expected 0 (host memory only) or 1", info.device_memory));
+    close(fmt::format("init reported device_memory {}; expected 0 (host memory only) or 1",
+                      info.device_memory));
   properties_ = LinkProperties{info.latency, info.bandwidth, info.max_message_bytes, info.device_memory == 1};
 }
 
@@ -136,10 +145,11 @@ void ProcessLink::break_link(const std::string& reason) {
 
 void ProcessLink::refuse_broken(const char* call) const {
   std::lock_guard lock(broken_mutex_);
-  throw Error(fmt::format("{}: the link of process {} to the other processes of its world broke earlier and no "
-                          "collective or message can run on it any more (the process should exit; its transport "
-                          "is aborted at exit); the first failure: {}",
-                          call, index_, broken_reason_));
+  throw Error(
+      fmt::format("{}: the link of process {} to the other processes of its world broke earlier and no "
+                  "collective or message can run on it any more (the process should exit; its transport "
+                  "is aborted at exit); the first failure: {}",
+                  call, index_, broken_reason_));
 }
 
 namespace {
@@ -164,7 +174,8 @@ void ProcessLink::abort_transport() noexcept {
   } catch (...) {
     // Out of memory while keeping them: let go of them without freeing.
     for (StagedSend& sent : staged_) static_cast<void>(sent.block.release());
-    for (std::shared_ptr<const void>& held : held_in_flight_) new (std::nothrow) std::shared_ptr<const void>(std::move(held));
+    for (std::shared_ptr<const void>& held : held_in_flight_)
+      new (std::nothrow) std::shared_ptr<const void>(std::move(held));
   }
   std::string reason;
   {
@@ -172,10 +183,11 @@ void ProcessLink::abort_transport() noexcept {
     reason = broken_reason_;
   }
   if (!transport_->has_abort()) {
-    std::fprintf(stderr,
-                 "tessera: the link to the other processes broke (%s); transport '%s' has no abort (SDK 1.5), so "
-                 "it is left without finalize\n",
-                 reason.c_str(), name_.c_str());
+    std::fprintf(
+        stderr,
+        "tessera: the link to the other processes broke (%s); transport '%s' has no abort (SDK 1.5), so "
+        "it is left without finalize\n",
+        reason.c_str(), name_.c_str());
     return;
   }
   std::fprintf(stderr, "tessera: the link to the other processes broke (%s); aborting transport '%s'\n",
@@ -185,7 +197,8 @@ void ProcessLink::abort_transport() noexcept {
   dispatch::clear_error(error);
   try {
     if (transport_->abort(1, error) != TESSERA_OK)
-      std::fprintf(stderr, "tessera: transport '%s': abort failed: %s\n", name_.c_str(), plugin::error_text(error).c_str());
+      std::fprintf(stderr, "tessera: transport '%s': abort failed: %s\n", name_.c_str(),
+                   plugin::error_text(error).c_str());
   } catch (...) {  // formatting the guard's text ran out of memory
     std::fprintf(stderr, "tessera: transport '%s': abort failed\n", name_.c_str());
   }
@@ -196,7 +209,8 @@ int64_t ProcessLink::collective_tag(uint64_t sequence, int from, int to) const {
   // call sequence itself is checked by the collective fingerprints. A 64-bit division costs more
   // than the rest of this together; the first billion calls or so need none.
   const uint64_t slot = sequence < collective_calls_ ? sequence : sequence % collective_calls_;
-  return static_cast<int64_t>(slot) * ranks_per_process_ * ranks_per_process_ + int64_t{from} * ranks_per_process_ + to;
+  return static_cast<int64_t>(slot) * ranks_per_process_ * ranks_per_process_ +
+         int64_t{from} * ranks_per_process_ + to;
 }
 
 int64_t ProcessLink::point_to_point_tag(int from, int to) const {
@@ -211,8 +225,8 @@ std::shared_ptr<ProcessLink::Request> ProcessLink::irecv(const Tensor& chunk, in
   return std::make_shared<Request>(receive_range(chunk.impl(), 0, chunk.numel(), process, tag));
 }
 
-ProcessLink::Request ProcessLink::send_range(const std::shared_ptr<TensorImpl>& buffer, int64_t offset, int64_t count,
-                                             int process, int64_t tag) {
+ProcessLink::Request ProcessLink::send_range(const std::shared_ptr<TensorImpl>& buffer, int64_t offset,
+                                             int64_t count, int process, int64_t tag) {
   int64_t length = 0;
   return post(true, chunk_view(*buffer, offset, count, name_, length), buffer, process, tag);
 }
@@ -223,8 +237,8 @@ ProcessLink::Request ProcessLink::receive_range(const std::shared_ptr<TensorImpl
   return post(false, chunk_view(*buffer, offset, count, name_, length), buffer, process, tag);
 }
 
-ProcessLink::Request ProcessLink::post(bool send, const DLTensor& chunk, std::shared_ptr<const void> keep, int process,
-                                       int64_t tag) {
+ProcessLink::Request ProcessLink::post(bool send, const DLTensor& chunk, std::shared_ptr<const void> keep,
+                                       int process, int64_t tag) {
   std::lock_guard lock(mutex_);
   return Request(*this, post_locked(send, chunk, process, tag), std::move(keep), send);
 }
@@ -239,9 +253,10 @@ void* ProcessLink::post_locked(bool send, const DLTensor& chunk, int process, in
     // chunk_view made it: 1-d, its length fits the buffer's bytes (no overflow).
     const int64_t bytes = chunk.shape[0] * ((int64_t{chunk.dtype.bits} * chunk.dtype.lanes + 7) / 8);
     if (bytes > most)
-      fail(what(), fmt::format("the message is {} bytes, longer than the {} bytes the transport takes at most "
-                               "(max_message_bytes, reported at init); the host does not split messages",
-                               bytes, most));
+      fail(what(),
+           fmt::format("the message is {} bytes, longer than the {} bytes the transport takes at most "
+                       "(max_message_bytes, reported at init); the host does not split messages",
+                       bytes, most));
   }
   tessera_transport_request handle = nullptr;
   tessera_error error;
@@ -314,7 +329,9 @@ void ProcessLink::Request::abandon_locked() {
     int32_t done = 0;
     tessera_error error;
     dispatch::clear_error(error);
-    return link.transport_->test(static_cast<tessera_transport_request>(handle_), done, error) == TESSERA_OK && done != 0;
+    return link.transport_->test(static_cast<tessera_transport_request>(handle_), done, error) ==
+               TESSERA_OK &&
+           done != 0;
   };
   if (link.broken()) {
     link.held_in_flight_.push_back(std::move(keep_));  // never freed: the transport may still use it
@@ -350,7 +367,7 @@ ProcessLink::Request& ProcessLink::Request::operator=(Request&& other) noexcept 
 }
 
 ProcessLink::ScratchReceive ProcessLink::receive_scratch(const TensorImpl& like, int64_t count, int process,
-                                                        int64_t tag) {
+                                                         int64_t tag) {
   ScratchReceive receive;
   std::unique_lock lock(mutex_);
   const std::shared_ptr<TensorImpl>& spare = spare_scratch_;
@@ -387,28 +404,33 @@ std::vector<std::string> ProcessLink::allgather(const std::string& bytes, const 
     std::lock_guard lock(mutex_);
     tessera_error error;
     dispatch::clear_error(error);
-    const tessera_status status = transport_->allgather(bytes.data(), bytes.size(), gathered.data(), timeout_ms_, error);
+    const tessera_status status =
+        transport_->allgather(bytes.data(), bytes.size(), gathered.data(), timeout_ms_, error);
     if (status == TESSERA_TIMEOUT) {
       // An all-gather does not say who is missing: every other process is a candidate.
       std::string others;
       for (int p = 0; p < count_; ++p)
         if (p != index_) others += fmt::format("{}{}", others.empty() ? "" : ", ", p);
-      fail(what, fmt::format("not every process arrived within the timeout of {} ms: process {} waited, and at least "
-                             "one of process(es) {} did not make this call (exited, stopped, or busy in another "
-                             "call) ({})",
-                             timeout_ms_, index_, others, plugin::error_text(error)));
+      fail(what, fmt::format(
+                     "not every process arrived within the timeout of {} ms: process {} waited, and at least "
+                     "one of process(es) {} did not make this call (exited, stopped, or busy in another "
+                     "call) ({})",
+                     timeout_ms_, index_, others, plugin::error_text(error)));
     }
     if (status != TESSERA_OK) fail(what, plugin::error_text(error));
   }
   std::vector<std::string> each;
-  for (int p = 0; p < count_; ++p) each.push_back(gathered.substr(static_cast<size_t>(p) * bytes.size(), bytes.size()));
+  for (int p = 0; p < count_; ++p)
+    each.push_back(gathered.substr(static_cast<size_t>(p) * bytes.size(), bytes.size()));
   return each;
 }
 
 // Without the optional all-gather: every process sends its bytes to every other one.
-std::vector<std::string> ProcessLink::allgather_by_messages(const std::string& bytes, const std::string& what) {
+std::vector<std::string> ProcessLink::allgather_by_messages(const std::string& bytes,
+                                                            const std::string& what) {
   const Regions r = regions(max_tag_);
-  const int64_t tag = r.control_base + static_cast<int64_t>(control_sequence_++ % static_cast<uint64_t>(r.control_size));
+  const int64_t tag =
+      r.control_base + static_cast<int64_t>(control_sequence_++ % static_cast<uint64_t>(r.control_size));
   auto each = std::make_shared<std::vector<std::string>>(static_cast<size_t>(count_), bytes);
   int64_t length = static_cast<int64_t>(bytes.size());
   const auto message = [&](int p) {
@@ -430,9 +452,10 @@ std::vector<std::string> ProcessLink::allgather_by_messages(const std::string& b
   for (size_t i = 0; i < pending.size(); ++i) {
     if (poll([&] { return test(pending[i], [&] { return what; }); })) continue;
     const int peer = static_cast<int>(i / 2) < index_ ? static_cast<int>(i / 2) : static_cast<int>(i / 2) + 1;
-    fail(what, fmt::format("not every process arrived within the timeout of {} ms: process {} waited for process {}, "
-                           "which did not make this call (exited, stopped, or busy in another call)",
-                           timeout_ms_, index_, peer));
+    fail(what, fmt::format(
+                   "not every process arrived within the timeout of {} ms: process {} waited for process {}, "
+                   "which did not make this call (exited, stopped, or busy in another call)",
+                   timeout_ms_, index_, peer));
   }
   return *each;
 }

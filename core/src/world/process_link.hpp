@@ -27,8 +27,8 @@ template <class R>
 class Callback {
  public:
   template <class F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, Callback> && std::is_invocable_r_v<R, F&>)
-  Callback(F&& f)  // NOLINT(google-explicit-constructor): a lambda converts at the call site
+  requires(!std::is_same_v<std::remove_cvref_t<F>, Callback> && std::is_invocable_r_v<R, F&>)
+      Callback(F&& f)  // NOLINT(google-explicit-constructor): a lambda converts at the call site
       : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
         call_([](void* object) -> R { return (*static_cast<std::remove_reference_t<F>*>(object))(); }) {}
   R operator()() const { return call_(object_); }
@@ -111,8 +111,8 @@ class ProcessLink {
   static constexpr size_t kMostHeaderBytes = 256;
   static constexpr size_t kReapAfter = 16;
   static constexpr size_t kMostStaged = 64;
-  void send_staged(const void* header, size_t header_bytes, const TensorImpl& buffer, int64_t offset, int64_t count,
-                   int process, int64_t tag, uint64_t call);
+  void send_staged(const void* header, size_t header_bytes, const TensorImpl& buffer, int64_t offset,
+                   int64_t count, int process, int64_t tag, uint64_t call);
 
   // True when the request has completed; throws Error (naming what `what()` says: it is called only
   // then, so polling costs no formatting) when it failed.
@@ -179,7 +179,7 @@ class ProcessLink {
   uint64_t control_sequence_ = 0;
   std::mutex mutex_;  // transport.h: one call at a time; also guards spare_scratch_ and the staged sends
   std::shared_ptr<TensorImpl> spare_scratch_;
-  std::vector<StagedSend> staged_;                         // oldest first
+  std::vector<StagedSend> staged_;                          // oldest first
   std::vector<std::unique_ptr<std::byte[]>> spare_blocks_;  // of staged sends that completed
   std::atomic<bool> broken_{false};
   std::string broken_reason_;  // the first failure, under broken_mutex_

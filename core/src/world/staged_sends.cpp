@@ -15,21 +15,23 @@ namespace tessera::world {
 namespace {
 
 std::string staged_text(size_t bytes, int process, int64_t tag, uint64_t call) {
-  return fmt::format("staged send of {} bytes to process {} (tag {}) of collective call #{}", bytes, process, tag, call);
+  return fmt::format("staged send of {} bytes to process {} (tag {}) of collective call #{}", bytes, process,
+                     tag, call);
 }
 
 }  // namespace
 
-void ProcessLink::send_staged(const void* header, size_t header_bytes, const TensorImpl& buffer, int64_t offset,
-                              int64_t count, int process, int64_t tag, uint64_t call) {
+void ProcessLink::send_staged(const void* header, size_t header_bytes, const TensorImpl& buffer,
+                              int64_t offset, int64_t count, int process, int64_t tag, uint64_t call) {
   int64_t length = 0;
   const DLTensor source = chunk_view(buffer, offset, count, name_, length);
   // count lies inside the buffer (chunk_view checked), whose bytes exist: no overflow.
   const size_t payload_bytes = static_cast<size_t>(count) * itemsize(buffer.dtype());
   if (payload_bytes > kStagedBytes || header_bytes > kMostHeaderBytes)
-    throw Error(fmt::format("transport '{}': a staged send holds at most {} bytes after a header of at most {}, but "
-                            "{} after {} were asked for (internal error)",
-                            name_, kStagedBytes, kMostHeaderBytes, payload_bytes, header_bytes));
+    throw Error(
+        fmt::format("transport '{}': a staged send holds at most {} bytes after a header of at most {}, but "
+                    "{} after {} were asked for (internal error)",
+                    name_, kStagedBytes, kMostHeaderBytes, payload_bytes, header_bytes));
   const size_t bytes = header_bytes + payload_bytes;
   require_intact("staged send");
   std::lock_guard lock(mutex_);
@@ -42,8 +44,9 @@ void ProcessLink::send_staged(const void* header, size_t header_bytes, const Ten
     const std::string what = staged_text(oldest.bytes, oldest.process, oldest.tag, oldest.call);
     if (!poll([&] { return oldest_staged_done_locked(); }))
       fail(what,
-           fmt::format("the peer did not take it within the timeout of {} ms ([world] timeout, TESSERA_TIMEOUT)",
-                       timeout_ms_));
+           fmt::format(
+               "the peer did not take it within the timeout of {} ms ([world] timeout, TESSERA_TIMEOUT)",
+               timeout_ms_));
     reap_staged_locked();
   }
   std::unique_ptr<std::byte[]> block;
@@ -125,10 +128,11 @@ void ProcessLink::settle_staged() {
   // Still pending after the timeout (a peer that exited or stalled): the transport may still read
   // their blocks, and finalize could wait for the peer forever, so the link ends by abort.
   if (!staged_.empty())
-    break_link(fmt::format("{} and {} more staged send(s) were still pending at the end, after the timeout of {} ms",
-                           staged_text(staged_.front().bytes, staged_.front().process, staged_.front().tag,
-                                       staged_.front().call),
-                           staged_.size() - 1, timeout_ms_));
+    break_link(
+        fmt::format("{} and {} more staged send(s) were still pending at the end, after the timeout of {} ms",
+                    staged_text(staged_.front().bytes, staged_.front().process, staged_.front().tag,
+                                staged_.front().call),
+                    staged_.size() - 1, timeout_ms_));
 }
 
 }  // namespace tessera::world

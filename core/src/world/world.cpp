@@ -121,7 +121,8 @@ WorldState::Built& WorldState::built_locked(int ranks) {
   if (auto it = topologies_.find(key); it != topologies_.end()) return it->second;
   if (topologies_.size() >= kTopologiesKept) topologies_.clear();
   Topology topology = default_topology(ranks);
-  if (distributed()) topology = with_process_links(topology, ranks_per_process_, link_->properties(), link_->transport_name());
+  if (distributed())
+    topology = with_process_links(topology, ranks_per_process_, link_->properties(), link_->transport_name());
   return topologies_.emplace(key, Built{std::move(topology), {}}).first->second;
 }
 

@@ -31,13 +31,15 @@ RankSet World::ranks() const {
 
 int World::process_index() const { return state_->process_index(); }
 int World::num_processes() const { return state_->process_count(); }
-std::string World::transport() const { return state_->distributed() ? state_->link()->transport_name() : "local"; }
+std::string World::transport() const {
+  return state_->distributed() ? state_->link()->transport_name() : "local";
+}
 int World::ranks_per_process() const { return state_->distributed() ? state_->ranks_per_process() : size(); }
 
 int World::process_of(int rank) const {
   if (rank < 0 || rank >= size())
-    throw Error(fmt::format("World::process_of: rank {} is outside the world of {} rank(s) (0..{})", rank, size(),
-                            size() - 1));
+    throw Error(fmt::format("World::process_of: rank {} is outside the world of {} rank(s) (0..{})", rank,
+                            size(), size() - 1));
   return state_->process_of(rank);
 }
 

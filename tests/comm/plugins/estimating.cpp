@@ -39,8 +39,8 @@ tessera_status check(void*, const tessera_collective_request* request, tessera_e
   return TESSERA_OK;
 }
 
-tessera_status build(void*, const tessera_collective_request* request, const tessera_schedule_builder* builder,
-                     tessera_error* error) {
+tessera_status build(void*, const tessera_collective_request* request,
+                     const tessera_schedule_builder* builder, tessera_error* error) {
 #if defined(BUILD_FAULT) && BUILD_FAULT == BUILD_FAILS
   (void)request;
   (void)builder;

@@ -35,7 +35,8 @@ void release(void* context, void* ptr) {
   if (fault("free_throws")) throw std::runtime_error("bad-backend-faults: the device is gone");
 }
 
-tessera_status copy(void* context, void* dst, const void* src, size_t bytes, int32_t direction, tessera_error* error) {
+tessera_status copy(void* context, void* dst, const void* src, size_t bytes, int32_t direction,
+                    tessera_error* error) {
   if (fault("copy_throws")) throw std::runtime_error("bad-backend-faults: the copy engine hung");
   return bad_plugin_copy(context, dst, src, bytes, direction, error);
 }

@@ -14,13 +14,12 @@
 #include "one_component.h"
 #include "tessera/sdk/plugin.h"
 
-
 enum bad_collective_defect {
   BAD_COLLECTIVE_NONE = 0,
-  BAD_COLLECTIVE_NO_STEPS,          /* builds an empty schedule: outputs never written */
-  BAD_COLLECTIVE_SELF_COPY,         /* every rank copies its own input to its output */
-  BAD_COLLECTIVE_HUGE_OFFSET,       /* rank 0 writes its first contribution at offset INT64_MAX */
-  BAD_COLLECTIVE_RECV_WITHOUT_SEND, /* rank 1 never sends to rank 0, which still waits for it */
+  BAD_COLLECTIVE_NO_STEPS,            /* builds an empty schedule: outputs never written */
+  BAD_COLLECTIVE_SELF_COPY,           /* every rank copies its own input to its output */
+  BAD_COLLECTIVE_HUGE_OFFSET,         /* rank 0 writes its first contribution at offset INT64_MAX */
+  BAD_COLLECTIVE_RECV_WITHOUT_SEND,   /* rank 1 never sends to rank 0, which still waits for it */
   BAD_COLLECTIVE_MISSING_CONTRIBUTION /* rank 0 neither receives nor is sent the last rank's input */
 };
 
@@ -46,7 +45,8 @@ static inline tessera_status bad_collective_check(void* context, const tessera_c
 }
 
 /* Whether rank `from` sends its input to rank `to` (and `to` takes it). */
-static inline int bad_collective_sends(enum bad_collective_defect defect, int32_t from, int32_t to, int32_t p) {
+static inline int bad_collective_sends(enum bad_collective_defect defect, int32_t from, int32_t to,
+                                       int32_t p) {
   if (defect == BAD_COLLECTIVE_RECV_WITHOUT_SEND && from == 1 && to == 0) return 0;
   if (defect == BAD_COLLECTIVE_MISSING_CONTRIBUTION && from == p - 1 && to == 0) return 0;
   return from != to;
@@ -73,9 +73,12 @@ static inline tessera_status bad_collective_build(void* context, const tessera_c
     if (defect == BAD_COLLECTIVE_HUGE_OFFSET && r == 0) out.offset = INT64_MAX;
     int first = 1;
     for (int32_t i = 0; i < p; ++i) {
-      if (i != r && !bad_collective_sends(defect, i, r, p) && defect == BAD_COLLECTIVE_MISSING_CONTRIBUTION) continue;
-      if (first) i == r ? b->copy(b->context, r, out, in) : b->recv(b->context, r, out, i);
-      else i == r ? b->reduce(b->context, r, out, in) : b->recv_reduce(b->context, r, out, i);
+      if (i != r && !bad_collective_sends(defect, i, r, p) && defect == BAD_COLLECTIVE_MISSING_CONTRIBUTION)
+        continue;
+      if (first)
+        i == r ? b->copy(b->context, r, out, in) : b->recv(b->context, r, out, i);
+      else
+        i == r ? b->reduce(b->context, r, out, in) : b->recv_reduce(b->context, r, out, i);
       first = 0;
     }
   }
@@ -85,7 +88,8 @@ static inline tessera_status bad_collective_build(void* context, const tessera_c
 /* Fills `p` as a valid plugin whose one algorithm, called `name` like the plugin, offers all_reduce
  * and builds its schedule with `defect`; returns its info. */
 static inline tessera_plugin_info* bad_collective_valid(struct bad_collective* p, const char* name,
-                                                        const char* description, enum bad_collective_defect defect) {
+                                                        const char* description,
+                                                        enum bad_collective_defect defect) {
   memset(p, 0, sizeof(*p));
   p->defect = defect;
   p->algorithm.struct_size = sizeof(tessera_collective_algorithm);

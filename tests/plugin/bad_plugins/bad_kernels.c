@@ -15,7 +15,7 @@
  *                     came with 1.7) */
 #include "bad_plugin.h"
 
-#define SECOND_KERNEL(OP, DTYPE) \
+#define SECOND_KERNEL(OP, DTYPE)                                                                    \
   (plugin.kernels[1] = (tessera_kernel){sizeof(tessera_kernel), OP, DTYPE, bad_plugin_noop_kernel}, \
    plugin.backend.num_kernels = 2)
 
@@ -24,7 +24,8 @@ BAD_PLUGIN_QUERY("bad-kernel-relu", "kernel op Relu", SECOND_KERNEL("Relu", BAD_
 #elif defined(KERNEL_MATMUL)
 BAD_PLUGIN_QUERY("bad-kernel-matmul", "kernel op matmul", SECOND_KERNEL("matmul", BAD_PLUGIN_FLOAT32))
 #elif defined(KERNEL_DUPLICATE)
-BAD_PLUGIN_QUERY("bad-kernel-duplicate", "two float32 fill kernels", SECOND_KERNEL("fill", BAD_PLUGIN_FLOAT32))
+BAD_PLUGIN_QUERY("bad-kernel-duplicate", "two float32 fill kernels",
+                 SECOND_KERNEL("fill", BAD_PLUGIN_FLOAT32))
 #elif defined(KERNEL_LANES_4)
 BAD_PLUGIN_QUERY("bad-kernel-lanes-4", "a float32x4 kernel",
                  SECOND_KERNEL("add", ((DLDataType){kDLFloat, 32, 4})))

@@ -39,7 +39,8 @@ struct bad_layout {
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 static tessera_status bad_layout_of(void* context, int64_t dim_size, int64_t num_shards, int64_t index,
-                                    tessera_segment* segments, size_t capacity, size_t* count, tessera_error* error) {
+                                    tessera_segment* segments, size_t capacity, size_t* count,
+                                    tessera_error* error) {
   const int64_t block = (dim_size + num_shards - 1) / num_shards;
   const int64_t begin = min64(index * block, dim_size);
   int64_t end = min64(begin + block, dim_size);
@@ -89,7 +90,8 @@ static tessera_plugin_info* bad_layout_valid(struct bad_layout* p) {
   p->placement.layout_with_arguments = layout_ignoring_arguments;
 #endif
   return one_component_plugin(&p->info, &p->component, p->component_list, TESSERA_COMPONENT_PLACEMENT,
-                              &p->placement, LAYOUT_NAME, "placement whose shards do not cover the dim exactly once");
+                              &p->placement, LAYOUT_NAME,
+                              "placement whose shards do not cover the dim exactly once");
 }
 
 ONE_COMPONENT_QUERY(bad_layout, bad_layout_valid(&plugin), (void)0)

@@ -59,7 +59,8 @@ struct bad_plugin {
 };
 
 /* Fills `p` as a valid plugin and backend both called `name`; returns its info. */
-static inline tessera_plugin_info* bad_plugin_valid(struct bad_plugin* p, const char* name, const char* description) {
+static inline tessera_plugin_info* bad_plugin_valid(struct bad_plugin* p, const char* name,
+                                                    const char* description) {
   const tessera_kernel fill = {sizeof(tessera_kernel), "fill", BAD_PLUGIN_FLOAT32, bad_plugin_noop_kernel};
   memset(p, 0, sizeof(*p));
   p->kernels[0] = fill;
@@ -73,8 +74,8 @@ static inline tessera_plugin_info* bad_plugin_valid(struct bad_plugin* p, const 
   p->backend.copy = bad_plugin_copy;
   p->backend.num_kernels = 1;
   p->backend.kernels = p->kernel_list;
-  return one_component_plugin(&p->info, &p->component, p->component_list, TESSERA_COMPONENT_BACKEND, &p->backend,
-                              name, description);
+  return one_component_plugin(&p->info, &p->component, p->component_list, TESSERA_COMPONENT_BACKEND,
+                              &p->backend, name, description);
 }
 
 /* The entry point of a plugin whose one defect `BREAK` (a statement on `plugin`) applies to an

@@ -32,8 +32,9 @@ static inline tessera_status bad_transport_finalize(void* context, tessera_error
   return TESSERA_OK;
 }
 
-static inline tessera_status bad_transport_post(void* context, const DLTensor* chunk, int32_t peer, int64_t tag,
-                                                tessera_transport_request* request, tessera_error* error) {
+static inline tessera_status bad_transport_post(void* context, const DLTensor* chunk, int32_t peer,
+                                                int64_t tag, tessera_transport_request* request,
+                                                tessera_error* error) {
   (void)context;
   (void)chunk;
   (void)peer;
@@ -43,8 +44,8 @@ static inline tessera_status bad_transport_post(void* context, const DLTensor* c
   return TESSERA_INVALID_ARGUMENT;
 }
 
-static inline tessera_status bad_transport_test(void* context, tessera_transport_request request, int32_t* done,
-                                                tessera_error* error) {
+static inline tessera_status bad_transport_test(void* context, tessera_transport_request request,
+                                                int32_t* done, tessera_error* error) {
   (void)context;
   (void)request;
   (void)error;

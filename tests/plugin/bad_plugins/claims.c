@@ -14,12 +14,14 @@
 #endif
 
 #if defined(CLAIM_RING)
-ONE_COMPONENT_QUERY(bad_collective, bad_collective_valid(&plugin, "ring", "claims algorithm 'ring'", BAD_COLLECTIVE_NONE),
+ONE_COMPONENT_QUERY(bad_collective,
+                    bad_collective_valid(&plugin, "ring", "claims algorithm 'ring'", BAD_COLLECTIVE_NONE),
                     (plugin.info.name = CLAIM_NAME, plugin.component.flags = CLAIM_FLAGS))
 #elif defined(CLAIM_PREFIX_S)
 /* Near-equal blocks, the first dim_size % num_shards one larger. */
 static tessera_status block_layout(void* context, int64_t dim_size, int64_t num_shards, int64_t index,
-                                   tessera_segment* segments, size_t capacity, size_t* count, tessera_error* error) {
+                                   tessera_segment* segments, size_t capacity, size_t* count,
+                                   tessera_error* error) {
   const int64_t base = dim_size / num_shards, extra = dim_size % num_shards;
   (void)context;
   (void)error;
@@ -49,8 +51,9 @@ __attribute__((visibility("default"))) tessera_status tessera_plugin_query(const
   plugin.strategy.prefix = "S";
   plugin.strategy.kind = TESSERA_PLACEMENT_SHARD;
   plugin.strategy.layout = block_layout;
-  *out = one_component_plugin(&plugin.info, &plugin.component, plugin.component_list, TESSERA_COMPONENT_PLACEMENT,
-                              &plugin.strategy, "my-shard", "claims placement prefix 'S'");
+  *out = one_component_plugin(&plugin.info, &plugin.component, plugin.component_list,
+                              TESSERA_COMPONENT_PLACEMENT, &plugin.strategy, "my-shard",
+                              "claims placement prefix 'S'");
   plugin.info.name = CLAIM_NAME;
   plugin.component.flags = CLAIM_FLAGS;
   return TESSERA_OK;

@@ -21,8 +21,8 @@ class BuildFailure : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-tessera_status throwing_build(void*, const tessera_collective_request* request, const tessera_schedule_builder*,
-                              tessera_error*) {
+tessera_status throwing_build(void*, const tessera_collective_request* request,
+                              const tessera_schedule_builder*, tessera_error*) {
 #if defined(COLL_BUILD_THROWS_INT)
   (void)request;
   throw 7;
@@ -49,6 +49,7 @@ tessera_status throwing_build(void*, const tessera_collective_request* request, 
 
 extern "C" {
 ONE_COMPONENT_QUERY(bad_collective,
-                    bad_collective_valid(&plugin, NAME, "all_reduce whose plugin code throws", BAD_COLLECTIVE_NONE),
+                    bad_collective_valid(&plugin, NAME, "all_reduce whose plugin code throws",
+                                         BAD_COLLECTIVE_NONE),
                     BREAK)
 }

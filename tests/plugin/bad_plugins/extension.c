@@ -14,8 +14,8 @@
  *  EXTENSION_WILD        - the component's field holds an address no memory is mapped at
  *  EXTENSION_WILD_NEXT   - the info's chain: a valid entry whose `next` leads nowhere
  *  EXTENSION_MISALIGNED  - the backend's field points one byte into a valid entry
- *  EXTENSION_SDK_TYPE    - the backend's chain: an entry of type 1, in the SDK's range, which no minor defines
- * Built for this SDK, with a well-formed chain of types the host does not know - loads:
+ *  EXTENSION_SDK_TYPE    - the backend's chain: an entry of type 1, in the SDK's range, which no minor
+ * defines Built for this SDK, with a well-formed chain of types the host does not know - loads:
  *  EXTENSION_GOOD_CHAIN  - chains in the info, the component and the backend table
  * Built for a newer minor, with an entry of an SDK type this host does not know - loads:
  *  EXTENSION_FUTURE_TYPE - a newer minor may define type 1; the host skips it */
@@ -27,7 +27,8 @@ struct unknown_extension {
   int64_t payload;
 };
 
-#define UNKNOWN_EXTENSION(TYPE, NEXT) {{sizeof(struct unknown_extension), (TYPE), (NEXT)}, 42}
+#define UNKNOWN_EXTENSION(TYPE, NEXT) \
+  { {sizeof(struct unknown_extension), (TYPE), (NEXT)}, 42 }
 
 /* An address at the very start of the address space, where nothing is ever mapped; aligned. */
 #define UNMAPPED_ADDRESS ((const tessera_extension*)(uintptr_t)64)
@@ -51,7 +52,8 @@ BAD_PLUGIN_QUERY("bad-extension-backend", "SDK 1.2, extension set in the backend
 #elif defined(EXTENSION_SHORT_ENTRY)
 /* Entry #1 claims 8 bytes: only its struct_size exists, not the type and next of the header. */
 static size_t short_entry = 8;
-static struct unknown_extension first = UNKNOWN_EXTENSION(TESSERA_EXTENSION_USER, (const tessera_extension*)&short_entry);
+static struct unknown_extension first =
+    UNKNOWN_EXTENSION(TESSERA_EXTENSION_USER, (const tessera_extension*)&short_entry);
 BAD_PLUGIN_QUERY("bad-extension-short-entry", "an extension chain entry smaller than its header",
                  plugin.backend.extension = &first)
 #elif defined(EXTENSION_CYCLE)

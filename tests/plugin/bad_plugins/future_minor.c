@@ -24,7 +24,8 @@ static tessera_component future_component;
 static struct bad_transport plugin;
 
 BAD_TRANSPORT_EXPORT tessera_status tessera_plugin_query(const tessera_host_info* host,
-                                                         const tessera_plugin_info** out, tessera_error* error) {
+                                                         const tessera_plugin_info** out,
+                                                         tessera_error* error) {
   (void)host;
   (void)error;
   bad_transport_valid(&plugin, "transport-future", "transport from a newer SDK minor");

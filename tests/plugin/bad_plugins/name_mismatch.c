@@ -10,8 +10,8 @@ BAD_PLUGIN_QUERY("bad-name-mismatch", "backend whose table has another name",
 #include "bad_collective.h"
 
 ONE_COMPONENT_QUERY(bad_collective,
-                    bad_collective_valid(&plugin, "bad-coll-name-mismatch", "algorithm whose table has another name",
-                                         BAD_COLLECTIVE_NONE),
+                    bad_collective_valid(&plugin, "bad-coll-name-mismatch",
+                                         "algorithm whose table has another name", BAD_COLLECTIVE_NONE),
                     plugin.algorithm.name = "ring-by-another-name")
 #else
 #error "define NAME_MISMATCH_BACKEND or NAME_MISMATCH_COLLECTIVE"

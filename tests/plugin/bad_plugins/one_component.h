@@ -8,7 +8,8 @@
 
 /* Fills `component` (of `kind`, with `table`) and `info` (a valid SDK version, naming the plugin
  * `name` like its component); `list` gets the component. Returns `info`. */
-static inline tessera_plugin_info* one_component_plugin(tessera_plugin_info* info, tessera_component* component,
+static inline tessera_plugin_info* one_component_plugin(tessera_plugin_info* info,
+                                                        tessera_component* component,
                                                         const tessera_component** list, int32_t kind,
                                                         const void* table, const char* name,
                                                         const char* description) {
@@ -31,15 +32,15 @@ static inline tessera_plugin_info* one_component_plugin(tessera_plugin_info* inf
 /* The entry point of a one-component test plugin kept in `static struct STRUCT plugin`: `FILL` (an
  * expression on `plugin`) makes it valid and yields its info, then `BREAK` (a statement on
  * `plugin`) changes the one thing the test is about. */
-#define ONE_COMPONENT_QUERY(STRUCT, FILL, BREAK)                                                    \
-  static struct STRUCT plugin;                                                                      \
-  __attribute__((visibility("default"))) tessera_status tessera_plugin_query(                      \
-      const tessera_host_info* host, const tessera_plugin_info** out, tessera_error* error) {      \
-    (void)host;                                                                                     \
-    (void)error;                                                                                    \
-    *out = FILL;                                                                                    \
-    BREAK;                                                                                          \
-    return TESSERA_OK;                                                                              \
+#define ONE_COMPONENT_QUERY(STRUCT, FILL, BREAK)                                              \
+  static struct STRUCT plugin;                                                                \
+  __attribute__((visibility("default"))) tessera_status tessera_plugin_query(                 \
+      const tessera_host_info* host, const tessera_plugin_info** out, tessera_error* error) { \
+    (void)host;                                                                               \
+    (void)error;                                                                              \
+    *out = FILL;                                                                              \
+    BREAK;                                                                                    \
+    return TESSERA_OK;                                                                        \
   }
 
 #endif

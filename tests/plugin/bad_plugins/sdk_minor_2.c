@@ -22,6 +22,7 @@ static tessera_status refusing_init(void* context, const tessera_host_info* host
 
 BAD_PLUGIN_QUERY(SDK12_NAME, "plugin built against SDK 1.2",
                  (plugin.info.sdk_minor = 2, plugin.info.struct_size = offsetof(tessera_plugin_info, context),
-                  plugin.info.init = refusing_init, plugin.component.struct_size = offsetof(tessera_component, flags),
+                  plugin.info.init = refusing_init,
+                  plugin.component.struct_size = offsetof(tessera_component, flags),
                   plugin.component.flags = TESSERA_COMPONENT_OVERRIDES, plugin.component.name = SDK12_BACKEND,
                   plugin.backend.name = SDK12_BACKEND))

@@ -8,4 +8,5 @@ static tessera_status fail_silently(void* context, const tessera_kernel_call* ca
   return TESSERA_INTERNAL;
 }
 
-BAD_PLUGIN_QUERY("bad-silent-failure", "kernel that fails without a message", plugin.kernels[0].fn = fail_silently)
+BAD_PLUGIN_QUERY("bad-silent-failure", "kernel that fails without a message",
+                 plugin.kernels[0].fn = fail_silently)

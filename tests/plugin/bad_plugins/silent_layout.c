@@ -13,7 +13,8 @@ struct silent_layout {
 };
 
 static tessera_status fail_silently(void* context, int64_t dim_size, int64_t num_shards, int64_t index,
-                                    tessera_segment* segments, size_t capacity, size_t* count, tessera_error* error) {
+                                    tessera_segment* segments, size_t capacity, size_t* count,
+                                    tessera_error* error) {
   (void)context;
   (void)dim_size;
   (void)num_shards;
@@ -33,7 +34,8 @@ static tessera_plugin_info* silent_layout_valid(struct silent_layout* p) {
   p->placement.kind = TESSERA_PLACEMENT_SHARD;
   p->placement.layout = fail_silently;
   return one_component_plugin(&p->info, &p->component, p->component_list, TESSERA_COMPONENT_PLACEMENT,
-                              &p->placement, "bad-silent-layout", "placement whose layout fails without a message");
+                              &p->placement, "bad-silent-layout",
+                              "placement whose layout fails without a message");
 }
 
 ONE_COMPONENT_QUERY(silent_layout, silent_layout_valid(&plugin), (void)0)

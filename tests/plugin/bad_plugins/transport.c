@@ -19,19 +19,20 @@
 
 /* An init that reports a valid world of one process, then one property set to VALUE (written only
  * when the host's struct holds it, as transport.h asks). */
-#define PROPERTY_INIT(FIELD, VALUE)                                                                     \
-  static tessera_status property_init(void* context, const tessera_transport_config* config,          \
-                                      tessera_transport_info* info, tessera_error* error) {           \
-    const tessera_status status = bad_transport_init(context, config, info, error);                   \
-    if (info->struct_size >= offsetof(tessera_transport_info, FIELD) + sizeof(info->FIELD))           \
-      info->FIELD = VALUE;                                                                            \
-    return status;                                                                                    \
+#define PROPERTY_INIT(FIELD, VALUE)                                                          \
+  static tessera_status property_init(void* context, const tessera_transport_config* config, \
+                                      tessera_transport_info* info, tessera_error* error) {  \
+    const tessera_status status = bad_transport_init(context, config, info, error);          \
+    if (info->struct_size >= offsetof(tessera_transport_info, FIELD) + sizeof(info->FIELD))  \
+      info->FIELD = VALUE;                                                                   \
+    return status;                                                                           \
   }
 
 #if defined(TRANSPORT_GOOD)
 BAD_TRANSPORT_QUERY("transport-testnet", "test transport: one process", (void)0)
 #elif defined(TRANSPORT_DUPLICATE)
-BAD_TRANSPORT_QUERY("transport-testnet", "a second transport-testnet", plugin.info.name = "bad-duplicate-transport")
+BAD_TRANSPORT_QUERY("transport-testnet", "a second transport-testnet",
+                    plugin.info.name = "bad-duplicate-transport")
 #elif defined(TRANSPORT_NULL_WAIT)
 BAD_TRANSPORT_QUERY("bad-transport-null-wait", "transport without wait", plugin.transport.wait = NULL)
 #elif defined(TRANSPORT_SMALL)
@@ -44,7 +45,8 @@ PROPERTY_INIT(latency, NAN)
 BAD_TRANSPORT_QUERY("bad-transport-nan-latency", "latency NaN", plugin.transport.init = property_init)
 #elif defined(TRANSPORT_NEGATIVE_BANDWIDTH)
 PROPERTY_INIT(bandwidth, -1e9)
-BAD_TRANSPORT_QUERY("bad-transport-negative-bandwidth", "bandwidth -1e9", plugin.transport.init = property_init)
+BAD_TRANSPORT_QUERY("bad-transport-negative-bandwidth", "bandwidth -1e9",
+                    plugin.transport.init = property_init)
 #elif defined(TRANSPORT_INFINITE_LATENCY)
 PROPERTY_INIT(latency, INFINITY)
 BAD_TRANSPORT_QUERY("bad-transport-infinite-latency", "latency inf", plugin.transport.init = property_init)

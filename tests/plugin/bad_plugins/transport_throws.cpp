@@ -34,13 +34,15 @@ tessera_status finalize(void*, tessera_error*) {
   return TESSERA_OK;
 }
 
-tessera_status isend(void*, const DLTensor*, int32_t, int64_t, tessera_transport_request* request, tessera_error*) {
+tessera_status isend(void*, const DLTensor*, int32_t, int64_t, tessera_transport_request* request,
+                     tessera_error*) {
   throw_if_asked("isend");
   *request = reinterpret_cast<tessera_transport_request>(&the_request);
   return TESSERA_OK;
 }
 
-tessera_status irecv(void*, const DLTensor*, int32_t, int64_t, tessera_transport_request* request, tessera_error*) {
+tessera_status irecv(void*, const DLTensor*, int32_t, int64_t, tessera_transport_request* request,
+                     tessera_error*) {
   throw_if_asked("irecv");
   *request = reinterpret_cast<tessera_transport_request>(&the_request);
   return TESSERA_OK;
@@ -68,6 +70,7 @@ tessera_status allgather(void*, const void* send, size_t bytes, void* recv, int6
 extern "C" {
 BAD_TRANSPORT_QUERY("transport-throws", "transport functions that throw on cue",
                     (plugin.transport.init = init, plugin.transport.finalize = finalize,
-                     plugin.transport.isend = isend, plugin.transport.irecv = irecv, plugin.transport.test = test,
-                     plugin.transport.free_request = free_request, plugin.transport.allgather = allgather))
+                     plugin.transport.isend = isend, plugin.transport.irecv = irecv,
+                     plugin.transport.test = test, plugin.transport.free_request = free_request,
+                     plugin.transport.allgather = allgather))
 }

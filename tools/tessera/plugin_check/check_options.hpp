@@ -20,11 +20,11 @@ inline constexpr int64_t kDefaultLeakThresholdKib = 64;
 #endif
 
 struct CheckOptions {
-  std::filesystem::path file;       // the plugin to check
-  int timeout_s = 120;              // the longest one stage may run before the worker is killed as hung
-  int cycles = 20;                  // load/unload cycles measured for leaks (0: none)
+  std::filesystem::path file;  // the plugin to check
+  int timeout_s = 120;         // the longest one stage may run before the worker is killed as hung
+  int cycles = 20;             // load/unload cycles measured for leaks (0: none)
   int64_t leak_threshold_kib = kDefaultLeakThresholdKib;  // average resident growth per cycle called a leak
-  std::vector<std::string> placement_arguments;  // tried on placement strategies that take arguments
+  std::vector<std::string> placement_arguments;           // tried on placement strategies that take arguments
   bool json = false;
   int worker_fd = -1;  // set only in the worker: where it writes its messages
 };

@@ -42,16 +42,20 @@ std::string os_error_text(const std::string& what, int error) {
 // cycles read as a leak, and would fail the exit on leaks the cycles stage measures itself. Later
 // options win in ASAN_OPTIONS, so these follow the caller's. Without the sanitizer it is ignored.
 std::vector<std::string> worker_environment() {
-  constexpr const char* kWorkerAsanOptions = "handle_segv=0:handle_sigbus=0:handle_abort=0:quarantine_size_mb=0:"
-                                             "detect_leaks=0";
+  constexpr const char* kWorkerAsanOptions =
+      "handle_segv=0:handle_sigbus=0:handle_abort=0:quarantine_size_mb=0:"
+      "detect_leaks=0";
   std::vector<std::string> environment;
   std::string asan_options;
   for (char** entry = environ; *entry != nullptr; ++entry) {
     const std::string text = *entry;
-    if (text.starts_with("ASAN_OPTIONS=")) asan_options = text.substr(std::string("ASAN_OPTIONS=").size());
-    else environment.push_back(text);
+    if (text.starts_with("ASAN_OPTIONS="))
+      asan_options = text.substr(std::string("ASAN_OPTIONS=").size());
+    else
+      environment.push_back(text);
   }
-  environment.push_back("ASAN_OPTIONS=" + asan_options + (asan_options.empty() ? "" : ":") + kWorkerAsanOptions);
+  environment.push_back("ASAN_OPTIONS=" + asan_options + (asan_options.empty() ? "" : ":") +
+                        kWorkerAsanOptions);
   return environment;
 }
 

@@ -154,8 +154,9 @@ class SequentialImpl : public Module {
   // Not a copy or move constructor (modules are not copyable): without the constraint, traits such
   // as std::is_move_constructible would wrongly say yes.
   template <class... Modules>
-    requires(!(std::is_same_v<std::remove_cvref_t<Modules>, SequentialImpl> || ...))
-  explicit SequentialImpl(Modules&&... modules) : Module("Sequential") {
+  requires(!(std::is_same_v<std::remove_cvref_t<Modules>, SequentialImpl> ||
+             ...)) explicit SequentialImpl(Modules&&... modules)
+      : Module("Sequential") {
     (push_back(std::forward<Modules>(modules)), ...);
   }
   template <class M>

@@ -65,11 +65,7 @@ typedef struct tessera_kernel {
   tessera_kernel_fn fn;
 } tessera_kernel;
 
-enum {
-  TESSERA_COPY_HOST_TO_DEVICE = 1,
-  TESSERA_COPY_DEVICE_TO_HOST = 2,
-  TESSERA_COPY_DEVICE_TO_DEVICE = 3
-};
+enum { TESSERA_COPY_HOST_TO_DEVICE = 1, TESSERA_COPY_DEVICE_TO_HOST = 2, TESSERA_COPY_DEVICE_TO_DEVICE = 3 };
 
 /* Owned by the plugin; valid until the plugin is unloaded. alloc, free, copy and the kernel table
  * are required (the host rejects a backend lacking any of them); every function is thread-safe.
@@ -77,9 +73,9 @@ enum {
 typedef struct tessera_backend {
   size_t struct_size;
   void* extension;
-  const char* name; /* e.g. "cpu"; how users and config files name this backend */
+  const char* name;    /* e.g. "cpu"; how users and config files name this backend */
   int32_t device_type; /* a DLDeviceType */
-  void* context; /* passed back unchanged to every function below */
+  void* context;       /* passed back unchanged to every function below */
   /* Allocates `bytes` (which may be 0) aligned to at least 64 bytes. */
   tessera_status (*alloc)(void* context, size_t bytes, void** out, tessera_error* error);
   void (*free)(void* context, void* ptr);

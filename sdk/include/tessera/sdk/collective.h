@@ -22,12 +22,12 @@
  *
  * Step semantics (per rank, in order): SEND posts a chunk to a peer (the host buffers it, so a
  * send never blocks, and the message holds the chunk's contents as they were when the SEND ran:
- * the rank may overwrite the chunk right after); RECV waits for the next message from a peer and writes it into a chunk;
- * RECV_REDUCE combines it into the chunk (chunk = chunk op message); COPY and REDUCE do the same
- * with a chunk of the rank's own buffers. Messages between two ranks arrive in the order sent and
- * must match the receiving chunk's element count. The reduction order a schedule spells out is the
- * order the host computes in, so results are bitwise reproducible. An empty schedule is valid
- * when nothing has to move (count 0), and zero-element chunks and messages are allowed. */
+ * the rank may overwrite the chunk right after); RECV waits for the next message from a peer and writes it
+ * into a chunk; RECV_REDUCE combines it into the chunk (chunk = chunk op message); COPY and REDUCE do the
+ * same with a chunk of the rank's own buffers. Messages between two ranks arrive in the order sent and must
+ * match the receiving chunk's element count. The reduction order a schedule spells out is the order the host
+ * computes in, so results are bitwise reproducible. An empty schedule is valid when nothing has to move
+ * (count 0), and zero-element chunks and messages are allowed. */
 #ifndef TESSERA_SDK_COLLECTIVE_H
 #define TESSERA_SDK_COLLECTIVE_H
 
@@ -83,8 +83,8 @@ typedef struct tessera_collective_request {
   int32_t group_size; /* p >= 1 */
   int64_t count;      /* n, see the table above */
   DLDataType dtype;
-  int32_t reduce_op;  /* TESSERA_REDUCE_*, for reducing collectives */
-  int32_t root;       /* group rank, for BROADCAST, REDUCE, SCATTER, GATHER */
+  int32_t reduce_op; /* TESSERA_REDUCE_*, for reducing collectives */
+  int32_t root;      /* group rank, for BROADCAST, REDUCE, SCATTER, GATHER */
   /* The order in which ring-shaped algorithms should visit the group ranks (a permutation of
    * 0..p-1 taken from the topology so that neighbours are close), or NULL for 0, 1, ..., p-1. */
   const int32_t* ring_order;

@@ -3,8 +3,8 @@
  * A shared object exports exactly one symbol, tessera_plugin_query. The host calls it once after
  * loading, passing what it supports; the plugin answers with a description of itself and of the
  * components it holds (a backend, a collective algorithm, a placement strategy, since SDK 1.1 a
- * transport and since SDK 1.5 a tuner; several may share one .so). The host validates everything (major version, struct sizes, required function pointers)
- * before it calls anything else in the plugin.
+ * transport and since SDK 1.5 a tuner; several may share one .so). The host validates everything (major
+ * version, struct sizes, required function pointers) before it calls anything else in the plugin.
  *
  * Struct rules (all SDK structs):
  *  - the first field is size_t struct_size, set by whoever fills the struct to sizeof of the struct
@@ -71,8 +71,8 @@ typedef struct tessera_extension {
 typedef struct tessera_host_info {
   size_t struct_size;
   void* extension;
-  uint32_t sdk_major; /* the host's TESSERA_SDK_VERSION_MAJOR */
-  uint32_t sdk_minor; /* the newest minor the host understands */
+  uint32_t sdk_major;    /* the host's TESSERA_SDK_VERSION_MAJOR */
+  uint32_t sdk_minor;    /* the newest minor the host understands */
   const char* host_name; /* e.g. "tessera 0.1.0" */
   /* May be NULL. Thread-safe; the plugin may keep the pointer for as long as it is loaded. */
   void (*log)(int32_t level, const char* message);
@@ -131,9 +131,9 @@ typedef struct tessera_parameter {
   const char* help;          /* one sentence: what the parameter changes */
   int64_t integer_min;       /* INTEGER: the inclusive range (INT64_MIN, INT64_MAX: unbounded) */
   int64_t integer_max;
-  double real_min;           /* REAL: the inclusive range (-HUGE_VAL, HUGE_VAL: unbounded) */
+  double real_min; /* REAL: the inclusive range (-HUGE_VAL, HUGE_VAL: unbounded) */
   double real_max;
-  size_t num_choices;        /* CHOICE: the valid values */
+  size_t num_choices; /* CHOICE: the valid values */
   const char* const* choices;
 } tessera_parameter;
 
@@ -145,7 +145,7 @@ typedef struct tessera_plugin_info {
   void* extension;
   uint32_t sdk_major; /* the SDK the plugin was built against */
   uint32_t sdk_minor;
-  const char* name; /* e.g. "backend-cpu" */
+  const char* name;    /* e.g. "backend-cpu" */
   const char* version; /* the plugin's own version text */
   const char* description;
   size_t num_components;
@@ -183,8 +183,7 @@ typedef struct tessera_plugin_info {
 /* Returns TESSERA_OK and sets *info, or a status with a message in *error (for instance when the
  * host's major version is one the plugin cannot work with). Called once per load, on one thread. */
 typedef tessera_status (*tessera_plugin_query_fn)(const tessera_host_info* host,
-                                                  const tessera_plugin_info** info,
-                                                  tessera_error* error);
+                                                  const tessera_plugin_info** info, tessera_error* error);
 
 #define TESSERA_PLUGIN_QUERY_SYMBOL "tessera_plugin_query"
 

@@ -28,7 +28,7 @@ enum {
   TESSERA_NOT_FOUND = 7,   /* something named does not exist: a device, a file, a peer, a parameter */
   TESSERA_UNAVAILABLE = 8, /* it exists but cannot be used now (a device taken, a link down): retrying
                               later or elsewhere may succeed */
-  TESSERA_ABORTED = 9      /* the operation was cancelled (an abort, a peer that left); its results are void */
+  TESSERA_ABORTED = 9 /* the operation was cancelled (an abort, a peer that left); its results are void */
 };
 
 /* TESSERA_OUT_OF_MEMORY (from 1.0) is what an alloc that cannot get the memory returns: the host

@@ -135,7 +135,8 @@ typedef struct tessera_transport {
                           tessera_transport_request* request, tessera_error* error);
   /* Required. Never blocks: sets *done to 1 when the request has completed (its buffer is the
    * host's again), else to 0. Testing a completed request again sets *done to 1 again. */
-  tessera_status (*test)(void* context, tessera_transport_request request, int32_t* done, tessera_error* error);
+  tessera_status (*test)(void* context, tessera_transport_request request, int32_t* done,
+                         tessera_error* error);
   /* Required. Waits at most timeout_ms milliseconds (>= 0; 0 only polls) for the request to
    * complete: TESSERA_OK when it has, TESSERA_TIMEOUT when the time ran out first (the request is
    * still pending and may be waited for again or freed), another status when it failed. */

@@ -48,8 +48,10 @@ bool schedule_trivial(const tessera_collective_request& request, const Schedule&
 
 inline const char* collective_name(int32_t collective) {
   static constexpr std::array<const char*, TESSERA_COLL_COUNT> names = {
-      "all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter", "all_to_all", "scatter", "gather", "barrier"};
-  return collective >= 0 && collective < TESSERA_COLL_COUNT ? names[static_cast<size_t>(collective)] : "unknown";
+      "all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter",
+      "all_to_all", "scatter",   "gather", "barrier"};
+  return collective >= 0 && collective < TESSERA_COLL_COUNT ? names[static_cast<size_t>(collective)]
+                                                            : "unknown";
 }
 
 // The builder as algorithm code uses it: one call per step.
@@ -59,9 +61,15 @@ class Schedule {
   int32_t add_buffer(int32_t rank, int64_t count) const { return b_->add_buffer(b_->context, rank, count); }
   void send(int32_t rank, tessera_chunk c, int32_t peer) const { b_->send(b_->context, rank, c, peer); }
   void recv(int32_t rank, tessera_chunk c, int32_t peer) const { b_->recv(b_->context, rank, c, peer); }
-  void recv_reduce(int32_t rank, tessera_chunk c, int32_t peer) const { b_->recv_reduce(b_->context, rank, c, peer); }
-  void copy(int32_t rank, tessera_chunk dst, tessera_chunk src) const { b_->copy(b_->context, rank, dst, src); }
-  void reduce(int32_t rank, tessera_chunk dst, tessera_chunk src) const { b_->reduce(b_->context, rank, dst, src); }
+  void recv_reduce(int32_t rank, tessera_chunk c, int32_t peer) const {
+    b_->recv_reduce(b_->context, rank, c, peer);
+  }
+  void copy(int32_t rank, tessera_chunk dst, tessera_chunk src) const {
+    b_->copy(b_->context, rank, dst, src);
+  }
+  void reduce(int32_t rank, tessera_chunk dst, tessera_chunk src) const {
+    b_->reduce(b_->context, rank, dst, src);
+  }
 
  private:
   const tessera_schedule_builder* b_;
@@ -78,7 +86,8 @@ inline bool schedule_trivial(const tessera_collective_request& request, const Sc
 
 // Whether the host filled the topology fields (an SDK 1.3 host does for every request it makes).
 inline bool has_topology(const tessera_collective_request& request) {
-  return request.struct_size >= offsetof(tessera_collective_request, transfer_time) + sizeof(request.transfer_time) &&
+  return request.struct_size >=
+             offsetof(tessera_collective_request, transfer_time) + sizeof(request.transfer_time) &&
          request.group_ranks != nullptr && request.locality != nullptr && request.transfer_time != nullptr;
 }
 // Group rank `rank`'s world rank; `rank` itself without a topology.
@@ -92,7 +101,8 @@ inline int32_t locality(const tessera_collective_request& request, int32_t rank,
 }
 // Alpha-beta seconds to send `bytes` from group rank `from` to `to` on the topology in force; NaN
 // without a topology or for a rank outside the group, infinity when the topology cannot join them.
-inline double transfer_time(const tessera_collective_request& request, int32_t from, int32_t to, int64_t bytes) {
+inline double transfer_time(const tessera_collective_request& request, int32_t from, int32_t to,
+                            int64_t bytes) {
   return has_topology(request) ? request.transfer_time(request.topology, from, to, bytes)
                                : std::numeric_limits<double>::quiet_NaN();
 }
@@ -139,17 +149,20 @@ class AlgorithmBuilder {
   const tessera_collective_algorithm* table() const { return &table_; }
 
  private:
-  static const AlgorithmBuilder& self(void* context) { return *static_cast<const AlgorithmBuilder*>(context); }
+  static const AlgorithmBuilder& self(void* context) {
+    return *static_cast<const AlgorithmBuilder*>(context);
+  }
 
   void require(const tessera_collective_request& request) const {
     if (request.collective < 0 || request.collective >= TESSERA_COLL_COUNT ||
         builds_[static_cast<size_t>(request.collective)] == nullptr)
-      throw Error(TESSERA_UNIMPLEMENTED, std::string(table_.name) + " does not implement " +
-                                             collective_name(request.collective));
+      throw Error(TESSERA_UNIMPLEMENTED,
+                  std::string(table_.name) + " does not implement " + collective_name(request.collective));
     if (CheckFunction check = checks_[static_cast<size_t>(request.collective)]) check(request);
   }
 
-  static tessera_status check_entry(void* context, const tessera_collective_request* request, tessera_error* error) {
+  static tessera_status check_entry(void* context, const tessera_collective_request* request,
+                                    tessera_error* error) {
     return guarded(error, [&] { self(context).require(*request); });
   }
   static tessera_status build_entry(void* context, const tessera_collective_request* request,
@@ -161,8 +174,8 @@ class AlgorithmBuilder {
     });
   }
 
-  static tessera_status estimate_entry(void* context, const tessera_collective_request* request, double* seconds,
-                                       tessera_error* error) {
+  static tessera_status estimate_entry(void* context, const tessera_collective_request* request,
+                                       double* seconds, tessera_error* error) {
     return guarded(error, [&] {
       const AlgorithmBuilder& algorithm = self(context);
       algorithm.require(*request);

@@ -53,7 +53,7 @@ TESSERA_SDK_BINARY_OP(Div, "div", Same, hd::settled(a / b))
 TESSERA_SDK_BINARY_OP(Maximum, "maximum", Same, extreme(a, b, true))
 TESSERA_SDK_BINARY_OP(Minimum, "minimum", Same, extreme(a, b, false))
 // Bitwise ops for integers and bool (the BAND/BOR/BXOR reductions of collectives), and comparisons.
-TESSERA_SDK_BINARY_OP(BitwiseAnd, "bitwise_and", Same, static_cast<T>(a & b))
+TESSERA_SDK_BINARY_OP(BitwiseAnd, "bitwise_and", Same, static_cast<T>(a& b))
 TESSERA_SDK_BINARY_OP(BitwiseOr, "bitwise_or", Same, static_cast<T>(a | b))
 TESSERA_SDK_BINARY_OP(BitwiseXor, "bitwise_xor", Same, static_cast<T>(a ^ b))
 TESSERA_SDK_BINARY_OP(Eq, "eq", Bool, a == b)

@@ -29,7 +29,8 @@
 #include <cstdint>
 
 #if defined(__FP_FAST_FMA) && !defined(TESSERA_FP_CONTRACT_OFF)
-#error "counter_rng.hpp: this target has FMA; compile with -ffp-contract=off and define TESSERA_FP_CONTRACT_OFF"
+#error \
+    "counter_rng.hpp: this target has FMA; compile with -ffp-contract=off and define TESSERA_FP_CONTRACT_OFF"
 #endif
 
 namespace tessera::sdk::counter_rng {
@@ -62,8 +63,8 @@ inline uint64_t normal_key(uint64_t seed) { return seed ^ kNormalStream; }
 inline float neg2_log_f32(uint32_t k1) {
   const float n = static_cast<float>(static_cast<int32_t>(k1 + 1));
   const uint32_t nb = std::bit_cast<uint32_t>(n);
-  const uint32_t mb1 = (nb & 0x007FFFFFu) | 0x3F800000u;     // m in [1, 2)
-  const uint32_t fold = mb1 > 0x3FB504F3u ? 1u : 0u;           // m > sqrt(2): halve it
+  const uint32_t mb1 = (nb & 0x007FFFFFu) | 0x3F800000u;  // m in [1, 2)
+  const uint32_t fold = mb1 > 0x3FB504F3u ? 1u : 0u;      // m > sqrt(2): halve it
   const float m = std::bit_cast<float>(mb1 - (fold << 23));
   const float e = static_cast<float>(static_cast<int32_t>(nb >> 23) - 127 + static_cast<int32_t>(fold) - 24);
   const float f = m - 1.0f;  // exact
@@ -110,13 +111,15 @@ inline uint32_t top24(uint64_t b) { return static_cast<uint32_t>(b >> 40); }
 
 // Integers below 2^32 (unsigned) and 2^51 (signed) as doubles, exactly, with integer operations
 // only: a compiler vectorises these with SSE2, which has no 64-bit integer conversion.
-inline double u32_to_double(uint64_t x) { return std::bit_cast<double>(0x4330000000000000ull | x) - 0x1.0p52; }
+inline double u32_to_double(uint64_t x) {
+  return std::bit_cast<double>(0x4330000000000000ull | x) - 0x1.0p52;
+}
 inline double i51_to_double(int64_t x) {
   return std::bit_cast<double>(0x4338000000000000ull + static_cast<uint64_t>(x)) - 0x1.8p52;
 }
 
 inline double neg2_log_f64(uint64_t k1) {
-  const uint64_t nk = k1 + 1;  // <= 2^53
+  const uint64_t nk = k1 + 1;                                                               // <= 2^53
   const double n = u32_to_double(nk >> 32) * 0x1.0p32 + u32_to_double(nk & 0xFFFFFFFFull);  // exact
   const uint64_t nb = std::bit_cast<uint64_t>(n);
   const uint64_t mantissa = nb & 0x000FFFFFFFFFFFFFull;
@@ -131,7 +134,8 @@ inline double neg2_log_f64(uint64_t k1) {
       0x1.5555555555594p-1 +
       z * (0x1.999999997f6f5p-2 +
            z * (0x1.249249423e2a7p-2 +
-                z * (0x1.c71c51d473cc4p-3 + z * (0x1.7466486191975p-3 + z * (0x1.39a0e09950f99p-3 + z * 0x1.2f0d2d34cc937p-3)))));
+                z * (0x1.c71c51d473cc4p-3 +
+                     z * (0x1.7466486191975p-3 + z * (0x1.39a0e09950f99p-3 + z * 0x1.2f0d2d34cc937p-3)))));
   const double ln_m = 2.0 * s + s * z * p;
   const double ln_u = e * 0x1.62e42fefa39cp-1 + (e * 0x1.79abc9e3b398p-48 + ln_m);
   return -2.0 * ln_u;
@@ -144,11 +148,13 @@ inline void cos_sin_turn_f64(uint64_t k2, double& cos_out, double& sin_out) {
   const double sp =
       -0x1.5555555555548p-3 +
       z * (0x1.111111110f80ap-7 +
-           z * (-0x1.a01a019c06493p-13 + z * (0x1.71de356f7940ap-19 + z * (-0x1.ae5e60a67ae11p-26 + z * 0x1.5d9193b3477e3p-33))));
+           z * (-0x1.a01a019c06493p-13 +
+                z * (0x1.71de356f7940ap-19 + z * (-0x1.ae5e60a67ae11p-26 + z * 0x1.5d9193b3477e3p-33))));
   const double cp =
       0x1.555555555554bp-5 +
       z * (-0x1.6c16c16c15095p-10 +
-           z * (0x1.a01a019c9de16p-16 + z * (-0x1.27e4f7fd1eaddp-22 + z * (0x1.1ee9e400a520dp-29 + z * -0x1.8faad9f48a133p-37))));
+           z * (0x1.a01a019c9de16p-16 +
+                z * (-0x1.27e4f7fd1eaddp-22 + z * (0x1.1ee9e400a520dp-29 + z * -0x1.8faad9f48a133p-37))));
   const double st = t + t * z * sp;
   const double ct = (1.0 - 0.5 * z) + z * z * cp;
   // The float32 quadrant table, with masks and sign bits instead of branches (SSE2 has no 64-bit
@@ -200,13 +206,17 @@ template <>
 struct NormalPath<float> {
   using Uniform = uint32_t;
   static Uniform take(uint64_t b) { return top24(b); }
-  static void transform(Uniform k1, Uniform k2, float& even, float& odd) { box_muller_f32(k1, k2, even, odd); }
+  static void transform(Uniform k1, Uniform k2, float& even, float& odd) {
+    box_muller_f32(k1, k2, even, odd);
+  }
 };
 template <>
 struct NormalPath<double> {
   using Uniform = uint64_t;
   static Uniform take(uint64_t b) { return top53(b); }
-  static void transform(Uniform k1, Uniform k2, double& even, double& odd) { box_muller_f64(k1, k2, even, odd); }
+  static void transform(Uniform k1, Uniform k2, double& even, double& odd) {
+    box_muller_f64(k1, k2, even, odd);
+  }
 };
 
 }  // namespace detail
@@ -240,7 +250,8 @@ void normal_block(uint64_t seed, uint64_t first, int64_t count, T* out) {
       }
       c = block_end;
     } else {
-      for (; c < end && c < block_end; ++c) out[c - first] = (c & 1) ? odd[(c >> 1) - pair] : even[(c >> 1) - pair];
+      for (; c < end && c < block_end; ++c)
+        out[c - first] = (c & 1) ? odd[(c >> 1) - pair] : even[(c >> 1) - pair];
     }
   }
 }

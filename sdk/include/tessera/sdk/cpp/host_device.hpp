@@ -19,13 +19,17 @@
 namespace tessera::sdk::hd {
 
 #if defined(__CUDA_ARCH__)
-#define TESSERA_SDK_HD_MATH(name) \
-  template <class T>              \
-  TESSERA_SDK_HOST_DEVICE T name(T x) { return ::name(x); }
+#define TESSERA_SDK_HD_MATH(name)       \
+  template <class T>                    \
+  TESSERA_SDK_HOST_DEVICE T name(T x) { \
+    return ::name(x);                   \
+  }
 #else
-#define TESSERA_SDK_HD_MATH(name) \
-  template <class T>              \
-  TESSERA_SDK_HOST_DEVICE T name(T x) { return std::name(x); }
+#define TESSERA_SDK_HD_MATH(name)       \
+  template <class T>                    \
+  TESSERA_SDK_HOST_DEVICE T name(T x) { \
+    return std::name(x);                \
+  }
 #endif
 TESSERA_SDK_HD_MATH(exp)
 TESSERA_SDK_HD_MATH(log)

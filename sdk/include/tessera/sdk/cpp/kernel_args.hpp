@@ -22,16 +22,44 @@ inline constexpr DLDataType kInt8{kDLInt, 8, 1};
 inline constexpr DLDataType kUInt8{kDLUInt, 8, 1};
 
 // The DLDataType of a C++ element type (bool is stored as one byte, 0 or 1).
-template <class T> constexpr DLDataType dtype_of();
-template <> constexpr DLDataType dtype_of<float>() { return kFloat32; }
-template <> constexpr DLDataType dtype_of<double>() { return kFloat64; }
-template <> constexpr DLDataType dtype_of<int32_t>() { return kInt32; }
-template <> constexpr DLDataType dtype_of<int64_t>() { return kInt64; }
-template <> constexpr DLDataType dtype_of<bool>() { return kBool; }
-template <> constexpr DLDataType dtype_of<bfloat16>() { return kBFloat16; }
-template <> constexpr DLDataType dtype_of<float16>() { return kFloat16; }
-template <> constexpr DLDataType dtype_of<int8_t>() { return kInt8; }
-template <> constexpr DLDataType dtype_of<uint8_t>() { return kUInt8; }
+template <class T>
+constexpr DLDataType dtype_of();
+template <>
+constexpr DLDataType dtype_of<float>() {
+  return kFloat32;
+}
+template <>
+constexpr DLDataType dtype_of<double>() {
+  return kFloat64;
+}
+template <>
+constexpr DLDataType dtype_of<int32_t>() {
+  return kInt32;
+}
+template <>
+constexpr DLDataType dtype_of<int64_t>() {
+  return kInt64;
+}
+template <>
+constexpr DLDataType dtype_of<bool>() {
+  return kBool;
+}
+template <>
+constexpr DLDataType dtype_of<bfloat16>() {
+  return kBFloat16;
+}
+template <>
+constexpr DLDataType dtype_of<float16>() {
+  return kFloat16;
+}
+template <>
+constexpr DLDataType dtype_of<int8_t>() {
+  return kInt8;
+}
+template <>
+constexpr DLDataType dtype_of<uint8_t>() {
+  return kUInt8;
+}
 
 inline bool same_dtype(DLDataType a, DLDataType b) {
   return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
@@ -43,12 +71,18 @@ inline bool same_dtype(DLDataType a, DLDataType b) {
 //   if (!sdk::visit_dtype(out.dtype, [&]<class D>() { convert<S, D>(a, out); })) fail(...);
 template <class Body>
 bool visit_dtype(DLDataType dtype, Body&& body) {
-  if (same_dtype(dtype, kFloat32)) body.template operator()<float>();
-  else if (same_dtype(dtype, kFloat64)) body.template operator()<double>();
-  else if (same_dtype(dtype, kInt32)) body.template operator()<int32_t>();
-  else if (same_dtype(dtype, kInt64)) body.template operator()<int64_t>();
-  else if (same_dtype(dtype, kBool)) body.template operator()<bool>();
-  else return false;
+  if (same_dtype(dtype, kFloat32))
+    body.template operator()<float>();
+  else if (same_dtype(dtype, kFloat64))
+    body.template operator()<double>();
+  else if (same_dtype(dtype, kInt32))
+    body.template operator()<int32_t>();
+  else if (same_dtype(dtype, kInt64))
+    body.template operator()<int64_t>();
+  else if (same_dtype(dtype, kBool))
+    body.template operator()<bool>();
+  else
+    return false;
   return true;
 }
 
@@ -58,11 +92,16 @@ bool visit_dtype(DLDataType dtype, Body&& body) {
 template <class Body>
 bool visit_any_dtype(DLDataType dtype, Body&& body) {
   if (visit_dtype(dtype, body)) return true;
-  if (same_dtype(dtype, kBFloat16)) body.template operator()<bfloat16>();
-  else if (same_dtype(dtype, kFloat16)) body.template operator()<float16>();
-  else if (same_dtype(dtype, kInt8)) body.template operator()<int8_t>();
-  else if (same_dtype(dtype, kUInt8)) body.template operator()<uint8_t>();
-  else return false;
+  if (same_dtype(dtype, kBFloat16))
+    body.template operator()<bfloat16>();
+  else if (same_dtype(dtype, kFloat16))
+    body.template operator()<float16>();
+  else if (same_dtype(dtype, kInt8))
+    body.template operator()<int8_t>();
+  else if (same_dtype(dtype, kUInt8))
+    body.template operator()<uint8_t>();
+  else
+    return false;
   return true;
 }
 
@@ -119,8 +158,9 @@ class KernelArgs {
  private:
   // "input"/"output" `index` asked for, but the call has only `count` of them.
   [[noreturn, gnu::cold, gnu::noinline]] static void missing(const char* what, size_t index, size_t count) {
-    throw Error(TESSERA_INVALID_ARGUMENT, std::string("kernel expected ") + what + " " + std::to_string(index) +
-                                              " but got " + std::to_string(count) + " " + what + "s");
+    throw Error(TESSERA_INVALID_ARGUMENT, std::string("kernel expected ") + what + " " +
+                                              std::to_string(index) + " but got " + std::to_string(count) +
+                                              " " + what + "s");
   }
   const tessera_attr* require(const char* name, int32_t kind) const {
     const tessera_attr* a = find(name);

@@ -70,8 +70,8 @@ namespace check_failures {
   fail_invalid(who + " has NULL data but " + std::to_string(numel(t)) + " elements");
 }
 
-[[noreturn, gnu::cold, gnu::noinline]] inline void arity(const KernelArgs& args, const char* op, size_t inputs,
-                                                         size_t outputs) {
+[[noreturn, gnu::cold, gnu::noinline]] inline void arity(const KernelArgs& args, const char* op,
+                                                         size_t inputs, size_t outputs) {
   fail_invalid(std::string(op) + ": got " + std::to_string(args.num_inputs()) + " inputs and " +
                std::to_string(args.num_outputs()) + " outputs, expected " + std::to_string(inputs) + " and " +
                std::to_string(outputs));
@@ -85,8 +85,8 @@ namespace check_failures {
 
 [[noreturn, gnu::cold, gnu::noinline]] inline void shape(const char* op, const char* role, const DLTensor& t,
                                                          const DLTensor& like, const char* like_role) {
-  fail_invalid(std::string(op) + ": " + role + " has shape " + shape_text(t) + ", expected " + shape_text(like) +
-               " (the shape of " + like_role + ")");
+  fail_invalid(std::string(op) + ": " + role + " has shape " + shape_text(t) + ", expected " +
+               shape_text(like) + " (the shape of " + like_role + ")");
 }
 
 }  // namespace check_failures
@@ -110,7 +110,8 @@ inline void expect_sane(const char* op, const char* role, size_t index, const DL
 struct ArityCheck {
   NdimLimit limit;
   void operator()(const KernelArgs& args, const char* op, size_t inputs, size_t outputs) const {
-    if (args.num_inputs() != inputs || args.num_outputs() != outputs) check_failures::arity(args, op, inputs, outputs);
+    if (args.num_inputs() != inputs || args.num_outputs() != outputs)
+      check_failures::arity(args, op, inputs, outputs);
     for (size_t i = 0; i < inputs; ++i) expect_sane(op, "input", i, args.input(i), limit);
     for (size_t i = 0; i < outputs; ++i) expect_sane(op, "output", i, args.output(i), limit);
   }
@@ -123,8 +124,8 @@ inline void expect_dtype(const char* op, const char* role, const DLTensor& t, DL
 
 inline void expect_ndim(const char* op, const char* role, const DLTensor& t, int expected) {
   if (t.ndim != expected)
-    fail_invalid(std::string(op) + ": " + role + " has ndim " + std::to_string(t.ndim) + " (shape " + shape_text(t) +
-                 "), expected " + std::to_string(expected));
+    fail_invalid(std::string(op) + ": " + role + " has ndim " + std::to_string(t.ndim) + " (shape " +
+                 shape_text(t) + "), expected " + std::to_string(expected));
 }
 
 inline void expect_shape(const char* op, const char* role, const DLTensor& t, const DLTensor& like,
@@ -136,7 +137,8 @@ inline void expect_shape(const char* op, const char* role, const DLTensor& t, co
 
 // One input and one output, both of `dtype` and of one shape: the element-wise unary ops, copy,
 // softmax.
-inline void expect_unary(const KernelArgs& args, const char* op, DLDataType dtype, const ArityCheck& expect_arity) {
+inline void expect_unary(const KernelArgs& args, const char* op, DLDataType dtype,
+                         const ArityCheck& expect_arity) {
   expect_arity(args, op, 1, 1);
   expect_dtype(op, "input 0", args.input(0), dtype);
   expect_dtype(op, "output", args.output(0), dtype);

@@ -18,8 +18,8 @@ struct MatrixProduct {
 
 // Two inputs and one contiguous output of `dtype`, each 2-d (3-d when `batched`), with matching
 // batch, k, m and n; the failure names the dim and where its expected size comes from.
-inline MatrixProduct checked_matrix_product(const KernelArgs& args, const char* op, bool batched, DLDataType dtype,
-                                            const ArityCheck& expect_arity) {
+inline MatrixProduct checked_matrix_product(const KernelArgs& args, const char* op, bool batched,
+                                            DLDataType dtype, const ArityCheck& expect_arity) {
   expect_two_in_one_out(args, op, dtype, expect_arity);
   const DLTensor& a = args.input(0);
   const DLTensor& b = args.input(1);

@@ -22,8 +22,9 @@ inline int64_t parse_integer(const std::string& text, const std::string& what, i
   const long long value = std::strtoll(text.c_str(), &end, 10);
   const bool whole = !text.empty() && end == text.c_str() + text.size() && errno != ERANGE;
   if (!whole || value < minimum || value > maximum) {
-    const std::string range = maximum == INT64_MAX ? ">= " + std::to_string(minimum)
-                                                   : "in " + std::to_string(minimum) + ".." + std::to_string(maximum);
+    const std::string range = maximum == INT64_MAX
+                                  ? ">= " + std::to_string(minimum)
+                                  : "in " + std::to_string(minimum) + ".." + std::to_string(maximum);
     throw Error(TESSERA_INVALID_ARGUMENT, what + " must be an integer " + range + ", got '" + text + "'");
   }
   return value;
@@ -45,10 +46,12 @@ inline double parse_real(const std::string& text, const std::string& what, doubl
       return std::string(buffer);
     };
     std::string range = "in " + number(minimum) + ".." + number(maximum);
-    if (std::isinf(maximum)) range = std::isinf(minimum) ? "" : ">= " + number(minimum);
-    else if (std::isinf(minimum)) range = "<= " + number(maximum);
-    throw Error(TESSERA_INVALID_ARGUMENT,
-                what + " must be a finite number" + (range.empty() ? "" : " " + range) + ", got '" + text + "'");
+    if (std::isinf(maximum))
+      range = std::isinf(minimum) ? "" : ">= " + number(minimum);
+    else if (std::isinf(minimum))
+      range = "<= " + number(maximum);
+    throw Error(TESSERA_INVALID_ARGUMENT, what + " must be a finite number" +
+                                              (range.empty() ? "" : " " + range) + ", got '" + text + "'");
   }
   return value;
 }

@@ -25,8 +25,9 @@ namespace tessera::sdk {
 
 using LayoutFunction = std::vector<tessera_segment> (*)(int64_t dim_size, int64_t num_shards, int64_t index);
 using ArgumentCheck = void (*)(const std::string& arguments);
-using ArgumentLayoutFunction = std::vector<tessera_segment> (*)(const std::string& arguments, int64_t dim_size,
-                                                                 int64_t num_shards, int64_t index);
+using ArgumentLayoutFunction = std::vector<tessera_segment> (*)(const std::string& arguments,
+                                                                int64_t dim_size, int64_t num_shards,
+                                                                int64_t index);
 
 class PlacementBuilder {
  public:
@@ -59,22 +60,25 @@ class PlacementBuilder {
   // The host asks with valid sizes; checked anyway, since a wrong call must not index out of range.
   static void check_request(int64_t dim_size, int64_t num_shards, int64_t index) {
     if (dim_size < 0 || num_shards < 1 || index < 0 || index >= num_shards)
-      throw Error(TESSERA_INVALID_ARGUMENT, "layout: need dim_size >= 0, num_shards >= 1, 0 <= index < num_shards");
+      throw Error(TESSERA_INVALID_ARGUMENT,
+                  "layout: need dim_size >= 0, num_shards >= 1, 0 <= index < num_shards");
   }
 
   static void deliver(const std::vector<tessera_segment>& result, tessera_segment* segments, size_t capacity,
                       size_t* count) {
     *count = result.size();
-    if (result.size() > capacity) throw Error(TESSERA_INVALID_ARGUMENT, "layout: more segments than the capacity given");
+    if (result.size() > capacity)
+      throw Error(TESSERA_INVALID_ARGUMENT, "layout: more segments than the capacity given");
     for (size_t i = 0; i < result.size(); ++i) segments[i] = result[i];
   }
 
   static tessera_status layout_entry(void* context, int64_t dim_size, int64_t num_shards, int64_t index,
-                                     tessera_segment* segments, size_t capacity, size_t* count, tessera_error* error) {
+                                     tessera_segment* segments, size_t capacity, size_t* count,
+                                     tessera_error* error) {
     return guarded(error, [&] {
       check_request(dim_size, num_shards, index);
-      deliver(static_cast<const PlacementBuilder*>(context)->layout_(dim_size, num_shards, index), segments, capacity,
-              count);
+      deliver(static_cast<const PlacementBuilder*>(context)->layout_(dim_size, num_shards, index), segments,
+              capacity, count);
     });
   }
 
@@ -87,7 +91,8 @@ class PlacementBuilder {
                                               size_t capacity, size_t* count, tessera_error* error) {
     return guarded(error, [&] {
       check_request(dim_size, num_shards, index);
-      deliver(static_cast<const PlacementBuilder*>(context)->argument_layout_(arguments, dim_size, num_shards, index),
+      deliver(static_cast<const PlacementBuilder*>(context)->argument_layout_(arguments, dim_size, num_shards,
+                                                                              index),
               segments, capacity, count);
     });
   }

@@ -13,7 +13,8 @@
 // SDK 1.3 lifecycle and parameters, set up in `describe`:
 //   plugin.on_init([](const tessera_host_info& host) { ... throw tessera::sdk::Error(...) to refuse ... });
 //   plugin.on_finalize([] { ... });
-//   static const auto& group_size = plugin.parameter<int64_t>("group_size", 2, tessera::sdk::integer_at_least(1));
+//   static const auto& group_size = plugin.parameter<int64_t>("group_size", 2,
+//   tessera::sdk::integer_at_least(1));
 //   ... group_size.get() in check/build, from any thread ...
 //
 // SDK 1.5 declared parameters (the parameter schema: the host checks values against it, and
@@ -64,9 +65,11 @@ class Parameter {
 // Parsers for PluginBuilder::parameter: each turns the host's text into a value or throws
 // sdk::Error naming the parameter, the text and what was expected.
 inline std::function<int64_t(const std::string&, const std::string&)> integer_at_least(int64_t least) {
-  return [least](const std::string& name, const std::string& text) { return parse_integer(text, name, least); };
+  return
+      [least](const std::string& name, const std::string& text) { return parse_integer(text, name, least); };
 }
-inline std::function<int64_t(const std::string&, const std::string&)> integer_in(int64_t least, int64_t most) {
+inline std::function<int64_t(const std::string&, const std::string&)> integer_in(int64_t least,
+                                                                                 int64_t most) {
   return [least, most](const std::string& name, const std::string& text) {
     return parse_integer(text, name, least, most);
   };
@@ -162,14 +165,15 @@ class PluginBuilder {
 
   // SDK 1.5: declared parameters, each with its type, default, valid values and help text (see
   // tessera_parameter). The returned reference lives as long as the builder.
-  const Parameter<int64_t>& integer_parameter(const char* name, int64_t initial, int64_t minimum, int64_t maximum,
-                                              const char* help) {
+  const Parameter<int64_t>& integer_parameter(const char* name, int64_t initial, int64_t minimum,
+                                              int64_t maximum, const char* help) {
     tessera_parameter& declared = declare(name, TESSERA_PARAMETER_INTEGER, std::to_string(initial), help);
     declared.integer_min = minimum;
     declared.integer_max = maximum;
-    return declared_value<int64_t>(name, initial, [minimum, maximum](const std::string& key, const std::string& text) {
-      return parse_integer(text, key, minimum, maximum);
-    });
+    return declared_value<int64_t>(name, initial,
+                                   [minimum, maximum](const std::string& key, const std::string& text) {
+                                     return parse_integer(text, key, minimum, maximum);
+                                   });
   }
   const Parameter<double>& real_parameter(const char* name, double initial, double minimum, double maximum,
                                           const char* help) {
@@ -178,9 +182,10 @@ class PluginBuilder {
     tessera_parameter& declared = declare(name, TESSERA_PARAMETER_REAL, text, help);
     declared.real_min = minimum;
     declared.real_max = maximum;
-    return declared_value<double>(name, initial, [minimum, maximum](const std::string& key, const std::string& text) {
-      return parse_real(text, key, minimum, maximum);
-    });
+    return declared_value<double>(name, initial,
+                                  [minimum, maximum](const std::string& key, const std::string& text) {
+                                    return parse_real(text, key, minimum, maximum);
+                                  });
   }
   const Parameter<bool>& boolean_parameter(const char* name, bool initial, const char* help) {
     declare(name, TESSERA_PARAMETER_BOOLEAN, initial ? "true" : "false", help);
@@ -195,18 +200,20 @@ class PluginBuilder {
     tessera_parameter& declared = declare(name, TESSERA_PARAMETER_CHOICE, initial, help);
     Declaration& declaration = declarations_.back();
     declaration.choice_texts = std::move(choices);
-    for (const std::string& choice : declaration.choice_texts) declaration.choice_pointers.push_back(choice.c_str());
+    for (const std::string& choice : declaration.choice_texts)
+      declaration.choice_pointers.push_back(choice.c_str());
     declared.num_choices = declaration.choice_pointers.size();
     declared.choices = declaration.choice_pointers.data();
     const std::vector<std::string>& valid = declaration.choice_texts;  // in the deque: stays put
-    return declared_value<std::string>(name, std::move(initial), [&valid](const std::string& key, const std::string& text) {
-      std::string listed;
-      for (const std::string& choice : valid) {
-        if (choice == text) return text;
-        listed += (listed.empty() ? "" : ", ") + choice;
-      }
-      throw Error(TESSERA_INVALID_ARGUMENT, key + " must be one of: " + listed + ", got '" + text + "'");
-    });
+    return declared_value<std::string>(
+        name, std::move(initial), [&valid](const std::string& key, const std::string& text) {
+          std::string listed;
+          for (const std::string& choice : valid) {
+            if (choice == text) return text;
+            listed += (listed.empty() ? "" : ", ") + choice;
+          }
+          throw Error(TESSERA_INVALID_ARGUMENT, key + " must be one of: " + listed + ", got '" + text + "'");
+        });
   }
 
   const tessera_plugin_info* info() const { return &info_; }
@@ -251,17 +258,17 @@ class PluginBuilder {
   void choose_style(const char* name, bool declared) {
     (declared ? declaring_ : undeclared_) = true;
     if (declaring_ && undeclared_)
-      throw Error(TESSERA_INVALID_ARGUMENT, std::string("parameter '") + name +
-                                                "': a plugin declares all its parameters (integer_parameter, ...) "
-                                                "or none (parameter()), not some of them");
+      throw Error(TESSERA_INVALID_ARGUMENT,
+                  std::string("parameter '") + name +
+                      "': a plugin declares all its parameters (integer_parameter, ...) "
+                      "or none (parameter()), not some of them");
   }
   template <class T>
   const Parameter<T>& add_parameter(const char* name, T initial,
                                     std::function<T(const std::string&, const std::string&)> parse) {
     auto value = std::make_shared<Parameter<T>>(std::move(initial));
-    parameters_.push_back({name, [value, parse = std::move(parse), key = std::string(name)](const std::string& text) {
-                             value->set(parse(key, text));
-                           }});
+    parameters_.push_back({name, [value, parse = std::move(parse), key = std::string(name)](
+                                     const std::string& text) { value->set(parse(key, text)); }});
     values_.push_back(value);
     info_.context = this;
     info_.set_parameter = &set_parameter_entry;
@@ -278,7 +285,8 @@ class PluginBuilder {
     ignored.struct_size = sizeof(ignored);
     guarded(&ignored, [&] { self(context).finalize_(); });
   }
-  static tessera_status set_parameter_entry(void* context, const char* key, const char* value, tessera_error* error) {
+  static tessera_status set_parameter_entry(void* context, const char* key, const char* value,
+                                            tessera_error* error) {
     return guarded(error, [&] {
       std::string known;
       for (const NamedParameter& parameter : self(context).parameters_) {
@@ -320,18 +328,18 @@ inline tessera_status answer_query(const tessera_host_info* host, const tessera_
 
 // Exports tessera_plugin_query and, for SDK 1.5 hosts and later, the same entry point under its
 // versioned name tessera_plugin_query_v<major> (plugin.h).
-#define TESSERA_DEFINE_PLUGIN(NAME, VERSION, DESCRIPTION, DESCRIBE)                                 \
-  extern "C" __attribute__((visibility("default"))) tessera_status tessera_plugin_query(           \
-      const tessera_host_info* host, const tessera_plugin_info** info, tessera_error* error) {      \
-    return ::tessera::sdk::guarded(error, [&] {                                                     \
-      static ::tessera::sdk::PluginBuilder plugin(NAME, VERSION, DESCRIPTION);                      \
-      static const bool described = (DESCRIBE(plugin), true);                                       \
-      (void)described;                                                                              \
-      tessera_status status = ::tessera::sdk::answer_query(host, plugin.info(), info, error);       \
-      if (status != TESSERA_OK) throw ::tessera::sdk::Error(status, error->message);                \
-    });                                                                                             \
-  }                                                                                                 \
-  extern "C" __attribute__((visibility("default"))) tessera_status tessera_plugin_query_v1(        \
-      const tessera_host_info* host, const tessera_plugin_info** info, tessera_error* error) {      \
-    return tessera_plugin_query(host, info, error);                                                 \
+#define TESSERA_DEFINE_PLUGIN(NAME, VERSION, DESCRIPTION, DESCRIBE)                            \
+  extern "C" __attribute__((visibility("default"))) tessera_status tessera_plugin_query(       \
+      const tessera_host_info* host, const tessera_plugin_info** info, tessera_error* error) { \
+    return ::tessera::sdk::guarded(error, [&] {                                                \
+      static ::tessera::sdk::PluginBuilder plugin(NAME, VERSION, DESCRIPTION);                 \
+      static const bool described = (DESCRIBE(plugin), true);                                  \
+      (void)described;                                                                         \
+      tessera_status status = ::tessera::sdk::answer_query(host, plugin.info(), info, error);  \
+      if (status != TESSERA_OK) throw ::tessera::sdk::Error(status, error->message);           \
+    });                                                                                        \
+  }                                                                                            \
+  extern "C" __attribute__((visibility("default"))) tessera_status tessera_plugin_query_v1(    \
+      const tessera_host_info* host, const tessera_plugin_info** info, tessera_error* error) { \
+    return tessera_plugin_query(host, info, error);                                            \
   }

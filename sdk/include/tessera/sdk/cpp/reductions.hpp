@@ -29,8 +29,9 @@ struct ReductionDims {
 // Checks a call of `op` with input dtype `input` and output dtype `output`: the INT attribute
 // reduce_ndim within the input's ndim, the output's element count, a contiguous output and, for
 // ops without an identity (`needs_nonempty`), a non-empty row.
-inline ReductionDims checked_reduction(const KernelArgs& args, const char* op, DLDataType input, DLDataType output,
-                                       bool needs_nonempty, const ArityCheck& expect_arity) {
+inline ReductionDims checked_reduction(const KernelArgs& args, const char* op, DLDataType input,
+                                       DLDataType output, bool needs_nonempty,
+                                       const ArityCheck& expect_arity) {
   expect_arity(args, op, 1, 1);
   const DLTensor& a = args.input(0);
   const DLTensor& out = args.output(0);
@@ -38,8 +39,9 @@ inline ReductionDims checked_reduction(const KernelArgs& args, const char* op, D
   expect_dtype(op, "output", out, output);
   const int64_t reduce_ndim = int_attr(args, op, "reduce_ndim");
   if (reduce_ndim < 0 || reduce_ndim > a.ndim)
-    fail_invalid(std::string(op) + ": attribute 'reduce_ndim' is " + std::to_string(reduce_ndim) + ", expected 0.." +
-                 std::to_string(a.ndim) + " (the ndim of input 0, shape " + shape_text(a) + ")");
+    fail_invalid(std::string(op) + ": attribute 'reduce_ndim' is " + std::to_string(reduce_ndim) +
+                 ", expected 0.." + std::to_string(a.ndim) + " (the ndim of input 0, shape " + shape_text(a) +
+                 ")");
   const int r = static_cast<int>(reduce_ndim);
   const int outer_ndim = a.ndim - r;
   DLTensor outer = a, reduced = a;  // only their shapes are read
@@ -49,9 +51,10 @@ inline ReductionDims checked_reduction(const KernelArgs& args, const char* op, D
   reduced.strides = a.strides + outer_ndim;
   const int64_t outer_numel = numel(outer);
   if (numel(out) != outer_numel)
-    fail_invalid(std::string(op) + ": output has shape " + shape_text(out) + " (" + std::to_string(numel(out)) +
-                 " elements), expected " + std::to_string(outer_numel) + " elements (input 0 has shape " +
-                 shape_text(a) + ", reduce_ndim " + std::to_string(r) + ")");
+    fail_invalid(std::string(op) + ": output has shape " + shape_text(out) + " (" +
+                 std::to_string(numel(out)) + " elements), expected " + std::to_string(outer_numel) +
+                 " elements (input 0 has shape " + shape_text(a) + ", reduce_ndim " + std::to_string(r) +
+                 ")");
   expect_contiguous(op, "output", out);
   if (needs_nonempty && numel(reduced) == 0)
     fail_invalid(std::string(op) + ": the reduced dims " + shape_text(reduced) + " of input 0 (shape " +

@@ -33,7 +33,6 @@ inline SoftmaxRows checked_softmax(const KernelArgs& args, const char* op, DLDat
   return SoftmaxRows{last, a.shape[last], a.strides[last], out.strides[last]};
 }
 
-
 // One row: y = softmax(x) (or log_softmax when `Log`), both strided.
 template <class T, bool Log>
 TESSERA_SDK_HOST_DEVICE void softmax_row(const T* x, int64_t x_stride, T* y, int64_t y_stride, int64_t n) {

@@ -61,12 +61,14 @@ class TransportBuilder {
     table_.free_request = [](void* c, tessera_transport_request r, tessera_error* e) {
       return guarded(e, [&] { self(c).impl_.free_request(r); });
     };
-    if constexpr (requires(Impl& i, const void* s, std::size_t n, void* r, int64_t t) {
+    if constexpr (requires(Impl & i, const void* s, std::size_t n, void* r, int64_t t) {
                     { i.allgather(s, n, r, t) } -> std::same_as<bool>;
                   })
       table_.allgather = &allgather_entry;
-    if constexpr (requires(Impl& i, int32_t code) { i.abort(code); })
-      table_.abort = [](void* c, int32_t code, tessera_error* e) { return guarded(e, [&] { self(c).impl_.abort(code); }); };
+    if constexpr (requires(Impl & i, int32_t code) { i.abort(code); })
+      table_.abort = [](void* c, int32_t code, tessera_error* e) {
+        return guarded(e, [&] { self(c).impl_.abort(code); });
+      };
   }
   TransportBuilder(const TransportBuilder&) = delete;
   TransportBuilder& operator=(const TransportBuilder&) = delete;
@@ -77,8 +79,8 @@ class TransportBuilder {
   static TransportBuilder& self(void* context) { return *static_cast<TransportBuilder*>(context); }
 
   tessera_status timeout(tessera_error* error, const char* what, int64_t timeout_ms) const {
-    const std::string message = std::string("transport '") + table_.name + "': " + what + " did not complete within " +
-                                std::to_string(timeout_ms) + " ms";
+    const std::string message = std::string("transport '") + table_.name + "': " + what +
+                                " did not complete within " + std::to_string(timeout_ms) + " ms";
     return report(error, TESSERA_TIMEOUT, message.c_str());
   }
 
@@ -91,7 +93,8 @@ class TransportBuilder {
         info->process_index = world.process_index;
         info->process_count = world.process_count;
       }
-      if (info->struct_size >= offsetof(tessera_transport_info, max_tag) + sizeof(int64_t)) info->max_tag = world.max_tag;
+      if (info->struct_size >= offsetof(tessera_transport_info, max_tag) + sizeof(int64_t))
+        info->max_tag = world.max_tag;
       if (info->struct_size >= offsetof(tessera_transport_info, device_memory) + sizeof(int32_t)) {
         info->latency = world.latency;
         info->bandwidth = world.bandwidth;
@@ -118,9 +121,11 @@ class TransportBuilder {
   static tessera_status wait_entry(void* context, tessera_transport_request request, int64_t timeout_ms,
                                    tessera_error* error) {
     if (timeout_ms < 0)
-      return report(error, TESSERA_INVALID_ARGUMENT, ("wait: negative timeout " + std::to_string(timeout_ms)).c_str());
+      return report(error, TESSERA_INVALID_ARGUMENT,
+                    ("wait: negative timeout " + std::to_string(timeout_ms)).c_str());
     bool completed = false;
-    if (tessera_status status = guarded(error, [&] { completed = self(context).impl_.wait(request, timeout_ms); });
+    if (tessera_status status =
+            guarded(error, [&] { completed = self(context).impl_.wait(request, timeout_ms); });
         status != TESSERA_OK)
       return status;
     return completed ? TESSERA_OK : self(context).timeout(error, "wait", timeout_ms);

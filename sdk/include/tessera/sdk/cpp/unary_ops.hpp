@@ -1,7 +1,7 @@
 // The element-wise unary ops of KERNELS.md (neg, abs, relu, exp, log, sqrt, tanh, sigmoid, gelu,
 // gelu_grad, and from SDK 1.6 sin and cos) as one value-to-value function each, for every backend
-// that has them: host code and, under nvcc, device code too. A backend writes its kernel once, as Kernel<Op, T>::run(KernelArgs&)
-// applying Op::apply to every element, and registers every op on its dtypes with
+// that has them: host code and, under nvcc, device code too. A backend writes its kernel once, as Kernel<Op,
+// T>::run(KernelArgs&) applying Op::apply to every element, and registers every op on its dtypes with
 //   sdk::add_unary_kernels<MyUnary>(builder);
 // Integer results are exact everywhere; float ones use sdk::hd's math (host libm or CUDA's).
 #pragma once
@@ -61,13 +61,13 @@ TESSERA_SDK_HOST_DEVICE T gelu_grad(T x) {
 }
 
 // One op: its KERNELS.md name and value.
-#define TESSERA_SDK_UNARY_OP(Name, text, expr)     \
-  struct Name {                                    \
-    static constexpr const char* name = text;      \
-    template <class T>                             \
-    TESSERA_SDK_HOST_DEVICE static T apply(T x) {  \
-      return expr;                                 \
-    }                                              \
+#define TESSERA_SDK_UNARY_OP(Name, text, expr)    \
+  struct Name {                                   \
+    static constexpr const char* name = text;     \
+    template <class T>                            \
+    TESSERA_SDK_HOST_DEVICE static T apply(T x) { \
+      return expr;                                \
+    }                                             \
   };
 TESSERA_SDK_UNARY_OP(Neg, "neg", negated(x))
 // abs(INT_MIN) wraps to INT_MIN, as in PyTorch.
