@@ -51,8 +51,19 @@ bool may_share_shards(const Tensor& local) {
   return first.shared != nullptr || first.data == nullptr;
 }
 
+namespace {
+
+// Whether every rank may hold `impl` itself rather than a replica of it. A shapes-only tensor has no
+// bytes, so no rank can write anything through its handle that another rank could read: the ranks
+// hold the one result itself, not a replica each (a TensorImpl and a Storage per rank of every op).
+// Counted memory is per Storage, and each rank's shard counts as that rank's: while a
+// MemoryCounter is alive every rank gets a replica.
+bool held_as_one_object(const TensorImpl& impl) { return impl.backend().shapes_only() && !memory_watched(); }
+
+}  // namespace
+
 bool shares_shapes_only_results(const Tensor& local) {
-  return local.shards().begin()->second.impl()->backend().shapes_only() && !memory_watched();
+  return held_as_one_object(*local.shards().begin()->second.impl());
 }
 
 bool shards_are_one_object(const Tensor& local) { return local.local_impl()->one_object(); }
@@ -75,20 +86,15 @@ bool shards_are_replicas(const Tensor& local) {
 }
 
 Tensor replica_of(const Tensor& plain) {
-  // A shapes-only tensor has no bytes, so no rank can write anything through its handle that
-  // another rank could read: the ranks hold the one result itself, not a replica each (a
-  // TensorImpl and a Storage per rank of every op). Counted memory is per Storage, and each rank's
-  // shard counts as that rank's: while a MemoryCounter is alive every rank gets a replica.
   const TensorImpl& impl = *plain.impl();
-  if (impl.backend().shapes_only() && !tessera::detail::memory_watched()) return plain;
-  return Tensor(impl.replica());
+  return held_as_one_object(impl) ? plain : Tensor(impl.replica());
 }
 
 void append_replicas(const Tensor& plain, const RankSet& ranks, size_t first,
                      std::vector<std::pair<int, Tensor>>& shards) {
   const TensorImpl& impl = *plain.impl();
   const size_t count = ranks.size() - std::min(first, ranks.size());
-  if (impl.backend().shapes_only() && !tessera::detail::memory_watched()) {  // as replica_of
+  if (held_as_one_object(impl)) {
     for (size_t i = first; i < ranks.size(); ++i) shards.emplace_back(ranks[i], plain);
     return;
   }
