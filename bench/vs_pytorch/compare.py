@@ -294,8 +294,11 @@ def tessera_descriptions(binary, filters):
     return {line.split("\t")[0]: line.split("\t")[1] for line in listing.splitlines() if line}
 
 
-def run_tessera(binary, name, args):
-    """Runs one case of bench_vs_pytorch (--case: the exact name); returns (seconds or None, wall)."""
+def run_tessera(binary, name, args, descriptions):
+    """Runs one case of bench_vs_pytorch (--case: the exact name); returns (seconds or None, wall).
+    A case the program does not have (not in its listing, `descriptions`) is (None, 0)."""
+    if name not in descriptions:
+        return None, 0.0
     command = [binary, "--case", name] + (["--quick"] if args.quick else []) + \
         (["--cpu-time"] if args.cpu_time else [])
     if args.warmup is not None:
@@ -420,12 +423,12 @@ def main():
     tessera_wall = 0.0
     for index, name in enumerate(names):
         print(f"{name}: Tessera and PyTorch ...", file=sys.stderr, flush=True)
-        if index % 2 == 0:
-            ours, wall = run_tessera(binary, name, args) if name in descriptions else (None, 0.0)
-            theirs, note, lower_bound = run_torch(name, args)
-        else:
-            theirs, note, lower_bound = run_torch(name, args)
-            ours, wall = run_tessera(binary, name, args) if name in descriptions else (None, 0.0)
+        tessera_first = index % 2 == 0
+        if tessera_first:
+            ours, wall = run_tessera(binary, name, args, descriptions)
+        theirs, note, lower_bound = run_torch(name, args)
+        if not tessera_first:
+            ours, wall = run_tessera(binary, name, args, descriptions)
         tessera_wall += wall
         if theirs is None:
             cell = note
