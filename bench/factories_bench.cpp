@@ -3,6 +3,7 @@
 //   BM_ZerosCpu        zeros({4}) on the backend named "cpu"
 //   BM_ZerosDefault    zeros({4}) on the default backend (no name given)
 //   BM_LocalZeros/N    zeros({4}) inside a LocalMode of N ranks: one local tensor of N shards
+//   BM_ZerosLike       zeros_like of a 4-element cpu tensor (the backend comes from the argument)
 #include <benchmark/benchmark.h>
 
 #include <tessera/tessera.hpp>
@@ -25,6 +26,15 @@ static void BM_ZerosDefault(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ZerosDefault);
+
+static void BM_ZerosLike(benchmark::State& state) {
+  const ts::Tensor like = ts::ones({4});
+  for (auto _ : state) {
+    ts::Tensor t = ts::zeros_like(like);
+    benchmark::DoNotOptimize(t.impl().get());
+  }
+}
+BENCHMARK(BM_ZerosLike);
 
 static void BM_LocalZeros(benchmark::State& state) {
   ts::LocalMode mode(static_cast<int>(state.range(0)));

@@ -95,3 +95,20 @@ TEST_CASE("zeros_like and friends keep shape and dtype") {
   test::check_values<int32_t>(ts::full_like(x, 4), {2, 3}, std::vector<int32_t>(6, 4));
   CHECK(ts::ones_like(x, ts::kFloat64).dtype() == ts::kFloat64);
 }
+
+TEST_CASE("zeros_like and friends make their tensor on the argument's backend unless told another") {
+  // The default backend is cpu; a meta argument must give a meta result, a named backend wins.
+  const ts::Tensor shapes = ts::empty({3, 7}, ts::TensorOptions(ts::kFloat64).backend("meta"));
+  for (const ts::Tensor& made :
+       {ts::empty_like(shapes), ts::zeros_like(shapes), ts::ones_like(shapes), ts::full_like(shapes, 2.5)}) {
+    CHECK(made.backend() == "meta");
+    CHECK(made.sizes() == ts::Shape{3, 7});
+    CHECK(made.dtype() == ts::kFloat64);
+  }
+  const ts::Tensor on_cpu = ts::full_like(shapes, 2, ts::TensorOptions(ts::kInt32).backend("cpu"));
+  CHECK(on_cpu.backend() == "cpu");
+  test::check_values<int32_t>(on_cpu, {3, 7}, std::vector<int32_t>(21, 2));
+  CHECK(ts::zeros_like(on_cpu, ts::TensorOptions().backend("meta")).backend() == "meta");
+  CHECK_THROWS_WITH(ts::zeros_like(on_cpu, ts::TensorOptions().backend("no-such-backend")),
+                    doctest::Contains("no-such-backend"));
+}

@@ -247,22 +247,20 @@ void manual_seed(const SymInt& seed) {
 }
 
 namespace {
-TensorOptions like_options(const Tensor& like, TensorOptions options) {
-  if (!options.has_dtype) options.dtype(like.dtype());
-  if (options.backend_name.empty()) options.backend(like.backend());
-  return options;
+// The uninitialised tensor *_like makes for one rank's dense `like`: its sizes, and its dtype and
+// backend unless the options name others. The backend is the handle `like` holds, not looked up again.
+Tensor empty_for_like(const char* op, const Tensor& like, const TensorOptions& options) {
+  const TensorImpl& impl = detail::impl_of(like, op);
+  const DType dtype = options.has_dtype ? options.dtype_value : impl.dtype();
+  if (options.backend_name.empty()) return detail::empty_like_on(impl, impl.sizes(), dtype);
+  return detail::empty_on(impl.sizes(), dtype, detail::backend_for(options));
 }
 }  // namespace
 
 // *_like follow their argument: local when it is local, plain otherwise (even inside a mode).
 Tensor empty_like(const Tensor& like, TensorOptions options) {
   return detail::spmd_fresh(
-      "empty_like",
-      [&](const Tensor& t) {
-        detail::PlainFactories plain;
-        return empty(t.sizes(), like_options(t, options));
-      },
-      like);
+      "empty_like", [&](const Tensor& t) { return empty_for_like("empty_like", t, options); }, like);
 }
 Tensor zeros_like(const Tensor& like, TensorOptions options) { return full_like(like, 0, options); }
 Tensor ones_like(const Tensor& like, TensorOptions options) { return full_like(like, 1, options); }
@@ -270,8 +268,9 @@ Tensor full_like(const Tensor& like, Scalar value, TensorOptions options) {
   return detail::spmd_fresh(
       "full_like",
       [&](const Tensor& t, const Scalar& v) {
-        detail::PlainFactories plain;
-        return full(t.sizes(), v, like_options(t, options));
+        Tensor out = empty_for_like("full_like", t, options);
+        out.fill_(v);
+        return out;
       },
       like, value);
 }
