@@ -34,3 +34,12 @@ from . import distributed  # noqa: E402,F401  (after dist: it re-exports it)
 for _name in ("models", "nn", "optim", "parallel", "pipelining"):
     globals().pop(_name, None)
 from . import models, nn, optim  # noqa: E402,F401
+
+
+def cmake_dir():
+    """The directory holding this installed package's TesseraConfig.cmake. A C++ program builds
+    against the package (libtessera, its headers and bundled plugins) with
+    `cmake -DTessera_DIR=$(python -c "import tessera; print(tessera.cmake_dir())")` and
+    `find_package(Tessera CONFIG REQUIRED)`; it finds the plugins with no variable set."""
+    import os
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "cmake", "Tessera")
