@@ -4,6 +4,9 @@
 // Arguments: n (the matrices are n x n) and threads (the backend's kernel thread count, set as the
 // host does through tessera_backend set_num_threads; for cblas, openblas_set_num_threads).
 // Target: Tessera / cblas <= 1.05 at n = 1024 for the same thread count.
+// BM_TesseraMatmulOnOneCore: one kernel thread, timed on the CPU clock (so a busy machine does not
+// lower it), against this machine's one-core FMA peak measured in the same run (fma_peak.hpp):
+// counter "of_fma_peak". Target: >= 0.90 at n = 1024.
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -12,6 +15,7 @@
 #include <tessera/tessera.hpp>
 
 #include "dispatch/backends.hpp"
+#include "fma_peak.hpp"
 
 namespace ts = tessera;
 
@@ -34,6 +38,26 @@ void BM_TesseraMatmul(benchmark::State& state) {
   ts::dispatch::set_backend_threads(0);
   state.counters["GFLOP/s"] = benchmark::Counter(flops(n), benchmark::Counter::kIsIterationInvariantRate,
                                                  benchmark::Counter::kIs1000);
+}
+
+void BM_TesseraMatmulOnOneCore(benchmark::State& state) {
+  const int64_t n = state.range(0);
+  ts::Generator g(1);
+  const ts::Tensor a = ts::rand({n, n}, g);
+  const ts::Tensor b = ts::rand({n, n}, g);
+  const double peak = bench::fma_peak_gflops();
+  ts::dispatch::set_backend_threads(1);
+  for (auto _ : state) {
+    ts::Tensor c = ts::matmul(a, b);
+    benchmark::DoNotOptimize(c.impl().get());
+  }
+  ts::dispatch::set_backend_threads(0);
+  // Not UseRealTime: a rate counter then divides by CPU time, as the peak does.
+  state.counters["GFLOP/s"] = benchmark::Counter(flops(n), benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
+  state.counters["fma_peak_GFLOP/s"] = peak;
+  state.counters["of_fma_peak"] = benchmark::Counter(peak > 0 ? flops(n) / (peak * 1e9) : 0,
+                                                     benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_CblasSgemm(benchmark::State& state) {
@@ -59,6 +83,7 @@ BENCHMARK(BM_TesseraMatmul)
     ->ArgNames({"n", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+BENCHMARK(BM_TesseraMatmulOnOneCore)->Arg(512)->Arg(1024)->ArgNames({"n"})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CblasSgemm)
     ->ArgsProduct({{256, 512, 1024, 2048}, {1, 2}})
     ->ArgNames({"n", "threads"})
