@@ -7,6 +7,8 @@
 #include <exception>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include <tessera/tessera.hpp>
 
@@ -40,17 +42,29 @@ double mean_seconds(int warmup, int reps, const std::function<void(int)>& body) 
 
 namespace {
 
-const char* const kUsage =
-    "usage: bench_vs_pytorch [--quick] [--cases A,B,...] [--case NAME] [--warmup N] [--reps N] [--cpu-time] "
-    "[--list]\n"
-    "  --quick     fewer timed iterations per case\n"
-    "  --cases     run only the cases whose name contains one of the comma-separated words\n"
-    "  --case      run only the case named exactly NAME (may be repeated)\n"
-    "  --warmup N  untimed iterations before the timed ones (default 1)\n"
-    "  --reps N    timed iterations for every chosen case (default: each case's own count)\n"
-    "  --cpu-time  time with this process's CPU clock instead of the wall clock\n"
-    "  --list      print name, description and iteration counts of every case, run nothing\n"
-    "Output: one line per case, name<TAB>seconds per iteration<TAB>timed iterations.\n";
+// Which program parses: the two print different lines from the same command line.
+struct Program {
+  const char* name;
+  const char* output;  // the usage text's last line
+};
+const Program kVsPytorch{"bench_vs_pytorch",
+                         "Output: one line per case, name<TAB>seconds per iteration<TAB>timed iterations.\n"};
+const Program kUniqueWork{"bench_unique_work",
+                          "Output: one line per case, name<TAB>program seconds<TAB>unique-work seconds<TAB>"
+                          "ratio, then the largest ratio.\n"};
+
+std::string usage(const Program& program) {
+  return std::string("usage: ") + program.name +
+         " [--quick] [--cases A,B,...] [--case NAME] [--warmup N] [--reps N] [--cpu-time] [--list]\n"
+         "  --quick     fewer timed iterations per case\n"
+         "  --cases     run only the cases whose name contains one of the comma-separated words\n"
+         "  --case      run only the case named exactly NAME (may be repeated)\n"
+         "  --warmup N  untimed iterations before the timed ones (default 1)\n"
+         "  --reps N    timed iterations for every chosen case (default: each case's own count)\n"
+         "  --cpu-time  time with this process's CPU clock instead of the wall clock\n"
+         "  --list      print name, description and iteration counts of every case, run nothing\n" +
+         program.output;
+}
 
 struct Options {
   bool quick = false;
@@ -66,10 +80,12 @@ struct Options {
   std::vector<std::string> names;
 };
 
-[[noreturn]] void usage_error(const std::string& message) {
-  std::cerr << "bench_vs_pytorch: " << message << "\n" << kUsage;
-  std::exit(2);
-}
+// Thrown for a bad command line: the entry points print it with the usage and exit with 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void usage_error(const std::string& message) { throw UsageError(message); }
 
 int count_argument(const std::string& flag, const char* text, int minimum) {
   char* end = nullptr;
@@ -79,7 +95,7 @@ int count_argument(const std::string& flag, const char* text, int minimum) {
   return static_cast<int>(value);
 }
 
-Options parse(int argc, char** argv) {
+Options parse(int argc, char** argv, const Program& program) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -104,7 +120,7 @@ Options parse(int argc, char** argv) {
     } else if (arg == "--case") {
       options.names.emplace_back(value());
     } else if (arg == "--help" || arg == "-h") {
-      std::cout << kUsage;
+      std::cout << usage(program);
       std::exit(0);
     } else {
       usage_error("unknown argument '" + arg + "'");
@@ -125,10 +141,10 @@ bool chosen(const Case& c, const Options& options) {
 
 }  // namespace
 
-int run_main(int argc, char** argv) {
-  const Options options = parse(argc, argv);
-  const std::vector<Case> cases = all_cases();
+namespace {
 
+// The chosen cases of `cases` (none chosen is a usage error naming them all).
+std::vector<const Case*> select(const std::vector<Case>& cases, const Options& options) {
   std::vector<const Case*> selected;
   for (const Case& c : cases)
     if (chosen(c, options)) selected.push_back(&c);
@@ -137,30 +153,55 @@ int run_main(int argc, char** argv) {
     for (const Case& c : cases) names += " " + c.name;
     usage_error("--cases / --case matched no case; the cases are:" + names);
   }
+  return selected;
+}
 
+// One thread on each side: ranks run one after another and every kernel (matmul included) runs on
+// the calling thread. TESSERA_THREADS, when set, still wins for the rank threads; compare.py sets
+// it to 1.
+void one_thread(const Program& program, const Options& options) {
+  tessera::set_threads(1);
+  tessera::dispatch::set_backend_threads(1);
+  use_cpu_time(options.cpu_time);
+  std::cout << "# " << program.name << ": tessera " << tessera::kVersion << ", rank threads "
+            << tessera::threads() << ", kernel threads 1, warm-up " << options.warmup
+            << (options.quick ? ", quick" : "") << (options.cpu_time ? ", CPU time" : ", wall time")
+            << std::endl;
+}
+
+int reps_of(const Case& c, const Options& options) {
+  return options.reps > 0 ? options.reps : (options.quick ? c.quick_reps : c.reps);
+}
+
+// Runs `body` and turns a usage or configuration error (TESSERA_COLL, TESSERA_CONFIG: they surface
+// before any case runs) into a message and exit status 2, instead of terminating.
+int guarded(const Program& program, const std::function<int()>& body) {
+  try {
+    return body();
+  } catch (const UsageError& e) {
+    std::cerr << program.name << ": " << e.what() << "\n" << usage(program);
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << program.name << ": " << e.what() << "\n";
+    return 2;
+  }
+}
+
+int run_cases(const Options& options) {
+  const std::vector<Case> cases = all_cases();
+  const std::vector<const Case*> selected = select(cases, options);
   if (options.list) {
     for (const Case* c : selected)
       std::cout << c->name << '\t' << c->description << '\t' << c->reps << '\t' << c->quick_reps << '\n';
     return 0;
   }
-
-  // One thread on each side of the comparison: ranks run one after another and every kernel
-  // (matmul included) runs on the calling thread. TESSERA_THREADS, when set, still wins for the
-  // rank threads; compare.py sets it to 1.
-  tessera::set_threads(1);
-  tessera::dispatch::set_backend_threads(1);
-
-  const int warmup = options.warmup;
-  use_cpu_time(options.cpu_time);
-  std::cout << "# bench_vs_pytorch: tessera " << tessera::kVersion << ", rank threads " << tessera::threads()
-            << ", kernel threads 1, warm-up " << warmup << (options.quick ? ", quick" : "")
-            << (options.cpu_time ? ", CPU time" : ", wall time") << std::endl;
+  one_thread(kVsPytorch, options);
   int failures = 0;
   for (const Case* c : selected) {
-    const int reps = options.reps > 0 ? options.reps : (options.quick ? c->quick_reps : c->reps);
+    const int reps = reps_of(*c, options);
     try {
       const auto start = std::chrono::steady_clock::now();
-      const double seconds = c->run(warmup, reps);
+      const double seconds = c->run(options.warmup, reps);
       const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - start;
       std::printf("%s\t%.9g\t%d\n", c->name.c_str(), seconds, reps);
       // Set-up, warm-up and checks included: where the run's time goes when a case is slow.
@@ -173,6 +214,57 @@ int run_main(int argc, char** argv) {
     }
   }
   return failures == 0 ? 0 : 1;
+}
+
+int run_unique_work(const Options& options) {
+  const std::vector<Case> cases = all_cases();
+  const std::vector<Case> twins = unique_work_cases();
+  const std::vector<const Case*> selected = select(cases, options);
+  std::vector<const Case*> unique(selected.size(), nullptr);
+  for (size_t i = 0; i < selected.size(); ++i) {
+    for (const Case& twin : twins)
+      if (twin.name == selected[i]->name) unique[i] = &twin;
+    if (unique[i] == nullptr)
+      throw std::logic_error("case " + selected[i]->name +
+                             " has no unique-work twin in unique_work_cases.cpp");
+  }
+  if (options.list) {
+    for (size_t i = 0; i < selected.size(); ++i)
+      std::cout << selected[i]->name << '\t' << unique[i]->description << '\n';
+    return 0;
+  }
+  one_thread(kUniqueWork, options);
+  int failures = 0;
+  double worst = 0;
+  std::string worst_name;
+  for (size_t i = 0; i < selected.size(); ++i) {
+    const int reps = reps_of(*selected[i], options);
+    try {
+      const double program = selected[i]->run(options.warmup, reps);
+      const double work = unique[i]->run(options.warmup, reps);
+      const double ratio = program / work;
+      std::printf("%s\t%.9g\t%.9g\t%.2f\n", selected[i]->name.c_str(), program, work, ratio);
+      std::fflush(stdout);
+      if (ratio > worst) worst = ratio, worst_name = selected[i]->name;
+    } catch (const std::exception& e) {
+      ++failures;
+      std::printf("# %s failed: %s\n", selected[i]->name.c_str(), e.what());
+      std::fflush(stdout);
+    }
+  }
+  if (!worst_name.empty())
+    std::printf("# largest ratio: %.2f (%s); the target is 1.5\n", worst, worst_name.c_str());
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int run_main(int argc, char** argv) {
+  return guarded(kVsPytorch, [&] { return run_cases(parse(argc, argv, kVsPytorch)); });
+}
+
+int run_unique_work_main(int argc, char** argv) {
+  return guarded(kUniqueWork, [&] { return run_unique_work(parse(argc, argv, kUniqueWork)); });
 }
 
 }  // namespace vs_pytorch

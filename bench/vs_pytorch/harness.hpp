@@ -30,7 +30,15 @@ struct Case {
 // Every case, in the order they are printed (tessera_cases.cpp).
 std::vector<Case> all_cases();
 
-// Parses the command line, runs the chosen cases and prints their lines; returns the exit status.
+// Each case's unique work (unique_work_cases.cpp): the dense ops its program contains, done once on
+// plain tensors (identical shards once), under the same name and in the same unit.
+std::vector<Case> unique_work_cases();
+
+// bench_vs_pytorch: parses the command line, runs the chosen cases and prints their lines; returns
+// the exit status (2 for a usage or configuration error).
 int run_main(int argc, char** argv);
+// bench_unique_work: the same command line; runs each chosen case and then its unique work, and
+// prints name, program seconds, unique-work seconds and their ratio, then the largest ratio.
+int run_unique_work_main(int argc, char** argv);
 
 }  // namespace vs_pytorch

@@ -200,14 +200,3 @@ std::vector<Case> all_cases() {
 }
 
 }  // namespace vs_pytorch
-
-int main(int argc, char** argv) {
-  // A configuration error (TESSERA_COLL, TESSERA_CONFIG) surfaces before any case runs: say it and
-  // exit with a status, as a usage error does, instead of terminating.
-  try {
-    return vs_pytorch::run_main(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "bench_vs_pytorch: %s\n", e.what());
-    return 2;
-  }
-}
