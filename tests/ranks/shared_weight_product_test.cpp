@@ -1,9 +1,10 @@
-// Ranks' products with one shared right operand (a replicated weight times per-rank activations)
-// run as one stacked product (core/src/tensor/linalg.cpp, stacked_over_shared_weight): every
-// element must still be the in-order chain of fused multiply-adds of its own rank's row
-// (plugins/backend-cpu/fma_product.hpp), written out here; each rank's result is its own region of
-// one buffer, which a write through one rank never changes for another. Products that are not
-// alike (other left shapes, other weights, a small weight) stay per rank and give the same bits.
+// Ranks' products with one shared right operand (a replicated weight times per-rank activations;
+// or a weight shared within groups of ranks, one stacked product per group) run as one stacked product
+// (core/src/tensor/linalg.cpp, stacked_over_shared_weight): every element must still be the in-order chain of
+// fused multiply-adds of its own rank's row (plugins/backend-cpu/fma_product.hpp), written out here; each
+// rank's result is its own region of one buffer, which a write through one rank never changes for another.
+// Products that are not alike (other left shapes, other weights, a small weight) stay per rank and give the
+// same bits.
 #include <doctest/doctest.h>
 
 #include <tessera/tessera.hpp>
@@ -121,6 +122,64 @@ TEST_CASE("products that are not alike stay per rank and give each rank's chain"
     for (int r = 0; r < 3; ++r)
       CHECK(elements_off_the_chain<float>(c.a.shard(r), c.b.shard(r), y.shard(r)) == 0);
   }
+}
+
+// Whether ranks' shards of `y` are consecutive items of one buffer, in the order given.
+bool one_buffer_for(const ts::Tensor& y, const std::vector<int>& ranks) {
+  const auto* first = static_cast<const char*>(y.shard(ranks.front()).current_address());
+  const auto item_bytes =
+      static_cast<ptrdiff_t>(y.shard(ranks.front()).numel() * static_cast<int64_t>(ts::itemsize(y.dtype())));
+  for (size_t i = 1; i < ranks.size(); ++i)
+    if (static_cast<const char*>(y.shard(ranks[i]).current_address()) !=
+        first + static_cast<ptrdiff_t>(i) * item_bytes)
+      return false;
+  return true;
+}
+
+TEST_CASE("ranks sharing a weight within groups (tensor times data parallel) stack per group") {
+  SUBCASE("a weight laid out [Replicate, Shard(1)] on a (3, 2) mesh: one group per column") {
+    ts::LocalMode mode(6);
+    const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3, 2});
+    mode.manual_seed(10);
+    const ts::Tensor full = ts::randn({kK, 2 * kN});
+    const ts::Tensor w = ts::distribute_tensor(full, mesh, {ts::Replicate(), ts::Shard(1)}).to_local();
+    const ts::Tensor x = activations(3, ts::kFloat32);
+    const ts::Tensor y = ts::matmul(x, w);
+    CHECK(one_buffer_for(y, {0, 2, 4}));
+    CHECK(one_buffer_for(y, {1, 3, 5}));
+    for (int r = 0; r < 6; ++r) {
+      CAPTURE(r);
+      CHECK(elements_off_the_chain<float>(x.shard(r), w.shard(r), y.shard(r)) == 0);
+    }
+  }
+  SUBCASE("7 ranks: 0, 2, 4, 6 share one weight, 1 and 5 another, 3 has one of its own") {
+    ts::LocalMode mode(7);
+    mode.manual_seed(11);
+    const ts::Tensor a = ts::randn({kK, kN}), b = ts::randn({kK, kN});  // replicas on every rank
+    std::vector<std::pair<int, ts::Tensor>> shards;
+    for (int r = 0; r < 7; ++r)
+      shards.emplace_back(r, r % 2 == 0 ? a.shard(r) : r == 3 ? b.shard(r).clone() : b.shard(r));
+    const ts::Tensor w = ts::local_tensor(ts::RankMap<ts::Tensor>(std::move(shards)));
+    REQUIRE(w.shard(0).current_address() == w.shard(6).current_address());
+    REQUIRE(w.shard(1).current_address() == w.shard(5).current_address());
+    REQUIRE(w.shard(3).current_address() != w.shard(1).current_address());
+    const ts::Tensor x = activations(3, ts::kFloat32);
+    const ts::Tensor y = ts::matmul(x, w);
+    CHECK(one_buffer_for(y, {0, 2, 4, 6}));
+    CHECK(one_buffer_for(y, {1, 5}));
+    for (int r = 0; r < 7; ++r) {
+      CAPTURE(r);
+      CHECK(elements_off_the_chain<float>(x.shard(r), w.shard(r), y.shard(r)) == 0);
+    }
+  }
+}
+
+TEST_CASE("bmm of 2-d local operands over a shared weight is refused as on every other path") {
+  ts::LocalMode mode(3);
+  mode.manual_seed(9);
+  const ts::Tensor w = ts::randn({kK, kN});
+  const ts::Tensor x = activations(2, ts::kFloat32);
+  CHECK_THROWS_WITH_AS(ts::bmm(x, w), doctest::Contains("bmm"), ts::Error);
 }
 
 TEST_CASE("gradients through a stacked product have the bits of the per-rank ones") {

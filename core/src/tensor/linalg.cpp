@@ -114,65 +114,89 @@ namespace {
 // one rank's product to the next gains little, and stacking copies the left shards.
 constexpr int64_t kStackedWeightBytes = int64_t{1} << 20;
 
-// Whether every rank's shard of local `b` is the same bytes in the same layout (replicas).
-bool one_value_on_every_rank(const Tensor& b) {
-  if (!detail::may_share_shards(b)) return false;
-  std::vector<int64_t> first, identity;
-  detail::append_shard_identity(b, b.shards().begin()->first, first);
-  for (const auto& [rank, shard] : b.shards()) {
+// The ranks of `lefts`, grouped by the weight each multiplies by: its shard's identity (bytes and
+// layout) when `b` is local over the same ranks, all together when `b` is plain (SPMD: every rank's).
+// Groups in order of their first rank; empty when `b` is local over other ranks or cannot share.
+std::vector<std::vector<int>> ranks_by_weight(const RankMap<Tensor>& lefts, const Tensor& b) {
+  std::vector<std::vector<int>> groups;
+  if (!b.is_local()) {
+    groups.emplace_back();
+    for (const auto& [rank, shard] : lefts) groups.front().push_back(rank);
+    return groups;
+  }
+  const RankMap<Tensor>& rights = b.shards();
+  const auto same_rank = [](const auto& x, const auto& y) { return x.first == y.first; };
+  if (!detail::may_share_shards(b) ||
+      !std::equal(lefts.begin(), lefts.end(), rights.begin(), rights.end(), same_rank))
+    return groups;
+  std::vector<std::vector<int64_t>> identities;
+  std::vector<int64_t> identity;
+  for (const auto& [rank, shard] : rights) {
     identity.clear();
     detail::append_shard_identity(b, rank, identity);
-    if (identity != first) return false;
+    const auto known = std::find(identities.begin(), identities.end(), identity);
+    if (known != identities.end()) {
+      groups[static_cast<size_t>(known - identities.begin())].push_back(rank);
+    } else {
+      identities.push_back(identity);
+      groups.push_back({rank});
+    }
   }
-  return true;
+  return groups;
 }
 
-// Ranks' products with one shared right operand (a replicated or plain weight times per-rank
-// activations, the linear layer of data and tensor parallelism) as one bmm over the stacked left
-// shards, whose right operand is the weight for every item (batch stride 0): a backend can then
-// read the weight once per pass for all ranks instead of once per rank (the CPU backend makes it
-// one product of all the rows). On host memory each item's bits are mm's (KERNELS.md), so nothing
-// changes but the time; device backends (cuBLAS) may pick other algorithms for a batch, so they
-// stay per rank, and the bits never depend on how many ranks a process hosts. Rank r's result is
-// item r of the output, a region no other rank's result overlaps. Empty when the arguments are
-// anything else (the per-rank path then computes, or names what is wrong). The cheap checks on
-// the weight come first: every local mm passes through here.
+// Ranks' products with a shared right operand (a replicated or plain weight times per-rank
+// activations, the linear layer of data parallelism; a weight sharded over tensor parallelism and
+// replicated over data parallelism, shared by each data-parallel group) as one bmm per group of
+// ranks sharing a weight, over the group's stacked left shards, whose right operand is the weight
+// for every item (batch stride 0): a backend can then read the weight once per pass for the group
+// instead of once per rank (the CPU backend makes it one product of all the rows). On host memory
+// each item's bits are mm's (KERNELS.md), so nothing changes but the time; device backends
+// (cuBLAS) may pick other algorithms for a batch, so they stay per rank, and the bits never depend
+// on how many ranks a process hosts. A rank alone with its weight computes its own mm. Rank r's
+// result is its item of its group's output, a region no other rank's result overlaps. Empty when
+// the arguments are anything else or no two ranks share a weight (the per-rank path then
+// computes, or names what is wrong). The cheap checks on the weight come first: every local mm
+// passes through here.
 std::optional<Tensor> stacked_over_shared_weight(const Tensor& a, const Tensor& b) {
   if (!a.is_local()) return std::nullopt;
   const RankMap<Tensor>& lefts = a.shards();
   if (lefts.size() < 2) return std::nullopt;
-  // A plain weight is every rank's (SPMD: passed unchanged to each); a local one must be replicas
-  // over the same ranks.
-  const Tensor& weight = b.is_local() ? b.shards().begin()->second : b;
-  const TensorImpl& w = *weight.impl();
+  const Tensor& any_weight = b.is_local() ? b.shards().begin()->second : b;
+  const TensorImpl& w = *any_weight.impl();
   if (w.dim() != 2 || !is_floating(w.dtype()) || w.backend().device_type() != kDLCPU ||
       w.storage()->data == nullptr ||
       w.numel() * static_cast<int64_t>(itemsize(w.dtype())) < kStackedWeightBytes)
     return std::nullopt;
-  if (b.is_local()) {
-    const RankMap<Tensor>& rights = b.shards();
-    const auto same_rank = [](const auto& x, const auto& y) { return x.first == y.first; };
-    if (!std::equal(lefts.begin(), lefts.end(), rights.begin(), rights.end(), same_rank) ||
-        !one_value_on_every_rank(b))
-      return std::nullopt;
-  }
   const TensorImpl& first_left = *lefts.begin()->second.impl();
-  if (first_left.dim() != 2 || first_left.sizes()[1] != w.sizes()[0]) return std::nullopt;
-  std::vector<Tensor> stacked_rows;
-  stacked_rows.reserve(lefts.size());
+  if (first_left.dim() != 2) return std::nullopt;
   for (const auto& [rank, shard] : lefts) {
     const TensorImpl& x = *shard.impl();
-    if (x.sizes() != first_left.sizes() || x.dtype() != w.dtype() || &x.backend() != &w.backend())
+    const TensorImpl& wr = b.is_local() ? *b.shard(rank).impl() : w;
+    if (x.sizes() != first_left.sizes() || wr.dim() != 2 || x.sizes()[1] != wr.sizes()[0] ||
+        x.dtype() != wr.dtype() || &x.backend() != &wr.backend() || wr.storage()->data == nullptr)
       return std::nullopt;
-    stacked_rows.push_back(shard);
   }
-  const auto ranks = static_cast<int64_t>(lefts.size());
-  const Tensor out =
-      dense_bmm(stack(stacked_rows, 0), weight.unsqueeze(0).expand({ranks, w.sizes()[0], w.sizes()[1]}));
+  const std::vector<std::vector<int>> groups = ranks_by_weight(lefts, b);
+  if (std::none_of(groups.begin(), groups.end(), [](const auto& g) { return g.size() > 1; }))
+    return std::nullopt;
   std::vector<std::pair<int, Tensor>> shards;
   shards.reserve(lefts.size());
-  int64_t item = 0;
-  for (const auto& [rank, shard] : lefts) shards.emplace_back(rank, out.select(0, item++));
+  for (const std::vector<int>& group : groups) {
+    const Tensor weight = b.is_local() ? b.shard(group.front()) : b;
+    if (group.size() == 1) {
+      shards.emplace_back(group.front(), dense_mm(lefts.at(group.front()), weight));
+      continue;
+    }
+    std::vector<Tensor> stacked_rows;
+    stacked_rows.reserve(group.size());
+    for (const int rank : group) stacked_rows.push_back(lefts.at(rank));
+    const auto items = static_cast<int64_t>(group.size());
+    const Tensor out = dense_bmm(stack(stacked_rows, 0),
+                                 weight.unsqueeze(0).expand({items, weight.sizes()[0], weight.sizes()[1]}));
+    for (int64_t item = 0; item < items; ++item)
+      shards.emplace_back(group[static_cast<size_t>(item)], out.select(0, item));
+  }
   return local_tensor(RankMap<Tensor>(std::move(shards)));
 }
 
@@ -180,8 +204,10 @@ template <class Dense>
 Tensor product_op(const char* op, Dense dense, const Tensor& a, const Tensor& b) {
   return autograd::differentiable(
       [&] {
-        // 2-d operands only: a bmm's shards are 3-d, a matmul of 2-d shards is their mm.
-        if (std::optional<Tensor> stacked = stacked_over_shared_weight(a, b)) return std::move(*stacked);
+        // 2-d operands only, mm and matmul (a matmul of 2-d shards is their mm); bmm's shards are
+        // 3-d, and 2-d ones are its per-rank path's error to name.
+        if (dense != dense_bmm)
+          if (std::optional<Tensor> stacked = stacked_over_shared_weight(a, b)) return std::move(*stacked);
         return detail::spmd_pure(op, dense, a, b);
       },
       [&](const Tensor& out) { autograd::record_matmul(op, a, b, out); }, a, b);
