@@ -18,6 +18,12 @@ namespace {
 // the pipes never wait for a result. Returns a sum of the chains so none is optimised away.
 constexpr int kChains = 16;
 
+float sum_of(const float* lanes, int count) {
+  float sum = 0;
+  for (int i = 0; i < count; ++i) sum += lanes[i];
+  return sum;
+}
+
 __attribute__((target("avx512f"))) float chains_avx512(int64_t rounds) {
   __m512 acc[kChains];
   for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(1.0f + 0.001f * static_cast<float>(i));
@@ -30,9 +36,7 @@ __attribute__((target("avx512f"))) float chains_avx512(int64_t rounds) {
   // Summed through memory: g++ 12 warns falsely inside _mm512_reduce_add_ps.
   alignas(64) float lanes[16];
   _mm512_store_ps(lanes, total);
-  float sum = 0;
-  for (float lane : lanes) sum += lane;
-  return sum;
+  return sum_of(lanes, 16);
 }
 
 __attribute__((target("avx2,fma"))) float chains_avx2(int64_t rounds) {
@@ -46,9 +50,7 @@ __attribute__((target("avx2,fma"))) float chains_avx2(int64_t rounds) {
   for (int i = 1; i < kChains; ++i) total = _mm256_add_ps(total, acc[i]);
   alignas(32) float lanes[8];
   _mm256_store_ps(lanes, total);
-  float sum = 0;
-  for (float lane : lanes) sum += lane;
-  return sum;
+  return sum_of(lanes, 8);
 }
 
 double thread_cpu_seconds() {

@@ -25,12 +25,13 @@ double flops(int64_t n) {
   return 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
 }
 
-void BM_TesseraMatmul(benchmark::State& state) {
-  const int64_t n = state.range(0);
+// Times matmul of two n x n tensors on `threads` kernel threads and sets the GFLOP/s counter (a rate
+// over real time or CPU time, as the benchmark is registered).
+void time_products(benchmark::State& state, int64_t n, int32_t threads) {
   ts::Generator g(1);
-  ts::Tensor a = ts::rand({n, n}, g);
-  ts::Tensor b = ts::rand({n, n}, g);
-  ts::dispatch::set_backend_threads(static_cast<int32_t>(state.range(1)));
+  const ts::Tensor a = ts::rand({n, n}, g);
+  const ts::Tensor b = ts::rand({n, n}, g);
+  ts::dispatch::set_backend_threads(threads);
   for (auto _ : state) {
     ts::Tensor c = ts::matmul(a, b);
     benchmark::DoNotOptimize(c.impl().get());
@@ -40,21 +41,15 @@ void BM_TesseraMatmul(benchmark::State& state) {
                                                  benchmark::Counter::kIs1000);
 }
 
+void BM_TesseraMatmul(benchmark::State& state) {
+  time_products(state, state.range(0), static_cast<int32_t>(state.range(1)));
+}
+
 void BM_TesseraMatmulOnOneCore(benchmark::State& state) {
   const int64_t n = state.range(0);
-  ts::Generator g(1);
-  const ts::Tensor a = ts::rand({n, n}, g);
-  const ts::Tensor b = ts::rand({n, n}, g);
   const double peak = bench::fma_peak_gflops();
-  ts::dispatch::set_backend_threads(1);
-  for (auto _ : state) {
-    ts::Tensor c = ts::matmul(a, b);
-    benchmark::DoNotOptimize(c.impl().get());
-  }
-  ts::dispatch::set_backend_threads(0);
-  // Not UseRealTime: a rate counter then divides by CPU time, as the peak does.
-  state.counters["GFLOP/s"] = benchmark::Counter(flops(n), benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+  // Registered without UseRealTime: the rate counters divide by CPU time, as the peak does.
+  time_products(state, n, 1);
   state.counters["fma_peak_GFLOP/s"] = peak;
   state.counters["of_fma_peak"] = benchmark::Counter(peak > 0 ? flops(n) / (peak * 1e9) : 0,
                                                      benchmark::Counter::kIsIterationInvariantRate);

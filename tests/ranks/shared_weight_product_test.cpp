@@ -30,14 +30,23 @@ ts::Tensor activations(int64_t m, ts::DType dtype) {
   });
 }
 
+// Whether ranks' shards of `y` are consecutive items of one buffer, in the order given.
+bool one_buffer_for(const ts::Tensor& y, const std::vector<int>& ranks) {
+  const auto* first = static_cast<const char*>(y.shard(ranks.front()).current_address());
+  const auto item_bytes =
+      static_cast<ptrdiff_t>(y.shard(ranks.front()).numel() * static_cast<int64_t>(ts::itemsize(y.dtype())));
+  for (size_t i = 1; i < ranks.size(); ++i)
+    if (static_cast<const char*>(y.shard(ranks[i]).current_address()) !=
+        first + static_cast<ptrdiff_t>(i) * item_bytes)
+      return false;
+  return true;
+}
+
 // Whether rank r's shard of `y` is item r of one [ranks, m, n] buffer (the stacked product).
 bool one_stacked_buffer(const ts::Tensor& y, int ranks) {
-  const auto* first = static_cast<const char*>(y.shard(0).current_address());
-  const auto item_bytes =
-      static_cast<ptrdiff_t>(y.shard(0).numel() * static_cast<int64_t>(ts::itemsize(y.dtype())));
-  for (int r = 1; r < ranks; ++r)
-    if (static_cast<const char*>(y.shard(r).current_address()) != first + r * item_bytes) return false;
-  return true;
+  std::vector<int> all(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) all[static_cast<size_t>(r)] = r;
+  return one_buffer_for(y, all);
 }
 
 }  // namespace
@@ -122,18 +131,6 @@ TEST_CASE("products that are not alike stay per rank and give each rank's chain"
     for (int r = 0; r < 3; ++r)
       CHECK(elements_off_the_chain<float>(c.a.shard(r), c.b.shard(r), y.shard(r)) == 0);
   }
-}
-
-// Whether ranks' shards of `y` are consecutive items of one buffer, in the order given.
-bool one_buffer_for(const ts::Tensor& y, const std::vector<int>& ranks) {
-  const auto* first = static_cast<const char*>(y.shard(ranks.front()).current_address());
-  const auto item_bytes =
-      static_cast<ptrdiff_t>(y.shard(ranks.front()).numel() * static_cast<int64_t>(ts::itemsize(y.dtype())));
-  for (size_t i = 1; i < ranks.size(); ++i)
-    if (static_cast<const char*>(y.shard(ranks[i]).current_address()) !=
-        first + static_cast<ptrdiff_t>(i) * item_bytes)
-      return false;
-  return true;
 }
 
 TEST_CASE("ranks sharing a weight within groups (tensor times data parallel) stack per group") {
