@@ -62,9 +62,38 @@ const Tensor& usable(const Meeting& m, int rank, const Tensor& t, const char* wh
   return t.is_local() ? t.shards().begin()->second : t;
 }
 
-// Finds the rank's fibre of `group` and hands the part to the scheduler.
-void meet(const world::RunningProgram& p, Meeting& m, const ProcessGroup& group) {
+// The rank's fibre of a group other than the default one, checked against the spawned world.
+[[gnu::noinline]] void join_fibre(const world::RunningProgram& p, Meeting& m, const ProcessGroup& group) {
   const int world_size = p.world->size();
+  const std::vector<int>* mine = nullptr;
+  for (const std::vector<int>& fibre : group.fibres())
+    if (auto at = std::find(fibre.begin(), fibre.end(), p.rank); at != fibre.end()) {
+      mine = &fibre;
+      m.group_rank = static_cast<int>(at - fibre.begin());
+    }
+  if (mine == nullptr)
+    throw Error(fmt::format("{} on rank {}: rank {} is not a member of the group {}", m.collective, p.rank, p.rank,
+                            group.to_string()));
+  for (int r : *mine)
+    if (r < 0 || r >= world_size)
+      throw Error(fmt::format("{} on rank {}: the group {} names rank {}, outside the spawned world of {} rank(s)",
+                              m.collective, p.rank, group.to_string(), r, world_size));
+  m.fibre = std::make_shared<const std::vector<int>>(*mine);
+  m.run_group = group.fibres().size() == 1 ? group : ProcessGroup(*mine).with_topology(group.topology());
+}
+
+[[gnu::noinline]] void check_root(const world::RunningProgram& p, const Meeting& m) {
+  if (m.root >= 0 || m.collective == std::string_view("broadcast") || m.collective == std::string_view("reduce") ||
+      m.collective == std::string_view("scatter") || m.collective == std::string_view("gather"))
+    if (m.root < 0 || static_cast<size_t>(m.root) >= m.fibre->size())
+      throw Error(fmt::format("{} on rank {}: root {} is not a group rank; expected 0..{}", m.collective, p.rank,
+                              m.root, m.fibre->size() - 1));
+}
+
+// Finds the rank's fibre of `group` and hands the part to the scheduler. The rank waits below this
+// frame and returns through it once the collective has run: what the default group does not need
+// lives in the functions above, so that it stays small.
+void meet(const world::RunningProgram& p, Meeting& m, const ProcessGroup& group) {
   if (group.is_default()) {
     // A pointer that owns nothing (no reference count to touch at every arrival): the world outlives
     // every meeting of its ranks' programs, and every gathering of its scheduler.
@@ -72,29 +101,9 @@ void meet(const world::RunningProgram& p, Meeting& m, const ProcessGroup& group)
     m.fibre = std::shared_ptr<const std::vector<int>>(std::shared_ptr<const void>(), &whole);
     m.group_rank = p.rank;
   } else {
-    const std::vector<int>* mine = nullptr;
-    for (const std::vector<int>& fibre : group.fibres())
-      if (auto at = std::find(fibre.begin(), fibre.end(), p.rank); at != fibre.end()) {
-        mine = &fibre;
-        m.group_rank = static_cast<int>(at - fibre.begin());
-      }
-    if (mine == nullptr)
-      throw Error(fmt::format("{} on rank {}: rank {} is not a member of the group {}", m.collective, p.rank,
-                              p.rank, group.to_string()));
-    for (int r : *mine)
-      if (r < 0 || r >= world_size)
-        throw Error(
-            fmt::format("{} on rank {}: the group {} names rank {}, outside the spawned world of {} rank(s)",
-                        m.collective, p.rank, group.to_string(), r, world_size));
-    m.fibre = std::make_shared<const std::vector<int>>(*mine);
-    m.run_group = group.fibres().size() == 1 ? group : ProcessGroup(*mine).with_topology(group.topology());
+    join_fibre(p, m, group);
   }
-  if (m.root >= 0 || m.collective == std::string_view("broadcast") ||
-      m.collective == std::string_view("reduce") || m.collective == std::string_view("scatter") ||
-      m.collective == std::string_view("gather"))
-    if (m.root < 0 || static_cast<size_t>(m.root) >= m.fibre->size())
-      throw Error(fmt::format("{} on rank {}: root {} is not a group rank; expected 0..{}", m.collective,
-                              p.rank, m.root, m.fibre->size() - 1));
+  check_root(p, m);
   p.programs->meet(m);
 }
 

@@ -100,10 +100,11 @@ void Scheduler::resume(int r) {
   finish_switch(scheduler_fake_stack_, nullptr);
   rank.scopes.exchange(here_);  // and as the scheduler again
   running_ = -1;
-  if (std::shared_ptr<Gathering> complete = std::exchange(to_run_, nullptr))
+  if (std::shared_ptr<Gathering> complete = std::exchange(to_run_, nullptr)) {
     run_gathering(*complete, rank.scopes.labels);
-  if (std::shared_ptr<Gathering> ready = std::exchange(just_ready_, nullptr))
-    set_labels(*ready, rank.scopes.labels);
+    retire(std::move(complete));
+  }
+  if (Gathering* ready = std::exchange(just_ready_, nullptr)) set_labels(*ready, rank.scopes.labels);
 }
 
 void Scheduler::prefetch_stack(int r) const {

@@ -109,6 +109,28 @@ class Scheduler final : public comm::RankPrograms {
   void switch_to_scheduler();
   void fail(int rank, std::exception_ptr error);
   void run_gathering(Gathering& gathering, const comm::ThreadLabels& labels);
+  // Gathering a collective (meetings.cpp): the gathering of part's fibre, opened on its first member;
+  // an error on every member that arrived when `part` differs from them; the owner of a complete or
+  // failed one, out of the table (the fibre's next collective gathers anew); and one that has run,
+  // kept until each member inside has left it.
+  Gathering& gathering_for(const comm::Meeting& part);
+  void open(std::shared_ptr<Gathering>& slot, const comm::Meeting& part, bool whole);
+  [[noreturn]] void mismatch(Gathering& gathering, const comm::Meeting& part);
+  std::shared_ptr<Gathering> close(const Gathering& gathering);
+  void retire(std::shared_ptr<Gathering> gathering);
+  // A member waiting in a gathering, from its arrival until it leaves (woken or unwound): its members
+  // point to it without owning it, and the last to leave a retired one ends it.
+  class Inside {
+   public:
+    Inside(Scheduler& scheduler, Gathering& gathering);
+    ~Inside();
+    Inside(const Inside&) = delete;
+    Inside& operator=(const Inside&) = delete;
+
+   private:
+    Scheduler& scheduler_;
+    Gathering& gathering_;
+  };
   static void set_labels(Gathering& gathering, const comm::ThreadLabels& labels);
   std::string deadlock_report() const;
   std::string waits() const;   // "rank 0: recv(src=1, tag=0); rank 1: ..."
@@ -152,6 +174,7 @@ class Scheduler final : public comm::RankPrograms {
   std::shared_ptr<Gathering> whole_world_gathering_;
   std::map<std::vector<int>, std::shared_ptr<Gathering>> gatherings_;
   std::shared_ptr<Gathering> to_run_;  // complete: to run on the scheduler's stack
+  std::vector<std::shared_ptr<Gathering>> met_;  // run (or failed), with members still inside
   RankScopes collective_scopes_;       // what a collective runs under: the world bound, no program
 
   // Across processes. A collective whose members live in several processes waits, once its hosted
@@ -160,7 +183,7 @@ class Scheduler final : public comm::RankPrograms {
   // process of its members). Messages from other processes arrive through one stream per pair of
   // a remote and a hosted rank; every process counts what it sent to and took in from each.
   bool spread_ = false;
-  std::shared_ptr<Gathering> just_ready_;  // made ready by the running rank: labelled on its return
+  Gathering* just_ready_ = nullptr;  // made ready by the running rank (ready_ owns it): labelled on its return
   std::vector<std::shared_ptr<Gathering>> ready_;
   std::map<std::vector<int>, uint64_t> fibre_calls_;
   uint64_t agreed_calls_ = 0;  // collectives across processes run so far, numbered alike everywhere
