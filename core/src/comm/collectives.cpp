@@ -235,7 +235,8 @@ namespace {
 }  // namespace
 
 void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
-  if (const auto* program = comm::program_for(tensor)) return comm::program::all_reduce(*program, tensor, op, group);
+  if (const auto* program = comm::program_for(tensor))
+    return comm::program::all_reduce(*program, tensor, op, group);
   all_reduce_local(tensor, op, group);
 }
 

@@ -72,22 +72,24 @@ const Tensor& usable(const Meeting& m, int rank, const Tensor& t, const char* wh
       m.group_rank = static_cast<int>(at - fibre.begin());
     }
   if (mine == nullptr)
-    throw Error(fmt::format("{} on rank {}: rank {} is not a member of the group {}", m.collective, p.rank, p.rank,
-                            group.to_string()));
+    throw Error(fmt::format("{} on rank {}: rank {} is not a member of the group {}", m.collective, p.rank,
+                            p.rank, group.to_string()));
   for (int r : *mine)
     if (r < 0 || r >= world_size)
-      throw Error(fmt::format("{} on rank {}: the group {} names rank {}, outside the spawned world of {} rank(s)",
-                              m.collective, p.rank, group.to_string(), r, world_size));
+      throw Error(
+          fmt::format("{} on rank {}: the group {} names rank {}, outside the spawned world of {} rank(s)",
+                      m.collective, p.rank, group.to_string(), r, world_size));
   m.fibre = std::make_shared<const std::vector<int>>(*mine);
   m.run_group = group.fibres().size() == 1 ? group : ProcessGroup(*mine).with_topology(group.topology());
 }
 
 [[gnu::noinline]] void check_root(const world::RunningProgram& p, const Meeting& m) {
-  if (m.root >= 0 || m.collective == std::string_view("broadcast") || m.collective == std::string_view("reduce") ||
-      m.collective == std::string_view("scatter") || m.collective == std::string_view("gather"))
+  if (m.root >= 0 || m.collective == std::string_view("broadcast") ||
+      m.collective == std::string_view("reduce") || m.collective == std::string_view("scatter") ||
+      m.collective == std::string_view("gather"))
     if (m.root < 0 || static_cast<size_t>(m.root) >= m.fibre->size())
-      throw Error(fmt::format("{} on rank {}: root {} is not a group rank; expected 0..{}", m.collective, p.rank,
-                              m.root, m.fibre->size() - 1));
+      throw Error(fmt::format("{} on rank {}: root {} is not a group rank; expected 0..{}", m.collective,
+                              p.rank, m.root, m.fibre->size() - 1));
 }
 
 // Finds the rank's fibre of `group` and hands the part to the scheduler. The rank waits below this

@@ -79,10 +79,12 @@ std::shared_ptr<Scheduler::Gathering> Scheduler::close(const Gathering& gatherin
 }
 
 void Scheduler::mismatch(Gathering& gathering, const comm::Meeting& part) {
-  const Error mismatch(fmt::format(
-      "collective mismatch over ranks [{}]: rank {} called {} where rank {} called {}; every member of a group "
-      "must make the same call (collective, dtype, shape, reduce op, root) at the same point",
-      fmt::join(*part.fibre, ", "), running_, part.describe(), gathering.first_rank, gathering.first->describe()));
+  const Error mismatch(
+      fmt::format("collective mismatch over ranks [{}]: rank {} called {} where rank {} called {}; every "
+                  "member of a group "
+                  "must make the same call (collective, dtype, shape, reduce op, root) at the same point",
+                  fmt::join(*part.fibre, ", "), running_, part.describe(), gathering.first_rank,
+                  gathering.first->describe()));
   gathering.error = std::make_exception_ptr(mismatch);
   gathering.complete = true;  // every member that arrived wakes with the error
   retire(close(gathering));   // the fibre's next collective gathers anew

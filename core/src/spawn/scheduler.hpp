@@ -173,9 +173,9 @@ class Scheduler final : public comm::RankPrograms {
   // Collectives being met: the whole world's (the default group), and other fibres'.
   std::shared_ptr<Gathering> whole_world_gathering_;
   std::map<std::vector<int>, std::shared_ptr<Gathering>> gatherings_;
-  std::shared_ptr<Gathering> to_run_;  // complete: to run on the scheduler's stack
+  std::shared_ptr<Gathering> to_run_;            // complete: to run on the scheduler's stack
   std::vector<std::shared_ptr<Gathering>> met_;  // run (or failed), with members still inside
-  RankScopes collective_scopes_;       // what a collective runs under: the world bound, no program
+  RankScopes collective_scopes_;                 // what a collective runs under: the world bound, no program
 
   // Across processes. A collective whose members live in several processes waits, once its hosted
   // members have all arrived, until every process agrees to run it (round()); `ready_` holds them,
@@ -183,7 +183,8 @@ class Scheduler final : public comm::RankPrograms {
   // process of its members). Messages from other processes arrive through one stream per pair of
   // a remote and a hosted rank; every process counts what it sent to and took in from each.
   bool spread_ = false;
-  Gathering* just_ready_ = nullptr;  // made ready by the running rank (ready_ owns it): labelled on its return
+  Gathering* just_ready_ =
+      nullptr;  // made ready by the running rank (ready_ owns it): labelled on its return
   std::vector<std::shared_ptr<Gathering>> ready_;
   std::map<std::vector<int>, uint64_t> fibre_calls_;
   uint64_t agreed_calls_ = 0;  // collectives across processes run so far, numbered alike everywhere
