@@ -94,8 +94,10 @@ const Tensor& usable(const Meeting& m, int rank, const Tensor& t, const char* wh
 
 // Finds the rank's fibre of `group` and hands the part to the scheduler. The rank waits below this
 // frame and returns through it once the collective has run: what the default group does not need
-// lives in the functions above, so that it stays small.
-void meet(const world::RunningProgram& p, Meeting& m, const ProcessGroup& group) {
+// lives in the functions above, so that it stays small, and it is part of its caller's frame (each
+// return after a switch of stacks is one the processor cannot predict).
+[[gnu::always_inline]] inline void meet(const world::RunningProgram& p, Meeting& m,
+                                        const ProcessGroup& group) {
   if (group.is_default()) {
     // A pointer that owns nothing (no reference count to touch at every arrival): the world outlives
     // every meeting of its ranks' programs, and every gathering of its scheduler.

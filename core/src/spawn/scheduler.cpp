@@ -117,7 +117,7 @@ void Scheduler::prefetch_stack(int r) const {
   // programs are fetched up to kAbove: the frames nearest the switch are the ones needed first.
   const Rank& rank = ranks_[static_cast<size_t>(r)];
   if (rank.suspended_in == nullptr || rank.state == State::finished) return;
-  constexpr ptrdiff_t kLine = 64, kBelow = 2 * kLine, kAbove = 64 * kLine;
+  constexpr ptrdiff_t kLine = 64, kBelow = 4 * kLine, kAbove = 64 * kLine;
   const char* top = static_cast<const char*>(rank.stack.bottom) + rank.stack.size;
   const ptrdiff_t above = std::min(kAbove, top - rank.suspended_in);
   for (ptrdiff_t at = -kBelow; at < above; at += kLine) __builtin_prefetch(rank.suspended_in + at, 0, 3);
@@ -168,25 +168,6 @@ boost::context::fiber Scheduler::run_program(int r, boost::context::fiber&& sche
   ranks_[static_cast<size_t>(r)].state = State::finished;
   start_switch(nullptr, scheduler_stack_);  // this stack ends here
   return std::move(scheduler_);
-}
-
-void Scheduler::switch_to_scheduler() {
-  Rank& rank = ranks_[static_cast<size_t>(running_)];
-  rank.suspended_in = static_cast<const char*>(__builtin_frame_address(0));
-  start_switch(&rank.fake_stack, scheduler_stack_);
-  scheduler_ = std::move(scheduler_).resume();
-  finish_switch(rank.fake_stack, &scheduler_stack_);
-}
-
-void Scheduler::block(const Wait& wait) {
-  Rank& rank = ranks_[static_cast<size_t>(running_)];
-  while (!wait.done()) {
-    if (aborting_) throw Aborted{};
-    rank.state = State::waiting;
-    rank.waiting = &wait;
-    switch_to_scheduler();
-    rank.waiting = nullptr;
-  }
 }
 
 void Scheduler::yield_now() {

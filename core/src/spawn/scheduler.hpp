@@ -197,6 +197,27 @@ class Scheduler final : public comm::RankPrograms {
   std::string agreed_error_;  // a mismatch or deadlock every process found in the same round
 };
 
+// Inline: a rank returns through every frame between its program and the switch once per wait, and
+// each return after a switch of stacks is one the processor cannot predict.
+inline void Scheduler::switch_to_scheduler() {
+  Rank& rank = ranks_[static_cast<size_t>(running_)];
+  rank.suspended_in = static_cast<const char*>(__builtin_frame_address(0));
+  start_switch(&rank.fake_stack, scheduler_stack_);
+  scheduler_ = std::move(scheduler_).resume();
+  finish_switch(rank.fake_stack, &scheduler_stack_);
+}
+
+inline void Scheduler::block(const Wait& wait) {
+  Rank& rank = ranks_[static_cast<size_t>(running_)];
+  while (!wait.done()) {
+    if (aborting_) throw Aborted{};
+    rank.state = State::waiting;
+    rank.waiting = &wait;
+    switch_to_scheduler();
+    rank.waiting = nullptr;
+  }
+}
+
 // What one process tells the others in a round.
 struct Scheduler::Report {
   struct Ready {  // a collective whose hosted members have all arrived
