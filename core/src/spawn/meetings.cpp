@@ -42,6 +42,9 @@ void Scheduler::meet(comm::Meeting& part) {
       to_run_ = std::move(owner);
     }
   }
+  // The collective's result lands in this tensor, which the program reads first on waking.
+  ranks_[static_cast<size_t>(running_)].reads_on_waking =
+      part.tensors.empty() ? nullptr : part.tensors[0]->impl().get();
   std::exception_ptr error;
   {
     const Inside inside(*this, gathering);

@@ -113,7 +113,8 @@ void Scheduler::prefetch_stack(int r) const {
   // returns through. The next rank to run is almost always the next one, so the frames it resumes
   // into (the switch's saved registers below where it switched out, and every frame above up to its
   // program's, which a collective's return passes through) are fetched into the nearest cache while
-  // this one runs. Only a hint: nothing is read, and an address off the stack does no harm. Deep
+  // this one runs, with the tensor of the collective it waited in (its program's first reads). Only
+  // a hint: nothing is read, and an address off the stack or a tensor gone since does no harm. Deep
   // programs are fetched up to kAbove: the frames nearest the switch are the ones needed first.
   const Rank& rank = ranks_[static_cast<size_t>(r)];
   if (rank.suspended_in == nullptr || rank.state == State::finished) return;
@@ -121,6 +122,10 @@ void Scheduler::prefetch_stack(int r) const {
   const char* top = static_cast<const char*>(rank.stack.bottom) + rank.stack.size;
   const ptrdiff_t above = std::min(kAbove, top - rank.suspended_in);
   for (ptrdiff_t at = -kBelow; at < above; at += kLine) __builtin_prefetch(rank.suspended_in + at, 0, 3);
+  if (rank.reads_on_waking != nullptr) {
+    __builtin_prefetch(rank.reads_on_waking, 0, 3);
+    __builtin_prefetch(static_cast<const char*>(rank.reads_on_waking) + kLine, 0, 3);
+  }
 }
 
 namespace {

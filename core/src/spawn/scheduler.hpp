@@ -92,7 +92,8 @@ class Scheduler final : public comm::RankPrograms {
     std::deque<std::shared_ptr<PostedReceive>> posted;  // receives waiting for a message, oldest first
     StackBounds stack;  // its coroutine's stack, for AddressSanitizer (sanitizer_switch.hpp)
     void* fake_stack = nullptr;
-    const char* suspended_in = nullptr;  // the frame it switched out from (null before it starts)
+    const char* suspended_in = nullptr;     // the frame it switched out from (null before it starts)
+    const void* reads_on_waking = nullptr;  // its last collective's tensor, for the cache (may be gone)
   };
 
   // A simulated world: every rank here, run to the end.
@@ -101,7 +102,8 @@ class Scheduler final : public comm::RankPrograms {
   // while failing); whether any ran.
   bool run_pass();
   void resume(int rank);
-  // Asks the cache for the stack frames that rank `rank` resumes into, while another rank runs.
+  // Asks the cache for the stack frames that rank `rank` resumes into, and the tensor it reads first,
+  // while another rank runs.
   void prefetch_stack(int rank) const;
   void start(int rank);
   // The body of rank r's coroutine: its program, and what ends it.
