@@ -197,9 +197,12 @@ comm::Fingerprint rooted(int root) { return {{}, {}, root}; }
 
 }  // namespace
 
-void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
-  if (const auto* program = comm::program_for(tensor))
-    return comm::program::all_reduce(*program, tensor, op, group);
+namespace {
+
+// A local tensor's all_reduce, in a frame of its own: a rank's program (ts::spawn) passes through
+// all_reduce on its way to wait in the scheduler, and returns through it once per collective, so
+// that frame is kept to a few cache lines.
+[[gnu::noinline]] void all_reduce_local(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
   const dispatch::UserCall user_call("ts::dist::all_reduce");  // names it in missing-kernel errors
   autograd::check_inplace(tensor, "dist::all_reduce",
                           "use ts::dist::functional::all_reduce, which returns a new tensor");
@@ -227,6 +230,14 @@ void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
       write_back(shards.at(members[i]), result, landing);
     }
   }
+}
+
+}  // namespace
+
+void all_reduce(Tensor& tensor, ReduceOp op, const ProcessGroup& group) {
+  if (const auto* program = comm::program_for(tensor))
+    return comm::program::all_reduce(*program, tensor, op, group);
+  all_reduce_local(tensor, op, group);
 }
 
 void broadcast(Tensor& tensor, int src, const ProcessGroup& group) {

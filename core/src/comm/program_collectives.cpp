@@ -20,8 +20,8 @@ std::string Meeting::describe() const {
   std::string text = fmt::format("{}(", collective);
   const size_t shown = std::min<size_t>(tensors.size(), 3);
   for (size_t i = 0; i < shown; ++i)
-    text += fmt::format("{}{} {}", i == 0 ? "" : ", ", dtype_name(tensors[i].dtype()),
-                        shape_text(tensors[i].sizes()));
+    text += fmt::format("{}{} {}", i == 0 ? "" : ", ", dtype_name(tensors[i]->dtype()),
+                        shape_text(tensors[i]->sizes()));
   if (tensors.size() > shown) text += fmt::format(", ... {} tensors in all", tensors.size());
   if (reduces) text += fmt::format("{}op={}", tensors.empty() ? "" : ", ", op.to_string());
   if (root >= 0) text += fmt::format("{}root={}", tensors.empty() && !reduces ? "" : ", ", root);
@@ -62,9 +62,42 @@ const Tensor& usable(const Meeting& m, int rank, const Tensor& t, const char* wh
   return t.is_local() ? t.shards().begin()->second : t;
 }
 
-// Finds the rank's fibre of `group` and hands the part to the scheduler.
-void meet(const world::RunningProgram& p, Meeting& m, const ProcessGroup& group) {
+// The rank's fibre of a group other than the default one, checked against the spawned world.
+[[gnu::noinline]] void join_fibre(const world::RunningProgram& p, Meeting& m, const ProcessGroup& group) {
   const int world_size = p.world->size();
+  const std::vector<int>* mine = nullptr;
+  for (const std::vector<int>& fibre : group.fibres())
+    if (auto at = std::find(fibre.begin(), fibre.end(), p.rank); at != fibre.end()) {
+      mine = &fibre;
+      m.group_rank = static_cast<int>(at - fibre.begin());
+    }
+  if (mine == nullptr)
+    throw Error(fmt::format("{} on rank {}: rank {} is not a member of the group {}", m.collective, p.rank,
+                            p.rank, group.to_string()));
+  for (int r : *mine)
+    if (r < 0 || r >= world_size)
+      throw Error(
+          fmt::format("{} on rank {}: the group {} names rank {}, outside the spawned world of {} rank(s)",
+                      m.collective, p.rank, group.to_string(), r, world_size));
+  m.fibre = std::make_shared<const std::vector<int>>(*mine);
+  m.run_group = group.fibres().size() == 1 ? group : ProcessGroup(*mine).with_topology(group.topology());
+}
+
+[[gnu::noinline]] void check_root(const world::RunningProgram& p, const Meeting& m) {
+  if (m.root >= 0 || m.collective == std::string_view("broadcast") ||
+      m.collective == std::string_view("reduce") || m.collective == std::string_view("scatter") ||
+      m.collective == std::string_view("gather"))
+    if (m.root < 0 || static_cast<size_t>(m.root) >= m.fibre->size())
+      throw Error(fmt::format("{} on rank {}: root {} is not a group rank; expected 0..{}", m.collective,
+                              p.rank, m.root, m.fibre->size() - 1));
+}
+
+// Finds the rank's fibre of `group` and hands the part to the scheduler. The rank waits below this
+// frame and returns through it once the collective has run: what the default group does not need
+// lives in the functions above, so that it stays small, and it is part of its caller's frame (each
+// return after a switch of stacks is one the processor cannot predict).
+[[gnu::always_inline]] inline void meet(const world::RunningProgram& p, Meeting& m,
+                                        const ProcessGroup& group) {
   if (group.is_default()) {
     // A pointer that owns nothing (no reference count to touch at every arrival): the world outlives
     // every meeting of its ranks' programs, and every gathering of its scheduler.
@@ -72,29 +105,9 @@ void meet(const world::RunningProgram& p, Meeting& m, const ProcessGroup& group)
     m.fibre = std::shared_ptr<const std::vector<int>>(std::shared_ptr<const void>(), &whole);
     m.group_rank = p.rank;
   } else {
-    const std::vector<int>* mine = nullptr;
-    for (const std::vector<int>& fibre : group.fibres())
-      if (auto at = std::find(fibre.begin(), fibre.end(), p.rank); at != fibre.end()) {
-        mine = &fibre;
-        m.group_rank = static_cast<int>(at - fibre.begin());
-      }
-    if (mine == nullptr)
-      throw Error(fmt::format("{} on rank {}: rank {} is not a member of the group {}", m.collective, p.rank,
-                              p.rank, group.to_string()));
-    for (int r : *mine)
-      if (r < 0 || r >= world_size)
-        throw Error(
-            fmt::format("{} on rank {}: the group {} names rank {}, outside the spawned world of {} rank(s)",
-                        m.collective, p.rank, group.to_string(), r, world_size));
-    m.fibre = std::make_shared<const std::vector<int>>(*mine);
-    m.run_group = group.fibres().size() == 1 ? group : ProcessGroup(*mine).with_topology(group.topology());
+    join_fibre(p, m, group);
   }
-  if (m.root >= 0 || m.collective == std::string_view("broadcast") ||
-      m.collective == std::string_view("reduce") || m.collective == std::string_view("scatter") ||
-      m.collective == std::string_view("gather"))
-    if (m.root < 0 || static_cast<size_t>(m.root) >= m.fibre->size())
-      throw Error(fmt::format("{} on rank {}: root {} is not a group rank; expected 0..{}", m.collective,
-                              p.rank, m.root, m.fibre->size() - 1));
+  check_root(p, m);
   p.programs->meet(m);
 }
 
@@ -113,7 +126,7 @@ Tensor members_tensor(const std::vector<Meeting*>& parts, size_t index) {
   std::vector<std::pair<int, Tensor>> shards;
   shards.reserve(parts.size());
   for (size_t k = 0; k < parts.size(); ++k)
-    if (parts[k] != nullptr) shards.emplace_back(fibre[k], parts[k]->tensors[index]);
+    if (parts[k] != nullptr) shards.emplace_back(fibre[k], *parts[k]->tensors[index]);
   return local_tensor(RankMap<Tensor>(std::move(shards)));
 }
 
@@ -131,7 +144,7 @@ std::vector<Tensor> roots_list(const std::vector<Meeting*>& parts, int root) {
     for (size_t k = 0; k < parts.size(); ++k)
       if (parts[k] != nullptr)
         shards.emplace_back(
-            fibre[k], root_part != nullptr ? root_part->tensors[1 + i] : empty_like(parts[k]->tensors[0]));
+            fibre[k], root_part != nullptr ? *root_part->tensors[1 + i] : empty_like(*parts[k]->tensors[0]));
     list.push_back(local_tensor(RankMap<Tensor>(std::move(shards))));
   }
   return list;
@@ -167,7 +180,7 @@ void all_reduce(const world::RunningProgram& p, Tensor& tensor, ReduceOp op, con
   const Tensor& own = usable(m, p.rank, tensor, "the tensor", true);
   agree_on_tensor(m.agreed, own);
   agree_on_op(m, op);
-  m.tensors.push_back(own);
+  m.tensors.push_back(&own);
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor t = members_tensor(parts, 0);
     dist::all_reduce(t, lead(parts).op, g);
@@ -182,7 +195,7 @@ void broadcast(const world::RunningProgram& p, Tensor& tensor, int src, const Pr
   agree_on_tensor(m.agreed, own);
   m.root = src;
   m.agreed.push_back(src);
-  m.tensors.push_back(own);
+  m.tensors.push_back(&own);
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor t = members_tensor(parts, 0);
     dist::broadcast(t, lead(parts).root, g);
@@ -198,7 +211,7 @@ void reduce(const world::RunningProgram& p, Tensor& tensor, int dst, ReduceOp op
   agree_on_op(m, op);
   m.root = dst;
   m.agreed.push_back(dst);
-  m.tensors.push_back(own);
+  m.tensors.push_back(&own);
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor t = members_tensor(parts, 0);
     dist::reduce(t, lead(parts).root, lead(parts).op, g);
@@ -213,10 +226,10 @@ void all_gather(const world::RunningProgram& p, std::vector<Tensor>& outputs, co
   const Tensor& own = usable(m, p.rank, tensor, "the tensor", false);
   agree_on_tensor(m.agreed, own);
   m.agreed.push_back(static_cast<int64_t>(outputs.size()));
-  m.tensors.push_back(own);
+  m.tensors.push_back(&own);
   for (const Tensor& out : outputs) {
-    m.tensors.push_back(usable(m, p.rank, out, "an output", true));
-    agree_on_tensor(m.agreed, m.tensors.back());
+    m.tensors.push_back(&usable(m, p.rank, out, "an output", true));
+    agree_on_tensor(m.agreed, *m.tensors.back());
   }
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     std::vector<Tensor> outs = members_list(parts, 1, lead(parts).tensors.size() - 1);
@@ -229,9 +242,9 @@ void all_gather_into_tensor(const world::RunningProgram& p, Tensor& output, cons
                             const ProcessGroup& group) {
   Meeting m;
   m.collective = "all_gather_into_tensor";
-  m.tensors = {usable(m, p.rank, output, "the output", true), usable(m, p.rank, input, "the input", false)};
-  agree_on_tensor(m.agreed, m.tensors[0]);
-  agree_on_tensor(m.agreed, m.tensors[1]);
+  m.tensors = {&usable(m, p.rank, output, "the output", true), &usable(m, p.rank, input, "the input", false)};
+  agree_on_tensor(m.agreed, *m.tensors[0]);
+  agree_on_tensor(m.agreed, *m.tensors[1]);
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor out = members_tensor(parts, 0);
     dist::all_gather_into_tensor(out, members_tensor(parts, 1), g);
@@ -243,13 +256,13 @@ void reduce_scatter(const world::RunningProgram& p, Tensor& output, const std::v
                     ReduceOp op, const ProcessGroup& group) {
   Meeting m;
   m.collective = "reduce_scatter";
-  m.tensors = {usable(m, p.rank, output, "the output", true)};
-  agree_on_tensor(m.agreed, m.tensors[0]);
+  m.tensors = {&usable(m, p.rank, output, "the output", true)};
+  agree_on_tensor(m.agreed, *m.tensors[0]);
   agree_on_op(m, op);
   m.agreed.push_back(static_cast<int64_t>(inputs.size()));
   for (const Tensor& in : inputs) {
-    m.tensors.push_back(usable(m, p.rank, in, "an input", false));
-    agree_on_tensor(m.agreed, m.tensors.back());
+    m.tensors.push_back(&usable(m, p.rank, in, "an input", false));
+    agree_on_tensor(m.agreed, *m.tensors.back());
   }
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor out = members_tensor(parts, 0);
@@ -262,9 +275,9 @@ void reduce_scatter_tensor(const world::RunningProgram& p, Tensor& output, const
                            const ProcessGroup& group) {
   Meeting m;
   m.collective = "reduce_scatter_tensor";
-  m.tensors = {usable(m, p.rank, output, "the output", true), usable(m, p.rank, input, "the input", false)};
-  agree_on_tensor(m.agreed, m.tensors[0]);
-  agree_on_tensor(m.agreed, m.tensors[1]);
+  m.tensors = {&usable(m, p.rank, output, "the output", true), &usable(m, p.rank, input, "the input", false)};
+  agree_on_tensor(m.agreed, *m.tensors[0]);
+  agree_on_tensor(m.agreed, *m.tensors[1]);
   agree_on_op(m, op);
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     Tensor out = members_tensor(parts, 0);
@@ -279,12 +292,12 @@ void all_to_all(const world::RunningProgram& p, std::vector<Tensor>& outputs,
   m.collective = "all_to_all";
   m.agreed = {static_cast<int64_t>(outputs.size()), static_cast<int64_t>(inputs.size())};
   for (const Tensor& out : outputs) {
-    m.tensors.push_back(usable(m, p.rank, out, "an output", true));
-    agree_on_tensor(m.agreed, m.tensors.back());
+    m.tensors.push_back(&usable(m, p.rank, out, "an output", true));
+    agree_on_tensor(m.agreed, *m.tensors.back());
   }
   for (const Tensor& in : inputs) {
-    m.tensors.push_back(usable(m, p.rank, in, "an input", false));
-    agree_on_tensor(m.agreed, m.tensors.back());
+    m.tensors.push_back(&usable(m, p.rank, in, "an input", false));
+    agree_on_tensor(m.agreed, *m.tensors.back());
   }
   m.first_input = outputs.size();
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
@@ -300,7 +313,7 @@ void all_to_all_single(const world::RunningProgram& p, Tensor& output, const Ten
                        const ProcessGroup& group) {
   Meeting m;
   m.collective = "all_to_all_single";
-  m.tensors = {usable(m, p.rank, output, "the output", true), usable(m, p.rank, input, "the input", false)};
+  m.tensors = {&usable(m, p.rank, output, "the output", true), &usable(m, p.rank, input, "the input", false)};
   // Shapes may differ between members (uneven splits); the local-tensor collective checks that what
   // each member sends matches what its peer expects.
   m.agreed = {static_cast<int64_t>(output.dtype()), static_cast<int64_t>(input.dtype()),
@@ -319,12 +332,12 @@ void scatter(const world::RunningProgram& p, Tensor& output, const std::vector<T
              const ProcessGroup& group) {
   Meeting m;
   m.collective = "scatter";
-  m.tensors = {usable(m, p.rank, output, "the output", true)};
-  agree_on_tensor(m.agreed, m.tensors[0]);
+  m.tensors = {&usable(m, p.rank, output, "the output", true)};
+  agree_on_tensor(m.agreed, *m.tensors[0]);
   m.root = src;
   m.agreed.push_back(src);
   for (const Tensor& in : inputs)  // the root's; other ranks' are not read
-    m.tensors.push_back(usable(m, p.rank, in, "an input", false));
+    m.tensors.push_back(&usable(m, p.rank, in, "an input", false));
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     const int root = lead(parts).root;
     const std::vector<Tensor> ins = roots_list(parts, root);
@@ -338,12 +351,12 @@ void gather(const world::RunningProgram& p, std::vector<Tensor>& outputs, const 
             const ProcessGroup& group) {
   Meeting m;
   m.collective = "gather";
-  m.tensors = {usable(m, p.rank, tensor, "the tensor", false)};
-  agree_on_tensor(m.agreed, m.tensors[0]);
+  m.tensors = {&usable(m, p.rank, tensor, "the tensor", false)};
+  agree_on_tensor(m.agreed, *m.tensors[0]);
   m.root = dst;
   m.agreed.push_back(dst);
   for (const Tensor& out : outputs)  // the root's; other ranks' stay unchanged
-    m.tensors.push_back(usable(m, p.rank, out, "an output", true));
+    m.tensors.push_back(&usable(m, p.rank, out, "an output", true));
   m.run = [](const std::vector<Meeting*>& parts, const ProcessGroup& g) {
     const int root = lead(parts).root;
     std::vector<Tensor> outs = roots_list(parts, root);

@@ -55,7 +55,9 @@ struct Meeting {
   // Inline up to a tensor of 4 dimensions with a reduce op: no allocation per member's arrival.
   boost::container::small_vector<int64_t, 8> agreed;
   // The member's own tensors, in the collective's order (inline up to two: no allocation per arrival).
-  boost::container::small_vector<Tensor, 2> tensors;
+  // Pointers to the program's own, which outlive the call: the member waits inside it until the
+  // collective has run, and no reference count is touched at every arrival.
+  boost::container::small_vector<const Tensor*, 2> tensors;
   size_t first_input = 0;                      // all_to_all: where the inputs start among `tensors`
   std::vector<int64_t> splits_out, splits_in;  // all_to_all_single's, this member's
   bool reduces = false;

@@ -361,10 +361,11 @@ bool Scheduler::round() {
       return *g->fibre == key.first && g->ordinal == key.second;
     });
     if (mine == ready_.end()) continue;  // among other processes only
-    const std::shared_ptr<Gathering> gathering = *mine;
+    std::shared_ptr<Gathering> gathering = *mine;
     ready_.erase(mine);
     world_->number_next_call(sequence);
     run_gathering(*gathering, gathering->labels);
+    retire(std::move(gathering));
   }
   await_messages_sent_here(reports);
   return true;

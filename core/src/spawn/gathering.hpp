@@ -19,7 +19,9 @@ struct Scheduler::Gathering final : Wait {
   std::vector<comm::Meeting*> parts;  // by group rank; null until that member arrives (or elsewhere)
   const comm::Meeting* first = nullptr;
   int first_rank = -1;
+  bool whole = false;  // the whole world's, in rank order (the scheduler's own table slot)
   size_t arrived = 0;
+  size_t inside = 0;          // members waiting in it or not yet gone on after it
   size_t hosted = 0;          // members this process runs: all of them, unless the world spans processes
   bool elsewhere = false;     // some members live in other processes: it runs once every process agrees
   uint64_t ordinal = 0;       // the how-many-th collective of this fibre (across processes: its identity)

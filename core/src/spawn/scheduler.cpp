@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/context/protected_fixedsize_stack.hpp>
 #include <cstddef>
 #include <memory>
@@ -99,23 +100,32 @@ void Scheduler::resume(int r) {
   finish_switch(scheduler_fake_stack_, nullptr);
   rank.scopes.exchange(here_);  // and as the scheduler again
   running_ = -1;
-  if (std::shared_ptr<Gathering> complete = std::exchange(to_run_, nullptr))
+  if (std::shared_ptr<Gathering> complete = std::exchange(to_run_, nullptr)) {
     run_gathering(*complete, rank.scopes.labels);
-  if (std::shared_ptr<Gathering> ready = std::exchange(just_ready_, nullptr))
-    set_labels(*ready, rank.scopes.labels);
+    retire(std::move(complete));
+  }
+  if (Gathering* ready = std::exchange(just_ready_, nullptr)) set_labels(*ready, rank.scopes.labels);
 }
 
 void Scheduler::prefetch_stack(int r) const {
   // Every rank's stack is a mapping of its own, and a pass over many ranks finds each cold (its
-  // lines, and its page's translation): a switch into it then waits on memory. The next rank to run
-  // is almost always the next one, so the frames it resumes into (around where it switched out:
-  // the switch's saved registers below, the waits and calls it returns through above) are fetched
-  // while this one runs. Only a hint: nothing is read, and an address off the stack does no harm.
-  // More than the innermost half kilobyte fetched more than a pass over 1024 ranks used.
+  // lines, and its page's translation): a switch into it then waits on memory, once per frame it
+  // returns through. The next rank to run is almost always the next one, so the frames it resumes
+  // into (the switch's saved registers below where it switched out, and every frame above up to its
+  // program's, which a collective's return passes through) are fetched into the nearest cache while
+  // this one runs, with the tensor of the collective it waited in (its program's first reads). Only
+  // a hint: nothing is read, and an address off the stack or a tensor gone since does no harm. Deep
+  // programs are fetched up to kAbove: the frames nearest the switch are the ones needed first.
   const Rank& rank = ranks_[static_cast<size_t>(r)];
   if (rank.suspended_in == nullptr || rank.state == State::finished) return;
-  constexpr ptrdiff_t kLine = 64, kBelow = 2 * kLine, kAbove = 8 * kLine;
-  for (ptrdiff_t at = -kBelow; at < kAbove; at += kLine) __builtin_prefetch(rank.suspended_in + at, 0, 2);
+  constexpr ptrdiff_t kLine = 64, kBelow = 4 * kLine, kAbove = 64 * kLine;
+  const char* top = static_cast<const char*>(rank.stack.bottom) + rank.stack.size;
+  const ptrdiff_t above = std::min(kAbove, top - rank.suspended_in);
+  for (ptrdiff_t at = -kBelow; at < above; at += kLine) __builtin_prefetch(rank.suspended_in + at, 0, 3);
+  if (rank.reads_on_waking != nullptr) {
+    __builtin_prefetch(rank.reads_on_waking, 0, 3);
+    __builtin_prefetch(static_cast<const char*>(rank.reads_on_waking) + kLine, 0, 3);
+  }
 }
 
 namespace {
@@ -163,25 +173,6 @@ boost::context::fiber Scheduler::run_program(int r, boost::context::fiber&& sche
   ranks_[static_cast<size_t>(r)].state = State::finished;
   start_switch(nullptr, scheduler_stack_);  // this stack ends here
   return std::move(scheduler_);
-}
-
-void Scheduler::switch_to_scheduler() {
-  Rank& rank = ranks_[static_cast<size_t>(running_)];
-  rank.suspended_in = static_cast<const char*>(__builtin_frame_address(0));
-  start_switch(&rank.fake_stack, scheduler_stack_);
-  scheduler_ = std::move(scheduler_).resume();
-  finish_switch(rank.fake_stack, &scheduler_stack_);
-}
-
-void Scheduler::block(const Wait& wait) {
-  Rank& rank = ranks_[static_cast<size_t>(running_)];
-  while (!wait.done()) {
-    if (aborting_) throw Aborted{};
-    rank.state = State::waiting;
-    rank.waiting = &wait;
-    switch_to_scheduler();
-    rank.waiting = nullptr;
-  }
 }
 
 void Scheduler::yield_now() {

@@ -92,7 +92,8 @@ class Scheduler final : public comm::RankPrograms {
     std::deque<std::shared_ptr<PostedReceive>> posted;  // receives waiting for a message, oldest first
     StackBounds stack;  // its coroutine's stack, for AddressSanitizer (sanitizer_switch.hpp)
     void* fake_stack = nullptr;
-    const char* suspended_in = nullptr;  // the frame it switched out from (null before it starts)
+    const char* suspended_in = nullptr;     // the frame it switched out from (null before it starts)
+    const void* reads_on_waking = nullptr;  // its last collective's tensor, for the cache (may be gone)
   };
 
   // A simulated world: every rank here, run to the end.
@@ -101,7 +102,8 @@ class Scheduler final : public comm::RankPrograms {
   // while failing); whether any ran.
   bool run_pass();
   void resume(int rank);
-  // Asks the cache for the stack frames that rank `rank` resumes into, while another rank runs.
+  // Asks the cache for the stack frames that rank `rank` resumes into, and the tensor it reads first,
+  // while another rank runs.
   void prefetch_stack(int rank) const;
   void start(int rank);
   // The body of rank r's coroutine: its program, and what ends it.
@@ -109,6 +111,28 @@ class Scheduler final : public comm::RankPrograms {
   void switch_to_scheduler();
   void fail(int rank, std::exception_ptr error);
   void run_gathering(Gathering& gathering, const comm::ThreadLabels& labels);
+  // Gathering a collective (meetings.cpp): the gathering of part's fibre, opened on its first member;
+  // an error on every member that arrived when `part` differs from them; the owner of a complete or
+  // failed one, out of the table (the fibre's next collective gathers anew); and one that has run,
+  // kept until each member inside has left it.
+  Gathering& gathering_for(const comm::Meeting& part);
+  void open(std::shared_ptr<Gathering>& slot, const comm::Meeting& part, bool whole);
+  [[noreturn]] void mismatch(Gathering& gathering, const comm::Meeting& part);
+  std::shared_ptr<Gathering> close(const Gathering& gathering);
+  void retire(std::shared_ptr<Gathering> gathering);
+  // A member waiting in a gathering, from its arrival until it leaves (woken or unwound): its members
+  // point to it without owning it, and the last to leave a retired one ends it.
+  class Inside {
+   public:
+    Inside(Scheduler& scheduler, Gathering& gathering);
+    ~Inside();
+    Inside(const Inside&) = delete;
+    Inside& operator=(const Inside&) = delete;
+
+   private:
+    Scheduler& scheduler_;
+    Gathering& gathering_;
+  };
   static void set_labels(Gathering& gathering, const comm::ThreadLabels& labels);
   std::string deadlock_report() const;
   std::string waits() const;   // "rank 0: recv(src=1, tag=0); rank 1: ..."
@@ -151,8 +175,9 @@ class Scheduler final : public comm::RankPrograms {
   // Collectives being met: the whole world's (the default group), and other fibres'.
   std::shared_ptr<Gathering> whole_world_gathering_;
   std::map<std::vector<int>, std::shared_ptr<Gathering>> gatherings_;
-  std::shared_ptr<Gathering> to_run_;  // complete: to run on the scheduler's stack
-  RankScopes collective_scopes_;       // what a collective runs under: the world bound, no program
+  std::shared_ptr<Gathering> to_run_;            // complete: to run on the scheduler's stack
+  std::vector<std::shared_ptr<Gathering>> met_;  // run (or failed), with members still inside
+  RankScopes collective_scopes_;                 // what a collective runs under: the world bound, no program
 
   // Across processes. A collective whose members live in several processes waits, once its hosted
   // members have all arrived, until every process agrees to run it (round()); `ready_` holds them,
@@ -160,7 +185,8 @@ class Scheduler final : public comm::RankPrograms {
   // process of its members). Messages from other processes arrive through one stream per pair of
   // a remote and a hosted rank; every process counts what it sent to and took in from each.
   bool spread_ = false;
-  std::shared_ptr<Gathering> just_ready_;  // made ready by the running rank: labelled on its return
+  Gathering* just_ready_ =
+      nullptr;  // made ready by the running rank (ready_ owns it): labelled on its return
   std::vector<std::shared_ptr<Gathering>> ready_;
   std::map<std::vector<int>, uint64_t> fibre_calls_;
   uint64_t agreed_calls_ = 0;  // collectives across processes run so far, numbered alike everywhere
@@ -172,6 +198,27 @@ class Scheduler final : public comm::RankPrograms {
   int remote_failed_rank_ = -1;
   std::string agreed_error_;  // a mismatch or deadlock every process found in the same round
 };
+
+// Inline: a rank returns through every frame between its program and the switch once per wait, and
+// each return after a switch of stacks is one the processor cannot predict.
+inline void Scheduler::switch_to_scheduler() {
+  Rank& rank = ranks_[static_cast<size_t>(running_)];
+  rank.suspended_in = static_cast<const char*>(__builtin_frame_address(0));
+  start_switch(&rank.fake_stack, scheduler_stack_);
+  scheduler_ = std::move(scheduler_).resume();
+  finish_switch(rank.fake_stack, &scheduler_stack_);
+}
+
+inline void Scheduler::block(const Wait& wait) {
+  Rank& rank = ranks_[static_cast<size_t>(running_)];
+  while (!wait.done()) {
+    if (aborting_) throw Aborted{};
+    rank.state = State::waiting;
+    rank.waiting = &wait;
+    switch_to_scheduler();
+    rank.waiting = nullptr;
+  }
+}
 
 // What one process tells the others in a round.
 struct Scheduler::Report {
