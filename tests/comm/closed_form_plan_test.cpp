@@ -4,6 +4,8 @@
 // plans evaluate to equal bits, so every result of the closed form is the one the schedule gives.
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 #include <tessera/tessera.hpp>
@@ -23,7 +25,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool same_place(const comm::PlanPlace& a, const comm::PlanPlace& b) { return a.base == b.base && a.at == b.at; }
+bool same_place(const comm::PlanPlace& a, const comm::PlanPlace& b) {
+  return a.base == b.base && a.at == b.at;
+}
 
 // Every field of two plans, node by node, so that a difference names where it is.
 void check_same_plan(const comm::SchedulePlan& got, const comm::SchedulePlan& want) {
@@ -88,7 +92,8 @@ TEST_CASE("the direct algorithm's closed-form plan is the plan its verified sche
     for (int p : {1, 2, 3, 7, 16}) {
       for (int64_t count : {int64_t{0}, int64_t{1}, int64_t{5}}) {
         // Sum and product commute bitwise (the plan orders their operands), min and max do not.
-        for (int32_t op : {TESSERA_REDUCE_SUM, TESSERA_REDUCE_PRODUCT, TESSERA_REDUCE_MIN, TESSERA_REDUCE_MAX}) {
+        for (int32_t op :
+             {TESSERA_REDUCE_SUM, TESSERA_REDUCE_PRODUCT, TESSERA_REDUCE_MIN, TESSERA_REDUCE_MAX}) {
           for (int root : {0, p / 2, p - 1}) {
             const auto request = comm::make_request(collective, p, count, ts::kFloat32, op, root);
             if (!comm::direct_plan_covers(request)) continue;
@@ -115,11 +120,13 @@ TEST_CASE("collectives without a closed form, and other algorithms, keep their v
     CHECK_FALSE(comm::direct_plan_covers(request));
     CHECK_FALSE(comm::has_closed_form_plan(*direct, request));
   }
-  const auto all_reduce = comm::make_request(TESSERA_COLL_ALL_REDUCE, 7, 3, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+  const auto all_reduce =
+      comm::make_request(TESSERA_COLL_ALL_REDUCE, 7, 3, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
   CHECK(comm::has_closed_form_plan(*direct, all_reduce));
   CHECK_FALSE(comm::has_closed_form_plan(*ring, all_reduce));
   // A malformed request has no plan of any kind.
-  const auto no_ranks = comm::make_request(TESSERA_COLL_ALL_REDUCE, 0, 3, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+  const auto no_ranks =
+      comm::make_request(TESSERA_COLL_ALL_REDUCE, 0, 3, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
   CHECK_FALSE(comm::has_closed_form_plan(*direct, no_ranks));
 }
 
@@ -128,7 +135,9 @@ TEST_CASE("only the direct algorithm of the bundled plugin file is trusted with 
   REQUIRE(fs::exists(bundled));
   // The same file copied elsewhere: the same code, but not the file the core ships and was tested
   // with, as a third party's plugin calling itself coll-direct would be.
-  const fs::path elsewhere = fs::temp_directory_path() / "tessera-closed-form-test";
+  // One folder per process: a file another test run has mapped is never overwritten.
+  const fs::path elsewhere =
+      fs::temp_directory_path() / ("tessera-closed-form-test-" + std::to_string(::getpid()));
   fs::create_directories(elsewhere);
   const fs::path copy = elsewhere / "libtessera-coll-direct.so";
   fs::copy_file(bundled, copy, fs::copy_options::overwrite_existing);
@@ -144,4 +153,6 @@ TEST_CASE("only the direct algorithm of the bundled plugin file is trusted with 
   CHECK(comm::has_closed_form_plan(shipped, request));
   CHECK_FALSE(comm::has_closed_form_plan(copied, request));
   CHECK_FALSE(comm::has_closed_form_plan(renamed, request));
+  std::error_code ignored;  // the copy stays mapped until the algorithms go: removing it is safe
+  fs::remove_all(elsewhere, ignored);
 }

@@ -58,7 +58,8 @@ std::mutex cache_mutex;
 std::map<CacheKey, std::shared_ptr<Cached>, KeyLess> cache;
 constexpr size_t kCacheLimit = 4096;  // distinct (shape, algorithm) combinations kept
 
-void build_schedule(Cached& entry, const CollectiveAlgorithm& algorithm, const tessera_collective_request& q) {
+void build_schedule(Cached& entry, const CollectiveAlgorithm& algorithm,
+                    const tessera_collective_request& q) {
   std::call_once(entry.scheduled, [&] {
     // build() verifies the schedule: only schedules the checker accepted are cached and executed.
     Schedule built = algorithm.build(q);
@@ -104,8 +105,8 @@ std::shared_ptr<Cached> cached(const std::string& algorithm, const tessera_colle
   return entry;
 }
 
-const CostEstimate& cost_of(Cached& entry, const tessera_collective_request& q, const std::vector<int>& members,
-                            const Topology& topology, size_t itemsize) {
+const CostEstimate& cost_of(Cached& entry, const tessera_collective_request& q,
+                            const std::vector<int>& members, const Topology& topology, size_t itemsize) {
   std::call_once(entry.costed,
                  [&] { entry.cost = estimate(schedule_of(entry, q), members, topology, itemsize); });
   return entry.cost;

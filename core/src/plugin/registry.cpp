@@ -54,7 +54,6 @@ std::vector<fs::path> split_path_list(const char* text) {
   return dirs;
 }
 
-
 std::string join_paths(const std::vector<fs::path>& paths) {
   std::string text;
   for (const fs::path& p : paths) text += (text.empty() ? "" : ", ") + p.string();
