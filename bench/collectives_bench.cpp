@@ -75,8 +75,9 @@ BENCHMARK_CAPTURE(BM_AllReduce64MiB, rabenseifner, std::string("rabenseifner"))
 // A small all_reduce over many simulated ranks costs its reductions, not its p^2 or
 // p log p messages. Targets (steady state, after the first call built the schedule and its plan):
 // 1024 ranks <= 1 ms with the default rules and <= 5 ms with any algorithm; 4096 ranks <= 5 ms.
-// "first_call_ms" is the first call (schedule build, verification, plan, one evaluation);
-// "build_ms" is building and verifying the schedule alone (verify_schedule).
+// "first_call_ms" is the first call (schedule build, verification, plan, one evaluation; for direct
+// the plan alone, written in closed form); "build_ms" is building and verifying the schedule alone
+// (verify_schedule, which checks every message of any algorithm).
 static void BM_AllReduceSmallManyRanks(benchmark::State& state, const std::string& algorithm) {
   const int ranks = static_cast<int>(state.range(0));
   constexpr int64_t kCount = 16;

@@ -58,6 +58,36 @@ TEST_CASE("golden: all_to_all_single with splits [2,2,2] on world 3") {
   CHECK(ts::equal(out.reconcile(), ts::tensor({0, 0, 1, 1, 2, 2})));
 }
 
+TEST_CASE("all_to_all_single with an even split, into its own input and into a transposed output") {
+  DirectAlgorithms direct;
+  for (int p : {1, 3, 7}) {
+    CAPTURE(p);
+    // Rank r's row k (of p, two columns each) holds 100 r + 10 k and that plus one: all distinct.
+    const auto value = [](int r, int k, int c) { return float(100 * r + 10 * k + c); };
+    const auto rows = [&](int r) {
+      std::vector<float> v;
+      for (int k = 0; k < p; ++k)
+        for (int c = 0; c < 2; ++c) v.push_back(value(r, k, c));
+      return ts::from_values(v, {p, 2}, ts::kFloat32);
+    };
+    // Rank j's row i is rank i's row j, by the definition of all_to_all.
+    const auto expected = [&](int j) {
+      std::vector<float> v;
+      for (int i = 0; i < p; ++i)
+        for (int c = 0; c < 2; ++c) v.push_back(value(i, j, c));
+      return ts::from_values(v, {p, 2}, ts::kFloat32);
+    };
+    ts::Tensor t = per_rank(p, rows);
+    ts::dist::all_to_all_single(t, t);
+    for (int j = 0; j < p; ++j) CHECK(ts::equal(t.shard(j), expected(j)));
+    // An output that is not contiguous: the transpose of a (2, p) tensor.
+    ts::Tensor in = per_rank(p, rows);
+    ts::Tensor out = per_rank(p, [&](int) { return ts::zeros({2, p}).t(); });
+    ts::dist::all_to_all_single(out, in);
+    for (int j = 0; j < p; ++j) CHECK(ts::equal(out.shard(j), expected(j)));
+  }
+}
+
 TEST_CASE("all_gather, all_gather_into_tensor, reduce, scatter, gather, all_to_all") {
   DirectAlgorithms direct;
   ts::Tensor t = per_rank(3, [](int r) { return ts::tensor({{float(r), float(10 * r)}}); });

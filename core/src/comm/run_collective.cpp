@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include <fmt/format.h>
 
+#include "comm/closed_form_plan.hpp"
 #include "comm/collective_path.hpp"
 #include "comm/comm_observer.hpp"
 #include "comm/components.hpp"
@@ -33,8 +36,18 @@ namespace {
 // a call is reported, its estimated cost. The cost depends on the schedule, the element size and
 // the group's topology, all of which the entry's key fixes (request_key.hpp: the dtype, the
 // topology's fingerprint, and the members unless every group of this size sees the same topology).
+// When the plan is known in closed form (closed_form_plan.hpp) the schedule is built only when
+// something needs its steps (a report, a replay, a cost); any request with the entry's key builds it,
+// as the key fixes everything an algorithm reads.
 struct Cached {
+  // By name, not by pointer: an entry kept by a thread's last choice must not keep an unloaded
+  // plugin mapped (its schedules are forgotten then, and choices made anew).
+  std::string algorithm;
+  bool closed_form = false;
+  tessera_collective_request request{};  // its pointers cleared: they do not outlive the call
+  std::once_flag scheduled;
   std::shared_ptr<const Schedule> schedule;
+  std::atomic<bool> has_schedule{false};  // set once `schedule` is
   std::once_flag planned;
   std::shared_ptr<const SchedulePlan> plan;
   std::once_flag costed;
@@ -45,6 +58,28 @@ std::mutex cache_mutex;
 std::map<CacheKey, std::shared_ptr<Cached>, KeyLess> cache;
 constexpr size_t kCacheLimit = 4096;  // distinct (shape, algorithm) combinations kept
 
+void build_schedule(Cached& entry, const CollectiveAlgorithm& algorithm,
+                    const tessera_collective_request& q) {
+  std::call_once(entry.scheduled, [&] {
+    // build() verifies the schedule: only schedules the checker accepted are cached and executed.
+    Schedule built = algorithm.build(q);
+    built.in_place = runs_in_place(built);
+    entry.schedule = std::make_shared<const Schedule>(std::move(built));
+    entry.has_schedule.store(true, std::memory_order_release);
+  });
+}
+
+// The entry's schedule, built by `q` (a request with the entry's key) when first needed.
+const Schedule& schedule_of(Cached& entry, const tessera_collective_request& q) {
+  if (!entry.has_schedule.load(std::memory_order_acquire)) {
+    const std::shared_ptr<const CollectiveAlgorithm> algorithm = comm::algorithm(entry.algorithm);
+    if (algorithm == nullptr)
+      throw Error(fmt::format("no collective algorithm named '{}' is loaded", entry.algorithm));
+    build_schedule(entry, *algorithm, q);
+  }
+  return *entry.schedule;
+}
+
 std::shared_ptr<Cached> cached(const std::string& algorithm, const tessera_collective_request& q) {
   const KeyView probe = view_of(algorithm, q);
   {
@@ -53,26 +88,35 @@ std::shared_ptr<Cached> cached(const std::string& algorithm, const tessera_colle
   }
   std::shared_ptr<const CollectiveAlgorithm> chosen = comm::algorithm(algorithm);
   if (chosen == nullptr) throw Error(fmt::format("no collective algorithm named '{}' is loaded", algorithm));
-  // build() verifies the schedule: only schedules the checker accepted are cached and executed.
   auto entry = std::make_shared<Cached>();
-  Schedule built = chosen->build(q);
-  built.in_place = runs_in_place(built);
-  entry->schedule = std::make_shared<const Schedule>(std::move(built));
+  entry->algorithm = algorithm;
+  entry->closed_form = has_closed_form_plan(*chosen, q);
+  entry->request = q;
+  entry->request.ring_order = nullptr;
+  entry->request.group_ranks = nullptr;
+  entry->request.topology = nullptr;
+  entry->request.locality = nullptr;
+  entry->request.transfer_time = nullptr;
+  // Built (and so verified) before the entry is cached, so a wrong schedule is never cached.
+  if (!entry->closed_form) build_schedule(*entry, *chosen, q);
   std::lock_guard lock(cache_mutex);
   if (cache.size() >= kCacheLimit) cache.clear();
   cache.emplace(CacheKey(probe), entry);
   return entry;
 }
 
-const CostEstimate& cost_of(Cached& entry, const std::vector<int>& members, const Topology& topology,
-                            size_t itemsize) {
-  std::call_once(entry.costed, [&] { entry.cost = estimate(*entry.schedule, members, topology, itemsize); });
+const CostEstimate& cost_of(Cached& entry, const tessera_collective_request& q,
+                            const std::vector<int>& members, const Topology& topology, size_t itemsize) {
+  std::call_once(entry.costed,
+                 [&] { entry.cost = estimate(schedule_of(entry, q), members, topology, itemsize); });
   return entry.cost;
 }
 
 const std::shared_ptr<const SchedulePlan>& plan_of(Cached& entry) {
-  std::call_once(entry.planned,
-                 [&] { entry.plan = std::make_shared<const SchedulePlan>(derive_plan(*entry.schedule)); });
+  std::call_once(entry.planned, [&] {
+    entry.plan = std::make_shared<const SchedulePlan>(entry.closed_form ? direct_plan(entry.request)
+                                                                        : derive_plan(*entry.schedule));
+  });
   return entry.plan;
 }
 
@@ -127,7 +171,9 @@ tessera_collective_request make_request(int32_t collective, int group_size, int6
 
 std::shared_ptr<const Schedule> cached_schedule(const std::string& algorithm,
                                                 const tessera_collective_request& q) {
-  return cached(algorithm, q)->schedule;
+  const std::shared_ptr<Cached> entry = cached(algorithm, q);
+  schedule_of(*entry, q);
+  return entry->schedule;
 }
 
 std::shared_ptr<const SchedulePlan> cached_plan(const std::string& algorithm,
@@ -172,6 +218,10 @@ struct LastChoice {
 };
 thread_local LastChoice last_choice;
 
+bool evaluates_plans_in(const tessera::world::WorldState& world) {
+  return !world.distributed() && !replay_forced();
+}
+
 // A group's own topology must hold every member (DeviceMesh::with_topology and
 // ProcessGroup::with_topology check their fibres; the default group's members are known only here).
 void require_spans(const Topology& topology, int largest_member) {
@@ -199,8 +249,11 @@ std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t 
   tessera::world::WorldState& in = tessera::world::current();
   const Topology* own = context.topology.get();
   const uint64_t topology_key = own != nullptr ? own->fingerprint() : in.links_key();
+  // A replay needs the schedule's steps, which an entry with a closed-form plan builds only then.
+  const bool replays = !evaluates_plans_in(in);
   if (!reported &&
-      last_choice.matches(generation, request, context.world, bytes, members, own != nullptr, topology_key))
+      last_choice.matches(generation, request, context.world, bytes, members, own != nullptr, topology_key) &&
+      (!replays || last_choice.entry->has_schedule.load(std::memory_order_acquire)))
     return last_choice.entry;
   const int largest = *std::max_element(members.begin(), members.end());
   Topology world_topology;  // filled only when the group brings none
@@ -218,19 +271,15 @@ std::shared_ptr<Cached> chosen_and_reported(const CallContext& context, int32_t 
   attach_topology(request, where);
   const std::shared_ptr<const CollectiveAlgorithm> algorithm = choose(request, bytes);
   std::shared_ptr<Cached> entry = cached(algorithm->name(), request);
+  if (reported || replays) schedule_of(*entry, request);
   if (reported)
-    report_collective(*entry->schedule, members, cost_of(*entry, members, *topology, itemsize(dtype)));
+    report_collective(*entry->schedule, members,
+                      cost_of(*entry, request, members, *topology, itemsize(dtype)));
   last_choice = LastChoice{generation, fields_of(request), context.world, bytes,
                            members,    own != nullptr,     topology_key,  entry};
   return entry;
 }
 
-}  // namespace
-
-namespace {
-bool evaluates_plans_in(const tessera::world::WorldState& world) {
-  return !world.distributed() && !replay_forced();
-}
 }  // namespace
 
 bool evaluates_plans() { return evaluates_plans_in(tessera::world::current()); }
@@ -243,7 +292,7 @@ SharedResults run(const CallContext& context, int32_t collective, const std::vec
   const std::shared_ptr<Cached> entry =
       chosen_and_reported(context, collective, members, inputs, count, reduce_op, root);
   if (shapes_only(inputs))
-    return {RankResults::each(outputs_without_data(*entry->schedule, inputs)), false};  // no values
+    return {RankResults::each(outputs_without_data(entry->request, inputs)), false};  // no values
   // Simulated (every rank here): the result needs only the schedule's reductions, not its messages.
   // Traces are unaffected: they are drawn from the schedule and the cost model above.
   tessera::world::WorldState& in = tessera::world::current();

@@ -99,24 +99,6 @@ class RunBuffer {
   Map runs_;
 };
 
-// Whether `reduce_op` gives the same bits with its operands swapped, on every backend (KERNELS.md):
-// IEEE addition and multiplication commute, signed zeros included, and a NaN result is the one
-// positive quiet NaN whatever NaNs went in; integers wrap alike either way; bool add and mul are or
-// and and; the bitwise ops commute. Not minimum and maximum: the first NaN operand wins, and of +0
-// and -0 the comparison keeps the first.
-bool commutes_bitwise(int32_t reduce_op) {
-  switch (reduce_op) {
-    case TESSERA_REDUCE_SUM:
-    case TESSERA_REDUCE_PRODUCT:
-    case TESSERA_REDUCE_BAND:
-    case TESSERA_REDUCE_BOR:
-    case TESSERA_REDUCE_BXOR:
-      return true;
-    default:
-      return false;
-  }
-}
-
 struct NodeKey {
   int32_t left;
   int32_t right;
@@ -600,6 +582,24 @@ void place_operands(SchedulePlan& plan) {
 
 }  // namespace
 
+// Whether `reduce_op` gives the same bits with its operands swapped, on every backend (KERNELS.md):
+// IEEE addition and multiplication commute, signed zeros included, and a NaN result is the one
+// positive quiet NaN whatever NaNs went in; integers wrap alike either way; bool add and mul are or
+// and and; the bitwise ops commute. Not minimum and maximum: the first NaN operand wins, and of +0
+// and -0 the comparison keeps the first.
+bool commutes_bitwise(int32_t reduce_op) {
+  switch (reduce_op) {
+    case TESSERA_REDUCE_SUM:
+    case TESSERA_REDUCE_PRODUCT:
+    case TESSERA_REDUCE_BAND:
+    case TESSERA_REDUCE_BOR:
+    case TESSERA_REDUCE_BXOR:
+      return true;
+    default:
+      return false;
+  }
+}
+
 size_t SchedulePlan::distinct_outputs() const {
   size_t count = 0;
   for (size_t r = 0; r < output_class.size(); ++r) count += output_class[r] == static_cast<int32_t>(r);
@@ -615,23 +615,32 @@ PlanPlace place_of(const SchedulePlan& plan, int32_t value, int64_t offset) {
 }
 
 SchedulePlan derive_plan(const Schedule& schedule) {
-  SchedulePlan plan;
-  plan.group_size = schedule.group_size();
-  plan.reduce_op = schedule.request.reduce_op;
   PlanModel model(schedule);
   run_schedule(schedule, model);
-  plan.nodes = model.take_nodes();
+  const size_t p = static_cast<size_t>(schedule.group_size());
+  std::vector<std::vector<PlanRun>> outputs(p);
+  std::vector<int64_t> output_sizes(p);
+  for (size_t r = 0; r < p; ++r) {
+    outputs[r] = model.output(static_cast<int>(r));
+    output_sizes[r] = schedule.ranks[r].buffer_sizes[TESSERA_BUFFER_OUTPUT];
+  }
+  return plan_from_values(schedule.group_size(), schedule.request.reduce_op, model.take_nodes(),
+                          std::move(outputs), std::move(output_sizes));
+}
 
-  const size_t p = static_cast<size_t>(plan.group_size);
-  plan.outputs.resize(p);
-  plan.output_sizes.resize(p);
+SchedulePlan plan_from_values(int group_size, int32_t reduce_op, std::vector<PlanNode> nodes,
+                              std::vector<std::vector<PlanRun>> outputs, std::vector<int64_t> output_sizes) {
+  SchedulePlan plan;
+  plan.group_size = group_size;
+  plan.reduce_op = reduce_op;
+  plan.nodes = std::move(nodes);
+  plan.outputs = std::move(outputs);
+  plan.output_sizes = std::move(output_sizes);
+  const size_t p = static_cast<size_t>(group_size);
   plan.output_class.resize(p);
   std::unordered_map<std::vector<PlanRun>, int32_t, RunsHash> first_with;
-  for (size_t r = 0; r < p; ++r) {
-    plan.outputs[r] = model.output(static_cast<int>(r));
-    plan.output_sizes[r] = schedule.ranks[r].buffer_sizes[TESSERA_BUFFER_OUTPUT];
+  for (size_t r = 0; r < p; ++r)
     plan.output_class[r] = first_with.try_emplace(plan.outputs[r], static_cast<int32_t>(r)).first->second;
-  }
   prune(plan);
   order_by_depth(plan);
   assign_slots(plan);

@@ -121,4 +121,18 @@ PlanPlace place_of(const SchedulePlan& plan, int32_t value, int64_t offset);
 // Derives the plan of a schedule the checker accepted (every message matched, chunks in bounds).
 SchedulePlan derive_plan(const Schedule& schedule);
 
+// The plan of what a schedule computes, from what running it symbolically yields: `nodes` in the
+// order the run made them (operands first, values as PlanNode numbers them: p + index, operands
+// put in one order under an op that commutes bitwise, as below), and every rank's output buffer as
+// runs, adjacent runs that continue each other merged. derive_plan finishes its run with this; an
+// algorithm whose values are known in closed form (closed_form_plan.hpp) gives the same two lists
+// without a schedule, and so the same plan.
+SchedulePlan plan_from_values(int group_size, int32_t reduce_op, std::vector<PlanNode> nodes,
+                              std::vector<std::vector<PlanRun>> outputs, std::vector<int64_t> output_sizes);
+
+// Whether `reduce_op` gives the same bits with its operands swapped, on every backend: then a
+// plan's node lists its operands in one order (the smaller (value, offset) on the left), so that
+// ranks combining the same two values in opposite orders share the node.
+bool commutes_bitwise(int32_t reduce_op);
+
 }  // namespace tessera::comm

@@ -12,12 +12,13 @@ bool shapes_only(const std::vector<Tensor>& inputs) {
   return hosted != inputs.end() && hosted->impl()->backend().shapes_only();
 }
 
-std::vector<Tensor> outputs_without_data(const Schedule& schedule, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> outputs_without_data(const tessera_collective_request& request,
+                                         const std::vector<Tensor>& inputs) {
   std::vector<Tensor> outputs(inputs.size());
   for (size_t r = 0; r < inputs.size(); ++r) {
     if (!inputs[r].defined()) continue;  // hosted by another process
     const TensorImpl& input = *inputs[r].impl();
-    const int64_t count = schedule.ranks[r].buffer_sizes[TESSERA_BUFFER_OUTPUT];
+    const int64_t count = io_sizes(request, static_cast<int>(r)).second;
     outputs[r] = Tensor(TensorImpl::allocate({count}, input.dtype(), input.backend_ptr()));
   }
   return outputs;

@@ -1,6 +1,6 @@
 // Collectives on tensors that hold shapes only (a TESSERA_BACKEND_SHAPES_ONLY backend, such as
-// backend-meta): the schedule is built, verified, costed and reported as for any tensor, but there
-// are no values to move, so it is not replayed.
+// backend-meta): the algorithm is chosen, and the call costed and reported, as for any tensor, but
+// there are no values to move, so nothing is replayed or evaluated.
 #pragma once
 
 #include <vector>
@@ -14,8 +14,9 @@ namespace tessera::comm {
 bool shapes_only(const std::vector<Tensor>& inputs);
 
 // What execute() returns for these inputs, without running a step: each hosted group rank's
-// output buffer (1-d, of the size the schedule gives it, on the inputs' backend), undefined for
-// ranks hosted elsewhere.
-std::vector<Tensor> outputs_without_data(const Schedule& schedule, const std::vector<Tensor>& inputs);
+// output buffer (1-d, of the size the request's collective gives it, on the inputs' backend),
+// undefined for ranks hosted elsewhere.
+std::vector<Tensor> outputs_without_data(const tessera_collective_request& request,
+                                         const std::vector<Tensor>& inputs);
 
 }  // namespace tessera::comm

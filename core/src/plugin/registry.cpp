@@ -54,12 +54,6 @@ std::vector<fs::path> split_path_list(const char* text) {
   return dirs;
 }
 
-// Plugins installed beside libtessera itself: <libdir>/tessera/plugins, in the build tree and after
-// `cmake --install` alike, so no environment variable is needed.
-fs::path bundled_plugin_dir() {
-  return fs::path(boost::dll::this_line_location().parent_path().string()) / "tessera" / "plugins";
-}
-
 std::string join_paths(const std::vector<fs::path>& paths) {
   std::string text;
   for (const fs::path& p : paths) text += (text.empty() ? "" : ", ") + p.string();
@@ -582,6 +576,18 @@ std::vector<std::string> Registry::backend_names() const {
   return names;
 }
 
+// Plugins installed beside libtessera itself: <libdir>/tessera/plugins, in the build tree and after
+// `cmake --install` alike, so no environment variable is needed.
+fs::path bundled_plugin_dir() {
+  return fs::path(boost::dll::this_line_location().parent_path().string()) / "tessera" / "plugins";
+}
+
+bool bundled(const fs::path& file) {
+  std::error_code error;
+  const fs::path folder = fs::weakly_canonical(file, error).parent_path();
+  return !error && folder == fs::weakly_canonical(bundled_plugin_dir(), error) && !error;
+}
+
 void Registry::discover_locked(const std::string& family) {
   if (discovered_families_.count(family) == 0) scan_locked(family);
 }
@@ -592,9 +598,9 @@ void Registry::scan_locked(const std::string& family) {
   discovered_families_[family] = std::move(path);
   // The bundled plugins first: a plugin found elsewhere that claims a built-in's name is then the
   // one rejected (or, flagged and allowed, the one that overrides), never the built-in.
-  const fs::path bundled = bundled_plugin_dir();
+  const fs::path bundled_dir = bundled_plugin_dir();
   std::stable_partition(files.begin(), files.end(),
-                        [&](const fs::path& file) { return file.parent_path() == bundled; });
+                        [&](const fs::path& file) { return file.parent_path() == bundled_dir; });
   // A file loaded before (the same canonical path) is found loaded again, silently.
   for (const fs::path& file : files) {
     std::error_code error;

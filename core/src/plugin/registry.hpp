@@ -23,6 +23,11 @@
 
 namespace tessera::plugin {
 
+// The folder of the plugins shipped with the core: <libdir>/tessera/plugins beside libtessera.
+std::filesystem::path bundled_plugin_dir();
+// Whether `file` lies in that folder: a plugin the core was built and tested with.
+bool bundled(const std::filesystem::path& file);
+
 class Registry {
  public:
   // The first call applies the start-up configuration (plugin/startup_configuration.hpp).

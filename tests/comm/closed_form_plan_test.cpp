@@ -1,0 +1,158 @@
+// The bundled direct algorithm's plans are written in closed form (comm/closed_form_plan.hpp)
+// instead of being derived from its recorded schedule. The oracle is the general path: the same
+// algorithm's schedule, recorded, verified by the checker and run symbolically by derive_plan. Equal
+// plans evaluate to equal bits, so every result of the closed form is the one the schedule gives.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <tessera/tessera.hpp>
+#include <vector>
+
+#include "comm/algorithm.hpp"
+#include "comm/closed_form_plan.hpp"
+#include "comm/components.hpp"
+#include "comm/run_collective.hpp"
+#include "comm/schedule_plan.hpp"
+#include "plugin/loaded_plugin.hpp"
+#include "plugin/registry.hpp"
+
+namespace ts = tessera;
+namespace comm = tessera::comm;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool same_place(const comm::PlanPlace& a, const comm::PlanPlace& b) {
+  return a.base == b.base && a.at == b.at;
+}
+
+// Every field of two plans, node by node, so that a difference names where it is.
+void check_same_plan(const comm::SchedulePlan& got, const comm::SchedulePlan& want) {
+  CHECK(got.group_size == want.group_size);
+  CHECK(got.reduce_op == want.reduce_op);
+  REQUIRE(got.nodes.size() == want.nodes.size());
+  for (size_t i = 0; i < got.nodes.size(); ++i) {
+    CAPTURE(i);
+    const comm::PlanNode& a = got.nodes[i];
+    const comm::PlanNode& b = want.nodes[i];
+    CHECK(a.left == b.left);
+    CHECK(a.left_offset == b.left_offset);
+    CHECK(a.right == b.right);
+    CHECK(a.right_offset == b.right_offset);
+    CHECK(a.length == b.length);
+    CHECK(a.slot == b.slot);
+    CHECK(a.home == b.home);
+    CHECK(a.over == b.over);
+    CHECK(same_place(a.left_place, b.left_place));
+    CHECK(same_place(a.right_place, b.right_place));
+    CHECK(same_place(a.out_place, b.out_place));
+  }
+  REQUIRE(got.batches.size() == want.batches.size());
+  for (size_t i = 0; i < got.batches.size(); ++i) {
+    CAPTURE(i);
+    const comm::PlanBatch& a = got.batches[i];
+    const comm::PlanBatch& b = want.batches[i];
+    CHECK(a.first == b.first);
+    CHECK(a.count == b.count);
+    CHECK(a.length == b.length);
+    CHECK(a.continues == b.continues);
+    CHECK(a.from == b.from);
+    CHECK(a.continued_by == b.continued_by);
+    CHECK(a.others == b.others);
+    CHECK(a.chain_ahead == b.chain_ahead);
+  }
+  REQUIRE(got.others.size() == want.others.size());
+  for (size_t i = 0; i < got.others.size(); ++i) CHECK(same_place(got.others[i], want.others[i]));
+  CHECK(got.arena_size == want.arena_size);
+  CHECK(got.staging_size == want.staging_size);
+  CHECK(got.outputs == want.outputs);
+  CHECK(got.output_sizes == want.output_sizes);
+  CHECK(got.output_class == want.output_class);
+}
+
+// A table that only names an algorithm: what has_closed_form_plan reads of it.
+tessera_collective_algorithm table_named(const char* name) {
+  tessera_collective_algorithm table{};
+  table.struct_size = sizeof(table);
+  table.name = name;
+  table.collectives = ~uint64_t{0};
+  return table;
+}
+
+}  // namespace
+
+TEST_CASE("the direct algorithm's closed-form plan is the plan its verified schedule gives") {
+  const auto direct = comm::algorithm("direct");
+  REQUIRE(direct != nullptr);
+  size_t compared = 0;
+  for (int32_t collective = 0; collective < TESSERA_COLL_COUNT; ++collective) {
+    for (int p : {1, 2, 3, 7, 16}) {
+      for (int64_t count : {int64_t{0}, int64_t{1}, int64_t{5}}) {
+        // Sum and product commute bitwise (the plan orders their operands), min and max do not.
+        for (int32_t op :
+             {TESSERA_REDUCE_SUM, TESSERA_REDUCE_PRODUCT, TESSERA_REDUCE_MIN, TESSERA_REDUCE_MAX}) {
+          for (int root : {0, p / 2, p - 1}) {
+            const auto request = comm::make_request(collective, p, count, ts::kFloat32, op, root);
+            if (!comm::direct_plan_covers(request)) continue;
+            CAPTURE(comm::describe_request(request));
+            REQUIRE(comm::has_closed_form_plan(*direct, request));
+            check_same_plan(comm::direct_plan(request), comm::derive_plan(direct->build(request)));
+            ++compared;
+          }
+        }
+      }
+    }
+  }
+  // all_reduce, reduce, broadcast, all_gather, gather, scatter and all_to_all, each over every case.
+  CHECK(compared == 7 * 5 * 3 * 4 * 3);
+}
+
+TEST_CASE("collectives without a closed form, and other algorithms, keep their verified schedules") {
+  const auto direct = comm::algorithm("direct");
+  const auto ring = comm::algorithm("ring");
+  REQUIRE(direct != nullptr);
+  REQUIRE(ring != nullptr);
+  for (int32_t collective : {TESSERA_COLL_REDUCE_SCATTER, TESSERA_COLL_BARRIER}) {
+    const auto request = comm::make_request(collective, 7, 3, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+    CHECK_FALSE(comm::direct_plan_covers(request));
+    CHECK_FALSE(comm::has_closed_form_plan(*direct, request));
+  }
+  const auto all_reduce =
+      comm::make_request(TESSERA_COLL_ALL_REDUCE, 7, 3, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+  CHECK(comm::has_closed_form_plan(*direct, all_reduce));
+  CHECK_FALSE(comm::has_closed_form_plan(*ring, all_reduce));
+  // A malformed request has no plan of any kind.
+  const auto no_ranks =
+      comm::make_request(TESSERA_COLL_ALL_REDUCE, 0, 3, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+  CHECK_FALSE(comm::has_closed_form_plan(*direct, no_ranks));
+}
+
+TEST_CASE("only the direct algorithm of the bundled plugin file is trusted with a closed-form plan") {
+  const fs::path bundled = ts::plugin::bundled_plugin_dir() / "libtessera-coll-direct.so";
+  REQUIRE(fs::exists(bundled));
+  // The same file copied elsewhere: the same code, but not the file the core ships and was tested
+  // with, as a third party's plugin calling itself coll-direct would be.
+  // One folder per process: a file another test run has mapped is never overwritten.
+  const fs::path elsewhere =
+      fs::temp_directory_path() / ("tessera-closed-form-test-" + std::to_string(::getpid()));
+  fs::create_directories(elsewhere);
+  const fs::path copy = elsewhere / "libtessera-coll-direct.so";
+  fs::copy_file(bundled, copy, fs::copy_options::overwrite_existing);
+  CHECK(ts::plugin::bundled(bundled));
+  CHECK_FALSE(ts::plugin::bundled(copy));
+
+  const auto request = comm::make_request(TESSERA_COLL_ALL_REDUCE, 5, 4, ts::kFloat32, TESSERA_REDUCE_SUM, 0);
+  const tessera_collective_algorithm named_direct = table_named("direct");
+  const tessera_collective_algorithm named_other = table_named("direct2");
+  const comm::CollectiveAlgorithm shipped(&named_direct, ts::plugin::LoadedPlugin::open(bundled));
+  const comm::CollectiveAlgorithm copied(&named_direct, ts::plugin::LoadedPlugin::open(copy));
+  const comm::CollectiveAlgorithm renamed(&named_other, ts::plugin::LoadedPlugin::open(bundled));
+  CHECK(comm::has_closed_form_plan(shipped, request));
+  CHECK_FALSE(comm::has_closed_form_plan(copied, request));
+  CHECK_FALSE(comm::has_closed_form_plan(renamed, request));
+  std::error_code ignored;  // the copy stays mapped until the algorithms go: removing it is safe
+  fs::remove_all(elsewhere, ignored);
+}
