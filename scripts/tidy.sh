@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Runs clang-tidy 14 (Debian 12's) with the repository's .clang-tidy over the C and C++ sources of
-# a configured build tree; every finding is an error (exit status 1). The lint.tidy test runs it.
+# a configured build tree; every finding is an error (exit status 1; 77 when clang-tidy is another
+# major version). The tidy stage of scripts/test.sh runs it on build/.
 #   scripts/tidy.sh [BUILD_DIR]      BUILD_DIR defaults to build/ (cmake --preset default)
-# Jobs: TIDY_JOBS (default 2).
+# Jobs: TIDY_JOBS (default 2). The output of every run is kept in BUILD_DIR/tidy/findings.txt.
 #
-# It reads the build's compile_commands.json as it is. In the default (unity) build most entries
-# are unity sources that include several .cpp files, so each header is parsed once per unity
-# source rather than once per .cpp file; the header filter below reports findings in those
-# included files as well. Only configuring is needed, not building: CMake writes the unity sources
-# when it generates the build. CUDA sources (nvcc entries) are left out: clang-tidy cannot read
-# nvcc's flags.
+# It works from the build's compile_commands.json. In the default (unity) build the core, the tools
+# and the test suites are compiled as unity sources that each include several .cpp files, so a
+# header is parsed once per unit rather than once per .cpp file; the header filter below reports
+# findings in the included files as well. Only configuring is needed, not building: CMake writes
+# the unity sources when it generates the build. CUDA sources (nvcc entries) are left out:
+# clang-tidy cannot read nvcc's flags.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="$(cd "${1:-$root/build}" && pwd)"
@@ -32,28 +33,52 @@ if [ ! -f "$build/compile_commands.json" ]; then
   exit 1
 fi
 
-# A copy of the compile database without the CUDA entries. The precompiled test header is included
-# from a copy beside that database: next to the original, clang would find GCC's .gch and refuse it.
+# A copy of the compile database without the CUDA entries, in which the unity sources of one target
+# are merged a few to a unit (the target's files already share one set of flags and have names
+# unique within the target, so a larger unit compiles as a smaller one does): each unit parses the
+# same headers again, which is a third of the time or more. The precompiled test header is
+# included from a copy beside that database: next to the original, clang would find GCC's .gch and
+# refuse it.
 work="$build/tidy"
+rm -rf "$work"
 mkdir -p "$work"
 python3 - "$build/compile_commands.json" "$work" <<'PY'
 import json, os, re, shutil, sys
 source, work = sys.argv[1], sys.argv[2]
-kept = []
+unity_per_unit = 4
+build = os.path.dirname(source)
+kept, unity = [], {}
 for entry in json.load(open(source)):
     if entry["file"].endswith(".cu"):
         continue
+    if re.search(r"/Unity/unity_[0-9]+_cxx\.cxx$", entry["file"]):
+        unity.setdefault(os.path.dirname(entry["file"]), []).append(entry)
+        continue
+    kept.append(entry)
+for folder, entries in sorted(unity.items()):
+    entries.sort(key=lambda e: int(re.search(r"unity_([0-9]+)_cxx", e["file"]).group(1)))
+    for first in range(0, len(entries), unity_per_unit):
+        group = entries[first:first + unity_per_unit]
+        merged = os.path.join(work, "unity", os.path.relpath(folder, build), f"merged_{first // unity_per_unit}.cxx")
+        os.makedirs(os.path.dirname(merged), exist_ok=True)
+        with open(merged, "w") as out:
+            for entry in group:
+                out.write(open(entry["file"]).read())
+        entry = dict(group[0])
+        entry["command"] = entry["command"].replace(entry["file"], merged)
+        entry["file"] = merged
+        kept.append(entry)
+for entry in kept:
     # GCC-only options clang does not know (GCC-only warning flags are answered by the
     # -Wno-unknown-warning-option below).
     command = re.sub(r" -fvect-cost-model=\S+", "", entry["command"])
     for word in command.split():
         if word.endswith("cmake_pch.hxx"):
-            copy = os.path.join(work, "pch", os.path.relpath(word, os.path.dirname(source)))
+            copy = os.path.join(work, "pch", os.path.relpath(word, build))
             os.makedirs(os.path.dirname(copy), exist_ok=True)
             shutil.copyfile(word, copy)
             command = command.replace(word, copy)
     entry["command"] = command
-    kept.append(entry)
 json.dump(kept, open(os.path.join(work, "compile_commands.json"), "w"), indent=1)
 print(f"tidy.sh: {len(kept)} compile commands")
 PY
