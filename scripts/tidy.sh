@@ -35,8 +35,8 @@ fi
 
 # A copy of the compile database without the CUDA entries, in which the unity sources of one target
 # are merged a few to a unit (the target's files already share one set of flags and have names
-# unique within the target, so a larger unit compiles as a smaller one does): each unit parses the
-# same headers again, which is a third of the time or more. The precompiled test header is
+# unique within the target, so a larger unit compiles as a smaller one does): every unit parses and
+# checks the same headers again, so fewer units take less time. The precompiled test header is
 # included from a copy beside that database: next to the original, clang would find GCC's .gch and
 # refuse it.
 work="$build/tidy"
