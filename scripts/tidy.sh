@@ -33,10 +33,9 @@ if [ ! -f "$build/compile_commands.json" ]; then
   exit 1
 fi
 
-# A copy of the compile database without the CUDA entries, in which the unity sources of one target
-# are merged a few to a unit (the target's files already share one set of flags and have names
-# unique within the target, so a larger unit compiles as a smaller one does): every unit parses and
-# checks the same headers again, so fewer units take less time. The precompiled test header is
+# A copy of the compile database without the CUDA entries. (The unity sources are checked as CMake
+# made them: merging several into one unit saves time but puts files side by side that the build
+# never compiles together, whose file-local names may clash.) The precompiled test header is
 # included from a copy beside that database: next to the original, clang would find GCC's .gch and
 # refuse it.
 work="$build/tidy"
@@ -45,31 +44,14 @@ mkdir -p "$work"
 python3 - "$build/compile_commands.json" "$work" <<'PY'
 import json, os, re, shutil, sys
 source, work = sys.argv[1], sys.argv[2]
-unity_per_unit = 4
 build = os.path.dirname(source)
-kept, unity = [], {}
+kept = []
 for entry in json.load(open(source)):
     # CUDA, and the precompiled test header's own unit (only includes; its headers are checked
     # with the suites that include them).
     if entry["file"].endswith((".cu", "cmake_pch.hxx.cxx")):
         continue
-    if re.search(r"/Unity/unity_[0-9]+_cxx\.cxx$", entry["file"]):
-        unity.setdefault(os.path.dirname(entry["file"]), []).append(entry)
-        continue
     kept.append(entry)
-for folder, entries in sorted(unity.items()):
-    entries.sort(key=lambda e: int(re.search(r"unity_([0-9]+)_cxx", e["file"]).group(1)))
-    for first in range(0, len(entries), unity_per_unit):
-        group = entries[first:first + unity_per_unit]
-        merged = os.path.join(work, "unity", os.path.relpath(folder, build), f"merged_{first // unity_per_unit}.cxx")
-        os.makedirs(os.path.dirname(merged), exist_ok=True)
-        with open(merged, "w") as out:
-            for entry in group:
-                out.write(open(entry["file"]).read())
-        entry = dict(group[0])
-        entry["command"] = entry["command"].replace(entry["file"], merged)
-        entry["file"] = merged
-        kept.append(entry)
 for entry in kept:
     # GCC-only options clang does not know (GCC-only warning flags are answered by the
     # -Wno-unknown-warning-option below).
