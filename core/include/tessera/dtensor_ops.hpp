@@ -5,7 +5,6 @@
 
 #include <optional>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "tessera/dtensor.hpp"
@@ -169,18 +168,18 @@ inline DTensor operator+(const DTensor& a, const Tensor& b) { return add(a, b); 
 inline DTensor operator-(const DTensor& a, const Tensor& b) { return sub(a, b); }
 inline DTensor operator*(const DTensor& a, const Tensor& b) { return mul(a, b); }
 inline DTensor operator/(const DTensor& a, const Tensor& b) { return div(a, b); }
-inline DTensor operator+(const DTensor& a, Scalar b) { return add(a, std::move(b)); }
-inline DTensor operator-(const DTensor& a, Scalar b) { return sub(a, std::move(b)); }
-inline DTensor operator*(const DTensor& a, Scalar b) { return mul(a, std::move(b)); }
-inline DTensor operator/(const DTensor& a, Scalar b) { return div(a, std::move(b)); }
+inline DTensor operator+(const DTensor& a, Scalar b) { return add(a, b); }
+inline DTensor operator-(const DTensor& a, Scalar b) { return sub(a, b); }
+inline DTensor operator*(const DTensor& a, Scalar b) { return mul(a, b); }
+inline DTensor operator/(const DTensor& a, Scalar b) { return div(a, b); }
 inline DTensor operator+(const Tensor& a, const DTensor& b) { return add(a, b); }
 inline DTensor operator-(const Tensor& a, const DTensor& b) { return sub(a, b); }
 inline DTensor operator*(const Tensor& a, const DTensor& b) { return mul(a, b); }
 inline DTensor operator/(const Tensor& a, const DTensor& b) { return div(a, b); }
-inline DTensor operator+(Scalar a, const DTensor& b) { return add(std::move(a), b); }
-inline DTensor operator-(Scalar a, const DTensor& b) { return sub(std::move(a), b); }
-inline DTensor operator*(Scalar a, const DTensor& b) { return mul(std::move(a), b); }
-inline DTensor operator/(Scalar a, const DTensor& b) { return div(std::move(a), b); }
+inline DTensor operator+(Scalar a, const DTensor& b) { return add(a, b); }
+inline DTensor operator-(Scalar a, const DTensor& b) { return sub(a, b); }
+inline DTensor operator*(Scalar a, const DTensor& b) { return mul(a, b); }
+inline DTensor operator/(Scalar a, const DTensor& b) { return div(a, b); }
 inline DTensor operator-(const DTensor& a) { return neg(a); }
 
 // While on, a plain multi-element tensor mixed with a DTensor is treated as Replicate (PyTorch:

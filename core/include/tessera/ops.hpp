@@ -5,7 +5,6 @@
 #include <optional>
 #include <string_view>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "tessera/generator.hpp"
@@ -178,14 +177,14 @@ inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
 inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-inline Tensor operator+(const Tensor& a, Scalar b) { return add(a, std::move(b)); }
-inline Tensor operator-(const Tensor& a, Scalar b) { return sub(a, std::move(b)); }
-inline Tensor operator*(const Tensor& a, Scalar b) { return mul(a, std::move(b)); }
-inline Tensor operator/(const Tensor& a, Scalar b) { return div(a, std::move(b)); }
-inline Tensor operator+(Scalar a, const Tensor& b) { return add(std::move(a), b); }
-inline Tensor operator-(Scalar a, const Tensor& b) { return sub(std::move(a), b); }
-inline Tensor operator*(Scalar a, const Tensor& b) { return mul(std::move(a), b); }
-inline Tensor operator/(Scalar a, const Tensor& b) { return div(std::move(a), b); }
+inline Tensor operator+(const Tensor& a, Scalar b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, Scalar b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, Scalar b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, Scalar b) { return div(a, b); }
+inline Tensor operator+(Scalar a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(Scalar a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(Scalar a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(Scalar a, const Tensor& b) { return div(a, b); }
 inline Tensor operator-(const Tensor& a) { return neg(a); }
 // Comparison operators are element-wise and return bool tensors, as in libtorch.
 inline Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
@@ -194,11 +193,11 @@ inline Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
 inline Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
 inline Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
 inline Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
-inline Tensor operator==(const Tensor& a, Scalar b) { return eq(a, std::move(b)); }
-inline Tensor operator!=(const Tensor& a, Scalar b) { return ne(a, std::move(b)); }
-inline Tensor operator<(const Tensor& a, Scalar b) { return lt(a, std::move(b)); }
-inline Tensor operator<=(const Tensor& a, Scalar b) { return le(a, std::move(b)); }
-inline Tensor operator>(const Tensor& a, Scalar b) { return gt(a, std::move(b)); }
-inline Tensor operator>=(const Tensor& a, Scalar b) { return ge(a, std::move(b)); }
+inline Tensor operator==(const Tensor& a, Scalar b) { return eq(a, b); }
+inline Tensor operator!=(const Tensor& a, Scalar b) { return ne(a, b); }
+inline Tensor operator<(const Tensor& a, Scalar b) { return lt(a, b); }
+inline Tensor operator<=(const Tensor& a, Scalar b) { return le(a, b); }
+inline Tensor operator>(const Tensor& a, Scalar b) { return gt(a, b); }
+inline Tensor operator>=(const Tensor& a, Scalar b) { return ge(a, b); }
 
 }  // namespace tessera

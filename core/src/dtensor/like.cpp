@@ -26,7 +26,7 @@ DTensor ones_like(const DTensor& like, TensorOptions options) {
   return laid_out_like(like, ones_like(like.to_local(), std::move(options)));
 }
 DTensor full_like(const DTensor& like, Scalar value, TensorOptions options) {
-  return laid_out_like(like, full_like(like.to_local(), std::move(value), std::move(options)));
+  return laid_out_like(like, full_like(like.to_local(), value, std::move(options)));
 }
 
 }  // namespace tessera
