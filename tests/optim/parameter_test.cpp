@@ -85,8 +85,8 @@ TEST_CASE("a parameter list's errors name the parameter") {
   CHECK_THROWS_WITH_AS(ts::optim::AdamW(std::vector<ts::nn::Parameter>{}),
                        doctest::Contains("AdamW: optimizer got an empty parameter list"), ts::Error);
   // Two handles of one slot are one parameter listed twice.
-  const ts::nn::Parameter same_slot =
-      a;  // NOLINT(performance-unnecessary-copy-initialization): a second handle
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): a second handle
+  const ts::nn::Parameter same_slot = a;
   CHECK_THROWS_WITH_AS(ts::optim::SGD(std::vector<ts::nn::Parameter>{a, same_slot}),
                        doctest::Contains("SGD: parameter 1 is the same tensor as parameter 0"), ts::Error);
 
