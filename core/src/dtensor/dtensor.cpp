@@ -216,7 +216,7 @@ DTensor distribute_untracked(const Tensor& given, const DeviceMesh& mesh, const 
     // Group rank 0 of every mesh dim is the source, as in PyTorch: mesh dims left to right, a
     // Shard scatters the pieces of what group rank 0 holds, a Replicate broadcasts it.
     require_mesh_ranks("distribute_tensor", tensor, mesh);
-    const Shape global = tensor.sizes();  // shards must agree in shape
+    const Shape& global = tensor.sizes();  // shards must agree in shape
     // The steps below start from the caller's shards without copying them: replicas share their
     // bytes copy-on-write, so a broadcast's in-place result (or any write) leaves the caller's alone.
     std::vector<std::pair<int, Tensor>> own;
