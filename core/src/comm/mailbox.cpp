@@ -145,7 +145,7 @@ std::string header_problem(const world::WorldState& w, const Header& header, int
 
 }  // namespace
 
-void post_remote(world::WorldState& w, int from, int to, int tag, Tensor data, MessageKind kind) {
+void post_remote(world::WorldState& w, int from, int to, int tag, const Tensor& data, MessageKind kind) {
   world::ProcessLink& link = *w.link();
   const int64_t transport_tag = link.point_to_point_tag(w.position(from), w.position(to));
   Header header;
