@@ -24,7 +24,7 @@ class DTensor {
   DTensor(Tensor local, const DeviceMesh& mesh, const Placements& placements, Shape global_shape);
 
   // PyTorch: DTensor.from_local; the same as the free from_local below.
-  static DTensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements,
+  static DTensor from_local(const Tensor& local, const DeviceMesh& mesh, const Placements& placements,
                             std::optional<Shape> shape = std::nullopt);
 
   const Tensor& to_local() const { return local_; }
