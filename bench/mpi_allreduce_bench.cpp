@@ -33,7 +33,7 @@ const Size kSizes[] = {{"1KiB", 256, 2000}, {"1MiB", 256 * 1024, 100}, {"64MiB",
 constexpr int kRepetitions = 7;
 const char* const kAlgorithms[] = {"ring", "rd"};
 
-void tessera_all_reduce(benchmark::State& state, const ts::World& world, std::string algorithm,
+void tessera_all_reduce(benchmark::State& state, const ts::World& world, const std::string& algorithm,
                         int64_t floats) {
   const std::string rules_before = ts::dist::algorithms();
   ts::dist::set_algorithms("all_reduce:" + algorithm);

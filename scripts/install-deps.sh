@@ -28,6 +28,8 @@ packages=(
   clang libclang-rt-14-dev
   # The format.check test and scripts/format.sh: the tree is formatted by Debian 12's clang-format 14.
   clang-format
+  # scripts/tidy.sh (the tidy stage of scripts/test.sh): clang-tidy 14 and its run-clang-tidy.
+  clang-tidy
 )
 
 missing=()

@@ -2,6 +2,7 @@
 # Quick start, command 2: install what is missing, build, run the whole test suite.
 #   scripts/test.sh            every stage below, in order (what CI runs)
 #   scripts/test.sh default    the default preset (build/): all tests, the quick check while working
+#   scripts/test.sh tidy       clang-tidy over the default preset's compile database (scripts/tidy.sh)
 #   scripts/test.sh asan       the suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   scripts/test.sh tsan       the thread-pool, mode and collective tests under ThreadSanitizer (build-tsan/)
 #   scripts/test.sh fuzz       every libFuzzer target for 30 s (build-fuzz/); FUZZ_SECONDS overrides
@@ -18,11 +19,13 @@ run_preset() {
   ctest --preset "$preset" -j2
 }
 
-all_stages=(default python asan tsan fuzz)
+all_stages=(default tidy python asan tsan fuzz)
 
 run_stage() {
   case "$1" in
     default | asan) run_preset "$1" ;;
+    # Needs build/ configured only (the default stage has done it; configuring again is quick).
+    tidy) echo "== test.sh: tidy"; cmake --preset default >/dev/null; bash scripts/tidy.sh build || [ $? -eq 77 ] ;;
     tsan) echo "== test.sh: tsan"; bash scripts/tsan.sh ;;
     fuzz) echo "== test.sh: fuzz"; bash scripts/fuzz.sh ${FUZZ_SECONDS:+"$FUZZ_SECONDS"} ;;  # fuzz.sh owns the default
     python) echo "== test.sh: python"; bash scripts/python-test.sh ;;

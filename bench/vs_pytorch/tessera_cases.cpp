@@ -188,7 +188,8 @@ std::vector<Case> all_cases() {
                      "all_reduce SUM of 16 floats, " + to_string(ranks) + " ranks", ranks >= 1024 ? 2 : 5, 1,
                      [ranks](int w, int r) { return all_reduce16(ranks, w, r); }});
   const std::vector<std::pair<int64_t, int64_t>> meshes = {{16, 16}, {64, 16}, {64, 64}};
-  for (const auto& [rows, cols] : meshes) {
+  for (const auto& mesh : meshes) {
+    const int64_t rows = mesh.first, cols = mesh.second;  // not structured bindings: the lambda captures them
     const std::string ranks = to_string(rows * cols);
     cases.push_back({"dist_full64x64_r" + ranks,
                      "distribute_tensor(64x64, [S(0),S(1)]) + full_tensor on a (" + to_string(rows) + "," +

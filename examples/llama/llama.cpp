@@ -150,8 +150,9 @@ int main(int argc, char** argv) {
     ts::LocalMode mode(ranks);
     const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {options.dp, options.tp}, {"dp", "tp"});
 
-    // The dense model and the parallel one start from the same parameters.
-    auto [dense, model] = [] {
+    // The dense model and the parallel one start from the same parameters. (Named one by one: a
+    // lambda below uses `model`, and clang 14 cannot capture a structured binding.)
+    auto models = [] {
       ts::DisabledLocalMode plain;
       ts::manual_seed(2026);
       ts::models::Transformer d(model_args());
@@ -159,6 +160,7 @@ int main(int argc, char** argv) {
       ts::models::Transformer m(model_args());
       return std::pair{d, m};
     }();
+    ts::models::Transformer dense = models.first, model = models.second;  // holders: both share the modules
     // What each rank holds, by category, from the moment the parameters are laid out: the dense
     // model's plain tensors are not the ranks' and are not counted.
     ts::MemoryCounter memory;

@@ -24,8 +24,8 @@ struct DpTpMlp {
 };
 
 // The oracle's values as a float64 tensor of the given shape.
-inline tessera::Tensor dense(const std::vector<double>& values, tessera::Shape shape) {
-  return tessera::from_values(values, std::move(shape), tessera::kFloat64);
+inline tessera::Tensor dense(const std::vector<double>& values, const tessera::Shape& shape) {
+  return tessera::from_values(values, shape, tessera::kFloat64);
 }
 
 inline DpTpMlp distribute_dp_tp(const Mlp& m, const tessera::DeviceMesh& mesh) {

@@ -19,7 +19,7 @@ void check_near(const std::vector<double>& got, const std::vector<double>& expec
     CHECK_MESSAGE(got[i] == doctest::Approx(expected[i]).epsilon(1e-12), "index " << i);
 }
 
-ts::Tensor leaf(std::initializer_list<double> v, ts::Shape shape) {
+ts::Tensor leaf(std::initializer_list<double> v, const ts::Shape& shape) {
   return ts::from_values(std::vector<double>(v), shape, ts::kFloat64).set_requires_grad(true);
 }
 

@@ -101,7 +101,8 @@ inline std::string shape_text(const ts::Shape& shape) {
 inline void check_close(const Shards& got, const Shards& want, double tol, const std::string& what) {
   INFO(what);
   REQUIRE(got.size() == want.size());
-  for (const auto& [rank, w] : want) {
+  for (const auto& [shard_rank, w] : want) {
+    const auto rank = shard_rank;  // named again: clang 14 cannot capture a structured binding
     INFO("rank " << rank);
     REQUIRE(got.count(rank) == 1);
     const Host& g = got.at(rank);

@@ -95,7 +95,8 @@ TEST_CASE("round trip of local tensors (equal shards written once), plain tensor
     loaded.emplace(key, ts::zeros_like(t));
   }
   dcp::load(loaded, dir.path());
-  for (const auto& [key, value] : saved) {
+  for (const auto& [key_bound, value] : saved) {
+    const auto& key = key_bound;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(key);
     const ts::Tensor& want = std::get<ts::Tensor>(value);
     const ts::Tensor& got = std::get<ts::Tensor>(loaded.at(key));

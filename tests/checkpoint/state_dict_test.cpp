@@ -79,7 +79,8 @@ TEST_CASE(
   ts::set_optimizer_state_dict(*net, opt, optim_state);
   // The model's own tensors were filled (in place), with the saved values.
   CHECK(net->up->weight.dtensor().to_local().shard(0).impl() == up_local_before.shard(0).impl());
-  for (const auto& [name, param] : net->named_parameters()) {
+  for (const auto& [name_bound, param] : net->named_parameters()) {
+    const auto& name = name_bound;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(name);
     const ts::NoGradGuard off;
     ct::check_equal(param.is_dtensor() ? ct::dense_of(param.dtensor()) : param.tensor(), saved_dense.at(name),

@@ -171,7 +171,7 @@ namespace {
 // Every element of every rank's result of an all_reduce (sum) of `p` ranks whose rank r holds r + 1
 // everywhere: 1 + 2 + ... + p, computed here and not by a collective.
 void check_sums(const ts::Tensor& x, int p, int64_t count) {
-  const float sum = static_cast<float>(p * (p + 1) / 2);
+  const float sum = static_cast<float>(p * (p + 1)) / 2;
   for (int r = 0; r < p; ++r) CHECK(ts::equal(x.shard(r), ts::full({count}, sum)));
 }
 
@@ -196,7 +196,8 @@ TEST_CASE("an estimate that is NaN, negative, infinite or throws is costed by th
       {"throws",
        "failed to estimate all_reduce (group size 4, count 1024, float32, sum): estimate threw: the "
        "tuning table is missing"}};
-  for (const auto& [mode, problem] : cases) {
+  for (const auto& [mode_name, problem] : cases) {
+    const std::string& mode = mode_name;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(mode);
     // What auto takes without the plugin: its gather-to-rank-0 schedule costs more by the model.
     const std::string without = ts::dist::algorithm_for("all_reduce", 4, 4096);
@@ -243,7 +244,8 @@ TEST_CASE("auto skips the cheapest candidate when its schedule does not build, f
       {"fails", "has no schedule for this machine"},
       {"throws", "build threw: the schedule generator crashed"},
       {"wrong", "built a wrong schedule"}};
-  for (const auto& [fault, problem] : cases) {
+  for (const auto& [fault_name, problem] : cases) {
+    const std::string& fault = fault_name;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(fault);
     const std::string name = "est-build-" + fault;
     const std::string without = ts::dist::algorithm_for("all_reduce", 4, 4096);

@@ -117,8 +117,10 @@ TEST_CASE("every fold is its element-wise op applied row after row, on the side 
   size_t compared = 0;
   for (const FoldOp& op : fold_ops()) {
     for (const ts::DType dtype : op.dtypes) {
-      for (const auto& [n, m] :
+      for (const auto& sizes :
            std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {1, 1}, {6, 13}, {5, 0}, {9, 4}}) {
+        // Named, not structured bindings: clang 14 cannot capture one.
+        const int64_t n = sizes.first, m = sizes.second;
         for (const int side : {0, 1}) {
           for (const bool transposed : {false, true}) {
             for (const bool in_place : {true, false}) {

@@ -48,7 +48,7 @@ std::vector<float> all_reduce_sum(const std::vector<std::vector<float>>& inputs,
   });
   ts::dist::all_reduce(x);
   REQUIRE(x.dtype() == dtype);
-  const std::vector<float> first = x.shard(0).to(ts::kFloat32).to_vector<float>();
+  std::vector<float> first = x.shard(0).to(ts::kFloat32).to_vector<float>();
   for (int r = 1; r < p; ++r) CHECK(x.shard(r).to(ts::kFloat32).to_vector<float>() == first);
   return first;
 }

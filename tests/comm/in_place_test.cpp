@@ -142,7 +142,7 @@ TEST_CASE("a replayed all_reduce computes in the shards' memory, never in anothe
       CAPTURE(r);
       CHECK(x.shard(r).impl()->storage()->data.load() == before[static_cast<size_t>(r)]);
       CHECK(x.shard(r).to_vector<float>() ==
-            std::vector<float>(13, static_cast<float>(p * (p + 1) / 2)));  // 1 + ... + p
+            std::vector<float>(13, static_cast<float>(p * (p + 1)) / 2));  // 1 + ... + p
     }
     // Every rank's shard is one and the same plain tensor: running in its memory would write one
     // rank's partial sums into the other ranks' inputs, so it runs with buffers of its own. The

@@ -70,10 +70,10 @@ TEST_CASE("a mesh's topology orders and costs its groups' ring collectives, the 
   CHECK(
       ts::world::current().ring_order_on(ts::Topology::fully_connected(4), {0, 1, 2, 3}).empty());  // natural
 
-  const int64_t n = 1 << 16;
+  static constexpr int64_t n = 1 << 16;
   const double bytes = 4.0 * n;
   // Counters nest (each sees everything issued while it lives): one scope per call.
-  const auto seconds_of_all_reduce = [n](const ts::ProcessGroup& group) {
+  const auto seconds_of_all_reduce = [](const ts::ProcessGroup& group) {
     ts::Tensor x = counting(4, n);
     ts::CommCounter counter;
     ts::dist::all_reduce(x, ts::ReduceOp::SUM, group);

@@ -55,6 +55,7 @@ ts::Tensor make_input(int p, int64_t numel, ts::DType dtype, const ts::ReduceOp&
   const bool product = op.kind() == ts::ReduceOp::PRODUCT;
   std::vector<std::pair<int, ts::Tensor>> shards;
   ts::DisabledLocalMode dense_shards;
+  const int64_t center = p * numel / 2;  // an integer, so that integer dtypes hold the values exactly
   for (int r = 0; r < p; ++r) {
     std::vector<double> values;
     for (int64_t k = 0; k < numel; ++k) {
@@ -62,8 +63,8 @@ ts::Tensor make_input(int p, int64_t numel, ts::DType dtype, const ts::ReduceOp&
       if (product)
         values.push_back(is_float(dtype) ? 1.0 + static_cast<double>(v) / 2048.0 : 1.0 + (r + k) % 10);
       else
-        values.push_back(is_float(dtype) ? static_cast<double>(v - p * numel / 2) / 4.0
-                                         : static_cast<double>(v - p * numel / 2));
+        values.push_back(is_float(dtype) ? static_cast<double>(v - center) / 4.0
+                                         : static_cast<double>(v - center));
     }
     shards.emplace_back(r, ts::from_values<double>(values, {numel}).to(dtype));
   }

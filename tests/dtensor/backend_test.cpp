@@ -27,7 +27,8 @@ ts::Tensor counting(const ts::Shape& shape, float start = 0.f) {
 
 void check_on_cpu2(const ts::DTensor& t, const char* what) {
   INFO(what);
-  for (const auto& [rank, shard] : t.to_local().shards()) {
+  for (const auto& [shard_rank, shard] : t.to_local().shards()) {
+    const auto rank = shard_rank;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(rank);
     CHECK(shard.backend() == "cpu2");
   }
@@ -139,7 +140,8 @@ TEST_CASE("ops on cpu2 DTensors keep their results on cpu2") {
   for (const Case& c : cases) {
     check_on_cpu2(c.result, c.name);
     const ts::Tensor full = c.result.full_tensor();
-    for (const auto& [rank, shard] : full.shards()) {
+    for (const auto& [shard_rank, shard] : full.shards()) {
+      const auto rank = shard_rank;  // named again: clang 14 cannot capture a structured binding
       CAPTURE(c.name);
       CAPTURE(rank);
       CHECK(shard.backend() == "cpu2");

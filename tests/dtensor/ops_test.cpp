@@ -99,13 +99,14 @@ TEST_CASE("unary ops and softmax keep shards, softmax over a sharded dim gathers
   ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {3});
   ts::Tensor x = world.randn({7, 5});
   ts::DTensor rows = ts::distribute_tensor(x, mesh, {ts::Shard(0)});
-  for (auto [name, f, g] : std::vector<
+  for (auto [op_name, f, g] : std::vector<
            std::tuple<const char*, ts::DTensor (*)(const ts::DTensor&), ts::Tensor (*)(const ts::Tensor&)>>{
            {"gelu", ts::gelu, ts::gelu},
            {"tanh", ts::tanh, ts::tanh},
            {"exp", ts::exp, ts::exp},
            {"sigmoid", ts::sigmoid, ts::sigmoid},
            {"abs", ts::abs, ts::abs}}) {
+    const char* name = op_name;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(name);
     ts::DTensor y = f(rows);
     CHECK(y.placements() == ts::Placements{ts::Shard(0)});
@@ -224,13 +225,14 @@ TEST_CASE("reductions on uneven shards and 2-d meshes match the dense op") {
   ts::DeviceMesh line = ts::init_device_mesh("cpu", {6});
   ts::DeviceMesh grid = ts::init_device_mesh("cpu", {3, 2});
   ts::Tensor x = world.randn({7, 5});  // 7 rows over 6: 2,2,2,1,0,0; over 3 then 2: nested and uneven
-  for (const auto& [mesh, placements] :
+  for (const auto& [mesh, layout] :
        std::vector<std::pair<ts::DeviceMesh, ts::Placements>>{{line, {ts::Shard(0)}},
                                                               {line, {ts::BalancedShard(1)}},
                                                               {grid, {ts::Shard(0), ts::Shard(1)}},
                                                               {grid, {ts::Shard(0), ts::Shard(0)}},
                                                               {grid, {ts::BalancedShard(1), ts::Shard(0)}},
                                                               {grid, {ts::Replicate(), ts::Shard(1)}}}) {
+    const ts::Placements& placements = layout;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(ts::placements_text(placements));
     const ts::DTensor d = ts::distribute_tensor(x, mesh, placements);
     for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{0}, {1}, {}, {0, 1}}) {

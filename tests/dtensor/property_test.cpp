@@ -262,7 +262,9 @@ TEST_CASE("property: ops on random DTensors match the dense op") {
                                                       {ts::maximum, ts::maximum},
                                                       {ts::minimum, ts::minimum}};
         if (op < 5) {
-          const auto [dop, top] = ops[static_cast<size_t>(op)];
+          // Named, not structured bindings: the lambdas capture them, and clang 14 cannot capture one.
+          const DOp dop = ops[static_cast<size_t>(op)].first;
+          const TOp top = ops[static_cast<size_t>(op)].second;
           check_op([&] { return dop(make_dtensor(a, mesh, pa), make_dtensor(b, mesh, pb)); },
                    [&] { return top(a, b); }, 1e-6, cases);
         } else {

@@ -133,7 +133,7 @@ TEST_CASE("fresh results on cpu stay one per rank, even from shards that are one
     local = ts::local_tensor(ts::RankMap<ts::Tensor>({{0, one}, {1, one}, {2, one}, {3, one}}));
   }
   REQUIRE(distinct_impls(local) == 1);
-  for (ts::Tensor out : {local.to(ts::kFloat64), ts::zeros_like(local), ts::empty_like(local)}) {
+  for (const ts::Tensor& out : {local.to(ts::kFloat64), ts::zeros_like(local), ts::empty_like(local)}) {
     CHECK(distinct_impls(out) == 4);
     // A rank writing its result in place changes no other rank's.
     const ts::DisabledLocalMode plain;

@@ -123,7 +123,8 @@ TEST_CASE("regression: distribute_tensor gives each rank only its part, copied o
     CAPTURE(ts::placements_text(placements));
     const ts::DTensor d = ts::distribute_tensor(x, mesh, placements);
     check_layout(d, x);
-    for (const auto& [rank, shard] : d.to_local().shards()) {
+    for (const auto& [shard_rank, shard] : d.to_local().shards()) {
+      const auto rank = shard_rank;  // named again: clang 14 cannot capture a structured binding
       CAPTURE(rank);
       CHECK(shard.is_contiguous());
       CHECK(shard.numel() == layout_oracle::expected_shard(x, placements, {4, 2}, rank).numel());

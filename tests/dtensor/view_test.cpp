@@ -94,8 +94,9 @@ TEST_CASE("views that keep the placement PyTorch keeps, without communication") 
       {{{21, 5}, ts::Shard(0), {105}}, ts::Shard(0)},
       {{{42, 2, 3}, ts::Shard(0), {42, 6}}, ts::Shard(0)},
   };
-  for (const auto& [c, placement] : cases)
+  for (const auto& [view_case, placement] : cases)
     for (int ranks : {1, 3, 7}) {
+      const ViewCase& c = view_case;  // named again: clang 14 cannot capture a structured binding
       CAPTURE(describe(c, ranks));
       const ts::Placement got = check_view(c, ranks);
       // One rank holds everything, so any placement of it says the same: only more ranks must match.

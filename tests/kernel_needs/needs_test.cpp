@@ -252,7 +252,8 @@ TEST_CASE("sdk/KERNELS.md and the core's list say what this test found") {
         std::vector<std::string>(needs.ops.begin(), needs.ops.end());
   // Kernels only some dtypes need (cast for integer allclose, copy for strided views) are listed
   // too; this test runs contiguous float and integer operands, so it checks the others are there.
-  for (auto& [key, ops] : expected) {
+  for (auto& [key_bound, ops] : expected) {
+    const auto& key = key_bound;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(key);
     REQUIRE(documented.count(key) == 1);
     REQUIRE(core.count(key) == 1);

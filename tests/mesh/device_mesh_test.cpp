@@ -231,13 +231,14 @@ TEST_CASE("groups asked of a mesh before with_topology, flatten or slicing are n
   CHECK(dp.group(0).fibres() == std::vector<std::vector<int>>{{0, 4}, {1, 5}, {2, 6}, {3, 7}});
 
   // A copy shares what was made and answers the same.
-  const ts::DeviceMesh copy = mesh;
+  const ts::DeviceMesh copy = mesh;  // NOLINT(performance-unnecessary-copy-initialization): under test
   CHECK(copy.group(0) == mesh.group(0));
   CHECK(copy.group(1).fibres() == mesh.group(1).fibres());
 }
 
 TEST_CASE("a mesh moved from keeps its fibres and groups") {
   ts::DeviceMesh mesh("cpu", {2, 3});
+  // NOLINTNEXTLINE(performance-move-const-arg): the move is under test (DeviceMesh copies on it).
   const ts::DeviceMesh moved = std::move(mesh);
   // NOLINTNEXTLINE(bugprone-use-after-move): what a moved-from mesh answers is the point of the test.
   CHECK(mesh.fibres() == std::vector<std::vector<int>>{{0, 1, 2, 3, 4, 5}});

@@ -197,7 +197,8 @@ TEST_CASE("shortest paths are computed once per (source, message size) and share
     for (int a = 0; a < 8; ++a)
       for (int b = 0; b < 8; ++b) ring.path(a, b, 1000);
   CHECK(ring.shortest_path_trees() == 8);  // one per source
-  const ts::Topology copy = ring;          // a copy shares the trees
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): a copy shares the trees
+  const ts::Topology copy = ring;
   CHECK(copy.path(3, 6, 1000) == std::vector<int>{3, 4, 5, 6});
   CHECK(copy.shortest_path_trees() == 8);
   copy.path(3, 7, 2000);  // another size: another tree

@@ -79,8 +79,8 @@ Outcome run_collectives(const std::string& b, int world) {
   for (int64_t j = 0; j < p; ++j) receives.push_back(j + 1), received += j + 1;
   std::vector<ts::SymInt> input_splits, output_splits;
   for (int64_t j = 0; j < p; ++j) {
-    input_splits.push_back(ts::current_rank() + 1);
-    output_splits.push_back(receives[static_cast<size_t>(j)]);
+    input_splits.emplace_back(ts::current_rank() + 1);
+    output_splits.emplace_back(receives[static_cast<size_t>(j)]);
   }
   ts::Tensor uneven_out = ts::empty({received, 3}, on(b));
   ts::dist::all_to_all_single(uneven_out, uneven, output_splits, input_splits);

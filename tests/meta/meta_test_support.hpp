@@ -52,7 +52,8 @@ inline void check_same_layout(const ts::Tensor& cpu, const ts::Tensor& meta) {
   REQUIRE(meta.is_local() == cpu.is_local());
   if (!cpu.is_local()) return check_dense_layout(cpu, meta);
   REQUIRE(meta.ranks() == cpu.ranks());
-  for (const auto& [rank, shard] : cpu.shards()) {
+  for (const auto& [shard_rank, shard] : cpu.shards()) {
+    const auto rank = shard_rank;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(rank);
     check_dense_layout(shard, meta.shard(rank));
   }

@@ -77,7 +77,8 @@ TEST_CASE("transformer ops: what cpu refuses, meta refuses") {
        }},
       {"gelu approximate 'fast'", [](const std::string& b) { ts::gelu(ts::ones({2}, on(b)), "fast"); }},
   };
-  for (const auto& [name, run] : refusals) {
+  for (const auto& [name_bound, run] : refusals) {
+    const auto& name = name_bound;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(name);
     CHECK_THROWS_AS(run("cpu"), ts::Error);
     CHECK_THROWS_AS(run("meta"), ts::Error);

@@ -89,7 +89,7 @@ TEST_CASE("registration refuses empty, dotted and repeated names and undefined p
 
 TEST_CASE("holders share one module, and a Parameter's copies share its slot") {
   nn::Linear a(2, 2);
-  nn::Linear b = a;
+  nn::Linear b = a;  // NOLINT(performance-unnecessary-copy-initialization): the copy is under test
   CHECK(a.ptr() == b.ptr());
   nn::Parameter w = a->weight;
   w.set(ts::zeros({2, 2}));
@@ -111,8 +111,10 @@ TEST_CASE("load_state_dict copies in place, and strict names every missing and u
   CHECK(result.missing_keys.empty());
   CHECK(result.unexpected_keys.empty());
   CHECK(target->first->weight.tensor().data_ptr() == bytes_before);
-  for (const auto& [name, value] : state)
+  for (const auto& [key, value] : state) {
+    const std::string& name = key;  // named again: clang 14 cannot capture a structured binding
     CHECK_MESSAGE(values(target->state_dict().at(name).tensor()) == values(value.tensor()), name);
+  }
   CHECK(target->first->weight.requires_grad());
   CHECK(target->first->weight.is_leaf());
 

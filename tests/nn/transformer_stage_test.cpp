@@ -95,7 +95,8 @@ TEST_CASE("Transformer stages run one after another give the model's logits and 
   model->zero_grad();
   staged.sum().backward();
   size_t i = 0;
-  for (const auto& [name, p] : model->named_parameters()) {
+  for (const auto& [key, p] : model->named_parameters()) {
+    const std::string& name = key;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(name);
     REQUIRE(p.tensor().grad().defined());
     CHECK(test::same_bits(p.tensor().grad().to_vector<float>(), want[i++]));

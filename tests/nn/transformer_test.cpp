@@ -139,8 +139,8 @@ TEST_CASE("the Transformer names its parameters as torchtitan's Llama") {
                           "feed_forward.w3.weight", "attention_norm.weight", "ffn_norm.weight"})
       expected.push_back(p + n);
   }
-  expected.push_back("norm.weight");
-  expected.push_back("output.weight");
+  expected.emplace_back("norm.weight");
+  expected.emplace_back("output.weight");
   CHECK(names == expected);
   CHECK(model->get_parameter("layers.1.attention.wk.weight").shape() == ts::Shape{8, 16});  // 2 kv heads of 4
   CHECK(model->state_dict().size() == expected.size());  // the rotary tables are not persistent
@@ -181,7 +181,10 @@ TEST_CASE("a later token never changes an earlier position's logits, and backwar
 
   const ts::Tensor loss = ts::cross_entropy(a.view({-1, 11}), ts::tensor({2, 3, 4, 0}));
   loss.backward();
-  for (const auto& [name, p] : model->named_parameters()) CHECK_MESSAGE(p.has_grad(), name);
+  for (const auto& [key, p] : model->named_parameters()) {
+    const std::string& name = key;  // named again: clang 14 cannot capture a structured binding
+    CHECK_MESSAGE(p.has_grad(), name);
+  }
 }
 
 TEST_CASE("the Transformer refuses inconsistent shapes with the values named") {

@@ -82,7 +82,8 @@ TEST_CASE("AdamW over five steps matches the oracle, float32 and float64") {
       {"beta1 = 0", {.lr = 0.01, .betas = {0.0, 0.5}}},
       {"large eps", {.lr = 0.1, .eps = 0.5}},
   };
-  for (const auto& [name, options] : cases) {
+  for (const auto& [name_bound, options] : cases) {
+    const auto& name = name_bound;  // named again: clang 14 cannot capture a structured binding
     for (ts::DType dtype : {ts::kFloat32, ts::kFloat64}) {
       CAPTURE(name);
       CAPTURE(ts::dtype_name(dtype));

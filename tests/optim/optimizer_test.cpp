@@ -171,7 +171,7 @@ TEST_CASE("parameter list errors name the parameter") {
   CHECK_THROWS_WITH_AS(SGD({ts::ones({2}, ts::kBool)}), doctest::Contains("parameter 0 has dtype bool"),
                        ts::Error);
   const ts::Tensor q = make({2.0}, ts::kFloat32);
-  const ts::Tensor alias = p;
+  const ts::Tensor alias = p;  // NOLINT(performance-unnecessary-copy-initialization): a second handle
   CHECK_THROWS_WITH_AS(SGD({p, q, alias}),
                        doctest::Contains("SGD: parameter 2 is the same tensor as parameter 0"), ts::Error);
   // A view of a parameter is another tensor (as in PyTorch, which does not look at storage).

@@ -85,6 +85,7 @@ TEST_CASE("a parameter list's errors name the parameter") {
   CHECK_THROWS_WITH_AS(ts::optim::AdamW(std::vector<ts::nn::Parameter>{}),
                        doctest::Contains("AdamW: optimizer got an empty parameter list"), ts::Error);
   // Two handles of one slot are one parameter listed twice.
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): a second handle
   const ts::nn::Parameter same_slot = a;
   CHECK_THROWS_WITH_AS(ts::optim::SGD(std::vector<ts::nn::Parameter>{a, same_slot}),
                        doctest::Contains("SGD: parameter 1 is the same tensor as parameter 0"), ts::Error);
@@ -112,7 +113,8 @@ TEST_CASE("a parameter list's errors name the parameter") {
 
 TEST_CASE("the optimizer keeps the value a parameter's slot held when it was built") {
   const ts::nn::Parameter p(make({1.0, 2.0}, ts::kFloat64));
-  const ts::Tensor original = p.tensor();
+  // The tensor the slot holds now (a copy of the handle: the slot may be given another).
+  const ts::Tensor original = p.tensor();  // NOLINT(performance-unnecessary-copy-initialization)
   ts::optim::SGD opt(std::vector<ts::nn::Parameter>{p}, {.lr = 1.0});
   // A new value in the slot (what a parallel style does) is not what the optimizer updates.
   p.set(make({10.0, 20.0}, ts::kFloat64));

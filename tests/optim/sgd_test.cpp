@@ -87,7 +87,8 @@ TEST_CASE("SGD over four steps matches the oracle, float32 and float64") {
       {"everything but nesterov",
        {.lr = 0.03, .momentum = 0.5, .dampening = 0.25, .weight_decay = 0.1, .maximize = true}},
   };
-  for (const auto& [name, options] : cases) {
+  for (const auto& [case_name, options] : cases) {
+    const char* name = case_name;  // named again: clang 14 cannot capture a structured binding
     for (ts::DType dtype : {ts::kFloat32, ts::kFloat64}) {
       CAPTURE(name);
       CAPTURE(ts::dtype_name(dtype));

@@ -35,7 +35,8 @@ TEST_CASE("FSDP + TP + SP + loss parallel on (dp=2, tp=2): dense loss and gradie
   ts::parallelize_module(model, mesh["tp"], ts::transformer_tp_plan());
   for (const auto& layer : *model->layers) ts::fully_shard(*layer, {.mesh = mesh["dp"]});
   ts::fully_shard(model, {.mesh = mesh["dp"]});
-  for (const auto& [name, p] : model->named_parameters()) {
+  for (const auto& [name_bound, p] : model->named_parameters()) {
+    const auto& name = name_bound;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(name);
     REQUIRE(p.is_dtensor());
     CHECK(p.dtensor().device_mesh().shape() == std::vector<int64_t>{2, 2});
@@ -65,7 +66,7 @@ TEST_CASE("FSDP + TP + SP + loss parallel on (dp=2, tp=2): dense loss and gradie
   CHECK_MESSAGE(by_collective(backward) == expected_backward, backward.table());
 
   // The dp groups' losses average to the dense loss (equal token counts).
-  const ts::Tensor losses = loss.to_local();
+  const ts::Tensor& losses = loss.to_local();
   check_close(((losses.shard(0) + losses.shard(2)) * 0.5), dense_loss, "mean loss over dp");
   const auto want = dense->named_parameters();
   const auto got = model->named_parameters();
@@ -81,7 +82,9 @@ TEST_CASE("FSDP + TP + SP + loss parallel on (dp=2, tp=2): dense loss and gradie
 // j; gathering over dp gives back block j, and the step equals the dense one.
 TEST_CASE("FSDP + TP: a column-parallel bias is sharded within its tensor-parallel blocks") {
   const std::vector<std::pair<int64_t, int64_t>> layouts{{2, 2}, {3, 2}, {2, 4}, {1, 2}};
-  for (const auto& [dp, tp] : layouts) {
+  for (const auto& [dp_bound, tp_bound] : layouts) {
+    const auto& dp = dp_bound;  // named again: clang 14 cannot capture a structured binding
+    const auto& tp = tp_bound;
     CAPTURE(dp);
     CAPTURE(tp);
     const ts::DeviceMesh mesh = ts::init_device_mesh("cpu", {dp, tp}, {"dp", "tp"});

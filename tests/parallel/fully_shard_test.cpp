@@ -102,7 +102,10 @@ TEST_CASE("fully_shard without resharding after forward gathers once per step") 
   ts::CommCounter backward;
   out.tensor().sum().backward();
   CHECK(by_collective(backward) == Counts{{"reduce_scatter", 3}});
-  for (const auto& [name, p] : net->named_parameters()) CHECK_MESSAGE(p.is_dtensor(), name);
+  for (const auto& [name_bound, p] : net->named_parameters()) {
+    const auto& name = name_bound;  // named again: clang 14 cannot capture a structured binding
+    CHECK_MESSAGE(p.is_dtensor(), name);
+  }
 }
 
 TEST_CASE("an optimizer steps the sharded parameters, and the state dict holds the full values") {
@@ -124,7 +127,8 @@ TEST_CASE("an optimizer steps the sharded parameters, and the state dict holds t
     opt.step();
   }
   const nn::StateDict want = dense->state_dict();
-  for (const auto& [name, value] : net->state_dict()) {
+  for (const auto& [name_bound, value] : net->state_dict()) {
+    const auto& name = name_bound;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(name);
     REQUIRE(value.is_dtensor());
     check_close(value.dtensor().full_tensor().reconcile(), want.at(name).tensor(), "parameter after 3 steps",
@@ -190,7 +194,8 @@ TEST_CASE("mixed precision: parameters gathered and used in bf16, gradients redu
     out.tensor().sum().backward();
     CHECK(bytes_of(backward, "reduce_scatter") == full_reduced);  // the same bytes reduced
   }
-  for (const auto& [name, p] : mixed->named_parameters()) {
+  for (const auto& [name_bound, p] : mixed->named_parameters()) {
+    const auto& name = name_bound;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(name);
     CHECK(p.dtype() == ts::kFloat32);  // the sharded parameters keep their dtype
     CHECK(p.dtensor_grad().dtype() == ts::kFloat32);

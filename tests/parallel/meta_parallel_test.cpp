@@ -103,7 +103,8 @@ TEST_CASE("replicate on the meta backend: one all_reduce and one plain gradient 
   net(x_local).tensor().sum().backward();
   const Counts one_all_reduce{{"all_reduce", 1}};
   CHECK(by_collective(step) == one_all_reduce);
-  for (const auto& [name, p] : net->named_parameters()) {
+  for (const auto& [name_bound, p] : net->named_parameters()) {
+    const auto& name = name_bound;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(name);
     REQUIRE(p.grad().defined());
     CHECK_FALSE(p.grad().is_local());

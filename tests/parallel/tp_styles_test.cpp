@@ -52,7 +52,7 @@ std::vector<ts::DeviceMesh> tp_meshes() {
 
 // What a mesh of more than one rank issues; one rank communicates nothing.
 Counts on_many_ranks(const ts::DeviceMesh& mesh, Counts counts) {
-  return mesh.size() > 1 ? counts : Counts{};
+  return mesh.size() > 1 ? std::move(counts) : Counts{};
 }
 
 void check_grads(nn::Module& parallel, nn::Module& dense) {

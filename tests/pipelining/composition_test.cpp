@@ -169,7 +169,8 @@ Run pipelined_run(Kind kind) {
       CAPTURE(rank);
       const Run& r = per_rank[static_cast<size_t>(rank)];
       if (rank >= 4) CHECK(test::same_bits(r.losses[static_cast<size_t>(step)], run.losses.back()));
-      for (const auto& [name, g] : r.grads[static_cast<size_t>(step)]) {
+      for (const auto& [parameter, g] : r.grads[static_cast<size_t>(step)]) {
+        const std::string& name = parameter;  // named again: clang 14 cannot capture a structured binding
         CAPTURE(name);
         const auto [at, fresh] = grads.emplace(name, g);
         if (!fresh) CHECK(test::same_bits(at->second, g));
@@ -192,7 +193,8 @@ void require_close(const Run& got, const Run& want) {
       CHECK(std::abs(got.losses[step][k] - want.losses[step][k]) <= 1e-5 * std::abs(want.losses[step][k]));
     }
     REQUIRE(got.grads[step].size() == want.grads[step].size());  // every parameter, on some stage
-    for (const auto& [name, w] : want.grads[step]) {
+    for (const auto& [parameter, w] : want.grads[step]) {
+      const std::string& name = parameter;  // named again: clang 14 cannot capture a structured binding
       CAPTURE(name);
       REQUIRE(got.grads[step].count(name) == 1);
       const std::vector<float>& g = got.grads[step].at(name);

@@ -164,7 +164,8 @@ TEST_CASE("a schema with a defect rejects the plugin at load, naming the paramet
       {"bad-name", "parameter #1 is invalid: its name is missing or not made of letters, digits and '_'"},
       {"no-set-parameter", "it declares 2 parameters but has no set_parameter to receive them"},
   };
-  for (const auto& [defect, reason] : cases) {
+  for (const auto& [defect_bound, reason] : cases) {
+    const auto& defect = defect_bound;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(defect);
     const std::filesystem::path file = test_plugin("bad-schema-" + defect);
     const std::string message = load_error(file);

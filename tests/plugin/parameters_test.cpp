@@ -45,7 +45,7 @@ void all_reduce_with_params_direct() {
 }
 
 std::filesystem::path write_config(const std::string& text) {
-  const std::filesystem::path file =
+  std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("tessera-params-" + std::to_string(::getpid()) + ".toml");
   std::ofstream(file) << text;
   return file;

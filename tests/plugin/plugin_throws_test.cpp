@@ -28,7 +28,7 @@ std::string all_reduce_error(const std::string& algorithm) {
   ts::dist::set_algorithms("all_reduce:" + algorithm + ";*:direct");
   ts::Tensor t = distinct_inputs();
   const ts::Tensor before = t.clone();
-  const std::string message = error_of([&] { ts::dist::all_reduce(t, ts::ReduceOp::SUM); });
+  std::string message = error_of([&] { ts::dist::all_reduce(t, ts::ReduceOp::SUM); });
   CHECK(ts::equal(t, before));
 
   std::string verified;

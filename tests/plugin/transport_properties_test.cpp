@@ -62,7 +62,8 @@ TEST_CASE("invalid link properties at init are errors naming the transport, the 
   std::vector<std::string> plugins;
   for (const auto& [defect, _] : cases) plugins.push_back("bad-transport-" + defect);
   const ResetAndUnload cleanup(plugins);
-  for (const auto& [defect, problem] : cases) {
+  for (const auto& [defect_name, problem] : cases) {
+    const std::string& defect = defect_name;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(defect);
     const std::string name = "bad-transport-" + defect;
     const auto transport = transport_of(name, name);
@@ -98,13 +99,15 @@ TEST_CASE("a transport's latency and bandwidth cost the links between processes,
   CHECK(world.links_key() != 0);
   const ts::Topology topology = world.topology(6);
   CHECK(topology.name() == "fully_connected (transport-scripted between processes)");
-  for (const auto& [a, b] : std::vector<std::pair<int, int>>{{0, 1}, {0, 2}, {3, 4}, {4, 5}}) {
+  for (const auto& [from, to] : std::vector<std::pair<int, int>>{{0, 1}, {0, 2}, {3, 4}, {4, 5}}) {
+    const int a = from, b = to;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(a);
     CAPTURE(b);
     CHECK(topology.link(a, b).latency == kPresetLatency);
     CHECK(topology.link(a, b).bandwidth == kPresetBandwidth);
   }
-  for (const auto& [a, b] : std::vector<std::pair<int, int>>{{0, 3}, {0, 5}, {2, 3}, {1, 4}}) {
+  for (const auto& [from, to] : std::vector<std::pair<int, int>>{{0, 3}, {0, 5}, {2, 3}, {1, 4}}) {
+    const int a = from, b = to;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(a);
     CAPTURE(b);
     CHECK(topology.link(a, b).latency == kLatency);

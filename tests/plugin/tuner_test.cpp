@@ -72,7 +72,7 @@ TunedRun tuned_all_reduce() {
   for (const ts::CommCounter::Entry& entry : counter.entries())
     if (entry.collective == "all_reduce") run.algorithm = entry.algorithm;
   const ts::Tensor expected =
-      ts::full({kTunedCount}, static_cast<float>(kTunedRanks * (kTunedRanks + 1) / 2));
+      ts::full({kTunedCount}, static_cast<float>(kTunedRanks * (kTunedRanks + 1)) / 2);
   run.sums_right = true;
   for (int r = 0; r < kTunedRanks; ++r) run.sums_right = run.sums_right && ts::equal(x.shard(r), expected);
   return run;
@@ -152,7 +152,8 @@ TEST_CASE(
       {"nan", "at nan seconds; a price must be a finite number of seconds >= 0"},
       {"negative", "at -1 seconds; a price must be a finite number of seconds >= 0"},
       {"vetoes-all", "it vetoed every applicable algorithm ("}};
-  for (const auto& [fault, problem] : faults) {
+  for (const auto& [fault_name, problem] : faults) {
+    const std::string& fault = fault_name;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(fault);
     ts::configure(tuned(fault));
     const tessera_test::LogCapture capture;
@@ -252,7 +253,8 @@ TEST_CASE("a malformed tuner table is rejected at load, naming the plugin and th
       {"sdk14",
        "tuner 'bad-tuner-sdk14': the tuner component (kind 5) came with SDK 1.5, but the plugin claims SDK "
        "1.4"}};
-  for (const auto& [defect, problem] : defects) {
+  for (const auto& [defect_name, problem] : defects) {
+    const std::string& defect = defect_name;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(defect);
     const std::string message = plugin_test::load_error(plugin_test::test_plugin("bad-tuner-" + defect));
     CAPTURE(message);

@@ -41,7 +41,7 @@ std::string rejection_of(const std::string& defect, int64_t count) {
 
   ts::Tensor t = distinct_inputs(count);
   const ts::Tensor before = t.clone();
-  const std::string message = error_of([&] { ts::dist::all_reduce(t, ts::ReduceOp::SUM); });
+  std::string message = error_of([&] { ts::dist::all_reduce(t, ts::ReduceOp::SUM); });
   CAPTURE(message);
   CHECK(contains(message, "collective algorithm '" + algorithm + "' of plugin '" + algorithm + "'"));
   CHECK(contains(message, std::filesystem::weakly_canonical(file).string()));

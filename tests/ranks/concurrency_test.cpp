@@ -236,12 +236,12 @@ TEST_CASE("two threads sharing one World see each other's messages and counters"
 
 TEST_CASE("set_threads while another thread multiplies large shards") {
   // 60k-element shards: above the size at which ranks go to the pool.
-  const int64_t n = 60000;
-  auto compute = [n] {
+  static constexpr int64_t n = 60000;
+  auto compute = [] {
     ts::LocalMode mode(4);
     ts::Tensor a =
-        ts::rank_map([n](int r) { return ts::arange(n).to(ts::kFloat32) * static_cast<float>(r + 1); });
-    ts::Tensor b = ts::rank_map([n](int r) { return ts::full({n}, static_cast<float>(r) - 1.5f); });
+        ts::rank_map([](int r) { return ts::arange(n).to(ts::kFloat32) * static_cast<float>(r + 1); });
+    ts::Tensor b = ts::rank_map([](int r) { return ts::full({n}, static_cast<float>(r) - 1.5f); });
     return a * b;
   };
   ts::set_threads(1);

@@ -84,7 +84,7 @@ void program(const ts::DeviceMesh& mesh, Results& out,
 Results in_local_mode(int ranks, const std::function<ts::DeviceMesh()>& make_mesh) {
   Results results;
   ts::LocalMode mode(ranks);
-  program(make_mesh(), results, [](ts::Shape shape, double salt) {
+  program(make_mesh(), results, [](const ts::Shape& shape, double salt) {
     const ts::DisabledLocalMode plain;
     return distinct_tensor(shape, salt);
   });
@@ -96,7 +96,8 @@ Results in_spawn(int ranks, const std::function<ts::DeviceMesh()>& make_mesh) {
   ts::spawn(ranks, [&](int rank) {
     Results mine;
     program(make_mesh(), mine, distinct_tensor);
-    for (auto& [name, by_rank] : mine) {
+    for (auto& [name_bound, by_rank] : mine) {
+      const auto& name = name_bound;  // named again: clang 14 cannot capture a structured binding
       // A rank's program holds its own shard alone.
       CHECK_MESSAGE(by_rank.size() == 1, name);
       CHECK_MESSAGE(by_rank.count(rank) == 1, name);
@@ -108,12 +109,14 @@ Results in_spawn(int ranks, const std::function<ts::DeviceMesh()>& make_mesh) {
 
 void require_same(const Results& local_mode, const Results& spawned, int ranks) {
   REQUIRE(local_mode.size() == spawned.size());
-  for (const auto& [name, by_rank] : local_mode) {
+  for (const auto& [name_bound, by_rank] : local_mode) {
+    const auto& name = name_bound;  // named again: clang 14 cannot capture a structured binding
     CAPTURE(name);
     REQUIRE(spawned.count(name) == 1);
     REQUIRE(by_rank.size() == static_cast<size_t>(ranks));
     REQUIRE(spawned.at(name).size() == static_cast<size_t>(ranks));
-    for (const auto& [rank, values] : by_rank) {
+    for (const auto& [rank_bound, values] : by_rank) {
+      const auto& rank = rank_bound;  // named again: clang 14 cannot capture a structured binding
       CAPTURE(rank);
       CHECK(test::same_bits(values, spawned.at(name).at(rank)));
     }
@@ -278,7 +281,8 @@ TEST_CASE("spawn: parallelize_module and fully_shard in rank programs give every
                     ts::manual_seed(3);
                     return ts::models::Transformer(tiny_llama());
                   });
-              for (auto& [name, by_rank] : mine) {
+              for (auto& [name_bound, by_rank] : mine) {
+                const auto& name = name_bound;  // named again: clang 14 cannot capture a structured binding
                 CHECK_MESSAGE(by_rank.size() == 1, name);
                 CHECK_MESSAGE(by_rank.count(rank) == 1, name);
                 for (auto& [r, values] : by_rank) spawned[name][r] = std::move(values);

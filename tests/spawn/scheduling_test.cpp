@@ -131,5 +131,5 @@ TEST_CASE("spawn: 1024 ranks with the default stack") {
     ts::dist::all_reduce(t);
     got[static_cast<size_t>(rank)] = t.to_vector<float>()[15];
   });
-  CHECK(got == std::vector<float>(n, static_cast<float>(n * (n - 1) / 2)));
+  CHECK(got == std::vector<float>(n, static_cast<float>(n * (n - 1)) / 2));
 }

@@ -14,11 +14,12 @@ using test::elements_off_the_chain;
 
 TEST_CASE("mm: every float32 and float64 element is the in-order fma chain") {
   ts::Generator g(7);
-  for (const auto& [m, k, n] :
-       // {40, 300, 100}: enough rows that each pass's column tile of b is packed first, three passes
-       // over the inner dim and a narrow last column tile.
-       std::vector<std::array<int64_t, 3>>{
+  // {40, 300, 100}: enough rows that each pass's column tile of b is packed first, three passes over
+  // the inner dim and a narrow last column tile.
+  for (const auto& sizes : std::vector<std::array<int64_t, 3>>{
            {1, 1, 1}, {37, 53, 71}, {8, 300, 49}, {65, 129, 17}, {40, 300, 100}}) {
+    // Named, not structured bindings: clang 14 cannot capture one.
+    const int64_t m = sizes[0], k = sizes[1], n = sizes[2];
     CAPTURE(m);
     CAPTURE(k);
     CAPTURE(n);

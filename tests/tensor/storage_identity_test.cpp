@@ -109,7 +109,7 @@ TEST_CASE("all_reduce, broadcast and reduce write into the bytes a data_ptr and 
     // Rank r holds 10r + i + 1: the sum over ranks is 10 * (0 + ... + world-1) + world * (i + 1).
     Values sum(kLength);
     for (int64_t i = 0; i < kLength; ++i)
-      sum[static_cast<size_t>(i)] = 10.f * static_cast<float>(world * (world - 1) / 2) +
+      sum[static_cast<size_t>(i)] = 10.f * static_cast<float>(world * (world - 1)) / 2 +
                                     static_cast<float>(world) * static_cast<float>(i + 1);
     {
       ts::Tensor t = per_rank(kLength, input);
@@ -316,7 +316,8 @@ TEST_CASE("an in-place collective writes into imported memory, which its produce
     // Sum over ranks of r + i: world * (world - 1) / 2 + world * i.
     Values sum(kLength);
     for (int64_t i = 0; i < kLength; ++i)
-      sum[static_cast<size_t>(i)] = static_cast<float>(world * (world - 1) / 2 + world * i);
+      sum[static_cast<size_t>(i)] =
+          static_cast<float>(world * (world - 1)) / 2 + static_cast<float>(world * i);
     for (int r = 0; r < world; ++r) {
       CAPTURE(r);
       CHECK(arrays[static_cast<size_t>(r)] == sum);

@@ -62,7 +62,9 @@ TEST_CASE("scenario 4: uneven DTensor shards round-trip exactly") {
   // Other golden layouts (torch.chunk), including empty shards.
   const std::vector<std::pair<int64_t, int>> layouts = {{10, 4}, {9, 4}, {2, 4}, {12, 8},
                                                         {12, 4}, {0, 3}, {1, 1}};
-  for (auto [rows, world] : layouts) {
+  for (const auto& layout : layouts) {
+    const int64_t rows = layout.first;  // not structured bindings: clang 14 cannot capture one
+    const int world = layout.second;
     CAPTURE(rows);
     CAPTURE(world);
     CHECK_OUTCOME(tutorial::dtensor_uneven_sharding(rows, world));

@@ -11,7 +11,7 @@ namespace ts = tessera;
 
 namespace {
 
-Case creation_case(std::string name, std::function<ts::Tensor(const ts::TensorOptions&)> make,
+Case creation_case(std::string name, const std::function<ts::Tensor(const ts::TensorOptions&)>& make,
                    ts::DType dtype) {
   return {std::move(name), {}, [make, dtype](const std::vector<ts::Tensor>&, const std::string& backend) {
             return make(ts::TensorOptions(dtype).backend(backend));
@@ -83,10 +83,13 @@ void add_arange_cases(CaseGroup& group, ts::DType dtype) {
 }
 
 void add_eye_cases(CaseGroup& group, ts::DType dtype) {
-  for (auto [n, m] : {std::pair<int64_t, int64_t>{0, 0}, {1, 1}, {4, 4}, {3, 5}, {5, 3}, {0, 3}})
+  for (auto sizes : {std::pair<int64_t, int64_t>{0, 0}, {1, 1}, {4, 4}, {3, 5}, {5, 3}, {0, 3}}) {
+    // Named, not structured bindings: clang 14 cannot capture one.
+    const int64_t n = sizes.first, m = sizes.second;
     group.cases.push_back(creation_case(
         "eye(" + std::to_string(n) + ", " + std::to_string(m) + ")",
         [n, m](const ts::TensorOptions& o) { return ts::eye(n, m, o); }, dtype));
+  }
 }
 
 }  // namespace

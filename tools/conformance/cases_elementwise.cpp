@@ -185,7 +185,7 @@ CaseGroup gelu_grad_cases(ValueSource& values, const std::string&, ts::DType dty
   // A broadcast input's gradient is a sum over the broadcast dim.
   group.exactness = Exactness::kAccumulating;
   auto add_case = [&](const std::string& name, ts::Tensor input,
-                      std::function<ts::Tensor(const ts::Tensor&)> view) {
+                      const std::function<ts::Tensor(const ts::Tensor&)>& view) {
     group.cases.push_back(
         {name, {std::move(input)}, [view](const std::vector<ts::Tensor>& in, const std::string&) {
            ts::Tensor x = in[0].detach();

@@ -14,8 +14,8 @@ using View = std::function<ts::Tensor(const ts::Tensor&)>;
 
 ts::Tensor same(const ts::Tensor& t) { return t; }
 
-Case matmul_case(ValueSource& values, ts::DType dtype, std::string name, const ts::Shape& a, View view_a,
-                 const ts::Shape& b, View view_b) {
+Case matmul_case(ValueSource& values, ts::DType dtype, std::string name, const ts::Shape& a,
+                 const View& view_a, const ts::Shape& b, const View& view_b) {
   const Domain domain = Domain::kUnit;  // small products: sums of them compare tightly
   return {std::move(name),
           {values.make(a, dtype, domain), values.make(b, dtype, domain)},

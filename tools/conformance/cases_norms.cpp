@@ -47,7 +47,7 @@ CaseGroup norm_cases(ValueSource& values, const std::string& op, ts::DType dtype
   CaseGroup group;
   group.exactness = Exactness::kAccumulating;
   auto add = [&](const std::string& name, const ts::Shape& base,
-                 std::function<ts::Tensor(const ts::Tensor&)> view, size_t ndim, bool with_weight,
+                 const std::function<ts::Tensor(const ts::Tensor&)>& view, size_t ndim, bool with_weight,
                  bool with_bias, Domain domain) {
     // The normalised shape is the view's trailing dims (a transposed layout's base shape differs).
     const ts::Shape viewed = view(ts::zeros(base)).sizes();

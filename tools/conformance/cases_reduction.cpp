@@ -84,13 +84,17 @@ CaseGroup reduction_cases(ValueSource& values, const std::string& op, ts::DType 
                            [fn, view = layout.view](const std::vector<ts::Tensor>& in, const std::string&) {
                              return fn(view(in[0]), {}, false);
                            }});
-    for (const auto& [dims, keepdim] : subsets(rank))
+    for (const auto& subset : subsets(rank)) {
+      // Named, not structured bindings: clang 14 cannot capture one.
+      const auto& dims = subset.first;
+      const bool keepdim = subset.second;
       group.cases.push_back(
           {layout.name + ", " + dims_text(dims, keepdim),
            {values.make(layout.base, dtype, domain)},
            [fn, dims, keepdim, view = layout.view](const std::vector<ts::Tensor>& in, const std::string&) {
              return fn(view(in[0]), dims, keepdim);
            }});
+    }
   }
   // NaN propagates through max/min and counts as the extreme for argmax/argmin; sums meet infinities.
   if (ts::is_floating(dtype) || (dtype != ts::kBool && op != "sum" && op != "prod")) {

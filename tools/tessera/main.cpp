@@ -1,6 +1,7 @@
 // tessera: the command-line tool. Every failure is reported as "tessera: error: ..." with exit
 // status 1; no exception escapes main. A usage mistake also says which --help to read.
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -25,9 +26,7 @@ int usage_error(const std::string& command, const std::string& message) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run_cli(int argc, char** argv) {
   CLI::App app("Tessera: simulate distributed tensor programs.", "tessera");
   app.set_version_flag("--version", std::string("tessera ") + tessera::kVersion,
                        "Print the version and exit");
@@ -63,6 +62,19 @@ int main(int argc, char** argv) {
     return 1;
   } catch (...) {
     std::cerr << "tessera: error: unknown exception\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+// What escapes run_cli (setting the commands up, or writing an error out) still ends the process
+// with a message and status 1 rather than std::terminate.
+int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (...) {
+    std::fputs("tessera: error: the command line interface failed unexpectedly\n", stderr);
     return 1;
   }
 }

@@ -57,7 +57,8 @@ StageShape stage_shape(const ModelPlan& plan) {
 // tensor parallelism splitting both.
 double stage_forward_flops(const ModelPlan& plan, const ModelPlan& stage) {
   const StageShape shape = stage_shape(plan);
-  const double tokens = static_cast<double>(stage.batch / shape.dp) * static_cast<double>(plan.seq);
+  const int64_t replica_batch = stage.batch / shape.dp;  // whole sequences per data-parallel replica
+  const double tokens = static_cast<double>(replica_batch) * static_cast<double>(plan.seq);
   const double dim = static_cast<double>(plan.hidden);
   const double kv_dim = dim / static_cast<double>(plan.heads) * static_cast<double>(plan.kv_heads);
   const double weights = 2 * dim * dim + 2 * dim * kv_dim + 3 * dim * static_cast<double>(plan.ffn);

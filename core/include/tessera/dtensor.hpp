@@ -21,10 +21,10 @@ class DTensor {
  public:
   // Checked: placements match the mesh, shard dims are in range, and every rank's shard has the
   // shape the layout gives it. Prefer distribute_tensor / from_local.
-  DTensor(Tensor local, DeviceMesh mesh, Placements placements, Shape global_shape);
+  DTensor(Tensor local, const DeviceMesh& mesh, const Placements& placements, Shape global_shape);
 
   // PyTorch: DTensor.from_local; the same as the free from_local below.
-  static DTensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements,
+  static DTensor from_local(const Tensor& local, const DeviceMesh& mesh, const Placements& placements,
                             std::optional<Shape> shape = std::nullopt);
 
   const Tensor& to_local() const { return local_; }
@@ -95,7 +95,7 @@ DTensor distribute_tensor(const Tensor& tensor, const DeviceMesh& mesh, Placemen
 // Wraps per-rank shards without moving data. The global shape is inferred for even layouts
 // (local size times the shards of each sharded dim); uneven layouts need it given. A plain tensor
 // is the local value of every rank (as PyTorch's from_local of a tensor each rank holds).
-DTensor from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements,
+DTensor from_local(const Tensor& local, const DeviceMesh& mesh, const Placements& placements,
                    std::optional<Shape> shape = std::nullopt);
 
 // Which ranks hold which part of a 1-d or 2-d DTensor, as a text grid (ranges inclusive).

@@ -46,9 +46,9 @@ class [[nodiscard]] DisabledLocalMode {
 // scopes of the world it was opened in); given a World, it joins it.
 class LocalMode {
  public:
-  explicit LocalMode(int num_ranks);       // ranks 0..num_ranks-1 of a new world of num_ranks
-  explicit LocalMode(RankSet ranks);       // a new world of (largest rank + 1) ranks
-  explicit LocalMode(const World& world);  // the ranks this process hosts in `world`
+  explicit LocalMode(int num_ranks);         // ranks 0..num_ranks-1 of a new world of num_ranks
+  explicit LocalMode(const RankSet& ranks);  // a new world of (largest rank + 1) ranks
+  explicit LocalMode(const World& world);    // the ranks this process hosts in `world`
   ~LocalMode();
   LocalMode(const LocalMode&) = delete;
   LocalMode& operator=(const LocalMode&) = delete;

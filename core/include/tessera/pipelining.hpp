@@ -227,7 +227,7 @@ class Schedule1F1B : public PipelineScheduleSingle {
 // n_microbatches / max(1, n_microbatches / num_ranks), which must divide n_microbatches.
 class ScheduleInterleaved1F1B : public PipelineScheduleMulti {
  public:
-  ScheduleInterleaved1F1B(std::vector<PipelineStage> stages, int n_microbatches, LossFn loss_fn = {});
+  ScheduleInterleaved1F1B(const std::vector<PipelineStage>& stages, int n_microbatches, LossFn loss_fn = {});
   static SchedulePlan plan(int num_ranks, int stages_per_rank, int n_microbatches);
 };
 
@@ -236,7 +236,8 @@ class ScheduleInterleaved1F1B : public PipelineScheduleMulti {
 // (weight gradient, run later to fill the bubbles).
 class ScheduleInterleavedZeroBubble : public PipelineScheduleMulti {
  public:
-  ScheduleInterleavedZeroBubble(std::vector<PipelineStage> stages, int n_microbatches, LossFn loss_fn = {});
+  ScheduleInterleavedZeroBubble(const std::vector<PipelineStage>& stages, int n_microbatches,
+                                LossFn loss_fn = {});
   static SchedulePlan plan(int num_ranks, int stages_per_rank, int n_microbatches);
 };
 
@@ -245,7 +246,7 @@ class ScheduleInterleavedZeroBubble : public PipelineScheduleMulti {
 // 0; backwards split into I and W.
 class ScheduleZBVZeroBubble : public PipelineScheduleMulti {
  public:
-  ScheduleZBVZeroBubble(std::vector<PipelineStage> stages, int n_microbatches, LossFn loss_fn = {});
+  ScheduleZBVZeroBubble(const std::vector<PipelineStage>& stages, int n_microbatches, LossFn loss_fn = {});
   static SchedulePlan plan(int num_ranks, int n_microbatches);
 };
 

@@ -40,6 +40,8 @@ class AutogradSlot {
  public:
   AutogradSlot() = default;
   AutogradSlot(const AutogradSlot&) {}
+  // Assigning keeps this slot's own state, so assigning a slot to itself is harmless.
+  // NOLINTNEXTLINE(bugprone-unhandled-self-assignment)
   AutogradSlot& operator=(const AutogradSlot&) { return *this; }
 
   AutogradMeta* get() const { return meta_.get(); }

@@ -69,7 +69,7 @@ void record_reduction(const char* op, const Tensor& a, const std::vector<int64_t
           name,
           [&](const Tensor& g, const SymShape& s) {
             const Shape input = s.to_shape();
-            const Tensor spread = spread_back(g, input, reduced);
+            Tensor spread = spread_back(g, input, reduced);
             if (is(op, "sum")) return spread;
             int64_t count = 1;
             for (size_t d = 0; d < input.size(); ++d)

@@ -100,13 +100,13 @@ class Loader {
     };
     if (auto* i = std::get_if<int64_t>(&value)) {
       if (e.kind != EntryKind::int64) throw mismatch();
-      scalars_.push_back([i, &e] { *i = e.int_value; });
+      scalars_.emplace_back([i, &e] { *i = e.int_value; });
     } else if (auto* f = std::get_if<double>(&value)) {
       if (e.kind != EntryKind::float64) throw mismatch();
-      scalars_.push_back([f, &e] { *f = e.float_value; });
+      scalars_.emplace_back([f, &e] { *f = e.float_value; });
     } else if (auto* s = std::get_if<std::string>(&value)) {
       if (e.kind != EntryKind::string) throw mismatch();
-      scalars_.push_back([s, &e] { *s = e.string_value; });
+      scalars_.emplace_back([s, &e] { *s = e.string_value; });
     } else {
       if (!is_tensor_kind(e.kind)) throw mismatch();
       const DType dtype = std::holds_alternative<DTensor>(value) ? std::get<DTensor>(value).dtype()

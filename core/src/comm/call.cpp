@@ -101,7 +101,7 @@ uint64_t call_fingerprint(const char* op, const Tensor& tensor, const ProcessGro
   // On the stack: this runs on every collective call across processes, a small one included.
   std::array<int64_t, 64 + kMaxDims> words{};
   size_t n = 0;
-  for (const char* c = op; *c != '\0' && n < 48; ++c) words[n++] = *c;
+  for (const char* c = op; *c != '\0' && n < 48; ++c) words[n++] = static_cast<unsigned char>(*c);
   words[n++] = static_cast<int64_t>(tensor.dtype());
   words[n++] = f.reduce_op ? static_cast<int64_t>(f.reduce_op->kind()) : -1;
   const double factor = f.reduce_op ? f.reduce_op->factor() : 0.0;

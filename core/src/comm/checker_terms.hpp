@@ -28,6 +28,7 @@ struct Run {
 struct Term {
   int32_t rank;
   int64_t index;
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads the 0 of a defaulted <=>
   auto operator<=>(const Term&) const = default;
 };
 

@@ -53,7 +53,7 @@ Tensor send(const Tensor& t, int dst, int tag) {
   programs->send(rank, dst, tag, message, "functional::send", comm::MessageSpace::user);
   Tensor token = zeros(SymShape());
   if (!autograd::any_requires_grad(t)) return token;
-  const Shape shape = message.sizes();
+  const Shape& shape = message.sizes();
   const DType dtype = t.dtype();
   // A local tensor's gradient is a local tensor over its ranks: the received one as this rank's shard.
   const bool local = t.is_local();

@@ -66,7 +66,7 @@ Tensor take(int from, int to, int tag);
 // the transport, its tag and kind (a user's message or a gradient) in its envelope, so that the
 // receiver matches by tag and tells a message that does not belong where it arrived. `data` is
 // contiguous; the send is eager (the mailbox holds it until the transport has taken it).
-void post_remote(world::WorldState& w, int from, int to, int tag, Tensor data,
+void post_remote(world::WorldState& w, int from, int to, int tag, const Tensor& data,
                  MessageKind kind = MessageKind::point_to_point);
 // A receive (of the calling thread's distributed world) of the oldest message from `from` with
 // `tag`, waiting at most the world's timeout, into a tensor shaped like `like`. Messages from

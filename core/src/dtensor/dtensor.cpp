@@ -58,8 +58,8 @@ void require_mesh_ranks(const char* op, const Tensor& local, const DeviceMesh& m
 
 }  // namespace
 
-DTensor::DTensor(Tensor local, DeviceMesh mesh, Placements placements, Shape global_shape)
-    : local_(std::move(local)), mesh_(std::move(mesh)), global_shape_(std::move(global_shape)) {
+DTensor::DTensor(Tensor local, const DeviceMesh& mesh, const Placements& placements, Shape global_shape)
+    : local_(std::move(local)), mesh_(mesh), global_shape_(std::move(global_shape)) {
   if (!local_.defined() || !local_.is_local())
     throw Error("DTensor: the local part must be a local tensor (one shard per mesh rank)");
   require_mesh_ranks("DTensor", local_, mesh_);
@@ -216,7 +216,7 @@ DTensor distribute_untracked(const Tensor& given, const DeviceMesh& mesh, const 
     // Group rank 0 of every mesh dim is the source, as in PyTorch: mesh dims left to right, a
     // Shard scatters the pieces of what group rank 0 holds, a Replicate broadcasts it.
     require_mesh_ranks("distribute_tensor", tensor, mesh);
-    const Shape global = tensor.sizes();  // shards must agree in shape
+    const Shape& global = tensor.sizes();  // shards must agree in shape
     // The steps below start from the caller's shards without copying them: replicas share their
     // bytes copy-on-write, so a broadcast's in-place result (or any write) leaves the caller's alone.
     std::vector<std::pair<int, Tensor>> own;
@@ -325,7 +325,7 @@ Tensor held_by_every_rank(const Tensor& plain, const DeviceMesh& mesh) {
 }
 }  // namespace
 
-DTensor from_local(const Tensor& given, const DeviceMesh& mesh, Placements placements,
+DTensor from_local(const Tensor& given, const DeviceMesh& mesh, const Placements& placements,
                    std::optional<Shape> shape) {
   if (!given.defined()) throw Error("from_local: the tensor is undefined");
   const Tensor local = given.is_local() ? given : held_by_every_rank(given, mesh);

@@ -32,7 +32,7 @@ using autograd::PartialGrad;
 // Combines gradient terms over dims of one DeviceMesh (the dtensor side of autograd's TermMesh).
 class MeshTerms final : public autograd::TermMesh {
  public:
-  explicit MeshTerms(DeviceMesh mesh) : mesh_(std::move(mesh)) {}
+  explicit MeshTerms(const DeviceMesh& mesh) : mesh_(mesh) {}
 
   Tensor combine(const Tensor& grad, const std::vector<PartialDim>& dims) const override {
     Tensor out = grad.clone();
@@ -80,9 +80,9 @@ Placements with_terms(Placements layout, const PartialGrad& partial) {
 // terms over a replicated dim all-reduce).
 class RedistributeBackward final : public autograd::Node {
  public:
-  RedistributeBackward(DeviceMesh mesh, Shape shape, Placements grad_from, Placements grad_to)
+  RedistributeBackward(const DeviceMesh& mesh, Shape shape, Placements grad_from, Placements grad_to)
       : Node("RedistributeBackward", 1),
-        mesh_(std::move(mesh)),
+        mesh_(mesh),
         shape_(std::move(shape)),
         grad_from_(std::move(grad_from)),
         grad_to_(std::move(grad_to)) {

@@ -11,7 +11,7 @@ DTensor laid_out_like(const DTensor& like, Tensor local) {
   Placements placements = like.placements();
   for (Placement& p : placements)
     if (p.is_partial()) p = Replicate();
-  return DTensor(std::move(local), like.device_mesh(), std::move(placements), like.shape());
+  return DTensor(std::move(local), like.device_mesh(), placements, like.shape());
 }
 
 }  // namespace

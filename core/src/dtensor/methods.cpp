@@ -9,9 +9,9 @@
 
 namespace tessera {
 
-DTensor DTensor::from_local(const Tensor& local, const DeviceMesh& mesh, Placements placements,
+DTensor DTensor::from_local(const Tensor& local, const DeviceMesh& mesh, const Placements& placements,
                             std::optional<Shape> shape) {
-  return tessera::from_local(local, mesh, std::move(placements), std::move(shape));
+  return tessera::from_local(local, mesh, placements, std::move(shape));
 }
 
 int64_t DTensor::numel() const {

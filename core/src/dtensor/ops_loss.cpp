@@ -146,7 +146,7 @@ DTensor cross_entropy(const DTensor& logits, const DTensor& target, const CrossE
     per = loss_parallel(plan.inputs[0], plan.inputs[1], cd, class_dims, plan.output, options);
   }
   const DeviceMesh& mesh = logits.device_mesh();
-  const DTensor losses(per.losses, mesh, plan.output, target.shape());
+  DTensor losses(per.losses, mesh, plan.output, target.shape());
   if (options.reduction == "none") return losses;
   if (options.reduction == "sum") return sum(losses);
   // PyTorch's "mean": over the targets that count (0 / 0 = NaN when none does).
@@ -156,7 +156,7 @@ DTensor cross_entropy(const DTensor& logits, const DTensor& target, const CrossE
 DTensor mse_loss(const DTensor& a, const DTensor& b, const std::string& reduction) {
   require_reduction(reduction, "mse_loss");
   const DTensor d = sub(a, b);
-  const DTensor squared = mul(d, d);
+  DTensor squared = mul(d, d);
   if (reduction == "none") return squared;
   return reduction == "sum" ? sum(squared) : mean(squared);
 }

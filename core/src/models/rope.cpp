@@ -59,7 +59,7 @@ nn::Value apply_rotary_emb(const nn::Value& x, const Tensor& cos, const Tensor& 
       throw Error(
           fmt::format("apply_rotary_emb: x is a {} with pending sums; redistribute it first", x.kind()));
   }
-  const Tensor local = dx.to_local();
+  const Tensor& local = dx.to_local();
   const Tensor rotated = rotate_pairs(local, cos, sin);
   return DTensor::from_local(rotated, dx.device_mesh(), dx.placements(), dx.shape());
 }

@@ -195,7 +195,7 @@ Tensor clip(const std::vector<Gradient>& grads, double max_norm, double norm_typ
             bool single_value) {
   NoGradGuard no_grad;  // clipping is not part of any model's computation
   if (grads.empty()) return scalar_tensor(0.0, kFloat64);
-  const Tensor total = total_norm_of(grads, norm_type);
+  Tensor total = total_norm_of(grads, norm_type);
   if (single_value) {
     const auto values = values_of(total);
     for (const auto& [rank, value] : values)

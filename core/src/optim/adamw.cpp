@@ -112,7 +112,7 @@ Optimizer::ParamState AdamW::param_state(size_t i) const {
 
 void AdamW::set_param_state(size_t i, const ParamState& state) {
   std::vector<std::string> known = {"step", "exp_avg", "exp_avg_sq"};
-  if (options_.amsgrad) known.push_back("max_exp_avg_sq");
+  if (options_.amsgrad) known.emplace_back("max_exp_avg_sq");
   check_state_fields(i, state, known);
   // A step needs every field at once: checked before any is replaced.
   State updated = state_[i];

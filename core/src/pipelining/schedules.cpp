@@ -199,13 +199,13 @@ int ranks_of(const char* schedule, const std::vector<PipelineStage>& stages) {
 
 }  // namespace
 
-ScheduleInterleaved1F1B::ScheduleInterleaved1F1B(std::vector<PipelineStage> stages, int n_microbatches,
+ScheduleInterleaved1F1B::ScheduleInterleaved1F1B(const std::vector<PipelineStage>& stages, int n_microbatches,
                                                  LossFn loss_fn)
     : PipelineScheduleMulti(stages, std::move(loss_fn),
                             plan(ranks_of("ScheduleInterleaved1F1B", stages), static_cast<int>(stages.size()),
                                  n_microbatches)) {}
 
-ScheduleInterleavedZeroBubble::ScheduleInterleavedZeroBubble(std::vector<PipelineStage> stages,
+ScheduleInterleavedZeroBubble::ScheduleInterleavedZeroBubble(const std::vector<PipelineStage>& stages,
                                                              int n_microbatches, LossFn loss_fn)
     : PipelineScheduleMulti(stages, std::move(loss_fn),
                             plan(ranks_of("ScheduleInterleavedZeroBubble", stages),
@@ -222,7 +222,7 @@ int zbv_ranks(const std::vector<PipelineStage>& stages) {
 
 }  // namespace
 
-ScheduleZBVZeroBubble::ScheduleZBVZeroBubble(std::vector<PipelineStage> stages, int n_microbatches,
+ScheduleZBVZeroBubble::ScheduleZBVZeroBubble(const std::vector<PipelineStage>& stages, int n_microbatches,
                                              LossFn loss_fn)
     : PipelineScheduleMulti(stages, std::move(loss_fn), plan(zbv_ranks(stages), n_microbatches)) {}
 

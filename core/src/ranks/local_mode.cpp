@@ -63,7 +63,7 @@ std::shared_ptr<world::WorldState> world_for(const RankSet& ranks) {
 
 LocalMode::LocalMode(int num_ranks) : LocalMode(RankSet::range(num_ranks)) {}
 
-LocalMode::LocalMode(RankSet ranks) : LocalMode(ranks, world_for(ranks)) {}
+LocalMode::LocalMode(const RankSet& ranks) : LocalMode(ranks, world_for(ranks)) {}
 
 LocalMode::LocalMode(const World& world) : LocalMode(world.ranks(), world.state()) {}
 

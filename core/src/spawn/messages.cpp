@@ -90,7 +90,7 @@ void Scheduler::send(int src, int dst, int tag, const Tensor& message, const cha
   }
   if (!hosts(dst)) {
     // To another process: eager too (the link holds the send until the peer takes it).
-    comm::post_remote(*world_, src, dst, tag, std::move(copy),
+    comm::post_remote(*world_, src, dst, tag, copy,
                       space == comm::MessageSpace::gradient ? comm::MessageKind::gradient
                                                             : comm::MessageKind::point_to_point);
     ++sent_to_[static_cast<size_t>(process_of(dst))];

@@ -39,11 +39,9 @@ size_t itemsize(DType dtype) {
     case DType::Float64:
       return 8;
     case DType::BFloat16:
-      return 2;
     case DType::Float16:
       return 2;
     case DType::Int8:
-      return 1;
     case DType::UInt8:
       return 1;
   }

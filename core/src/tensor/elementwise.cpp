@@ -121,6 +121,8 @@ Tensor local_with_scalar(const char* op, BinaryKind kind, const Tensor& t, const
 
 // Dense arguments go straight to the kernel path; with a local argument detail::spmd runs the op per rank.
 // Comparisons give bool tensors, which carry no gradient: they are never recorded.
+// `name` is the function's name there, which cannot take parentheses.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define TESSERA_BINARY(name, kind, differentiable_op)                                                     \
   Tensor name(const Tensor& a, const Tensor& b) {                                                         \
     auto forward = [&] {                                                                                  \
@@ -169,6 +171,7 @@ TESSERA_BINARY(le, BinaryKind::Comparison, false)
 TESSERA_BINARY(gt, BinaryKind::Comparison, false)
 TESSERA_BINARY(ge, BinaryKind::Comparison, false)
 #undef TESSERA_BINARY
+// NOLINTEND(bugprone-macro-parentheses)
 
 #define TESSERA_UNARY(name, float_only)                                                 \
   Tensor name(const Tensor& a) {                                                        \

@@ -107,7 +107,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const CrossEntr
   const int64_t class_dim = class_dim_of(logits.dim());
   const Tensor log_probs = log_softmax(logits, class_dim);
   const auto [losses, kept] = picked_losses(log_probs, target, options.ignore_index);
-  const Tensor nll = reduce_loss(losses, kept, options.reduction);
+  Tensor nll = reduce_loss(losses, kept, options.reduction);
   if (options.label_smoothing == 0.0) return nll;
   const double eps = options.label_smoothing;
   const Tensor smooth = reduce_loss(neg(sum(log_probs, {class_dim})) * kept, kept, options.reduction);
@@ -122,7 +122,7 @@ Tensor mse_loss(const Tensor& a, const Tensor& b, const std::string& reduction) 
     throw Error(fmt::format("mse_loss: inputs have dtypes {} and {}, expected float32 or float64",
                             dtype_name(a.dtype()), dtype_name(b.dtype())));
   const Tensor d = a - b;
-  const Tensor squared = d * d;
+  Tensor squared = d * d;
   if (reduction == "none") return squared;
   return reduction == "sum" ? sum(squared) : mean(squared);
 }

@@ -16,7 +16,7 @@ namespace {
 std::vector<std::string> element_texts(const TensorImpl& t) {
   std::vector<std::string> texts;
   if (t.dtype() == kBool) {
-    for (bool v : detail::read_values<bool>(t, "printing")) texts.push_back(v ? "True" : "False");
+    for (bool v : detail::read_values<bool>(t, "printing")) texts.emplace_back(v ? "True" : "False");
   } else if (!is_floating(t.dtype())) {
     for (int64_t v : detail::read_values<int64_t>(t, "printing")) texts.push_back(std::to_string(v));
   } else {
@@ -25,9 +25,9 @@ std::vector<std::string> element_texts(const TensorImpl& t) {
     for (double v : values) all_integral = all_integral && (!std::isfinite(v) || v == std::floor(v));
     for (double v : values) {
       if (std::isnan(v))
-        texts.push_back("nan");
+        texts.emplace_back("nan");
       else if (std::isinf(v))
-        texts.push_back(v > 0 ? "inf" : "-inf");
+        texts.emplace_back(v > 0 ? "inf" : "-inf");
       else
         texts.push_back(all_integral ? fmt::format("{:.0f}.", v) : fmt::format("{:.4f}", v));
     }

@@ -28,6 +28,7 @@ class Callback {
  public:
   template <class F>
   requires(!std::is_same_v<std::remove_cvref_t<F>, Callback> && std::is_invocable_r_v<R, F&>)
+      // NOLINTNEXTLINE(bugprone-forwarding-reference-overload): the requires clause keeps Callback out
       Callback(F&& f)  // NOLINT(google-explicit-constructor): a lambda converts at the call site
       : object_(const_cast<void*>(static_cast<const void*>(std::addressof(f)))),
         call_([](void* object) -> R { return (*static_cast<std::remove_reference_t<F>*>(object))(); }) {}

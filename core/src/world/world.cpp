@@ -167,7 +167,7 @@ std::vector<int32_t> WorldState::ring_order(int ranks, const std::vector<int>& m
     topology = built.topology;
     if (auto it = built.rings.find(members); it != built.rings.end()) return it->second;
   }
-  const std::vector<int32_t> ring = ring_positions(topology, members);
+  std::vector<int32_t> ring = ring_positions(topology, members);
   std::lock_guard lock(topology_mutex_);
   remember_ring(built_locked(ranks).rings, members, ring);
   return ring;
@@ -180,7 +180,7 @@ std::vector<int32_t> WorldState::ring_order_on(const Topology& topology, const s
     if (auto it = given_topologies_.find(key); it != given_topologies_.end())
       if (auto ring = it->second.rings.find(members); ring != it->second.rings.end()) return ring->second;
   }
-  const std::vector<int32_t> ring = ring_positions(topology, members);
+  std::vector<int32_t> ring = ring_positions(topology, members);
   std::lock_guard lock(topology_mutex_);
   auto it = given_topologies_.find(key);
   if (it == given_topologies_.end()) {

@@ -22,7 +22,7 @@ static inline tessera_status bad_plugin_alloc(void* context, size_t bytes, void*
   (void)context;
   (void)error;
   *out = aligned_alloc(64, bytes == 0 ? 64 : (bytes + 63) / 64 * 64);
-  return *out != NULL ? TESSERA_OK : TESSERA_OUT_OF_MEMORY;
+  return *out ? TESSERA_OK : TESSERA_OUT_OF_MEMORY;
 }
 
 static inline void bad_plugin_free(void* context, void* ptr) {

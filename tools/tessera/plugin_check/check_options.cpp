@@ -9,10 +9,10 @@ std::vector<std::string> worker_arguments(const CheckOptions& options, int worke
                                    "--cycles",         std::to_string(options.cycles),
                                    "--leak-threshold", std::to_string(options.leak_threshold_kib)};
   for (const std::string& arguments : options.placement_arguments) {
-    args.push_back("--placement-arguments");
+    args.emplace_back("--placement-arguments");
     args.push_back(arguments);
   }
-  args.push_back("--");  // the file may start with '-'
+  args.emplace_back("--");  // the file may start with '-'
   args.push_back(options.file.string());
   return args;
 }

@@ -93,13 +93,15 @@ class Module : public std::enable_shared_from_this<Module> {
   // requiring gradients. Names must be non-empty, without '.', and unique within the module.
   Parameter register_parameter(std::string name, Parameter parameter, bool requires_grad = true);
   Tensor register_buffer(std::string name, Tensor buffer, bool persistent = true);
+  // `name` is moved into add_child; clang-tidy misreads the call, which depends on M, as a const use.
   template <class M>
-  std::shared_ptr<M> register_module(std::string name, std::shared_ptr<M> module) {
+  std::shared_ptr<M> register_module(std::string name,  // NOLINT(performance-unnecessary-value-param)
+                                     std::shared_ptr<M> module) {
     add_child(std::move(name), module);
     return module;
   }
   template <class Holder, class = typename Holder::ContainedType>
-  Holder register_module(std::string name, Holder holder) {
+  Holder register_module(std::string name, Holder holder) {  // NOLINT(performance-unnecessary-value-param)
     add_child(std::move(name), holder.ptr());
     return holder;
   }
@@ -202,8 +204,11 @@ std::ostream& operator<<(std::ostream& os, const Module& module);
 
 // TESSERA_MODULE(Linear) declares `class Linear : public ModuleHolder<LinearImpl>` (libtorch:
 // TORCH_MODULE).
+// Name is a class name there, which cannot take the parentheses bugprone-macro-parentheses asks for.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define TESSERA_MODULE(Name)                                     \
   class Name : public ::tessera::nn::ModuleHolder<Name##Impl> {  \
    public:                                                       \
     using ::tessera::nn::ModuleHolder<Name##Impl>::ModuleHolder; \
   }
+// NOLINTEND(bugprone-macro-parentheses)

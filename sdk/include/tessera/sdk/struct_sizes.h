@@ -20,7 +20,8 @@
 #include "tessera/sdk/transport.h"
 #include "tessera/sdk/tuner.h"
 
-/* The size of `type` up to and including `last_field`. */
+/* The size of `type` up to and including `last_field` (sizeof a pointer when the field is one). */
+/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 #define TESSERA_STRUCT_SIZE(type, last_field) (offsetof(type, last_field) + sizeof(((type*)0)->last_field))
 /* Whether a struct whose struct_size is `size` holds `field` of `type` entirely. */
 #define TESSERA_STRUCT_HAS(type, field, size) ((size) >= TESSERA_STRUCT_SIZE(type, field))

@@ -35,6 +35,8 @@ TESSERA_SDK_HOST_DEVICE T extreme(T a, T b, bool larger) {
 }
 
 // One op: its KERNELS.md name, result type (Same: T, Bool: bool) and value.
+// Name and Result are a struct name and a template name, which cannot take parentheses.
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define TESSERA_SDK_BINARY_OP(Name, text, Result, expr)     \
   struct Name {                                             \
     static constexpr const char* name = text;               \
@@ -45,6 +47,7 @@ TESSERA_SDK_HOST_DEVICE T extreme(T a, T b, bool larger) {
       return expr;                                          \
     }                                                       \
   };
+// NOLINTEND(bugprone-macro-parentheses)
 TESSERA_SDK_BINARY_OP(Add, "add", Same, hd::arithmetic(a, b, '+'))
 TESSERA_SDK_BINARY_OP(Sub, "sub", Same, hd::arithmetic(a, b, '-'))
 TESSERA_SDK_BINARY_OP(Mul, "mul", Same, hd::arithmetic(a, b, '*'))
