@@ -116,9 +116,12 @@ std::vector<Case> unique_work_cases() {
                    [](int w, int r) { return pieces_once(w, r); }});
   twins.push_back(
       {"replicate1024_r1024", "one copy of 1024 floats", 0, 0, [](int w, int r) { return copy_once(w, r); }});
-  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{16, 16}, {64, 16}, {64, 64}})
+  for (const auto& mesh : std::vector<std::pair<int64_t, int64_t>>{{16, 16}, {64, 16}, {64, 64}}) {
+    // Named, not structured bindings: clang 14 cannot capture one.
+    const int64_t rows = mesh.first, cols = mesh.second;
     twins.push_back({"dist_full64x64_r" + to_string(rows * cols), "64x64 cut into pieces and joined once", 0,
                      0, [rows, cols](int w, int r) { return cut_and_join_once(rows, cols, w, r); }});
+  }
   return twins;
 }
 
