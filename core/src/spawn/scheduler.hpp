@@ -185,8 +185,8 @@ class Scheduler final : public comm::RankPrograms {
   // process of its members). Messages from other processes arrive through one stream per pair of
   // a remote and a hosted rank; every process counts what it sent to and took in from each.
   bool spread_ = false;
-  Gathering* just_ready_ =
-      nullptr;  // made ready by the running rank (ready_ owns it): labelled on its return
+  // Made ready by the running rank (ready_ owns it): labelled on its return.
+  Gathering* just_ready_ = nullptr;
   std::vector<std::shared_ptr<Gathering>> ready_;
   std::map<std::vector<int>, uint64_t> fibre_calls_;
   uint64_t agreed_calls_ = 0;  // collectives across processes run so far, numbered alike everywhere

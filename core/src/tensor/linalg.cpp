@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -129,18 +130,15 @@ std::vector<std::vector<int>> ranks_by_weight(const RankMap<Tensor>& lefts, cons
   if (!detail::may_share_shards(b) ||
       !std::equal(lefts.begin(), lefts.end(), rights.begin(), rights.end(), same_rank))
     return groups;
-  std::vector<std::vector<int64_t>> identities;
+  // Looked up, not searched: a thousand ranks of distinct weights must not compare every pair.
+  std::map<std::vector<int64_t>, size_t> group_of;
   std::vector<int64_t> identity;
   for (const auto& [rank, shard] : rights) {
     identity.clear();
     detail::append_shard_identity(b, rank, identity);
-    const auto known = std::find(identities.begin(), identities.end(), identity);
-    if (known != identities.end()) {
-      groups[static_cast<size_t>(known - identities.begin())].push_back(rank);
-    } else {
-      identities.push_back(identity);
-      groups.push_back({rank});
-    }
+    const auto [at, fresh] = group_of.try_emplace(identity, groups.size());
+    if (fresh) groups.emplace_back();
+    groups[at->second].push_back(rank);
   }
   return groups;
 }
