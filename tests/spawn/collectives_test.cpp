@@ -106,6 +106,74 @@ TEST_CASE("spawn: the result lands in the bytes of a view the rank passes") {
   for (const auto& w : whole) CHECK(w == std::vector<float>{6.f, 6.f, 6.f, 100.f, 100.f, 100.f});
 }
 
+// Rounds of all_reduce in which the ranks pass the same tensors again, some ranks a new tensor,
+// every rank a view of its tensor, and tensors of another shape: each round's result must land in
+// the tensors passed that round and nowhere else (the scheduler keeps what it assembled for the
+// whole world's collectives only while every member passes the very same tensor).
+TEST_CASE("spawn: repeated all_reduces land in the tensors each round passes, world sizes 3 and 7") {
+  constexpr int count = 4;
+  for (int n : {3, 7}) {
+    CAPTURE(n);
+    // The oracle: sums over ranks of known inputs, by plain loops.
+    auto summed = [&](auto value_of) {
+      std::vector<float> total(count, 0.f);
+      for (int r = 0; r < n; ++r)
+        for (int i = 0; i < count; ++i) total[static_cast<size_t>(i)] += value_of(r, i);
+      return total;
+    };
+    auto input = [](int r, int i) { return static_cast<float>(r * 10 + i) + 0.5f; };
+    const std::vector<float> once = summed(input);
+    std::vector<float> twice;
+    for (float x : once) twice.push_back(x * static_cast<float>(n));
+    // Round 3: odd ranks pass a new tensor, even ranks their summed one again.
+    const std::vector<float> third = summed([&](int r, int i) {
+      return r % 2 == 1 ? static_cast<float>(r * 100 + i) : twice[static_cast<size_t>(i)];
+    });
+
+    std::vector<std::vector<float>> after_two(static_cast<size_t>(n)), kept(static_cast<size_t>(n)),
+        after_three(static_cast<size_t>(n)), through_view(static_cast<size_t>(n)),
+        wider(static_cast<size_t>(n));
+    ts::spawn(n, [&](int rank) {
+      const auto me = static_cast<size_t>(rank);
+      std::vector<float> mine;
+      for (int i = 0; i < count; ++i) mine.push_back(input(rank, i));
+      ts::Tensor a = tensor_of(mine);
+      ts::dist::all_reduce(a);
+      ts::dist::all_reduce(a);
+      after_two[me] = a.to_vector<float>();
+      ts::Tensor passed = a;
+      if (rank % 2 == 1) {
+        std::vector<float> fresh;
+        for (int i = 0; i < count; ++i) fresh.push_back(static_cast<float>(rank * 100 + i));
+        passed = tensor_of(fresh);
+      }
+      ts::dist::all_reduce(passed);
+      kept[me] = a.to_vector<float>();
+      after_three[me] = passed.to_vector<float>();
+      // A view of the passed tensor, after each rank adds its rank: the result lands in the
+      // tensor's own bytes.
+      passed.copy_(passed + static_cast<float>(rank));
+      ts::Tensor view = passed.narrow(0, 0, count);
+      ts::dist::all_reduce(view, ts::ReduceOp::MAX);
+      through_view[me] = passed.to_vector<float>();
+      ts::Tensor longer = ts::full({count + 1}, static_cast<float>(rank + 1));
+      ts::dist::all_reduce(longer);
+      wider[me] = longer.to_vector<float>();
+    });
+    for (int r = 0; r < n; ++r) {
+      CAPTURE(r);
+      const auto me = static_cast<size_t>(r);
+      CHECK(after_two[me] == twice);
+      CHECK(kept[me] == (r % 2 == 1 ? twice : third));  // an odd rank's old tensor is left as it was
+      CHECK(after_three[me] == third);
+      std::vector<float> largest;  // the sum plus the largest rank
+      for (float x : third) largest.push_back(x + static_cast<float>(n - 1));
+      CHECK(through_view[me] == largest);
+      CHECK(wider[me] == std::vector<float>(count + 1, static_cast<float>(n * (n + 1) / 2)));
+    }
+  }
+}
+
 TEST_CASE("spawn: reduce, reduce_scatter_tensor, scatter, gather, all_to_all_single and barrier on world 3") {
   constexpr int n = 3;
   std::vector<std::vector<float>> reduced(n), scattered(n), scattered_in(n), gathered(n), exchanged(n);

@@ -119,15 +119,41 @@ const Meeting& lead(const std::vector<Meeting*>& parts) {
   throw Error("a collective of a rank's program ran without a member");  // the scheduler never does this
 }
 
-// The members' tensors number `index` as one local tensor: member k's tensor is the shard of the
-// fibre's k-th rank (the very tensor, so a collective's result lands in it).
-Tensor members_tensor(const std::vector<Meeting*>& parts, size_t index) {
+// Whether `local` holds, as each member's shard, the very tensor number `index` that member passes.
+bool holds_members(const Tensor& local, const std::vector<Meeting*>& parts, size_t index) {
   const std::vector<int>& fibre = *lead(parts).fibre;
+  const RankMap<Tensor>& shards = local.shards();
+  auto shard = shards.begin();
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (parts[k] == nullptr) continue;
+    if (shard == shards.end() || shard->first != fibre[k] ||
+        shard->second.impl() != parts[k]->tensors[index]->impl())
+      return false;
+    ++shard;
+  }
+  return shard == shards.end();
+}
+
+// The members' tensors number `index` as one local tensor: member k's tensor is the shard of the
+// fibre's k-th rank (the very tensor, so a collective's result lands in it). Taken from what the
+// scheduler kept when it still holds these very tensors.
+Tensor members_tensor(const std::vector<Meeting*>& parts, size_t index) {
+  const Meeting& first = lead(parts);
+  AssembledMembers* kept = index < AssembledMembers::kKept ? first.assembled : nullptr;
+  if (kept != nullptr && kept->locals[index].defined() && kept->agreed[index] == first.agreed &&
+      holds_members(kept->locals[index], parts, index))
+    return kept->locals[index];
+  const std::vector<int>& fibre = *first.fibre;
   std::vector<std::pair<int, Tensor>> shards;
   shards.reserve(parts.size());
   for (size_t k = 0; k < parts.size(); ++k)
     if (parts[k] != nullptr) shards.emplace_back(fibre[k], *parts[k]->tensors[index]);
-  return local_tensor(RankMap<Tensor>(std::move(shards)));
+  Tensor local = local_tensor(RankMap<Tensor>(std::move(shards)));
+  if (kept != nullptr) {
+    kept->locals[index] = local;
+    kept->agreed[index] = first.agreed;
+  }
+  return local;
 }
 
 // The list only the root passes (scatter's inputs, gather's outputs), from its tensor 1 on, as

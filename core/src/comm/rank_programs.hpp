@@ -47,6 +47,19 @@ enum class MessageSpace { user, gradient };
 // the members form (the default group when it is the whole world).
 using MeetingRun = void (*)(const std::vector<Meeting*>& parts, const ProcessGroup& group);
 
+// The local tensors that a run assembled from the members' tensors (by the members' tensor index, the
+// first kKept), kept from one collective to the next by the scheduler for the whole world's: a
+// program that calls a collective on the same tensors round after round (a training loop's
+// gradients, a buffer reduced in place) finds them assembled. Each is taken again only while every
+// member passes the very tensor it holds as that member's shard and the calls agree on the same
+// numbers (dtype and shape) as when it was made. It keeps those tensors alive until the next
+// collective assembles others, or the spawn ends.
+struct AssembledMembers {
+  static constexpr size_t kKept = 2;
+  Tensor locals[kKept];
+  boost::container::small_vector<int64_t, 8> agreed[kKept];  // what the calls agreed on when made
+};
+
 // One member's arrival at a collective.
 struct Meeting {
   const char* collective = "";
@@ -71,6 +84,8 @@ struct Meeting {
   // What a run defined above comm needs from the member beyond its tensors (the checkpoint layer's
   // state dicts); it lives on the member's stack, which is suspended until the run has ended.
   void* context = nullptr;
+  // Set by the scheduler on the part a run reads first (its lead) when it keeps assembled tensors.
+  AssembledMembers* assembled = nullptr;
 
   // The call in words for errors, e.g. "all_reduce(float32 [4], op=SUM)".
   std::string describe() const;

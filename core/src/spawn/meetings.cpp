@@ -16,7 +16,9 @@ namespace {
 
 // Whether two members' calls at the same point of a fibre differ.
 bool differ(const comm::Meeting& a, const comm::Meeting& b) {
-  return std::strcmp(a.collective, b.collective) != 0 || a.agreed != b.agreed;
+  // The same call site names its collective by the same literal: compared by address first.
+  return (a.collective != b.collective && std::strcmp(a.collective, b.collective) != 0) ||
+         a.agreed != b.agreed;
 }
 
 }  // namespace
@@ -119,6 +121,12 @@ void Scheduler::run_gathering(Gathering& gathering, const comm::ThreadLabels& la
   collective_scopes_.exchange(here_);
   try {
     const comm::Meeting& first = *gathering.first;
+    if (gathering.whole)
+      for (comm::Meeting* part : gathering.parts)
+        if (part != nullptr) {  // the lead, which the run reads
+          part->assembled = &whole_world_assembled_;
+          break;
+        }
     first.run(gathering.parts, first.run_group);
   } catch (...) {
     gathering.error = std::current_exception();

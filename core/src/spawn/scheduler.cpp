@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <boost/context/protected_fixedsize_stack.hpp>
 #include <cstddef>
 #include <memory>
 #include <utility>
@@ -24,18 +23,19 @@ Scheduler::Scheduler(int size, const std::function<void(int)>& program, const Sp
       // Observed by the counters and traces of the world spawn is called in, as LocalMode(n) is.
       world_(spread != nullptr ? std::make_shared<world::WorldState>(*spread, world::current().shared_slots())
                                : world::make_world(size, world::current().shared_slots())),
+      stacks_(static_cast<size_t>(size), options.stack_bytes),
       ranks_(static_cast<size_t>(size)),
       spread_(spread != nullptr) {
   const Generator start = default_generator();  // where every rank's stream begins, as in LocalMode
   for (int r = 0; r < size; ++r) {
     Rank& rank = ranks_[static_cast<size_t>(r)];
     rank.generator = start;
-    rank.scopes.bindings.bound = {world_.get()};
+    rank.scopes.bindings.bind_only(world_.get());
     rank.scopes.bindings.program = {world_.get(), r, this};
     rank.scopes.generator = &rank.generator;
     rank.scopes.scheduler = this;
   }
-  collective_scopes_.bindings.bound = {world_.get()};
+  collective_scopes_.bindings.bind_only(world_.get());
   collective_scopes_.grad_enabled = false;
 }
 
@@ -130,19 +130,22 @@ void Scheduler::prefetch_stack(int r) const {
 
 namespace {
 
-// The guarded stack of one rank's coroutine, noting where it lies (for AddressSanitizer).
+// Rank r's coroutine stack, from the spawn's arena (which frees it with the others), noting where it
+// lies (for AddressSanitizer).
 class RankStack {
  public:
-  RankStack(size_t bytes, StackBounds& bounds) : stacks_(bytes), bounds_(&bounds) {}
+  RankStack(StackArena& arena, size_t slot, StackBounds& bounds)
+      : arena_(&arena), slot_(slot), bounds_(&bounds) {}
   boost::context::stack_context allocate() {
-    boost::context::stack_context stack = stacks_.allocate();
+    boost::context::stack_context stack = arena_->take(slot_);
     *bounds_ = {static_cast<const char*>(stack.sp) - stack.size, stack.size};  // sp is the top
     return stack;
   }
-  void deallocate(boost::context::stack_context& stack) noexcept { stacks_.deallocate(stack); }
+  void deallocate(boost::context::stack_context& /*stack*/) noexcept {}
 
  private:
-  boost::context::protected_fixedsize_stack stacks_;
+  StackArena* arena_;
+  size_t slot_;
   StackBounds* bounds_;
 };
 
@@ -151,7 +154,7 @@ class RankStack {
 void Scheduler::start(int r) {
   Rank& rank = ranks_[static_cast<size_t>(r)];
   rank.fiber = boost::context::fiber(
-      std::allocator_arg, RankStack(options_.stack_bytes, rank.stack),
+      std::allocator_arg, RankStack(stacks_, static_cast<size_t>(r), rank.stack),
       [this, r](boost::context::fiber&& scheduler) { return run_program(r, std::move(scheduler)); });
 }
 

@@ -15,6 +15,7 @@
 #include "comm/rank_programs.hpp"
 #include "spawn/rank_scopes.hpp"
 #include "spawn/sanitizer_switch.hpp"
+#include "spawn/stack_arena.hpp"
 #include "tessera/generator.hpp"
 #include "tessera/spawn.hpp"
 #include "world/world.hpp"
@@ -82,18 +83,20 @@ class Scheduler final : public comm::RankPrograms {
     comm::MessageSpace space;
     Tensor data;
   };
+  // What the scheduler touches at every switch comes first: a pass over a thousand ranks reads few
+  // lines of each.
   struct Rank {
     boost::context::fiber fiber;  // its suspended program (empty before it starts and after it ends)
-    RankScopes scopes;
-    Generator generator;
     State state = State::not_started;
-    const Wait* waiting = nullptr;                      // while it waits
-    std::deque<Message> inbox;                          // messages no posted receive took yet, oldest first
-    std::deque<std::shared_ptr<PostedReceive>> posted;  // receives waiting for a message, oldest first
-    StackBounds stack;  // its coroutine's stack, for AddressSanitizer (sanitizer_switch.hpp)
-    void* fake_stack = nullptr;
+    const Wait* waiting = nullptr;          // while it waits
     const char* suspended_in = nullptr;     // the frame it switched out from (null before it starts)
     const void* reads_on_waking = nullptr;  // its last collective's tensor, for the cache (may be gone)
+    StackBounds stack;  // its coroutine's stack, for AddressSanitizer (sanitizer_switch.hpp)
+    void* fake_stack = nullptr;
+    RankScopes scopes;
+    Generator generator;
+    std::deque<Message> inbox;                          // messages no posted receive took yet, oldest first
+    std::deque<std::shared_ptr<PostedReceive>> posted;  // receives waiting for a message, oldest first
   };
 
   // A simulated world: every rank here, run to the end.
@@ -163,6 +166,7 @@ class Scheduler final : public comm::RankPrograms {
   SpawnOptions options_;
   ThreadScopesAt here_;  // the scopes of the thread that runs the spawn (rank_scopes.hpp)
   std::shared_ptr<world::WorldState> world_;
+  StackArena stacks_;  // outlives the ranks' coroutines, which live on it
   std::vector<Rank> ranks_;
   int running_ = -1;
   boost::context::fiber scheduler_;  // where the running rank returns to
@@ -174,6 +178,7 @@ class Scheduler final : public comm::RankPrograms {
   std::string deadlock_;
   // Collectives being met: the whole world's (the default group), and other fibres'.
   std::shared_ptr<Gathering> whole_world_gathering_;
+  comm::AssembledMembers whole_world_assembled_;  // what its runs assembled last
   std::map<std::vector<int>, std::shared_ptr<Gathering>> gatherings_;
   std::shared_ptr<Gathering> to_run_;            // complete: to run on the scheduler's stack
   std::vector<std::shared_ptr<Gathering>> met_;  // run (or failed), with members still inside

@@ -187,7 +187,15 @@ bool holds_rank(int rank);
 // every switch, so that one rank's scopes never leak into another's.
 struct ThreadBindings {
   std::vector<WorldState*> bound;
+  // bound's last entry (null when none), carried along: an exchange then reads no rank's vector.
+  WorldState* innermost = nullptr;
   RunningProgram program;
+
+  // `world` bound alone.
+  void bind_only(WorldState* world) {
+    bound = {world};
+    innermost = world;
+  }
 };
 // Where the calling thread keeps its bindings: its thread-local variables' addresses, fixed for
 // the thread's life. The scheduler of a spawn exchanges bindings at every switch between ranks on
@@ -201,7 +209,7 @@ ThreadBindingsAt thread_bindings_at();
 // Swaps the bindings at `here` (the calling thread's) with `other`.
 inline void exchange_thread_bindings(const ThreadBindingsAt& here, ThreadBindings& other) {
   here.bound->swap(other.bound);
-  *here.innermost = here.bound->empty() ? nullptr : here.bound->back();
+  std::swap(*here.innermost, other.innermost);
   std::swap(*here.program, other.program);
 }
 
