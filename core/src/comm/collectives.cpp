@@ -97,6 +97,25 @@ Tensor flat(const Tensor& t) {
   return Tensor(self.view({self.numel()}, {1}, self.offset(), "reshape"));
 }
 
+// Flat blocks as one flat buffer: where they lie one after another in the same bytes (distribute_
+// tensor cuts a scatter's pieces so), a view over them all; otherwise their concatenation.
+Tensor joined(const std::vector<Tensor>& blocks) {
+  const TensorImpl& first = *blocks.front().impl();
+  const int64_t each = first.numel();
+  const void* bytes = first.storage()->data;
+  bool adjacent = bytes != nullptr;
+  for (size_t i = 0; i < blocks.size() && adjacent; ++i) {
+    const TensorImpl& block = *blocks[i].impl();
+    adjacent = block.storage()->data == bytes && block.dtype() == first.dtype() && block.numel() == each &&
+               block.offset() == first.offset() + static_cast<int64_t>(i) * each;
+  }
+  const int64_t total = each * static_cast<int64_t>(blocks.size());  // elements of blocks that exist
+  if (!adjacent ||
+      static_cast<size_t>(first.offset() + total) * itemsize(first.dtype()) > first.storage()->bytes)
+    return cat(blocks);
+  return Tensor(first.view({total}, {1}, first.offset(), "cat"));
+}
+
 // A shard as a reduction's input buffer: flat, scaled first for PREMUL_SUM. The shard itself is
 // not copied into a temporary on the way (a reference-count round trip per rank).
 Tensor reduce_input(const Tensor& shard, const ReduceOp& reduce) {
@@ -487,7 +506,7 @@ void scatter(Tensor& output, const std::vector<Tensor>& inputs, int src, const P
       }
       std::vector<Tensor> root_blocks;
       for (size_t i = 0; i < members.size(); ++i) root_blocks.push_back(flat(inputs[i].shards().at(root)));
-      return cat(root_blocks);
+      return joined(root_blocks);
     });
     std::vector<Tensor> results =
         repeated ? comm::repeat_collective(covered.context, TESSERA_COLL_SCATTER, members, buffers,

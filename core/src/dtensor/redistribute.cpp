@@ -256,6 +256,31 @@ Tensor replace_replicate(const Tensor& local, const DeviceMesh& mesh, const Shap
 
 }  // namespace
 
+namespace {
+
+// The pieces of `shard` along dim d, each padded with zeros to `widest`, as views of one buffer,
+// one piece after another in member order: dist::scatter then hands the root's pieces to the
+// collective where they lie instead of copying them into one buffer first.
+std::vector<Tensor> cut_pieces(const Tensor& shard, int64_t d, const std::vector<Segments>& pieces,
+                               int64_t widest) {
+  Shape shape = shard.sizes();
+  shape[static_cast<size_t>(d)] = widest;
+  shape.insert(shape.begin(), static_cast<int64_t>(pieces.size()));
+  const Tensor joined = empty(shape, beside(shard));
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    Tensor slot = joined.select(0, static_cast<int64_t>(k));
+    const Tensor part = take(shard, d, pieces[k]);
+    const int64_t length = part.size(d);
+    slot.narrow(d, 0, length).copy_(part);
+    if (length < widest) slot.narrow(d, length, widest - length).fill_(0);
+    out.push_back(std::move(slot));
+  }
+  return out;
+}
+
+}  // namespace
+
 Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
                      const Placements& current, size_t i, const Placement& target) {
   const int64_t d = target.dim();
@@ -275,7 +300,7 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
   // Roots whose shards are replicas of one tensor (a replicated or randn-made tensor) cut the same
   // pieces from it: each piece is cut once, per (shard bytes and layout, piece), and the other roots
   // get replicas, which dist::scatter recognises and scatters once.
-  detail::MadeOnce cut;
+  detail::MadeOnce<std::vector<Tensor>> cut;
   std::map<Shape, Tensor> unread;
   std::vector<std::vector<std::pair<int, Tensor>>> per_piece(static_cast<size_t>(shards));
   {
@@ -291,16 +316,17 @@ Tensor scatter_shard(const Tensor& local, const DeviceMesh& mesh, const Shape& g
         continue;
       }
       const auto pieces = pieces_at(coord);
-      for (int64_t k = 0; k < shards; ++k) {
-        const Segments& piece = (*pieces)[static_cast<size_t>(k)];
-        std::vector<int64_t> where;
+      std::vector<int64_t> where;
+      for (const Segments& piece : *pieces) {
         for (const tessera_segment& segment : piece)
           where.insert(where.end(), {segment.offset, segment.length});
-        const Tensor& source = shard;  // a lambda may not capture a structured binding (clang 14)
-        Tensor input = cut.get(shard_key(local, rank, std::move(where)),
-                               [&] { return pad_to(take(source, d, piece), d, widest); });
-        per_piece[static_cast<size_t>(k)].emplace_back(rank, std::move(input));
+        where.push_back(-1);  // ends a piece
       }
+      const Tensor& source = shard;  // a lambda may not capture a structured binding (clang 14)
+      const std::vector<Tensor> inputs = cut.get(shard_key(local, rank, std::move(where)),
+                                                 [&] { return cut_pieces(source, d, *pieces, widest); });
+      for (int64_t k = 0; k < shards; ++k)
+        per_piece[static_cast<size_t>(k)].emplace_back(rank, inputs[static_cast<size_t>(k)]);
     }
   }
   std::vector<Tensor> inputs;
