@@ -20,6 +20,10 @@
 //   world_check sum             an all_reduce whose result is checked (for a faulty transport)
 //   world_check costed          an all_reduce between two processes whose cost estimate must be the
 //                               transport's configured latency and bandwidth (1 ms, 1 MB/s)
+//   world_check persistent      repeated all_reduces of one signature replay the first call's
+//                               preparation; another shape, op or average prepares anew
+//   world_check replay_mismatch two all_reduces of [4], then process 1 all_reduces a [2, 2] while
+//                               the others replay [4] (expects an error)
 // The failure modes print "FAIL" only when a wrong or unchecked result got through.
 #include <cmath>
 #include <csignal>
@@ -30,7 +34,9 @@
 #include <string>
 #include <vector>
 
+#include "comm/prepared_call.hpp"
 #include "compare.hpp"
+#include "world/world.hpp"
 
 namespace ts = tessera;
 
@@ -377,6 +383,55 @@ int mismatched_send(const ts::World& world, const ts::Shape& shape, ts::DType dt
 
 }  // namespace
 
+// A training loop's pattern: the same all_reduce again and again, with new values each time. The
+// preparations counted are the world's (comm/prepared_call.hpp): each call runs one fibre, so a
+// signature's first call prepares and every repeat replays, while a call whose shape, reduce op or
+// averaging differs prepares anew. Every result must equal the simulated world's.
+int persistent(const ts::World& world) {
+  ts::comm::PreparedCounts before{}, after{};
+  mpi_check::compare(tally, "persistent", world, [&] {
+    ts::world::WorldState& here = ts::world::current();
+    const bool spread = here.distributed();
+    if (spread) before = ts::comm::prepared_counts(here);
+    std::vector<ts::Tensor> results;
+    for (int salt = 0; salt < 3; ++salt) {  // one signature, three calls: prepared once, replayed twice
+      ts::Tensor t = inputs(5, 500 + salt);
+      ts::dist::all_reduce(t);
+      results.push_back(t);
+    }
+    ts::Tensor longer = inputs(7, 510);  // another shape: prepared anew
+    ts::dist::all_reduce(longer);
+    ts::Tensor largest = inputs(5, 511);  // another reduce op: prepared anew
+    ts::dist::all_reduce(largest, ts::ReduceOp::MAX);
+    ts::Tensor mean = inputs(5, 512);  // the sum's schedule, another call (averaged): prepared anew
+    ts::dist::all_reduce(mean, ts::ReduceOp::AVG);
+    ts::Tensor again = inputs(5, 513);  // the first signature once more: replayed
+    ts::dist::all_reduce(again);
+    results.insert(results.end(), {longer, largest, mean, again});
+    if (spread) after = ts::comm::prepared_counts(here);
+    return results;
+  });
+  const uint64_t prepared = after.prepared - before.prepared, replayed = after.replayed - before.replayed;
+  if (prepared != 4 || replayed != 3)
+    tally.fail("persistent: expected 4 call(s) prepared and 3 replayed, got " + std::to_string(prepared) +
+               " prepared and " + std::to_string(replayed) + " replayed");
+  return tally.report("world_check persistent", world.process_index());
+}
+
+// Two all_reduces of one signature (the second replays the first's preparation), then process 1
+// calls another shape: the replay must still fail on the mismatch, never hang or compute.
+int replay_mismatch(const ts::World& world) {
+  ts::LocalMode local(world);
+  for (int i = 0; i < 2; ++i) {
+    ts::Tensor t = ts::ones({4});
+    ts::dist::all_reduce(t);
+  }
+  ts::Tensor t = world.process_index() == 1 ? ts::ones({2, 2}) : ts::ones({4});
+  ts::dist::all_reduce(t);
+  std::printf("FAIL: a replayed all_reduce of [4] against [2, 2] ran\n");
+  return 0;  // the driver expects a failure: reaching here is the bug
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "collectives";
   // Settings are read when the world is made: set here, they reach this process only.
@@ -458,6 +513,8 @@ int main(int argc, char** argv) {
     }
     if (mode == "sum") return checked_sum(world);
     if (mode == "costed") return costed(world);
+    if (mode == "persistent") return persistent(world);
+    if (mode == "replay_mismatch") return replay_mismatch(world);
     if (mode == "dead_peer") {
       ts::LocalMode local(world);
       if (world.process_index() == 1) return 0;  // leaves before the collective

@@ -2,6 +2,7 @@
 // this process and messages move bytes between them.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "comm/schedule.hpp"
@@ -24,6 +25,10 @@ struct ExecutionPlace {
   bool overwrite_inputs = false;
   // Digest of what the API call is (CallContext::fingerprint): part of every message's envelope.
   uint64_t fingerprint = 0;
+  // The schedule cache's pointer to the schedule run (null: none): given, a world spread over
+  // processes keeps what the run prepared for later calls with the same signature
+  // (prepared_call.hpp).
+  const std::shared_ptr<const Schedule>* cached_schedule = nullptr;
 };
 
 // inputs[r] is group rank r's input buffer: a 1-d dense tensor of the request's input size and

@@ -11,8 +11,8 @@
 #include <unordered_map>
 
 #include "comm/envelope.hpp"
+#include "comm/prepared_call.hpp"
 #include "comm/schedule_runner.hpp"
-#include "dispatch/backend.hpp"
 #include "tessera/errors.hpp"
 #include "world/process_link.hpp"
 #include "world/world.hpp"
@@ -52,46 +52,23 @@ class ProcessRunner {
   // The runner's own bookkeeping comes from `memory` (a small buffer on the caller's stack for the
   // usual few ranks): a collective of small messages must not pay for heap allocations.
   ProcessRunner(const Schedule& schedule, TensorModel& model, const ExecutionPlace& place,
-                std::pmr::memory_resource* memory)
+                const PreparedCall& prepared, std::pmr::memory_resource* memory)
       : schedule_(schedule),
         model_(model),
-        world_(*place.world),
         link_(*place.world->link()),
         members_(*place.members),
         call_(place.call),
         p_(schedule.group_size()),
-        where_(memory),
+        where_(prepared.members),
+        ordinals_(prepared.ordinals),
+        landings_(memory),
         next_(memory),
-        outgoing_(memory),
-        ordinals_(memory) {
-    where_.resize(static_cast<size_t>(p_));
-    const int here = world_.process_index();
-    for (int g = 0; g < p_; ++g) {
-      const int rank = members_[static_cast<size_t>(g)];
-      Member& member = where_[static_cast<size_t>(g)];
-      member.process = world_.process_of(rank);
-      member.position = world_.position(rank);
-      member.hosted = member.process == here;
-    }
+        outgoing_(memory) {
+    landings_.resize(static_cast<size_t>(p_));
     next_.assign(static_cast<size_t>(p_), 0);
     outgoing_.reserve(static_cast<size_t>(p_));
-    // What every envelope of this call says, on both sides; the algorithm and the members are part
-    // of what the call is (processes that chose different algorithms send different messages).
-    const tessera_collective_request& request = schedule.request;
-    call_envelope_.kind = MessageKind::collective;
-    call_envelope_.collective = static_cast<uint8_t>(request.collective);
-    call_envelope_.reduce_op = static_cast<uint8_t>(request.reduce_op);
-    DType dtype = DType::Bool;
-    if (!dispatch::from_dl(request.dtype, &dtype))
-      throw Error("run_across_processes: a schedule of an unknown dtype (internal error)");
-    call_envelope_.dtype = static_cast<uint8_t>(dtype);
+    call_envelope_ = prepared.envelope;
     call_envelope_.call = call_;
-    call_envelope_.root = request.root;
-    const uint64_t parts[] = {place.fingerprint,
-                              bytes_digest(schedule.algorithm.data(), schedule.algorithm.size()),
-                              bytes_digest(members_.data(), members_.size() * sizeof(int))};
-    call_envelope_.fingerprint = bytes_digest(parts, sizeof(parts));
-    call_envelope_.has_checksum = world_.check_collectives() ? 1 : 0;
     model_.remote_reading_ = {[](void* runner, int rank, const tessera_chunk& target) {
                                 return static_cast<ProcessRunner*>(runner)->still_sending(rank, target);
                               },
@@ -114,7 +91,7 @@ class ProcessRunner {
  private:
   bool hosted(int g) const { return where_[static_cast<size_t>(g)].hosted; }
   int process_of(int g) const { return where_[static_cast<size_t>(g)].process; }
-  std::optional<Landing>& landing(int g) { return where_[static_cast<size_t>(g)].landing; }
+  std::optional<Landing>& landing(int g) { return landings_[static_cast<size_t>(g)]; }
   int64_t tag(int from, int to) const {
     return link_.collective_tag(call_, where_[static_cast<size_t>(from)].position,
                                 where_[static_cast<size_t>(to)].position);
@@ -164,13 +141,13 @@ class ProcessRunner {
     return true;
   }
 
-  // The envelope of the message from group rank `from` to `to` of `count` elements, the next one
-  // between them in this call.
-  Envelope envelope(int from, int to, int64_t count) {
+  // The envelope of the message that hosted group rank g's current step sends to or receives from
+  // group rank `peer`, of `count` elements.
+  Envelope envelope(int g, int peer, bool sending, int64_t count) const {
     Envelope e = call_envelope_;
-    e.sender = members_[static_cast<size_t>(from)];
-    e.receiver = members_[static_cast<size_t>(to)];
-    e.ordinal = next_ordinal(int64_t{from} * p_ + to);
+    e.sender = members_[static_cast<size_t>(sending ? g : peer)];
+    e.receiver = members_[static_cast<size_t>(sending ? peer : g)];
+    e.ordinal = ordinals_[static_cast<size_t>(g)][next_[static_cast<size_t>(g)]];
     e.count = count;
     return e;
   }
@@ -185,7 +162,7 @@ class ProcessRunner {
     // The chunk lies inside its buffer (the schedule was verified): its byte count does not overflow.
     const size_t bytes = static_cast<size_t>(step.chunk.count) * itemsize(buffer->dtype());
     std::array<std::byte, kEnvelopeBytes> header{};
-    Envelope e = envelope(g, step.peer, step.chunk.count);
+    Envelope e = envelope(g, step.peer, true, step.chunk.count);
     seal(e, buffer->bytes_at(step.chunk.offset), bytes);
     std::memcpy(header.data(), &e, sizeof(e));
     const bool small = bytes <= world::ProcessLink::kStagedBytes;
@@ -195,14 +172,6 @@ class ProcessRunner {
     outgoing_.push_back(
         {g, next_[static_cast<size_t>(g)], step.chunk,
          link_.send_range(buffer, step.chunk.offset, step.chunk.count, process, message_tag)});
-  }
-
-  // The ordinal of the next message between the pair `key`: in a table on the stack for a small
-  // group (the usual few ranks), else in a map.
-  uint32_t next_ordinal(int64_t key) {
-    if (int64_t{p_} * p_ <= static_cast<int64_t>(small_ordinals_.size()))
-      return small_ordinals_[static_cast<size_t>(key)]++;
-    return ordinals_[key]++;
   }
 
   bool receive_local(int g, const Step& step) {
@@ -286,12 +255,8 @@ class ProcessRunner {
   }
 
   void open_envelope(int g, const Step& step, const Landing& landing) {
-    Envelope expected = call_envelope_;
-    expected.sender = members_[static_cast<size_t>(step.peer)];
-    expected.receiver = members_[static_cast<size_t>(g)];
-    expected.ordinal = next_ordinal(int64_t{step.peer} * p_ + g);
-    expected.count = step.chunk.count;
-    reject_if(g, step, envelope_problem(received_envelope(landing), expected));
+    reject_if(g, step,
+              envelope_problem(received_envelope(landing), envelope(g, step.peer, false, step.chunk.count)));
   }
 
   void open_payload(int g, const Step& step, const Landing& landing, const std::byte* payload) {
@@ -329,8 +294,8 @@ class ProcessRunner {
   };
 
   bool awaiting_any() const {
-    for (const Member& member : where_)
-      if (member.landing) return true;
+    for (const std::optional<Landing>& landing : landings_)
+      if (landing) return true;
     return false;
   }
 
@@ -356,7 +321,7 @@ class ProcessRunner {
   std::string timeout_text() const {
     std::string waiting;
     for (int g = 0; g < p_; ++g) {
-      if (!where_[static_cast<size_t>(g)].landing) continue;
+      if (!landings_[static_cast<size_t>(g)]) continue;
       const Step& step = schedule_.ranks[static_cast<size_t>(g)].steps[next_[static_cast<size_t>(g)]];
       waiting += fmt::format("\n  {} waits for {}", step_text(g), peer_text(step.peer));
     }
@@ -389,27 +354,18 @@ class ProcessRunner {
 
   const Schedule& schedule_;
   TensorModel& model_;
-  world::WorldState& world_;
   world::ProcessLink& link_;
   const std::vector<int>& members_;
   uint64_t call_;
   int p_;
-  // Each group rank's process and position in it (one division each, per call, not per step), and
-  // its receive from another process while one is posted.
-  struct Member {
-    int process = 0;
-    int position = 0;
-    bool hosted = false;
-    std::optional<Landing> landing;
-  };
-  std::pmr::vector<Member> where_;
-  std::pmr::vector<size_t> next_;  // schedule_runner.hpp's require_finished reads it
+  // Each group rank's process and position in it, and each remote message's ordinal: the call's
+  // preparation (prepared_call.hpp).
+  const std::vector<PreparedCall::Member>& where_;
+  const std::vector<std::vector<uint32_t>>& ordinals_;
+  std::pmr::vector<std::optional<Landing>> landings_;  // each group rank's receive from another process
+  std::pmr::vector<size_t> next_;                      // schedule_runner.hpp's require_finished reads it
   std::pmr::vector<Outgoing> outgoing_;
   Envelope call_envelope_;  // the fields every envelope of this call shares
-  // Messages so far from group rank a to b (key a * p + b), sent or received: their envelopes'
-  // ordinals.
-  std::array<uint32_t, 64> small_ordinals_{};
-  std::pmr::unordered_map<int64_t, uint32_t> ordinals_;
   std::unordered_map<int64_t, std::deque<TensorModel::Payload>> mailbox_;
 };
 
@@ -418,7 +374,9 @@ class ProcessRunner {
 void run_across_processes(const Schedule& schedule, TensorModel& model, const ExecutionPlace& place) {
   std::array<std::byte, 4096> arena;  // plenty for the bookkeeping of a few dozen ranks
   std::pmr::monotonic_buffer_resource memory(arena.data(), arena.size());
-  ProcessRunner(schedule, model, place, &memory).run();
+  const std::shared_ptr<const PreparedCall> prepared =
+      prepared_call(*place.world, place.cached_schedule, schedule, *place.members, place.fingerprint);
+  ProcessRunner(schedule, model, place, *prepared, &memory).run();
 }
 
 }  // namespace tessera::comm

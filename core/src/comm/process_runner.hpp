@@ -8,6 +8,10 @@
 // when its step is reached and the rank waits until it completes. When no hosted rank can move, the runner
 // polls every posted receive until one completes; if none does within the world's timeout it throws an Error
 // naming the steps and the peers awaited, never hangs.
+//
+// What does not change from call to call (where each member lives, the envelopes' shared fields,
+// each message's ordinal) comes from the call's preparation (prepared_call.hpp): made by a
+// signature's first call, replayed by the later ones.
 #pragma once
 
 #include "comm/executor.hpp"

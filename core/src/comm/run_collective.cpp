@@ -300,9 +300,9 @@ SharedResults run(const CallContext& context, int32_t collective, const std::vec
   count_path(evaluate);
   if (evaluate && shared_outputs) return {evaluate_plan_shared(*plan_of(*entry), inputs), true};
   if (evaluate) return {RankResults::each(evaluate_plan(*plan_of(*entry), inputs)), false};
-  return {RankResults::each(
-              execute(*entry->schedule, inputs,
-                      ExecutionPlace{&in, &members, context.call, overwrite_inputs, context.fingerprint})),
+  return {RankResults::each(execute(*entry->schedule, inputs,
+                                    ExecutionPlace{&in, &members, context.call, overwrite_inputs,
+                                                   context.fingerprint, &entry->schedule})),
           false};
 }
 

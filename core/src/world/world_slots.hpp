@@ -17,8 +17,9 @@
 namespace tessera::world {
 
 enum class Slot : size_t {
-  mailbox,   // comm::Mailbox: point-to-point messages between the world's ranks (the world's own)
-  observer,  // world::Observer: what watches the world (shared with the worlds made inside it)
+  mailbox,         // comm::Mailbox: point-to-point messages between the world's ranks (the world's own)
+  observer,        // world::Observer: what watches the world (shared with the worlds made inside it)
+  prepared_calls,  // comm's prepared collectives across processes (comm/prepared_call.hpp; the world's own)
   count,
 };
 
