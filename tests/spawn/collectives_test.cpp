@@ -169,7 +169,7 @@ TEST_CASE("spawn: repeated all_reduces land in the tensors each round passes, wo
       std::vector<float> largest;  // the sum plus the largest rank
       for (float x : third) largest.push_back(x + static_cast<float>(n - 1));
       CHECK(through_view[me] == largest);
-      CHECK(wider[me] == std::vector<float>(count + 1, static_cast<float>(n * (n + 1) / 2)));
+      CHECK(wider[me] == std::vector<float>(count + 1, static_cast<float>(n * (n + 1)) / 2));
     }
   }
 }
