@@ -249,8 +249,11 @@ void prune(SchedulePlan& plan) {
       need(plan.nodes[i].left);
       need(plan.nodes[i].right);
     }
+  // A plan written in closed form needs every node: nothing to drop, nothing to renumber.
+  if (std::all_of(needed.begin(), needed.end(), [](bool b) { return b; })) return;
   std::vector<int32_t> renamed(plan.nodes.size(), kUndefined);
   std::vector<PlanNode> kept;
+  kept.reserve(static_cast<size_t>(std::count(needed.begin(), needed.end(), true)));
   auto rename = [&](int32_t value) { return value >= p ? renamed[static_cast<size_t>(value - p)] : value; };
   for (size_t i = 0; i < plan.nodes.size(); ++i) {
     if (!needed[i]) continue;
