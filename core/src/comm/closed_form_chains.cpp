@@ -85,4 +85,47 @@ std::vector<ValueAt> ring_reduce_scatter_chains(const std::vector<int32_t>& ring
   return results;
 }
 
+std::vector<ValueAt> halving_reduce_scatter_chains(int32_t p, int64_t n, NodeList& nodes) {
+  int32_t steps = 0;
+  while ((int32_t{1} << steps) < p) ++steps;
+  const auto at = [&](int32_t v, int32_t step) {
+    return static_cast<size_t>(v) * static_cast<size_t>(steps) + static_cast<size_t>(step);
+  };
+  // Per rank: messages sent, folds made, and per step the window it kept (its first block) and the
+  // node holding it.
+  std::vector<int32_t> sent(static_cast<size_t>(p), 0), folded(static_cast<size_t>(p), 0);
+  std::vector<int32_t> made(static_cast<size_t>(p) * static_cast<size_t>(steps));
+  std::vector<int32_t> kept_lo(made.size());
+  nodes.reserve(made.size());
+  // What rank v holds of the blocks from `first` before its fold at `step`: its input there at
+  // first, afterwards inside the node of its previous fold, whose window starts at kept_lo.
+  const auto held = [&](int32_t v, int32_t step, int32_t first) {
+    return step == 0 ? ValueAt{v, int64_t{first} * n}
+                     : ValueAt{made[at(v, step - 1)], int64_t{first - kept_lo[at(v, step - 1)]} * n};
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int32_t v = 0; v < p; ++v) {
+      for (int32_t& s = folded[static_cast<size_t>(v)]; s < steps; ++s) {
+        if (sent[static_cast<size_t>(v)] == s) {
+          ++sent[static_cast<size_t>(v)];
+          progress = true;
+        }
+        const int32_t distance = p >> (s + 1);
+        const int32_t partner = v ^ distance;
+        if (sent[static_cast<size_t>(partner)] <= s) break;
+        // The window before this step is v's bits above `distance`; v keeps the half on its side.
+        const int32_t lo = (v & ~(2 * distance - 1)) + ((v & distance) != 0 ? distance : 0);
+        const ValueAt mine = held(v, s, lo), theirs = held(partner, s, lo);
+        made[at(v, s)] = nodes.add(mine.value, mine.offset, theirs.value, theirs.offset, int64_t{distance} * n);
+        kept_lo[at(v, s)] = lo;
+        progress = true;
+      }
+    }
+  }
+  std::vector<ValueAt> results(static_cast<size_t>(p));
+  for (int32_t v = 0; v < p; ++v) results[static_cast<size_t>(v)] = {made[at(v, steps - 1)], 0};
+  return results;
+}
+
 }  // namespace tessera::comm

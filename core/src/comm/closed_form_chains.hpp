@@ -1,5 +1,6 @@
-// The reductions of the bundled direct and ring algorithms, written down as derive_plan's symbolic
-// run of their schedules makes them: the same nodes, with the same operands, in the same order.
+// The reductions of the bundled direct, ring and recursive-halving algorithms, written down as
+// derive_plan's symbolic run of their schedules makes them: the same nodes, with the same operands,
+// in the same order.
 // The order matters: nodes are numbered as they are made, and plan_from_values keeps that order
 // among nodes of one depth, so an equal plan needs the run's order, not just its values.
 #pragma once
@@ -48,5 +49,12 @@ std::vector<ValueAt> direct_reduce_scatter_chains(int32_t p, int64_t n, NodeList
 // the sweep reaches the rank and its message has been sent. Returns rank r's result per rank;
 // needs p >= 2 and n positive.
 std::vector<ValueAt> ring_reduce_scatter_chains(const std::vector<int32_t>& ring, int64_t n, NodeList& nodes);
+
+// The recursive-halving reduce_scatter over a power-of-two group of p >= 2: at distance d = p/2,
+// p/4, ..., 1 rank v keeps the half of its window of blocks on its side of bit d and folds rank
+// v ^ d's copy of it into its own; a window is one value throughout (the input, then the node of
+// the step before), so each fold is one node over the whole half. The run makes a fold when the
+// sweep reaches the rank and its partner has sent. Returns rank r's result per rank; n positive.
+std::vector<ValueAt> halving_reduce_scatter_chains(int32_t p, int64_t n, NodeList& nodes);
 
 }  // namespace tessera::comm

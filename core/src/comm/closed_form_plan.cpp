@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -11,10 +12,6 @@
 
 namespace tessera::comm {
 namespace {
-
-bool gathers(const tessera_collective_request& request) {
-  return request.collective == TESSERA_COLL_ALL_GATHER;
-}
 
 bool gathers_or_scatters_reduced(const tessera_collective_request& request) {
   return request.collective == TESSERA_COLL_ALL_GATHER || request.collective == TESSERA_COLL_REDUCE_SCATTER;
@@ -34,7 +31,7 @@ struct TrustedAlgorithm {
 constexpr std::array<TrustedAlgorithm, 4> kTrusted{{
     {"coll-direct", "direct", &direct_plan_covers},
     {"coll-ring", "ring", &gathers_or_scatters_reduced},
-    {"coll-rd", "rd", &gathers},
+    {"coll-rd", "rd", &gathers_or_scatters_reduced},
     {"coll-bruck", "bruck", &gathers_or_exchanges},
 }};
 
@@ -60,13 +57,16 @@ std::vector<int32_t> ring_of(const tessera_collective_request& q) {
   return ring;
 }
 
-// The ring reduce_scatter's plan: a single rank (or no element) copies its input, as direct does.
-SchedulePlan ring_reduce_scatter_plan(const tessera_collective_request& q) {
+// The plan of a ring or recursive-halving reduce_scatter: a single rank (or no element) copies its
+// input, as direct does.
+SchedulePlan reduce_scatter_plan(std::string_view algorithm, const tessera_collective_request& q) {
   if (q.group_size == 1 || q.count == 0) return direct_plan(q);
   NodeList nodes(q.group_size, q.reduce_op);
   std::vector<std::vector<PlanRun>> outputs;
-  for (const ValueAt& result : ring_reduce_scatter_chains(ring_of(q), q.count, nodes))
-    outputs.push_back({{q.count, result.value, result.offset}});
+  const std::vector<ValueAt> results = algorithm == "ring"
+                                           ? ring_reduce_scatter_chains(ring_of(q), q.count, nodes)
+                                           : halving_reduce_scatter_chains(q.group_size, q.count, nodes);
+  for (const ValueAt& result : results) outputs.push_back({{q.count, result.value, result.offset}});
   return plan_of_outputs(q, std::move(nodes), std::move(outputs));
 }
 
@@ -99,8 +99,8 @@ bool has_closed_form_plan(const CollectiveAlgorithm& algorithm, const tessera_co
 }
 
 SchedulePlan closed_form_plan(std::string_view algorithm, const tessera_collective_request& request) {
-  if (algorithm == "ring" && request.collective == TESSERA_COLL_REDUCE_SCATTER)
-    return ring_reduce_scatter_plan(request);
+  if ((algorithm == "ring" || algorithm == "rd") && request.collective == TESSERA_COLL_REDUCE_SCATTER)
+    return reduce_scatter_plan(algorithm, request);
   return direct_plan(request);
 }
 

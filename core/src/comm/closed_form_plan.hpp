@@ -20,8 +20,8 @@ namespace tessera::comm {
 
 // Whether `algorithm` is one of the algorithms of the plugins shipped with the core (loaded from
 // their bundled plugin folder), it accepts `request`, and its plan for it is known in closed form:
-// direct for every collective direct_plan_covers, ring for all_gather and reduce_scatter, rd for
-// all_gather, bruck for all_gather and all_to_all. An all-gather or all-to-all only copies, so every
+// direct for every collective direct_plan_covers, ring and rd for all_gather and reduce_scatter,
+// bruck for all_gather and all_to_all. An all-gather or all-to-all only copies, so every
 // correct schedule of one computes what direct_plan writes down; a reduce_scatter's plan follows
 // the algorithm's own order of reductions.
 bool has_closed_form_plan(const CollectiveAlgorithm& algorithm, const tessera_collective_request& request);
