@@ -156,9 +156,12 @@ static void BM_FirstCallManyRanks(benchmark::State& state, const std::string& co
   const ts::Tensor t = ts::local_tensor(ts::RankMap<ts::Tensor>(std::move(in)));
   ts::Tensor result = ts::local_tensor(ts::RankMap<ts::Tensor>(std::move(out)));
   auto call = [&] {
-    if (collective == "all_gather") ts::dist::all_gather_into_tensor(result, t);
-    else if (collective == "reduce_scatter") ts::dist::reduce_scatter_tensor(result, t);
-    else ts::dist::all_to_all_single(result, t);
+    if (collective == "all_gather")
+      ts::dist::all_gather_into_tensor(result, t);
+    else if (collective == "reduce_scatter")
+      ts::dist::reduce_scatter_tensor(result, t);
+    else
+      ts::dist::all_to_all_single(result, t);
   };
   // Google Benchmark runs this function more than once; only its first run sees a cold cache.
   static std::map<std::pair<std::string, int>, double> first_runs;
@@ -166,17 +169,18 @@ static void BM_FirstCallManyRanks(benchmark::State& state, const std::string& co
   if (!first_runs.count(key)) {
     const auto start = std::chrono::steady_clock::now();
     call();
-    first_runs[key] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    first_runs[key] =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
   for (auto _ : state) call();
   state.counters["first_call_ms"] = first_runs[key];
   ts::dist::set_algorithms(saved);
 }
-#define FIRST_CALL_CASE(collective, algorithm)                                                          \
-  BENCHMARK_CAPTURE(BM_FirstCallManyRanks, collective##_##algorithm, std::string(#collective),         \
-                    std::string(#algorithm))                                                            \
-      ->Arg(1024)                                                                                       \
-      ->Unit(benchmark::kMillisecond)                                                                   \
+#define FIRST_CALL_CASE(collective, algorithm)                                                 \
+  BENCHMARK_CAPTURE(BM_FirstCallManyRanks, collective##_##algorithm, std::string(#collective), \
+                    std::string(#algorithm))                                                   \
+      ->Arg(1024)                                                                              \
+      ->Unit(benchmark::kMillisecond)                                                          \
       ->UseRealTime()
 FIRST_CALL_CASE(all_gather, direct);
 FIRST_CALL_CASE(all_gather, ring);

@@ -110,7 +110,8 @@ TEST_CASE("the direct algorithm's closed-form plan is the plan its verified sche
             if (!comm::direct_plan_covers(request)) continue;
             CAPTURE(comm::describe_request(request));
             REQUIRE(comm::has_closed_form_plan(*direct, request));
-            check_same_plan(comm::closed_form_plan("direct", request), comm::derive_plan(direct->build(request)));
+            check_same_plan(comm::closed_form_plan("direct", request),
+                            comm::derive_plan(direct->build(request)));
             ++compared;
           }
         }
@@ -129,8 +130,7 @@ TEST_CASE("the bundled ring, rd and bruck closed-form plans are the plans their 
   size_t compared = 0;
   for (const Case c : {Case{"ring", TESSERA_COLL_ALL_GATHER}, Case{"ring", TESSERA_COLL_REDUCE_SCATTER},
                        Case{"rd", TESSERA_COLL_ALL_GATHER}, Case{"rd", TESSERA_COLL_REDUCE_SCATTER},
-                       Case{"bruck", TESSERA_COLL_ALL_GATHER},
-                       Case{"bruck", TESSERA_COLL_ALL_TO_ALL}}) {
+                       Case{"bruck", TESSERA_COLL_ALL_GATHER}, Case{"bruck", TESSERA_COLL_ALL_TO_ALL}}) {
     const auto algorithm = comm::algorithm(c.algorithm);
     REQUIRE(algorithm != nullptr);
     for (int p : {1, 2, 3, 7, 16}) {
@@ -174,8 +174,8 @@ TEST_CASE("collectives without a closed form, and other algorithms, keep their v
     int32_t collective;
   };
   for (const Case c : {Case{"ring", TESSERA_COLL_ALL_REDUCE}, Case{"rd", TESSERA_COLL_ALL_REDUCE},
-                       Case{"tree", TESSERA_COLL_ALL_REDUCE},
-                       Case{"tree", TESSERA_COLL_BROADCAST}, Case{"rabenseifner", TESSERA_COLL_ALL_REDUCE}}) {
+                       Case{"tree", TESSERA_COLL_ALL_REDUCE}, Case{"tree", TESSERA_COLL_BROADCAST},
+                       Case{"rabenseifner", TESSERA_COLL_ALL_REDUCE}}) {
     const auto algorithm = comm::algorithm(c.algorithm);
     REQUIRE(algorithm != nullptr);
     const auto request = comm::make_request(c.collective, 4, 3, ts::kFloat32, TESSERA_REDUCE_SUM, 0);

@@ -7,7 +7,8 @@ namespace tessera::comm {
 NodeList::NodeList(int32_t group_size, int32_t reduce_op)
     : p_(group_size), commutes_(commutes_bitwise(reduce_op)) {}
 
-int32_t NodeList::add(int32_t left, int64_t left_offset, int32_t right, int64_t right_offset, int64_t length) {
+int32_t NodeList::add(int32_t left, int64_t left_offset, int32_t right, int64_t right_offset,
+                      int64_t length) {
   if (commutes_ && std::pair(right, right_offset) < std::pair(left, left_offset)) {
     std::swap(left, right);
     std::swap(left_offset, right_offset);
@@ -44,7 +45,8 @@ std::vector<ValueAt> direct_reduce_scatter_chains(int32_t p, int64_t n, NodeList
   return chains;
 }
 
-std::vector<ValueAt> ring_reduce_scatter_chains(const std::vector<int32_t>& ring, int64_t n, NodeList& nodes) {
+std::vector<ValueAt> ring_reduce_scatter_chains(const std::vector<int32_t>& ring, int64_t n,
+                                                NodeList& nodes) {
   const int32_t p = static_cast<int32_t>(ring.size());
   const int32_t steps = p - 1;
   auto rank_at = [&](int32_t position) { return ring[static_cast<size_t>(((position % p) + p) % p)]; };
@@ -81,7 +83,8 @@ std::vector<ValueAt> ring_reduce_scatter_chains(const std::vector<int32_t>& ring
     }
   }
   std::vector<ValueAt> results(static_cast<size_t>(p));
-  for (int32_t k = 0; k < p; ++k) results[static_cast<size_t>(ring[static_cast<size_t>(k)])] = {made_at(k, steps - 1), 0};
+  for (int32_t k = 0; k < p; ++k)
+    results[static_cast<size_t>(ring[static_cast<size_t>(k)])] = {made_at(k, steps - 1), 0};
   return results;
 }
 
@@ -117,7 +120,8 @@ std::vector<ValueAt> halving_reduce_scatter_chains(int32_t p, int64_t n, NodeLis
         // The window before this step is v's bits above `distance`; v keeps the half on its side.
         const int32_t lo = (v & ~(2 * distance - 1)) + ((v & distance) != 0 ? distance : 0);
         const ValueAt mine = held(v, s, lo), theirs = held(partner, s, lo);
-        made[at(v, s)] = nodes.add(mine.value, mine.offset, theirs.value, theirs.offset, int64_t{distance} * n);
+        made[at(v, s)] =
+            nodes.add(mine.value, mine.offset, theirs.value, theirs.offset, int64_t{distance} * n);
         kept_lo[at(v, s)] = lo;
         progress = true;
       }

@@ -42,8 +42,7 @@ SchedulePlan plan_of_outputs(const tessera_collective_request& q, NodeList nodes
   const int32_t p = q.group_size;
   std::vector<int64_t> output_sizes(static_cast<size_t>(p));
   for (int32_t r = 0; r < p; ++r) output_sizes[static_cast<size_t>(r)] = io_sizes(q, r).second;
-  for (auto& runs : outputs)
-    std::erase_if(runs, [](const PlanRun& run) { return run.length == 0; });
+  for (auto& runs : outputs) std::erase_if(runs, [](const PlanRun& run) { return run.length == 0; });
   return plan_from_values(p, q.reduce_op, nodes.take(), std::move(outputs), std::move(output_sizes));
 }
 
@@ -125,7 +124,9 @@ SchedulePlan direct_plan(const tessera_collective_request& q) {
         runs.push_back({n, root ? result.value : kUndefined, root ? result.offset : 0});
         break;
       case TESSERA_COLL_REDUCE_SCATTER:
-        if (n > 0) runs.push_back({n, scattered[static_cast<size_t>(r)].value, scattered[static_cast<size_t>(r)].offset});
+        if (n > 0)
+          runs.push_back(
+              {n, scattered[static_cast<size_t>(r)].value, scattered[static_cast<size_t>(r)].offset});
         break;
       case TESSERA_COLL_BROADCAST:
         runs.push_back({n, q.root, 0});

@@ -46,7 +46,7 @@ struct Cached {
   std::string algorithm;
   bool closed_form = false;
   tessera_collective_request request{};  // its pointers cleared: they do not outlive the call
-  std::vector<int32_t> ring_order;         // the request's, which a closed-form plan may follow
+  std::vector<int32_t> ring_order;       // the request's, which a closed-form plan may follow
   std::once_flag scheduled;
   std::shared_ptr<const Schedule> schedule;
   std::atomic<bool> has_schedule{false};  // set once `schedule` is
