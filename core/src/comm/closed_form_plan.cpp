@@ -35,14 +35,13 @@ constexpr std::array<TrustedAlgorithm, 4> kTrusted{{
     {"coll-bruck", "bruck", &gathers_or_exchanges},
 }};
 
-// The plan of outputs whose values are known: per rank, its output as runs (runs of no element
-// dropped, as derive_plan never keeps them).
+// The plan of outputs whose values are known: per rank, its output as runs, none of them empty
+// (derive_plan never keeps a run of no element).
 SchedulePlan plan_of_outputs(const tessera_collective_request& q, NodeList nodes,
                              std::vector<std::vector<PlanRun>> outputs) {
   const int32_t p = q.group_size;
   std::vector<int64_t> output_sizes(static_cast<size_t>(p));
   for (int32_t r = 0; r < p; ++r) output_sizes[static_cast<size_t>(r)] = io_sizes(q, r).second;
-  for (auto& runs : outputs) std::erase_if(runs, [](const PlanRun& run) { return run.length == 0; });
   return plan_from_values(p, q.reduce_op, nodes.take(), std::move(outputs), std::move(output_sizes));
 }
 
@@ -113,38 +112,41 @@ SchedulePlan direct_plan(const tessera_collective_request& q) {
   const std::vector<ValueAt> scattered = q.collective == TESSERA_COLL_REDUCE_SCATTER && n > 0
                                              ? direct_reduce_scatter_chains(p, n, nodes)
                                              : std::vector<ValueAt>();
+  // Runs of no element are never kept: an empty output has no runs.
+  auto append = [](std::vector<PlanRun>& runs, int64_t length, int32_t value, int64_t offset) {
+    if (length > 0) runs.push_back({length, value, offset});
+  };
   for (int32_t r = 0; r < p; ++r) {
     std::vector<PlanRun>& runs = outputs[static_cast<size_t>(r)];
     const bool root = r == q.root;
     switch (q.collective) {
       case TESSERA_COLL_ALL_REDUCE:
-        runs.push_back({n, result.value, result.offset});
+        append(runs, n, result.value, result.offset);
         break;
       case TESSERA_COLL_REDUCE:  // the other ranks' outputs are never written
-        runs.push_back({n, root ? result.value : kUndefined, root ? result.offset : 0});
+        append(runs, n, root ? result.value : kUndefined, root ? result.offset : 0);
         break;
       case TESSERA_COLL_REDUCE_SCATTER:
         if (n > 0)
-          runs.push_back(
-              {n, scattered[static_cast<size_t>(r)].value, scattered[static_cast<size_t>(r)].offset});
+          append(runs, n, scattered[static_cast<size_t>(r)].value, scattered[static_cast<size_t>(r)].offset);
         break;
       case TESSERA_COLL_BROADCAST:
-        runs.push_back({n, q.root, 0});
+        append(runs, n, q.root, 0);
         break;
       case TESSERA_COLL_SCATTER:
-        runs.push_back({n, q.root, int64_t{r} * n});
+        append(runs, n, q.root, int64_t{r} * n);
         break;
       case TESSERA_COLL_GATHER:
         if (!root) {
-          runs.push_back({int64_t{p} * n, kUndefined, 0});
+          append(runs, int64_t{p} * n, kUndefined, 0);
           break;
         }
         [[fallthrough]];
       case TESSERA_COLL_ALL_GATHER:
-        for (int32_t i = 0; i < p; ++i) runs.push_back({n, i, 0});
+        for (int32_t i = 0; i < p; ++i) append(runs, n, i, 0);
         break;
       case TESSERA_COLL_ALL_TO_ALL:
-        for (int32_t i = 0; i < p; ++i) runs.push_back({n, i, int64_t{r} * n});
+        for (int32_t i = 0; i < p; ++i) append(runs, n, i, int64_t{r} * n);
         break;
       default:
         break;
