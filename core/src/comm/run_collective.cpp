@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -45,6 +46,7 @@ struct Cached {
   std::string algorithm;
   bool closed_form = false;
   tessera_collective_request request{};  // its pointers cleared: they do not outlive the call
+  std::vector<int32_t> ring_order;       // the request's, which a closed-form plan may follow
   std::once_flag scheduled;
   std::shared_ptr<const Schedule> schedule;
   std::atomic<bool> has_schedule{false};  // set once `schedule` is
@@ -92,6 +94,7 @@ std::shared_ptr<Cached> cached(const std::string& algorithm, const tessera_colle
   entry->algorithm = algorithm;
   entry->closed_form = has_closed_form_plan(*chosen, q);
   entry->request = q;
+  if (q.ring_order != nullptr) entry->ring_order.assign(q.ring_order, q.ring_order + q.group_size);
   entry->request.ring_order = nullptr;
   entry->request.group_ranks = nullptr;
   entry->request.topology = nullptr;
@@ -114,8 +117,13 @@ const CostEstimate& cost_of(Cached& entry, const tessera_collective_request& q,
 
 const std::shared_ptr<const SchedulePlan>& plan_of(Cached& entry) {
   std::call_once(entry.planned, [&] {
-    entry.plan = std::make_shared<const SchedulePlan>(entry.closed_form ? direct_plan(entry.request)
-                                                                        : derive_plan(*entry.schedule));
+    if (entry.closed_form) {
+      tessera_collective_request request = entry.request;
+      if (!entry.ring_order.empty()) request.ring_order = entry.ring_order.data();
+      entry.plan = std::make_shared<const SchedulePlan>(closed_form_plan(entry.algorithm, request));
+    } else {
+      entry.plan = std::make_shared<const SchedulePlan>(derive_plan(*entry.schedule));
+    }
   });
   return entry.plan;
 }

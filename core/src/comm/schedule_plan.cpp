@@ -249,8 +249,11 @@ void prune(SchedulePlan& plan) {
       need(plan.nodes[i].left);
       need(plan.nodes[i].right);
     }
+  // A plan written in closed form needs every node: nothing to drop, nothing to renumber.
+  if (std::all_of(needed.begin(), needed.end(), [](bool b) { return b; })) return;
   std::vector<int32_t> renamed(plan.nodes.size(), kUndefined);
   std::vector<PlanNode> kept;
+  kept.reserve(static_cast<size_t>(std::count(needed.begin(), needed.end(), true)));
   auto rename = [&](int32_t value) { return value >= p ? renamed[static_cast<size_t>(value - p)] : value; };
   for (size_t i = 0; i < plan.nodes.size(); ++i) {
     if (!needed[i]) continue;
@@ -329,15 +332,30 @@ void order_by_depth(SchedulePlan& plan) {
   std::vector<int32_t> renamed(n);
   for (size_t k = 0; k < n; ++k) renamed[order[k]] = p + static_cast<int32_t>(k);
   auto rename = [&](int32_t value) { return value >= p ? renamed[static_cast<size_t>(value - p)] : value; };
-  std::vector<PlanNode> sorted;
-  sorted.reserve(n);
-  for (size_t k = 0; k < n; ++k) {
-    PlanNode node = plan.nodes[order[k]];
+  for (PlanNode& node : plan.nodes) {
     node.left = rename(node.left);
     node.right = rename(node.right);
-    sorted.push_back(node);
   }
-  plan.nodes = std::move(sorted);
+  // nodes[k] = old nodes[order[k]], in place, cycle by cycle: a sorted copy would double the peak
+  // memory of a plan of p^2 nodes (a reduce_scatter over a thousand ranks). Each cycle is listed
+  // first, so that its moves can be fetched ahead rather than waiting on one another.
+  std::vector<bool> placed(n, false);
+  std::vector<size_t> cycle;
+  for (size_t start = 0; start < n; ++start) {
+    if (placed[start] || order[start] == start) continue;
+    cycle.clear();
+    for (size_t k = start; !placed[k]; k = order[k]) {
+      placed[k] = true;
+      cycle.push_back(k);
+    }
+    const PlanNode first = plan.nodes[start];
+    constexpr size_t kAhead = 8;
+    for (size_t j = 0; j + 1 < cycle.size(); ++j) {
+      if (j + kAhead < cycle.size()) __builtin_prefetch(&plan.nodes[cycle[j + kAhead]]);
+      plan.nodes[cycle[j]] = plan.nodes[cycle[j + 1]];
+    }
+    plan.nodes[cycle.back()] = first;
+  }
   for (auto& runs : plan.outputs)
     for (PlanRun& run : runs) run.value = rename(run.value);
 

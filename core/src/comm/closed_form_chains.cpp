@@ -1,0 +1,135 @@
+#include "comm/closed_form_chains.hpp"
+
+#include <utility>
+
+namespace tessera::comm {
+
+NodeList::NodeList(int32_t group_size, int32_t reduce_op)
+    : p_(group_size), commutes_(commutes_bitwise(reduce_op)) {}
+
+int32_t NodeList::add(int32_t left, int64_t left_offset, int32_t right, int64_t right_offset,
+                      int64_t length) {
+  if (commutes_ && std::pair(right, right_offset) < std::pair(left, left_offset)) {
+    std::swap(left, right);
+    std::swap(left_offset, right_offset);
+  }
+  PlanNode& node = nodes_.emplace_back();
+  node.left = left;
+  node.left_offset = left_offset;
+  node.right = right;
+  node.right_offset = right_offset;
+  node.length = length;
+  return p_ + static_cast<int32_t>(nodes_.size() - 1);
+}
+
+ValueAt rank_order_chain(int32_t p, int64_t n, int64_t offset, NodeList& nodes) {
+  ValueAt value{0, offset};
+  for (int32_t i = 1; i < p; ++i) value = {nodes.add(value.value, value.offset, i, offset, n), 0};
+  return value;
+}
+
+std::vector<ValueAt> direct_reduce_scatter_chains(int32_t p, int64_t n, NodeList& nodes) {
+  std::vector<ValueAt> chains(static_cast<size_t>(p));
+  nodes.reserve(static_cast<size_t>(p) * static_cast<size_t>(p - 1));
+  for (int32_t r = 0; r < p; ++r) chains[static_cast<size_t>(r)] = {0, int64_t{r} * n};
+  auto fold = [&](int32_t r, int32_t i) {
+    ValueAt& chain = chains[static_cast<size_t>(r)];
+    chain = {nodes.add(chain.value, chain.offset, i, int64_t{r} * n, n), 0};
+  };
+  // First sweep: rank r has every lower rank's message and its own input, and waits for rank r + 1's.
+  for (int32_t r = 1; r < p; ++r)
+    for (int32_t i = 1; i <= r; ++i) fold(r, i);
+  // Second sweep: every message has been sent.
+  for (int32_t r = 0; r + 1 < p; ++r)
+    for (int32_t i = r + 1; i < p; ++i) fold(r, i);
+  return chains;
+}
+
+std::vector<ValueAt> ring_reduce_scatter_chains(const std::vector<int32_t>& ring, int64_t n,
+                                                NodeList& nodes) {
+  const int32_t p = static_cast<int32_t>(ring.size());
+  const int32_t steps = p - 1;
+  auto rank_at = [&](int32_t position) { return ring[static_cast<size_t>(((position % p) + p) % p)]; };
+  std::vector<int32_t> position_of(static_cast<size_t>(p));
+  for (int32_t k = 0; k < p; ++k) position_of[static_cast<size_t>(ring[static_cast<size_t>(k)])] = k;
+  // Per position: the messages it has sent and the blocks it has folded (step s sends, then folds);
+  // the node it made at each step, what its next message carries.
+  std::vector<int32_t> sent(static_cast<size_t>(p), 0), folded(static_cast<size_t>(p), 0);
+  std::vector<int32_t> made(static_cast<size_t>(p) * static_cast<size_t>(steps));
+  nodes.reserve(made.size());
+  auto made_at = [&](int32_t position, int32_t step) -> int32_t& {
+    return made[static_cast<size_t>(position) * static_cast<size_t>(steps) + static_cast<size_t>(step)];
+  };
+  // Sweeps of the ranks in rank order, each rank going on until its message has not been sent yet,
+  // as the runner takes turns (schedule_runner.hpp).
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int32_t r = 0; r < p; ++r) {
+      const int32_t k = position_of[static_cast<size_t>(r)];
+      const int32_t from = (k + p - 1) % p;
+      for (int32_t& s = folded[static_cast<size_t>(k)]; s < steps; ++s) {
+        if (sent[static_cast<size_t>(k)] == s) {
+          ++sent[static_cast<size_t>(k)];
+          progress = true;
+        }
+        if (sent[static_cast<size_t>(from)] <= s) break;
+        // The block of the rank at position k - s - 2: this rank's input there, and what position
+        // k - 1 sent of it (its input at the first step, afterwards the node it made the step before).
+        const int64_t offset = int64_t{rank_at(k - s - 2)} * n;
+        const ValueAt incoming = s == 0 ? ValueAt{rank_at(from), offset} : ValueAt{made_at(from, s - 1), 0};
+        made_at(k, s) = nodes.add(r, offset, incoming.value, incoming.offset, n);
+        progress = true;
+      }
+    }
+  }
+  std::vector<ValueAt> results(static_cast<size_t>(p));
+  for (int32_t k = 0; k < p; ++k)
+    results[static_cast<size_t>(ring[static_cast<size_t>(k)])] = {made_at(k, steps - 1), 0};
+  return results;
+}
+
+std::vector<ValueAt> halving_reduce_scatter_chains(int32_t p, int64_t n, NodeList& nodes) {
+  int32_t steps = 0;
+  while ((int32_t{1} << steps) < p) ++steps;
+  const auto at = [&](int32_t v, int32_t step) {
+    return static_cast<size_t>(v) * static_cast<size_t>(steps) + static_cast<size_t>(step);
+  };
+  // Per rank: messages sent, folds made, and per step the window it kept (its first block) and the
+  // node holding it.
+  std::vector<int32_t> sent(static_cast<size_t>(p), 0), folded(static_cast<size_t>(p), 0);
+  std::vector<int32_t> made(static_cast<size_t>(p) * static_cast<size_t>(steps));
+  std::vector<int32_t> kept_lo(made.size());
+  nodes.reserve(made.size());
+  // What rank v holds of the blocks from `first` before its fold at `step`: its input there at
+  // first, afterwards inside the node of its previous fold, whose window starts at kept_lo.
+  const auto held = [&](int32_t v, int32_t step, int32_t first) {
+    return step == 0 ? ValueAt{v, int64_t{first} * n}
+                     : ValueAt{made[at(v, step - 1)], int64_t{first - kept_lo[at(v, step - 1)]} * n};
+  };
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int32_t v = 0; v < p; ++v) {
+      for (int32_t& s = folded[static_cast<size_t>(v)]; s < steps; ++s) {
+        if (sent[static_cast<size_t>(v)] == s) {
+          ++sent[static_cast<size_t>(v)];
+          progress = true;
+        }
+        const int32_t distance = p >> (s + 1);
+        const int32_t partner = v ^ distance;
+        if (sent[static_cast<size_t>(partner)] <= s) break;
+        // The window before this step is v's bits above `distance`; v keeps the half on its side.
+        const int32_t lo = (v & ~(2 * distance - 1)) + ((v & distance) != 0 ? distance : 0);
+        const ValueAt mine = held(v, s, lo), theirs = held(partner, s, lo);
+        made[at(v, s)] =
+            nodes.add(mine.value, mine.offset, theirs.value, theirs.offset, int64_t{distance} * n);
+        kept_lo[at(v, s)] = lo;
+        progress = true;
+      }
+    }
+  }
+  std::vector<ValueAt> results(static_cast<size_t>(p));
+  for (int32_t v = 0; v < p; ++v) results[static_cast<size_t>(v)] = {made[at(v, steps - 1)], 0};
+  return results;
+}
+
+}  // namespace tessera::comm
