@@ -12,9 +12,15 @@ rm -rf "$venv"
 mkdir -p build-python
 python3 -m venv "$venv"
 echo "== python-test.sh: pip install .[test] into a fresh venv ($venv)"
+# The package builds in build-wheel/, beside build/ and at its depth, with CMake's default
+# generator (as the presets use) rather than the Ninja that scikit-build-core picks: with
+# CCACHE_BASEDIR at the repository root (scripts/test.sh), every compile command then reads exactly as
+# the default preset's (same flags, same paths relative to the same depth), and ccache hands the
+# default build's objects over instead of compiling the core and the plugins a second time.
 # The package build uses both cores unless the caller says otherwise.
-CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check ".[test]"
+rm -rf build-wheel
+CMAKE_GENERATOR="${CMAKE_GENERATOR:-Unix Makefiles}" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" \
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -C build-dir=build-wheel ".[test]"
 
 # The configuration of whoever runs this must not change what is tested; and no plugin path is set,
 # so the installed package must find its plugins by itself.

@@ -44,15 +44,17 @@ done
 bash scripts/install-deps.sh
 
 # Every stage compiles through ccache (a launcher the caller set is kept). The python stage's
-# `pip install .` compiles the plugins with the default preset's compiler and flags in a build
-# directory of its own: with the build directory left out of the hash (CCACHE_NOHASHDIR; it reaches
-# only the debug info's compilation directory) and the compiler named alike (CMake's Ninja and
-# Makefile generators pick g++ and c++, which ccache hashes apart), it takes those objects from the
-# cache. (The core's unity files lie in each build directory, so the core is compiled again.)
+# `pip install .` compiles the core and the plugins with the default preset's compiler and flags in a
+# build directory of its own at the same depth (scripts/python-test.sh): with the build directory
+# left out of the hash (CCACHE_NOHASHDIR; it reaches only the debug info's compilation directory),
+# paths under the repository written relative to the build directory (CCACHE_BASEDIR; each unity
+# file lies in its build directory) and the compiler named alike (CMake's Ninja and Makefile
+# generators pick g++ and c++, which ccache hashes apart), it takes those objects from the cache.
 if command -v ccache >/dev/null; then
   export CMAKE_CXX_COMPILER_LAUNCHER="${CMAKE_CXX_COMPILER_LAUNCHER:-ccache}"
   export CMAKE_C_COMPILER_LAUNCHER="${CMAKE_C_COMPILER_LAUNCHER:-ccache}"
   export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
   export CC="${CC:-gcc}" CXX="${CXX:-g++}"
 fi
 for stage in "${stages[@]}"; do run_stage "$stage"; done
