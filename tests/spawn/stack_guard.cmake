@@ -1,0 +1,16 @@
+# Runs COMMAND and passes only when it dies (a signal, or a sanitizer's non-zero exit) after it
+# started deepening and before it could say it ran past its stack unharmed.
+execute_process(COMMAND ${COMMAND} OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc TIMEOUT 60)
+message("${out}${err}")
+if(rc MATCHES "timeout")
+  message(FATAL_ERROR "the program did not end within 60 s (${rc})")
+endif()
+if("${rc}" STREQUAL "0")
+  message(FATAL_ERROR "expected the overflow to fault; the program exited normally")
+endif()
+if(NOT "${out}" MATCHES "deepening")
+  message(FATAL_ERROR "the program failed before its rank ran (${rc})")
+endif()
+if("${out}" MATCHES "without a fault")
+  message(FATAL_ERROR "the overflow went unnoticed")
+endif()
