@@ -3,6 +3,33 @@
 #include <utility>
 
 namespace tessera::comm {
+namespace {
+
+// The runner's sweeps over the ranks of a schedule in which every rank, step by step, sends one
+// message and then folds in the one a partner sent it for that step (schedule_runner.hpp takes
+// turns so: each rank, in rank order, goes on until the message it needs has not been sent yet).
+// Calls fold(v, s) for rank v's step s at the moment the run makes that fold; partner(v, s) is the
+// rank whose step-s message it folds.
+template <class Partner, class Fold>
+void sweep_folds(int32_t p, int32_t steps, Partner partner, Fold fold) {
+  std::vector<int32_t> sent(static_cast<size_t>(p), 0), folded(static_cast<size_t>(p), 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int32_t v = 0; v < p; ++v) {
+      for (int32_t& s = folded[static_cast<size_t>(v)]; s < steps; ++s) {
+        if (sent[static_cast<size_t>(v)] == s) {
+          ++sent[static_cast<size_t>(v)];
+          progress = true;
+        }
+        if (sent[static_cast<size_t>(partner(v, s))] <= s) break;
+        fold(v, s);
+        progress = true;
+      }
+    }
+  }
+}
+
+}  // namespace
 
 NodeList::NodeList(int32_t group_size, int32_t reduce_op)
     : p_(group_size), commutes_(commutes_bitwise(reduce_op)) {}
@@ -52,36 +79,25 @@ std::vector<ValueAt> ring_reduce_scatter_chains(const std::vector<int32_t>& ring
   auto rank_at = [&](int32_t position) { return ring[static_cast<size_t>(((position % p) + p) % p)]; };
   std::vector<int32_t> position_of(static_cast<size_t>(p));
   for (int32_t k = 0; k < p; ++k) position_of[static_cast<size_t>(ring[static_cast<size_t>(k)])] = k;
-  // Per position: the messages it has sent and the blocks it has folded (step s sends, then folds);
-  // the node it made at each step, what its next message carries.
-  std::vector<int32_t> sent(static_cast<size_t>(p), 0), folded(static_cast<size_t>(p), 0);
+  // Per position, the node it made at each step: what its next message carries.
   std::vector<int32_t> made(static_cast<size_t>(p) * static_cast<size_t>(steps));
   nodes.reserve(made.size());
   auto made_at = [&](int32_t position, int32_t step) -> int32_t& {
     return made[static_cast<size_t>(position) * static_cast<size_t>(steps) + static_cast<size_t>(step)];
   };
-  // Sweeps of the ranks in rank order, each rank going on until its message has not been sent yet,
-  // as the runner takes turns (schedule_runner.hpp).
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (int32_t r = 0; r < p; ++r) {
-      const int32_t k = position_of[static_cast<size_t>(r)];
-      const int32_t from = (k + p - 1) % p;
-      for (int32_t& s = folded[static_cast<size_t>(k)]; s < steps; ++s) {
-        if (sent[static_cast<size_t>(k)] == s) {
-          ++sent[static_cast<size_t>(k)];
-          progress = true;
-        }
-        if (sent[static_cast<size_t>(from)] <= s) break;
+  // A rank folds what the position before it sends.
+  const auto from = [&](int32_t r) { return (position_of[static_cast<size_t>(r)] + p - 1) % p; };
+  sweep_folds(
+      p, steps, [&](int32_t r, int32_t) { return rank_at(from(r)); },
+      [&](int32_t r, int32_t s) {
+        const int32_t k = position_of[static_cast<size_t>(r)];
         // The block of the rank at position k - s - 2: this rank's input there, and what position
         // k - 1 sent of it (its input at the first step, afterwards the node it made the step before).
         const int64_t offset = int64_t{rank_at(k - s - 2)} * n;
-        const ValueAt incoming = s == 0 ? ValueAt{rank_at(from), offset} : ValueAt{made_at(from, s - 1), 0};
+        const ValueAt incoming =
+            s == 0 ? ValueAt{rank_at(from(r)), offset} : ValueAt{made_at(from(r), s - 1), 0};
         made_at(k, s) = nodes.add(r, offset, incoming.value, incoming.offset, n);
-        progress = true;
-      }
-    }
-  }
+      });
   std::vector<ValueAt> results(static_cast<size_t>(p));
   for (int32_t k = 0; k < p; ++k)
     results[static_cast<size_t>(ring[static_cast<size_t>(k)])] = {made_at(k, steps - 1), 0};
@@ -94,9 +110,7 @@ std::vector<ValueAt> halving_reduce_scatter_chains(int32_t p, int64_t n, NodeLis
   const auto at = [&](int32_t v, int32_t step) {
     return static_cast<size_t>(v) * static_cast<size_t>(steps) + static_cast<size_t>(step);
   };
-  // Per rank: messages sent, folds made, and per step the window it kept (its first block) and the
-  // node holding it.
-  std::vector<int32_t> sent(static_cast<size_t>(p), 0), folded(static_cast<size_t>(p), 0);
+  // Per rank and step, the window it kept (its first block) and the node holding it.
   std::vector<int32_t> made(static_cast<size_t>(p) * static_cast<size_t>(steps));
   std::vector<int32_t> kept_lo(made.size());
   nodes.reserve(made.size());
@@ -106,27 +120,17 @@ std::vector<ValueAt> halving_reduce_scatter_chains(int32_t p, int64_t n, NodeLis
     return step == 0 ? ValueAt{v, int64_t{first} * n}
                      : ValueAt{made[at(v, step - 1)], int64_t{first - kept_lo[at(v, step - 1)]} * n};
   };
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (int32_t v = 0; v < p; ++v) {
-      for (int32_t& s = folded[static_cast<size_t>(v)]; s < steps; ++s) {
-        if (sent[static_cast<size_t>(v)] == s) {
-          ++sent[static_cast<size_t>(v)];
-          progress = true;
-        }
-        const int32_t distance = p >> (s + 1);
-        const int32_t partner = v ^ distance;
-        if (sent[static_cast<size_t>(partner)] <= s) break;
-        // The window before this step is v's bits above `distance`; v keeps the half on its side.
-        const int32_t lo = (v & ~(2 * distance - 1)) + ((v & distance) != 0 ? distance : 0);
-        const ValueAt mine = held(v, s, lo), theirs = held(partner, s, lo);
-        made[at(v, s)] =
-            nodes.add(mine.value, mine.offset, theirs.value, theirs.offset, int64_t{distance} * n);
+  const auto distance = [&](int32_t s) { return p >> (s + 1); };
+  sweep_folds(
+      p, steps, [&](int32_t v, int32_t s) { return v ^ distance(s); },
+      [&](int32_t v, int32_t s) {
+        const int32_t d = distance(s);
+        // The window before this step is v's bits above d; v keeps the half on its side.
+        const int32_t lo = (v & ~(2 * d - 1)) + ((v & d) != 0 ? d : 0);
+        const ValueAt mine = held(v, s, lo), theirs = held(v ^ d, s, lo);
+        made[at(v, s)] = nodes.add(mine.value, mine.offset, theirs.value, theirs.offset, int64_t{d} * n);
         kept_lo[at(v, s)] = lo;
-        progress = true;
-      }
-    }
-  }
+      });
   std::vector<ValueAt> results(static_cast<size_t>(p));
   for (int32_t v = 0; v < p; ++v) results[static_cast<size_t>(v)] = {made[at(v, steps - 1)], 0};
   return results;
