@@ -1,7 +1,7 @@
 // A rank whose program runs past its stack must fault at the guard page below it, never write on
 // into the stack of the rank below (stacks lie side by side in one mapping). Rank 2 of 3 recurses
 // about 16 KiB past its 64 KiB stack: far enough to cross the 4 KiB guard into the next stack, not
-// far enough to leave the mapping. Run by stack_guard.cmake, which expects the process to die.
+// far enough to leave the mapping. Run by tests/mpi/expect_failure.cmake: the process must die.
 #include <cstdio>
 #include <tessera/tessera.hpp>
 
@@ -28,6 +28,6 @@ int main() {
         if (rank == 2) std::printf("%d\n", deepen(80));
       },
       options);
-  std::puts("rank 2 ran past its stack without a fault");
+  std::puts("FAIL: rank 2 ran past its stack without a fault");
   return 0;
 }
