@@ -178,6 +178,10 @@ class Evaluation {
     for (int32_t r = 0; r < p; ++r) {
       const auto [buffer, start] = output_of(r);
       if (buffer == nullptr) continue;
+      if (host_) {
+        fill_on_host(r, *buffer, start);
+        continue;
+      }
       int64_t at = start;
       for (const PlanRun& run : plan_.outputs[static_cast<size_t>(r)]) {
         const auto [source, source_at] = resolve(place_of(plan_, run.value, run.offset));
@@ -186,6 +190,22 @@ class Evaluation {
           dispatch::copy_range(*source, source_at, *buffer, at, run.length);
         at += run.length;
       }
+    }
+  }
+
+  // On the host every place has its address (bases_), and the output is prepared for writing once,
+  // not once per run: an all_to_all over a thousand ranks copies a million runs of a few bytes.
+  void fill_on_host(int32_t r, const TensorImpl& buffer, int64_t start) {
+    buffer.prepare_write();
+    char* into = address(buffer, start);
+    for (const PlanRun& run : plan_.outputs[static_cast<size_t>(r)]) {
+      const size_t bytes = static_cast<size_t>(run.length * item_);
+      // Unspecified runs stay as allocated; a node computed in place here is already there.
+      if (run.value != kUndefined)
+        if (const char* from = at(place_of(plan_, run.value, run.offset)); from != into)
+          copy_runs(
+              1, bytes, [into](size_t) { return into; }, [from](size_t) { return from; });
+      into += bytes;
     }
   }
 
