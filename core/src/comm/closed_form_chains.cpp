@@ -63,7 +63,18 @@ std::vector<ValueAt> direct_reduce_scatter_chains(int32_t p, int64_t n, NodeList
     ValueAt& chain = chains[static_cast<size_t>(r)];
     chain = {nodes.add(chain.value, chain.offset, i, int64_t{r} * n, n), 0};
   };
-  // First sweep: rank r has every lower rank's message and its own input, and waits for rank r + 1's.
+  if (orders_by_depth(n)) {
+    // In the plan's order, which the plan then takes as it is: a depth at a time (the chains'
+    // i-th folds), and within one in the order the run first reaches the chains: ranks 1 to p - 1
+    // in its first sweep, rank 0 in its second.
+    for (int32_t i = 1; i < p; ++i) {
+      for (int32_t r = 1; r < p; ++r) fold(r, i);
+      fold(0, i);
+    }
+    return chains;
+  }
+  // In the run's order. First sweep: rank r has every lower rank's message and its own input, and
+  // waits for rank r + 1's.
   for (int32_t r = 1; r < p; ++r)
     for (int32_t i = 1; i <= r; ++i) fold(r, i);
   // Second sweep: every message has been sent.
@@ -87,17 +98,30 @@ std::vector<ValueAt> ring_reduce_scatter_chains(const std::vector<int32_t>& ring
   };
   // A rank folds what the position before it sends.
   const auto from = [&](int32_t r) { return (position_of[static_cast<size_t>(r)] + p - 1) % p; };
-  sweep_folds(
-      p, steps, [&](int32_t r, int32_t) { return rank_at(from(r)); },
-      [&](int32_t r, int32_t s) {
-        const int32_t k = position_of[static_cast<size_t>(r)];
-        // The block of the rank at position k - s - 2: this rank's input there, and what position
-        // k - 1 sent of it (its input at the first step, afterwards the node it made the step before).
-        const int64_t offset = int64_t{rank_at(k - s - 2)} * n;
-        const ValueAt incoming =
-            s == 0 ? ValueAt{rank_at(from(r)), offset} : ValueAt{made_at(from(r), s - 1), 0};
-        made_at(k, s) = nodes.add(r, offset, incoming.value, incoming.offset, n);
-      });
+  const auto fold = [&](int32_t r, int32_t s) {
+    const int32_t k = position_of[static_cast<size_t>(r)];
+    // The block of the rank at position k - s - 2: this rank's input there, and what position
+    // k - 1 sent of it (its input at the first step, afterwards the node it made the step before).
+    const int64_t offset = int64_t{rank_at(k - s - 2)} * n;
+    const ValueAt incoming = s == 0 ? ValueAt{rank_at(from(r)), offset} : ValueAt{made_at(from(r), s - 1), 0};
+    made_at(k, s) = nodes.add(r, offset, incoming.value, incoming.offset, n);
+  };
+  if (orders_by_depth(n)) {
+    // In the plan's order, which the plan then takes as it is: a step at a time. The first step's
+    // folds in the order the run makes them: in its first sweep those of the ranks whose
+    // predecessor came before them in the sweep (and so has sent), the others in its second; each
+    // later step's in the order of the folds they continue (position k's continues k - 1's).
+    std::vector<int32_t> first_wave;  // positions
+    for (int32_t r = 0; r < p; ++r)
+      if (rank_at(from(r)) < r) first_wave.push_back(position_of[static_cast<size_t>(r)]);
+    for (int32_t r = 0; r < p; ++r)
+      if (rank_at(from(r)) > r) first_wave.push_back(position_of[static_cast<size_t>(r)]);
+    for (int32_t s = 0; s < steps; ++s)
+      for (const int32_t k : first_wave) fold(rank_at(k + s), s);
+  } else {
+    sweep_folds(
+        p, steps, [&](int32_t r, int32_t) { return rank_at(from(r)); }, fold);
+  }
   std::vector<ValueAt> results(static_cast<size_t>(p));
   for (int32_t k = 0; k < p; ++k)
     results[static_cast<size_t>(ring[static_cast<size_t>(k)])] = {made_at(k, steps - 1), 0};

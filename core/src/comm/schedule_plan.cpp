@@ -298,10 +298,12 @@ void align_chains(const SchedulePlan& plan, const std::vector<int32_t>& depth, s
                                                           : -1;
       keyed.emplace_back(operand >= 0 ? position[static_cast<size_t>(operand - p)] : kAfterChains, order[k]);
     }
-    std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+    const auto before = [&](const auto& a, const auto& b) {
       const int64_t a_length = plan.nodes[a.second].length, b_length = plan.nodes[b.second].length;
       return a_length != b_length ? a_length > b_length : a.first < b.first;
-    });
+    };
+    if (!std::is_sorted(keyed.begin(), keyed.end(), before))
+      std::stable_sort(keyed.begin(), keyed.end(), before);
     for (size_t k = first; k < end; ++k) {
       order[k] = keyed[k - first].second;
       position[order[k]] = k - first;
@@ -310,25 +312,11 @@ void align_chains(const SchedulePlan& plan, const std::vector<int32_t>& depth, s
   }
 }
 
-// Orders the nodes by depth (stable: within a depth, as created, but for align_chains) and
-// renumbers them.
-void order_by_depth(SchedulePlan& plan) {
+// Puts the nodes in `order` (nodes[k] = old nodes[order[k]]) and renumbers every operand and
+// output run.
+void move_into_order(SchedulePlan& plan, const std::vector<size_t>& order) {
   const int32_t p = plan.group_size;
   const size_t n = plan.nodes.size();
-  std::vector<int32_t> depth(n, 0);
-  auto depth_of = [&](int32_t value) { return value >= p ? depth[static_cast<size_t>(value - p)] : 0; };
-  for (size_t i = 0; i < n; ++i)
-    depth[i] = 1 + std::max(depth_of(plan.nodes[i].left), depth_of(plan.nodes[i].right));
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = i;
-  // Long nodes keep the order the schedule made them in: it is the replay's, and so is the space
-  // live values take; ordering them by depth could hold more of them at once for no gain.
-  const bool batching = std::all_of(plan.nodes.begin(), plan.nodes.end(),
-                                    [](const PlanNode& node) { return node.length <= kBatchedLength; });
-  if (batching) {
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return depth[a] < depth[b]; });
-    align_chains(plan, depth, order);
-  }
   std::vector<int32_t> renamed(n);
   for (size_t k = 0; k < n; ++k) renamed[order[k]] = p + static_cast<int32_t>(k);
   auto rename = [&](int32_t value) { return value >= p ? renamed[static_cast<size_t>(value - p)] : value; };
@@ -336,9 +324,9 @@ void order_by_depth(SchedulePlan& plan) {
     node.left = rename(node.left);
     node.right = rename(node.right);
   }
-  // nodes[k] = old nodes[order[k]], in place, cycle by cycle: a sorted copy would double the peak
-  // memory of a plan of p^2 nodes (a reduce_scatter over a thousand ranks). Each cycle is listed
-  // first, so that its moves can be fetched ahead rather than waiting on one another.
+  // In place, cycle by cycle: a sorted copy would double the peak memory of a plan of p^2 nodes (a
+  // reduce_scatter over a thousand ranks). Each cycle is listed first, so that its moves can be
+  // fetched ahead rather than waiting on one another.
   std::vector<bool> placed(n, false);
   std::vector<size_t> cycle;
   for (size_t start = 0; start < n; ++start) {
@@ -358,8 +346,13 @@ void order_by_depth(SchedulePlan& plan) {
   }
   for (auto& runs : plan.outputs)
     for (PlanRun& run : runs) run.value = rename(run.value);
+}
 
-  // Batches: runs of one depth and one length.
+// The batches, over nodes in their final order: runs of one depth and one length (batching), or
+// each node alone. `depth` and `order` as order_by_depth made them (depth by the old numbers).
+void make_batches(SchedulePlan& plan, const std::vector<int32_t>& depth, const std::vector<size_t>& order,
+                  bool batching) {
+  const size_t n = plan.nodes.size();
   for (size_t k = 0; k < n;) {
     const int64_t length = plan.nodes[k].length;
     const int32_t d = depth[order[k]];
@@ -373,6 +366,35 @@ void order_by_depth(SchedulePlan& plan) {
       plan.staging_size = std::max(plan.staging_size, 2 * static_cast<int64_t>(end - k) * length);
     k = end;
   }
+}
+
+// Orders the nodes by depth (stable: within a depth, as created, but for align_chains), renumbers
+// them and cuts them into batches.
+void order_by_depth(SchedulePlan& plan) {
+  const int32_t p = plan.group_size;
+  const size_t n = plan.nodes.size();
+  std::vector<int32_t> depth(n, 0);
+  auto depth_of = [&](int32_t value) { return value >= p ? depth[static_cast<size_t>(value - p)] : 0; };
+  for (size_t i = 0; i < n; ++i)
+    depth[i] = 1 + std::max(depth_of(plan.nodes[i].left), depth_of(plan.nodes[i].right));
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  // Long nodes keep the order the schedule made them in: it is the replay's, and so is the space
+  // live values take; ordering them by depth could hold more of them at once for no gain.
+  const bool batching = std::all_of(plan.nodes.begin(), plan.nodes.end(),
+                                    [](const PlanNode& node) { return orders_by_depth(node.length); });
+  if (batching) {
+    const auto shallower = [&](size_t a, size_t b) { return depth[a] < depth[b]; };
+    if (!std::is_sorted(order.begin(), order.end(), shallower))
+      std::stable_sort(order.begin(), order.end(), shallower);
+    align_chains(plan, depth, order);
+  }
+  // Nodes made in this order already (the bundled algorithms' closed forms make them so) keep
+  // their numbers: nothing to rename or move.
+  bool in_order = true;
+  for (size_t k = 0; k < n && in_order; ++k) in_order = order[k] == k;
+  if (!in_order) move_into_order(plan, order);
+  make_batches(plan, depth, order, batching);
 }
 
 // Scratch space for the nodes, reused once a value is dead: best fit over free intervals.
@@ -605,6 +627,8 @@ void place_operands(SchedulePlan& plan) {
 // positive quiet NaN whatever NaNs went in; integers wrap alike either way; bool add and mul are or
 // and and; the bitwise ops commute. Not minimum and maximum: the first NaN operand wins, and of +0
 // and -0 the comparison keeps the first.
+bool orders_by_depth(int64_t length) { return length <= kBatchedLength; }
+
 bool commutes_bitwise(int32_t reduce_op) {
   switch (reduce_op) {
     case TESSERA_REDUCE_SUM:

@@ -130,6 +130,11 @@ SchedulePlan derive_plan(const Schedule& schedule);
 SchedulePlan plan_from_values(int group_size, int32_t reduce_op, std::vector<PlanNode> nodes,
                               std::vector<std::vector<PlanRun>> outputs, std::vector<int64_t> output_sizes);
 
+// Whether a plan whose nodes are all `length` elements long puts them in depth order (short nodes
+// are computed in batches, a depth at a time) rather than keeping the order they were made in. A
+// list of nodes made in the order plan_from_values gives them is taken as it is, without a sort.
+bool orders_by_depth(int64_t length);
+
 // Whether `reduce_op` gives the same bits with its operands swapped, on every backend: then a
 // plan's node lists its operands in one order (the smaller (value, offset) on the left), so that
 // ranks combining the same two values in opposite orders share the node.
