@@ -13,6 +13,7 @@
 #include "comm/run_collective.hpp"
 #include "comm/comm_observer.hpp"
 #include "tensor/internal.hpp"
+#include "tensor/kernel_operand.hpp"
 #include "tessera/detail/spmd.hpp"
 #include "tessera/dist.hpp"
 #include "tessera/errors.hpp"
@@ -198,6 +199,20 @@ void write_back(const Tensor& shard, const Tensor& block, Landing landing = Land
   if (!moved) Tensor(shard).copy_(block.reshape(shard.sizes()));  // a handle to the same shard
 }
 
+// Writes block [offset, offset + n) of a flat result into `shard`, a tensor of an output list: one
+// copy of the bytes when both are dense, of one dtype and backend and apart, without the two views
+// and the dispatch of copy_ (an all_gather into a list writes p^2 such blocks of a few elements).
+void write_block(const Tensor& shard, const Tensor& result, int64_t offset, int64_t n) {
+  if (shard.defined() && !shard.is_local() && result.defined() && !result.is_local()) {
+    const TensorImpl& to = *shard.impl();
+    const TensorImpl& from = *result.impl();
+    if (to.is_contiguous() && from.is_contiguous() && to.numel() == n && from.numel() >= offset + n &&
+        to.dtype() == from.dtype() && &to.backend() == &from.backend() && to.storage() != from.storage())
+      return dispatch::copy_range(from, offset, to, 0, n);
+  }
+  write_back(shard, result.narrow(0, offset, n));
+}
+
 // What one API call runs on (comm/call.hpp): checked, covered and (across processes) agreed.
 comm::Call fibres_for(const char* op, const Tensor& t, const ProcessGroup& group,
                       comm::Fingerprint fingerprint = {}) {
@@ -324,8 +339,7 @@ void all_gather(std::vector<Tensor>& outputs, const Tensor& tensor, const Proces
     for (size_t j = 0; j < members.size(); ++j)
       if (covered.hosts(members[j]))
         for (size_t i = 0; i < members.size(); ++i)
-          write_back(outputs[i].shards().at(members[j]),
-                     gathered[j].narrow(0, static_cast<int64_t>(i) * n, n));
+          write_block(outputs[i].shards().at(members[j]), gathered[j], static_cast<int64_t>(i) * n, n);
   }
 }
 
@@ -448,8 +462,7 @@ void all_to_all(std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
     for (size_t j = 0; j < members.size(); ++j)
       if (covered.hosts(members[j]))
         for (size_t i = 0; i < members.size(); ++i)
-          write_back(outputs[i].shards().at(members[j]),
-                     results[j].narrow(0, static_cast<int64_t>(i) * n, n));
+          write_block(outputs[i].shards().at(members[j]), results[j], static_cast<int64_t>(i) * n, n);
   }
 }
 
@@ -546,8 +559,8 @@ void gather(std::vector<Tensor>& outputs, const Tensor& tensor, int dst, const P
     const int root = members[static_cast<size_t>(dst)];
     if (covered.hosts(root))
       for (size_t i = 0; i < members.size(); ++i)
-        write_back(outputs[i].shards().at(root),
-                   results[static_cast<size_t>(dst)].narrow(0, static_cast<int64_t>(i) * n, n));
+        write_block(outputs[i].shards().at(root), results[static_cast<size_t>(dst)],
+                    static_cast<int64_t>(i) * n, n);
   }
 }
 

@@ -47,9 +47,10 @@ inline constexpr int32_t kNoBase = -1;
 // reduce op. Nodes are listed by depth (a node's depth is one more than its operands'), so that
 // every operand comes before its users and nodes of one depth are independent.
 struct PlanNode {
+  // The two value ids side by side: a plan of a million nodes is 8 bytes a node smaller unpadded.
   int32_t left;
-  int64_t left_offset;
   int32_t right;
+  int64_t left_offset;
   int64_t right_offset;
   int64_t length;
   // Where its values live: element `slot` of the evaluation's scratch arena (home -1), or of group

@@ -97,6 +97,14 @@ Tensor unshard(const Tensor& local, const DeviceMesh& mesh, const Shape& global,
       },
       [&](int, const std::vector<int64_t>& coord, const Tensor& all) {
         const int64_t parent = parents.at(coord);
+        // Pieces of the widest length lying in coordinate order (an even Shard): the gathered
+        // tensor is already the parent, with no copy piece by piece.
+        bool in_order = parent == shards * widest;
+        for (int64_t k = 0; k < shards && in_order; ++k) {
+          const Segments pieces = split(placement, parent, shards, k);
+          in_order = pieces.size() == 1 && pieces[0].offset == k * widest && pieces[0].length == widest;
+        }
+        if (in_order) return all.transpose(0, d).contiguous();
         Shape shape = all.sizes();
         shape[0] = parent;
         Tensor out = empty(shape, beside(all));
