@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "comm/schedule_runner.hpp"
@@ -223,13 +224,20 @@ class PlanModel {
   std::unordered_map<NodeKey, int32_t, NodeKeyHash> ids_;
 };
 
-struct RunsHash {
-  size_t operator()(const std::vector<PlanRun>& runs) const {
+// Group ranks by their outputs' runs, looked up where they lie: a key copied out per rank would
+// copy every run (an all_to_all over a thousand ranks has a million).
+struct RunsOfRank {
+  const std::vector<std::vector<PlanRun>>* outputs;
+  size_t operator()(int32_t r) const {
+    const std::vector<PlanRun>& runs = (*outputs)[static_cast<size_t>(r)];
     uint64_t h = runs.size();
-    for (const PlanRun& r : runs)
-      for (uint64_t v : {uint64_t(r.length), uint64_t(uint32_t(r.value)), uint64_t(r.offset)})
+    for (const PlanRun& run : runs)
+      for (uint64_t v : {uint64_t(run.length), uint64_t(uint32_t(run.value)), uint64_t(run.offset)})
         h = (h ^ v) * 0x100000001b3ULL + (h >> 31);
     return static_cast<size_t>(h);
+  }
+  bool operator()(int32_t r, int32_t s) const {
+    return (*outputs)[static_cast<size_t>(r)] == (*outputs)[static_cast<size_t>(s)];
   }
 };
 
@@ -680,9 +688,9 @@ SchedulePlan plan_from_values(int group_size, int32_t reduce_op, std::vector<Pla
   plan.output_sizes = std::move(output_sizes);
   const size_t p = static_cast<size_t>(group_size);
   plan.output_class.resize(p);
-  std::unordered_map<std::vector<PlanRun>, int32_t, RunsHash> first_with;
-  for (size_t r = 0; r < p; ++r)
-    plan.output_class[r] = first_with.try_emplace(plan.outputs[r], static_cast<int32_t>(r)).first->second;
+  const RunsOfRank runs_of{&plan.outputs};
+  std::unordered_set<int32_t, RunsOfRank, RunsOfRank> first_with(p, runs_of, runs_of);
+  for (size_t r = 0; r < p; ++r) plan.output_class[r] = *first_with.insert(static_cast<int32_t>(r)).first;
   prune(plan);
   order_by_depth(plan);
   assign_slots(plan);
