@@ -1,8 +1,10 @@
 // The reductions of the bundled direct, ring and recursive-halving algorithms, written down as
-// derive_plan's symbolic run of their schedules makes them: the same nodes, with the same operands,
-// in the same order.
+// derive_plan's symbolic run of their schedules makes them: the same nodes, with the same operands.
 // The order matters: nodes are numbered as they are made, and plan_from_values keeps that order
-// among nodes of one depth, so an equal plan needs the run's order, not just its values.
+// among nodes of one depth, so an equal plan needs the run's order, not just its values. The direct
+// and ring reduce_scatters of short blocks (orders_by_depth) make their nodes in the order the plan
+// puts the run's nodes in (by depth, chains aligned), which the plan then takes without sorting a
+// million nodes; otherwise each makes them in the run's own order.
 #pragma once
 
 #include <cstdint>
