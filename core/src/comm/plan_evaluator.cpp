@@ -124,7 +124,7 @@ class Evaluation {
         const PlanNode& node = plan_.nodes[i];
         const auto [left, left_at] = resolve(node.left_place);
         const auto [right, right_at] = resolve(node.right_place);
-        const auto [out, out_at] = resolve(node.out_place);
+        const auto [out, out_at] = resolve(node.out_place(plan_.group_size));
         // In place (left is out) when the node continues a chain: then exactly the executor's call.
         ++counts_.kernel_calls;
         dispatch::call_kernel(kernel, dtype_,
@@ -380,7 +380,7 @@ class Evaluation {
     const PlanNode* nodes = plan_.nodes.data() + batch.first;
     const char* results = address(*staging_, 0);
     copy_runs(
-        batch.count, bytes, [&](size_t k) { return at(nodes[k].out_place); },
+        batch.count, bytes, [&](size_t k) { return at(nodes[k].out_place(plan_.group_size)); },
         [&](size_t k) { return results + k * bytes; });
   }
 

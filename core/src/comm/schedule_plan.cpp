@@ -383,14 +383,17 @@ void order_by_depth(SchedulePlan& plan) {
   const size_t n = plan.nodes.size();
   std::vector<int32_t> depth(n, 0);
   auto depth_of = [&](int32_t value) { return value >= p ? depth[static_cast<size_t>(value - p)] : 0; };
-  for (size_t i = 0; i < n; ++i)
-    depth[i] = 1 + std::max(depth_of(plan.nodes[i].left), depth_of(plan.nodes[i].right));
+  // Long nodes keep the order the schedule made them in: it is the replay's, and so is the space
+  // live values take; ordering them by depth could hold more of them at once for no gain. (One
+  // pass finds both: each pass over a million nodes reads ~80 MB.)
+  bool batching = true;
+  for (size_t i = 0; i < n; ++i) {
+    const PlanNode& node = plan.nodes[i];
+    depth[i] = 1 + std::max(depth_of(node.left), depth_of(node.right));
+    batching = batching && orders_by_depth(node.length);
+  }
   std::vector<size_t> order(n);
   for (size_t i = 0; i < n; ++i) order[i] = i;
-  // Long nodes keep the order the schedule made them in: it is the replay's, and so is the space
-  // live values take; ordering them by depth could hold more of them at once for no gain.
-  const bool batching = std::all_of(plan.nodes.begin(), plan.nodes.end(),
-                                    [](const PlanNode& node) { return orders_by_depth(node.length); });
   if (batching) {
     const auto shallower = [&](size_t a, size_t b) { return depth[a] < depth[b]; };
     if (!std::is_sorted(order.begin(), order.end(), shallower))
@@ -593,6 +596,12 @@ void mark_continued_batches(SchedulePlan& plan) {
     batch.from = f;
     from.continued_by = b;
   }
+  // The chains' other operands, one per node of every link: counted first, so that a plan of a
+  // million chained nodes fills them in place rather than growing them copy by copy.
+  size_t others = 0;
+  for (const PlanBatch& link : plan.batches)
+    if (link.continues != PlanNode::kFresh) others += link.count;
+  plan.others.reserve(others);
   for (PlanBatch& start : plan.batches) {
     if (start.continues != PlanNode::kFresh || start.continued_by == PlanBatch::kNone) continue;
     // The chain's other operands, link after link (one gather covers any run of its links), and
@@ -616,15 +625,12 @@ void mark_continued_batches(SchedulePlan& plan) {
   }
 }
 
-// Resolves every node's operands and result to (base, element) once, so that an evaluation
+// Resolves every node's operands to (base, element) once, so that an evaluation
 // finds them with one table lookup (plan_evaluator's batches touch each node every call).
 void place_operands(SchedulePlan& plan) {
-  const int32_t p = plan.group_size;
-  for (size_t i = 0; i < plan.nodes.size(); ++i) {
-    PlanNode& node = plan.nodes[i];
+  for (PlanNode& node : plan.nodes) {
     node.left_place = place_of(plan, node.left, node.left_offset);
     node.right_place = place_of(plan, node.right, node.right_offset);
-    node.out_place = place_of(plan, p + static_cast<int32_t>(i), 0);
   }
 }
 
@@ -660,8 +666,8 @@ PlanPlace place_of(const SchedulePlan& plan, int32_t value, int64_t offset) {
   const int32_t p = plan.group_size;
   if (value == kUndefined) return PlanPlace{kNoBase, 0};
   if (value < p) return PlanPlace{value, offset};
-  const PlanNode& node = plan.nodes[static_cast<size_t>(value - p)];
-  return PlanPlace{node.home < 0 ? arena_base(p) : output_base(p, node.home), node.slot + offset};
+  const PlanPlace node = plan.nodes[static_cast<size_t>(value - p)].out_place(p);
+  return PlanPlace{node.base, node.at + offset};
 }
 
 SchedulePlan derive_plan(const Schedule& schedule) {
