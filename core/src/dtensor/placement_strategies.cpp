@@ -1,6 +1,7 @@
 #include "dtensor/placement_strategies.hpp"
 
 #include "plugin/component.hpp"
+#include "plugin/lookup_memo.hpp"
 #include "plugin/registry.hpp"
 
 namespace tessera::dtensor {
@@ -22,10 +23,17 @@ std::shared_ptr<const PlacementStrategy> typed(std::shared_ptr<const void> objec
   return std::static_pointer_cast<const PlacementStrategy>(std::move(object));
 }
 
+// Placements find their strategy by name for every piece they cut (per rank and mesh dim of a
+// redistribution): answered from this thread's memo (plugin/lookup_memo.hpp) while no plugin has
+// changed since.
+thread_local plugin::LookupMemo<PlacementStrategy> strategies;
+
 }  // namespace
 
 std::shared_ptr<const PlacementStrategy> placement(const std::string& name) {
-  return typed(plugin::Registry::instance().component(TESSERA_COMPONENT_PLACEMENT, name));
+  return strategies.find(name, [](plugin::Registry& registry, const std::string& key) {
+    return registry.component(TESSERA_COMPONENT_PLACEMENT, key);
+  });
 }
 
 std::shared_ptr<const PlacementStrategy> placement_by_prefix(const std::string& prefix) {
