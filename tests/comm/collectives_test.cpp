@@ -136,6 +136,56 @@ TEST_CASE("all_gather, all_gather_into_tensor, reduce, scatter, gather, all_to_a
   for (int i = 0; i < 3; ++i) CHECK(ts::equal(summed.shard(i), ts::full({2}, float(0 + 1 + 2 + 3 * i))));
 }
 
+TEST_CASE(
+    "output lists take their blocks whatever their layout: dense, a view inside a larger tensor, strided") {
+  DirectAlgorithms direct;
+  constexpr int kWorld = 7;
+  // Rank r's input: [2, 3] holding 100r + 3i + j at (i, j), distinct on every rank and element.
+  const ts::Tensor t = per_rank(kWorld, [](int r) {
+    return ts::arange(6, ts::TensorOptions(ts::kFloat32)).reshape({2, 3}) + 100.f * float(r);
+  });
+  const auto expected = [](int from) {
+    const float b = 100.f * float(from);
+    return ts::tensor({{b, b + 1, b + 2}, {b + 3, b + 4, b + 5}});
+  };
+  for (const bool gather_only : {false, true}) {
+    CAPTURE(gather_only);
+    // Output i: a dense tensor (i % 3 == 0), rows 1..2 of a [4, 3] tensor (i % 3 == 1; rows 0 and 3
+    // keep -1), or the transpose of a [3, 2] tensor (i % 3 == 2: strided).
+    std::vector<ts::Tensor> bases, outputs;
+    for (int i = 0; i < kWorld; ++i) {
+      if (i % 3 == 0) {
+        bases.push_back(per_rank(kWorld, [](int) { return ts::zeros({2, 3}); }));
+        outputs.push_back(bases.back());
+      } else if (i % 3 == 1) {
+        bases.push_back(per_rank(kWorld, [](int) { return ts::full({4, 3}, -1.f); }));
+        outputs.push_back(bases.back().narrow(0, 1, 2));
+      } else {
+        bases.push_back(per_rank(kWorld, [](int) { return ts::zeros({3, 2}); }));
+        outputs.push_back(bases.back().transpose(0, 1));
+      }
+    }
+    if (gather_only)
+      ts::dist::gather(outputs, t, 4);
+    else
+      ts::dist::all_gather(outputs, t);
+    for (int i = 0; i < kWorld; ++i)
+      for (int r = 0; r < kWorld; ++r) {
+        CAPTURE(i);
+        CAPTURE(r);
+        const bool receives = !gather_only || r == 4;
+        const ts::Tensor base = bases[static_cast<size_t>(i)].shard(r);
+        if (i % 3 == 1) {
+          CHECK(ts::equal(base.narrow(0, 0, 1), ts::full({1, 3}, -1.f)));
+          CHECK(ts::equal(base.narrow(0, 3, 1), ts::full({1, 3}, -1.f)));
+        }
+        const ts::Tensor block = i % 3 == 0 ? base : i % 3 == 1 ? base.narrow(0, 1, 2) : base.transpose(0, 1);
+        const ts::Tensor untouched = i % 3 == 1 ? ts::full({2, 3}, -1.f) : ts::zeros({2, 3});
+        CHECK(ts::equal(block, receives ? expected(i) : untouched));
+      }
+  }
+}
+
 TEST_CASE("reduce ops: AVG, PRODUCT, MIN, BAND, BOR, BXOR, PREMUL_SUM") {
   DirectAlgorithms direct;
   auto run = [](ts::Tensor t, ts::ReduceOp op) {
