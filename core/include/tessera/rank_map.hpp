@@ -55,6 +55,12 @@ class RankSet {
     if (!ranks_.empty() && ranks_.front() < 0)
       throw Error("RankSet: ranks must be non-negative, got " + std::to_string(ranks_.front()));
   }
+  template <class T>
+  friend class RankMap;
+  // Ranks already sorted and distinct (a RankMap's keys): nothing to check again.
+  struct Sorted {};
+  RankSet(Sorted, std::vector<int> ranks) : ranks_(std::move(ranks)) {}
+
   std::vector<int> ranks_;
 };
 
@@ -107,7 +113,7 @@ class RankMap {
     std::vector<int> ranks;
     ranks.reserve(entries_.size());
     for (const auto& e : entries_) ranks.push_back(e.first);
-    return RankSet(std::move(ranks));
+    return RankSet(RankSet::Sorted{}, std::move(ranks));
   }
   std::map<int, T> to_map() const { return std::map<int, T>(entries_.begin(), entries_.end()); }
   const std::vector<value_type>& entries() const { return entries_; }

@@ -1,5 +1,7 @@
 #include "tensor/local_tensor_impl.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "tensor/memory_accounting.hpp"
@@ -15,9 +17,11 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
     if (shard.is_local())
       throw Error(fmt::format("local tensor: the shard for rank {} is itself a local tensor", rank));
   }
-  // One pass of checks: every op builds a local tensor, so this runs once per rank per op.
+  // One pass of checks and shape comparison: every op builds a local tensor, so this runs
+  // once per rank per op.
   const auto& [first_rank, first_shard] = *shards_.begin();
   const TensorImpl& first = *first_shard.impl();
+  bool uniform = true;
   for (const auto& [rank, shard] : shards_) {
     const TensorImpl& impl = *shard.impl();
     if (impl.dtype() != first.dtype())
@@ -37,8 +41,12 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
                       "on the local tensor itself (lt.set_requires_grad(true)), or build it from detached "
                       "shards (shard.detach())",
                       rank));
+    // Replicas of one result share its layout object: equal without comparing the sizes.
+    uniform = uniform && (impl.shares_layout_with(first) || impl.sizes() == first.sizes());
   }
-  // Memory counters count each shard's bytes for its rank (a load per shard while none watches).
+
+  // Memory counters count each shard's bytes for its rank (a load per shard while none watches),
+  // once every shard passed.
   for (const auto& [rank, shard] : shards_) detail::memory_held_by(*shard.impl()->storage(), rank);
 
   // Shapes without values: shards of one layout are interchangeable (no rank can write bytes
@@ -53,12 +61,8 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
     }
   }
   ranks_ = shards_.ranks();
-  bool uniform = true;
-  one_object_ = true;
-  for (const auto& [rank, shard] : shards_) {
-    one_object_ = one_object_ && shard.impl() == first_shard.impl();
-    uniform = uniform && (one_object_ || shard.impl()->sizes() == first.sizes());
-  }
+  one_object_ = std::all_of(shards_.begin(), shards_.end(),
+                            [&](const auto& entry) { return entry.second.impl() == first_shard.impl(); });
   if (uniform) {
     // The common case (every op on evenly shaped shards): no per-rank sizes to build.
     shape_ = SymShape(first_shard.sizes());

@@ -12,8 +12,14 @@ namespace {
 constexpr size_t kClasses = kLargest / kGranule;
 
 size_t class_of(size_t bytes) { return bytes == 0 ? 0 : (bytes - 1) / kGranule; }
-size_t class_bytes(size_t k) { return (k + 1) * kGranule; }
-size_t most_blocks(size_t k) { return kBytesPerClass / class_bytes(k); }
+constexpr size_t class_bytes(size_t k) { return (k + 1) * kGranule; }
+// Per class, as a table: a division on every give_back would cost more than the rest of it.
+constexpr std::array<size_t, kClasses> kMostBlocks = [] {
+  std::array<size_t, kClasses> most{};
+  for (size_t k = 0; k < kClasses; ++k) most[k] = kBytesPerClass / class_bytes(k);
+  return most;
+}();
+size_t most_blocks(size_t k) { return kMostBlocks[k]; }
 
 // A free block holds the link to the next one in its first bytes; the rest stays poisoned.
 struct Free {
