@@ -636,13 +636,13 @@ void place_operands(SchedulePlan& plan) {
 
 }  // namespace
 
+bool orders_by_depth(int64_t length) { return length <= kBatchedLength; }
+
 // Whether `reduce_op` gives the same bits with its operands swapped, on every backend (KERNELS.md):
 // IEEE addition and multiplication commute, signed zeros included, and a NaN result is the one
 // positive quiet NaN whatever NaNs went in; integers wrap alike either way; bool add and mul are or
 // and and; the bitwise ops commute. Not minimum and maximum: the first NaN operand wins, and of +0
 // and -0 the comparison keeps the first.
-bool orders_by_depth(int64_t length) { return length <= kBatchedLength; }
-
 bool commutes_bitwise(int32_t reduce_op) {
   switch (reduce_op) {
     case TESSERA_REDUCE_SUM:
