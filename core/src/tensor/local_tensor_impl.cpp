@@ -1,7 +1,5 @@
 #include "tensor/local_tensor_impl.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "tensor/memory_accounting.hpp"
@@ -61,8 +59,8 @@ LocalTensorImpl::LocalTensorImpl(RankMap<Tensor> shards) : shards_(std::move(sha
     }
   }
   ranks_ = shards_.ranks();
-  one_object_ = std::all_of(shards_.begin(), shards_.end(),
-                            [&](const auto& entry) { return entry.second.impl() == first_shard.impl(); });
+  one_object_ = true;
+  for (const auto& [rank, shard] : shards_) one_object_ = one_object_ && shard.impl() == first_shard.impl();
   if (uniform) {
     // The common case (every op on evenly shaped shards): no per-rank sizes to build.
     shape_ = SymShape(first_shard.sizes());
