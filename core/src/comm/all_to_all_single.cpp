@@ -153,21 +153,17 @@ void all_to_all_single(Tensor& output, const Tensor& input, const std::vector<Sy
       widest = first_count * row;
     } else {
       int64_t narrowest = std::numeric_limits<int64_t>::max();
-      // Eight senders at a time: expect is read down its columns, and each cache line fetched of a
-      // column then serves eight checks instead of one.
-      constexpr size_t kSenders = 8;
-      for (size_t from = 0; from < p; from += kSenders)
-        for (size_t j = 0; j < p; ++j)
-          for (size_t i = from; i < std::min(p, from + kSenders); ++i) {
-            const int64_t rows = send[i][j];
-            if (hosted(j) && rows != expect[j][i])
-              throw Error(
-                  fmt::format("all_to_all_single: rank {} sends {} rows to rank {}, but rank {} expects {} "
-                              "rows from rank {}",
-                              members[i], rows, members[j], members[j], expect[j][i], members[i]));
-            widest = std::max(widest, rows * row);
-            if (hosted(i) || hosted(j)) narrowest = std::min(narrowest, rows * row);
-          }
+      for (size_t i = 0; i < p; ++i)
+        for (size_t j = 0; j < p; ++j) {
+          const int64_t rows = send[i][j];
+          if (hosted(j) && rows != expect[j][i])
+            throw Error(
+                fmt::format("all_to_all_single: rank {} sends {} rows to rank {}, but rank {} expects {} "
+                            "rows from rank {}",
+                            members[i], rows, members[j], members[j], expect[j][i], members[i]));
+          widest = std::max(widest, rows * row);
+          if (hosted(i) || hosted(j)) narrowest = std::min(narrowest, rows * row);
+        }
       even = narrowest == widest;
     }
     std::vector<Tensor> buffers;
